@@ -1,0 +1,205 @@
+/*
+ * model.c - ConvSIREN configuration, parameter layout, initialisation and
+ * learning-rate schedule (see model.h for the contract).
+ *
+ * The initialisation must give the same weights for a seed on every
+ * machine, so it uses the project's own PRNG (SplitMix64) and draws in a
+ * fixed, documented order; no libc random function is involved.
+ */
+#include "nn/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+
+void nn_config_defaults(struct nn_config *cfg, int cpu_device)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->nf = cpu_device ? 64 : 512;
+	cfg->nblocks = 4;
+	for (int k = 0; k < 4; k++)
+		cfg->dilations[k] = 1 << k;
+	cfg->w0 = NN_W0;
+	cfg->lr = 1e-4;
+	cfg->lr_min_ratio = 0.1;
+	cfg->warmup = 50;
+	cfg->schedule = NN_SCHEDULE_COSINE;
+	cfg->epochs = 1000;
+	cfg->seed = 0;
+}
+
+int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->nf < NN_MIN_WIDTH || cfg->nf > NN_MAX_WIDTH || cfg->nf % 16) {
+		snprintf(err, errlen,
+			 "width %d is not allowed: use a multiple of 16 from %d to %d",
+			 cfg->nf, NN_MIN_WIDTH, NN_MAX_WIDTH);
+		return ERR_INVALID;
+	}
+	if (cfg->nblocks < 1 || cfg->nblocks > NN_MAX_BLOCKS) {
+		snprintf(err, errlen, "%d blocks: use 1 to %d dilations",
+			 cfg->nblocks, NN_MAX_BLOCKS);
+		return ERR_INVALID;
+	}
+	for (int k = 0; k < cfg->nblocks; k++) {
+		if (cfg->dilations[k] < 1 || cfg->dilations[k] > 64) {
+			snprintf(err, errlen,
+				 "dilation %d is out of range: use 1 to 64",
+				 cfg->dilations[k]);
+			return ERR_INVALID;
+		}
+	}
+	if (!(cfg->lr > 0 && cfg->lr < 1)) {
+		snprintf(err, errlen,
+			 "learning rate %g is out of range: use a value in (0, 1)",
+			 cfg->lr);
+		return ERR_INVALID;
+	}
+	if (cfg->epochs < 0 || cfg->epochs > 100000000) {
+		snprintf(err, errlen,
+			 "%d epochs: use 0 to 100000000", cfg->epochs);
+		return ERR_INVALID;
+	}
+	if (cfg->warmup < 0 || !(cfg->lr_min_ratio >= 0 && cfg->lr_min_ratio <= 1)) {
+		snprintf(err, errlen, "bad learning-rate schedule settings");
+		return ERR_INVALID;
+	}
+	if (!(cfg->w0 > 0 && cfg->w0 < 1000)) {
+		snprintf(err, errlen, "w0 %g is out of range", cfg->w0);
+		return ERR_INVALID;
+	}
+	return 0;
+}
+
+int nn_config_pad(const struct nn_config *cfg)
+{
+	int pad = 0;
+	for (int k = 0; k < cfg->nblocks; k++)
+		pad += cfg->dilations[k];
+	return pad;
+}
+
+void nn_config_dilations_string(const struct nn_config *cfg, char *buf,
+				size_t len)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (int k = 0; k < cfg->nblocks && used < len; k++)
+		used += snprintf(buf + used, len - used, "%s%d", k ? "," : "",
+				 cfg->dilations[k]);
+}
+
+int nn_config_parse_dilations(struct nn_config *cfg, const char *text)
+{
+	int n = 0;
+	const char *s = text;
+	while (*s) {
+		char *end;
+		long d = strtol(s, &end, 10);
+		if (end == s || d < 1 || d > 64 || n == NN_MAX_BLOCKS)
+			return ERR_INVALID;
+		cfg->dilations[n++] = (int)d;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return ERR_INVALID;
+	}
+	if (n == 0)
+		return ERR_INVALID;
+	cfg->nblocks = n;
+	return 0;
+}
+
+static size_t align_up(size_t n)
+{
+	return (n + NN_ALIGN - 1) / NN_ALIGN * NN_ALIGN;
+}
+
+void nn_layout_init(struct nn_layout *l, const struct nn_config *cfg)
+{
+	size_t nf = (size_t)cfg->nf, at = 0;
+	memset(l, 0, sizeof(*l));
+	l->nf = cfg->nf;
+	l->nblocks = cfg->nblocks;
+	l->first_w = at, at = align_up(at + nf * 2);
+	l->first_b = at, at = align_up(at + nf);
+	for (int k = 0; k < cfg->nblocks; k++) {
+		l->dw[k] = at, at = align_up(at + nf * 9);
+		l->pw_w[k] = at, at = align_up(at + nf * nf);
+		l->pw_b[k] = at, at = align_up(at + nf);
+	}
+	l->out_w = at, at = align_up(at + 3 * nf);
+	l->out_b = at, at = align_up(at + 3);
+	l->total = at;
+}
+
+/* ---------------------------------------------------------------- PRNG */
+
+void nn_rng_seed(struct nn_rng *r, uint64_t seed)
+{
+	r->state = seed;
+}
+
+uint64_t nn_rng_next(struct nn_rng *r)
+{
+	uint64_t z = (r->state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+float nn_rng_uniform(struct nn_rng *r, float lo, float hi)
+{
+	double u = (double)(nn_rng_next(r) >> 40) * (1.0 / 16777216.0);
+	return (float)(lo + ((double)hi - lo) * u);
+}
+
+static void fill_uniform(struct nn_rng *r, float *dst, size_t n, float bound)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = nn_rng_uniform(r, -bound, bound);
+}
+
+void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
+		    float *params)
+{
+	size_t nf = (size_t)l->nf;
+	float pw_bound = sqrtf(6.0f / (float)nf) / cfg->w0;
+	struct nn_rng rng;
+
+	memset(params, 0, l->total * sizeof(float));
+	nn_rng_seed(&rng, cfg->seed);
+	fill_uniform(&rng, params + l->first_w, nf * 2, 0.5f);
+	fill_uniform(&rng, params + l->first_b, nf, 1.0f / sqrtf(2.0f));
+	for (int k = 0; k < l->nblocks; k++) {
+		for (size_t c = 0; c < nf; c++)
+			params[l->dw[k] + c * 9 + 4] = 1.0f;
+		fill_uniform(&rng, params + l->pw_w[k], nf * nf, pw_bound);
+		fill_uniform(&rng, params + l->pw_b[k], nf,
+			     1.0f / sqrtf((float)nf));
+	}
+	fill_uniform(&rng, params + l->out_w, 3 * nf, pw_bound);
+}
+
+/* ----------------------------------------------------------- schedule */
+
+double nn_lr_at(const struct nn_config *cfg, int epoch)
+{
+	if (cfg->schedule == NN_SCHEDULE_CONSTANT)
+		return cfg->lr;
+	/* The warmup length depends on the config alone, never on the total,
+	 * so extending a job does not start its warmup again. */
+	int warmup = cfg->warmup;
+	if (warmup > 0 && epoch <= warmup)
+		return cfg->lr * epoch / warmup;
+	int span = cfg->epochs - warmup;
+	double t = span > 0 ? (double)(epoch - warmup) / span : 1;
+	if (t > 1)
+		t = 1;
+	double floor = cfg->lr * cfg->lr_min_ratio;
+	return floor + (cfg->lr - floor) * 0.5 * (1 + cos(M_PI * t));
+}

@@ -1,0 +1,99 @@
+/*
+ * model.h - the ConvSIREN model: its configuration, where each parameter
+ * lives in the flat parameter vector, its reproducible initialisation and
+ * the learning-rate schedule.
+ *
+ * All parameters live in one flat float vector (and so do the gradient and
+ * both Adam moments, with the same layout), so the optimizer is one pass
+ * over one buffer. Each tensor starts at a multiple of NN_ALIGN floats.
+ * Shapes and element order are those of the PyTorch peer (row-major):
+ *
+ *   first_w  [nf][2]       first.weight [nf,2,1,1]
+ *   first_b  [nf]          first.bias
+ *   dw[k]    [nf][3][3]    dw.k.weight  [nf,1,3,3]   (tap index ky*3+kx)
+ *   pw_w[k]  [nf][nf]      pw.k.weight  [nf,nf,1,1]  ([out][in])
+ *   pw_b[k]  [nf]          pw.k.bias
+ *   out_w    [3][nf]       out.weight   [3,nf,1,1]
+ *   out_b    [3]           out.bias
+ *
+ * This module knows nothing of Vulkan or sockets.
+ */
+#ifndef VKINR_NN_MODEL_H
+#define VKINR_NN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NN_MAX_BLOCKS 8
+#define NN_ALIGN 64
+#define NN_MIN_WIDTH 16
+#define NN_MAX_WIDTH 1024
+#define NN_W0 30.0f
+
+enum nn_schedule {
+	NN_SCHEDULE_CONSTANT = 0, /* lr throughout (what the PyTorch peer does) */
+	NN_SCHEDULE_COSINE = 1,   /* linear warmup, then cosine decay to lr_min */
+};
+
+struct nn_config {
+	int nf;                        /* width: multiple of 16, 16..1024 */
+	int nblocks;                   /* 1..NN_MAX_BLOCKS */
+	int dilations[NN_MAX_BLOCKS];  /* each 1..64 */
+	float w0;                      /* 30 */
+	double lr;                     /* peak learning rate */
+	double lr_min_ratio;           /* cosine floor, fraction of lr */
+	int warmup;                    /* warmup epochs (cosine only) */
+	enum nn_schedule schedule;
+	int epochs;                    /* target number of epochs */
+	uint64_t seed;
+	/* Tile planner overrides, for tests and small memories (0 = auto). */
+	int max_tile;                  /* cap on a tile's core side, pixels */
+	uint64_t mem_budget;           /* bytes of device memory to plan for */
+};
+
+/* Fills the documented defaults: nf 512 (64 on a CPU device), dilations
+ * 1,2,4,8, w0 30, lr 1e-4, cosine schedule after a 50-epoch warmup, 1000
+ * epochs, seed 0. */
+void nn_config_defaults(struct nn_config *cfg, int cpu_device);
+/* Checks ranges; returns 0 or ERR_INVALID with a sentence in err. */
+int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen);
+/* Receptive-field radius: the sum of the dilations (the tile halo). */
+int nn_config_pad(const struct nn_config *cfg);
+/* "1,2,4,8" */
+void nn_config_dilations_string(const struct nn_config *cfg, char *buf,
+				size_t len);
+/* Parses "1,2,4,8" into cfg; returns 0 or ERR_INVALID. */
+int nn_config_parse_dilations(struct nn_config *cfg, const char *text);
+
+struct nn_layout {
+	int nf, nblocks;
+	size_t first_w, first_b;
+	size_t dw[NN_MAX_BLOCKS], pw_w[NN_MAX_BLOCKS], pw_b[NN_MAX_BLOCKS];
+	size_t out_w, out_b;
+	size_t total; /* floats in the flat vector, padded */
+};
+
+void nn_layout_init(struct nn_layout *l, const struct nn_config *cfg);
+
+/*
+ * The project's PRNG: SplitMix64, seeded with the job's seed. A uniform
+ * draw in [lo, hi) is lo + (hi - lo) * ((x >> 40) * 2^-24), computed in
+ * double and rounded to float. Tensors are drawn in this order, each in
+ * row-major order: first_w, first_b, then per block pw_w[k], pw_b[k], then
+ * out_w. dw[k] is the identity tap, out_b zero. Padding floats are zero.
+ */
+struct nn_rng {
+	uint64_t state;
+};
+void nn_rng_seed(struct nn_rng *r, uint64_t seed);
+uint64_t nn_rng_next(struct nn_rng *r);
+float nn_rng_uniform(struct nn_rng *r, float lo, float hi);
+
+/* Writes the initial parameters (l->total floats) for cfg->seed. */
+void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
+		    float *params);
+
+/* Learning rate for the absolute epoch (1-based) of a job. */
+double nn_lr_at(const struct nn_config *cfg, int epoch);
+
+#endif
