@@ -1,0 +1,477 @@
+/*
+ * device.c - Vulkan instance, the list of devices, the order in which they
+ * are preferred, and opening one as a gpu_context.
+ *
+ * A context is an instance, one device with one compute queue, a command
+ * pool and a fence: everything a worker thread needs. Devices are
+ * preferred discrete, then integrated, then virtual, then CPU (lavapipe),
+ * so `vkinrd` picks the real GPU when there is one and still runs where
+ * there is none. Failures come back as the project's error codes, with
+ * device loss remembered so that every later call fails fast.
+ */
+#include "gpu/internal.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *gpu_result_name(VkResult r)
+{
+	switch (r) {
+#define R(x) case x: return #x;
+	R(VK_SUCCESS) R(VK_NOT_READY) R(VK_TIMEOUT) R(VK_INCOMPLETE)
+	R(VK_ERROR_OUT_OF_HOST_MEMORY) R(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+	R(VK_ERROR_INITIALIZATION_FAILED) R(VK_ERROR_DEVICE_LOST)
+	R(VK_ERROR_MEMORY_MAP_FAILED) R(VK_ERROR_LAYER_NOT_PRESENT)
+	R(VK_ERROR_EXTENSION_NOT_PRESENT) R(VK_ERROR_FEATURE_NOT_PRESENT)
+	R(VK_ERROR_INCOMPATIBLE_DRIVER) R(VK_ERROR_TOO_MANY_OBJECTS)
+	R(VK_ERROR_FORMAT_NOT_SUPPORTED) R(VK_ERROR_FRAGMENTED_POOL)
+	R(VK_ERROR_OUT_OF_POOL_MEMORY) R(VK_ERROR_UNKNOWN)
+#undef R
+	default:
+		return "VK_ERROR_(other)";
+	}
+}
+
+int gpu_error(struct gpu_context *ctx, VkResult r, const char *call,
+	      const char *file, int line)
+{
+	fprintf(stderr, "vkinrd: %s:%d: %s failed: %s\n", file, line, call,
+		gpu_result_name(r));
+	switch (r) {
+	case VK_ERROR_DEVICE_LOST:
+		if (ctx)
+			ctx->lost = 1;
+		return ERR_DEVICE_LOST;
+	case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+	case VK_ERROR_OUT_OF_HOST_MEMORY:
+	case VK_ERROR_OUT_OF_POOL_MEMORY:
+		return ERR_DEVICE_OOM;
+	default:
+		return ERR_VULKAN;
+	}
+}
+
+static int type_rank(VkPhysicalDeviceType t)
+{
+	switch (t) {
+	case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+	case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+	case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+	case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+	default: return 4;
+	}
+}
+
+static const char *type_name(VkPhysicalDeviceType t)
+{
+	static const char *names[] = {"discrete", "integrated", "virtual",
+				      "cpu", "other"};
+	return names[type_rank(t)];
+}
+
+static int create_instance(VkInstance *out, char *err, size_t errlen)
+{
+	VkApplicationInfo app = {
+		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+		.pApplicationName = "vkinrd",
+		.apiVersion = VK_API_VERSION_1_2,
+	};
+	const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+	const char *want = getenv("VKINR_VALIDATION");
+	VkInstanceCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+		.pApplicationInfo = &app,
+		.enabledLayerCount = want && *want == '1' ? 1 : 0,
+		.ppEnabledLayerNames = layers,
+	};
+	VkResult r = vkCreateInstance(&info, NULL, out);
+	if (r != VK_SUCCESS) {
+		snprintf(err, errlen,
+			 "cannot start Vulkan (%s): is a Vulkan driver installed? "
+			 "On a machine without a GPU install mesa-vulkan-drivers "
+			 "(lavapipe)", gpu_result_name(r));
+		return r == VK_ERROR_INCOMPATIBLE_DRIVER ? ERR_NO_DEVICE : ERR_VULKAN;
+	}
+	return 0;
+}
+
+static int has_extension(VkPhysicalDevice pd, const char *name)
+{
+	uint32_t n = 0;
+	int found = 0;
+	vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+	VkExtensionProperties *ext = calloc(n ? n : 1, sizeof(*ext));
+	if (!ext)
+		return 0;
+	vkEnumerateDeviceExtensionProperties(pd, NULL, &n, ext);
+	for (uint32_t i = 0; i < n && !found; i++)
+		found = !strcmp(ext[i].extensionName, name);
+	free(ext);
+	return found;
+}
+
+static void describe(VkPhysicalDevice pd, int index,
+		     struct gpu_device_info *info)
+{
+	VkPhysicalDeviceSubgroupProperties subgroup = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+	};
+	VkPhysicalDeviceMaintenance3Properties maint3 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+		.pNext = &subgroup,
+	};
+	VkPhysicalDeviceProperties2 props = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+		.pNext = &maint3,
+	};
+	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+	};
+	VkPhysicalDeviceFeatures2 features = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &f16,
+	};
+	VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT,
+	};
+	VkPhysicalDeviceMemoryProperties2 mem = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+	};
+	int has_budget = has_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+	if (has_budget)
+		mem.pNext = &budget;
+
+	vkGetPhysicalDeviceProperties2(pd, &props);
+	vkGetPhysicalDeviceFeatures2(pd, &features);
+	vkGetPhysicalDeviceMemoryProperties2(pd, &mem);
+
+	memset(info, 0, sizeof(*info));
+	info->index = index;
+	snprintf(info->name, sizeof(info->name), "%s",
+		 props.properties.deviceName);
+	info->type = props.properties.deviceType;
+	info->type_name = type_name(info->type);
+	info->api_version = props.properties.apiVersion;
+	info->vendor_id = props.properties.vendorID;
+	info->device_id = props.properties.deviceID;
+	info->max_storage_range = props.properties.limits.maxStorageBufferRange;
+	info->max_allocation = maint3.maxMemoryAllocationSize;
+	info->max_shared_bytes = props.properties.limits.maxComputeSharedMemorySize;
+	info->subgroup_size = subgroup.subgroupSize;
+	info->has_coopmat = has_extension(pd, "VK_KHR_cooperative_matrix");
+	info->has_float16 = f16.shaderFloat16;
+	info->is_cpu = info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+
+	const VkPhysicalDeviceMemoryProperties *mp = &mem.memoryProperties;
+	for (uint32_t h = 0; h < mp->memoryHeapCount; h++) {
+		if (!(mp->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT))
+			continue;
+		uint64_t size = mp->memoryHeaps[h].size;
+		if (size > info->device_local_bytes) {
+			info->device_local_bytes = size;
+			info->budget_bytes = has_budget && budget.heapBudget[h]
+						     ? budget.heapBudget[h]
+						     : size;
+		}
+	}
+}
+
+static int compare_preference(const void *a, const void *b)
+{
+	const struct gpu_device_info *x = a, *y = b;
+	int rx = type_rank(x->type), ry = type_rank(y->type);
+	if (rx != ry)
+		return rx - ry;
+	return x->index - y->index;
+}
+
+static int enumerate(VkInstance instance, VkPhysicalDevice **pds,
+		     struct gpu_device_info **infos, int *count, char *err,
+		     size_t errlen)
+{
+	uint32_t n = 0;
+	VkResult r = vkEnumeratePhysicalDevices(instance, &n, NULL);
+	if (r != VK_SUCCESS || n == 0) {
+		snprintf(err, errlen,
+			 "no Vulkan device found: install a GPU driver, or "
+			 "mesa-vulkan-drivers for the CPU device (lavapipe)");
+		return ERR_NO_DEVICE;
+	}
+	*pds = calloc(n, sizeof(**pds));
+	*infos = calloc(n, sizeof(**infos));
+	if (!*pds || !*infos) {
+		free(*pds), free(*infos);
+		return ERR_NOMEM;
+	}
+	vkEnumeratePhysicalDevices(instance, &n, *pds);
+	for (uint32_t i = 0; i < n; i++)
+		describe((*pds)[i], (int)i, &(*infos)[i]);
+	qsort(*infos, n, sizeof(**infos), compare_preference);
+	*count = (int)n;
+	return 0;
+}
+
+int gpu_list_devices(struct gpu_device_info **out, int *count, char *err,
+		     size_t errlen)
+{
+	VkInstance instance;
+	VkPhysicalDevice *pds = NULL;
+	int rc = create_instance(&instance, err, errlen);
+	if (rc)
+		return rc;
+	rc = enumerate(instance, &pds, out, count, err, errlen);
+	free(pds);
+	vkDestroyInstance(instance, NULL);
+	return rc;
+}
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (; *hay; hay++)
+		if (!strncasecmp(hay, needle, n))
+			return 1;
+	return n == 0;
+}
+
+/* Picks the entry of infos (already in preference order) for selector. */
+static int choose(const struct gpu_device_info *infos, int count,
+		  const char *selector, char *err, size_t errlen)
+{
+	if (!selector || !*selector)
+		return 0;
+	char *end;
+	long index = strtol(selector, &end, 10);
+	for (int i = 0; i < count; i++) {
+		if (*end == 0 ? infos[i].index == index
+			      : contains_nocase(infos[i].name, selector))
+			return i;
+	}
+	snprintf(err, errlen,
+		 "no Vulkan device matches \"%s\": `vkinrd --devices` lists "
+		 "them (use the index or part of the name)", selector);
+	return ERR_NOT_FOUND;
+}
+
+static void read_fault_switches(struct gpu_context *ctx)
+{
+	const char *f = getenv("VKINR_FAULT");
+	if (!f)
+		return;
+	if (!strncmp(f, "device_lost:", 12))
+		ctx->fault_lost_at = atol(f + 12);
+	else if (!strncmp(f, "oom:", 4))
+		ctx->fault_oom_at = atol(f + 4);
+}
+
+static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
+{
+	uint32_t nfam = 0;
+	vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &nfam, NULL);
+	VkQueueFamilyProperties fams[32];
+	if (nfam > 32)
+		nfam = 32;
+	vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &nfam, fams);
+	int family = -1;
+	for (uint32_t i = 0; i < nfam && family < 0; i++)
+		if (fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+			family = (int)i;
+	if (family < 0) {
+		snprintf(err, errlen, "device %s has no compute queue",
+			 ctx->info.name);
+		return ERR_NO_DEVICE;
+	}
+	ctx->queue_family = (uint32_t)family;
+
+	VkPhysicalDeviceProperties props;
+	vkGetPhysicalDeviceProperties(ctx->physical, &props);
+	if (fams[family].timestampValidBits)
+		ctx->timestamp_period = props.limits.timestampPeriod;
+	vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory);
+
+	float priority = 1.0f;
+	VkDeviceQueueCreateInfo queue = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+		.queueFamilyIndex = ctx->queue_family,
+		.queueCount = 1,
+		.pQueuePriorities = &priority,
+	};
+	const char *exts[1];
+	uint32_t next = 0;
+	if (has_extension(ctx->physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))
+		exts[next++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+	VkDeviceCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+		.queueCreateInfoCount = 1,
+		.pQueueCreateInfos = &queue,
+		.enabledExtensionCount = next,
+		.ppEnabledExtensionNames = exts,
+	};
+	VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
+	if (r != VK_SUCCESS) {
+		snprintf(err, errlen, "cannot open device %s: %s",
+			 ctx->info.name, gpu_result_name(r));
+		return gpu_error(ctx, r, "vkCreateDevice", __FILE__, __LINE__);
+	}
+	vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+
+	VkCommandPoolCreateInfo pool = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+		.queueFamilyIndex = ctx->queue_family,
+	};
+	GPU_CHECK(ctx, vkCreateCommandPool(ctx->device, &pool, NULL,
+					   &ctx->command_pool));
+	VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+	GPU_CHECK(ctx, vkCreateFence(ctx->device, &fence, NULL, &ctx->fence));
+	return 0;
+}
+
+int gpu_create(struct gpu_context **out, const char *selector, char *err,
+	       size_t errlen)
+{
+	struct gpu_context *ctx = calloc(1, sizeof(*ctx));
+	struct gpu_device_info *infos = NULL;
+	VkPhysicalDevice *pds = NULL;
+	int count = 0, rc;
+
+	*out = NULL;
+	if (!ctx)
+		return ERR_NOMEM;
+	rc = create_instance(&ctx->instance, err, errlen);
+	if (rc) {
+		free(ctx);
+		return rc;
+	}
+	rc = enumerate(ctx->instance, &pds, &infos, &count, err, errlen);
+	if (rc == 0) {
+		int pick = choose(infos, count, selector, err, errlen);
+		if (pick < 0) {
+			rc = pick;
+		} else {
+			ctx->info = infos[pick];
+			ctx->physical = pds[ctx->info.index];
+			read_fault_switches(ctx);
+			rc = open_device(ctx, err, errlen);
+		}
+	}
+	free(pds);
+	free(infos);
+	if (rc) {
+		gpu_destroy(ctx);
+		return rc;
+	}
+	*out = ctx;
+	return 0;
+}
+
+void gpu_destroy(struct gpu_context *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->device) {
+		vkDeviceWaitIdle(ctx->device);
+		for (struct gpu_pipeline *p = ctx->pipelines, *next; p; p = next) {
+			next = p->next;
+			vkDestroyPipeline(ctx->device, p->pipeline, NULL);
+			vkDestroyPipelineLayout(ctx->device, p->layout, NULL);
+			vkDestroyDescriptorSetLayout(ctx->device, p->set_layout,
+						     NULL);
+			free(p);
+		}
+		if (ctx->fence)
+			vkDestroyFence(ctx->device, ctx->fence, NULL);
+		if (ctx->command_pool)
+			vkDestroyCommandPool(ctx->device, ctx->command_pool,
+					     NULL);
+		vkDestroyDevice(ctx->device, NULL);
+	}
+	if (ctx->instance)
+		vkDestroyInstance(ctx->instance, NULL);
+	free(ctx);
+}
+
+const struct gpu_device_info *gpu_info(const struct gpu_context *ctx)
+{
+	return &ctx->info;
+}
+
+uint64_t gpu_bytes_in_use(const struct gpu_context *ctx)
+{
+	return ctx->bytes_in_use;
+}
+
+uint64_t gpu_bytes_peak(const struct gpu_context *ctx)
+{
+	return ctx->bytes_peak;
+}
+
+int gpu_is_lost(const struct gpu_context *ctx)
+{
+	return ctx->lost;
+}
+
+/* ------------------------------------------------------- submission */
+
+int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds,
+		    int n)
+{
+	if (ctx->lost)
+		return ERR_DEVICE_LOST;
+	ctx->runs++;
+	if (ctx->fault_lost_at && ctx->runs == ctx->fault_lost_at) {
+		fprintf(stderr, "vkinrd: VKINR_FAULT: simulating device loss\n");
+		ctx->lost = 1;
+		return ERR_DEVICE_LOST;
+	}
+	VkSubmitInfo submit = {
+		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+		.commandBufferCount = (uint32_t)n,
+		.pCommandBuffers = cmds,
+	};
+	GPU_CHECK(ctx, vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence));
+	VkResult r;
+	do {
+		r = vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE,
+				    1000000000ull);
+	} while (r == VK_TIMEOUT);
+	GPU_CHECK(ctx, r);
+	GPU_CHECK(ctx, vkResetFences(ctx->device, 1, &ctx->fence));
+	return 0;
+}
+
+int gpu_oneshot_begin(struct gpu_context *ctx, VkCommandBuffer *cmd)
+{
+	VkCommandBufferAllocateInfo alloc = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+		.commandPool = ctx->command_pool,
+		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+		.commandBufferCount = 1,
+	};
+	GPU_CHECK(ctx, vkAllocateCommandBuffers(ctx->device, &alloc, cmd));
+	VkCommandBufferBeginInfo begin = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+	};
+	VkResult r = vkBeginCommandBuffer(*cmd, &begin);
+	if (r != VK_SUCCESS) {
+		vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, cmd);
+		return gpu_error(ctx, r, "vkBeginCommandBuffer", __FILE__,
+				 __LINE__);
+	}
+	return 0;
+}
+
+int gpu_oneshot_submit(struct gpu_context *ctx, VkCommandBuffer cmd)
+{
+	int rc;
+	VkResult r = vkEndCommandBuffer(cmd);
+	if (r != VK_SUCCESS)
+		rc = gpu_error(ctx, r, "vkEndCommandBuffer", __FILE__, __LINE__);
+	else
+		rc = gpu_submit_wait(ctx, &cmd, 1);
+	vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);
+	return rc;
+}

@@ -1,0 +1,137 @@
+/*
+ * gpu.h - the thin Vulkan layer: instance, device choice, memory, compute
+ * pipelines, recorded command programs and timestamps.
+ *
+ * It knows nothing of ConvSIREN. Its users ask for buffers (sub-allocated
+ * from a few large device allocations by an arena), pipelines (by the name
+ * of an embedded shader variant, with specialization constants) and
+ * programs: a command buffer recorded once, as a list of dispatches and
+ * barriers with their descriptor sets, then replayed as often as needed.
+ *
+ * Every VkResult is checked through GPU_CHECK, which logs the call and the
+ * result's name; device loss and out-of-memory come back as ERR_DEVICE_LOST
+ * and ERR_DEVICE_OOM for the caller to handle. A gpu_context and everything
+ * made from it belong to one thread.
+ *
+ * The test switch VKINR_FAULT=device_lost:N (or oom:N) makes the Nth program
+ * run (or allocation) fail as if the device had, to test that path.
+ */
+#ifndef VKINR_GPU_H
+#define VKINR_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#define GPU_MAX_BINDINGS 8
+#define GPU_MAX_PUSH 128 /* bytes; the minimum every device guarantees */
+#define GPU_MAX_SPEC 8
+
+struct gpu_device_info {
+	int index;
+	char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+	VkPhysicalDeviceType type;
+	const char *type_name;      /* "discrete", "integrated", "virtual", "cpu" */
+	uint32_t api_version;
+	uint32_t vendor_id, device_id;
+	uint64_t device_local_bytes; /* largest device-local heap */
+	uint64_t budget_bytes;       /* VK_EXT_memory_budget, else the heap size */
+	uint64_t max_storage_range;  /* maxStorageBufferRange */
+	uint64_t max_allocation;     /* maxMemoryAllocationSize */
+	uint32_t max_shared_bytes;   /* maxComputeSharedMemorySize */
+	uint32_t subgroup_size;
+	int has_coopmat;             /* VK_KHR_cooperative_matrix */
+	int has_float16;
+	int is_cpu;
+};
+
+/* Lists the devices the loader shows, in the order of preference used by
+ * gpu_create (discrete, integrated, virtual, CPU; then by index). */
+int gpu_list_devices(struct gpu_device_info **out, int *count, char *err,
+		     size_t errlen);
+
+struct gpu_context;
+
+/*
+ * Opens a device. selector is NULL (the preferred one), a number (index as
+ * listed) or a case-insensitive substring of the device name.
+ */
+int gpu_create(struct gpu_context **out, const char *selector, char *err,
+	       size_t errlen);
+void gpu_destroy(struct gpu_context *ctx);
+const struct gpu_device_info *gpu_info(const struct gpu_context *ctx);
+/* Bytes of device memory this context holds now, and at most so far. */
+uint64_t gpu_bytes_in_use(const struct gpu_context *ctx);
+uint64_t gpu_bytes_peak(const struct gpu_context *ctx);
+/* Once a context has seen device loss every call fails fast; the owner
+ * destroys it and creates a new one. */
+int gpu_is_lost(const struct gpu_context *ctx);
+
+/* ------------------------------------------------------------ memory */
+
+struct gpu_arena;
+
+struct gpu_buffer {
+	VkBuffer handle;
+	VkDeviceSize size;
+	void *mapped; /* host-visible buffers only */
+};
+
+/* An arena hands out buffers from large blocks and frees them together. */
+int gpu_arena_create(struct gpu_context *ctx, struct gpu_arena **out);
+void gpu_arena_destroy(struct gpu_arena *arena);
+/* Device-local storage buffer (host_visible: mapped, coherent, for
+ * read-back and upload). size must not exceed max_storage_range. */
+int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
+		     int host_visible, struct gpu_buffer *out);
+/* Bytes of device memory the arena holds. */
+uint64_t gpu_arena_bytes(const struct gpu_arena *arena);
+
+/* Copies through a staging buffer; blocks until done. */
+int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
+	       VkDeviceSize offset, const void *data, VkDeviceSize size);
+int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src,
+		 VkDeviceSize offset, void *data, VkDeviceSize size);
+int gpu_fill_zero(struct gpu_context *ctx, const struct gpu_buffer *dst);
+
+/* --------------------------------------------------------- pipelines */
+
+struct gpu_pipeline;
+
+/* Gets (creating and caching) the pipeline for an embedded shader variant
+ * with nbindings storage buffers, push_bytes of push constants and the
+ * given specialization constants (constant_id 0..nspec-1, 32-bit each). */
+int gpu_pipeline_get(struct gpu_context *ctx, const char *variant,
+		     int nbindings, uint32_t push_bytes, const uint32_t *spec,
+		     int nspec, struct gpu_pipeline **out);
+
+/* ----------------------------------------------------------- programs */
+
+struct gpu_program;
+
+int gpu_program_create(struct gpu_context *ctx, int max_timestamps,
+		       struct gpu_program **out);
+void gpu_program_destroy(struct gpu_program *prog);
+/* Records a dispatch: buffers bound at bindings 0..n-1 (whole buffers),
+ * push constants, workgroup counts. Returns 0 or an error. */
+int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
+			 const struct gpu_buffer *const *buffers, int nbuffers,
+			 const void *push, uint32_t push_bytes, uint32_t gx,
+			 uint32_t gy, uint32_t gz);
+/* A compute-to-compute memory barrier (all shader writes before it are
+ * visible to all shader reads after it). */
+void gpu_program_barrier(struct gpu_program *prog);
+/* Copies whole buffers / fills with zero (transfer ops, barriered). */
+void gpu_program_zero(struct gpu_program *prog, const struct gpu_buffer *buf);
+/* Writes a timestamp; returns its slot or -1 when none are left. */
+int gpu_program_timestamp(struct gpu_program *prog);
+int gpu_program_end(struct gpu_program *prog);
+/* Submits and waits. */
+int gpu_program_run(struct gpu_program *prog);
+/* Submits several programs in order in one submission, and waits. */
+int gpu_programs_run(struct gpu_program *const *progs, int n);
+/* Milliseconds between two timestamp slots of the last run (0 when the
+ * device has no timestamps on its compute queue). */
+double gpu_program_elapsed_ms(const struct gpu_program *prog, int from, int to);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * internal.h - what the files of daemon/gpu/ share and nobody else sees:
+ * the context's fields, the checking macro and the logging helper.
+ */
+#ifndef VKINR_GPU_INTERNAL_H
+#define VKINR_GPU_INTERNAL_H
+
+#include <stdio.h>
+
+#include "errors.h"
+#include "gpu/gpu.h"
+
+struct gpu_pipeline {
+	struct gpu_pipeline *next; /* the context's cache list */
+	char variant[64];
+	uint32_t spec[GPU_MAX_SPEC];
+	int nspec, nbindings;
+	uint32_t push_bytes;
+	VkDescriptorSetLayout set_layout;
+	VkPipelineLayout layout;
+	VkPipeline pipeline;
+};
+
+struct gpu_context {
+	VkInstance instance;
+	VkPhysicalDevice physical;
+	VkDevice device;
+	VkQueue queue;
+	uint32_t queue_family;
+	VkCommandPool command_pool;
+	VkFence fence;
+	struct gpu_device_info info;
+	VkPhysicalDeviceMemoryProperties memory;
+	float timestamp_period; /* ns per tick; 0 = no timestamps */
+	struct gpu_pipeline *pipelines;
+	uint64_t bytes_in_use, bytes_peak;
+	int lost;
+	/* test switches (VKINR_FAULT) */
+	long fault_lost_at, fault_oom_at, runs, allocations;
+};
+
+const char *gpu_result_name(VkResult r);
+/* Maps a failed VkResult to the project's error code, and remembers loss. */
+int gpu_error(struct gpu_context *ctx, VkResult r, const char *call,
+	      const char *file, int line);
+
+/* Checks a VkResult; on failure logs the call and returns the mapped error
+ * from the enclosing function. */
+#define GPU_CHECK(ctx, call)                                                 \
+	do {                                                                 \
+		VkResult gpu_check_r_ = (call);                              \
+		if (gpu_check_r_ != VK_SUCCESS)                              \
+			return gpu_error((ctx), gpu_check_r_, #call,         \
+					 __FILE__, __LINE__);                \
+	} while (0)
+
+/* One-shot command buffer, for copies outside programs. */
+int gpu_oneshot_begin(struct gpu_context *ctx, VkCommandBuffer *cmd);
+int gpu_oneshot_submit(struct gpu_context *ctx, VkCommandBuffer cmd);
+/* Submits command buffers and waits on the context's fence. */
+int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds,
+		    int n);
+
+int gpu_find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
+			 VkMemoryPropertyFlags want);
+
+#endif

@@ -1,0 +1,299 @@
+/*
+ * memory.c - device memory: arenas of a few large allocations from which
+ * buffers are sub-allocated, and copies in and out through staging.
+ *
+ * Drivers limit the number of allocations and make each one slow, so an
+ * arena takes blocks that grow from ARENA_FIRST_BLOCK to ARENA_MAX_BLOCK
+ * bytes (never more than the device's maxMemoryAllocationSize) and places buffers in them by bumping
+ * an offset. Everything is freed together when the arena is destroyed:
+ * a fit allocates its buffers once and frees them when it ends or pauses.
+ */
+#include "gpu/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Blocks start small and double, so a tiny fit holds little memory and a
+ * large one still makes few allocations. */
+#define ARENA_FIRST_BLOCK (16ull << 20)
+#define ARENA_MAX_BLOCK (1ull << 30)
+
+struct arena_block {
+	struct arena_block *next;
+	VkDeviceMemory memory;
+	VkDeviceSize size, used;
+	uint32_t type;
+	void *mapped;
+};
+
+struct arena_buffer {
+	struct arena_buffer *next;
+	VkBuffer handle;
+};
+
+struct gpu_arena {
+	struct gpu_context *ctx;
+	struct arena_block *blocks;
+	struct arena_buffer *buffers;
+	VkDeviceSize bytes;
+	VkDeviceSize next_block;
+};
+
+int gpu_find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
+			 VkMemoryPropertyFlags want)
+{
+	for (uint32_t i = 0; i < ctx->memory.memoryTypeCount; i++) {
+		if ((type_bits & (1u << i)) &&
+		    (ctx->memory.memoryTypes[i].propertyFlags & want) == want)
+			return (int)i;
+	}
+	return -1;
+}
+
+int gpu_arena_create(struct gpu_context *ctx, struct gpu_arena **out)
+{
+	struct gpu_arena *a = calloc(1, sizeof(*a));
+	if (!a)
+		return ERR_NOMEM;
+	a->ctx = ctx;
+	*out = a;
+	return 0;
+}
+
+void gpu_arena_destroy(struct gpu_arena *arena)
+{
+	if (!arena)
+		return;
+	VkDevice dev = arena->ctx->device;
+	for (struct arena_buffer *b = arena->buffers, *next; b; b = next) {
+		next = b->next;
+		vkDestroyBuffer(dev, b->handle, NULL);
+		free(b);
+	}
+	for (struct arena_block *b = arena->blocks, *next; b; b = next) {
+		next = b->next;
+		if (b->mapped)
+			vkUnmapMemory(dev, b->memory);
+		vkFreeMemory(dev, b->memory, NULL);
+		free(b);
+	}
+	arena->ctx->bytes_in_use -= arena->bytes;
+	free(arena);
+}
+
+static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
+		     int map, struct arena_block **out)
+{
+	struct gpu_context *ctx = a->ctx;
+	VkDeviceSize grow = a->next_block ? a->next_block : ARENA_FIRST_BLOCK;
+	VkDeviceSize size = need > grow ? need : grow;
+	a->next_block = grow * 2 < ARENA_MAX_BLOCK ? grow * 2 : ARENA_MAX_BLOCK;
+	if (ctx->info.max_allocation && size > ctx->info.max_allocation)
+		size = ctx->info.max_allocation;
+	if (size < need)
+		return ERR_DEVICE_OOM;
+	struct arena_block *b = calloc(1, sizeof(*b));
+	if (!b)
+		return ERR_NOMEM;
+	VkMemoryAllocateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.allocationSize = size,
+		.memoryTypeIndex = type,
+	};
+	VkResult r = vkAllocateMemory(ctx->device, &info, NULL, &b->memory);
+	if (r != VK_SUCCESS && size > need) {
+		/* the large block did not fit; try just what is needed */
+		info.allocationSize = size = need;
+		r = vkAllocateMemory(ctx->device, &info, NULL, &b->memory);
+	}
+	if (r != VK_SUCCESS) {
+		free(b);
+		return gpu_error(ctx, r, "vkAllocateMemory", __FILE__, __LINE__);
+	}
+	if (map) {
+		r = vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0,
+				&b->mapped);
+		if (r != VK_SUCCESS) {
+			vkFreeMemory(ctx->device, b->memory, NULL);
+			free(b);
+			return gpu_error(ctx, r, "vkMapMemory", __FILE__,
+					 __LINE__);
+		}
+	}
+	b->size = size;
+	b->type = type;
+	b->next = a->blocks;
+	a->blocks = b;
+	a->bytes += size;
+	ctx->bytes_in_use += size;
+	if (ctx->bytes_in_use > ctx->bytes_peak)
+		ctx->bytes_peak = ctx->bytes_in_use;
+	*out = b;
+	return 0;
+}
+
+int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
+		     int host_visible, struct gpu_buffer *out)
+{
+	struct gpu_context *ctx = arena->ctx;
+	memset(out, 0, sizeof(*out));
+	if (ctx->lost)
+		return ERR_DEVICE_LOST;
+	ctx->allocations++;
+	if (ctx->fault_oom_at && ctx->allocations == ctx->fault_oom_at) {
+		fprintf(stderr, "vkinrd: VKINR_FAULT: simulating out of memory\n");
+		return ERR_DEVICE_OOM;
+	}
+	if (size == 0)
+		size = 16;
+	if (size > ctx->info.max_storage_range)
+		return ERR_TOO_LARGE;
+
+	struct arena_buffer *entry = calloc(1, sizeof(*entry));
+	if (!entry)
+		return ERR_NOMEM;
+	VkBufferCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+		.size = size,
+		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+			 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+			 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+	};
+	VkResult r = vkCreateBuffer(ctx->device, &info, NULL, &entry->handle);
+	if (r != VK_SUCCESS) {
+		free(entry);
+		return gpu_error(ctx, r, "vkCreateBuffer", __FILE__, __LINE__);
+	}
+	entry->next = arena->buffers;
+	arena->buffers = entry;
+
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(ctx->device, entry->handle, &req);
+	VkMemoryPropertyFlags want =
+		host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+				       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+			     : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+	int type = gpu_find_memory_type(ctx, req.memoryTypeBits, want);
+	if (type < 0 && !host_visible)
+		type = gpu_find_memory_type(ctx, req.memoryTypeBits, 0);
+	if (type < 0)
+		return ERR_DEVICE_OOM;
+
+	struct arena_block *block = NULL;
+	VkDeviceSize offset = 0;
+	for (struct arena_block *b = arena->blocks; b; b = b->next) {
+		if (b->type != (uint32_t)type || !!b->mapped != !!host_visible)
+			continue;
+		offset = (b->used + req.alignment - 1) / req.alignment *
+			 req.alignment;
+		if (offset + req.size <= b->size) {
+			block = b;
+			break;
+		}
+	}
+	if (!block) {
+		int rc = new_block(arena, (uint32_t)type, req.size, host_visible,
+				   &block);
+		if (rc)
+			return rc;
+		offset = 0;
+	}
+	GPU_CHECK(ctx, vkBindBufferMemory(ctx->device, entry->handle,
+					  block->memory, offset));
+	block->used = offset + req.size;
+	out->handle = entry->handle;
+	out->size = size;
+	out->mapped = block->mapped ? (char *)block->mapped + offset : NULL;
+	return 0;
+}
+
+uint64_t gpu_arena_bytes(const struct gpu_arena *arena)
+{
+	return arena->bytes;
+}
+
+/* ---------------------------------------------------------- copies */
+
+/* A staging buffer of `size` bytes in its own short-lived arena. */
+static int staging(struct gpu_context *ctx, VkDeviceSize size,
+		   struct gpu_arena **arena, struct gpu_buffer *buf)
+{
+	int rc = gpu_arena_create(ctx, arena);
+	if (rc) {
+		*arena = NULL;
+		return rc;
+	}
+	rc = gpu_buffer_alloc(*arena, size, 1, buf);
+	if (rc) {
+		gpu_arena_destroy(*arena);
+		*arena = NULL;
+	}
+	return rc;
+}
+
+static int copy(struct gpu_context *ctx, VkBuffer src, VkDeviceSize src_off,
+		VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size)
+{
+	VkCommandBuffer cmd;
+	int rc = gpu_oneshot_begin(ctx, &cmd);
+	if (rc)
+		return rc;
+	VkBufferCopy region = {src_off, dst_off, size};
+	vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+	return gpu_oneshot_submit(ctx, cmd);
+}
+
+/* Copies in pieces no larger than the maximum staging size. */
+#define STAGING_MAX (64ull << 20)
+
+int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
+	       VkDeviceSize offset, const void *data, VkDeviceSize size)
+{
+	if (dst->mapped) {
+		memcpy((char *)dst->mapped + offset, data, size);
+		return 0;
+	}
+	struct gpu_arena *arena = NULL;
+	struct gpu_buffer stage;
+	VkDeviceSize chunk = size < STAGING_MAX ? size : STAGING_MAX;
+	int rc = staging(ctx, chunk, &arena, &stage);
+	for (VkDeviceSize done = 0; rc == 0 && done < size; done += chunk) {
+		VkDeviceSize n = size - done < chunk ? size - done : chunk;
+		memcpy(stage.mapped, (const char *)data + done, n);
+		rc = copy(ctx, stage.handle, 0, dst->handle, offset + done, n);
+	}
+	gpu_arena_destroy(arena);
+	return rc;
+}
+
+int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src,
+		 VkDeviceSize offset, void *data, VkDeviceSize size)
+{
+	if (src->mapped) {
+		memcpy(data, (const char *)src->mapped + offset, size);
+		return 0;
+	}
+	struct gpu_arena *arena = NULL;
+	struct gpu_buffer stage;
+	VkDeviceSize chunk = size < STAGING_MAX ? size : STAGING_MAX;
+	int rc = staging(ctx, chunk, &arena, &stage);
+	for (VkDeviceSize done = 0; rc == 0 && done < size; done += chunk) {
+		VkDeviceSize n = size - done < chunk ? size - done : chunk;
+		rc = copy(ctx, src->handle, offset + done, stage.handle, 0, n);
+		if (rc == 0)
+			memcpy((char *)data + done, stage.mapped, n);
+	}
+	gpu_arena_destroy(arena);
+	return rc;
+}
+
+int gpu_fill_zero(struct gpu_context *ctx, const struct gpu_buffer *dst)
+{
+	VkCommandBuffer cmd;
+	int rc = gpu_oneshot_begin(ctx, &cmd);
+	if (rc)
+		return rc;
+	vkCmdFillBuffer(cmd, dst->handle, 0, VK_WHOLE_SIZE, 0);
+	return gpu_oneshot_submit(ctx, cmd);
+}

@@ -1,0 +1,149 @@
+/*
+ * pipeline.c - compute pipelines from the SPIR-V embedded in the binary.
+ *
+ * A pipeline is identified by its shader variant and its specialization
+ * constants (the model width, workgroup sizes): the context caches each
+ * one, so a fit asks freely and a new image never builds anything new.
+ * Every pipeline's bindings are storage buffers 0..n-1 in set 0, and its
+ * per-dispatch values come as push constants.
+ */
+#include "gpu/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/shaders.h"
+
+const struct shader_blob *shader_find(const char *name)
+{
+	for (const struct shader_blob *s = shader_table; s->name; s++)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+static struct gpu_pipeline *cached(struct gpu_context *ctx,
+				   const char *variant, const uint32_t *spec,
+				   int nspec)
+{
+	for (struct gpu_pipeline *p = ctx->pipelines; p; p = p->next) {
+		if (!strcmp(p->variant, variant) && p->nspec == nspec &&
+		    !memcmp(p->spec, spec, (size_t)nspec * sizeof(*spec)))
+			return p;
+	}
+	return NULL;
+}
+
+static int build(struct gpu_context *ctx, const struct shader_blob *blob,
+		 struct gpu_pipeline *p)
+{
+	VkDescriptorSetLayoutBinding bindings[GPU_MAX_BINDINGS];
+	for (int i = 0; i < p->nbindings; i++) {
+		bindings[i] = (VkDescriptorSetLayoutBinding){
+			.binding = (uint32_t)i,
+			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			.descriptorCount = 1,
+			.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+		};
+	}
+	VkDescriptorSetLayoutCreateInfo set_info = {
+		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+		.bindingCount = (uint32_t)p->nbindings,
+		.pBindings = bindings,
+	};
+	GPU_CHECK(ctx, vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL,
+						   &p->set_layout));
+	VkPushConstantRange push = {
+		.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+		.size = p->push_bytes,
+	};
+	VkPipelineLayoutCreateInfo layout_info = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+		.setLayoutCount = 1,
+		.pSetLayouts = &p->set_layout,
+		.pushConstantRangeCount = p->push_bytes ? 1 : 0,
+		.pPushConstantRanges = &push,
+	};
+	GPU_CHECK(ctx, vkCreatePipelineLayout(ctx->device, &layout_info, NULL,
+					      &p->layout));
+
+	VkShaderModuleCreateInfo module_info = {
+		.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+		.codeSize = blob->size,
+		.pCode = blob->code,
+	};
+	VkShaderModule module;
+	GPU_CHECK(ctx, vkCreateShaderModule(ctx->device, &module_info, NULL,
+					    &module));
+	VkSpecializationMapEntry entries[GPU_MAX_SPEC];
+	for (int i = 0; i < p->nspec; i++)
+		entries[i] = (VkSpecializationMapEntry){(uint32_t)i,
+							(uint32_t)(i * 4), 4};
+	VkSpecializationInfo spec = {
+		.mapEntryCount = (uint32_t)p->nspec,
+		.pMapEntries = entries,
+		.dataSize = (size_t)p->nspec * 4,
+		.pData = p->spec,
+	};
+	VkComputePipelineCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+		.stage = {
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+			.module = module,
+			.pName = "main",
+			.pSpecializationInfo = p->nspec ? &spec : NULL,
+		},
+		.layout = p->layout,
+	};
+	VkResult r = vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1,
+					      &info, NULL, &p->pipeline);
+	vkDestroyShaderModule(ctx->device, module, NULL);
+	if (r != VK_SUCCESS)
+		return gpu_error(ctx, r, "vkCreateComputePipelines", __FILE__,
+				 __LINE__);
+	return 0;
+}
+
+int gpu_pipeline_get(struct gpu_context *ctx, const char *variant,
+		     int nbindings, uint32_t push_bytes, const uint32_t *spec,
+		     int nspec, struct gpu_pipeline **out)
+{
+	if (nspec > GPU_MAX_SPEC || nbindings > GPU_MAX_BINDINGS ||
+	    push_bytes > GPU_MAX_PUSH || strlen(variant) >= 64)
+		return ERR_INVALID;
+	struct gpu_pipeline *p = cached(ctx, variant, spec, nspec);
+	if (p) {
+		*out = p;
+		return 0;
+	}
+	const struct shader_blob *blob = shader_find(variant);
+	if (!blob) {
+		fprintf(stderr, "vkinrd: no embedded shader named %s\n", variant);
+		return ERR_NOT_FOUND;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ERR_NOMEM;
+	snprintf(p->variant, sizeof(p->variant), "%s", variant);
+	memcpy(p->spec, spec, (size_t)nspec * sizeof(*spec));
+	p->nspec = nspec;
+	p->nbindings = nbindings;
+	p->push_bytes = push_bytes;
+	int rc = build(ctx, blob, p);
+	if (rc) {
+		if (p->pipeline)
+			vkDestroyPipeline(ctx->device, p->pipeline, NULL);
+		if (p->layout)
+			vkDestroyPipelineLayout(ctx->device, p->layout, NULL);
+		if (p->set_layout)
+			vkDestroyDescriptorSetLayout(ctx->device, p->set_layout,
+						     NULL);
+		free(p);
+		return rc;
+	}
+	p->next = ctx->pipelines;
+	ctx->pipelines = p;
+	*out = p;
+	return 0;
+}

@@ -1,0 +1,262 @@
+/*
+ * program.c - recorded command buffers ("programs") and their timestamps.
+ *
+ * A program is recorded once (dispatches with their descriptor sets,
+ * barriers, zero fills, timestamps) and run as often as needed: the fit
+ * records one per tile plan and replays it every epoch, so the host does
+ * no per-epoch work beyond a submit and a wait. Descriptor sets come from
+ * pools that the program owns and grows; they live as long as it does.
+ */
+#include "gpu/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SETS_PER_POOL 256
+
+struct pool_node {
+	struct pool_node *next;
+	VkDescriptorPool pool;
+	int used;
+};
+
+struct gpu_program {
+	struct gpu_context *ctx;
+	VkCommandBuffer cmd;
+	struct pool_node *pools;
+	VkQueryPool queries;
+	int max_timestamps, timestamps;
+	uint64_t *ticks;
+	int error; /* first recording error, reported by end */
+};
+
+int gpu_program_create(struct gpu_context *ctx, int max_timestamps,
+		       struct gpu_program **out)
+{
+	struct gpu_program *prog = calloc(1, sizeof(*prog));
+	if (!prog)
+		return ERR_NOMEM;
+	prog->ctx = ctx;
+	*out = prog;
+
+	VkCommandBufferAllocateInfo alloc = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+		.commandPool = ctx->command_pool,
+		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+		.commandBufferCount = 1,
+	};
+	VkResult r = vkAllocateCommandBuffers(ctx->device, &alloc, &prog->cmd);
+	if (r == VK_SUCCESS && max_timestamps > 0 && ctx->timestamp_period > 0) {
+		VkQueryPoolCreateInfo qi = {
+			.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+			.queryType = VK_QUERY_TYPE_TIMESTAMP,
+			.queryCount = (uint32_t)max_timestamps,
+		};
+		r = vkCreateQueryPool(ctx->device, &qi, NULL, &prog->queries);
+		prog->max_timestamps = max_timestamps;
+		prog->ticks = calloc((size_t)max_timestamps, sizeof(uint64_t));
+		if (!prog->ticks) {
+			gpu_program_destroy(prog);
+			*out = NULL;
+			return ERR_NOMEM;
+		}
+	}
+	if (r == VK_SUCCESS) {
+		VkCommandBufferBeginInfo begin = {
+			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+		};
+		r = vkBeginCommandBuffer(prog->cmd, &begin);
+	}
+	if (r != VK_SUCCESS) {
+		int rc = gpu_error(ctx, r, "program setup", __FILE__, __LINE__);
+		gpu_program_destroy(prog);
+		*out = NULL;
+		return rc;
+	}
+	if (prog->queries)
+		vkCmdResetQueryPool(prog->cmd, prog->queries, 0,
+				    (uint32_t)max_timestamps);
+	return 0;
+}
+
+void gpu_program_destroy(struct gpu_program *prog)
+{
+	if (!prog)
+		return;
+	VkDevice dev = prog->ctx->device;
+	for (struct pool_node *p = prog->pools, *next; p; p = next) {
+		next = p->next;
+		vkDestroyDescriptorPool(dev, p->pool, NULL);
+		free(p);
+	}
+	if (prog->queries)
+		vkDestroyQueryPool(dev, prog->queries, NULL);
+	if (prog->cmd)
+		vkFreeCommandBuffers(dev, prog->ctx->command_pool, 1, &prog->cmd);
+	free(prog->ticks);
+	free(prog);
+}
+
+static int allocate_set(struct gpu_program *prog, VkDescriptorSetLayout layout,
+			VkDescriptorSet *set)
+{
+	struct gpu_context *ctx = prog->ctx;
+	struct pool_node *node = prog->pools;
+	if (!node || node->used == SETS_PER_POOL) {
+		node = calloc(1, sizeof(*node));
+		if (!node)
+			return ERR_NOMEM;
+		VkDescriptorPoolSize size = {
+			VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			SETS_PER_POOL * GPU_MAX_BINDINGS,
+		};
+		VkDescriptorPoolCreateInfo info = {
+			.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+			.maxSets = SETS_PER_POOL,
+			.poolSizeCount = 1,
+			.pPoolSizes = &size,
+		};
+		VkResult r = vkCreateDescriptorPool(ctx->device, &info, NULL,
+						    &node->pool);
+		if (r != VK_SUCCESS) {
+			free(node);
+			return gpu_error(ctx, r, "vkCreateDescriptorPool",
+					 __FILE__, __LINE__);
+		}
+		node->next = prog->pools;
+		prog->pools = node;
+	}
+	VkDescriptorSetAllocateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+		.descriptorPool = node->pool,
+		.descriptorSetCount = 1,
+		.pSetLayouts = &layout,
+	};
+	GPU_CHECK(ctx, vkAllocateDescriptorSets(ctx->device, &info, set));
+	node->used++;
+	return 0;
+}
+
+int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
+			 const struct gpu_buffer *const *buffers, int nbuffers,
+			 const void *push, uint32_t push_bytes, uint32_t gx,
+			 uint32_t gy, uint32_t gz)
+{
+	if (prog->error)
+		return prog->error;
+	if (nbuffers != pipe->nbindings || push_bytes != pipe->push_bytes)
+		return prog->error = ERR_INVALID;
+	VkDescriptorSet set;
+	int rc = allocate_set(prog, pipe->set_layout, &set);
+	if (rc)
+		return prog->error = rc;
+	VkDescriptorBufferInfo infos[GPU_MAX_BINDINGS];
+	VkWriteDescriptorSet writes[GPU_MAX_BINDINGS];
+	for (int i = 0; i < nbuffers; i++) {
+		infos[i] = (VkDescriptorBufferInfo){buffers[i]->handle, 0,
+						    VK_WHOLE_SIZE};
+		writes[i] = (VkWriteDescriptorSet){
+			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+			.dstSet = set,
+			.dstBinding = (uint32_t)i,
+			.descriptorCount = 1,
+			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			.pBufferInfo = &infos[i],
+		};
+	}
+	vkUpdateDescriptorSets(prog->ctx->device, (uint32_t)nbuffers, writes, 0,
+			       NULL);
+	vkCmdBindPipeline(prog->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+			  pipe->pipeline);
+	vkCmdBindDescriptorSets(prog->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+				pipe->layout, 0, 1, &set, 0, NULL);
+	if (push_bytes)
+		vkCmdPushConstants(prog->cmd, pipe->layout,
+				   VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes,
+				   push);
+	if (gx && gy && gz)
+		vkCmdDispatch(prog->cmd, gx, gy, gz);
+	return 0;
+}
+
+void gpu_program_barrier(struct gpu_program *prog)
+{
+	VkMemoryBarrier barrier = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT |
+				 VK_ACCESS_TRANSFER_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
+				 VK_ACCESS_SHADER_WRITE_BIT |
+				 VK_ACCESS_TRANSFER_READ_BIT |
+				 VK_ACCESS_TRANSFER_WRITE_BIT,
+	};
+	vkCmdPipelineBarrier(prog->cmd,
+			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+				     VK_PIPELINE_STAGE_TRANSFER_BIT,
+			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+				     VK_PIPELINE_STAGE_TRANSFER_BIT,
+			     0, 1, &barrier, 0, NULL, 0, NULL);
+}
+
+void gpu_program_zero(struct gpu_program *prog, const struct gpu_buffer *buf)
+{
+	vkCmdFillBuffer(prog->cmd, buf->handle, 0, VK_WHOLE_SIZE, 0);
+}
+
+int gpu_program_timestamp(struct gpu_program *prog)
+{
+	if (!prog->queries || prog->timestamps == prog->max_timestamps)
+		return -1;
+	vkCmdWriteTimestamp(prog->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+			    prog->queries, (uint32_t)prog->timestamps);
+	return prog->timestamps++;
+}
+
+int gpu_program_end(struct gpu_program *prog)
+{
+	if (prog->error)
+		return prog->error;
+	GPU_CHECK(prog->ctx, vkEndCommandBuffer(prog->cmd));
+	return 0;
+}
+
+static int read_timestamps(struct gpu_program *prog)
+{
+	if (!prog->queries || !prog->timestamps)
+		return 0;
+	VkResult r = vkGetQueryPoolResults(
+		prog->ctx->device, prog->queries, 0, (uint32_t)prog->timestamps,
+		(size_t)prog->timestamps * sizeof(uint64_t), prog->ticks,
+		sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+	if (r != VK_SUCCESS && r != VK_NOT_READY)
+		return gpu_error(prog->ctx, r, "vkGetQueryPoolResults",
+				 __FILE__, __LINE__);
+	return 0;
+}
+
+int gpu_programs_run(struct gpu_program *const *progs, int n)
+{
+	VkCommandBuffer cmds[64] = {0};
+	if (n < 1 || n > 64)
+		return ERR_INVALID;
+	for (int i = 0; i < n; i++)
+		cmds[i] = progs[i]->cmd;
+	int rc = gpu_submit_wait(progs[0]->ctx, cmds, n);
+	for (int i = 0; rc == 0 && i < n; i++)
+		rc = read_timestamps(progs[i]);
+	return rc;
+}
+
+int gpu_program_run(struct gpu_program *prog)
+{
+	return gpu_programs_run(&prog, 1);
+}
+
+double gpu_program_elapsed_ms(const struct gpu_program *prog, int from, int to)
+{
+	if (!prog->queries || from < 0 || to < 0 || from >= prog->timestamps ||
+	    to >= prog->timestamps)
+		return 0;
+	uint64_t a = prog->ticks[from], b = prog->ticks[to];
+	return b >= a ? (double)(b - a) * prog->ctx->timestamp_period * 1e-6 : 0;
+}

@@ -1,0 +1,22 @@
+// common.glsl - what every ConvSIREN pass shares: the model width and w0 as
+// specialization constants, and the per-dispatch tile geometry as push
+// constants (struct pass_push in daemon/nn/passes.h must match it).
+//
+// A tile is the rectangle (tx, ty, tw, th) of the image, clipped to it; its
+// core is (cx, cy, cw, ch). n = tw * th. Activations are channel-major over
+// the tile: X[c * n + p], p = (y - ty) * tw + (x - tx). Positions outside
+// the tile read as zero (zero padding; the halo absorbs the rest).
+
+layout(constant_id = 0) const int NF = 64;
+layout(constant_id = 1) const float W0 = 30.0;
+
+layout(push_constant) uniform Pass {
+	int img_w, img_h, tx, ty;
+	int tw, th, cx, cy;
+	int cw, ch, n, dil;
+	uint off0, off1, off2, off3;
+	int i0, i1, i2, i3;
+} pc;
+
+float act(float s) { return sin(W0 * s); }
+float act_grad(float s) { return W0 * cos(W0 * s); }

@@ -1,0 +1,24 @@
+#version 450
+// first.comp - the first layer's pre-activation from pixel coordinates:
+// S0[c,p] = first_w[c][0] u + first_w[c][1] v + first_b[c], with
+// u = (2x + 1) / W - 1 and v = (2y + 1) / H - 1 in image coordinates.
+// Grid: x over the tile's pixels, y over channels.
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 256) in;
+#include "common.glsl"
+
+layout(binding = 0) readonly buffer Params { float params[]; };
+layout(binding = 1) writeonly buffer Out { float s0[]; };
+
+void main()
+{
+	uint p = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
+	if (p >= uint(pc.n))
+		return;
+	int x = pc.tx + int(p) % pc.tw, y = pc.ty + int(p) / pc.tw;
+	float u = float(2 * x + 1) / float(pc.img_w) - 1.0;
+	float v = float(2 * y + 1) / float(pc.img_h) - 1.0;
+	s0[c * uint(pc.n) + p] = params[pc.off0 + 2u * c] * u +
+				 params[pc.off0 + 2u * c + 1u] * v +
+				 params[pc.off1 + c];
+}

@@ -1,0 +1,115 @@
+#version 450
+// gemm.comp - fp32 matrix product with shared-memory tiles and register
+// blocking, the pointwise (1x1) layers forward and backward:
+//   C(m, j) = sum_k A(m, k) B(k, j)  [+ bias[m]]
+// A(m, k) is a[a_off + m * lda + k], or a[a_off + k * lda + m] with TRANS_A;
+// B(k, j) is b[b_off + k * ldb + j], or b[b_off + j * ldb + k] with TRANS_B.
+// The three uses (see daemon/nn/passes.c):
+//   forward         S = P Z + p       A = P,  B = Z          (NN, bias)
+//   data gradient   dZ = P^T dS       A = P^T, B = dS        (TN)
+//   weight gradient dP = dS Z^T       A = dS, B = Z^T        (NT, split K)
+// Split K: workgroup z sums k in [z k_chunk, (z + 1) k_chunk) and writes
+// its own slice of C (c_off + z * M * ldc); the reduce pass adds the slices
+// in order, so the result is deterministic.
+// Tile sizes BM x BN x BK and TM x TN outputs a thread come from defines.
+#extension GL_GOOGLE_include_directive : require
+
+#ifndef BM
+#define BM 64
+#define BN 64
+#define BK 16
+#define TM 4
+#define TN 4
+#endif
+#define THREADS ((BM / TM) * (BN / TN))
+
+layout(local_size_x = THREADS) in;
+
+layout(push_constant) uniform Gemm {
+	uint M, N, K;
+	uint lda, ldb, ldc;
+	uint a_off, b_off, c_off, bias_off;
+	uint k_chunk, has_bias;
+} g;
+
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) readonly buffer B { float b[]; };
+layout(binding = 2) writeonly buffer C { float c[]; };
+layout(binding = 3) readonly buffer Bias { float bias[]; };
+
+shared float As[BK][BM + 1];
+shared float Bs[BK][BN + 1];
+
+void main()
+{
+	uint lid = gl_LocalInvocationID.x;
+	uint tx = lid % (BN / TN), ty = lid / (BN / TN);
+	uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
+	uint kbeg = gl_WorkGroupID.z * g.k_chunk;
+	uint kend = min(g.K, kbeg + g.k_chunk);
+
+	float acc[TM][TN];
+	for (int i = 0; i < TM; i++)
+		for (int j = 0; j < TN; j++)
+			acc[i][j] = 0.0;
+
+	for (uint k0 = kbeg; k0 < kend; k0 += BK) {
+		for (uint e = lid; e < BM * BK; e += THREADS) {
+#ifdef TRANS_A
+			uint mm = e % BM, kk = e / BM;
+#else
+			uint kk = e % BK, mm = e / BK;
+#endif
+			uint m = row0 + mm, k = k0 + kk;
+			float v = 0.0;
+			if (m < g.M && k < kend)
+#ifdef TRANS_A
+				v = a[g.a_off + k * g.lda + m];
+#else
+				v = a[g.a_off + m * g.lda + k];
+#endif
+			As[kk][mm] = v;
+		}
+		for (uint e = lid; e < BN * BK; e += THREADS) {
+#ifdef TRANS_B
+			uint kk = e % BK, jj = e / BK;
+#else
+			uint jj = e % BN, kk = e / BN;
+#endif
+			uint j = col0 + jj, k = k0 + kk;
+			float v = 0.0;
+			if (j < g.N && k < kend)
+#ifdef TRANS_B
+				v = b[g.b_off + j * g.ldb + k];
+#else
+				v = b[g.b_off + k * g.ldb + j];
+#endif
+			Bs[kk][jj] = v;
+		}
+		barrier();
+		for (uint kk = 0u; kk < BK; kk++) {
+			float ra[TM], rb[TN];
+			for (int i = 0; i < TM; i++)
+				ra[i] = As[kk][ty + uint(i) * (BM / TM)];
+			for (int j = 0; j < TN; j++)
+				rb[j] = Bs[kk][tx + uint(j) * (BN / TN)];
+			for (int i = 0; i < TM; i++)
+				for (int j = 0; j < TN; j++)
+					acc[i][j] += ra[i] * rb[j];
+		}
+		barrier();
+	}
+
+	uint slice = g.c_off + gl_WorkGroupID.z * g.M * g.ldc;
+	for (int i = 0; i < TM; i++) {
+		uint m = row0 + ty + uint(i) * (BM / TM);
+		if (m >= g.M)
+			continue;
+		float add = g.has_bias != 0u ? bias[g.bias_off + m] : 0.0;
+		for (int j = 0; j < TN; j++) {
+			uint col = col0 + tx + uint(j) * (BN / TN);
+			if (col < g.N)
+				c[slice + m * g.ldc + col] = acc[i][j] + add;
+		}
+	}
+}

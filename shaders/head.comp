@@ -1,0 +1,82 @@
+#version 450
+// head.comp - the output layer, the loss and the start of backpropagation,
+// one pixel an invocation:
+//   y = out_w act(S4) + out_b
+//   on core pixels: e = y - (2 rgb - 1), dY = 2 e / (3 W H), else dY = 0
+//   dS4[c,p] = act'(S4[c,p]) * sum_o out_w[o][c] dY[o]
+// Each workgroup writes the sum of its squared errors to sse[i0 + group]
+// (the host adds them up in double, in a fixed order).
+// With RENDER defined it writes y of core pixels into the whole-image
+// output instead of gradients (for export and model.render); i1 = 0 there
+// when there is no target to compare with.
+// off0: out_w, off1: out_b.
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 256) in;
+#include "common.glsl"
+
+layout(binding = 0) readonly buffer Params { float params[]; };
+layout(binding = 1) readonly buffer In { float s4[]; };
+layout(binding = 2) readonly buffer Target { float target[]; };
+#ifdef RENDER
+layout(binding = 3) writeonly buffer Image { float image[]; };
+layout(binding = 4) buffer Unused { float unused[]; };
+#else
+layout(binding = 3) writeonly buffer GradS { float ds4[]; };
+layout(binding = 4) writeonly buffer GradY { float dy[]; };
+#endif
+layout(binding = 5) writeonly buffer Sse { float sse[]; };
+
+shared float partial[256];
+
+void main()
+{
+	uint p = gl_GlobalInvocationID.x, n = uint(pc.n);
+	float se = 0.0;
+	if (p < n) {
+		vec3 y = vec3(params[pc.off1], params[pc.off1 + 1u],
+			      params[pc.off1 + 2u]);
+		for (uint c = 0u; c < uint(NF); c++) {
+			float h = act(s4[c * n + p]);
+			y += h * vec3(params[pc.off0 + c],
+				      params[pc.off0 + uint(NF) + c],
+				      params[pc.off0 + 2u * uint(NF) + c]);
+		}
+		int x = pc.tx + int(p) % pc.tw, yy = pc.ty + int(p) / pc.tw;
+		bool core = x >= pc.cx && x < pc.cx + pc.cw && yy >= pc.cy &&
+			    yy < pc.cy + pc.ch;
+		uint pix = uint(yy * pc.img_w + x) * 3u;
+		vec3 e = vec3(0.0);
+		if (core && pc.i1 != 0)
+			e = y - (2.0 * vec3(target[pix], target[pix + 1u],
+					    target[pix + 2u]) - 1.0);
+		se = dot(e, e);
+#ifdef RENDER
+		if (core) {
+			image[pix] = y.x;
+			image[pix + 1u] = y.y;
+			image[pix + 2u] = y.z;
+		}
+#else
+		vec3 g = e * (2.0 / (3.0 * float(pc.img_w) * float(pc.img_h)));
+		dy[p] = g.x;
+		dy[n + p] = g.y;
+		dy[2u * n + p] = g.z;
+		for (uint c = 0u; c < uint(NF); c++) {
+			float back = params[pc.off0 + c] * g.x +
+				     params[pc.off0 + uint(NF) + c] * g.y +
+				     params[pc.off0 + 2u * uint(NF) + c] * g.z;
+			ds4[c * n + p] = act_grad(s4[c * n + p]) * back;
+		}
+#endif
+	}
+	uint t = gl_LocalInvocationID.x;
+	partial[t] = se;
+	barrier();
+	for (uint half_ = 128u; half_ > 0u; half_ >>= 1) {
+		if (t < half_)
+			partial[t] += partial[t + half_];
+		barrier();
+	}
+	if (t == 0u)
+		sse[uint(pc.i0) + gl_WorkGroupID.x] = partial[0];
+}

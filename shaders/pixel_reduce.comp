@@ -1,0 +1,78 @@
+#version 450
+// pixel_reduce.comp - per-channel sums over a chunk of the tile's pixels,
+// the weight gradients that are not GEMMs. One workgroup sums chunk
+// gl_WorkGroupID.x (i0 pixels) of channel gl_WorkGroupID.y and writes J
+// partial sums to part[chunk * J * C + j * C + c] (C = i1 channels); the
+// reduce pass then adds the chunks in a fixed order. Modes:
+//   MODE_SUM   J = 1: X[c,p]                         (biases)
+//   MODE_DW    J = 9: X[c,p] act(Y[c, p + disp_t])   (dw taps; X = dZ, Y = Sprev)
+//   MODE_FIRST J = 3: X[c,p] * (u, v, 1)            (first layer; X = dS0)
+//   MODE_OUT   J = 3: X[o,p] act(Y[c,p]) for o<3    (out_w; X = dY, Y = S4)
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 256) in;
+#include "common.glsl"
+
+#if defined(MODE_DW)
+#define J 9
+#elif defined(MODE_FIRST) || defined(MODE_OUT)
+#define J 3
+#else
+#define J 1
+#endif
+
+layout(binding = 0) readonly buffer X { float xs[]; };
+layout(binding = 1) readonly buffer Y { float ys[]; };
+layout(binding = 2) writeonly buffer Part { float part[]; };
+
+shared float partial[J][256];
+
+void main()
+{
+	uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.y;
+	uint n = uint(pc.n), C = uint(pc.i1);
+	uint begin = gl_WorkGroupID.x * uint(pc.i0);
+	uint end = min(begin + uint(pc.i0), n);
+	float acc[J];
+	for (int j = 0; j < J; j++)
+		acc[j] = 0.0;
+
+	for (uint p = begin + t; p < end; p += 256u) {
+#if defined(MODE_SUM)
+		acc[0] += xs[c * n + p];
+#elif defined(MODE_DW)
+		float g = xs[c * n + p];
+		int px = int(p) % pc.tw, py = int(p) / pc.tw, d = pc.dil;
+		for (int i = -1; i <= 1; i++) {
+			int yy = py + i * d;
+			for (int k = -1; k <= 1; k++) {
+				int xx = px + k * d;
+				if (yy >= 0 && yy < pc.th && xx >= 0 && xx < pc.tw)
+					acc[(i + 1) * 3 + k + 1] +=
+						g * act(ys[c * n + uint(yy * pc.tw + xx)]);
+			}
+		}
+#elif defined(MODE_FIRST)
+		float g = xs[c * n + p];
+		int x = pc.tx + int(p) % pc.tw, y = pc.ty + int(p) / pc.tw;
+		acc[0] += g * (float(2 * x + 1) / float(pc.img_w) - 1.0);
+		acc[1] += g * (float(2 * y + 1) / float(pc.img_h) - 1.0);
+		acc[2] += g;
+#elif defined(MODE_OUT)
+		float h = act(ys[c * n + p]);
+		acc[0] += xs[p] * h;
+		acc[1] += xs[n + p] * h;
+		acc[2] += xs[2u * n + p] * h;
+#endif
+	}
+	for (int j = 0; j < J; j++)
+		partial[j][t] = acc[j];
+	barrier();
+	for (uint half_ = 128u; half_ > 0u; half_ >>= 1) {
+		if (t < half_)
+			for (int j = 0; j < J; j++)
+				partial[j][t] += partial[j][t + half_];
+		barrier();
+	}
+	if (t < uint(J))
+		part[gl_WorkGroupID.x * uint(J) * C + t * C + c] = partial[t][0];
+}
