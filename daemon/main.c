@@ -1,0 +1,162 @@
+/*
+ * main.c - vkinrd's entry point: picks the mode from the command line.
+ *
+ *   vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]
+ *       the daemon (daemon.c), in the foreground
+ *   vkinrd --fit IMG.png [...]   one fit in the foreground (fit_cli.c)
+ *   vkinrd --devices [--json]    the Vulkan devices it can use
+ *
+ * It resolves the socket path and the state folder as interfaces.md says
+ * (flag, then environment, then the default) and creates the folder.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "daemon.h"
+#include "fit_cli.h"
+#include "protocol.h"
+
+static const char usage[] =
+	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]\n"
+	"       vkinrd --fit IMG.png [--epochs N] [--width NF] [--lr LR] [--seed S]\n"
+	"                            [--model OUT.safetensors] [--recon OUT.png] [--json]\n"
+	"                            (vkinrd --fit x --help lists every option)\n"
+	"       vkinrd --devices [--json]\n"
+	"       vkinrd --version\n";
+
+static char *path_join(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", a, b);
+	return p;
+}
+
+static char *default_socket(void)
+{
+	const char *env = getenv("VKINR_SOCKET");
+	if (env && *env)
+		return strdup(env);
+	env = getenv("XDG_RUNTIME_DIR");
+	if (env && *env)
+		return path_join(env, "vkinrd.sock");
+	return strdup("/run/vkinrd/vkinrd.sock");
+}
+
+static char *default_state_dir(void)
+{
+	const char *env = getenv("STATE_DIRECTORY");
+	if (env && *env) {
+		/* systemd may list several, separated by ':' */
+		const char *colon = strchr(env, ':');
+		return colon ? strndup(env, (size_t)(colon - env)) : strdup(env);
+	}
+	env = getenv("XDG_STATE_HOME");
+	if (env && *env)
+		return path_join(env, "vkinrd");
+	env = getenv("HOME");
+	char *local = path_join(env && *env ? env : "/", ".local/state");
+	char *dir = local ? path_join(local, "vkinrd") : NULL;
+	free(local);
+	return dir;
+}
+
+/* mkdir -p with mode 0700 for what it creates. */
+static int make_dirs(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return -1;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0700) && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	int rc = mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
+	free(p);
+	return rc;
+}
+
+static int has_flag(int argc, char **argv, const char *flag)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], flag) ||
+		    (!strncmp(argv[i], flag, strlen(flag)) &&
+		     argv[i][strlen(flag)] == '='))
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (has_flag(argc, argv, "--fit"))
+		return fit_cli_run(argc, argv);
+	if (has_flag(argc, argv, "--devices"))
+		return fit_cli_devices(has_flag(argc, argv, "--json"));
+
+	static const struct option longs[] = {
+		{"socket", required_argument, 0, 's'},
+		{"state-dir", required_argument, 0, 'd'},
+		{"device", required_argument, 0, 'D'},
+		{"verbose", no_argument, 0, 'v'},
+		{"version", no_argument, 0, 'V'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	struct daemon_options opt = {0};
+	char *socket_path = NULL, *state_dir = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "vh", longs, NULL)) != -1) {
+		switch (c) {
+		case 's': free(socket_path); socket_path = strdup(optarg); break;
+		case 'd': free(state_dir); state_dir = strdup(optarg); break;
+		case 'D':
+			if (opt.ndevices == DAEMON_MAX_DEVICES) {
+				fprintf(stderr, "vkinrd: at most %d --device\n",
+					DAEMON_MAX_DEVICES);
+				return 2;
+			}
+			opt.devices[opt.ndevices++] = optarg;
+			break;
+		case 'v': opt.verbose++; break;
+		case 'V': printf("vkinrd %s (protocol %d)\n", VKINR_VERSION,
+				 PROTOCOL_VERSION);
+			return 0;
+		case 'h': fputs(usage, stdout); return 0;
+		default: fputs(usage, stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!socket_path)
+		socket_path = default_socket();
+	if (!state_dir)
+		state_dir = default_state_dir();
+	if (!socket_path || !state_dir) {
+		fprintf(stderr, "vkinrd: out of memory\n");
+		return 1;
+	}
+	if (make_dirs(state_dir)) {
+		fprintf(stderr, "vkinrd: cannot create the state folder %s: %s\n",
+			state_dir, strerror(errno));
+		return 1;
+	}
+	opt.socket_path = socket_path;
+	opt.state_dir = state_dir;
+	int status = daemon_run(&opt);
+	free(socket_path);
+	free(state_dir);
+	return status;
+}

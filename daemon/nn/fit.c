@@ -1,0 +1,724 @@
+/*
+ * fit.c - the training engine: one ConvSIREN fitted to one image on one
+ * Vulkan device (see fit.h for the contract).
+ *
+ * At creation the fit plans its tiles, allocates every buffer once from an
+ * arena (parameters, gradient, both Adam moments, the target, one
+ * activation buffer per layer sized for the largest tile, two scratch
+ * buffers and the partial-sum buffers) and records two programs: the epoch
+ * (every tile forward, head, backward, with the gradient summed over tiles)
+ * and the optimizer step. An epoch is then: write the step size into a
+ * small host-visible buffer, run the epoch, add up the squared errors on the
+ * host in double, run the optimizer. Nothing is recorded or allocated per
+ * epoch, and every reduction happens in a fixed order, so a run is
+ * deterministic on a given device and a resumed run continues bit for bit.
+ *
+ * Memory per tile pixel: the pre-activations S0..S_B of every layer are
+ * kept (h = sin(w0 S) is recomputed where needed, and the depthwise conv
+ * output Z is recomputed in the backward pass), plus two scratch buffers:
+ * Z (conv output, later dZ) and G (dS, rewritten layer by layer).
+ */
+#include "nn/fit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "errors.h"
+#include "gpu/gpu.h"
+#include "nn/fit_internal.h"
+#include "nn/passes.h"
+
+const char *nn_pass_name(enum nn_pass pass)
+{
+	static const char *names[] = {
+#define X(id, name) name,
+		NN_PASS_LIST(X)
+#undef X
+	};
+	return pass < NN_PASS_COUNT ? names[pass] : "?";
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static uint32_t div_up(uint64_t a, uint64_t b)
+{
+	return (uint32_t)((a + b - 1) / b);
+}
+
+/* ------------------------------------------------------------ planning */
+
+static int nt_splits(const struct nn_fit *fit, int n)
+{
+	int out_tiles = (int)div_up((uint64_t)fit->cfg.nf, GEMM_TILE);
+	out_tiles *= out_tiles;
+	int target = gpu_info(fit->gpu)->is_cpu ? 8 : 1024;
+	int splits = (target + out_tiles - 1) / out_tiles;
+	int most = (int)div_up((uint64_t)n, 256);
+	if (splits > most)
+		splits = most;
+	return splits < 1 ? 1 : splits;
+}
+
+static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
+{
+	const struct gpu_device_info *info = gpu_info(fit->gpu);
+	uint64_t nf = (uint64_t)fit->cfg.nf, pixels = (uint64_t)fit->width * fit->height;
+	struct tile_limits lim = {0};
+
+	lim.budget_bytes = fit->cfg.mem_budget ? fit->cfg.mem_budget
+					       : info->budget_bytes / 10 * 8;
+	lim.fixed_bytes = 4 * fit->layout.total * 4 + 2 * pixels * 12 +
+			  (32u << 20);
+	lim.bytes_per_pixel = 4 * nf * (uint64_t)(fit->cfg.nblocks + 3) + 16;
+	lim.max_pixels = info->max_storage_range / (4 * nf);
+	if (lim.max_pixels > 65535ull * GROUP)
+		lim.max_pixels = 65535ull * GROUP;
+	lim.max_core = fit->cfg.max_tile;
+	if (pixels * 12 > info->max_storage_range) {
+		snprintf(err, errlen,
+			 "the image (%dx%d) is larger than this device can hold "
+			 "in one buffer", fit->width, fit->height);
+		return ERR_TOO_LARGE;
+	}
+	int rc = tile_plan_make(&fit->plan, fit->width, fit->height,
+				nn_config_pad(&fit->cfg), &lim);
+	if (rc == ERR_DEVICE_OOM)
+		snprintf(err, errlen,
+			 "not enough device memory for width %d even with small "
+			 "tiles (budget %llu MiB)", fit->cfg.nf,
+			 (unsigned long long)(lim.budget_bytes >> 20));
+	return rc;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+static int alloc_buffers(struct nn_fit *fit)
+{
+	struct gpu_arena *a = fit->arena;
+	uint64_t nf = (uint64_t)fit->cfg.nf, n = (uint64_t)fit->plan.max_region_pixels;
+	uint64_t pixels = (uint64_t)fit->width * fit->height;
+	uint64_t act = 4 * nf * n;
+	int chunks = (int)div_up(n, REDUCE_CHUNK);
+	int rc = 0;
+
+	fit->sse_count = 0;
+	for (int i = 0; i < fit->plan.count; i++) {
+		const struct tile_rect *r = &fit->plan.tiles[i].region;
+		fit->sse_count += (int)div_up((uint64_t)r->w * r->h, GROUP);
+	}
+	uint64_t part_a = (uint64_t)nt_splits(fit, (int)n) * nf * nf;
+	if (part_a < (uint64_t)chunks * 3)
+		part_a = (uint64_t)chunks * 3;
+	uint64_t part_b = (uint64_t)chunks * 9 * nf;
+
+	uint64_t total = fit->layout.total * 4;
+	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->params);
+	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->grad);
+	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->adam_m);
+	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->adam_v);
+	rc = rc ? rc : gpu_buffer_alloc(a, 16, 1, &fit->step);
+	rc = rc ? rc : gpu_buffer_alloc(a, pixels * 12, 0, &fit->target);
+	for (int k = 0; k <= fit->cfg.nblocks; k++)
+		rc = rc ? rc : gpu_buffer_alloc(a, act, 0, &fit->s[k]);
+	rc = rc ? rc : gpu_buffer_alloc(a, act, 0, &fit->z);
+	rc = rc ? rc : gpu_buffer_alloc(a, act, 0, &fit->g);
+	rc = rc ? rc : gpu_buffer_alloc(a, 12 * n, 0, &fit->dy);
+	rc = rc ? rc : gpu_buffer_alloc(a, 4 * part_a, 0, &fit->part_a);
+	rc = rc ? rc : gpu_buffer_alloc(a, 4 * part_b, 0, &fit->part_b);
+	rc = rc ? rc : gpu_buffer_alloc(a, 4 * (uint64_t)fit->sse_count, 1, &fit->sse);
+	return rc;
+}
+
+/* ------------------------------------------------------------ recording */
+
+struct recorder {
+	struct nn_fit *fit;
+	struct gpu_program *prog;
+	int last_ts;
+	int rc;
+	struct gpu_pipeline *first, *dwconv, *dwconv_back, *head, *head_render,
+		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
+		*adam, *gemm_nn, *gemm_tn, *gemm_nt;
+};
+
+static int get_pipelines(struct recorder *r)
+{
+	struct gpu_context *gpu = r->fit->gpu;
+	float w0 = r->fit->cfg.w0;
+	uint32_t spec[2] = {(uint32_t)r->fit->cfg.nf, 0};
+	memcpy(&spec[1], &w0, 4);
+	uint32_t pass = sizeof(struct pass_push), gemm = sizeof(struct gemm_push);
+	int rc = 0;
+#define GET(field, name, nb, push, ns)                                        \
+	rc = rc ? rc : gpu_pipeline_get(gpu, name, nb, push, spec, ns, &r->field)
+	GET(first, "first", 2, pass, 2);
+	GET(dwconv, "dwconv", 3, pass, 2);
+	GET(dwconv_back, "dwconv_back", 4, pass, 2);
+	GET(head, "head", 6, pass, 2);
+	GET(head_render, "head_render", 6, pass, 2);
+	GET(reduce_sum, "reduce_sum", 3, pass, 2);
+	GET(reduce_dw, "reduce_dw", 3, pass, 2);
+	GET(reduce_first, "reduce_first", 3, pass, 2);
+	GET(reduce_out, "reduce_out", 3, pass, 2);
+	GET(reduce, "reduce", 2, pass, 2);
+	GET(adam, "adam", 5, pass, 2);
+	GET(gemm_nn, "gemm_nn", 4, gemm, 0);
+	GET(gemm_tn, "gemm_tn", 4, gemm, 0);
+	GET(gemm_nt, "gemm_nt", 4, gemm, 0);
+#undef GET
+	return rc;
+}
+
+/* Ends a stage: a barrier, then a timestamp; the time since the previous
+ * timestamp is charged to pass. */
+static void stage_end(struct recorder *r, enum nn_pass pass)
+{
+	struct nn_fit *fit = r->fit;
+	gpu_program_barrier(r->prog);
+	int ts = gpu_program_timestamp(r->prog);
+	if (ts >= 0 && r->last_ts >= 0 && fit->nstages < fit->max_stages) {
+		fit->stages[fit->nstages++] = (struct stage_time){
+			r->prog, pass, r->last_ts, ts};
+	}
+	r->last_ts = ts;
+}
+
+static struct pass_push tile_push(const struct nn_fit *fit,
+				  const struct tile *t)
+{
+	struct pass_push p = {
+		.img_w = fit->width, .img_h = fit->height,
+		.tx = t->region.x, .ty = t->region.y,
+		.tw = t->region.w, .th = t->region.h,
+		.cx = t->core.x, .cy = t->core.y,
+		.cw = t->core.w, .ch = t->core.h,
+		.n = t->region.w * t->region.h,
+	};
+	return p;
+}
+
+static void dispatch(struct recorder *r, struct gpu_pipeline *pipe,
+		     const struct gpu_buffer *b0, const struct gpu_buffer *b1,
+		     const struct gpu_buffer *b2, const struct gpu_buffer *b3,
+		     const struct gpu_buffer *b4, const struct gpu_buffer *b5,
+		     const void *push, uint32_t push_bytes, uint32_t gx,
+		     uint32_t gy, uint32_t gz)
+{
+	const struct gpu_buffer *bufs[6] = {b0, b1, b2, b3, b4, b5};
+	int n = 0;
+	while (n < 6 && bufs[n])
+		n++;
+	if (r->rc == 0)
+		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, push,
+					     push_bytes, gx, gy, gz);
+}
+
+#define PASS(r, pipe, push, gx, gy, ...)                                      \
+	dispatch(r, pipe, __VA_ARGS__, &(push), sizeof(push), gx, gy, 1)
+
+/* Adds chunked partial sums into the gradient (reduce.comp). */
+static void reduce_into(struct recorder *r, const struct gpu_buffer *part,
+			int chunks, int C, int J, int j0, int jcount,
+			size_t dst, uint32_t dst_cs, uint32_t dst_js)
+{
+	struct pass_push p = {
+		.n = chunks, .i0 = j0, .i1 = C, .i2 = J, .i3 = jcount,
+		.off0 = (uint32_t)dst, .off1 = dst_cs, .off2 = dst_js,
+	};
+	uint32_t groups = div_up((uint64_t)jcount * C, GROUP);
+	uint32_t gy = div_up(groups, 65535);
+	uint32_t gx = gy > 1 ? 65535 : groups;
+	PASS(r, r->reduce, p, gx, gy, part, &r->fit->grad, NULL, NULL, NULL, NULL);
+}
+
+static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
+		 const struct gpu_buffer *a, const struct gpu_buffer *b,
+		 const struct gpu_buffer *c, struct gemm_push g, uint32_t splits)
+{
+	uint32_t gx = div_up(g.N, GEMM_TILE), gy = div_up(g.M, GEMM_TILE);
+	dispatch(r, pipe, a, b, c, &r->fit->params, NULL, NULL, &g, sizeof(g),
+		 gx, gy, splits);
+}
+
+/* Forward through the blocks: S0, then Z and S_k+1 for every block. */
+static void record_forward(struct recorder *r, const struct tile *t)
+{
+	struct nn_fit *fit = r->fit;
+	const struct nn_layout *l = &fit->layout;
+	uint32_t nf = (uint32_t)fit->cfg.nf;
+	struct pass_push p = tile_push(fit, t);
+	uint32_t n = (uint32_t)p.n, gx = div_up(n, GROUP);
+
+	p.off0 = (uint32_t)l->first_w;
+	p.off1 = (uint32_t)l->first_b;
+	PASS(r, r->first, p, gx, nf, &fit->params, &fit->s[0], NULL, NULL, NULL, NULL);
+	stage_end(r, NN_PASS_FIRST);
+	for (int k = 0; k < fit->cfg.nblocks; k++) {
+		p.off0 = (uint32_t)l->dw[k];
+		p.dil = fit->cfg.dilations[k];
+		PASS(r, r->dwconv, p, gx, nf, &fit->params, &fit->s[k], &fit->z,
+		     NULL, NULL, NULL);
+		stage_end(r, NN_PASS_DWCONV);
+		struct gemm_push g = {
+			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
+			.a_off = (uint32_t)l->pw_w[k], .bias_off = (uint32_t)l->pw_b[k],
+			.k_chunk = nf, .has_bias = 1,
+		};
+		gemm(r, r->gemm_nn, &fit->params, &fit->z, &fit->s[k + 1], g, 1);
+		stage_end(r, NN_PASS_PW_FORWARD);
+	}
+}
+
+static void record_tile_backward(struct recorder *r, const struct tile *t,
+				 int sse_base)
+{
+	struct nn_fit *fit = r->fit;
+	const struct nn_layout *l = &fit->layout;
+	int nb = fit->cfg.nblocks;
+	uint32_t nf = (uint32_t)fit->cfg.nf;
+	struct pass_push p = tile_push(fit, t);
+	uint32_t n = (uint32_t)p.n, gx = div_up(n, GROUP);
+	int chunks = (int)div_up(n, REDUCE_CHUNK);
+	uint32_t splits = (uint32_t)nt_splits(fit, (int)n);
+	uint32_t k_chunk = div_up(div_up(n, splits), GEMM_BK) * GEMM_BK;
+	splits = div_up(n, k_chunk);
+
+	/* head: loss, dY, dS of the last layer, then out_w and out_b */
+	p.off0 = (uint32_t)l->out_w;
+	p.off1 = (uint32_t)l->out_b;
+	p.i0 = sse_base;
+	p.i1 = 1;
+	PASS(r, r->head, p, gx, 1, &fit->params, &fit->s[nb], &fit->target,
+	     &fit->g, &fit->dy, &fit->sse);
+	stage_end(r, NN_PASS_HEAD);
+	struct pass_push rp = p;
+	rp.i0 = REDUCE_CHUNK;
+	rp.i1 = (int)nf;
+	PASS(r, r->reduce_out, rp, chunks, nf, &fit->dy, &fit->s[nb], &fit->part_b,
+	     NULL, NULL, NULL);
+	rp.i1 = 3;
+	PASS(r, r->reduce_sum, rp, chunks, 3, &fit->dy, &fit->dy, &fit->part_a,
+	     NULL, NULL, NULL);
+	stage_end(r, NN_PASS_REDUCE);
+	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 0, 3, l->out_w, 1, nf);
+	reduce_into(r, &fit->part_a, chunks, 3, 1, 0, 1, l->out_b, 1, 0);
+	stage_end(r, NN_PASS_REDUCE);
+
+	for (int k = nb - 1; k >= 0; k--) {
+		p.dil = fit->cfg.dilations[k];
+		p.off0 = (uint32_t)l->dw[k];
+		if (k != nb - 1) { /* Z of the last block is still there */
+			PASS(r, r->dwconv, p, gx, nf, &fit->params, &fit->s[k],
+			     &fit->z, NULL, NULL, NULL);
+			stage_end(r, NN_PASS_DWCONV);
+		}
+		struct gemm_push gw = {
+			.M = nf, .N = nf, .K = n, .lda = n, .ldb = n, .ldc = nf,
+			.k_chunk = k_chunk,
+		};
+		gemm(r, r->gemm_nt, &fit->g, &fit->z, &fit->part_a, gw, splits);
+		rp = p;
+		rp.i0 = REDUCE_CHUNK;
+		rp.i1 = (int)nf;
+		PASS(r, r->reduce_sum, rp, chunks, nf, &fit->g, &fit->g,
+		     &fit->part_b, NULL, NULL, NULL);
+		stage_end(r, NN_PASS_PW_GRAD_WEIGHT);
+		reduce_into(r, &fit->part_a, (int)splits, (int)(nf * nf), 1, 0, 1,
+			    l->pw_w[k], 1, 0);
+		reduce_into(r, &fit->part_b, chunks, (int)nf, 1, 0, 1, l->pw_b[k],
+			    1, 0);
+		struct gemm_push gd = {
+			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
+			.a_off = (uint32_t)l->pw_w[k], .k_chunk = nf,
+		};
+		gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1);
+		stage_end(r, NN_PASS_PW_GRAD_DATA);
+		PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, &fit->s[k],
+		     &fit->part_b, NULL, NULL, NULL);
+		PASS(r, r->dwconv_back, p, gx, nf, &fit->params, &fit->s[k],
+		     &fit->z, &fit->g, NULL, NULL);
+		stage_end(r, NN_PASS_DWCONV_BACK);
+		reduce_into(r, &fit->part_b, chunks, (int)nf, 9, 0, 9, l->dw[k], 9, 1);
+		stage_end(r, NN_PASS_REDUCE);
+	}
+
+	rp = p;
+	rp.i0 = REDUCE_CHUNK;
+	rp.i1 = (int)nf;
+	PASS(r, r->reduce_first, rp, chunks, nf, &fit->g, &fit->g, &fit->part_b,
+	     NULL, NULL, NULL);
+	stage_end(r, NN_PASS_REDUCE);
+	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 0, 2, l->first_w, 2, 1);
+	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 2, 1, l->first_b, 1, 0);
+	stage_end(r, NN_PASS_REDUCE);
+}
+
+static int begin_program(struct recorder *r, int timestamps,
+			 struct gpu_program **out)
+{
+	int rc = gpu_program_create(r->fit->gpu, timestamps, out);
+	r->prog = *out;
+	r->rc = rc;
+	r->last_ts = rc ? -1 : gpu_program_timestamp(r->prog);
+	return rc;
+}
+
+static int stage_budget(const struct nn_fit *fit)
+{
+	return fit->plan.count * (8 * fit->cfg.nblocks + 16) + 8;
+}
+
+static int record_epoch(struct nn_fit *fit)
+{
+	struct recorder r = {.fit = fit};
+	int rc = get_pipelines(&r);
+	if (rc)
+		return rc;
+	fit->max_stages = stage_budget(fit) + 4;
+	fit->stages = calloc((size_t)fit->max_stages, sizeof(*fit->stages));
+	if (!fit->stages)
+		return ERR_NOMEM;
+
+	rc = begin_program(&r, fit->max_stages + 1, &fit->epoch_prog);
+	int sse_base = 0;
+	for (int i = 0; rc == 0 && i < fit->plan.count; i++) {
+		const struct tile *t = &fit->plan.tiles[i];
+		record_forward(&r, t);
+		record_tile_backward(&r, t, sse_base);
+		sse_base += (int)div_up((uint64_t)t->region.w * t->region.h, GROUP);
+	}
+	rc = rc ? rc : r.rc;
+	rc = rc ? rc : gpu_program_end(fit->epoch_prog);
+	if (rc)
+		return rc;
+
+	rc = begin_program(&r, 2, &fit->adam_prog);
+	if (rc)
+		return rc;
+	struct pass_push p = {.n = (int)fit->layout.total};
+	uint32_t groups = div_up(fit->layout.total, GROUP);
+	PASS(&r, r.adam, p, groups, 1, &fit->params, &fit->grad, &fit->adam_m,
+	     &fit->adam_v, &fit->step, NULL);
+	stage_end(&r, NN_PASS_OPTIMIZER);
+	rc = r.rc;
+	return rc ? rc : gpu_program_end(fit->adam_prog);
+}
+
+/* The render program: forward and the render head for every tile, writing
+ * the prediction of each core into the whole-image output. */
+static int record_render(struct nn_fit *fit)
+{
+	struct recorder r = {.fit = fit};
+	int rc = get_pipelines(&r);
+	uint64_t pixels = (uint64_t)fit->width * fit->height;
+	if (!rc && !fit->image_out.handle)
+		rc = gpu_buffer_alloc(fit->arena, pixels * 12, 0, &fit->image_out);
+	rc = rc ? rc : begin_program(&r, 0, &fit->render_prog);
+	if (rc)
+		return rc;
+	int saved = fit->nstages;
+	int sse_base = 0;
+	for (int i = 0; i < fit->plan.count; i++) {
+		const struct tile *t = &fit->plan.tiles[i];
+		record_forward(&r, t);
+		struct pass_push p = tile_push(fit, t);
+		p.off0 = (uint32_t)fit->layout.out_w;
+		p.off1 = (uint32_t)fit->layout.out_b;
+		p.i0 = sse_base;
+		p.i1 = fit->has_target;
+		PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP), 1,
+		     &fit->params, &fit->s[fit->cfg.nblocks], &fit->target,
+		     &fit->image_out, &fit->dy, &fit->sse);
+		stage_end(&r, NN_PASS_HEAD);
+		sse_base += (int)div_up((uint64_t)p.n, GROUP);
+	}
+	fit->nstages = saved; /* render stages are not timed */
+	rc = r.rc;
+	return rc ? rc : gpu_program_end(fit->render_prog);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static int upload_target(struct nn_fit *fit, const struct image *target)
+{
+	uint64_t bytes = (uint64_t)fit->width * fit->height * 12;
+	if (target)
+		return gpu_upload(fit->gpu, &fit->target, 0, target->rgb, bytes);
+	return gpu_fill_zero(fit->gpu, &fit->target);
+}
+
+int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
+			int width, int height, const struct image *target,
+			const struct nn_config *cfg, const float *init_params,
+			char *err, size_t errlen)
+{
+	struct nn_fit *fit;
+	int rc = nn_config_check(cfg, err, errlen);
+	*out = NULL;
+	if (rc)
+		return rc;
+	if (width < 1 || height < 1) {
+		snprintf(err, errlen, "the image is empty");
+		return ERR_INVALID;
+	}
+	fit = calloc(1, sizeof(*fit));
+	if (!fit)
+		return ERR_NOMEM;
+	fit->gpu = gpu;
+	fit->cfg = *cfg;
+	fit->width = width;
+	fit->height = height;
+	fit->has_target = target != NULL;
+	nn_layout_init(&fit->layout, cfg);
+
+	rc = plan_tiles(fit, err, errlen);
+	rc = rc ? rc : gpu_arena_create(gpu, &fit->arena);
+	rc = rc ? rc : alloc_buffers(fit);
+	if (rc == ERR_DEVICE_OOM || rc == ERR_TOO_LARGE) {
+		if (!*err)
+			snprintf(err, errlen,
+				 "out of device memory for a %dx%d image at width %d",
+				 width, height, cfg->nf);
+		rc = ERR_DEVICE_OOM;
+	}
+	rc = rc ? rc : record_epoch(fit);
+
+	float *params = NULL;
+	if (!rc) {
+		params = malloc(fit->layout.total * sizeof(float));
+		rc = params ? 0 : ERR_NOMEM;
+	}
+	if (!rc) {
+		if (init_params)
+			memcpy(params, init_params, fit->layout.total * sizeof(float));
+		else
+			nn_init_params(cfg, &fit->layout, params);
+		rc = gpu_upload(gpu, &fit->params, 0, params,
+				fit->layout.total * sizeof(float));
+	}
+	free(params);
+	rc = rc ? rc : gpu_fill_zero(gpu, &fit->grad);
+	rc = rc ? rc : gpu_fill_zero(gpu, &fit->adam_m);
+	rc = rc ? rc : gpu_fill_zero(gpu, &fit->adam_v);
+	rc = rc ? rc : upload_target(fit, target);
+	if (rc) {
+		if (!*err)
+			snprintf(err, errlen, "cannot set up the fit: %s",
+				 error_message(rc));
+		nn_fit_destroy(fit);
+		return rc;
+	}
+	*out = fit;
+	return 0;
+}
+
+int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
+		  const struct image *target, const struct nn_config *cfg,
+		  const struct st_file *init, char *err, size_t errlen)
+{
+	float *params = NULL;
+	int rc;
+	if (err && errlen)
+		err[0] = 0;
+	if (init) {
+		rc = nn_package_params(init, cfg, target->width, target->height,
+				       &params, err, errlen);
+		if (rc)
+			return rc;
+	}
+	rc = nn_fit_create_sized(out, gpu, target->width, target->height,
+				 target, cfg, params, err, errlen);
+	free(params);
+	return rc;
+}
+
+void nn_fit_destroy(struct nn_fit *fit)
+{
+	if (!fit)
+		return;
+	gpu_program_destroy(fit->epoch_prog);
+	gpu_program_destroy(fit->adam_prog);
+	gpu_program_destroy(fit->render_prog);
+	gpu_arena_destroy(fit->arena);
+	tile_plan_finish(&fit->plan);
+	free(fit->stages);
+	free(fit->history);
+	free(fit);
+}
+
+/* ------------------------------------------------------------ training */
+
+static double sum_sse(const struct nn_fit *fit)
+{
+	const float *part = fit->sse.mapped;
+	double sum = 0;
+	for (int i = 0; i < fit->sse_count; i++)
+		sum += part[i];
+	return sum;
+}
+
+static void collect_pass_times(struct nn_fit *fit)
+{
+	memset(fit->pass_ms, 0, sizeof(fit->pass_ms));
+	for (int i = 0; i < fit->nstages; i++) {
+		const struct stage_time *s = &fit->stages[i];
+		fit->pass_ms[s->pass] += gpu_program_elapsed_ms(s->prog, s->from, s->to);
+	}
+}
+
+static int append_history(struct nn_fit *fit, const struct nn_metrics *m)
+{
+	if (fit->nhistory == fit->history_cap) {
+		int cap = fit->history_cap ? fit->history_cap * 2 : 256;
+		struct nn_metrics *h = realloc(fit->history, (size_t)cap * sizeof(*h));
+		if (!h)
+			return ERR_NOMEM;
+		fit->history = h;
+		fit->history_cap = cap;
+	}
+	fit->history[fit->nhistory++] = *m;
+	return 0;
+}
+
+int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
+{
+	int t = fit->epoch + 1;
+	double lr = nn_lr_at(&fit->cfg, t);
+	double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
+	float *step = fit->step.mapped;
+	double start = now_ms();
+
+	step[0] = (float)(lr / bc1);
+	step[1] = (float)sqrt(bc2);
+	int rc = gpu_program_run(fit->epoch_prog);
+	if (rc)
+		return rc;
+	double sse = sum_sse(fit);
+	double mse = sse / (3.0 * fit->width * fit->height) / 4.0;
+	if (!isfinite(mse)) {
+		/* drop this epoch's gradient; the weights stay as they were */
+		rc = gpu_fill_zero(fit->gpu, &fit->grad);
+		return rc ? rc : ERR_DIVERGED;
+	}
+	rc = gpu_program_run(fit->adam_prog);
+	if (rc)
+		return rc;
+	collect_pass_times(fit);
+	fit->epoch = t;
+	m->epoch = t;
+	m->mse = mse;
+	m->psnr = mse > 0 ? -10 * log10(mse) : 999;
+	m->lr = lr;
+	m->ms = now_ms() - start;
+	return append_history(fit, m);
+}
+
+int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse)
+{
+	int rc = gpu_program_run(fit->epoch_prog);
+	rc = rc ? rc : gpu_download(fit->gpu, &fit->grad, 0, grad,
+				    fit->layout.total * sizeof(float));
+	*sse = sum_sse(fit);
+	return rc ? rc : gpu_fill_zero(fit->gpu, &fit->grad);
+}
+
+int nn_fit_epoch(const struct nn_fit *fit)
+{
+	return fit->epoch;
+}
+
+const struct nn_config *nn_fit_config(const struct nn_fit *fit)
+{
+	return &fit->cfg;
+}
+
+void nn_fit_set_epochs(struct nn_fit *fit, int epochs)
+{
+	fit->cfg.epochs = epochs;
+}
+
+const struct nn_metrics *nn_fit_history(const struct nn_fit *fit, int *count)
+{
+	*count = fit->nhistory;
+	return fit->history;
+}
+
+void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->tile_w = fit->plan.core_w;
+	info->tile_h = fit->plan.core_h;
+	info->tiles_x = fit->plan.tiles_x;
+	info->tiles_y = fit->plan.tiles_y;
+	info->halo_overhead = (double)fit->plan.computed_pixels /
+				      ((double)fit->width * fit->height) - 1;
+	info->device_bytes = gpu_arena_bytes(fit->arena);
+	memcpy(info->pass_ms, fit->pass_ms, sizeof(info->pass_ms));
+	double nf = fit->cfg.nf;
+	info->gflop_per_epoch = 6.0 * fit->cfg.nblocks * nf * nf *
+				(double)fit->plan.computed_pixels * 1e-9;
+}
+
+/* ------------------------------------------------- weights in and out */
+
+int nn_fit_read_params(struct nn_fit *fit, float *params, float *m, float *v)
+{
+	uint64_t bytes = fit->layout.total * sizeof(float);
+	int rc = params ? gpu_download(fit->gpu, &fit->params, 0, params, bytes) : 0;
+	rc = rc || !m ? rc : gpu_download(fit->gpu, &fit->adam_m, 0, m, bytes);
+	rc = rc || !v ? rc : gpu_download(fit->gpu, &fit->adam_v, 0, v, bytes);
+	return rc;
+}
+
+int nn_fit_write_state(struct nn_fit *fit, const float *params,
+		       const float *m, const float *v, int epoch,
+		       const struct nn_metrics *history, int nhistory)
+{
+	uint64_t bytes = fit->layout.total * sizeof(float);
+	int rc = gpu_upload(fit->gpu, &fit->params, 0, params, bytes);
+	rc = rc ? rc : gpu_upload(fit->gpu, &fit->adam_m, 0, m, bytes);
+	rc = rc ? rc : gpu_upload(fit->gpu, &fit->adam_v, 0, v, bytes);
+	rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->grad);
+	if (rc)
+		return rc;
+	fit->epoch = epoch;
+	fit->nhistory = 0;
+	for (int i = 0; i < nhistory && rc == 0; i++)
+		rc = append_history(fit, &history[i]);
+	return rc;
+}
+
+int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
+{
+	int rc = fit->render_prog ? 0 : record_render(fit);
+	rc = rc ? rc : gpu_program_run(fit->render_prog);
+	if (rc)
+		return rc;
+	if (psnr) {
+		double mse = sum_sse(fit) / (3.0 * fit->width * fit->height) / 4.0;
+		*psnr = mse > 0 ? -10 * log10(mse) : 999;
+	}
+	if (!recon)
+		return 0;
+	struct image *img = image_create(fit->width, fit->height);
+	if (!img)
+		return ERR_NOMEM;
+	uint64_t count = (uint64_t)fit->width * fit->height * 3;
+	rc = gpu_download(fit->gpu, &fit->image_out, 0, img->rgb, count * 4);
+	if (rc) {
+		image_destroy(img);
+		return rc;
+	}
+	for (uint64_t i = 0; i < count; i++)
+		img->rgb[i] = (img->rgb[i] + 1.0f) * 0.5f;
+	*recon = img;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * fit_internal.h - the fit's fields, shared by fit.c (training) and
+ * package.c (checkpoints, model packages, rendering). Nobody else includes
+ * it.
+ */
+#ifndef VKINR_NN_FIT_INTERNAL_H
+#define VKINR_NN_FIT_INTERNAL_H
+
+#include "gpu/gpu.h"
+#include "nn/fit.h"
+#include "nn/plan.h"
+
+struct stage_time {
+	struct gpu_program *prog;
+	int pass, from, to;
+};
+
+struct nn_fit {
+	struct gpu_context *gpu;
+	struct nn_config cfg;
+	struct nn_layout layout;
+	int width, height, has_target;
+	struct tile_plan plan;
+
+	struct gpu_arena *arena;
+	struct gpu_buffer params, grad, adam_m, adam_v, step, target;
+	struct gpu_buffer s[NN_MAX_BLOCKS + 1]; /* pre-activations S0..S_B */
+	struct gpu_buffer z, g, dy;             /* scratch: Z or dZ, dS, dY */
+	struct gpu_buffer part_a, part_b;       /* partial sums */
+	struct gpu_buffer sse, image_out;
+	int sse_count;
+
+	struct gpu_program *epoch_prog, *adam_prog, *render_prog;
+	struct stage_time *stages;
+	int nstages, max_stages;
+	double pass_ms[NN_PASS_COUNT];
+
+	int epoch;
+	struct nn_metrics *history;
+	int nhistory, history_cap;
+};
+
+/* Creates a fit of a width x height image; target may be NULL (render
+ * only), init_params NULL (fresh init from the seed). */
+int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
+			int width, int height, const struct image *target,
+			const struct nn_config *cfg, const float *init_params,
+			char *err, size_t errlen);
+/* Reads (any of) weights and both moments; l->total floats each. */
+int nn_fit_read_params(struct nn_fit *fit, float *params, float *m, float *v);
+/* Replaces the whole training state. */
+int nn_fit_write_state(struct nn_fit *fit, const float *params,
+		       const float *m, const float *v, int epoch,
+		       const struct nn_metrics *history, int nhistory);
+/* Runs the epoch program alone (no optimizer step) and reads back the
+ * summed gradient (l->total floats) and the sum of squared errors; the
+ * gradient is then cleared. For the tests. */
+int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse);
+/* Renders the current weights: the reconstruction and its PSNR. */
+int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
+/* Copies a model package's tensors into a flat parameter vector laid out
+ * for cfg (nf and dilations must match). */
+int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
+		      int width, int height, float **params, char *err,
+		      size_t errlen);
+
+#endif

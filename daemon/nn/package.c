@@ -1,0 +1,453 @@
+/*
+ * package.c - a fit's state in and out: checkpoints, model packages and
+ * rendering a package.
+ *
+ * Both file kinds are safetensors. A checkpoint holds the flat vectors as
+ * they are (params, adam_m, adam_v), the metrics history and, in the
+ * metadata, the epoch, the whole config and an FNV-1a checksum of the
+ * tensor data, verified on load. A model package holds the weights under
+ * the PyTorch peer's names and shapes, so the peer loads it as it is.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "nn/fit_internal.h"
+
+#define CHECKPOINT_FORMAT "vkinr-checkpoint"
+#define PACKAGE_FORMAT "vkinr-convsiren"
+#define FORMAT_VERSION "1"
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int set_meta_fmt(struct st_file *f, const char *key, const char *fmt,
+			...) __attribute__((format(printf, 3, 4)));
+static int set_meta_fmt(struct st_file *f, const char *key, const char *fmt,
+			...)
+{
+	char value[128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	return st_set_meta(f, key, value);
+}
+
+static int meta_int(const struct st_file *f, const char *key, long long lo,
+		    long long hi, long long *out)
+{
+	const char *v = st_get_meta(f, key);
+	char *end;
+	if (!v)
+		return ERR_FORMAT;
+	long long x = strtoll(v, &end, 10);
+	if (end == v || *end || x < lo || x > hi)
+		return ERR_FORMAT;
+	*out = x;
+	return 0;
+}
+
+static int meta_double(const struct st_file *f, const char *key, double *out)
+{
+	const char *v = st_get_meta(f, key);
+	char *end;
+	if (!v)
+		return ERR_FORMAT;
+	double x = strtod(v, &end);
+	if (end == v || *end || !isfinite(x))
+		return ERR_FORMAT;
+	*out = x;
+	return 0;
+}
+
+/* ------------------------------------------------------------ checkpoint */
+
+static uint64_t checkpoint_checksum(const struct st_file *f)
+{
+	static const char *names[] = {"params", "adam_m", "adam_v", "metrics"};
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < 4; i++) {
+		const struct st_tensor *t = st_find(f, names[i]);
+		if (t)
+			h = fnv1a(h, t->data, t->nbytes);
+	}
+	return h;
+}
+
+static int put_config(struct st_file *f, const struct nn_config *cfg)
+{
+	char dil[64];
+	nn_config_dilations_string(cfg, dil, sizeof(dil));
+	int rc = st_set_meta(f, "dilations", dil);
+	rc = rc ? rc : set_meta_fmt(f, "nf", "%d", cfg->nf);
+	rc = rc ? rc : set_meta_fmt(f, "w0", "%.9g", cfg->w0);
+	rc = rc ? rc : set_meta_fmt(f, "lr", "%.17g", cfg->lr);
+	rc = rc ? rc : set_meta_fmt(f, "lr_min_ratio", "%.17g", cfg->lr_min_ratio);
+	rc = rc ? rc : set_meta_fmt(f, "warmup", "%d", cfg->warmup);
+	rc = rc ? rc : st_set_meta(f, "schedule",
+				   cfg->schedule == NN_SCHEDULE_CONSTANT ? "constant"
+									 : "cosine");
+	rc = rc ? rc : set_meta_fmt(f, "epochs", "%d", cfg->epochs);
+	rc = rc ? rc : set_meta_fmt(f, "seed", "%llu",
+				    (unsigned long long)cfg->seed);
+	rc = rc ? rc : set_meta_fmt(f, "max_tile", "%d", cfg->max_tile);
+	rc = rc ? rc : set_meta_fmt(f, "mem_budget", "%llu",
+				    (unsigned long long)cfg->mem_budget);
+	return rc;
+}
+
+int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
+{
+	size_t total = fit->layout.total;
+	float *buf = malloc(3 * total * sizeof(float));
+	double *metrics = malloc(((size_t)fit->nhistory + 1) * 5 * sizeof(double));
+	struct st_file *f = st_create();
+	int rc = buf && metrics && f ? 0 : ERR_NOMEM;
+
+	rc = rc ? rc : nn_fit_read_params(fit, buf, buf + total, buf + 2 * total);
+	for (int i = 0; rc == 0 && i < fit->nhistory; i++) {
+		const struct nn_metrics *m = &fit->history[i];
+		double row[5] = {m->epoch, m->mse, m->psnr, m->lr, m->ms};
+		memcpy(metrics + 5 * i, row, sizeof(row));
+	}
+	int64_t vec[1] = {(int64_t)total}, hist[2] = {fit->nhistory, 5};
+	rc = rc ? rc : st_add(f, "params", ST_F32, 1, vec, buf);
+	rc = rc ? rc : st_add(f, "adam_m", ST_F32, 1, vec, buf + total);
+	rc = rc ? rc : st_add(f, "adam_v", ST_F32, 1, vec, buf + 2 * total);
+	rc = rc ? rc : st_add(f, "metrics", ST_F64, 2, hist, metrics);
+	rc = rc ? rc : st_set_meta(f, "format", CHECKPOINT_FORMAT);
+	rc = rc ? rc : st_set_meta(f, "version", FORMAT_VERSION);
+	rc = rc ? rc : set_meta_fmt(f, "epoch", "%d", fit->epoch);
+	rc = rc ? rc : set_meta_fmt(f, "width", "%d", fit->width);
+	rc = rc ? rc : set_meta_fmt(f, "height", "%d", fit->height);
+	rc = rc ? rc : put_config(f, &fit->cfg);
+	rc = rc ? rc : set_meta_fmt(f, "checksum", "%016llx",
+				    (unsigned long long)checkpoint_checksum(f));
+	free(buf);
+	free(metrics);
+	if (rc) {
+		st_destroy(f);
+		return rc;
+	}
+	*out = f;
+	return 0;
+}
+
+int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
+			 char *err, size_t errlen)
+{
+	long long nf, warmup, epochs, seed, max_tile, budget;
+	double w0, lr, ratio;
+	const char *format = st_get_meta(ckpt, "format");
+	const char *sched = st_get_meta(ckpt, "schedule");
+	const char *dil = st_get_meta(ckpt, "dilations");
+
+	nn_config_defaults(cfg, 0);
+	if (!format || strcmp(format, CHECKPOINT_FORMAT)) {
+		snprintf(err, errlen, "not a vkinrd checkpoint");
+		return ERR_FORMAT;
+	}
+	int rc = meta_int(ckpt, "nf", NN_MIN_WIDTH, NN_MAX_WIDTH, &nf);
+	rc = rc ? rc : meta_int(ckpt, "warmup", 0, 1 << 30, &warmup);
+	rc = rc ? rc : meta_int(ckpt, "epochs", 0, 1 << 30, &epochs);
+	rc = rc ? rc : meta_int(ckpt, "seed", 0, INT64_MAX, &seed);
+	rc = rc ? rc : meta_int(ckpt, "max_tile", 0, 1 << 30, &max_tile);
+	rc = rc ? rc : meta_int(ckpt, "mem_budget", 0, INT64_MAX, &budget);
+	rc = rc ? rc : meta_double(ckpt, "w0", &w0);
+	rc = rc ? rc : meta_double(ckpt, "lr", &lr);
+	rc = rc ? rc : meta_double(ckpt, "lr_min_ratio", &ratio);
+	rc = rc ? rc : (!sched || !dil ? ERR_FORMAT : 0);
+	rc = rc ? rc : nn_config_parse_dilations(cfg, dil);
+	if (rc) {
+		snprintf(err, errlen, "the checkpoint's config is incomplete or damaged");
+		return ERR_FORMAT;
+	}
+	cfg->nf = (int)nf;
+	cfg->warmup = (int)warmup;
+	cfg->epochs = (int)epochs;
+	cfg->seed = (uint64_t)seed;
+	cfg->max_tile = (int)max_tile;
+	cfg->mem_budget = (uint64_t)budget;
+	cfg->w0 = (float)w0;
+	cfg->lr = lr;
+	cfg->lr_min_ratio = ratio;
+	cfg->schedule = !strcmp(sched, "constant") ? NN_SCHEDULE_CONSTANT
+						   : NN_SCHEDULE_COSINE;
+	return nn_config_check(cfg, err, errlen);
+}
+
+int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
+		   size_t errlen)
+{
+	struct nn_config cfg;
+	long long epoch, width, height;
+	int rc = nn_checkpoint_config(ckpt, &cfg, err, errlen);
+	if (rc)
+		return rc;
+	const char *sum = st_get_meta(ckpt, "checksum");
+	char want[32];
+	snprintf(want, sizeof(want), "%016llx",
+		 (unsigned long long)checkpoint_checksum(ckpt));
+	if (!sum || strcmp(sum, want)) {
+		snprintf(err, errlen, "the checkpoint is corrupt (checksum mismatch)");
+		return ERR_CHECKSUM;
+	}
+	const struct st_tensor *p = st_find(ckpt, "params");
+	const struct st_tensor *m = st_find(ckpt, "adam_m");
+	const struct st_tensor *v = st_find(ckpt, "adam_v");
+	const struct st_tensor *h = st_find(ckpt, "metrics");
+	size_t bytes = fit->layout.total * sizeof(float);
+	rc = meta_int(ckpt, "epoch", 0, 1 << 30, &epoch);
+	rc = rc ? rc : meta_int(ckpt, "width", 1, 1 << 30, &width);
+	rc = rc ? rc : meta_int(ckpt, "height", 1, 1 << 30, &height);
+	if (rc || !p || !m || !v || !h || p->dtype != ST_F32 ||
+	    m->dtype != ST_F32 || v->dtype != ST_F32 || h->dtype != ST_F64 ||
+	    p->nbytes != bytes || m->nbytes != bytes || v->nbytes != bytes ||
+	    h->ndim != 2 || h->shape[1] != 5) {
+		snprintf(err, errlen, "the checkpoint does not match this job "
+			 "(tensors or sizes differ)");
+		return ERR_FORMAT;
+	}
+	if (width != fit->width || height != fit->height ||
+	    cfg.nf != fit->cfg.nf || cfg.nblocks != fit->cfg.nblocks ||
+	    memcmp(cfg.dilations, fit->cfg.dilations, sizeof(cfg.dilations))) {
+		snprintf(err, errlen, "the checkpoint was made for another image "
+			 "size or model shape");
+		return ERR_INVALID;
+	}
+	int n = (int)h->shape[0];
+	struct nn_metrics *hist = calloc((size_t)n + 1, sizeof(*hist));
+	if (!hist)
+		return ERR_NOMEM;
+	const double *rows = h->data;
+	for (int i = 0; i < n; i++) {
+		hist[i].epoch = (int)rows[5 * i];
+		hist[i].mse = rows[5 * i + 1];
+		hist[i].psnr = rows[5 * i + 2];
+		hist[i].lr = rows[5 * i + 3];
+		hist[i].ms = rows[5 * i + 4];
+	}
+	rc = nn_fit_write_state(fit, p->data, m->data, v->data, (int)epoch,
+				hist, n);
+	free(hist);
+	return rc;
+}
+
+/* --------------------------------------------------------- model package */
+
+/* Where each package tensor lives in the flat vector, and its shape. */
+struct package_entry {
+	char name[32];
+	size_t offset, count;
+	int ndim;
+	int64_t shape[4];
+};
+
+static int package_entries(const struct nn_layout *l, struct package_entry *e)
+{
+	int64_t nf = l->nf;
+	int n = 0;
+#define ENTRY(nm, off, nd, s0, s1, s2, s3)                                    \
+	do {                                                                 \
+		e[n] = (struct package_entry){"", off, 0, nd, {s0, s1, s2, s3}}; \
+		snprintf(e[n].name, sizeof(e[n].name), "%s", nm);            \
+		e[n].count = (size_t)(s0) * (nd > 1 ? (size_t)(s1) : 1) *    \
+			     (nd > 2 ? (size_t)(s2) * (size_t)(s3) : 1);      \
+		n++;                                                         \
+	} while (0)
+	ENTRY("first.weight", l->first_w, 4, nf, 2, 1, 1);
+	ENTRY("first.bias", l->first_b, 1, nf, 0, 0, 0);
+	char name[32];
+	for (int k = 0; k < l->nblocks; k++) {
+		snprintf(name, sizeof(name), "dw.%d.weight", k);
+		ENTRY(name, l->dw[k], 4, nf, 1, 3, 3);
+	}
+	for (int k = 0; k < l->nblocks; k++) {
+		snprintf(name, sizeof(name), "pw.%d.weight", k);
+		ENTRY(name, l->pw_w[k], 4, nf, nf, 1, 1);
+		snprintf(name, sizeof(name), "pw.%d.bias", k);
+		ENTRY(name, l->pw_b[k], 1, nf, 0, 0, 0);
+	}
+	ENTRY("out.weight", l->out_w, 4, 3, nf, 1, 1);
+	ENTRY("out.bias", l->out_b, 1, 3, 0, 0, 0);
+#undef ENTRY
+	return n;
+}
+
+#define MAX_ENTRIES (4 + 3 * NN_MAX_BLOCKS)
+
+int nn_package_config(const struct st_file *model, struct nn_config *cfg,
+		      int *width, int *height, char *err, size_t errlen)
+{
+	const struct st_tensor *first = st_find(model, "first.weight");
+	long long w, h;
+	double w0;
+
+	nn_config_defaults(cfg, 0);
+	if (!first || first->ndim < 1) {
+		snprintf(err, errlen, "not a ConvSIREN model package (no first.weight)");
+		return ERR_FORMAT;
+	}
+	cfg->nf = (int)first->shape[0];
+	const char *dil = st_get_meta(model, "dilations");
+	if (dil && nn_config_parse_dilations(cfg, dil)) {
+		snprintf(err, errlen, "the package's dilations \"%s\" are not valid", dil);
+		return ERR_FORMAT;
+	}
+	if (meta_double(model, "w0", &w0) == 0)
+		cfg->w0 = (float)w0;
+	if (meta_int(model, "width", 1, 1 << 30, &w) ||
+	    meta_int(model, "height", 1, 1 << 30, &h)) {
+		snprintf(err, errlen, "the package's metadata lacks the image "
+			 "width and height");
+		return ERR_FORMAT;
+	}
+	*width = (int)w;
+	*height = (int)h;
+	int rc = nn_config_check(cfg, err, errlen);
+	if (rc)
+		return ERR_FORMAT;
+
+	struct nn_layout l;
+	struct package_entry e[MAX_ENTRIES];
+	nn_layout_init(&l, cfg);
+	int n = package_entries(&l, e);
+	for (int i = 0; i < n; i++) {
+		const struct st_tensor *t = st_find(model, e[i].name);
+		int ok = t && t->dtype == ST_F32 && t->ndim == e[i].ndim &&
+			 t->nbytes == e[i].count * sizeof(float);
+		for (int d = 0; ok && d < e[i].ndim; d++)
+			ok = t->shape[d] == e[i].shape[d];
+		if (!ok) {
+			snprintf(err, errlen, "the package's tensor %s is missing "
+				 "or has the wrong type or shape", e[i].name);
+			return ERR_FORMAT;
+		}
+	}
+	char extra[32];
+	snprintf(extra, sizeof(extra), "pw.%d.weight", cfg->nblocks);
+	if (st_find(model, extra)) {
+		snprintf(err, errlen, "the package has more blocks than its "
+			 "dilations list");
+		return ERR_FORMAT;
+	}
+	return 0;
+}
+
+int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
+		      int width, int height, float **params, char *err,
+		      size_t errlen)
+{
+	struct nn_config pcfg;
+	int pw, ph;
+	int rc = nn_package_config(model, &pcfg, &pw, &ph, err, errlen);
+	if (rc)
+		return rc;
+	if (pcfg.nf != cfg->nf || pcfg.nblocks != cfg->nblocks ||
+	    memcmp(pcfg.dilations, cfg->dilations, sizeof(pcfg.dilations))) {
+		snprintf(err, errlen, "the initial model has width %d and %d blocks; "
+			 "this job asks for width %d and %d blocks",
+			 pcfg.nf, pcfg.nblocks, cfg->nf, cfg->nblocks);
+		return ERR_INVALID;
+	}
+	(void)width, (void)height; /* a model may start a fit of another size */
+	struct nn_layout l;
+	struct package_entry e[MAX_ENTRIES];
+	nn_layout_init(&l, cfg);
+	float *p = calloc(l.total, sizeof(float));
+	if (!p)
+		return ERR_NOMEM;
+	int n = package_entries(&l, e);
+	for (int i = 0; i < n; i++)
+		memcpy(p + e[i].offset, st_find(model, e[i].name)->data,
+		       e[i].count * sizeof(float));
+	*params = p;
+	return 0;
+}
+
+static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
+{
+	struct package_entry e[MAX_ENTRIES];
+	float *p = malloc(fit->layout.total * sizeof(float));
+	struct st_file *f = st_create();
+	int rc = p && f ? 0 : ERR_NOMEM;
+	rc = rc ? rc : nn_fit_read_params(fit, p, NULL, NULL);
+	int n = package_entries(&fit->layout, e);
+	for (int i = 0; rc == 0 && i < n; i++)
+		rc = st_add(f, e[i].name, ST_F32, e[i].ndim, e[i].shape,
+			    p + e[i].offset);
+	char dil[64];
+	nn_config_dilations_string(&fit->cfg, dil, sizeof(dil));
+	rc = rc ? rc : st_set_meta(f, "format", PACKAGE_FORMAT);
+	rc = rc ? rc : st_set_meta(f, "version", FORMAT_VERSION);
+	rc = rc ? rc : set_meta_fmt(f, "width", "%d", fit->width);
+	rc = rc ? rc : set_meta_fmt(f, "height", "%d", fit->height);
+	rc = rc ? rc : set_meta_fmt(f, "nf", "%d", fit->cfg.nf);
+	rc = rc ? rc : st_set_meta(f, "dilations", dil);
+	rc = rc ? rc : set_meta_fmt(f, "w0", "%g", fit->cfg.w0);
+	rc = rc ? rc : set_meta_fmt(f, "epochs", "%d", fit->epoch);
+	rc = rc ? rc : set_meta_fmt(f, "psnr", "%.3f", psnr);
+	free(p);
+	if (rc) {
+		st_destroy(f);
+		return rc;
+	}
+	*out = f;
+	return 0;
+}
+
+int nn_fit_export(struct nn_fit *fit, struct st_file **model,
+		  struct image **recon, double *psnr)
+{
+	double value = 0;
+	int rc = nn_fit_render(fit, recon, &value);
+	if (rc == 0 && model) {
+		rc = build_package(fit, value, model);
+		if (rc && recon) {
+			image_destroy(*recon);
+			*recon = NULL;
+		}
+	}
+	if (rc == 0 && psnr)
+		*psnr = value;
+	return rc;
+}
+
+int nn_render(struct gpu_context *gpu, const struct st_file *model,
+	      const struct image *target, struct image **out, double *psnr,
+	      char *err, size_t errlen)
+{
+	struct nn_config cfg;
+	struct nn_fit *fit = NULL;
+	float *params = NULL;
+	int width, height;
+	int rc = nn_package_config(model, &cfg, &width, &height, err, errlen);
+	if (rc)
+		return rc;
+	if (target && (target->width != width || target->height != height)) {
+		snprintf(err, errlen, "the target is %dx%d but the model was "
+			 "fitted to %dx%d", target->width, target->height,
+			 width, height);
+		return ERR_INVALID;
+	}
+	cfg.epochs = 0;
+	rc = nn_package_params(model, &cfg, width, height, &params, err, errlen);
+	rc = rc ? rc : nn_fit_create_sized(&fit, gpu, width, height, target, &cfg,
+					   params, err, errlen);
+	double value = 0;
+	rc = rc ? rc : nn_fit_render(fit, out, &value);
+	if (rc == 0 && psnr)
+		*psnr = target ? value : NAN;
+	nn_fit_destroy(fit);
+	free(params);
+	return rc;
+}

@@ -1,0 +1,33 @@
+/*
+ * passes.h - the push-constant blocks of the shaders, as C structs. They
+ * must match shaders/common.glsl (struct Pass) and shaders/gemm.comp
+ * (struct Gemm) field for field.
+ */
+#ifndef VKINR_NN_PASSES_H
+#define VKINR_NN_PASSES_H
+
+#include <stdint.h>
+
+struct pass_push {
+	int32_t img_w, img_h, tx, ty;
+	int32_t tw, th, cx, cy;
+	int32_t cw, ch, n, dil;
+	uint32_t off0, off1, off2, off3;
+	int32_t i0, i1, i2, i3;
+};
+
+struct gemm_push {
+	uint32_t M, N, K;
+	uint32_t lda, ldb, ldc;
+	uint32_t a_off, b_off, c_off, bias_off;
+	uint32_t k_chunk, has_bias;
+};
+
+/* The tile of the GEMM shader (its BM x BN, see shaders/gemm.comp) and the
+ * pixels one pixel_reduce workgroup sums. */
+#define GEMM_TILE 64
+#define GEMM_BK 16
+#define REDUCE_CHUNK 4096
+#define GROUP 256
+
+#endif
