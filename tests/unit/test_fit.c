@@ -1,0 +1,295 @@
+/*
+ * test_fit.c - the whole engine on the Vulkan device: the gradient of a
+ * fit against the reference, the tiled gradient against the untiled one,
+ * determinism, checkpoint and resume bit for bit, export and render, and
+ * that training really fits an image.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "nn/fit.h"
+#include "nn/fit_internal.h"
+#include "ref/ref.h"
+#include "unit/support_gpu.h"
+
+static void small_config(struct nn_config *cfg, int nf)
+{
+	nn_config_defaults(cfg, 1);
+	cfg->nf = nf;
+	cfg->seed = 3;
+	cfg->epochs = 100;
+	cfg->lr = 1e-3;
+	cfg->warmup = 5;
+}
+
+/* A model package for cfg with random dw taps, to start fits from, so the
+ * off-centre taps take part in the gradient. */
+static struct st_file *perturbed_package(const struct nn_config *cfg, int w,
+					 int h, float **params_out)
+{
+	struct nn_layout l;
+	nn_layout_init(&l, cfg);
+	float *p = calloc(l.total, sizeof(float));
+	nn_init_params(cfg, &l, p);
+	for (int k = 0; k < cfg->nblocks; k++)
+		test_random(p + l.dw[k], (size_t)cfg->nf * 9, 200 + k, -0.5f, 0.5f);
+	struct nn_fit *fit;
+	char err[256];
+	struct image *img = test_image(w, h, 1);
+	assert_int_equal(nn_fit_create_sized(&fit, test_gpu, w, h, img, cfg, p,
+					     err, sizeof(err)), 0);
+	struct st_file *pkg;
+	assert_int_equal(nn_fit_export(fit, &pkg, NULL, NULL), 0);
+	nn_fit_destroy(fit);
+	image_destroy(img);
+	*params_out = p;
+	return pkg;
+}
+
+static void gradient_of(const struct nn_config *cfg, const struct image *img,
+			const float *params, float *grad, double *sse,
+			int *tiles)
+{
+	struct nn_fit *fit;
+	char err[256];
+	assert_int_equal(nn_fit_create_sized(&fit, test_gpu, img->width,
+					     img->height, img, cfg, params, err,
+					     sizeof(err)), 0);
+	struct nn_fit_info info;
+	nn_fit_get_info(fit, &info);
+	*tiles = info.tiles_x * info.tiles_y;
+	assert_int_equal(nn_fit_gradient(fit, grad, sse), 0);
+	nn_fit_destroy(fit);
+}
+
+/* Relative to each tensor's largest gradient: fp32 against double. */
+static void compare_per_tensor(const struct nn_layout *l, const float *got,
+			       const double *want, double tol)
+{
+	size_t starts[4 + 3 * NN_MAX_BLOCKS], counts[4 + 3 * NN_MAX_BLOCKS];
+	int n = 0;
+	size_t nf = (size_t)l->nf;
+	starts[n] = l->first_w, counts[n++] = 2 * nf;
+	starts[n] = l->first_b, counts[n++] = nf;
+	for (int k = 0; k < l->nblocks; k++) {
+		starts[n] = l->dw[k], counts[n++] = 9 * nf;
+		starts[n] = l->pw_w[k], counts[n++] = nf * nf;
+		starts[n] = l->pw_b[k], counts[n++] = nf;
+	}
+	starts[n] = l->out_w, counts[n++] = 3 * nf;
+	starts[n] = l->out_b, counts[n++] = 3;
+	for (int t = 0; t < n; t++) {
+		double scale = 0;
+		for (size_t i = 0; i < counts[t]; i++)
+			scale = fmax(scale, fabs(want[starts[t] + i]));
+		test_close("gradient tensor", got + starts[t], want + starts[t],
+			   counts[t], tol * scale, 0);
+	}
+}
+
+static void test_gradient_matches_reference(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	small_config(&cfg, 16);
+	struct image *img = test_image(37, 23, 2);
+	float *params;
+	struct st_file *pkg = perturbed_package(&cfg, 37, 23, &params);
+	struct nn_layout l;
+	nn_layout_init(&l, &cfg);
+	float *grad = calloc(l.total, 4);
+	double *want = calloc(l.total, 8), sse;
+	int tiles;
+	gradient_of(&cfg, img, params, grad, &sse, &tiles);
+	assert_int_equal(tiles, 1);
+	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
+	assert_true(fabs(sse - want_sse) < 1e-4 * want_sse);
+	compare_per_tensor(&l, grad, want, 2e-3);
+	free(grad), free(want), free(params);
+	st_destroy(pkg);
+	image_destroy(img);
+}
+
+static void test_tiled_gradient_equals_untiled(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	small_config(&cfg, 16);
+	struct image *img = test_image(37, 23, 4);
+	float *params;
+	struct st_file *pkg = perturbed_package(&cfg, 37, 23, &params);
+	struct nn_layout l;
+	nn_layout_init(&l, &cfg);
+	float *whole = calloc(l.total, 4), *tiled = calloc(l.total, 4);
+	double *want = calloc(l.total, 8), sse_whole, sse_tiled;
+	int tiles;
+	gradient_of(&cfg, img, params, whole, &sse_whole, &tiles);
+	assert_int_equal(tiles, 1);
+
+	for (int cap = 8; cap <= 16; cap += 8) {
+		struct nn_config tcfg = cfg;
+		tcfg.max_tile = cap; /* ragged edge tiles: 37 and 23 are not multiples */
+		gradient_of(&tcfg, img, params, tiled, &sse_tiled, &tiles);
+		assert_true(tiles > 1);
+		assert_true(fabs(sse_whole - sse_tiled) < 1e-5 * sse_whole);
+		for (size_t i = 0; i < l.total; i++)
+			want[i] = whole[i];
+		compare_per_tensor(&l, tiled, want, 1e-4);
+	}
+	free(whole), free(tiled), free(want), free(params);
+	st_destroy(pkg);
+	image_destroy(img);
+}
+
+static void run_epochs(struct nn_fit *fit, int n, struct nn_metrics *out)
+{
+	for (int i = 0; i < n; i++)
+		assert_int_equal(nn_fit_step(fit, &out[i]), 0);
+}
+
+static void test_resume_is_exact(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	small_config(&cfg, 16);
+	cfg.epochs = 12;
+	struct image *img = test_image(29, 19, 6);
+	char err[256];
+	struct nn_fit *a, *b;
+	struct nn_metrics ma[12], mb[12];
+
+	assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	run_epochs(a, 12, ma);
+
+	assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	run_epochs(b, 5, mb);
+	struct st_file *ck;
+	uint8_t *bytes;
+	size_t size;
+	assert_int_equal(nn_fit_checkpoint(b, &ck), 0);
+	assert_int_equal(st_encode(ck, &bytes, &size), 0);
+	st_destroy(ck);
+	nn_fit_destroy(b);
+
+	struct st_file *loaded;
+	assert_int_equal(st_decode(bytes, size, &loaded, err, sizeof(err)), 0);
+	struct nn_config ccfg;
+	assert_int_equal(nn_checkpoint_config(loaded, &ccfg, err, sizeof(err)), 0);
+	assert_int_equal(nn_fit_create(&b, test_gpu, img, &ccfg, NULL, err, sizeof(err)), 0);
+	assert_int_equal(nn_fit_restore(b, loaded, err, sizeof(err)), 0);
+	assert_int_equal(nn_fit_epoch(b), 5);
+	run_epochs(b, 7, mb + 5);
+	for (int i = 0; i < 12; i++) {
+		assert_int_equal(ma[i].epoch, mb[i].epoch);
+		assert_true(ma[i].mse == mb[i].mse); /* bit for bit */
+		assert_true(ma[i].lr == mb[i].lr);
+	}
+	int n;
+	const struct nn_metrics *h = nn_fit_history(b, &n);
+	assert_int_equal(n, 12);
+	assert_int_equal(h[11].epoch, 12);
+
+	/* a damaged checkpoint is refused */
+	bytes[size - 3] ^= 0x55;
+	struct st_file *bad;
+	if (st_decode(bytes, size, &bad, err, sizeof(err)) == 0) {
+		assert_int_equal(nn_fit_restore(b, bad, err, sizeof(err)), ERR_CHECKSUM);
+		st_destroy(bad);
+	}
+	free(bytes);
+	st_destroy(loaded);
+	nn_fit_destroy(a);
+	nn_fit_destroy(b);
+	image_destroy(img);
+}
+
+static void test_training_fits_and_exports(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	small_config(&cfg, 32);
+	cfg.epochs = 150;
+	cfg.lr = 1e-3;
+	struct image *img = test_image(24, 20, 8);
+	char err[256];
+	struct nn_fit *fit;
+	struct nn_metrics m;
+	assert_int_equal(nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	double first = 0;
+	for (int i = 0; i < cfg.epochs; i++) {
+		assert_int_equal(nn_fit_step(fit, &m), 0);
+		if (i == 0)
+			first = m.psnr;
+	}
+	print_message("PSNR %.2f dB after %d epochs (from %.2f)\n", m.psnr,
+		      cfg.epochs, first);
+	assert_true(m.psnr > 25.0);
+
+	struct st_file *pkg;
+	struct image *recon, *rendered;
+	double psnr, rendered_psnr;
+	assert_int_equal(nn_fit_export(fit, &pkg, &recon, &psnr), 0);
+	assert_true(psnr > 25.0);
+	assert_string_equal(st_get_meta(pkg, "format"), "vkinr-convsiren");
+	assert_non_null(st_find(pkg, "pw.3.weight"));
+	assert_int_equal(st_find(pkg, "first.weight")->shape[1], 2);
+
+	/* the package renders the same image on a fresh fit */
+	uint8_t *bytes;
+	size_t size;
+	assert_int_equal(st_encode(pkg, &bytes, &size), 0);
+	struct st_file *again;
+	assert_int_equal(st_decode(bytes, size, &again, err, sizeof(err)), 0);
+	assert_int_equal(nn_render(test_gpu, again, img, &rendered, &rendered_psnr,
+				   err, sizeof(err)), 0);
+	assert_true(fabs(rendered_psnr - psnr) < 1e-6);
+	for (int i = 0; i < 24 * 20 * 3; i++)
+		assert_true(fabs(rendered->rgb[i] - recon->rgb[i]) < 1e-6);
+	/* and the reconstruction agrees with the target to the PSNR */
+	double se = 0;
+	for (int i = 0; i < 24 * 20 * 3; i++)
+		se += pow(recon->rgb[i] - img->rgb[i], 2);
+	double recon_psnr = -10 * log10(se / (24 * 20 * 3));
+	assert_true(fabs(recon_psnr - psnr) < 0.01);
+
+	free(bytes);
+	st_destroy(again);
+	st_destroy(pkg);
+	image_destroy(recon);
+	image_destroy(rendered);
+	nn_fit_destroy(fit);
+	image_destroy(img);
+}
+
+static void test_bad_config_is_refused(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	small_config(&cfg, 24); /* not a multiple of 16 */
+	struct image *img = test_image(8, 8, 1);
+	char err[256] = "";
+	struct nn_fit *fit;
+	assert_int_equal(nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err, sizeof(err)),
+			 ERR_INVALID);
+	assert_non_null(strstr(err, "multiple of 16"));
+	image_destroy(img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gradient_matches_reference),
+		cmocka_unit_test(test_tiled_gradient_equals_untiled),
+		cmocka_unit_test(test_resume_is_exact),
+		cmocka_unit_test(test_training_fits_and_exports),
+		cmocka_unit_test(test_bad_config_is_refused),
+	};
+	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
+}

@@ -1,0 +1,375 @@
+/*
+ * test_passes.c - every shader pass, run alone on the Vulkan device, against
+ * the plain-C reference (tests/ref) on small, odd sizes: a 37x23 tile inside
+ * a larger image, width 32, every dilation of the default list, GEMMs in all
+ * three forms (with split K), the head, the reductions and Adam.
+ *
+ * Tolerances: the reference is double; the shaders are fp32 with sin(30 s),
+ * so errors of a few 1e-5 relative are expected, and the tolerance is
+ * 1e-4-ish: far below what a wrong index or tap would give.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/model.h"
+#include "nn/passes.h"
+#include "ref/ref.h"
+#include "unit/support_gpu.h"
+
+#define NF 32
+#define W0 30.0f
+
+/* A 37x23 tile at (5,4) of a 50x40 image, core (10,8) 25x13. */
+static const struct ref_tile tile = {
+	.img_w = 50, .img_h = 40, .tx = 5, .ty = 4, .tw = 37, .th = 23,
+	.cx = 10, .cy = 8, .cw = 25, .ch = 13,
+};
+#define NPIX (37 * 23)
+
+static struct pass_push tile_push(int dil)
+{
+	struct pass_push p = {
+		.img_w = tile.img_w, .img_h = tile.img_h, .tx = tile.tx,
+		.ty = tile.ty, .tw = tile.tw, .th = tile.th, .cx = tile.cx,
+		.cy = tile.cy, .cw = tile.cw, .ch = tile.ch, .n = NPIX, .dil = dil,
+	};
+	return p;
+}
+
+static double *to_double(const float *f, size_t n)
+{
+	double *d = malloc(n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		d[i] = f[i];
+	return d;
+}
+
+/* Model parameters with random (not identity) dw taps. */
+static float *random_params(const struct nn_layout *l, const struct nn_config *cfg)
+{
+	float *p = calloc(l->total, sizeof(float));
+	nn_init_params(cfg, l, p);
+	for (int k = 0; k < l->nblocks; k++)
+		test_random(p + l->dw[k], (size_t)l->nf * 9, 100 + k, -0.6f, 0.6f);
+	return p;
+}
+
+static void setup_model(struct nn_config *cfg, struct nn_layout *l)
+{
+	nn_config_defaults(cfg, 0);
+	cfg->nf = NF;
+	cfg->seed = 7;
+	nn_layout_init(l, cfg);
+}
+
+static void test_first(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	struct nn_layout l;
+	setup_model(&cfg, &l);
+	float *params = random_params(&l, &cfg);
+	struct gpu_buffer bp = test_buffer(l.total), bs = test_buffer(NF * NPIX);
+	test_upload(&bp, params, l.total);
+	struct pass_push p = tile_push(0);
+	p.off0 = (uint32_t)l.first_w;
+	p.off1 = (uint32_t)l.first_b;
+	const struct gpu_buffer *bufs[] = {&bp, &bs};
+	test_dispatch("first", NF, W0, bufs, 2, &p, sizeof(p), (NPIX + 255) / 256, NF, 1);
+
+	float *got = malloc(NF * NPIX * 4);
+	double *want = malloc(NF * NPIX * 8);
+	test_download(&bs, got, NF * NPIX);
+	ref_first(&l, params, &tile, want);
+	test_close("first", got, want, NF * NPIX, 1e-6, 1e-5);
+	free(got), free(want), free(params);
+}
+
+static void test_dwconv(void **state)
+{
+	test_need_gpu();
+	float *s = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4), *got = malloc(NF * NPIX * 4);
+	double *want = malloc(NF * NPIX * 8);
+	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
+			  bz = test_buffer(NF * NPIX);
+	for (int d = 1; d <= 8; d *= 2) {
+		test_random(s, NF * NPIX, 11 + d, -1, 1);
+		test_random(dw, NF * 9, 21 + d, -1, 1);
+		test_upload(&bp, dw, NF * 9);
+		test_upload(&bs, s, NF * NPIX);
+		struct pass_push p = tile_push(d);
+		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
+		test_dispatch("dwconv", NF, W0, bufs, 3, &p, sizeof(p),
+			      (NPIX + 255) / 256, NF, 1);
+		test_download(&bz, got, NF * NPIX);
+		double *sd = to_double(s, NF * NPIX);
+		ref_dwconv(NF, &tile, d, dw, W0, sd, want);
+		test_close("dwconv", got, want, NF * NPIX, 2e-4, 1e-4);
+		free(sd);
+	}
+	free(s), free(dw), free(got), free(want);
+}
+
+static void test_dwconv_back(void **state)
+{
+	test_need_gpu();
+	float *s = malloc(NF * NPIX * 4), *dz = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4);
+	float *got = malloc(NF * NPIX * 4);
+	double *want = malloc(NF * NPIX * 8), *gdw = calloc(NF * 9, 8);
+	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
+			  bdz = test_buffer(NF * NPIX), bout = test_buffer(NF * NPIX);
+	for (int d = 1; d <= 8; d *= 2) {
+		test_random(s, NF * NPIX, 31 + d, -1, 1);
+		test_random(dz, NF * NPIX, 41 + d, -1, 1);
+		test_random(dw, NF * 9, 51 + d, -1, 1);
+		test_upload(&bp, dw, NF * 9);
+		test_upload(&bs, s, NF * NPIX);
+		test_upload(&bdz, dz, NF * NPIX);
+		struct pass_push p = tile_push(d);
+		const struct gpu_buffer *bufs[] = {&bp, &bs, &bdz, &bout};
+		test_dispatch("dwconv_back", NF, W0, bufs, 4, &p, sizeof(p),
+			      (NPIX + 255) / 256, NF, 1);
+		test_download(&bout, got, NF * NPIX);
+		double *sd = to_double(s, NF * NPIX), *dzd = to_double(dz, NF * NPIX);
+		ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
+		test_close("dwconv_back", got, want, NF * NPIX, 5e-4, 1e-4);
+		free(sd), free(dzd);
+	}
+	free(s), free(dz), free(dw), free(got), free(want), free(gdw);
+}
+
+/* GEMM in its three forms against the reference pointwise functions. */
+static void test_gemm(void **state)
+{
+	test_need_gpu();
+	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4), *z = malloc(NF * NPIX * 4);
+	float *got = malloc(NF * NPIX * 4);
+	double *want = malloc(NF * NPIX * 8);
+	test_random(w, NF * NF, 61, -0.3f, 0.3f);
+	test_random(b, NF, 62, -1, 1);
+	test_random(z, NF * NPIX, 63, -1, 1);
+	/* params buffer: w at 0, b at NF*NF */
+	struct gpu_buffer bp = test_buffer(NF * NF + NF), bz = test_buffer(NF * NPIX),
+			  bc = test_buffer(NF * NPIX);
+	test_upload(&bp, w, NF * NF);
+	assert_int_equal(gpu_upload(test_gpu, &bp, NF * NF * 4, b, NF * 4), 0);
+	test_upload(&bz, z, NF * NPIX);
+	double *zd = to_double(z, NF * NPIX);
+
+	/* forward: S = W Z + b */
+	struct gemm_push g = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = NPIX,
+			      .ldc = NPIX, .bias_off = NF * NF, .k_chunk = NF,
+			      .has_bias = 1};
+	const struct gpu_buffer *bufs[] = {&bp, &bz, &bc, &bp};
+	test_dispatch("gemm_nn", NF, W0, bufs, 4, &g, sizeof(g),
+		      (NPIX + GEMM_TILE - 1) / GEMM_TILE, (NF + GEMM_TILE - 1) / GEMM_TILE, 1);
+	test_download(&bc, got, NF * NPIX);
+	ref_pointwise(NF, NPIX, w, b, zd, want);
+	test_close("gemm_nn", got, want, NF * NPIX, 1e-5, 1e-5);
+
+	/* data gradient: dZ = W^T dS (dS = z here) */
+	struct gemm_push gt = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = NPIX,
+			       .ldc = NPIX, .k_chunk = NF};
+	test_dispatch("gemm_tn", NF, W0, bufs, 4, &gt, sizeof(gt),
+		      (NPIX + GEMM_TILE - 1) / GEMM_TILE, (NF + GEMM_TILE - 1) / GEMM_TILE, 1);
+	test_download(&bc, got, NF * NPIX);
+	ref_pointwise_back_data(NF, NPIX, w, zd, want);
+	test_close("gemm_tn", got, want, NF * NPIX, 1e-5, 1e-5);
+
+	/* weight gradient with split K, then the ordered reduce into grad */
+	float *ds = malloc(NF * NPIX * 4);
+	test_random(ds, NF * NPIX, 64, -1, 1);
+	double *dsd = to_double(ds, NF * NPIX);
+	struct gpu_buffer bds = test_buffer(NF * NPIX);
+	test_upload(&bds, ds, NF * NPIX);
+	uint32_t k_chunk = 128, splits = (NPIX + k_chunk - 1) / k_chunk;
+	struct gpu_buffer part = test_buffer(splits * NF * NF), grad = test_buffer(NF * NF);
+	struct gemm_push gn = {.M = NF, .N = NF, .K = NPIX, .lda = NPIX, .ldb = NPIX,
+			       .ldc = NF, .k_chunk = k_chunk};
+	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bp};
+	test_dispatch("gemm_nt", NF, W0, nt, 4, &gn, sizeof(gn), 1, 1, splits);
+	struct pass_push r = {.n = (int)splits, .i0 = 0, .i1 = NF * NF, .i2 = 1,
+			      .i3 = 1, .off0 = 0, .off1 = 1, .off2 = 0};
+	const struct gpu_buffer *red[] = {&part, &grad};
+	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r), (NF * NF + 255) / 256, 1, 1);
+	double *gw = calloc(NF * NF, 8), *gb = calloc(NF, 8);
+	ref_pointwise_back_weight(NF, NPIX, dsd, zd, gw, gb);
+	float *gotw = malloc(NF * NF * 4);
+	test_download(&grad, gotw, NF * NF);
+	test_close("gemm_nt + reduce", gotw, gw, NF * NF, 1e-4, 1e-5);
+
+	free(w), free(b), free(z), free(got), free(want), free(zd), free(ds),
+		free(dsd), free(gw), free(gb), free(gotw);
+}
+
+static void test_head(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	struct nn_layout l;
+	setup_model(&cfg, &l);
+	float *params = random_params(&l, &cfg);
+	struct image *target = test_image(tile.img_w, tile.img_h, 5);
+	float *s4 = malloc(NF * NPIX * 4);
+	test_random(s4, NF * NPIX, 71, -1, 1);
+	struct gpu_buffer bp = test_buffer(l.total), bs = test_buffer(NF * NPIX),
+			  bt = test_buffer(tile.img_w * tile.img_h * 3),
+			  bds = test_buffer(NF * NPIX), bdy = test_buffer(3 * NPIX),
+			  bsse = test_buffer((NPIX + 255) / 256);
+	test_upload(&bp, params, l.total);
+	test_upload(&bs, s4, NF * NPIX);
+	test_upload(&bt, target->rgb, tile.img_w * tile.img_h * 3);
+	struct pass_push p = tile_push(0);
+	p.off0 = (uint32_t)l.out_w;
+	p.off1 = (uint32_t)l.out_b;
+	p.i1 = 1;
+	const struct gpu_buffer *bufs[] = {&bp, &bs, &bt, &bds, &bdy, &bsse};
+	test_dispatch("head", NF, W0, bufs, 6, &p, sizeof(p), (NPIX + 255) / 256, 1, 1);
+
+	double *s4d = to_double(s4, NF * NPIX), *dy = malloc(3 * NPIX * 8),
+	       *ds4 = malloc(NF * NPIX * 8);
+	double sse = ref_head(&l, params, &tile, target, s4d, NULL, dy, ds4);
+	float *got = malloc(NF * NPIX * 4), sse_parts[(NPIX + 255) / 256];
+	test_download(&bdy, got, 3 * NPIX);
+	double scale = 2.0 / (3.0 * tile.img_w * tile.img_h);
+	test_close("head dY", got, dy, 3 * NPIX, 1e-5 * scale, 1e-4);
+	test_download(&bds, got, NF * NPIX);
+	test_close("head dS4", got, ds4, NF * NPIX, 1e-4 * scale, 1e-4);
+	test_download(&bsse, sse_parts, (NPIX + 255) / 256);
+	double total = 0;
+	for (int i = 0; i < (NPIX + 255) / 256; i++)
+		total += sse_parts[i];
+	assert_true(fabs(total - sse) <= 1e-4 * sse);
+
+	free(params), free(s4), free(s4d), free(dy), free(ds4), free(got);
+	image_destroy(target);
+}
+
+/* The pixel reductions (bias, dw taps, first layer, out layer) followed by
+ * the ordered reduce into the gradient, against the reference. */
+static void run_reduce(const char *variant, const struct gpu_buffer *x,
+		       const struct gpu_buffer *y, int C, int J, int dil,
+		       size_t dst_cs, size_t dst_js, float *out)
+{
+	int chunks = (NPIX + REDUCE_CHUNK - 1) / REDUCE_CHUNK;
+	/* a small chunk, so that several chunks are added */
+	int chunk = 128;
+	chunks = (NPIX + chunk - 1) / chunk;
+	struct gpu_buffer part = test_buffer((size_t)chunks * J * C),
+			  grad = test_buffer((size_t)J * C);
+	struct pass_push p = tile_push(dil);
+	p.i0 = chunk;
+	p.i1 = C;
+	const struct gpu_buffer *bufs[] = {x, y, &part};
+	test_dispatch(variant, NF, W0, bufs, 3, &p, sizeof(p), chunks, C, 1);
+	struct pass_push r = {.n = chunks, .i0 = 0, .i1 = C, .i2 = J, .i3 = J,
+			      .off0 = 0, .off1 = (uint32_t)dst_cs,
+			      .off2 = (uint32_t)dst_js};
+	const struct gpu_buffer *red[] = {&part, &grad};
+	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r),
+		      (J * C + 255) / 256, 1, 1);
+	test_download(&grad, out, (size_t)J * C);
+}
+
+static void test_reductions(void **state)
+{
+	test_need_gpu();
+	float *a = malloc(NF * NPIX * 4), *b = malloc(NF * NPIX * 4), *got = malloc(NF * 9 * 4);
+	test_random(a, NF * NPIX, 81, -1, 1);
+	test_random(b, NF * NPIX, 82, -1, 1);
+	double *ad = to_double(a, NF * NPIX), *bd = to_double(b, NF * NPIX);
+	struct gpu_buffer ba = test_buffer(NF * NPIX), bb = test_buffer(NF * NPIX);
+	test_upload(&ba, a, NF * NPIX);
+	test_upload(&bb, b, NF * NPIX);
+	double *w = calloc(NF * NF, 8), *bias = calloc(NF, 8), *dsp = malloc(NF * NPIX * 8);
+
+	/* biases: sum over pixels */
+	run_reduce("reduce_sum", &ba, &ba, NF, 1, 0, 1, 0, got);
+	ref_pointwise_back_weight(NF, NPIX, ad, bd, w, bias);
+	test_close("reduce_sum", got, bias, NF, 1e-4, 1e-5);
+
+	/* dw taps for each dilation: X = dZ (a), Y = Sprev (b) */
+	float dw_zero[NF * 9] = {0};
+	for (int d = 1; d <= 8; d *= 2) {
+		memset(w, 0, NF * 9 * 8);
+		run_reduce("reduce_dw", &ba, &bb, NF, 9, d, 9, 1, got);
+		ref_dwconv_back(NF, &tile, d, dw_zero, W0, bd, ad, dsp, w);
+		test_close("reduce_dw", got, w, NF * 9, 1e-4, 1e-4);
+	}
+
+	/* first layer: X = dS0 */
+	double gfw[NF * 2] = {0}, gfb[NF] = {0}, want3[3 * NF];
+	run_reduce("reduce_first", &ba, &ba, NF, 3, 0, 3, 1, got);
+	ref_first_back(NF, &tile, ad, gfw, gfb);
+	for (int c = 0; c < NF; c++) {
+		want3[c * 3] = gfw[2 * c];
+		want3[c * 3 + 1] = gfw[2 * c + 1];
+		want3[c * 3 + 2] = gfb[c];
+	}
+	test_close("reduce_first", got, want3, 3 * NF, 1e-4, 1e-5);
+
+	/* out layer: X = dY (3 x NPIX, first rows of a), Y = S4 (b) */
+	double gow[3 * NF] = {0}, gob[3] = {0};
+	run_reduce("reduce_out", &ba, &bb, NF, 3, 0, 1, NF, got);
+	ref_out_back(NF, NPIX, W0, ad, bd, gow, gob);
+	test_close("reduce_out", got, gow, 3 * NF, 1e-4, 1e-4);
+
+	free(a), free(b), free(ad), free(bd), free(got), free(w), free(bias), free(dsp);
+}
+
+static void test_adam(void **state)
+{
+	test_need_gpu();
+	enum { COUNT = 1000 };
+	float p[COUNT], g[COUNT], got[COUNT];
+	double pd[COUNT], m[COUNT] = {0}, v[COUNT] = {0};
+	test_random(p, COUNT, 91, -1, 1);
+	for (int i = 0; i < COUNT; i++)
+		pd[i] = p[i];
+	struct gpu_buffer bp = test_buffer(COUNT), bg = test_buffer(COUNT),
+			  bm = test_buffer(COUNT), bv = test_buffer(COUNT),
+			  bstep = test_buffer(4);
+	test_upload(&bp, p, COUNT);
+	double lr = 1e-3;
+	for (int t = 1; t <= 3; t++) {
+		test_random(g, COUNT, 92 + t, -0.1f, 0.1f);
+		test_upload(&bg, g, COUNT);
+		double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
+		float step[2] = {(float)(lr / bc1), (float)sqrt(bc2)};
+		test_upload(&bstep, step, 2);
+		struct pass_push push = {.n = COUNT};
+		const struct gpu_buffer *bufs[] = {&bp, &bg, &bm, &bv, &bstep};
+		test_dispatch("adam", NF, W0, bufs, 5, &push, sizeof(push),
+			      (COUNT + 255) / 256, 1, 1);
+		for (int i = 0; i < COUNT; i++) {
+			m[i] = 0.9 * m[i] + 0.1 * g[i];
+			v[i] = 0.999 * v[i] + 0.001 * (double)g[i] * g[i];
+			pd[i] -= lr / bc1 * m[i] / (sqrt(v[i]) / sqrt(bc2) + 1e-8);
+		}
+	}
+	test_download(&bp, got, COUNT);
+	test_close("adam params", got, pd, COUNT, 1e-6, 1e-5);
+	test_download(&bg, got, COUNT);
+	for (int i = 0; i < COUNT; i++)
+		assert_true(got[i] == 0.0f); /* gradient cleared */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first),
+		cmocka_unit_test(test_dwconv),
+		cmocka_unit_test(test_dwconv_back),
+		cmocka_unit_test(test_gemm),
+		cmocka_unit_test(test_head),
+		cmocka_unit_test(test_reductions),
+		cmocka_unit_test(test_adam),
+	};
+	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
+}
