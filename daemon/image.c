@@ -1,0 +1,519 @@
+/*
+ * image.c - float RGB images, and PNG in and out through libpng.
+ *
+ * Decoding works from memory (png_set_read_fn over the caller's buffer),
+ * because images reach the daemon as base64 inside a request. Before libpng
+ * sees the data, the signature and the IHDR chunk are read by hand, so a
+ * zero or oversized image is refused with a sentence naming the limit, and
+ * nothing is allocated for a decompression bomb that claims 20000x20000
+ * pixels in a few bytes of IDAT. libpng enforces the same limits again
+ * (png_set_user_limits), and bounds each ancillary chunk and their number
+ * (png_set_chunk_malloc_max, png_set_chunk_cache_max).
+ *
+ * libpng's transformations turn every colour type and bit depth into RGB
+ * with 8 or 16 bits a sample (palette and low-bit grey expanded, grey
+ * copied to R, G and B, alpha stripped; gamma is ignored: the samples are
+ * taken as they are stored). 8-bit samples become v / 255, 16-bit ones
+ * v / 65535. A plain image is converted row by row; an interlaced one is
+ * read whole (Adam7 fills each row in several passes) and then converted.
+ *
+ * libpng reports errors by longjmp. Only a small function calls setjmp,
+ * and everything it or libpng changes lives in a struct owned by its
+ * caller, so no local is clobbered by the jump and the caller frees
+ * whatever was allocated on either path. A truncated or corrupt file
+ * (short read, CRC or zlib error) comes back as ERR_FORMAT with libpng's
+ * words inside a sentence for the user.
+ *
+ * Encoding writes 8-bit RGB into a growing memory buffer, with the same
+ * setjmp arrangement.
+ */
+#include "image.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "fileio.h"
+
+/* A PNG file larger than this is not read (64 Mi pixels of 16-bit RGBA,
+ * stored uncompressed, take 512 MiB). */
+#define PNG_MAX_FILE ((size_t)1 << 30)
+/* Ancillary chunks (text, sPLT, unknown) kept at most. */
+#define PNG_MAX_CACHED_CHUNKS 64
+
+/* ==== Images =========================================================== */
+
+struct image *image_create(int width, int height)
+{
+	struct image *img;
+	size_t n;
+
+	if (width <= 0 || height <= 0 ||
+	    (size_t)width > SIZE_MAX / 3 / sizeof(float) / (size_t)height)
+		return NULL;
+	n = (size_t)width * (size_t)height * 3;
+	img = malloc(sizeof(*img));
+	if (!img)
+		return NULL;
+	img->rgb = calloc(n, sizeof(float));
+	if (!img->rgb) {
+		free(img);
+		return NULL;
+	}
+	img->width = width;
+	img->height = height;
+	return img;
+}
+
+void image_destroy(struct image *img)
+{
+	if (!img)
+		return;
+	free(img->rgb);
+	free(img);
+}
+
+int png_has_signature(const void *data, size_t size)
+{
+	return size >= 8 && png_sig_cmp(data, 0, 8) == 0;
+}
+
+/* ==== libpng glue shared by both directions ============================ */
+
+/* The error and memory pointer handed to libpng. */
+struct guard {
+	char msg[160]; /* libpng's last error message */
+	int oom;       /* an allocation failed */
+};
+
+static void on_error(png_structp png, png_const_charp msg)
+{
+	struct guard *g = png_get_error_ptr(png);
+
+	snprintf(g->msg, sizeof(g->msg), "%s", msg);
+	png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp msg)
+{
+	/* Benign problems (a bad ancillary chunk, which libpng skips). */
+}
+
+static png_voidp on_malloc(png_structp png, png_alloc_size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p) {
+		struct guard *g = png_get_mem_ptr(png);
+
+		g->oom = 1;
+	}
+	return p;
+}
+
+static void on_free(png_structp png, png_voidp p)
+{
+	free(p);
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ==== Decoding ========================================================= */
+
+struct decoder {
+	struct guard guard;     /* first: libpng's error and memory pointer */
+	png_structp png;
+	png_infop info;
+	const uint8_t *data;    /* the PNG file in memory */
+	size_t size, pos;
+	struct image *img;      /* the result, freed by the caller on failure */
+	uint8_t *row;           /* one row of samples (non-interlaced) */
+	uint8_t *pixels;        /* every row of samples (interlaced) */
+	png_bytep *rows;        /* pointers into pixels */
+	char *err;              /* the caller's message buffer */
+	size_t errlen;
+};
+
+static void read_fn(png_structp png, png_bytep out, size_t n)
+{
+	struct decoder *d = png_get_io_ptr(png);
+
+	if (n > d->size - d->pos)
+		png_error(png, "unexpected end of file");
+	memcpy(out, d->data + d->pos, n);
+	d->pos += n;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static int check_size(uint32_t w, uint32_t h, char *err, size_t errlen)
+{
+	if (w == 0 || h == 0) {
+		set_err(err, errlen,
+			"the PNG says it is %" PRIu32 "x%" PRIu32
+			" pixels: an image needs a width and a height of at least 1",
+			w, h);
+		return ERR_FORMAT;
+	}
+	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE) {
+		set_err(err, errlen,
+			"the image is %" PRIu32 "x%" PRIu32
+			" pixels, over the limit of %d pixels a side: scale it down",
+			w, h, IMAGE_MAX_SIDE);
+		return ERR_TOO_LARGE;
+	}
+	if ((uint64_t)w * h > IMAGE_MAX_PIXELS) {
+		set_err(err, errlen,
+			"the image is %" PRIu32 "x%" PRIu32 " = %llu pixels, over the limit of %u pixels (%u Mi): scale it down",
+			w, h, (unsigned long long)w * h, IMAGE_MAX_PIXELS,
+			IMAGE_MAX_PIXELS >> 20);
+		return ERR_TOO_LARGE;
+	}
+	return 0;
+}
+
+/* The signature and, when it comes first as it must, the IHDR's size. */
+static int check_header(const uint8_t *p, size_t size, char *err,
+			size_t errlen)
+{
+	static const uint8_t ihdr[8] = {0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+
+	if (size == 0) {
+		set_err(err, errlen, "the PNG is empty (0 bytes)");
+		return ERR_FORMAT;
+	}
+	if (size < 8 && png_sig_cmp(p, 0, size) == 0) {
+		set_err(err, errlen,
+			"the PNG is truncated or corrupt (it ends after %zu bytes, inside the signature)",
+			size);
+		return ERR_FORMAT;
+	}
+	if (!png_has_signature(p, size)) {
+		set_err(err, errlen, "not a PNG file (bad signature)");
+		return ERR_FORMAT;
+	}
+	if (size >= 8 + 8 + 13 && !memcmp(p + 8, ihdr, 8))
+		return check_size(be32(p + 16), be32(p + 20), err, errlen);
+	return 0; /* libpng says what is wrong */
+}
+
+static void convert_row(const uint8_t *row, float *dst, int width,
+			int channels, int depth)
+{
+	if (depth == 8) {
+		for (int x = 0; x < width; x++, row += channels, dst += 3)
+			for (int c = 0; c < 3; c++)
+				dst[c] = row[c] / 255.0f;
+	} else {
+		for (int x = 0; x < width; x++, row += 2 * channels, dst += 3)
+			for (int c = 0; c < 3; c++)
+				dst[c] = (row[2 * c] << 8 | row[2 * c + 1]) /
+					 65535.0f;
+	}
+}
+
+/* The steps that may longjmp. Returns 0, or a code with d->err set. */
+static int decode_steps(struct decoder *d)
+{
+	png_structp png = d->png;
+	png_infop info = d->info;
+	png_uint_32 w, h;
+	int depth, ctype, interlace, passes, channels, rc;
+	size_t rowbytes;
+
+	png_set_read_fn(png, d, read_fn);
+	png_set_user_limits(png, IMAGE_MAX_SIDE, IMAGE_MAX_SIDE);
+	png_set_chunk_malloc_max(png, IMAGE_MAX_CHUNK);
+	png_set_chunk_cache_max(png, PNG_MAX_CACHED_CHUNKS);
+	png_read_info(png, info);
+	png_get_IHDR(png, info, &w, &h, &depth, &ctype, &interlace, NULL,
+		     NULL);
+	rc = check_size(w, h, d->err, d->errlen);
+	if (rc)
+		return rc;
+
+	if (ctype == PNG_COLOR_TYPE_PALETTE)
+		png_set_palette_to_rgb(png);
+	if (ctype == PNG_COLOR_TYPE_GRAY && depth < 8)
+		png_set_expand_gray_1_2_4_to_8(png);
+	if (!(ctype & PNG_COLOR_MASK_COLOR))
+		png_set_gray_to_rgb(png);
+	png_set_strip_alpha(png);
+	passes = png_set_interlace_handling(png);
+	png_read_update_info(png, info);
+
+	channels = png_get_channels(png, info);
+	depth = png_get_bit_depth(png, info);
+	rowbytes = png_get_rowbytes(png, info);
+	if ((channels != 3 && channels != 4) || (depth != 8 && depth != 16) ||
+	    rowbytes != (size_t)w * channels * depth / 8) {
+		set_err(d->err, d->errlen,
+			"this PNG layout is not supported (%d channels of %d bits after expansion)",
+			channels, depth);
+		return ERR_FORMAT;
+	}
+
+	d->img = image_create((int)w, (int)h);
+	if (!d->img)
+		return ERR_NOMEM;
+	if (passes == 1) {
+		d->row = malloc(rowbytes);
+		if (!d->row)
+			return ERR_NOMEM;
+		for (png_uint_32 y = 0; y < h; y++) {
+			png_read_row(png, d->row, NULL);
+			convert_row(d->row, d->img->rgb + (size_t)y * w * 3,
+				    (int)w, channels, depth);
+		}
+	} else {
+		d->pixels = malloc(rowbytes * h);
+		d->rows = malloc(h * sizeof(*d->rows));
+		if (!d->pixels || !d->rows)
+			return ERR_NOMEM;
+		for (png_uint_32 y = 0; y < h; y++)
+			d->rows[y] = d->pixels + (size_t)y * rowbytes;
+		png_read_image(png, d->rows);
+		for (png_uint_32 y = 0; y < h; y++)
+			convert_row(d->rows[y],
+				    d->img->rgb + (size_t)y * w * 3, (int)w,
+				    channels, depth);
+	}
+	/* Reads up to IEND, so a file cut after its pixel data or with a
+	 * broken CRC further on is refused too. */
+	png_read_end(png, NULL);
+	return 0;
+}
+
+/* Calls setjmp; its only state is *d, which lives in the caller's frame. */
+static int decode_guarded(struct decoder *d)
+{
+	if (setjmp(png_jmpbuf(d->png)))
+		return d->guard.oom ? ERR_NOMEM : ERR_FORMAT;
+	return decode_steps(d);
+}
+
+int png_decode(const void *data, size_t size, struct image **out, char *err,
+	       size_t errlen)
+{
+	struct decoder d;
+	int rc;
+
+	*out = NULL;
+	if (err && errlen)
+		err[0] = '\0';
+	rc = check_header(data, size, err, errlen);
+	if (rc)
+		return rc;
+
+	memset(&d, 0, sizeof(d));
+	d.data = data;
+	d.size = size;
+	d.err = err;
+	d.errlen = errlen;
+	d.png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &d.guard,
+					 on_error, on_warning, &d.guard,
+					 on_malloc, on_free);
+	if (d.png)
+		d.info = png_create_info_struct(d.png);
+	if (!d.png || !d.info) {
+		png_destroy_read_struct(d.png ? &d.png : NULL, NULL, NULL);
+		set_err(err, errlen, "out of memory while starting to read the PNG");
+		return ERR_NOMEM;
+	}
+	rc = decode_guarded(&d);
+	png_destroy_read_struct(&d.png, &d.info, NULL);
+	free(d.row);
+	free(d.rows);
+	free(d.pixels);
+	if (rc) {
+		image_destroy(d.img);
+		if (rc == ERR_NOMEM)
+			set_err(err, errlen,
+				"out of memory while decoding the PNG");
+		else if (d.guard.msg[0])
+			set_err(err, errlen,
+				"the PNG is truncated or corrupt (libpng: %s)",
+				d.guard.msg);
+		return rc;
+	}
+	*out = d.img;
+	return 0;
+}
+
+int png_load_file(const char *path, struct image **out, char *err,
+		  size_t errlen)
+{
+	uint8_t *data;
+	size_t size;
+	int rc;
+
+	*out = NULL;
+	rc = fileio_read(path, &data, &size, PNG_MAX_FILE);
+	if (rc == ERR_TOO_LARGE) {
+		set_err(err, errlen,
+			"%s is larger than the limit of %zu bytes for a PNG file",
+			path, PNG_MAX_FILE);
+		return rc;
+	}
+	if (rc) {
+		set_err(err, errlen, "cannot read %s: %s", path,
+			strerror(errno));
+		return rc == ERR_NOMEM ? rc : ERR_IO;
+	}
+	rc = png_decode(data, size, out, err, errlen);
+	free(data);
+	return rc;
+}
+
+/* ==== Encoding ========================================================= */
+
+struct encoder {
+	struct guard guard;     /* first: libpng's error and memory pointer */
+	png_structp png;
+	png_infop info;
+	const struct image *img;
+	uint8_t *out;           /* the PNG being written */
+	size_t size, cap;
+	uint8_t *row;           /* one row of 8-bit RGB */
+};
+
+static void write_fn(png_structp png, png_bytep in, size_t n)
+{
+	struct encoder *e = png_get_io_ptr(png);
+
+	if (n > e->cap - e->size) {
+		size_t cap = e->cap ? e->cap : 65536;
+		uint8_t *p;
+
+		while (n > cap - e->size) {
+			if (cap > SIZE_MAX / 2) {
+				e->guard.oom = 1;
+				png_error(png, "the PNG is too large for memory");
+			}
+			cap *= 2;
+		}
+		p = realloc(e->out, cap);
+		if (!p) {
+			e->guard.oom = 1;
+			png_error(png, "out of memory");
+		}
+		e->out = p;
+		e->cap = cap;
+	}
+	memcpy(e->out + e->size, in, n);
+	e->size += n;
+}
+
+static void flush_fn(png_structp png)
+{
+}
+
+static uint8_t to_byte(float v)
+{
+	if (!(v > 0.0f)) /* NaN too */
+		return 0;
+	if (v >= 1.0f)
+		return 255;
+	return (uint8_t)(v * 255.0f + 0.5f);
+}
+
+static int encode_steps(struct encoder *e)
+{
+	const struct image *img = e->img;
+
+	png_set_write_fn(e->png, e, write_fn, flush_fn);
+	png_set_IHDR(e->png, e->info, (png_uint_32)img->width,
+		     (png_uint_32)img->height, 8, PNG_COLOR_TYPE_RGB,
+		     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+		     PNG_FILTER_TYPE_DEFAULT);
+	png_write_info(e->png, e->info);
+	for (int y = 0; y < img->height; y++) {
+		const float *src = img->rgb + (size_t)y * img->width * 3;
+
+		for (size_t i = 0; i < (size_t)img->width * 3; i++)
+			e->row[i] = to_byte(src[i]);
+		png_write_row(e->png, e->row);
+	}
+	png_write_end(e->png, NULL);
+	return 0;
+}
+
+static int encode_guarded(struct encoder *e)
+{
+	if (setjmp(png_jmpbuf(e->png)))
+		return e->guard.oom ? ERR_NOMEM : ERR_INVALID;
+	return encode_steps(e);
+}
+
+int png_encode(const struct image *img, uint8_t **data, size_t *size)
+{
+	struct encoder e;
+	int rc;
+
+	*data = NULL;
+	*size = 0;
+	if (!img || !img->rgb || img->width <= 0 || img->height <= 0 ||
+	    img->width > IMAGE_MAX_SIDE || img->height > IMAGE_MAX_SIDE)
+		return ERR_INVALID;
+	memset(&e, 0, sizeof(e));
+	e.img = img;
+	e.row = malloc((size_t)img->width * 3);
+	if (!e.row)
+		return ERR_NOMEM;
+	e.png = png_create_write_struct_2(PNG_LIBPNG_VER_STRING, &e.guard,
+					  on_error, on_warning, &e.guard,
+					  on_malloc, on_free);
+	if (e.png)
+		e.info = png_create_info_struct(e.png);
+	if (!e.png || !e.info) {
+		png_destroy_write_struct(e.png ? &e.png : NULL, NULL);
+		free(e.row);
+		return ERR_NOMEM;
+	}
+	rc = encode_guarded(&e);
+	png_destroy_write_struct(&e.png, &e.info);
+	free(e.row);
+	if (rc) {
+		free(e.out);
+		return rc;
+	}
+	*data = e.out;
+	*size = e.size;
+	return 0;
+}
+
+int png_save_file(const struct image *img, const char *path)
+{
+	uint8_t *data;
+	size_t size;
+	int rc;
+
+	rc = png_encode(img, &data, &size);
+	if (rc)
+		return rc;
+	rc = fileio_write_atomic(path, data, size, 0644);
+	free(data);
+	return rc;
+}

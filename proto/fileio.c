@@ -1,0 +1,275 @@
+/*
+ * fileio.c - whole-file reads and crash-safe writes.
+ *
+ * fileio_read reads until end of file rather than trusting st_size, so it
+ * also works on pipes and files that grow, and stops with ERR_TOO_LARGE as
+ * soon as the content passes max_size; it never allocates more than
+ * max_size + 1 bytes.
+ *
+ * fileio_write_atomic writes PATH.tmp.PID, fsyncs it, renames it over PATH
+ * and fsyncs the folder, so a reader, or a restart after a crash or kill -9,
+ * sees either the old file or the new one, never a torn one. Until the
+ * rename, PATH is not touched: a full disk (ENOSPC, EDQUOT: ERR_NO_SPACE) or
+ * any other failure (ERR_IO) leaves the old file as it was and removes the
+ * temporary file. The temporary name holds the process id only, so two
+ * threads of one process must not write the same PATH at the same time.
+ * A symbolic link is written through (the file it names is replaced, next
+ * to itself); a PATH that is not a regular file (a device, /dev/stdout, a
+ * folder) is refused rather than replaced.
+ *
+ * On failure both functions leave errno set to the cause, for callers that
+ * want to tell the user why (strerror).
+ */
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors.h"
+
+static int errno_code(int e)
+{
+	if (e == ENOSPC || e == EDQUOT)
+		return ERR_NO_SPACE;
+	return ERR_IO;
+}
+
+/* ==== Reading ========================================================== */
+
+int fileio_read(const char *path, uint8_t **data, size_t *size,
+		size_t max_size)
+{
+	size_t cap, len = 0;
+	uint8_t *buf;
+	struct stat st;
+	int fd, saved;
+
+	*data = NULL;
+	*size = 0;
+	if (max_size > SIZE_MAX / 2)
+		max_size = SIZE_MAX / 2;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ERR_IO;
+	if (fstat(fd, &st) < 0)
+		goto fail_fd;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail_fd;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max_size) {
+		close(fd);
+		errno = EFBIG;
+		return ERR_TOO_LARGE;
+	}
+	/* A first guess from st_size; +1 leaves room for the NUL and for
+	 * noticing a file that grew past max_size. */
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	if (cap > max_size + 1)
+		cap = max_size + 1;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		errno = ENOMEM;
+		return ERR_NOMEM;
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (len == cap) {
+			size_t ncap = cap > max_size / 2 ? max_size + 1 : cap * 2;
+			uint8_t *nbuf;
+
+			if (cap == max_size + 1) {
+				free(buf);
+				close(fd);
+				errno = EFBIG;
+				return ERR_TOO_LARGE;
+			}
+			nbuf = realloc(buf, ncap);
+			if (!nbuf) {
+				free(buf);
+				close(fd);
+				errno = ENOMEM;
+				return ERR_NOMEM;
+			}
+			buf = nbuf;
+			cap = ncap;
+		}
+		got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			saved = errno;
+			free(buf);
+			close(fd);
+			errno = saved;
+			return ERR_IO;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	/* The loop only ends on a read into free space: len < cap. */
+	buf[len] = '\0';
+	*data = buf;
+	*size = len;
+	return 0;
+
+fail_fd:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return ERR_IO;
+}
+
+/* ==== Writing ========================================================== */
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t put = write(fd, p, n);
+
+		if (put < 0 && errno == EINTR)
+			continue;
+		if (put < 0)
+			return -1;
+		p += put;
+		n -= (size_t)put;
+	}
+	return 0;
+}
+
+/* Makes the rename durable. Filesystems that cannot fsync a folder say
+ * EINVAL; the rename is done all the same, so that is not a failure. */
+static int sync_folder(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd, rc = 0;
+
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir) {
+		errno = ENOMEM;
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return -1;
+	if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
+		rc = -1;
+	if (rc) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * The path to replace: PATH itself, or the file a symbolic link names (the
+ * link stays a link). Anything but a regular file is refused (EINVAL), so
+ * that writing to /dev/null or /dev/stdout as root cannot replace it.
+ */
+static int target_path(const char *path, char **out)
+{
+	struct stat st;
+
+	*out = NULL;
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return -1;
+		*out = strdup(path);
+	} else if (S_ISLNK(st.st_mode)) {
+		if (stat(path, &st) < 0) {
+			if (errno != ENOENT)
+				return -1;
+			errno = EINVAL; /* a dangling link */
+			return -1;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			errno = EINVAL;
+			return -1;
+		}
+		*out = realpath(path, NULL);
+		if (!*out)
+			return -1;
+	} else if (S_ISREG(st.st_mode)) {
+		*out = strdup(path);
+	} else {
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		return -1;
+	}
+	if (!*out) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+int fileio_write_atomic(const char *path, const void *data, size_t size,
+			int mode)
+{
+	char *target, *tmp;
+	int fd, saved, rc;
+
+	if (target_path(path, &target) < 0)
+		return errno == ENOMEM ? ERR_NOMEM : ERR_IO;
+	rc = asprintf(&tmp, "%s.tmp.%ld", target, (long)getpid());
+	if (rc < 0) {
+		free(target);
+		errno = ENOMEM;
+		return ERR_NOMEM;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		  (mode_t)mode);
+	if (fd < 0) {
+		saved = errno;
+		free(tmp);
+		free(target);
+		errno = saved;
+		return errno_code(saved);
+	}
+	if (write_all(fd, data, size) < 0 || fsync(fd) < 0) {
+		saved = errno;
+		close(fd);
+		goto fail;
+	}
+	/* close can report a deferred write error (NFS): check it. */
+	if (close(fd) < 0) {
+		saved = errno;
+		goto fail;
+	}
+	if (rename(tmp, target) < 0) {
+		saved = errno;
+		goto fail;
+	}
+	free(tmp);
+	rc = sync_folder(target) < 0 ? errno_code(errno) : 0;
+	saved = errno;
+	free(target);
+	errno = saved;
+	return rc;
+
+fail:
+	unlink(tmp);
+	free(tmp);
+	free(target);
+	errno = saved;
+	return errno_code(saved);
+}
