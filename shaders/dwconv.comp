@@ -1,14 +1,15 @@
 #version 450
 // dwconv.comp - the depthwise 3x3 dilated convolution of the previous
-// block's activation: Z[c,p] = sum_t dw[c][t] act(S[c, p + disp_t]), with
-// tap t = (i + 1) * 3 + (j + 1) displaced by (j d, i d); zero outside the
-// tile. off0: the block's dw weights. Grid: x pixels, y channels.
+// block's activation H = act(S) (activate.comp made it):
+// Z[c,p] = sum_t dw[c][t] H[c, p + disp_t], with tap t = (i + 1) * 3 +
+// (j + 1) displaced by (j d, i d); zero outside the tile. off0: the
+// block's dw weights. Grid: x pixels, y channels.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
-layout(binding = 1) readonly buffer In { float s[]; };
+layout(binding = 1) readonly buffer In { float h[]; };
 layout(binding = 2) writeonly buffer Out { float z[]; };
 
 void main()
@@ -28,7 +29,7 @@ void main()
 			if (xx < 0 || xx >= pc.tw)
 				continue;
 			acc += params[w + uint((i + 1) * 3 + j + 1)] *
-			       act(s[base + uint(yy * pc.tw + xx)]);
+			       h[base + uint(yy * pc.tw + xx)];
 		}
 	}
 	z[base + p] = acc;

@@ -40,6 +40,77 @@ layout(binding = 3) readonly buffer Bias { float bias[]; };
 shared float As[BK][BM + 1];
 shared float Bs[BK][BN + 1];
 
+#define A_LOADS ((BM * BK + THREADS - 1) / THREADS)
+#define B_LOADS ((BN * BK + THREADS - 1) / THREADS)
+
+// The next tiles are fetched from global memory into registers while the
+// current ones are multiplied out of shared memory, hiding the latency.
+float next_a[A_LOADS], next_b[B_LOADS];
+
+void fetch(uint k0, uint kend, uint row0, uint col0)
+{
+	uint lid = gl_LocalInvocationID.x;
+	for (int l = 0; l < A_LOADS; l++) {
+		uint e = lid + uint(l) * THREADS;
+#ifdef TRANS_A
+		uint mm = e % BM, kk = e / BM;
+#else
+		uint kk = e % BK, mm = e / BK;
+#endif
+		uint m = row0 + mm, k = k0 + kk;
+		float v = 0.0;
+		if (e < BM * BK && m < g.M && k < kend)
+#ifdef TRANS_A
+			v = a[g.a_off + k * g.lda + m];
+#else
+			v = a[g.a_off + m * g.lda + k];
+#endif
+		next_a[l] = v;
+	}
+	for (int l = 0; l < B_LOADS; l++) {
+		uint e = lid + uint(l) * THREADS;
+#ifdef TRANS_B
+		uint kk = e % BK, jj = e / BK;
+#else
+		uint jj = e % BN, kk = e / BN;
+#endif
+		uint j = col0 + jj, k = k0 + kk;
+		float v = 0.0;
+		if (e < BN * BK && j < g.N && k < kend)
+#ifdef TRANS_B
+			v = b[g.b_off + j * g.ldb + k];
+#else
+			v = b[g.b_off + k * g.ldb + j];
+#endif
+		next_b[l] = v;
+	}
+}
+
+void store_fetched()
+{
+	uint lid = gl_LocalInvocationID.x;
+	for (int l = 0; l < A_LOADS; l++) {
+		uint e = lid + uint(l) * THREADS;
+#ifdef TRANS_A
+		uint mm = e % BM, kk = e / BM;
+#else
+		uint kk = e % BK, mm = e / BK;
+#endif
+		if (e < BM * BK)
+			As[kk][mm] = next_a[l];
+	}
+	for (int l = 0; l < B_LOADS; l++) {
+		uint e = lid + uint(l) * THREADS;
+#ifdef TRANS_B
+		uint kk = e % BK, jj = e / BK;
+#else
+		uint jj = e % BN, kk = e / BN;
+#endif
+		if (e < BN * BK)
+			Bs[kk][jj] = next_b[l];
+	}
+}
+
 void main()
 {
 	uint lid = gl_LocalInvocationID.x;
@@ -53,40 +124,13 @@ void main()
 		for (int j = 0; j < TN; j++)
 			acc[i][j] = 0.0;
 
+	if (kbeg < kend)
+		fetch(kbeg, kend, row0, col0);
 	for (uint k0 = kbeg; k0 < kend; k0 += BK) {
-		for (uint e = lid; e < BM * BK; e += THREADS) {
-#ifdef TRANS_A
-			uint mm = e % BM, kk = e / BM;
-#else
-			uint kk = e % BK, mm = e / BK;
-#endif
-			uint m = row0 + mm, k = k0 + kk;
-			float v = 0.0;
-			if (m < g.M && k < kend)
-#ifdef TRANS_A
-				v = a[g.a_off + k * g.lda + m];
-#else
-				v = a[g.a_off + m * g.lda + k];
-#endif
-			As[kk][mm] = v;
-		}
-		for (uint e = lid; e < BN * BK; e += THREADS) {
-#ifdef TRANS_B
-			uint kk = e % BK, jj = e / BK;
-#else
-			uint jj = e % BN, kk = e / BN;
-#endif
-			uint j = col0 + jj, k = k0 + kk;
-			float v = 0.0;
-			if (j < g.N && k < kend)
-#ifdef TRANS_B
-				v = b[g.b_off + j * g.ldb + k];
-#else
-				v = b[g.b_off + k * g.ldb + j];
-#endif
-			Bs[kk][jj] = v;
-		}
+		store_fetched();
 		barrier();
+		if (k0 + BK < kend)
+			fetch(k0 + BK, kend, row0, col0);
 		for (uint kk = 0u; kk < BK; kk++) {
 			float ra[TM], rb[TN];
 			for (int i = 0; i < TM; i++)

@@ -5,7 +5,7 @@
 // partial sums to part[chunk * J * C + j * C + c] (C = i1 channels); the
 // reduce pass then adds the chunks in a fixed order. Modes:
 //   MODE_SUM   J = 1: X[c,p]                         (biases)
-//   MODE_DW    J = 9: X[c,p] act(Y[c, p + disp_t])   (dw taps; X = dZ, Y = Sprev)
+//   MODE_DW    J = 9: X[c,p] Y[c, p + disp_t]   (dw taps; X = dZ, Y = act(Sprev))
 //   MODE_FIRST J = 3: X[c,p] * (u, v, 1)            (first layer; X = dS0)
 //   MODE_OUT   J = 3: X[o,p] act(Y[c,p]) for o<3    (out_w; X = dY, Y = S4)
 #extension GL_GOOGLE_include_directive : require
@@ -48,7 +48,7 @@ void main()
 				int xx = px + k * d;
 				if (yy >= 0 && yy < pc.th && xx >= 0 && xx < pc.tw)
 					acc[(i + 1) * 3 + k + 1] +=
-						g * act(ys[c * n + uint(yy * pc.tw + xx)]);
+						g * ys[c * n + uint(yy * pc.tw + xx)];
 			}
 		}
 #elif defined(MODE_FIRST)

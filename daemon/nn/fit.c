@@ -14,9 +14,12 @@
  * deterministic on a given device and a resumed run continues bit for bit.
  *
  * Memory per tile pixel: the pre-activations S0..S_B of every layer are
- * kept (h = sin(w0 S) is recomputed where needed, and the depthwise conv
- * output Z is recomputed in the backward pass), plus two scratch buffers:
- * Z (conv output, later dZ) and G (dS, rewritten layer by layer).
+ * kept, plus two scratch buffers, Z and G. H = sin(w0 S) is recomputed
+ * where needed (one sine per element, by activate.comp) and so is the
+ * depthwise conv output Z in the backward pass. Forward, block k: H_k
+ * into G, Z_k into Z, S_k+1 by the GEMM. Backward, block k: G holds dS_k+1,
+ * H_k goes into S_B (free once the head has run), Z holds Z_k, then dZ_k,
+ * and G is rewritten with dS_k.
  */
 #include "nn/fit.h"
 
@@ -55,9 +58,22 @@ static uint32_t div_up(uint64_t a, uint64_t b)
 
 /* ------------------------------------------------------------ planning */
 
+/* GEMM tiles: 64x64 on CPU devices and small widths, 128x128 on GPUs
+ * (VKINR_GEMM=small|large overrides, for benchmarks). */
+static int choose_gemm_tile(const struct gpu_context *gpu, int nf)
+{
+	const char *env = getenv("VKINR_GEMM");
+	if (env && !strcmp(env, "small"))
+		return GEMM_TILE;
+	if (env && !strcmp(env, "large"))
+		return GEMM_TILE_LARGE;
+	return gpu_info(gpu)->is_cpu || nf < GEMM_TILE_LARGE ? GEMM_TILE
+							    : GEMM_TILE_LARGE;
+}
+
 static int nt_splits(const struct nn_fit *fit, int n)
 {
-	int out_tiles = (int)div_up((uint64_t)fit->cfg.nf, GEMM_TILE);
+	int out_tiles = (int)div_up((uint64_t)fit->cfg.nf, (uint64_t)fit->gemm_tile);
 	out_tiles *= out_tiles;
 	int target = gpu_info(fit->gpu)->is_cpu ? 8 : 1024;
 	int splits = (target + out_tiles - 1) / out_tiles;
@@ -144,7 +160,7 @@ struct recorder {
 	struct gpu_program *prog;
 	int last_ts;
 	int rc;
-	struct gpu_pipeline *first, *dwconv, *dwconv_back, *head, *head_render,
+	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
 		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
 		*adam, *gemm_nn, *gemm_tn, *gemm_nt;
 };
@@ -160,6 +176,7 @@ static int get_pipelines(struct recorder *r)
 #define GET(field, name, nb, push, ns)                                        \
 	rc = rc ? rc : gpu_pipeline_get(gpu, name, nb, push, spec, ns, &r->field)
 	GET(first, "first", 2, pass, 2);
+	GET(activate, "activate", 2, pass, 2);
 	GET(dwconv, "dwconv", 3, pass, 2);
 	GET(dwconv_back, "dwconv_back", 4, pass, 2);
 	GET(head, "head", 6, pass, 2);
@@ -170,9 +187,10 @@ static int get_pipelines(struct recorder *r)
 	GET(reduce_out, "reduce_out", 3, pass, 2);
 	GET(reduce, "reduce", 2, pass, 2);
 	GET(adam, "adam", 5, pass, 2);
-	GET(gemm_nn, "gemm_nn", 4, gemm, 0);
-	GET(gemm_tn, "gemm_tn", 4, gemm, 0);
-	GET(gemm_nt, "gemm_nt", 4, gemm, 0);
+	int large = r->fit->gemm_tile == GEMM_TILE_LARGE;
+	GET(gemm_nn, large ? "gemm_nn_large" : "gemm_nn", 4, gemm, 0);
+	GET(gemm_tn, large ? "gemm_tn_large" : "gemm_tn", 4, gemm, 0);
+	GET(gemm_nt, large ? "gemm_nt_large" : "gemm_nt", 4, gemm, 0);
 #undef GET
 	return rc;
 }
@@ -243,7 +261,8 @@ static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 		 const struct gpu_buffer *a, const struct gpu_buffer *b,
 		 const struct gpu_buffer *c, struct gemm_push g, uint32_t splits)
 {
-	uint32_t gx = div_up(g.N, GEMM_TILE), gy = div_up(g.M, GEMM_TILE);
+	uint32_t tile = (uint32_t)r->fit->gemm_tile;
+	uint32_t gx = div_up(g.N, tile), gy = div_up(g.M, tile);
 	dispatch(r, pipe, a, b, c, &r->fit->params, NULL, NULL, &g, sizeof(g),
 		 gx, gy, splits);
 }
@@ -262,9 +281,12 @@ static void record_forward(struct recorder *r, const struct tile *t)
 	PASS(r, r->first, p, gx, nf, &fit->params, &fit->s[0], NULL, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
+		PASS(r, r->activate, p, gx, nf, &fit->s[k], &fit->g, NULL, NULL,
+		     NULL, NULL);
+		stage_end(r, NN_PASS_ACTIVATE);
 		p.off0 = (uint32_t)l->dw[k];
 		p.dil = fit->cfg.dilations[k];
-		PASS(r, r->dwconv, p, gx, nf, &fit->params, &fit->s[k], &fit->z,
+		PASS(r, r->dwconv, p, gx, nf, &fit->params, &fit->g, &fit->z,
 		     NULL, NULL, NULL);
 		stage_end(r, NN_PASS_DWCONV);
 		struct gemm_push g = {
@@ -313,11 +335,15 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	stage_end(r, NN_PASS_REDUCE);
 
 	for (int k = nb - 1; k >= 0; k--) {
+		const struct gpu_buffer *h = &fit->s[nb]; /* free after the head */
+		PASS(r, r->activate, p, gx, nf, &fit->s[k], h, NULL, NULL, NULL,
+		     NULL);
+		stage_end(r, NN_PASS_ACTIVATE);
 		p.dil = fit->cfg.dilations[k];
 		p.off0 = (uint32_t)l->dw[k];
 		if (k != nb - 1) { /* Z of the last block is still there */
-			PASS(r, r->dwconv, p, gx, nf, &fit->params, &fit->s[k],
-			     &fit->z, NULL, NULL, NULL);
+			PASS(r, r->dwconv, p, gx, nf, &fit->params, h, &fit->z,
+			     NULL, NULL, NULL);
 			stage_end(r, NN_PASS_DWCONV);
 		}
 		struct gemm_push gw = {
@@ -341,8 +367,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		};
 		gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1);
 		stage_end(r, NN_PASS_PW_GRAD_DATA);
-		PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, &fit->s[k],
-		     &fit->part_b, NULL, NULL, NULL);
+		PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h, &fit->part_b,
+		     NULL, NULL, NULL);
 		PASS(r, r->dwconv_back, p, gx, nf, &fit->params, &fit->s[k],
 		     &fit->z, &fit->g, NULL, NULL);
 		stage_end(r, NN_PASS_DWCONV_BACK);
@@ -478,6 +504,7 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	fit->height = height;
 	fit->has_target = target != NULL;
 	nn_layout_init(&fit->layout, cfg);
+	fit->gemm_tile = choose_gemm_tile(gpu, cfg->nf);
 
 	rc = plan_tiles(fit, err, errlen);
 	rc = rc ? rc : gpu_arena_create(gpu, &fit->arena);

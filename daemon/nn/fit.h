@@ -35,6 +35,7 @@ struct nn_metrics {
 /* Per-pass GPU time of the last epoch, from timestamp queries. */
 #define NN_PASS_LIST(X)                                                      \
 	X(FIRST, "first")                                                    \
+	X(ACTIVATE, "activate")                                              \
 	X(DWCONV, "dwconv")                                                  \
 	X(PW_FORWARD, "pw_forward")                                          \
 	X(HEAD, "head")                                                      \

@@ -20,6 +20,7 @@ struct nn_fit {
 	struct nn_config cfg;
 	struct nn_layout layout;
 	int width, height, has_target;
+	int gemm_tile; /* GEMM_TILE or GEMM_TILE_LARGE */
 	struct tile_plan plan;
 
 	struct gpu_arena *arena;

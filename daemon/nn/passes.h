@@ -23,9 +23,10 @@ struct gemm_push {
 	uint32_t k_chunk, has_bias;
 };
 
-/* The tile of the GEMM shader (its BM x BN, see shaders/gemm.comp) and the
+/* The tiles of the GEMM shader (BM x BN of its variants, see gemm.comp) and the
  * pixels one pixel_reduce workgroup sums. */
 #define GEMM_TILE 64
+#define GEMM_TILE_LARGE 128
 #define GEMM_BK 16
 #define REDUCE_CHUNK 4096
 #define GROUP 256

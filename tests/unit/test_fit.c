@@ -98,7 +98,9 @@ static void test_gradient_matches_reference(void **state)
 {
 	test_need_gpu();
 	struct nn_config cfg;
-	small_config(&cfg, 16);
+	/* VKINR_TEST_WIDTH checks a production width on a real GPU */
+	const char *width = getenv("VKINR_TEST_WIDTH");
+	small_config(&cfg, width ? atoi(width) : 16);
 	struct image *img = test_image(37, 23, 2);
 	float *params;
 	struct st_file *pkg = perturbed_package(&cfg, 37, 23, &params);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,35 @@ static double *to_double(const float *f, size_t n)
 	for (size_t i = 0; i < n; i++)
 		d[i] = f[i];
 	return d;
+}
+
+/* Uploads act(S) = sin(w0 S), what activate.comp hands the conv passes. */
+static void upload_activated(const struct gpu_buffer *b, const float *s, size_t n)
+{
+	float *h = malloc(n * 4);
+	for (size_t i = 0; i < n; i++)
+		h[i] = sinf(W0 * s[i]);
+	test_upload(b, h, n);
+	free(h);
+}
+
+static void test_activate(void **state)
+{
+	test_need_gpu();
+	float *s = malloc(NF * NPIX * 4), *got = malloc(NF * NPIX * 4);
+	double *want = malloc(NF * NPIX * 8);
+	test_random(s, NF * NPIX, 5, -1, 1);
+	struct gpu_buffer bs = test_buffer(NF * NPIX), bh = test_buffer(NF * NPIX);
+	test_upload(&bs, s, NF * NPIX);
+	struct pass_push p = tile_push(0);
+	const struct gpu_buffer *bufs[] = {&bs, &bh};
+	test_dispatch("activate", NF, W0, bufs, 2, &p, sizeof(p),
+		      (NPIX + 255) / 256, NF, 1);
+	test_download(&bh, got, NF * NPIX);
+	for (int i = 0; i < NF * NPIX; i++)
+		want[i] = sin(W0 * (double)s[i]);
+	test_close("activate", got, want, NF * NPIX, 2e-5, 0);
+	free(s), free(got), free(want);
 }
 
 /* Model parameters with random (not identity) dw taps. */
@@ -102,7 +132,7 @@ static void test_dwconv(void **state)
 		test_random(s, NF * NPIX, 11 + d, -1, 1);
 		test_random(dw, NF * 9, 21 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
-		test_upload(&bs, s, NF * NPIX);
+		upload_activated(&bs, s, NF * NPIX);
 		struct pass_push p = tile_push(d);
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
 		test_dispatch("dwconv", NF, W0, bufs, 3, &p, sizeof(p),
@@ -144,10 +174,10 @@ static void test_dwconv_back(void **state)
 	free(s), free(dz), free(dw), free(got), free(want), free(gdw);
 }
 
-/* GEMM in its three forms against the reference pointwise functions. */
-static void test_gemm(void **state)
+/* GEMM in its three forms against the reference pointwise functions, for
+ * the small-tile variants (suffix "") and the large ones ("_large"). */
+static void check_gemm(const char *suffix, uint32_t tile_size)
 {
-	test_need_gpu();
 	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4), *z = malloc(NF * NPIX * 4);
 	float *got = malloc(NF * NPIX * 4);
 	double *want = malloc(NF * NPIX * 8);
@@ -167,8 +197,10 @@ static void test_gemm(void **state)
 			      .ldc = NPIX, .bias_off = NF * NF, .k_chunk = NF,
 			      .has_bias = 1};
 	const struct gpu_buffer *bufs[] = {&bp, &bz, &bc, &bp};
-	test_dispatch("gemm_nn", NF, W0, bufs, 4, &g, sizeof(g),
-		      (NPIX + GEMM_TILE - 1) / GEMM_TILE, (NF + GEMM_TILE - 1) / GEMM_TILE, 1);
+	char name[32];
+	snprintf(name, sizeof(name), "gemm_nn%s", suffix);
+	test_dispatch(name, NF, W0, bufs, 4, &g, sizeof(g),
+		      (NPIX + tile_size - 1) / tile_size, (NF + tile_size - 1) / tile_size, 1);
 	test_download(&bc, got, NF * NPIX);
 	ref_pointwise(NF, NPIX, w, b, zd, want);
 	test_close("gemm_nn", got, want, NF * NPIX, 1e-5, 1e-5);
@@ -176,8 +208,9 @@ static void test_gemm(void **state)
 	/* data gradient: dZ = W^T dS (dS = z here) */
 	struct gemm_push gt = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = NPIX,
 			       .ldc = NPIX, .k_chunk = NF};
-	test_dispatch("gemm_tn", NF, W0, bufs, 4, &gt, sizeof(gt),
-		      (NPIX + GEMM_TILE - 1) / GEMM_TILE, (NF + GEMM_TILE - 1) / GEMM_TILE, 1);
+	snprintf(name, sizeof(name), "gemm_tn%s", suffix);
+	test_dispatch(name, NF, W0, bufs, 4, &gt, sizeof(gt),
+		      (NPIX + tile_size - 1) / tile_size, (NF + tile_size - 1) / tile_size, 1);
 	test_download(&bc, got, NF * NPIX);
 	ref_pointwise_back_data(NF, NPIX, w, zd, want);
 	test_close("gemm_tn", got, want, NF * NPIX, 1e-5, 1e-5);
@@ -193,7 +226,8 @@ static void test_gemm(void **state)
 	struct gemm_push gn = {.M = NF, .N = NF, .K = NPIX, .lda = NPIX, .ldb = NPIX,
 			       .ldc = NF, .k_chunk = k_chunk};
 	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bp};
-	test_dispatch("gemm_nt", NF, W0, nt, 4, &gn, sizeof(gn), 1, 1, splits);
+	snprintf(name, sizeof(name), "gemm_nt%s", suffix);
+	test_dispatch(name, NF, W0, nt, 4, &gn, sizeof(gn), 1, 1, splits);
 	struct pass_push r = {.n = (int)splits, .i0 = 0, .i1 = NF * NF, .i2 = 1,
 			      .i3 = 1, .off0 = 0, .off1 = 1, .off2 = 0};
 	const struct gpu_buffer *red[] = {&part, &grad};
@@ -206,6 +240,13 @@ static void test_gemm(void **state)
 
 	free(w), free(b), free(z), free(got), free(want), free(zd), free(ds),
 		free(dsd), free(gw), free(gb), free(gotw);
+}
+
+static void test_gemm(void **state)
+{
+	test_need_gpu();
+	check_gemm("", GEMM_TILE);
+	check_gemm("_large", GEMM_TILE_LARGE);
 }
 
 static void test_head(void **state)
@@ -284,9 +325,11 @@ static void test_reductions(void **state)
 	test_random(a, NF * NPIX, 81, -1, 1);
 	test_random(b, NF * NPIX, 82, -1, 1);
 	double *ad = to_double(a, NF * NPIX), *bd = to_double(b, NF * NPIX);
-	struct gpu_buffer ba = test_buffer(NF * NPIX), bb = test_buffer(NF * NPIX);
+	struct gpu_buffer ba = test_buffer(NF * NPIX), bb = test_buffer(NF * NPIX),
+			  bh = test_buffer(NF * NPIX);
 	test_upload(&ba, a, NF * NPIX);
 	test_upload(&bb, b, NF * NPIX);
+	upload_activated(&bh, b, NF * NPIX);
 	double *w = calloc(NF * NF, 8), *bias = calloc(NF, 8), *dsp = malloc(NF * NPIX * 8);
 
 	/* biases: sum over pixels */
@@ -298,7 +341,7 @@ static void test_reductions(void **state)
 	float dw_zero[NF * 9] = {0};
 	for (int d = 1; d <= 8; d *= 2) {
 		memset(w, 0, NF * 9 * 8);
-		run_reduce("reduce_dw", &ba, &bb, NF, 9, d, 9, 1, got);
+		run_reduce("reduce_dw", &ba, &bh, NF, 9, d, 9, 1, got);
 		ref_dwconv_back(NF, &tile, d, dw_zero, W0, bd, ad, dsp, w);
 		test_close("reduce_dw", got, w, NF * 9, 1e-4, 1e-4);
 	}
@@ -364,6 +407,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first),
+		cmocka_unit_test(test_activate),
 		cmocka_unit_test(test_dwconv),
 		cmocka_unit_test(test_dwconv_back),
 		cmocka_unit_test(test_gemm),
