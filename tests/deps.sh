@@ -1,0 +1,23 @@
+#!/bin/sh
+# deps.sh - installs the Debian packages that building, testing and the
+# demo need, when any is missing (`make deps`; `make check` and `make demo`
+# call it). As root it uses apt-get; otherwise it says what to install.
+set -e
+pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
+libpng-dev mesa-vulkan-drivers libcmocka-dev socat python3"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "vkinrd needs these Debian packages:$missing" >&2
+	echo "install them with: sudo apt-get install$missing" >&2
+	exit 1
+fi
+echo "installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
