@@ -1,0 +1,302 @@
+/*
+ * daemon.c - daemon_run: the loop thread's wiring.
+ *
+ * It opens the state (queue), the socket (server, whose callbacks are the
+ * methods) and one worker per device selector, then runs the libuv loop.
+ * Workers wake the loop through one uv_async_t; on_wake drains every
+ * worker's events in order and turns them into queue changes and
+ * notifications. service_schedule hands the best queued job to each idle
+ * worker whose device is open.
+ *
+ * Stopping (SIGTERM, SIGINT): the socket stops accepting, every worker is
+ * told to stop (a running job checkpoints at its next epoch boundary and
+ * goes back to queued), and once every worker has exited the loop's
+ * handles are closed and daemon_run returns. If a worker has not exited
+ * after DAEMON_STOP_SECONDS, or a second signal comes, the process exits
+ * at once: every job is safe on disk at its last checkpoint anyway.
+ */
+#include "daemon.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "log.h"
+#include "methods.h"
+#include "service.h"
+
+#define DAEMON_STOP_SECONDS 10
+
+static const struct server_ops server_ops = {
+	.line = methods_line,
+	.closed = methods_closed,
+	.drained = methods_drained,
+};
+
+/* ------------------------------------------------------- scheduling */
+
+void service_schedule(struct service *svc)
+{
+	if (svc->stopping)
+		return;
+	for (int i = 0; i < svc->nslots; i++) {
+		struct worker_slot *slot = &svc->slots[i];
+		if (!slot->ok || slot->exited || slot->job[0])
+			continue;
+		struct job *job = queue_next(svc->queue);
+		if (!job)
+			return;
+		struct work_job *wj = calloc(1, sizeof(*wj));
+		if (!wj)
+			return;
+		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
+		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
+		nn_config_defaults(&wj->cfg, slot->is_cpu);
+		if (!job->p.width)
+			job->p.width = wj->cfg.nf;
+		wj->cfg.nf = job->p.width;
+		wj->cfg.lr = job->p.lr;
+		wj->cfg.epochs = job->p.epochs;
+		wj->cfg.seed = job->p.seed;
+		wj->has_init = job->has_init;
+
+		job->worker = i;
+		snprintf(job->device, sizeof(job->device), "%s", slot->device);
+		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
+		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
+		log_info("job %s: starting on %s (worker %d)", job->id,
+			 slot->device, i);
+		worker_start_job(slot->w, wj);
+		methods_job_state(svc, job);
+	}
+}
+
+/* ----------------------------------------------------- worker events */
+
+static void finish_stop(struct service *svc);
+
+static void handle_ended(struct service *svc, struct worker_slot *slot,
+			 struct work_event *ev)
+{
+	slot->job[0] = '\0';
+	struct job *job = queue_find(svc->queue, ev->job_id);
+	if (!job)
+		return;
+	job->worker = -1;
+	if (ev->end == JOB_DONE) {
+		job->export_psnr = ev->psnr;
+		job->has_export = 1;
+	}
+	if (ev->end == JOB_FAILED)
+		log_error("job %s failed: %s", job->id, ev->message);
+	else
+		log_info("job %s: %s at epoch %d", job->id,
+			 job_state_name(ev->end), job_epoch(job));
+	queue_set_state(svc->queue, job, ev->end, ev->message);
+	methods_job_state(svc, job);
+}
+
+static void handle_event(struct service *svc, int index, struct work_event *ev)
+{
+	struct worker_slot *slot = &svc->slots[index];
+	struct job *job;
+	switch (ev->kind) {
+	case WORK_READY:
+		slot->ready = 1;
+		slot->ok = ev->ok;
+		if (ev->ok) {
+			snprintf(slot->device, sizeof(slot->device), "%s",
+				 ev->info.name);
+			snprintf(slot->type, sizeof(slot->type), "%s",
+				 ev->info.type_name ? ev->info.type_name : "");
+			slot->is_cpu = ev->info.is_cpu;
+			log_info("worker %d: %s (%s)", index, slot->device,
+				 slot->type);
+		} else {
+			snprintf(slot->error, sizeof(slot->error), "%s",
+				 ev->message);
+			log_error("worker %d: no device: %s; its jobs stay queued",
+				  index, ev->message);
+		}
+		break;
+	case WORK_STARTED:
+		job = queue_find(svc->queue, ev->job_id);
+		if (job) {
+			queue_truncate(svc->queue, job, ev->epoch);
+			methods_job_truncated(svc, job);
+		}
+		break;
+	case WORK_PROGRESS:
+		job = queue_find(svc->queue, ev->job_id);
+		if (job && job->state == JOB_RUNNING) {
+			queue_add_metrics(svc->queue, job, &ev->m);
+			methods_job_progress(svc, job);
+		}
+		break;
+	case WORK_CHECKPOINT:
+		log_debug("job %s: checkpoint at epoch %d", ev->job_id,
+			  ev->epoch);
+		break;
+	case WORK_ENDED:
+		handle_ended(svc, slot, ev);
+		break;
+	case WORK_REPLY:
+		methods_reply(svc, ev->req);
+		ev->req = NULL;
+		break;
+	case WORK_EXITED:
+		slot->exited = 1;
+		break;
+	}
+}
+
+static void on_wake(uv_async_t *async)
+{
+	struct service *svc = async->data;
+	for (int i = 0; i < svc->nslots; i++) {
+		if (!svc->slots[i].w)
+			continue;
+		struct work_event *ev = worker_take_events(svc->slots[i].w);
+		while (ev) {
+			struct work_event *next = ev->next;
+			handle_event(svc, i, ev);
+			work_request_destroy(ev->req);
+			free(ev);
+			ev = next;
+		}
+	}
+	if (svc->stopping) {
+		int running = 0;
+		for (int i = 0; i < svc->nslots; i++)
+			running += !svc->slots[i].exited;
+		if (!running)
+			finish_stop(svc);
+	} else {
+		service_schedule(svc);
+	}
+}
+
+/* ---------------------------------------------------------- stopping */
+
+static void close_handle(uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+static void finish_stop(struct service *svc)
+{
+	if (svc->stopping == 2)
+		return;
+	svc->stopping = 2;
+	log_info("stopped");
+	methods_finish(svc);
+	server_close(svc->server);
+	svc->server = NULL;
+	close_handle((uv_handle_t *)&svc->wake);
+	close_handle((uv_handle_t *)&svc->sigterm);
+	close_handle((uv_handle_t *)&svc->sigint);
+	close_handle((uv_handle_t *)&svc->stop_timer);
+}
+
+static void on_stop_timeout(uv_timer_t *t)
+{
+	log_warn("workers did not stop within %d s; exiting now (jobs resume "
+		 "from their last checkpoint)", DAEMON_STOP_SECONDS);
+	fflush(stderr);
+	_exit(0);
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+	struct service *svc = sig->data;
+	if (svc->stopping) {
+		log_warn("second signal; exiting now");
+		fflush(stderr);
+		_exit(0);
+	}
+	log_info("signal %d: checkpointing running jobs and stopping", signum);
+	svc->stopping = 1;
+	server_stop_listening(svc->server);
+	for (int i = 0; i < svc->nslots; i++)
+		worker_stop(svc->slots[i].w);
+	uv_timer_start(&svc->stop_timer, on_stop_timeout,
+		       DAEMON_STOP_SECONDS * 1000, 0);
+	uv_async_send(&svc->wake); /* finish now if no worker runs */
+}
+
+/* -------------------------------------------------------------- run */
+
+int daemon_run(const struct daemon_options *opt)
+{
+	char err[1024] = "";
+	uv_loop_t loop;
+	struct service *svc = calloc(1, sizeof(*svc));
+	if (!svc)
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	umask(077);
+	log_set_verbose(opt->verbose);
+	svc->opt = opt;
+	svc->uid = getuid();
+	svc->started = (double)time(NULL);
+	uv_loop_init(&loop);
+	svc->loop = &loop;
+
+	int rc = queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
+	if (rc) {
+		log_error("%s", err);
+		goto out;
+	}
+	log_info("state in %s: %d jobs", opt->state_dir, svc->queue->count);
+	rc = server_create(&svc->server, &loop, opt->socket_path, &server_ops,
+			   svc, err, sizeof(err));
+	if (rc) {
+		log_error("%s", err);
+		goto out;
+	}
+	uv_async_init(&loop, &svc->wake, on_wake);
+	svc->wake.data = svc;
+	uv_signal_init(&loop, &svc->sigterm);
+	uv_signal_init(&loop, &svc->sigint);
+	svc->sigterm.data = svc->sigint.data = svc;
+	uv_signal_start(&svc->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&svc->sigint, on_signal, SIGINT);
+	uv_timer_init(&loop, &svc->stop_timer);
+
+	svc->nslots = opt->ndevices > 0 ? opt->ndevices : 1;
+	if (svc->nslots > DAEMON_MAX_DEVICES)
+		svc->nslots = DAEMON_MAX_DEVICES;
+	for (int i = 0; i < svc->nslots; i++) {
+		const char *sel = opt->ndevices > 0 ? opt->devices[i] : NULL;
+		rc = worker_create(&svc->slots[i].w, i, sel, &svc->wake);
+		if (rc) {
+			log_error("cannot start worker %d: %s", i,
+				  error_message(rc));
+			svc->slots[i].ready = svc->slots[i].exited = 1;
+			snprintf(svc->slots[i].error, sizeof(svc->slots[i].error),
+				 "%s", error_message(rc));
+		}
+	}
+
+	uv_run(&loop, UV_RUN_DEFAULT);
+	rc = 0;
+	for (int i = 0; i < svc->nslots; i++)
+		worker_destroy(svc->slots[i].w);
+out:
+	if (rc) {
+		for (int i = 0; i < svc->nslots; i++)
+			worker_destroy(svc->slots[i].w);
+		server_close(svc->server);
+		uv_run(&loop, UV_RUN_DEFAULT);
+	}
+	queue_destroy(svc->queue);
+	uv_loop_close(&loop);
+	free(svc);
+	return rc ? 1 : 0;
+}

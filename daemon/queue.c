@@ -1,0 +1,705 @@
+/*
+ * queue.c - jobs in memory and in the state folder.
+ *
+ * The list keeps submission order; queue_next scans it for the queued job
+ * with the highest priority (the first one wins a tie, so equal priorities
+ * run FIFO). A few hundred jobs make a scan cheaper than keeping a heap in
+ * step with pause, resume and priority.
+ *
+ * Every file is written through fileio_write_atomic (temp, fsync, rename),
+ * except metrics.ndjson which is appended one whole line per write(2) while
+ * the job runs: a kill -9 can only lose the lines after the last write, and
+ * a torn or repeated line is repaired on reload (the file is then rewritten
+ * from what was read). The checkpoint is the truth about how far a job got:
+ * when the worker resumes a job from it, it reports that epoch and the
+ * history is cut back to it (queue_truncate), so every epoch is in the
+ * history exactly once.
+ *
+ * Loop thread only; it must not block on anything but the local disk.
+ */
+#include "queue.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "errors.h"
+#include "fileio.h"
+#include "log.h"
+#include "safetensors.h"
+
+#define METRICS_MAX_BYTES (1u << 30)
+#define SMALL_FILE_MAX (1u << 20)
+
+static const char *const state_names[] = {
+	"queued", "running", "paused", "done", "failed", "cancelled",
+};
+
+const char *job_state_name(enum job_state state)
+{
+	return state >= JOB_QUEUED && state <= JOB_CANCELLED
+		       ? state_names[state]
+		       : "unknown";
+}
+
+static int state_parse(const char *name)
+{
+	for (int i = 0; i <= JOB_CANCELLED; i++)
+		if (name && !strcmp(name, state_names[i]))
+			return i;
+	return -1;
+}
+
+int job_state_is_final(enum job_state state)
+{
+	return state == JOB_DONE || state == JOB_FAILED ||
+	       state == JOB_CANCELLED;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------ paths */
+
+static char *join(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s/%s", a, b);
+	return s;
+}
+
+int queue_job_path(const struct queue *q, const struct job *job,
+		   const char *file, char *buf, size_t len)
+{
+	int n = file ? snprintf(buf, len, "%s/%s/%s", q->jobs_dir, job->id, file)
+		     : snprintf(buf, len, "%s/%s", q->jobs_dir, job->id);
+	return n < 0 || (size_t)n >= len ? ERR_TOO_LARGE : 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	if (strlen(path) >= sizeof(buf))
+		return ERR_TOO_LARGE;
+	strcpy(buf, path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return ERR_IO;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return ERR_IO;
+	return 0;
+}
+
+/* ------------------------------------------------------- job records */
+
+static void job_free(struct job *job)
+{
+	if (!job)
+		return;
+	if (job->metrics_fd >= 0)
+		close(job->metrics_fd);
+	free(job->hist);
+	free(job);
+}
+
+static struct job *job_alloc(uint64_t number)
+{
+	struct job *job = calloc(1, sizeof(*job));
+	if (!job)
+		return NULL;
+	job->number = number;
+	snprintf(job->id, sizeof(job->id), "%" PRIu64, number);
+	job->worker = -1;
+	job->metrics_fd = -1;
+	job->best_psnr = NAN;
+	return job;
+}
+
+static int write_json(const char *path, cJSON *obj)
+{
+	char *text = obj ? cJSON_Print(obj) : NULL;
+	cJSON_Delete(obj);
+	if (!text)
+		return ERR_NOMEM;
+	int rc = fileio_write_atomic(path, text, strlen(text), 0600);
+	free(text);
+	return rc;
+}
+
+static cJSON *read_json(const char *path)
+{
+	uint8_t *data;
+	size_t size;
+	if (fileio_read(path, &data, &size, SMALL_FILE_MAX))
+		return NULL;
+	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
+	free(data);
+	return obj;
+}
+
+static int save_request(struct queue *q, struct job *job)
+{
+	char path[4096];
+	int rc = queue_job_path(q, job, "request.json", path, sizeof(path));
+	if (rc)
+		return rc;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "id", job->id);
+	cJSON_AddStringToObject(o, "name", job->p.name);
+	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
+	cJSON_AddNumberToObject(o, "width", job->p.width);
+	cJSON_AddNumberToObject(o, "lr", job->p.lr);
+	cJSON_AddNumberToObject(o, "seed", (double)job->p.seed);
+	cJSON_AddNumberToObject(o, "priority", job->p.priority);
+	cJSON_AddNumberToObject(o, "uid", job->uid);
+	cJSON_AddNumberToObject(o, "pid", job->pid);
+	cJSON_AddNumberToObject(o, "image_width", job->img_w);
+	cJSON_AddNumberToObject(o, "image_height", job->img_h);
+	cJSON_AddBoolToObject(o, "init", job->has_init);
+	cJSON_AddNumberToObject(o, "created", job->created);
+	return write_json(path, o);
+}
+
+int queue_save(struct queue *q, struct job *job)
+{
+	char path[4096];
+	int rc = queue_job_path(q, job, "state.json", path, sizeof(path));
+	if (rc)
+		return rc;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
+	cJSON_AddNumberToObject(o, "priority", job->p.priority);
+	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
+	cJSON_AddNumberToObject(o, "started", job->started);
+	cJSON_AddNumberToObject(o, "finished", job->finished);
+	cJSON_AddStringToObject(o, "device", job->device);
+	cJSON_AddStringToObject(o, "error", job->error);
+	if (job->has_export)
+		cJSON_AddNumberToObject(o, "export_psnr", job->export_psnr);
+	rc = write_json(path, o);
+	if (rc)
+		log_error("job %s: cannot write %s: %s", job->id, path,
+			  error_message(rc));
+	return rc;
+}
+
+static int get_int(const cJSON *o, const char *key, int def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? (int)v->valuedouble : def;
+}
+
+static double get_num(const cJSON *o, const char *key, double def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+static void get_str(const cJSON *o, const char *key, char *buf, size_t len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	snprintf(buf, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+/* ---------------------------------------------------------- history */
+
+static int hist_push(struct job *job, const struct nn_metrics *m)
+{
+	if (job->nhist == job->caphist) {
+		int cap = job->caphist ? job->caphist * 2 : 256;
+		struct nn_metrics *h = realloc(job->hist, cap * sizeof(*h));
+		if (!h)
+			return ERR_NOMEM;
+		job->hist = h;
+		job->caphist = cap;
+	}
+	job->hist[job->nhist++] = *m;
+	if (isfinite(m->psnr) && (isnan(job->best_psnr) || m->psnr > job->best_psnr))
+		job->best_psnr = m->psnr;
+	return 0;
+}
+
+static void hist_cut(struct job *job, int epoch)
+{
+	while (job->nhist > 0 && job->hist[job->nhist - 1].epoch > epoch)
+		job->nhist--;
+	job->best_psnr = NAN;
+	for (int i = 0; i < job->nhist; i++)
+		if (isfinite(job->hist[i].psnr) &&
+		    (isnan(job->best_psnr) || job->hist[i].psnr > job->best_psnr))
+			job->best_psnr = job->hist[i].psnr;
+}
+
+static int format_metrics(char *buf, size_t len, const struct nn_metrics *m)
+{
+	return snprintf(buf, len,
+			"{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.17g,"
+			"\"lr\":%.17g,\"ms\":%.6g}\n",
+			m->epoch, m->mse, m->psnr, m->lr, m->ms);
+}
+
+/* Writes the whole history to metrics.ndjson atomically. */
+static int rewrite_metrics(struct queue *q, struct job *job)
+{
+	char path[4096];
+	int rc = queue_job_path(q, job, "metrics.ndjson", path, sizeof(path));
+	if (rc)
+		return rc;
+	size_t cap = (size_t)job->nhist * 128 + 1, len = 0;
+	char *text = malloc(cap);
+	if (!text)
+		return ERR_NOMEM;
+	for (int i = 0; i < job->nhist; i++)
+		len += format_metrics(text + len, cap - len, &job->hist[i]);
+	if (job->metrics_fd >= 0) {
+		close(job->metrics_fd);
+		job->metrics_fd = -1;
+	}
+	rc = fileio_write_atomic(path, text, len, 0600);
+	free(text);
+	return rc;
+}
+
+static int open_metrics(struct queue *q, struct job *job)
+{
+	char path[4096];
+	if (job->metrics_fd >= 0)
+		return 0;
+	int rc = queue_job_path(q, job, "metrics.ndjson", path, sizeof(path));
+	if (rc)
+		return rc;
+	job->metrics_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+			       0600);
+	return job->metrics_fd < 0 ? ERR_IO : 0;
+}
+
+int queue_add_metrics(struct queue *q, struct job *job,
+		      const struct nn_metrics *m)
+{
+	if (m->epoch <= job_epoch(job)) {
+		hist_cut(job, m->epoch - 1);
+		rewrite_metrics(q, job);
+	}
+	int rc = hist_push(job, m);
+	if (rc)
+		return rc;
+	if (open_metrics(q, job) == 0) {
+		char line[256];
+		int n = format_metrics(line, sizeof(line), m);
+		if (write(job->metrics_fd, line, n) != n) {
+			log_error("job %s: cannot append to metrics.ndjson: %s",
+				  job->id, strerror(errno));
+			close(job->metrics_fd);
+			job->metrics_fd = -1;
+		}
+	}
+	return 0;
+}
+
+int queue_truncate(struct queue *q, struct job *job, int epoch)
+{
+	if (job_epoch(job) <= epoch)
+		return 0;
+	log_info("job %s: history cut back from epoch %d to the checkpoint's %d",
+		 job->id, job_epoch(job), epoch);
+	hist_cut(job, epoch);
+	return rewrite_metrics(q, job);
+}
+
+/* Reads metrics.ndjson; returns 1 when the file needs rewriting. */
+static int load_metrics(struct queue *q, struct job *job)
+{
+	char path[4096];
+	uint8_t *data;
+	size_t size;
+	if (queue_job_path(q, job, "metrics.ndjson", path, sizeof(path)) ||
+	    fileio_read(path, &data, &size, METRICS_MAX_BYTES))
+		return 0;
+	int repair = size > 0 && data[size - 1] != '\n';
+	char *p = (char *)data, *end = p + size;
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p);
+		if (!nl)
+			break; /* torn last line */
+		cJSON *o = cJSON_ParseWithLength(p, nl - p);
+		p = nl + 1;
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "epoch");
+		if (!cJSON_IsNumber(e)) {
+			repair = 1;
+			cJSON_Delete(o);
+			continue;
+		}
+		struct nn_metrics m = {
+			.epoch = e->valueint,
+			.mse = get_num(o, "mse", NAN),
+			.psnr = get_num(o, "psnr", NAN),
+			.lr = get_num(o, "lr", 0),
+			.ms = get_num(o, "ms", 0),
+		};
+		cJSON_Delete(o);
+		if (m.epoch <= job_epoch(job)) {
+			hist_cut(job, m.epoch - 1);
+			repair = 1;
+		}
+		hist_push(job, &m);
+	}
+	free(data);
+	return repair;
+}
+
+/* The epoch a job's checkpoint was taken at (the engine's "epoch"
+ * metadata), 0 when it has none, -1 when it cannot be read. */
+static int checkpoint_epoch(struct queue *q, struct job *job)
+{
+	char path[4096], err[256];
+	struct st_file *ckpt = NULL;
+	struct stat st;
+	if (queue_job_path(q, job, "checkpoint.safetensors", path, sizeof(path)))
+		return -1;
+	if (stat(path, &st))
+		return 0;
+	if (st_load_file(path, &ckpt, err, sizeof(err))) {
+		log_warn("job %s: %s", job->id, err);
+		return -1;
+	}
+	const char *v = st_get_meta(ckpt, "epoch");
+	int epoch = v ? atoi(v) : -1;
+	st_destroy(ckpt);
+	return epoch;
+}
+
+static struct job *load_job(struct queue *q, uint64_t number)
+{
+	struct job *job = job_alloc(number);
+	if (!job)
+		return NULL;
+	char path[4096];
+	queue_job_path(q, job, "request.json", path, sizeof(path));
+	cJSON *req = read_json(path);
+	if (!req) {
+		log_warn("%s: missing or unreadable; job %s skipped", path,
+			 job->id);
+		job_free(job);
+		return NULL;
+	}
+	get_str(req, "name", job->p.name, sizeof(job->p.name));
+	job->p.epochs = get_int(req, "epochs", 1000);
+	job->p.width = get_int(req, "width", 64);
+	job->p.lr = get_num(req, "lr", 1e-4);
+	job->p.seed = (uint64_t)get_num(req, "seed", 0);
+	job->p.priority = get_int(req, "priority", 0);
+	job->uid = (uid_t)get_num(req, "uid", 0);
+	job->pid = (pid_t)get_num(req, "pid", 0);
+	job->img_w = get_int(req, "image_width", 0);
+	job->img_h = get_int(req, "image_height", 0);
+	job->has_init = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
+	job->created = get_num(req, "created", 0);
+	cJSON_Delete(req);
+
+	queue_job_path(q, job, "state.json", path, sizeof(path));
+	cJSON *st = read_json(path);
+	job->state = JOB_QUEUED;
+	if (st) {
+		int s = -1;
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, "state");
+		if (cJSON_IsString(v))
+			s = state_parse(v->valuestring);
+		job->state = s < 0 ? JOB_QUEUED : (enum job_state)s;
+		job->p.priority = get_int(st, "priority", job->p.priority);
+		job->p.epochs = get_int(st, "epochs", job->p.epochs);
+		job->started = get_num(st, "started", 0);
+		job->finished = get_num(st, "finished", 0);
+		get_str(st, "device", job->device, sizeof(job->device));
+		get_str(st, "error", job->error, sizeof(job->error));
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "export_psnr");
+		if (cJSON_IsNumber(e)) {
+			job->export_psnr = e->valuedouble;
+			job->has_export = 1;
+		}
+		cJSON_Delete(st);
+	}
+	if (load_metrics(q, job))
+		rewrite_metrics(q, job);
+	if (job->state == JOB_QUEUED || job->state == JOB_RUNNING ||
+	    job->state == JOB_FAILED) {
+		/* Epochs after the last checkpoint will be run again: forget
+		 * them now, so that nobody is shown an epoch twice. */
+		int epoch = checkpoint_epoch(q, job);
+		if (epoch >= 0 && epoch < job_epoch(job))
+			queue_truncate(q, job, epoch);
+	}
+	if (job->state == JOB_RUNNING) {
+		job->state = JOB_QUEUED;
+		queue_save(q, job);
+	}
+	return job;
+}
+
+/* Inserts keeping the list sorted by job number (submission order). */
+static void insert_sorted(struct queue *q, struct job *job)
+{
+	struct job **pp = &q->head;
+	while (*pp && (*pp)->number < job->number)
+		pp = &(*pp)->next;
+	job->next = *pp;
+	*pp = job;
+	q->count++;
+}
+
+static void reload(struct queue *q)
+{
+	DIR *dir = opendir(q->jobs_dir);
+	if (!dir)
+		return;
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		char *end;
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		uint64_t number = strtoull(de->d_name, &end, 10);
+		if (*end)
+			continue;
+		struct job *job = load_job(q, number);
+		if (!job)
+			continue;
+		insert_sorted(q, job);
+		if (number >= q->next_number)
+			q->next_number = number + 1;
+	}
+	closedir(dir);
+}
+
+static void save_next_number(struct queue *q)
+{
+	char *path = join(q->state_dir, "next-id");
+	char text[32];
+	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n", q->next_number);
+	if (path)
+		fileio_write_atomic(path, text, n, 0600);
+	free(path);
+}
+
+static void load_next_number(struct queue *q)
+{
+	char *path = join(q->state_dir, "next-id");
+	uint8_t *data;
+	size_t size;
+	if (path && fileio_read(path, &data, &size, 64) == 0) {
+		uint64_t n = strtoull((char *)data, NULL, 10);
+		if (n > q->next_number)
+			q->next_number = n;
+		free(data);
+	}
+	free(path);
+}
+
+int queue_create(struct queue **out, const char *state_dir, char *err,
+		 size_t errlen)
+{
+	*out = NULL;
+	struct queue *q = calloc(1, sizeof(*q));
+	if (!q)
+		return ERR_NOMEM;
+	q->next_number = 1;
+	q->state_dir = strdup(state_dir);
+	q->jobs_dir = join(state_dir, "jobs");
+	if (!q->state_dir || !q->jobs_dir) {
+		queue_destroy(q);
+		return ERR_NOMEM;
+	}
+	if (mkdir_p(q->jobs_dir)) {
+		snprintf(err, errlen, "cannot create the state folder %s: %s",
+			 q->jobs_dir, strerror(errno));
+		queue_destroy(q);
+		return ERR_IO;
+	}
+	chmod(q->state_dir, 0700);
+	reload(q);
+	load_next_number(q);
+	*out = q;
+	return 0;
+}
+
+void queue_destroy(struct queue *q)
+{
+	if (!q)
+		return;
+	while (q->head) {
+		struct job *job = q->head;
+		q->head = job->next;
+		job_free(job);
+	}
+	free(q->state_dir);
+	free(q->jobs_dir);
+	free(q);
+}
+
+/* ---------------------------------------------------------- queries */
+
+struct job *queue_find(struct queue *q, const char *id)
+{
+	for (struct job *job = q->head; job; job = job->next)
+		if (!strcmp(job->id, id))
+			return job;
+	return NULL;
+}
+
+struct job *queue_next(struct queue *q)
+{
+	struct job *best = NULL;
+	for (struct job *job = q->head; job; job = job->next)
+		if (job->state == JOB_QUEUED &&
+		    (!best || job->p.priority > best->p.priority))
+			best = job;
+	return best;
+}
+
+int queue_count_uid(const struct queue *q, uid_t uid)
+{
+	int n = 0;
+	for (struct job *job = q->head; job; job = job->next)
+		n += job->uid == uid;
+	return n;
+}
+
+int queue_count_state(const struct queue *q, enum job_state state)
+{
+	int n = 0;
+	for (struct job *job = q->head; job; job = job->next)
+		n += job->state == state;
+	return n;
+}
+
+/* ---------------------------------------------------------- changes */
+
+static int write_file(struct queue *q, struct job *job, const char *name,
+		      const void *data, size_t size)
+{
+	char path[4096];
+	int rc = queue_job_path(q, job, name, path, sizeof(path));
+	return rc ? rc : fileio_write_atomic(path, data, size, 0600);
+}
+
+static void remove_tree(const char *path)
+{
+	DIR *dir = opendir(path);
+	if (dir) {
+		struct dirent *de;
+		while ((de = readdir(dir))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			char *sub = join(path, de->d_name);
+			if (sub && unlink(sub) && errno == EISDIR)
+				remove_tree(sub);
+			free(sub);
+		}
+		closedir(dir);
+	}
+	rmdir(path);
+}
+
+int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
+		 pid_t pid, const void *png, size_t png_size, int img_w,
+		 int img_h, const void *init, size_t init_size,
+		 struct job **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct job *job = job_alloc(q->next_number);
+	if (!job)
+		return ERR_NOMEM;
+	job->p = *p;
+	job->uid = uid;
+	job->pid = pid;
+	job->img_w = img_w;
+	job->img_h = img_h;
+	job->has_init = init != NULL;
+	job->created = now_seconds();
+	job->state = JOB_QUEUED;
+
+	char dir[4096];
+	int rc = queue_job_path(q, job, NULL, dir, sizeof(dir));
+	if (!rc && mkdir(dir, 0700) && errno != EEXIST)
+		rc = ERR_IO;
+	if (!rc)
+		rc = write_file(q, job, "target.png", png, png_size);
+	if (!rc && init)
+		rc = write_file(q, job, "init.safetensors", init, init_size);
+	if (!rc)
+		rc = save_request(q, job);
+	if (!rc)
+		rc = queue_save(q, job);
+	if (rc) {
+		snprintf(err, errlen, "cannot store the job in %s: %s", dir,
+			 error_message(rc));
+		remove_tree(dir);
+		job_free(job);
+		return rc;
+	}
+	q->next_number++;
+	save_next_number(q);
+	insert_sorted(q, job);
+	*out = job;
+	return 0;
+}
+
+int queue_set_state(struct queue *q, struct job *job, enum job_state state,
+		    const char *error)
+{
+	double now = now_seconds();
+	job->state = state;
+	if (state == JOB_RUNNING && job->started == 0)
+		job->started = now;
+	if (job_state_is_final(state))
+		job->finished = now;
+	else
+		job->finished = 0;
+	if (state == JOB_FAILED)
+		snprintf(job->error, sizeof(job->error), "%s",
+			 error ? error : "failed");
+	else if (state != JOB_DONE)
+		job->error[0] = '\0';
+	if (state != JOB_RUNNING && job->metrics_fd >= 0) {
+		close(job->metrics_fd);
+		job->metrics_fd = -1;
+	}
+	return queue_save(q, job);
+}
+
+int queue_remove(struct queue *q, struct job *job)
+{
+	char dir[4096];
+	int rc = queue_job_path(q, job, NULL, dir, sizeof(dir));
+	if (rc)
+		return rc;
+	for (struct job **pp = &q->head; *pp; pp = &(*pp)->next) {
+		if (*pp == job) {
+			*pp = job->next;
+			q->count--;
+			break;
+		}
+	}
+	job_free(job);
+	remove_tree(dir);
+	return 0;
+}

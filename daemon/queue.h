@@ -1,0 +1,129 @@
+/*
+ * queue.h - the jobs: their parameters, states, metrics history, order and
+ * persistence in the state folder.
+ *
+ * Used by the loop thread only. It knows nothing of sockets, JSON-RPC or
+ * Vulkan: methods.c turns requests into calls here, daemon.c hands the
+ * chosen job to a worker and feeds back what the worker reports.
+ *
+ * On disk, STATE_DIR/jobs/ID/ holds (all 0600 in 0700 folders):
+ *   request.json            the parameters as submitted (written once)
+ *   state.json              state, times, device, error (rewritten atomically)
+ *   target.png              the image as submitted
+ *   init.safetensors        the starting model, when one was given
+ *   metrics.ndjson          one line per finished epoch, appended
+ *   checkpoint.safetensors  written by the worker (atomically)
+ *   model.safetensors, recon.png   written by the worker when the job is done
+ * and STATE_DIR/next-id the next job number.
+ */
+#ifndef VKINR_QUEUE_H
+#define VKINR_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nn/fit.h"
+
+enum job_state {
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_PAUSED,
+	JOB_DONE,
+	JOB_FAILED,
+	JOB_CANCELLED,
+};
+
+const char *job_state_name(enum job_state state);
+/* done, failed, cancelled: the job will not run again by itself. */
+int job_state_is_final(enum job_state state);
+
+#define JOB_NAME_MAX 128
+#define JOB_PRIORITY_MIN -100
+#define JOB_PRIORITY_MAX 100
+#define JOB_EPOCHS_MAX 10000000
+
+struct job_params {
+	char name[JOB_NAME_MAX];
+	int epochs;   /* target */
+	int width;    /* nf */
+	double lr;
+	uint64_t seed;
+	int priority; /* higher runs first; ties in submission order */
+};
+
+struct job {
+	struct job *next;
+	char id[16];               /* "1", "2", ... never reused */
+	uint64_t number;
+	struct job_params p;
+	enum job_state state;
+	uid_t uid;                 /* SO_PEERCRED of the submitter */
+	pid_t pid;
+	int img_w, img_h;
+	int has_init;
+	double created, started, finished; /* Unix time; 0 = not yet */
+	char device[256];          /* where it runs or last ran */
+	char error[512];           /* why it failed */
+	struct nn_metrics *hist;   /* every finished epoch, in order */
+	int nhist, caphist;
+	double best_psnr;
+	double export_psnr;        /* psnr of model.safetensors (done jobs) */
+	int has_export;
+	int worker;                /* index of the worker running it, or -1 */
+	int metrics_fd;            /* open while the job runs, else -1 */
+};
+
+struct queue {
+	char *state_dir;
+	char *jobs_dir;
+	struct job *head;          /* in submission order */
+	uint64_t next_number;
+	int count;
+};
+
+/* Creates the folders (0700) if missing and reloads every job; jobs that
+ * were queued or running come back queued. */
+int queue_create(struct queue **out, const char *state_dir, char *err,
+		 size_t errlen);
+void queue_destroy(struct queue *q);
+
+/* Stores a new queued job: its folder, request, image and init model. */
+int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
+		 pid_t pid, const void *png, size_t png_size, int img_w,
+		 int img_h, const void *init, size_t init_size,
+		 struct job **out, char *err, size_t errlen);
+
+struct job *queue_find(struct queue *q, const char *id);
+/* The queued job to run next (priority, then FIFO), or NULL. */
+struct job *queue_next(struct queue *q);
+int queue_count_uid(const struct queue *q, uid_t uid);
+int queue_count_state(const struct queue *q, enum job_state state);
+
+/* Changes the state, sets times, writes state.json. error: for failed. */
+int queue_set_state(struct queue *q, struct job *job, enum job_state state,
+		    const char *error);
+/* Rewrites state.json (after changing device, export_psnr...). */
+int queue_save(struct queue *q, struct job *job);
+
+/* Appends one epoch (to memory and metrics.ndjson). An epoch at or below
+ * the last one first drops the history from there (a job that resumed from
+ * an older checkpoint repeats those epochs). */
+int queue_add_metrics(struct queue *q, struct job *job,
+		      const struct nn_metrics *m);
+/* Keeps epochs 1..epoch of the history, on disk too. */
+int queue_truncate(struct queue *q, struct job *job, int epoch);
+
+/* Deletes the job and its folder. */
+int queue_remove(struct queue *q, struct job *job);
+
+/* STATE_DIR/jobs/ID/FILE into buf. */
+int queue_job_path(const struct queue *q, const struct job *job,
+		   const char *file, char *buf, size_t len);
+
+static inline int job_epoch(const struct job *job)
+{
+	return job->nhist ? job->hist[job->nhist - 1].epoch : 0;
+}
+
+#endif

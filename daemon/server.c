@@ -1,0 +1,554 @@
+/*
+ * server.c - the listening socket and its connections.
+ *
+ * Each connection frames its input with a line_buffer (LIMIT_LINE_BYTES a
+ * line) and has its own output queue: a list of whole lines, of which at
+ * most one batch is in a uv_write at a time. The queue is what lets the
+ * daemon serve a slow reader without slowing anyone: above half of
+ * LIMIT_SUBSCRIBER_BYTES it stops reading the connection's requests (so a
+ * client that never reads its replies cannot make the daemon buffer them);
+ * the subscription pump (methods.c) only adds progress while the queue is
+ * below SERVER_LOW_WATER; and a connection that already has more than
+ * LIMIT_SUBSCRIBER_BYTES queued when something else must be sent, or whose
+ * output has not moved for SERVER_STALL_SECONDS, is dropped.
+ *
+ * Credentials come from SO_PEERCRED at accept and stay with the connection.
+ * Connections are limited in all (LIMIT_CONNECTIONS) and per uid
+ * (LIMIT_CONNECTIONS_PER_UID); one over a limit gets an error line and is
+ * closed.
+ *
+ * Loop thread only. It must not interpret a line.
+ */
+#include "server.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "framing.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "protocol.h"
+
+#define WRITE_BATCH 64
+
+struct out_msg {
+	struct out_msg *next;
+	char *data;
+	size_t len;
+};
+
+struct conn {
+	uv_pipe_t pipe; /* first: the handle's address is the conn's */
+	struct server *s;
+	struct conn *prev, *next;
+	uint64_t id;
+	uid_t uid;
+	pid_t pid;
+	struct line_buffer lb;
+	struct out_msg *out_head, *out_tail; /* waiting */
+	struct out_msg *inflight;            /* in the uv_write */
+	uv_write_t wreq;
+	uv_buf_t bufs[WRITE_BATCH];
+	size_t pending;        /* bytes waiting + in flight */
+	uint64_t last_moved;   /* uv_now when output last moved */
+	int reading, closing, close_when_flushed;
+};
+
+struct server {
+	uv_loop_t *loop;
+	uv_pipe_t listener;
+	uv_timer_t stall_timer;
+	int listening, activated, nhandles;
+	char *path; /* unlinked at close when we created it */
+	const struct server_ops *ops;
+	void *ctx;
+	struct conn *conns;
+	int nconns;
+	uint64_t next_id;
+	uint64_t stall_ms;
+	char readbuf[64 << 10];
+};
+
+static void conn_closed_cb(uv_handle_t *h);
+static void flush(struct conn *c);
+
+/* --------------------------------------------------------- accessors */
+
+uint64_t server_conn_id(const struct conn *c) { return c->id; }
+uid_t server_conn_uid(const struct conn *c) { return c->uid; }
+pid_t server_conn_pid(const struct conn *c) { return c->pid; }
+size_t server_conn_pending(const struct conn *c) { return c->pending; }
+int server_conn_closing(const struct conn *c) { return c->closing; }
+int server_connection_count(const struct server *s) { return s->nconns; }
+int server_activated(const struct server *s) { return s->activated; }
+
+struct conn *server_find(struct server *s, uint64_t id)
+{
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (c->id == id && !c->closing)
+			return c;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void free_msgs(struct out_msg *m)
+{
+	while (m) {
+		struct out_msg *next = m->next;
+		free(m->data);
+		free(m);
+		m = next;
+	}
+}
+
+static void start_reading(struct conn *c);
+
+static void write_cb(uv_write_t *req, int status)
+{
+	struct conn *c = req->data;
+	for (struct out_msg *m = c->inflight; m; m = m->next)
+		c->pending -= m->len;
+	free_msgs(c->inflight);
+	c->inflight = NULL;
+	if (c->closing)
+		return;
+	if (status < 0) {
+		log_debug("connection %llu: write failed: %s",
+			  (unsigned long long)c->id, uv_strerror(status));
+		server_conn_close(c);
+		return;
+	}
+	c->last_moved = uv_now(c->s->loop);
+	if (c->close_when_flushed && c->pending == 0) {
+		server_conn_close(c);
+		return;
+	}
+	flush(c);
+	if (c->pending < SERVER_LOW_WATER) {
+		if (!c->reading && !c->close_when_flushed)
+			start_reading(c);
+		if (c->s->ops->drained)
+			c->s->ops->drained(c->s->ctx, c);
+	}
+}
+
+static void flush(struct conn *c)
+{
+	if (c->inflight || !c->out_head || c->closing)
+		return;
+	int n = 0;
+	struct out_msg **tail = &c->inflight;
+	while (c->out_head && n < WRITE_BATCH) {
+		struct out_msg *m = c->out_head;
+		c->out_head = m->next;
+		m->next = NULL;
+		*tail = m;
+		tail = &m->next;
+		c->bufs[n++] = uv_buf_init(m->data, (unsigned)m->len);
+	}
+	if (!c->out_head)
+		c->out_tail = NULL;
+	c->wreq.data = c;
+	int rc = uv_write(&c->wreq, (uv_stream_t *)&c->pipe, c->bufs, n,
+			  write_cb);
+	if (rc < 0) {
+		for (struct out_msg *m = c->inflight; m; m = m->next)
+			c->pending -= m->len;
+		free_msgs(c->inflight);
+		c->inflight = NULL;
+		server_conn_close(c);
+	}
+}
+
+int server_send(struct conn *c, char *line)
+{
+	if (!line)
+		return ERR_NOMEM;
+	if (c->closing) {
+		free(line);
+		return ERR_STATE;
+	}
+	if (c->pending > LIMIT_SUBSCRIBER_BYTES) {
+		log_info("connection %llu (uid %u): dropped, %zu bytes of output "
+			 "queued (limit %u)", (unsigned long long)c->id,
+			 (unsigned)c->uid, c->pending, LIMIT_SUBSCRIBER_BYTES);
+		free(line);
+		server_conn_close(c);
+		return ERR_TOO_LARGE;
+	}
+	struct out_msg *m = malloc(sizeof(*m));
+	if (!m) {
+		free(line);
+		return ERR_NOMEM;
+	}
+	m->next = NULL;
+	m->data = line;
+	m->len = strlen(line);
+	if (c->pending == 0)
+		c->last_moved = uv_now(c->s->loop);
+	c->pending += m->len;
+	if (c->out_tail)
+		c->out_tail->next = m;
+	else
+		c->out_head = m;
+	c->out_tail = m;
+	flush(c);
+	if (c->reading && c->pending > LIMIT_SUBSCRIBER_BYTES / 2) {
+		uv_read_stop((uv_stream_t *)&c->pipe);
+		c->reading = 0;
+	}
+	return 0;
+}
+
+void server_close_after_flush(struct conn *c)
+{
+	if (c->closing)
+		return;
+	if (c->pending == 0) {
+		server_conn_close(c);
+		return;
+	}
+	c->close_when_flushed = 1;
+	if (c->reading) {
+		uv_read_stop((uv_stream_t *)&c->pipe);
+		c->reading = 0;
+	}
+}
+
+void server_conn_close(struct conn *c)
+{
+	if (c->closing)
+		return;
+	c->closing = 1;
+	if (c->s->ops->closed)
+		c->s->ops->closed(c->s->ctx, c);
+	uv_close((uv_handle_t *)&c->pipe, conn_closed_cb);
+}
+
+static void maybe_free_server(struct server *s);
+
+static void conn_closed_cb(uv_handle_t *h)
+{
+	struct conn *c = (struct conn *)h;
+	struct server *s = c->s;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->nconns--;
+	free_msgs(c->out_head);
+	free_msgs(c->inflight);
+	line_buffer_finish(&c->lb);
+	free(c);
+	s->nhandles--;
+	maybe_free_server(s);
+}
+
+/* ------------------------------------------------------------- input */
+
+static int on_line(void *ctx, char *line, size_t len, int too_long)
+{
+	struct conn *c = ctx;
+	c->s->ops->line(c->s->ctx, c, line, len, too_long);
+	return c->closing ? 1 : 0;
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	struct conn *c = (struct conn *)h;
+	*buf = uv_buf_init(c->s->readbuf, sizeof(c->s->readbuf));
+}
+
+static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *c = (struct conn *)stream;
+	if (nread < 0) {
+		if (nread != UV_EOF)
+			log_debug("connection %llu: read failed: %s",
+				  (unsigned long long)c->id, uv_strerror(nread));
+		server_conn_close(c);
+		return;
+	}
+	/* Every byte of this read is framed even when a line's reply made
+	 * the connection stop reading (backpressure): that only holds back
+	 * the next read, so at most one read's lines are answered late. */
+	int rc = line_buffer_feed(&c->lb, buf->base, nread, on_line, c);
+	if (rc == ERR_NOMEM && !c->closing)
+		server_conn_close(c);
+}
+
+static void start_reading(struct conn *c)
+{
+	if (uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb) == 0)
+		c->reading = 1;
+}
+
+/* -------------------------------------------------------- accepting */
+
+static int count_uid(const struct server *s, uid_t uid)
+{
+	int n = 0;
+	for (const struct conn *c = s->conns; c; c = c->next)
+		n += !c->closing && c->uid == uid;
+	return n;
+}
+
+static void refuse(struct conn *c, const char *limit_name, int limit)
+{
+	char msg[160];
+	snprintf(msg, sizeof(msg),
+		 "too many connections (%s is %d); close some and retry",
+		 limit_name, limit);
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "name", error_name(ERR_TOO_LARGE));
+	cJSON_AddStringToObject(data, "limit", limit_name);
+	cJSON_AddNumberToObject(data, "value", limit);
+	log_warn("connection from uid %u refused: %s", (unsigned)c->uid, msg);
+	server_send(c, rpc_error_line(NULL, RPC_LIMIT, msg, data));
+	server_close_after_flush(c);
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+	struct server *s = listener->data;
+	if (status < 0) {
+		log_warn("accept: %s", uv_strerror(status));
+		return;
+	}
+	struct conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return;
+	c->s = s;
+	uv_pipe_init(s->loop, &c->pipe, 0);
+	s->nhandles++;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->nconns++;
+	c->id = ++s->next_id;
+	line_buffer_init(&c->lb, LIMIT_LINE_BYTES);
+	c->last_moved = uv_now(s->loop);
+	if (uv_accept(listener, (uv_stream_t *)&c->pipe) < 0) {
+		server_conn_close(c);
+		return;
+	}
+	uv_os_fd_t fd;
+	struct ucred cred = {0};
+	socklen_t len = sizeof(cred);
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		c->uid = cred.uid;
+		c->pid = cred.pid;
+	} else {
+		log_warn("SO_PEERCRED: %s; connection refused", strerror(errno));
+		server_conn_close(c);
+		return;
+	}
+	log_debug("connection %llu: uid %u pid %d", (unsigned long long)c->id,
+		  (unsigned)c->uid, (int)c->pid);
+	if (s->nconns > LIMIT_CONNECTIONS)
+		refuse(c, "LIMIT_CONNECTIONS", LIMIT_CONNECTIONS);
+	else if (count_uid(s, c->uid) > LIMIT_CONNECTIONS_PER_UID)
+		refuse(c, "LIMIT_CONNECTIONS_PER_UID", LIMIT_CONNECTIONS_PER_UID);
+	else
+		start_reading(c);
+}
+
+static void stall_cb(uv_timer_t *t)
+{
+	struct server *s = t->data;
+	uint64_t now = uv_now(s->loop);
+	struct conn *c = s->conns;
+	while (c) {
+		struct conn *next = c->next;
+		if (!c->closing && c->pending > 0 &&
+		    now - c->last_moved > s->stall_ms) {
+			log_info("connection %llu (uid %u): dropped, its output "
+				 "has not moved for %llu s",
+				 (unsigned long long)c->id, (unsigned)c->uid,
+				 (unsigned long long)(s->stall_ms / 1000));
+			server_conn_close(c);
+		}
+		c = next;
+	}
+}
+
+/* Binds path: replaces a stale socket, refuses a live one. */
+static int bind_path(struct server *s, const char *path, char *err,
+		     size_t errlen)
+{
+	struct sockaddr_un addr;
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		snprintf(err, errlen, "the socket path %s is longer than %zu "
+			 "bytes; choose a shorter --socket", path,
+			 sizeof(addr.sun_path) - 1);
+		return ERR_INVALID;
+	}
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a socket; "
+				 "remove it or choose another --socket", path);
+			return ERR_STATE;
+		}
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		memset(&addr, 0, sizeof(addr));
+		addr.sun_family = AF_UNIX;
+		strcpy(addr.sun_path, path);
+		int live = fd >= 0 &&
+			   connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (live) {
+			snprintf(err, errlen, "another vkinrd is already "
+				 "listening on %s", path);
+			return ERR_BUSY;
+		}
+		unlink(path);
+	} else {
+		/* the folder, e.g. /run/vkinrd, when it is missing */
+		char dir[sizeof(addr.sun_path)];
+		strcpy(dir, path);
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			mkdir(dir, 0700);
+		}
+	}
+	mode_t old = umask(0177);
+	int rc = uv_pipe_bind(&s->listener, path);
+	umask(old);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot create the socket %s: %s", path,
+			 uv_strerror(rc));
+		return ERR_IO;
+	}
+	chmod(path, 0600);
+	s->path = strdup(path);
+	return 0;
+}
+
+int server_create(struct server **out, uv_loop_t *loop, const char *path,
+		  const struct server_ops *ops, void *ctx, char *err,
+		  size_t errlen)
+{
+	*out = NULL;
+	struct server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return ERR_NOMEM;
+	s->loop = loop;
+	s->ops = ops;
+	s->ctx = ctx;
+	const char *stall = getenv("VKINRD_STALL_SECONDS");
+	s->stall_ms = (stall && atoi(stall) > 0 ? atoi(stall)
+						 : SERVER_STALL_SECONDS) * 1000ull;
+	uv_pipe_init(loop, &s->listener, 0);
+	s->listener.data = s;
+	s->nhandles++;
+	uv_timer_init(loop, &s->stall_timer);
+	s->stall_timer.data = s;
+	s->nhandles++;
+
+	int rc;
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	if (pid && fds && atol(pid) == (long)getpid() && atoi(fds) >= 1) {
+		rc = uv_pipe_open(&s->listener, 3);
+		if (rc < 0) {
+			snprintf(err, errlen, "cannot use the socket passed by "
+				 "systemd (fd 3): %s", uv_strerror(rc));
+			rc = ERR_IO;
+		}
+		s->activated = 1;
+		unsetenv("LISTEN_PID");
+		unsetenv("LISTEN_FDS");
+		unsetenv("LISTEN_FDNAMES");
+	} else {
+		rc = bind_path(s, path, err, errlen);
+	}
+	if (!rc) {
+		int lrc = uv_listen((uv_stream_t *)&s->listener, 128,
+				    on_connection);
+		if (lrc < 0) {
+			snprintf(err, errlen, "cannot listen on %s: %s",
+				 s->activated ? "fd 3" : path, uv_strerror(lrc));
+			rc = ERR_IO;
+		}
+	}
+	if (rc) {
+		server_close(s);
+		return rc;
+	}
+	s->listening = 1;
+	uv_timer_start(&s->stall_timer, stall_cb, 1000, 1000);
+	log_info("listening on %s", s->activated ? "the socket from systemd"
+						 : path);
+	*out = s;
+	return 0;
+}
+
+static void server_handle_closed(uv_handle_t *h)
+{
+	struct server *s = h->data;
+	s->nhandles--;
+	maybe_free_server(s);
+}
+
+void server_stop_listening(struct server *s)
+{
+	if (!s || !s->listening)
+		return;
+	s->listening = 0;
+	uv_close((uv_handle_t *)&s->listener, server_handle_closed);
+	if (s->path) {
+		unlink(s->path);
+		free(s->path);
+		s->path = NULL;
+	}
+}
+
+static int server_closing_flag(struct server *s)
+{
+	return s->ops == NULL;
+}
+
+static void maybe_free_server(struct server *s)
+{
+	if (server_closing_flag(s) && s->nhandles == 0)
+		free(s);
+}
+
+void server_close(struct server *s)
+{
+	if (!s)
+		return;
+	if (s->listening) {
+		server_stop_listening(s);
+	} else if (!uv_is_closing((uv_handle_t *)&s->listener)) {
+		uv_close((uv_handle_t *)&s->listener, server_handle_closed);
+	}
+	if (s->path) {
+		unlink(s->path);
+		free(s->path);
+		s->path = NULL;
+	}
+	uv_close((uv_handle_t *)&s->stall_timer, server_handle_closed);
+	struct conn *c = s->conns;
+	while (c) {
+		struct conn *next = c->next;
+		server_conn_close(c);
+		c = next;
+	}
+	s->ops = NULL; /* from now on the server frees itself */
+	maybe_free_server(s);
+}

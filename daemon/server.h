@@ -1,0 +1,71 @@
+/*
+ * server.h - the Unix socket, its connections, their framing and their
+ * output queues. The transport only: what a line means is the caller's
+ * business (methods.c), through the three callbacks below.
+ *
+ * Loop thread only.
+ */
+#ifndef VKINR_SERVER_H
+#define VKINR_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <uv.h>
+
+/* Below this much queued output a connection counts as keeping up: reading
+ * its requests resumes and the drained callback fires. */
+#define SERVER_LOW_WATER (64u << 10)
+/* A connection whose queued output has not moved for this long is dropped
+ * (VKINRD_STALL_SECONDS overrides it). */
+#define SERVER_STALL_SECONDS 60
+
+struct server;
+struct conn;
+
+struct server_ops {
+	/* One line (NUL-terminated, without '\n'), or too_long with none. */
+	void (*line)(void *ctx, struct conn *c, char *line, size_t len,
+		     int too_long);
+	/* The connection is closing; it is freed after this returns. */
+	void (*closed)(void *ctx, struct conn *c);
+	/* Queued output fell below SERVER_LOW_WATER. */
+	void (*drained)(void *ctx, struct conn *c);
+};
+
+/*
+ * Listens on path (created mode 0600; a stale socket file is replaced, a
+ * live one is an error), or on fd 3 when systemd passed it (LISTEN_PID is
+ * this process and LISTEN_FDS >= 1). Returns 0 or an error with a sentence
+ * in err.
+ */
+int server_create(struct server **out, uv_loop_t *loop, const char *path,
+		  const struct server_ops *ops, void *ctx, char *err,
+		  size_t errlen);
+/* Stops accepting; open connections go on. */
+void server_stop_listening(struct server *s);
+/* Closes every handle; the server frees itself once the loop has run their
+ * close callbacks. server_close(NULL) does nothing. */
+void server_close(struct server *s);
+
+/*
+ * Queues line (malloc'ed, ending in '\n'; ownership passes) on c. Returns
+ * 0; ERR_STATE when c is closing; ERR_TOO_LARGE when c already had more
+ * than LIMIT_SUBSCRIBER_BYTES queued: c is then dropped.
+ */
+int server_send(struct conn *c, char *line);
+/* Closes c after its queued output has been written. */
+void server_close_after_flush(struct conn *c);
+void server_conn_close(struct conn *c);
+
+uint64_t server_conn_id(const struct conn *c);
+uid_t server_conn_uid(const struct conn *c);
+pid_t server_conn_pid(const struct conn *c);
+size_t server_conn_pending(const struct conn *c);
+int server_conn_closing(const struct conn *c);
+struct conn *server_find(struct server *s, uint64_t id);
+int server_connection_count(const struct server *s);
+int server_activated(const struct server *s);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * service.h - what the loop thread owns, shared by daemon.c (wiring,
+ * scheduling, worker events) and methods.c (requests, subscriptions).
+ *
+ * Loop thread only; workers see none of it.
+ */
+#ifndef VKINR_SERVICE_H
+#define VKINR_SERVICE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "daemon.h"
+#include "queue.h"
+#include "server.h"
+#include "worker.h"
+
+/* The loop's view of one worker. */
+struct worker_slot {
+	struct worker *w;
+	int ready;       /* WORK_READY arrived */
+	int ok;          /* ... and the device opened */
+	int exited;
+	int is_cpu;
+	char device[256];
+	char type[16];
+	char error[1024];
+	char job[16];    /* the job it runs, "" when idle */
+};
+
+/* A connection following a job: the history is sent from next, paced by
+ * the connection's output queue; epochs before replay_end (what existed at
+ * subscribe time) are all sent, later ones are thinned when the reader is
+ * behind (the newest is always sent). */
+struct subscription {
+	struct subscription *next;
+	uint64_t conn;
+	char job[16];
+	int cursor;        /* index into the job's history of the next point */
+	int replay_end;
+	int state_dirty;   /* a job.state notification is due */
+};
+
+/* A request answered when a running job leaves the worker (pause,
+ * cancel). */
+struct state_waiter {
+	struct state_waiter *next;
+	uint64_t conn;
+	cJSON *rpc_id;
+	char job[16];
+};
+
+struct service {
+	uv_loop_t *loop;
+	const struct daemon_options *opt;
+	struct server *server;
+	struct queue *queue;
+	struct worker_slot slots[DAEMON_MAX_DEVICES];
+	int nslots;
+	uv_async_t wake;
+	uv_signal_t sigterm, sigint;
+	uv_timer_t stop_timer;
+	int stopping;
+	double started;  /* Unix time */
+	uid_t uid;       /* the daemon's own */
+	struct subscription *subs;
+	struct state_waiter *waiters;
+};
+
+/* Hands queued jobs to idle workers (daemon.c). */
+void service_schedule(struct service *svc);
+
+#endif

@@ -1,0 +1,661 @@
+/*
+ * worker.c - the GPU thread of one device.
+ *
+ * The thread opens its device, posts WORK_READY, then waits on a condition
+ * variable for a job, a request or stop. A job runs epoch by epoch; between
+ * two epochs the thread takes the flags and the requests under the lock,
+ * so a pause, cancel, export or render waits at most one epoch. The lock is
+ * held only to move pointers and flags, never across an engine call.
+ *
+ * Every failure of a job ends in WORK_ENDED with state failed and a message
+ * for people; device loss is retried (new gpu_context, resume from the
+ * checkpoint) a bounded number of times first. Only this thread calls gpu_*
+ * and nn_*; it writes the job's checkpoint and exports into the job's
+ * folder, and reads its target and init files; it touches no socket and no
+ * queue data.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base64.h"
+#include "errors.h"
+#include "fileio.h"
+#include "image.h"
+#include "log.h"
+#include "protocol.h"
+#include "safetensors.h"
+
+struct worker {
+	int index;
+	char *selector;
+	uv_async_t *wake;
+	pthread_t thread;
+	int started;
+
+	/* the hand-off, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct work_job *pending;      /* handed over, not yet taken */
+	char current[16];              /* id of the job it has, "" */
+	int flags;
+	struct work_request *requests; /* FIFO */
+	struct work_event *events, **events_tail;
+
+	/* the thread's own */
+	struct gpu_context *gpu;
+	int ckpt_epochs;
+	double ckpt_seconds;
+};
+
+/* One job being run: the fit and what is needed to rebuild it. */
+struct run {
+	struct work_job *job;
+	struct image *target;
+	struct nn_fit *fit;
+	int last_ckpt_epoch;
+	double last_ckpt_time;
+};
+
+static double mono_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void work_request_destroy(struct work_request *req)
+{
+	if (!req)
+		return;
+	cJSON_Delete(req->rpc_id);
+	st_destroy(req->model);
+	image_destroy(req->target);
+	free(req->model_b64);
+	free(req->png_b64);
+	free(req);
+}
+
+/* ------------------------------------------------------ the hand-off */
+
+static void post(struct worker *w, struct work_event *ev)
+{
+	pthread_mutex_lock(&w->lock);
+	ev->next = NULL;
+	*w->events_tail = ev;
+	w->events_tail = &ev->next;
+	pthread_mutex_unlock(&w->lock);
+	uv_async_send(w->wake);
+}
+
+static struct work_event *event_new(enum work_event_kind kind,
+				    const char *job_id)
+{
+	struct work_event *ev = calloc(1, sizeof(*ev));
+	if (!ev) {
+		/* Nothing sensible is left to do without memory for a few
+		 * hundred bytes; the loop would lose track of the job. */
+		log_error("out of memory posting a worker event");
+		abort();
+	}
+	ev->kind = kind;
+	if (job_id)
+		snprintf(ev->job_id, sizeof(ev->job_id), "%s", job_id);
+	return ev;
+}
+
+static void post_ended(struct worker *w, const char *job_id,
+		       enum job_state end, const char *message)
+{
+	struct work_event *ev = event_new(WORK_ENDED, job_id);
+	ev->end = end;
+	if (message)
+		snprintf(ev->message, sizeof(ev->message), "%s", message);
+	post(w, ev);
+}
+
+struct work_event *worker_take_events(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	struct work_event *list = w->events;
+	w->events = NULL;
+	w->events_tail = &w->events;
+	pthread_mutex_unlock(&w->lock);
+	return list;
+}
+
+void worker_start_job(struct worker *w, struct work_job *job)
+{
+	pthread_mutex_lock(&w->lock);
+	free(w->pending);
+	w->pending = job;
+	snprintf(w->current, sizeof(w->current), "%s", job->id);
+	w->flags &= WORK_STOP; /* flags meant for the previous job are gone */
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void worker_flag(struct worker *w, const char *job_id, int flags)
+{
+	pthread_mutex_lock(&w->lock);
+	if (!strcmp(w->current, job_id))
+		w->flags |= flags;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void worker_request(struct worker *w, struct work_request *req)
+{
+	pthread_mutex_lock(&w->lock);
+	struct work_request **pp = &w->requests;
+	while (*pp)
+		pp = &(*pp)->next;
+	req->next = NULL;
+	*pp = req;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void worker_stop(struct worker *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->flags |= WORK_STOP;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Takes the flags and the queued requests at an epoch boundary. */
+static int take(struct worker *w, struct work_request **reqs)
+{
+	pthread_mutex_lock(&w->lock);
+	int flags = w->flags;
+	*reqs = w->requests;
+	w->requests = NULL;
+	pthread_mutex_unlock(&w->lock);
+	return flags;
+}
+
+/* -------------------------------------------------------- requests */
+
+static int path_in(const struct work_job *job, const char *dir,
+		   const char *file, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s", job ? job->dir : dir, file);
+	return n < 0 || (size_t)n >= len ? ERR_TOO_LARGE : 0;
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* Encodes an export of fit into the request's reply. */
+static int fill_export(struct nn_fit *fit, struct work_request *req)
+{
+	struct st_file *model = NULL;
+	struct image *recon = NULL;
+	uint8_t *st_bytes = NULL, *png = NULL;
+	size_t st_size = 0, png_size = 0;
+	double psnr = NAN;
+	int rc = nn_fit_export(fit, &model, &recon, &psnr);
+	if (!rc)
+		rc = st_encode(model, &st_bytes, &st_size);
+	if (!rc)
+		rc = png_encode(recon, &png, &png_size);
+	if (!rc) {
+		req->model_b64 = base64_encode(st_bytes, st_size);
+		req->png_b64 = base64_encode(png, png_size);
+		if (!req->model_b64 || !req->png_b64)
+			rc = ERR_NOMEM;
+		req->psnr = psnr;
+		req->has_psnr = isfinite(psnr);
+	}
+	free(st_bytes);
+	free(png);
+	st_destroy(model);
+	image_destroy(recon);
+	return rc;
+}
+
+static void fail_request(struct work_request *req, int rpc_code, int rc,
+			 const char *what)
+{
+	req->rpc_code = rpc_code;
+	snprintf(req->message, sizeof(req->message), "%s: %s", what,
+		 error_message(rc));
+}
+
+static int load_fit(struct worker *w, const char *dir,
+		    const struct work_job *job, struct image **target,
+		    struct nn_fit **fit, char *err, size_t errlen);
+
+/* An export of a job the worker does not have loaded: rebuild a fit from
+ * the checkpoint, export, free it. */
+static void export_from_checkpoint(struct worker *w, struct work_request *req)
+{
+	struct image *target = NULL;
+	struct nn_fit *fit = NULL;
+	char err[512] = "";
+	int rc = load_fit(w, req->dir, NULL, &target, &fit, err, sizeof(err));
+	if (rc) {
+		req->rpc_code = rc == ERR_NOT_FOUND ? RPC_JOB_STATE : RPC_DEVICE;
+		snprintf(req->message, sizeof(req->message),
+			 "cannot export job %s: %s", req->job_id, err);
+	} else if ((rc = fill_export(fit, req))) {
+		fail_request(req, RPC_DEVICE, rc, "export failed");
+	}
+	nn_fit_destroy(fit);
+	image_destroy(target);
+}
+
+static void serve_render(struct worker *w, struct work_request *req)
+{
+	struct image *out = NULL;
+	double psnr = NAN;
+	char err[512] = "";
+	uint8_t *png = NULL;
+	size_t png_size = 0;
+	int rc = nn_render(w->gpu, req->model, req->target, &out,
+			   req->target ? &psnr : NULL, err, sizeof(err));
+	if (rc) {
+		req->rpc_code = rc == ERR_INVALID || rc == ERR_FORMAT
+					? RPC_BAD_MODEL
+					: RPC_DEVICE;
+		snprintf(req->message, sizeof(req->message), "render failed: %s",
+			 err[0] ? err : error_message(rc));
+		return;
+	}
+	rc = png_encode(out, &png, &png_size);
+	if (!rc && !(req->png_b64 = base64_encode(png, png_size)))
+		rc = ERR_NOMEM;
+	if (rc)
+		fail_request(req, RPC_INTERNAL_ERROR, rc, "render failed");
+	req->psnr = psnr;
+	req->has_psnr = req->target && isfinite(psnr);
+	free(png);
+	image_destroy(out);
+}
+
+/* Answers every request in the list; fit is the running job's, if any. */
+static void serve(struct worker *w, struct work_request *reqs,
+		  const char *job_id, struct nn_fit *fit)
+{
+	while (reqs) {
+		struct work_request *req = reqs;
+		reqs = req->next;
+		req->next = NULL;
+		if (!w->gpu) {
+			req->rpc_code = RPC_DEVICE;
+			snprintf(req->message, sizeof(req->message),
+				 "the device is not available");
+		} else if (req->kind == WORK_RENDER) {
+			serve_render(w, req);
+		} else if (fit && job_id && !strcmp(req->job_id, job_id)) {
+			int rc = fill_export(fit, req);
+			if (rc)
+				fail_request(req, RPC_DEVICE, rc, "export failed");
+		} else {
+			export_from_checkpoint(w, req);
+		}
+		struct work_event *ev = event_new(WORK_REPLY, req->job_id);
+		ev->req = req;
+		post(w, ev);
+	}
+}
+
+/* ------------------------------------------------------------- jobs */
+
+/*
+ * Builds a fit for the job in dir: from checkpoint.safetensors when there
+ * is one (bit-exact continuation), else from job->cfg (and init, if any).
+ * Without job (an export), a checkpoint is required: ERR_NOT_FOUND.
+ */
+static int load_fit(struct worker *w, const char *dir,
+		    const struct work_job *job, struct image **target,
+		    struct nn_fit **fit, char *err, size_t errlen)
+{
+	char path[4200];
+	struct st_file *ckpt = NULL, *init = NULL;
+	struct nn_config cfg;
+	int rc;
+
+	*fit = NULL;
+	if (!*target) {
+		path_in(NULL, dir, "target.png", path, sizeof(path));
+		rc = png_load_file(path, target, err, errlen);
+		if (rc)
+			return rc;
+	}
+	path_in(NULL, dir, "checkpoint.safetensors", path, sizeof(path));
+	if (file_exists(path)) {
+		rc = st_load_file(path, &ckpt, err, errlen);
+		if (!rc)
+			rc = nn_checkpoint_config(ckpt, &cfg, err, errlen);
+		if (rc) {
+			st_destroy(ckpt);
+			return rc;
+		}
+		if (job) {
+			cfg.epochs = job->cfg.epochs;
+			cfg.max_tile = job->cfg.max_tile;
+			cfg.mem_budget = job->cfg.mem_budget;
+		}
+		rc = nn_fit_create(fit, w->gpu, *target, &cfg, NULL, err, errlen);
+		if (!rc)
+			rc = nn_fit_restore(*fit, ckpt, err, errlen);
+		st_destroy(ckpt);
+	} else if (!job) {
+		snprintf(err, errlen, "it has no checkpoint yet (it has not run)");
+		return ERR_NOT_FOUND;
+	} else {
+		if (job->has_init) {
+			path_in(NULL, dir, "init.safetensors", path, sizeof(path));
+			rc = st_load_file(path, &init, err, errlen);
+			if (rc)
+				return rc;
+		}
+		rc = nn_fit_create(fit, w->gpu, *target, &job->cfg, init, err,
+				   errlen);
+		st_destroy(init);
+	}
+	if (rc) {
+		nn_fit_destroy(*fit);
+		*fit = NULL;
+		if (!err[0])
+			snprintf(err, errlen, "%s", error_message(rc));
+	} else if (job) {
+		nn_fit_set_epochs(*fit, job->cfg.epochs);
+	}
+	return rc;
+}
+
+static int save_checkpoint(struct worker *w, struct run *r)
+{
+	char path[4200];
+	struct st_file *ckpt = NULL;
+	int rc = nn_fit_checkpoint(r->fit, &ckpt);
+	if (!rc) {
+		path_in(r->job, NULL, "checkpoint.safetensors", path, sizeof(path));
+		rc = st_save_file(ckpt, path);
+	}
+	st_destroy(ckpt);
+	if (rc) {
+		log_error("job %s: checkpoint at epoch %d failed: %s", r->job->id,
+			  nn_fit_epoch(r->fit), error_message(rc));
+		return rc;
+	}
+	r->last_ckpt_epoch = nn_fit_epoch(r->fit);
+	r->last_ckpt_time = mono_seconds();
+	struct work_event *ev = event_new(WORK_CHECKPOINT, r->job->id);
+	ev->epoch = r->last_ckpt_epoch;
+	post(w, ev);
+	return 0;
+}
+
+/* Writes model.safetensors and recon.png for a finished job. */
+static int save_exports(struct run *r, double *psnr)
+{
+	struct st_file *model = NULL;
+	struct image *recon = NULL;
+	uint8_t *png = NULL;
+	size_t png_size = 0;
+	char path[4200];
+	int rc = nn_fit_export(r->fit, &model, &recon, psnr);
+	if (!rc) {
+		path_in(r->job, NULL, "model.safetensors", path, sizeof(path));
+		rc = st_save_file(model, path);
+	}
+	if (!rc)
+		rc = png_encode(recon, &png, &png_size);
+	if (!rc) {
+		path_in(r->job, NULL, "recon.png", path, sizeof(path));
+		rc = fileio_write_atomic(path, png, png_size, 0600);
+	}
+	free(png);
+	st_destroy(model);
+	image_destroy(recon);
+	return rc;
+}
+
+/* Replaces a lost gpu_context by a new one. */
+static int reopen_device(struct worker *w, char *err, size_t errlen)
+{
+	gpu_destroy(w->gpu);
+	w->gpu = NULL;
+	sleep(1);
+	return gpu_create(&w->gpu, w->selector, err, errlen);
+}
+
+static void describe(int rc, const char *err, char *msg, size_t len)
+{
+	snprintf(msg, len, "%s", err && err[0] ? err : error_message(rc));
+}
+
+/*
+ * Runs one job until it ends, is paused, cancelled or stopped. Returns
+ * after posting WORK_ENDED.
+ */
+static void run_job(struct worker *w, struct work_job *job)
+{
+	struct run r = {.job = job};
+	char err[512] = "", msg[600];
+	int retries = 0;
+
+restart:
+	err[0] = '\0';
+	int rc = load_fit(w, job->dir, job, &r.target, &r.fit, err, sizeof(err));
+	if (rc == ERR_DEVICE_LOST && retries < WORKER_DEVICE_RETRIES) {
+		retries++;
+		if (reopen_device(w, err, sizeof(err)) == 0)
+			goto restart;
+	}
+	if (rc) {
+		snprintf(msg, sizeof(msg), "cannot start: %s", err);
+		post_ended(w, job->id, JOB_FAILED, msg);
+		image_destroy(r.target);
+		return;
+	}
+	struct work_event *ev = event_new(WORK_STARTED, job->id);
+	ev->epoch = r.last_ckpt_epoch = nn_fit_epoch(r.fit);
+	post(w, ev);
+	r.last_ckpt_time = mono_seconds();
+	log_info("job %s: running from epoch %d to %d", job->id,
+		 nn_fit_epoch(r.fit), job->cfg.epochs);
+
+	enum job_state end;
+	msg[0] = '\0';
+	for (;;) {
+		struct work_request *reqs;
+		int flags = take(w, &reqs);
+		serve(w, reqs, job->id, r.fit);
+		if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
+			save_checkpoint(w, &r);
+			end = flags & WORK_CANCEL  ? JOB_CANCELLED
+			      : flags & WORK_PAUSE ? JOB_PAUSED
+						   : JOB_QUEUED;
+			break;
+		}
+		if (nn_fit_epoch(r.fit) >= job->cfg.epochs) {
+			double psnr = NAN;
+			save_checkpoint(w, &r);
+			rc = save_exports(&r, &psnr);
+			if (rc) {
+				snprintf(msg, sizeof(msg),
+					 "cannot write the exported model: %s",
+					 error_message(rc));
+				end = JOB_FAILED;
+				break;
+			}
+			ev = event_new(WORK_ENDED, job->id);
+			ev->end = JOB_DONE;
+			ev->psnr = psnr;
+			ev->has_psnr = isfinite(psnr);
+			post(w, ev);
+			goto out;
+		}
+		struct nn_metrics m;
+		rc = nn_fit_step(r.fit, &m);
+		if (rc == ERR_DEVICE_LOST && retries < WORKER_DEVICE_RETRIES) {
+			retries++;
+			log_warn("job %s: device lost at epoch %d; reopening the "
+				 "device and resuming from the checkpoint "
+				 "(retry %d of %d)", job->id, nn_fit_epoch(r.fit) + 1,
+				 retries, WORKER_DEVICE_RETRIES);
+			nn_fit_destroy(r.fit);
+			r.fit = NULL;
+			if (reopen_device(w, err, sizeof(err)) == 0)
+				goto restart;
+			snprintf(msg, sizeof(msg), "the device was lost and could "
+				 "not be reopened: %s", err);
+			end = JOB_FAILED;
+			goto ended;
+		}
+		if (rc == ERR_DIVERGED) {
+			snprintf(msg, sizeof(msg), "training diverged at epoch %d "
+				 "(the loss is not finite); try a lower lr",
+				 nn_fit_epoch(r.fit) + 1);
+			end = JOB_FAILED;
+			break;
+		}
+		if (rc) {
+			describe(rc, NULL, err, sizeof(err));
+			snprintf(msg, sizeof(msg), "epoch %d failed: %s",
+				 nn_fit_epoch(r.fit) + 1, err);
+			end = JOB_FAILED;
+			break;
+		}
+		ev = event_new(WORK_PROGRESS, job->id);
+		ev->m = m;
+		post(w, ev);
+		if (nn_fit_epoch(r.fit) - r.last_ckpt_epoch >= w->ckpt_epochs ||
+		    mono_seconds() - r.last_ckpt_time >= w->ckpt_seconds)
+			save_checkpoint(w, &r);
+	}
+ended:
+	post_ended(w, job->id, end, msg);
+out:
+	nn_fit_destroy(r.fit);
+	image_destroy(r.target);
+}
+
+/* ------------------------------------------------------------ thread */
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	char err[512] = "";
+	struct work_event *ev = event_new(WORK_READY, NULL);
+	int rc = gpu_create(&w->gpu, w->selector, err, sizeof(err));
+	if (rc) {
+		w->gpu = NULL;
+		describe(rc, err, ev->message, sizeof(ev->message));
+	} else {
+		ev->ok = 1;
+		ev->info = *gpu_info(w->gpu);
+	}
+	post(w, ev);
+
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		while (!(w->flags & WORK_STOP) && !w->pending && !w->requests)
+			pthread_cond_wait(&w->cond, &w->lock);
+		struct work_job *job = w->pending;
+		w->pending = NULL;
+		struct work_request *reqs = w->requests;
+		w->requests = NULL;
+		int stop = w->flags & WORK_STOP;
+		pthread_mutex_unlock(&w->lock);
+
+		serve(w, reqs, NULL, NULL);
+		if (job) {
+			if (w->gpu)
+				run_job(w, job);
+			else
+				post_ended(w, job->id, JOB_QUEUED, NULL);
+			free(job);
+			pthread_mutex_lock(&w->lock);
+			if (!w->pending)
+				w->current[0] = '\0';
+			pthread_mutex_unlock(&w->lock);
+		}
+		if (stop)
+			break;
+	}
+	gpu_destroy(w->gpu);
+	w->gpu = NULL;
+	post(w, event_new(WORK_EXITED, NULL));
+	return NULL;
+}
+
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+	return v && atoi(v) > 0 ? atoi(v) : def;
+}
+
+int worker_create(struct worker **out, int index, const char *selector,
+		  uv_async_t *wake)
+{
+	*out = NULL;
+	struct worker *w = calloc(1, sizeof(*w));
+	if (!w)
+		return ERR_NOMEM;
+	w->index = index;
+	w->wake = wake;
+	w->events_tail = &w->events;
+	w->ckpt_epochs = env_int("VKINRD_CHECKPOINT_EPOCHS",
+				 WORKER_CHECKPOINT_EPOCHS);
+	w->ckpt_seconds = env_int("VKINRD_CHECKPOINT_SECONDS",
+				  (int)WORKER_CHECKPOINT_SECONDS);
+	if (selector && !(w->selector = strdup(selector))) {
+		free(w);
+		return ERR_NOMEM;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if (pthread_create(&w->thread, NULL, worker_main, w)) {
+		worker_destroy(w);
+		return ERR_NOMEM;
+	}
+	w->started = 1;
+	*out = w;
+	return 0;
+}
+
+void worker_destroy(struct worker *w)
+{
+	if (!w)
+		return;
+	if (w->started) {
+		worker_stop(w);
+		pthread_join(w->thread, NULL);
+	}
+	free(w->pending);
+	while (w->requests) {
+		struct work_request *req = w->requests;
+		w->requests = req->next;
+		work_request_destroy(req);
+	}
+	struct work_event *ev = w->events;
+	while (ev) {
+		struct work_event *next = ev->next;
+		work_request_destroy(ev->req);
+		free(ev);
+		ev = next;
+	}
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	free(w->selector);
+	free(w);
+}

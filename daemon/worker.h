@@ -1,0 +1,123 @@
+/*
+ * worker.h - one thread per Vulkan device: it owns the gpu_context and runs
+ * one job at a time through the engine, and renders and exports in turn
+ * with the jobs.
+ *
+ * The loop thread and a worker meet only in the worker's locked hand-off:
+ * the loop hands over a job (worker_start_job), sets flags (pause, cancel,
+ * stop) and queues requests (render, export); the worker posts events
+ * (ready, started, progress, checkpoint, ended, reply, exited) and wakes the
+ * loop with uv_async_send. Nothing passed across points at the loop's
+ * data: a job travels as a self-contained work_job, events carry job ids.
+ *
+ * Checkpoints go to the job's folder every WORKER_CHECKPOINT_EPOCHS epochs
+ * and every WORKER_CHECKPOINT_SECONDS seconds (whichever comes first), and
+ * at every pause, stop, cancel and finish. The environment variables
+ * VKINRD_CHECKPOINT_EPOCHS and VKINRD_CHECKPOINT_SECONDS override them.
+ * On device loss the worker recreates its gpu_context and resumes the job
+ * from its checkpoint, at most WORKER_DEVICE_RETRIES times per job.
+ */
+#ifndef VKINR_WORKER_H
+#define VKINR_WORKER_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "gpu/gpu.h"
+#include "nn/fit.h"
+#include "queue.h"
+
+#define WORKER_CHECKPOINT_EPOCHS 100
+#define WORKER_CHECKPOINT_SECONDS 30.0
+#define WORKER_DEVICE_RETRIES 3
+
+/* A job as the worker needs it: where its files are and its config. */
+struct work_job {
+	char id[16];
+	char dir[4096];
+	struct nn_config cfg; /* used when there is no checkpoint yet */
+	int has_init;
+};
+
+enum work_flag {
+	WORK_PAUSE = 1,  /* checkpoint, free the fit, report paused */
+	WORK_CANCEL = 2, /* checkpoint, report cancelled */
+	WORK_STOP = 4,   /* daemon stopping: checkpoint, report queued, exit */
+};
+
+enum work_request_kind { WORK_RENDER, WORK_EXPORT };
+
+/* A render or export; the reply fields are filled by the worker. */
+struct work_request {
+	struct work_request *next;
+	enum work_request_kind kind;
+	/* the loop's bookkeeping (the worker does not look) */
+	uint64_t conn;
+	cJSON *rpc_id;
+	/* export: the job, from the running fit or from its checkpoint */
+	char job_id[16];
+	char dir[4096];
+	/* render */
+	struct st_file *model;
+	struct image *target;
+	/* reply: rpc_code 0 or a JSON-RPC error code with message */
+	int rpc_code;
+	char message[1024];
+	char *model_b64; /* export */
+	char *png_b64;   /* export and render */
+	double psnr;
+	int has_psnr;
+};
+
+void work_request_destroy(struct work_request *req);
+
+enum work_event_kind {
+	WORK_READY,      /* device opened (ok) or not (message) */
+	WORK_STARTED,    /* job loaded at epoch (from checkpoint or 0) */
+	WORK_PROGRESS,   /* one epoch finished: m */
+	WORK_CHECKPOINT, /* checkpoint written at epoch */
+	WORK_ENDED,      /* job left the worker: end is its new state */
+	WORK_REPLY,      /* req answered */
+	WORK_EXITED,     /* the thread is about to return */
+};
+
+struct work_event {
+	struct work_event *next;
+	enum work_event_kind kind;
+	char job_id[16];
+	struct nn_metrics m;
+	int epoch;
+	enum job_state end;  /* done, failed, paused, cancelled, queued */
+	double psnr;         /* ENDED done: psnr of the exported model */
+	int has_psnr;
+	char message[1024];   /* READY failed, ENDED failed: why */
+	int ok;              /* READY */
+	struct gpu_device_info info; /* READY ok */
+	struct work_request *req;    /* REPLY */
+};
+
+struct worker;
+
+/* Starts the thread; it opens the device (selector as gpu_create) and
+ * posts WORK_READY. wake is signalled whenever an event is posted. */
+int worker_create(struct worker **out, int index, const char *selector,
+		  uv_async_t *wake);
+/* Asks the thread to stop (WORK_STOP), joins it and frees everything.
+ * destroy(NULL) does nothing. */
+void worker_destroy(struct worker *w);
+/* Asks the thread to stop without waiting (it posts WORK_EXITED). */
+void worker_stop(struct worker *w);
+
+/* Hands a job over (ownership passes); the worker must be idle. */
+void worker_start_job(struct worker *w, struct work_job *job);
+/* Sets WORK_PAUSE or WORK_CANCEL for the job with that id, if it is the
+ * one the worker has. */
+void worker_flag(struct worker *w, const char *job_id, int flags);
+/* Queues a request (ownership passes; it comes back in WORK_REPLY). */
+void worker_request(struct worker *w, struct work_request *req);
+/* Takes every posted event, oldest first. */
+struct work_event *worker_take_events(struct worker *w);
+
+#endif

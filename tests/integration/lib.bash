@@ -1,0 +1,71 @@
+# lib.bash - shared by the integration tests: a private socket and state
+# folder, the real build/vkinrd started and stopped, TAP helpers.
+#
+# Usage in a test:  . "$(dirname "$0")/lib.bash"; tap_plan N; need_device
+# The build folder is $1, else $VKINR_BUILD (tests/run.sh), else $B, else build (relative to the repo root).
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BUILD=${1:-${VKINR_BUILD:-${B:-build}}}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+VKINRD=$BUILD/vkinrd
+MKSAMPLE=$BUILD/tools/mksample
+T=$(mktemp -d /tmp/vkinrd-test.XXXXXX)
+SOCK=$T/sock
+STATE=$T/state
+DPID=
+TAP_N=0
+TAP_FAILED=0
+export PYTHONPATH=$HERE${PYTHONPATH:+:$PYTHONPATH}
+
+cleanup() {
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	if [ "$TAP_FAILED" != 0 ] && [ -f "$T/daemon.log" ]; then
+		echo "# daemon log:"; sed 's/^/#   /' "$T/daemon.log" | tail -40
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+tap_plan() { TAP_PLAN=$1; echo "1..$1"; }
+
+# Skips every planned test when there is no Vulkan device.
+need_device() {
+	if [ ! -x "$VKINRD" ] || ! "$VKINRD" --devices 2>/dev/null | grep -q '^[0-9]'; then
+		for i in $(seq 1 "$TAP_PLAN"); do echo "ok $i # SKIP no Vulkan device"; done
+		trap - EXIT; rm -rf "$T"; exit 0
+	fi
+}
+
+start_daemon() {
+	"$VKINRD" --socket "$SOCK" --state-dir "$STATE" -v >>"$T/daemon.log" 2>&1 &
+	DPID=$!
+	for _ in $(seq 1 100); do
+		[ -S "$SOCK" ] && return 0
+		sleep 0.1
+	done
+	echo "# the daemon did not create its socket"
+	return 1
+}
+
+stop_daemon() {
+	[ -z "$DPID" ] && return 0
+	kill -TERM "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+}
+
+# Runs the python part of a test; it prints TAP lines itself ("ok N - ..."),
+# numbered from $TAP_N + 1. Its exit status counts failures.
+run_py() {
+	SOCK=$SOCK STATE=$STATE T=$T VKINRD=$VKINRD MKSAMPLE=$MKSAMPLE \
+		DPID=$DPID TAP_START=$TAP_N python3 - "$@"
+	local rc=$?
+	[ $rc != 0 ] && TAP_FAILED=$((TAP_FAILED + rc))
+	return 0
+}
+
+tap_done() {
+	[ "$TAP_FAILED" = 0 ] && exit 0
+	exit 1
+}
