@@ -16,7 +16,7 @@
 /* Blocks start small and double, so a tiny fit holds little memory and a
  * large one still makes few allocations. */
 #define ARENA_FIRST_BLOCK (16ull << 20)
-#define ARENA_MAX_BLOCK (1ull << 30)
+#define ARENA_MAX_BLOCK (256ull << 20)
 
 struct arena_block {
 	struct arena_block *next;
@@ -86,7 +86,8 @@ static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
 {
 	struct gpu_context *ctx = a->ctx;
 	VkDeviceSize grow = a->next_block ? a->next_block : ARENA_FIRST_BLOCK;
-	VkDeviceSize size = need > grow ? need : grow;
+	/* a request as large as a block gets a block of its own, exactly */
+	VkDeviceSize size = need >= grow ? need : grow;
 	a->next_block = grow * 2 < ARENA_MAX_BLOCK ? grow * 2 : ARENA_MAX_BLOCK;
 	if (ctx->info.max_allocation && size > ctx->info.max_allocation)
 		size = ctx->info.max_allocation;
