@@ -1,0 +1,142 @@
+/*
+ * client.c - the glue between commands and the connection: connecting on
+ * first use, calling, and turning every failure into one sentence on
+ * stderr and one exit status.
+ *
+ * The rule for output lives here too: with --json, stdout carries only
+ * JSON, so client_say() sends text for people to stderr; without it, such
+ * text goes to stdout. Warnings and errors always go to stderr.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "conn.h"
+#include "errors.h"
+
+int client_connect(struct client *cl)
+{
+	char why[256];
+	int rc;
+
+	if (cl->conn)
+		return 0;
+	if (!cl->socket_path)
+		cl->socket_path = conn_socket_path(cl->socket_flag);
+	if (!cl->socket_path)
+		return ERR_NOMEM;
+	rc = conn_open(cl->socket_path, &cl->conn, why, sizeof why);
+	if (rc < 0) {
+		snprintf(cl->unreachable, sizeof cl->unreachable,
+			 "cannot reach vkinrd at %s (%s). Start the daemon "
+			 "with `vkinrd &` (or `systemctl --user start "
+			 "vkinrd`), or name its socket with --socket PATH or "
+			 "VKINR_SOCKET.",
+			 cl->socket_path, why);
+		return ERR_IO;
+	}
+	return 0;
+}
+
+int client_call(struct client *cl, const char *method, cJSON *params,
+		cJSON **result)
+{
+	int rc;
+
+	*result = NULL;
+	if ((rc = client_connect(cl)) < 0) {
+		cJSON_Delete(params);
+		return rc;
+	}
+	return conn_call(cl->conn, method, params, result);
+}
+
+static void print_json_error(int code, const char *message,
+			     const cJSON *data)
+{
+	cJSON *obj = cJSON_CreateObject(), *err = cJSON_CreateObject();
+
+	if (!obj || !err) {
+		cJSON_Delete(obj);
+		cJSON_Delete(err);
+		return;
+	}
+	cJSON_AddNumberToObject(err, "code", code);
+	cJSON_AddStringToObject(err, "message", message);
+	if (data)
+		cJSON_AddItemToObject(err, "data", cJSON_Duplicate(data, 1));
+	cJSON_AddItemToObject(obj, "error", err);
+	client_print_json(obj);
+	cJSON_Delete(obj);
+}
+
+int client_fail(struct client *cl, int rc, const char *context)
+{
+	const char *sep = context ? ": " : "";
+	const char *message;
+	const cJSON *data;
+	int code;
+
+	if (!context)
+		context = "";
+	if (rc == CLIENT_ERR_RPC && cl->conn) {
+		code = conn_last_error(cl->conn, &message, &data);
+		client_warn("%s%s%s", context, sep, message);
+		if (cl->json)
+			print_json_error(code, message, data);
+		return CLIENT_EXIT_DAEMON;
+	}
+	if (!cl->conn && cl->unreachable[0]) {
+		client_warn("%s", cl->unreachable);
+		return CLIENT_EXIT_UNREACHABLE;
+	}
+	if (rc == ERR_IO && cl->conn) {
+		client_warn("%s%slost the connection to vkinrd at %s: %s",
+			    context, sep, cl->socket_path,
+			    conn_why(cl->conn));
+		return CLIENT_EXIT_UNREACHABLE;
+	}
+	if ((rc == ERR_TOO_LARGE || rc == ERR_FORMAT) && cl->conn) {
+		client_warn("%s%s%s", context, sep, conn_why(cl->conn));
+		return CLIENT_EXIT_DAEMON;
+	}
+	client_warn("%s%s%s", context, sep, error_message(rc));
+	return CLIENT_EXIT_DAEMON;
+}
+
+void client_say(struct client *cl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(cl->json ? stderr : stdout, fmt, ap);
+	va_end(ap);
+}
+
+void client_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("vkinrctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void client_print_json(const cJSON *value)
+{
+	char *text = cJSON_PrintUnformatted(value);
+
+	if (!text) {
+		client_warn("%s", error_message(ERR_NOMEM));
+		return;
+	}
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+	free(text);
+}

@@ -1,0 +1,115 @@
+/*
+ * client.h - what every part of vkinrctl shares: the exit codes, the
+ * per-invocation state (struct client), the command table's entry type and
+ * the small helpers that commands use to parse options and to turn an
+ * error into a sentence and an exit code.
+ *
+ * A command is one `const struct cmd_entry` (tmux's shape): its name, the
+ * arguments it takes, a one-line summary, a longer help text and its exec
+ * function. cmd.c lists them all in one table. exec returns the process
+ * exit status directly, one of the CLIENT_EXIT_ codes below; the helpers
+ * underneath follow the project's rule (0 or a negative error code) and the
+ * command maps their result once, through client_fail().
+ */
+#ifndef VKINR_CLIENT_H
+#define VKINR_CLIENT_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+/* Exit codes, as interfaces.md and vkinrctl(1) document them. */
+#define CLIENT_EXIT_OK 0
+#define CLIENT_EXIT_JOB_FAILED 1   /* a job ended failed or cancelled */
+#define CLIENT_EXIT_USAGE 2        /* the command line was wrong */
+#define CLIENT_EXIT_DAEMON 3       /* the daemon refused, or a file was bad */
+#define CLIENT_EXIT_UNREACHABLE 69 /* EX_UNAVAILABLE: no daemon to talk to */
+
+/* The daemon answered a request with a JSON-RPC error; its code and
+ * message are kept in the connection (conn_last_error). Client-only: it
+ * never travels on the wire, so it lives here and not in errors.h. */
+#define CLIENT_ERR_RPC (-1000)
+
+/* Where the daemon's socket is when nothing says otherwise. */
+#define CLIENT_DEFAULT_SOCKET "/run/vkinrd/vkinrd.sock"
+#define CLIENT_SOCKET_NAME "vkinrd.sock" /* under $XDG_RUNTIME_DIR */
+
+struct conn;
+
+struct client {
+	const char *prog;        /* "vkinrctl", for messages */
+	const char *socket_flag; /* --socket, NULL when not given */
+	int json;                /* --json: stdout carries only JSON */
+	char *socket_path;       /* resolved when first connecting */
+	struct conn *conn;       /* NULL until client_connect */
+	char unreachable[512];   /* why connecting failed, for client_fail */
+};
+
+struct cmd_entry {
+	const char *name;
+	const char *alias;   /* another name, or NULL */
+	const char *args;    /* synopsis after the name */
+	const char *summary; /* one line for `vkinrctl --help` */
+	const char *help;    /* the rest of `vkinrctl CMD --help` */
+	int (*exec)(struct client *cl, const struct cmd_entry *self, int argc,
+		    char **argv);
+};
+
+/* ---- the table (cmd.c) ---- */
+
+extern const struct cmd_entry *const cmd_table[];
+const struct cmd_entry *cmd_find(const char *name);
+void cmd_print_help(const struct cmd_entry *e, FILE *out);
+
+/*
+ * Options every command takes besides its own. Put CMD_COMMON_OPTIONS at
+ * the end of a command's getopt_long table (before the zero entry), add
+ * "h" to its short options, and hand every option the command does not
+ * handle itself to cmd_common_option().
+ */
+enum { OPT_JSON = 0x100, OPT_SOCKET, OPT_FIRST_COMMAND_OPTION };
+#define CMD_COMMON_OPTIONS                                                   \
+	{"help", no_argument, NULL, 'h'},                                    \
+	{"json", no_argument, NULL, OPT_JSON},                               \
+	{"socket", required_argument, NULL, OPT_SOCKET}
+
+/* Returns -1 when the option was handled and parsing goes on, else the
+ * exit status to return now (0 after --help, 2 after a bad option). */
+int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt);
+/* Prints "vkinrctl CMD: <message>" and the hint to --help; returns 2. */
+int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Number parsing for options; on a bad value each prints a usage error
+ * and returns CLIENT_EXIT_USAGE, else 0. */
+int cmd_parse_long(const struct cmd_entry *e, const char *opt, const char *s,
+		   long min, long max, long *out);
+int cmd_parse_double(const struct cmd_entry *e, const char *opt,
+		     const char *s, double min, double max, double *out);
+/* Resets getopt for a command's argv (argv[0] is the command's name). */
+void cmd_getopt_reset(void);
+
+/* ---- connection and errors (client.c) ---- */
+
+/* Connects if not yet connected. 0, or a negative code (the reason is
+ * printed by client_fail). */
+int client_connect(struct client *cl);
+/* Sends one request and waits for its answer; see conn_call. */
+int client_call(struct client *cl, const char *method, cJSON *params,
+		cJSON **result);
+/*
+ * Prints what went wrong (context names the request or file; may be NULL)
+ * and returns the exit status for it: 3 for a daemon error (in --json mode
+ * an {"error":...} object also goes to stdout), 69 for a lost or missing
+ * daemon, 3 for anything else (a request too large, a garbled answer).
+ */
+int client_fail(struct client *cl, int rc, const char *context);
+/* Prints a message for people: stdout normally, stderr in --json mode. */
+void client_say(struct client *cl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prints "vkinrctl: <message>" to stderr. */
+void client_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a JSON value as one line on stdout; the value is not consumed. */
+void client_print_json(const cJSON *value);
+
+#endif

@@ -1,0 +1,290 @@
+/*
+ * cmd-export.c - `vkinrctl export`: fetch a job's model package and its
+ * reconstruction, and write them here.
+ *
+ * job.export answers with both files in base64 on one line, tens of MB for
+ * a large image; conn.c reads such lines whole. Each file is decoded and
+ * written atomically (fileio_write_atomic: temp file, fsync, rename), so an
+ * interrupted export never leaves a torn file under the final name.
+ *
+ * One job: --model and --recon name the files, by default NAME.safetensors
+ * and NAME.recon.png after the job's name (never NAME.png, which may be the
+ * source image). Several jobs or a batch: each job's NAME.safetensors and
+ * NAME.png go into one folder (--dir, by default named after the batch),
+ * created when missing; names that would collide get the job id appended.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base64.h"
+#include "client.h"
+#include "errors.h"
+#include "fileio.h"
+#include "jobs.h"
+#include "protocol.h"
+
+enum { OPT_MODEL = OPT_FIRST_COMMAND_OPTION, OPT_RECON, OPT_DIR };
+
+#define EXPORT_FILE_MODE 0644
+
+/* Decodes result.<key>.<field> and writes it to path. */
+static int write_part(struct client *cl, const cJSON *result, const char *key,
+		      const char *field, const char *path)
+{
+	const cJSON *part = cJSON_GetObjectItemCaseSensitive(result, key);
+	const char *b64 = job_str(part, field, NULL);
+	uint8_t *data;
+	size_t size;
+	int rc;
+
+	if (!b64) {
+		client_warn("the daemon's export has no %s.%s", key, field);
+		return CLIENT_EXIT_DAEMON;
+	}
+	if ((rc = base64_decode(b64, strlen(b64), &data, &size)) < 0) {
+		client_warn("the daemon's %s is not valid base64", key);
+		return CLIENT_EXIT_DAEMON;
+	}
+	rc = fileio_write_atomic(path, data, size, EXPORT_FILE_MODE);
+	free(data);
+	if (rc < 0) {
+		client_warn("cannot write %s: %s", path,
+			    rc == ERR_NOMEM || rc == ERR_NO_SPACE
+				    ? error_message(rc)
+				    : strerror(errno));
+		return CLIENT_EXIT_DAEMON;
+	}
+	return 0;
+}
+
+/* A job's name made safe as a file name: no '/', no leading dot. */
+static void file_stem(const char *name, const char *idtext, char *buf,
+		      size_t n)
+{
+	if (!name || !*name)
+		snprintf(buf, n, "job-%s", idtext);
+	else
+		snprintf(buf, n, "%s", name);
+	for (char *p = buf; *p; p++)
+		if (*p == '/' || (p == buf && *p == '.'))
+			*p = '_';
+}
+
+/* Exports one job to model_path and recon_path; adds to out (JSON). */
+static int export_one(struct client *cl, const cJSON *id,
+		      const char *model_path, const char *recon_path,
+		      cJSON *out)
+{
+	cJSON *result = NULL, *entry;
+	char text[128], what[160];
+	double psnr;
+	int rc;
+
+	job_id_text(id, text, sizeof text);
+	snprintf(what, sizeof what, "export job %s", text);
+	if ((rc = client_call(cl, M_JOB_EXPORT, job_params(id), &result)) < 0)
+		return client_fail(cl, rc, what);
+	if ((rc = write_part(cl, result, "model", "safetensors", model_path)) ||
+	    (rc = write_part(cl, result, "recon", "png", recon_path))) {
+		cJSON_Delete(result);
+		return rc;
+	}
+	psnr = job_num(result, "psnr", NAN);
+	if (cl->json && (entry = cJSON_CreateObject())) {
+		cJSON_AddItemToObject(entry, "job", cJSON_Duplicate(id, 1));
+		cJSON_AddStringToObject(entry, "model", model_path);
+		cJSON_AddStringToObject(entry, "recon", recon_path);
+		if (isfinite(psnr))
+			cJSON_AddNumberToObject(entry, "psnr", psnr);
+		cJSON_AddItemToArray(out, entry);
+	} else if (!cl->json) {
+		printf("job %s: wrote %s and %s", text, model_path, recon_path);
+		if (isfinite(psnr))
+			printf(" (PSNR %.2f dB)", psnr);
+		putchar('\n');
+	}
+	cJSON_Delete(result);
+	return 0;
+}
+
+/* The job's name, for default file names (NULL when it has none). */
+static char *name_of(struct client *cl, const cJSON *id, int *rc)
+{
+	cJSON *job = NULL;
+	char *name = NULL, text[128], what[160];
+
+	*rc = client_call(cl, M_JOB_GET, job_params(id), &job);
+	if (*rc < 0) {
+		snprintf(what, sizeof what, "job %s",
+			 job_id_text(id, text, sizeof text));
+		*rc = client_fail(cl, *rc, what);
+		return NULL;
+	}
+	if (job_str(job, "name", NULL))
+		name = strdup(job_str(job, "name", ""));
+	cJSON_Delete(job);
+	return name;
+}
+
+/* Whether one of the first n stems is stem already. */
+static int stem_taken(char **stems, int n, const char *stem)
+{
+	for (int i = 0; i < n; i++)
+		if (stems[i] && !strcmp(stems[i], stem))
+			return 1;
+	return 0;
+}
+
+static int export_many(struct client *cl, const cJSON *ids, const char *dir,
+		       cJSON *out)
+{
+	int n = cJSON_GetArraySize(ids), i = 0, rc = 0, status = 0;
+	char **stems = calloc(n, sizeof *stems);
+	const cJSON *id;
+
+	if (!stems)
+		return client_fail(cl, ERR_NOMEM, NULL);
+	struct stat st;
+
+	if ((mkdir(dir, 0755) < 0 && errno != EEXIST) ||
+	    (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode) && (errno = ENOTDIR))) {
+		client_warn("cannot create the folder %s: %s", dir,
+			    strerror(errno));
+		free(stems);
+		return CLIENT_EXIT_DAEMON;
+	}
+	cJSON_ArrayForEach(id, ids) {
+		char text[128], stem[256], *model = NULL, *recon = NULL;
+		char *name = name_of(cl, id, &rc);
+		if (rc == CLIENT_EXIT_UNREACHABLE) {
+			status = rc;
+			break;
+		}
+		job_id_text(id, text, sizeof text);
+		file_stem(name, text, stem, sizeof stem);
+		free(name);
+		if (stem_taken(stems, i, stem)) {
+			size_t k = strlen(stem);
+			snprintf(stem + k, sizeof stem - k, "-%s", text);
+		}
+		stems[i++] = strdup(stem);
+		if (asprintf(&model, "%s/%s.safetensors", dir, stem) < 0 ||
+		    asprintf(&recon, "%s/%s.png", dir, stem) < 0) {
+			status = client_fail(cl, ERR_NOMEM, NULL);
+			break;
+		}
+		rc = export_one(cl, id, model, recon, out);
+		free(model);
+		free(recon);
+		if (rc)
+			status = rc;
+		if (rc == CLIENT_EXIT_UNREACHABLE)
+			break;
+	}
+	for (int k = 0; k < n; k++)
+		free(stems[k]);
+	free(stems);
+	return status;
+}
+
+static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
+			   int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"model", required_argument, NULL, OPT_MODEL},
+		{"recon", required_argument, NULL, OPT_RECON},
+		{"dir", required_argument, NULL, OPT_DIR},
+		CMD_COMMON_OPTIONS,
+		{NULL, 0, NULL, 0},
+	};
+	const char *model = NULL, *recon = NULL, *dir = NULL;
+	char *model_dflt = NULL, *recon_dflt = NULL;
+	cJSON *ids = NULL, *out = NULL;
+	int c, rc, status;
+
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		if (c == OPT_MODEL)
+			model = optarg;
+		else if (c == OPT_RECON)
+			recon = optarg;
+		else if (c == OPT_DIR || c == 'o')
+			dir = optarg;
+		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
+			return rc;
+	}
+	if (optind >= argc)
+		return cmd_usage_error(self, "name the job (or batch) to export");
+	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
+		return client_fail(cl, rc, NULL);
+	out = cJSON_CreateArray();
+
+	if (cJSON_GetArraySize(ids) > 1 || dir) {
+		if (model || recon) {
+			cJSON_Delete(ids);
+			cJSON_Delete(out);
+			return cmd_usage_error(self, "--model and --recon name "
+						     "one job's files; for "
+						     "several, use --dir");
+		}
+		status = export_many(cl, ids, dir ? dir : argv[optind], out);
+	} else {
+		const cJSON *id = cJSON_GetArrayItem(ids, 0);
+		char text[128], stem[256], *name = NULL;
+		status = 0;
+		if (!model || !recon) {
+			name = name_of(cl, id, &status);
+			file_stem(name, job_id_text(id, text, sizeof text),
+				  stem, sizeof stem);
+			free(name);
+			if (asprintf(&model_dflt, "%s.safetensors", stem) < 0 ||
+			    asprintf(&recon_dflt, "%s.recon.png", stem) < 0)
+				status = client_fail(cl, ERR_NOMEM, NULL);
+		}
+		if (status == 0)
+			status = export_one(cl, id, model ? model : model_dflt,
+					    recon ? recon : recon_dflt, out);
+	}
+	if (cl->json && cJSON_GetArraySize(out) > 0) {
+		cJSON *obj;
+		if (cJSON_GetArraySize(ids) == 1 && !dir) {
+			obj = cJSON_DetachItemFromArray(out, 0);
+		} else {
+			obj = cJSON_CreateObject();
+			if (obj) {
+				cJSON_AddStringToObject(obj, "dir",
+							dir ? dir : argv[optind]);
+				cJSON_AddItemReferenceToObject(obj, "jobs", out);
+			}
+		}
+		client_print_json(obj);
+		cJSON_Delete(obj);
+	}
+	free(model_dflt);
+	free(recon_dflt);
+	cJSON_Delete(out);
+	cJSON_Delete(ids);
+	return status;
+}
+
+const struct cmd_entry cmd_export_entry = {
+	.name = "export",
+	.alias = NULL,
+	.args = "ID [--model OUT.safetensors] [--recon OUT.png]\n"
+		"       vkinrctl export BATCH|ID... [--dir DIR]",
+	.summary = "write a job's model package and reconstruction here",
+	.help = "One job: the model package goes to --model (default "
+		"NAME.safetensors) and\nthe reconstructed image to --recon "
+		"(default NAME.recon.png), NAME being the\njob's name. "
+		"Several jobs or a batch: NAME.safetensors and NAME.png of "
+		"each\njob go into the folder --dir (default: named after the "
+		"batch id). Files are\nwritten atomically.\n"
+		"\n"
+		"Options:\n"
+		"  --model PATH     where the .safetensors model package goes\n"
+		"  --recon PATH     where the reconstruction (PNG) goes\n"
+		"  -o, --dir DIR    the folder for several jobs\n",
+	.exec = cmd_export_exec,
+};

@@ -1,0 +1,147 @@
+/*
+ * cmd-infer.c - `vkinrctl infer`: render a model package into an image on
+ * the daemon's device (model.render), and measure it against a target.
+ *
+ * The model file (and the target PNG, when given) are read here and sent
+ * in base64, like submit's images: the daemon never opens a client's path.
+ * The rendered PNG comes back in base64 and is written atomically to -o.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base64.h"
+#include "client.h"
+#include "errors.h"
+#include "fileio.h"
+#include "image.h"
+#include "jobs.h"
+#include "protocol.h"
+
+enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION };
+
+#define INFER_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
+
+/* Reads path into {"<field>": B64} under key of params; 0 or exit status. */
+static int attach(cJSON *params, const char *key, const char *field,
+		  const char *path, int want_png)
+{
+	uint8_t *data;
+	size_t size;
+	char *b64;
+	cJSON *obj;
+	int rc;
+
+	if ((rc = fileio_read(path, &data, &size, INFER_MAX_FILE)) < 0) {
+		client_warn("%s: cannot read it: %s", path,
+			    rc == ERR_IO ? strerror(errno) : error_message(rc));
+		return CLIENT_EXIT_DAEMON;
+	}
+	if (want_png && !png_has_signature(data, size)) {
+		free(data);
+		client_warn("%s: not a PNG file", path);
+		return CLIENT_EXIT_DAEMON;
+	}
+	b64 = base64_encode(data, size);
+	free(data);
+	obj = cJSON_AddObjectToObject(params, key);
+	if (!b64 || !obj || !cJSON_AddStringToObject(obj, field, b64)) {
+		free(b64);
+		client_warn("%s", error_message(ERR_NOMEM));
+		return CLIENT_EXIT_DAEMON;
+	}
+	free(b64);
+	return 0;
+}
+
+static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
+			  int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"target", required_argument, NULL, OPT_TARGET},
+		CMD_COMMON_OPTIONS,
+		{NULL, 0, NULL, 0},
+	};
+	const char *output = NULL, *target = NULL, *png;
+	cJSON *params, *result = NULL;
+	uint8_t *data;
+	size_t size;
+	double psnr;
+	int c, rc, status;
+
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		if (c == 'o')
+			output = optarg;
+		else if (c == OPT_TARGET)
+			target = optarg;
+		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
+			return rc;
+	}
+	if (optind >= argc)
+		return cmd_usage_error(self, "name the model package "
+					     "(.safetensors) to render");
+	if (optind + 1 < argc)
+		return cmd_usage_error(self, "one model at a time, not '%s'",
+				       argv[optind + 1]);
+	if (!output)
+		return cmd_usage_error(self, "-o OUT.png is missing");
+
+	if (!(params = cJSON_CreateObject()))
+		return client_fail(cl, ERR_NOMEM, NULL);
+	if ((status = attach(params, "model", "safetensors", argv[optind], 0)) ||
+	    (target && (status = attach(params, "target", "png", target, 1)))) {
+		cJSON_Delete(params);
+		return status;
+	}
+	if ((rc = client_call(cl, M_MODEL_RENDER, params, &result)) < 0)
+		return client_fail(cl, rc, "model.render");
+
+	png = job_str(result, "png", NULL);
+	if (!png || base64_decode(png, strlen(png), &data, &size) < 0) {
+		cJSON_Delete(result);
+		client_warn("the daemon's answer holds no valid PNG");
+		return CLIENT_EXIT_DAEMON;
+	}
+	rc = fileio_write_atomic(output, data, size, 0644);
+	free(data);
+	if (rc < 0) {
+		cJSON_Delete(result);
+		client_warn("cannot write %s: %s", output,
+			    rc == ERR_NOMEM || rc == ERR_NO_SPACE
+				    ? error_message(rc)
+				    : strerror(errno));
+		return CLIENT_EXIT_DAEMON;
+	}
+
+	psnr = job_num(result, "psnr", NAN);
+	if (cl->json) {
+		cJSON *out = cJSON_CreateObject();
+		cJSON_AddStringToObject(out, "png", output);
+		if (isfinite(psnr))
+			cJSON_AddNumberToObject(out, "psnr", psnr);
+		client_print_json(out);
+		cJSON_Delete(out);
+	} else {
+		printf("wrote %s", output);
+		if (isfinite(psnr))
+			printf(" (PSNR %.2f dB against %s)", psnr, target);
+		putchar('\n');
+	}
+	cJSON_Delete(result);
+	return CLIENT_EXIT_OK;
+}
+
+const struct cmd_entry cmd_infer_entry = {
+	.name = "infer",
+	.alias = "render",
+	.args = "MODEL.safetensors -o OUT.png [--target IMG.png]",
+	.summary = "render a model package to a PNG on the daemon's device",
+	.help = "Options:\n"
+		"  -o, --output OUT.png  where the rendered image goes "
+		"(required)\n"
+		"  --target IMG.png      also print the PSNR of the rendering "
+		"against IMG.png\n",
+	.exec = cmd_infer_exec,
+};

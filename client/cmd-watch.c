@@ -1,0 +1,82 @@
+/*
+ * cmd-watch.c - `vkinrctl watch` and `vkinrctl wait`: follow jobs until
+ * they end. Both take job ids and batch ids; the work is in watch.c.
+ *
+ * watch shows progress (a live view on a terminal, appended lines in a
+ * pipe, NDJSON with --json); wait shows nothing until the end, then one
+ * line per job (or {"jobs": [...]} with --json). Both exit 0 when every job
+ * ended done and 1 when any failed or was cancelled.
+ */
+#include "client.h"
+#include "jobs.h"
+#include "watch.h"
+
+static int follow_exec(struct client *cl, const struct cmd_entry *self,
+		       int argc, char **argv, int wait)
+{
+	static const struct option opts[] = {
+		CMD_COMMON_OPTIONS,
+		{NULL, 0, NULL, 0},
+	};
+	cJSON *ids = NULL;
+	int c, rc, status;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if ((rc = cmd_common_option(cl, self, c)) >= 0)
+			return rc;
+	if (optind >= argc)
+		return cmd_usage_error(self, "name at least one job or batch");
+	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
+		return client_fail(cl, rc, NULL);
+	status = watch_jobs(cl, ids,
+			    wait ? WATCH_QUIET : watch_pick_mode(cl, stdout),
+			    stdout);
+	cJSON_Delete(ids);
+	return status;
+}
+
+static int cmd_watch_exec(struct client *cl, const struct cmd_entry *self,
+			  int argc, char **argv)
+{
+	return follow_exec(cl, self, argc, argv, 0);
+}
+
+static int cmd_wait_exec(struct client *cl, const struct cmd_entry *self,
+			 int argc, char **argv)
+{
+	return follow_exec(cl, self, argc, argv, 1);
+}
+
+const struct cmd_entry cmd_watch_entry = {
+	.name = "watch",
+	.alias = NULL,
+	.args = "ID...",
+	.summary = "live per-epoch metrics until the jobs end",
+	.help = "On a terminal: one line per job, redrawn in place (epoch, "
+		"PSNR and best,\nMSE, learning rate, epochs/s, ETA, a "
+		"sparkline of PSNR), and a total line\nfor several jobs. "
+		"Otherwise: one appended line per job at most every second,\n"
+		"plus the last point and every change of state. With --json: "
+		"one JSON object\nper notification ({\"event\":\"job.progress\""
+		",\"job\",\"epoch\",\"mse\",\"psnr\",\"lr\",\"ms\"}\nor "
+		"{\"event\":\"job.state\",\"job\",\"state\"}).\n"
+		"\n"
+		"Exit status: 0 when every job ended done, 1 when any failed "
+		"or was cancelled.\nInterrupting watch leaves the jobs "
+		"running.\n",
+	.exec = cmd_watch_exec,
+};
+
+const struct cmd_entry cmd_wait_entry = {
+	.name = "wait",
+	.alias = NULL,
+	.args = "ID...",
+	.summary = "block until the jobs end",
+	.help = "Prints one line per job when all have ended ({\"jobs\": "
+		"[...]} with --json).\nA paused job is waited for until it is "
+		"resumed and ends.\n"
+		"\n"
+		"Exit status: 0 when every job ended done, 1 when any failed "
+		"or was cancelled.\n",
+	.exec = cmd_wait_exec,
+};

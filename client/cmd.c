@@ -1,0 +1,133 @@
+/*
+ * cmd.c - the command table of vkinrctl and what commands share to read
+ * their own command line.
+ *
+ * Each command lives in its own cmd-*.c file and exports one
+ * `const struct cmd_entry`; the table below is the only list of them, so
+ * adding a command is one file and one line here. Options are read with
+ * getopt_long, which lets them come before or after the arguments
+ * (`submit a.png --epochs 500`); the options every command shares
+ * (--help, --json, --socket) are handled by cmd_common_option so that
+ * `vkinrctl list --json` means the same as `vkinrctl --json list`.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+extern const struct cmd_entry cmd_submit_entry;
+extern const struct cmd_entry cmd_list_entry;
+extern const struct cmd_entry cmd_show_entry;
+extern const struct cmd_entry cmd_watch_entry;
+extern const struct cmd_entry cmd_wait_entry;
+extern const struct cmd_entry cmd_pause_entry;
+extern const struct cmd_entry cmd_resume_entry;
+extern const struct cmd_entry cmd_cancel_entry;
+extern const struct cmd_entry cmd_remove_entry;
+extern const struct cmd_entry cmd_export_entry;
+extern const struct cmd_entry cmd_infer_entry;
+extern const struct cmd_entry cmd_status_entry;
+
+const struct cmd_entry *const cmd_table[] = {
+	&cmd_submit_entry, &cmd_list_entry,   &cmd_show_entry,
+	&cmd_watch_entry,  &cmd_wait_entry,   &cmd_pause_entry,
+	&cmd_resume_entry, &cmd_cancel_entry, &cmd_remove_entry,
+	&cmd_export_entry, &cmd_infer_entry,  &cmd_status_entry,
+	NULL,
+};
+
+const struct cmd_entry *cmd_find(const char *name)
+{
+	for (int i = 0; cmd_table[i]; i++) {
+		const struct cmd_entry *e = cmd_table[i];
+		if (!strcmp(e->name, name) ||
+		    (e->alias && !strcmp(e->alias, name)))
+			return e;
+	}
+	return NULL;
+}
+
+void cmd_print_help(const struct cmd_entry *e, FILE *out)
+{
+	fprintf(out, "usage: vkinrctl [--socket PATH] [--json] %s %s\n\n%s\n",
+		e->name, e->args, e->summary);
+	if (e->help && *e->help)
+		fprintf(out, "\n%s", e->help);
+	fprintf(out, "\nCommon options:\n"
+		     "  --json          print only JSON on stdout\n"
+		     "  --socket PATH   the daemon's socket\n"
+		     "  -h, --help      this help\n");
+}
+
+int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "vkinrctl %s: ", e->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'vkinrctl %s --help'.\n", e->name);
+	return CLIENT_EXIT_USAGE;
+}
+
+int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt)
+{
+	switch (opt) {
+	case 'h':
+		cmd_print_help(e, stdout);
+		return CLIENT_EXIT_OK;
+	case OPT_JSON:
+		cl->json = 1;
+		return -1;
+	case OPT_SOCKET:
+		cl->socket_flag = optarg;
+		return -1;
+	default:
+		/* getopt has already said what was wrong. */
+		fprintf(stderr, "Try 'vkinrctl %s --help'.\n", e->name);
+		return CLIENT_EXIT_USAGE;
+	}
+}
+
+void cmd_getopt_reset(void)
+{
+	optind = 0; /* glibc: a full re-initialisation */
+	opterr = 1;
+}
+
+int cmd_parse_long(const struct cmd_entry *e, const char *opt, const char *s,
+		   long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return cmd_usage_error(e, "%s takes a whole number from %ld "
+					  "to %ld, not '%s'",
+				       opt, min, max, s);
+	*out = v;
+	return 0;
+}
+
+int cmd_parse_double(const struct cmd_entry *e, const char *opt,
+		     const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
+		return cmd_usage_error(e, "%s takes a number from %g to %g, "
+					  "not '%s'",
+				       opt, min, max, s);
+	*out = v;
+	return 0;
+}

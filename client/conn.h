@@ -1,0 +1,61 @@
+/*
+ * conn.h - vkinrctl's connection to vkinrd: the Unix socket, NDJSON line
+ * framing, and JSON-RPC calls made one at a time.
+ *
+ * The client is synchronous: conn_call sends one request and reads until
+ * the answer with that id arrives. Notifications that arrive meanwhile (a
+ * subscription's progress) are kept, in order, for conn_next_notification,
+ * so a command can mix calls and a stream on one connection.
+ */
+#ifndef VKINR_CLIENT_CONN_H
+#define VKINR_CLIENT_CONN_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* The longest line the client accepts from the daemon. Answers carry
+ * base64 of whole model packages and images, so this is larger than the
+ * daemon's limit on requests (LIMIT_LINE_BYTES). */
+#define CONN_MAX_ANSWER_BYTES (1024u << 20)
+
+struct conn;
+
+/* Resolves the socket path: flag, $VKINR_SOCKET, $XDG_RUNTIME_DIR/vkinrd.sock,
+ * /run/vkinrd/vkinrd.sock. Returns a malloc'ed string (NULL: no memory). */
+char *conn_socket_path(const char *flag);
+
+/*
+ * Connects to the socket. Returns 0 and *out, or ERR_IO / ERR_INVALID (path
+ * too long for a Unix socket) / ERR_NOMEM; why (whylen bytes) then says
+ * what failed in words.
+ */
+int conn_open(const char *path, struct conn **out, char *why, size_t whylen);
+/* Closes and frees; conn_close(NULL) does nothing. */
+void conn_close(struct conn *c);
+
+/*
+ * Calls method with params (consumed). Returns 0 and *result (the caller
+ * deletes it; may be JSON null), CLIENT_ERR_RPC when the daemon answered
+ * with an error (see conn_last_error), ERR_TOO_LARGE when the request
+ * exceeds the daemon's line limit, ERR_IO when the connection failed or
+ * closed (conn_why says how), ERR_FORMAT when the daemon sent a line that
+ * is not JSON-RPC, ERR_NOMEM.
+ */
+int conn_call(struct conn *c, const char *method, cJSON *params,
+	      cJSON **result);
+
+/*
+ * Waits up to timeout_ms (-1: forever) for the next notification. Returns 0
+ * with *msg set to the whole message (the caller deletes it), or 0 with
+ * *msg NULL on timeout; a negative code as conn_call does.
+ */
+int conn_next_notification(struct conn *c, int timeout_ms, cJSON **msg);
+
+/* The last JSON-RPC error the daemon sent: code, message, data (or NULL). */
+int conn_last_error(const struct conn *c, const char **message,
+		    const cJSON **data);
+/* A sentence about the last transport failure. */
+const char *conn_why(const struct conn *c);
+
+#endif

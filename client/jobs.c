@@ -1,0 +1,157 @@
+/*
+ * jobs.c - job ids, batch ids and job fields, for every command.
+ *
+ * A batch id is what `submit` prints when one call submits several images;
+ * the daemon keeps it in each job's "batch" field. Wherever a command takes
+ * job ids it also takes batch ids, and jobs_resolve() expands them here,
+ * with one job.list, so that no command needs to know batches exist.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client.h"
+#include "errors.h"
+#include "jobs.h"
+#include "protocol.h"
+
+const char *job_id_text(const cJSON *id, char *buf, size_t n)
+{
+	if (cJSON_IsString(id))
+		snprintf(buf, n, "%s", id->valuestring);
+	else if (cJSON_IsNumber(id))
+		snprintf(buf, n, "%.0f", id->valuedouble);
+	else
+		snprintf(buf, n, "?");
+	return buf;
+}
+
+int job_id_equal(const cJSON *a, const cJSON *b)
+{
+	char x[128], y[128];
+
+	if (!a || !b)
+		return 0;
+	return !strcmp(job_id_text(a, x, sizeof x),
+		       job_id_text(b, y, sizeof y));
+}
+
+cJSON *job_params(const cJSON *id)
+{
+	cJSON *params = cJSON_CreateObject();
+
+	if (params && !cJSON_AddItemToObject(params, "job",
+					     cJSON_Duplicate(id, 1))) {
+		cJSON_Delete(params);
+		return NULL;
+	}
+	return params;
+}
+
+const char *job_str(const cJSON *job, const char *key, const char *dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(job, key);
+	return cJSON_IsString(v) ? v->valuestring : dflt;
+}
+
+double job_num(const cJSON *job, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(job, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+double job_seconds(const cJSON *job)
+{
+	double started = job_num(job, "started", NAN);
+	double finished = job_num(job, "finished", NAN);
+
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(job, "seconds")))
+		return job_num(job, "seconds", NAN);
+	if (!isfinite(started) || started <= 0)
+		return NAN;
+	if (!isfinite(finished) || finished <= 0)
+		finished = (double)time(NULL);
+	return finished - started;
+}
+
+int job_state_ended(const char *state)
+{
+	return state && (!strcmp(state, S_DONE) || !strcmp(state, S_FAILED) ||
+			 !strcmp(state, S_CANCELLED));
+}
+
+const cJSON *jobs_of_list(const cJSON *result)
+{
+	if (cJSON_IsArray(result))
+		return result;
+	return cJSON_GetObjectItemCaseSensitive(result, "jobs");
+}
+
+/* A word the list does not know: sent as the daemon spells its ids (a
+ * number when its listed ids are numbers and the word is digits), else as
+ * a string, so that the daemon's own "no such job" answers it. */
+static cJSON *guess_id(const char *word, const cJSON *jobs)
+{
+	const cJSON *first = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetArrayItem(jobs, 0), "id");
+	const char *p = word;
+	char *end;
+
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (cJSON_IsNumber(first) && *word && !*p && p - word < 16)
+		return cJSON_CreateNumber((double)strtoull(word, &end, 10));
+	return cJSON_CreateString(word);
+}
+
+static int add_matches(const cJSON *jobs, const char *word, cJSON *ids)
+{
+	const cJSON *job;
+	char text[128];
+	int found = 0;
+
+	cJSON_ArrayForEach(job, jobs) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
+		if (id && !strcmp(job_id_text(id, text, sizeof text), word)) {
+			cJSON_AddItemToArray(ids, cJSON_Duplicate(id, 1));
+			return 1; /* a job id names one job */
+		}
+	}
+	cJSON_ArrayForEach(job, jobs) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
+		const char *batch = job_str(job, "batch", NULL);
+		if (id && batch && !strcmp(batch, word)) {
+			cJSON_AddItemToArray(ids, cJSON_Duplicate(id, 1));
+			found = 1;
+		}
+	}
+	return found;
+}
+
+int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids)
+{
+	cJSON *list = NULL, *out;
+	const cJSON *jobs;
+	int rc;
+
+	*ids = NULL;
+	rc = client_call(cl, M_JOB_LIST, cJSON_CreateObject(), &list);
+	if (rc < 0 && rc != CLIENT_ERR_RPC)
+		return rc;
+	jobs = rc == 0 ? jobs_of_list(list) : NULL;
+
+	out = cJSON_CreateArray();
+	if (!out) {
+		cJSON_Delete(list);
+		return ERR_NOMEM;
+	}
+	for (int i = 0; i < nwords; i++)
+		if (!add_matches(jobs, words[i], out))
+			cJSON_AddItemToArray(out, guess_id(words[i], jobs));
+	cJSON_Delete(list);
+	*ids = out;
+	return 0;
+}

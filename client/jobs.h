@@ -1,0 +1,47 @@
+/*
+ * jobs.h - jobs as the client sees them: ids, batches and the fields of a
+ * job object (interfaces.md: id, name, state, epoch, epochs, psnr,
+ * best_psnr, width, image, device, error; and batch when it has one).
+ *
+ * The client never assumes what an id looks like: ids are kept as the JSON
+ * values the daemon sent (a number or a string) and sent back the same.
+ */
+#ifndef VKINR_CLIENT_JOBS_H
+#define VKINR_CLIENT_JOBS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+struct client;
+
+/* Formats an id (number or string) for people; returns buf. */
+const char *job_id_text(const cJSON *id, char *buf, size_t n);
+/* Whether two ids (number or string) name the same job. */
+int job_id_equal(const cJSON *a, const cJSON *b);
+/* {"job": id} with a copy of id; NULL when out of memory. */
+cJSON *job_params(const cJSON *id);
+
+/* Fields of a job object, with a fallback when missing or mistyped. */
+const char *job_str(const cJSON *job, const char *key, const char *dflt);
+double job_num(const cJSON *job, const char *key, double dflt);
+/* Seconds the job has spent fitting: its "seconds", else finished (or
+ * now) minus started, Unix times; NaN when it has not started. */
+double job_seconds(const cJSON *job);
+/* Whether a state is final (done, failed, cancelled). */
+int job_state_ended(const char *state);
+
+/*
+ * Turns command-line words into job ids: each word is a job id, or a batch
+ * id standing for every job of that batch (in the daemon's order). Asks
+ * the daemon for its list once; a word that names nothing there is kept as
+ * it is, so that the daemon's own "no such job" answers it.
+ * Returns 0 and *ids (a cJSON array the caller deletes), or a negative code
+ * for client_fail.
+ */
+int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids);
+
+/* The job objects of a job.list result ({"jobs": [...]}, or a bare array). */
+const cJSON *jobs_of_list(const cJSON *result);
+
+#endif

@@ -1,0 +1,722 @@
+/*
+ * watch.c - following jobs until they end, and showing their progress.
+ *
+ * How it works: each job is read once with job.get (name, state, target
+ * epochs), then subscribed to with job.subscribe, which replays the
+ * metrics the job already has and then streams every new epoch as
+ * job.progress and every change of state as job.state. The loop below
+ * waits for notifications with a timeout and folds them into one struct
+ * wjob per job. Because a notification can be missed (a daemon that thins
+ * a slow reader's stream, or a job that ends while we subscribe), a job
+ * that has been quiet for a while is asked for again with job.get: the
+ * watch ends on the job's real state, never on a guess.
+ *
+ * What is shown depends on where it goes:
+ *   - a terminal: one line per job, redrawn in place with ANSI cursor
+ *     movement at most every REDRAW_MS, cut to the terminal's width, plus a
+ *     total line for several jobs; when there are more jobs than rows, the
+ *     active ones are shown first;
+ *   - a pipe or file: appended lines, at most one per PLAIN_INTERVAL per
+ *     job, and always the last point and the change of state;
+ *   - --json: every notification as one JSON object on stdout, unthrottled;
+ *   - wait: nothing until the end, then one summary per job.
+ * This file knows nothing of sockets: it calls and reads through client.h
+ * and conn.h.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "conn.h"
+#include "errors.h"
+#include "format.h"
+#include "jobs.h"
+#include "protocol.h"
+#include "watch.h"
+
+#define SPARK_BINS 16
+#define REDRAW_MS 100
+#define PLAIN_INTERVAL 1.0 /* seconds between two lines of one job */
+#define QUIET_AFTER 2.0    /* seconds without news before asking job.get */
+#define WAIT_POLL 0.5      /* how often `wait` asks */
+#define LIST_POLL_OVER 8   /* past this many jobs, `wait` uses job.list */
+#define MS_SMOOTHING 0.2   /* weight of a new epoch time in the average */
+
+struct wjob {
+	cJSON *id;          /* as the daemon spells it */
+	char idtext[64];
+	char name[96];
+	char state[16];     /* a job state, or "removed" */
+	char *error;        /* why it failed, when known */
+	cJSON *last;        /* the latest job object from job.get */
+
+	int epoch, epochs;  /* last finished, target */
+	double psnr, best, mse, lr;
+	double ms;          /* smoothed wall time of one epoch */
+	int have_metrics;
+	float spark[SPARK_BINS]; /* PSNR by stretch of the run; NaN: none */
+	int ended;
+
+	double printed_at;  /* plain mode: when its last line went out */
+	int printed_epoch;  /* ... and which epoch it showed */
+	char told[16];      /* plain mode: the last state it printed */
+	double asked_at;    /* when job.get was last called for it */
+	double news_at;     /* when a notification about it arrived */
+};
+
+struct watch {
+	struct client *cl;
+	enum watch_mode mode;
+	FILE *out;
+	struct wjob *jobs;
+	int n;
+	int lines;       /* lines the live view drew last time */
+	int dirty;       /* the live view is out of date */
+	double drawn_at; /* when the live view was last drawn */
+	double news_at;  /* when the last notification arrived */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* wait: no subscription, a poll of the jobs' states instead. */
+static int is_wait(enum watch_mode mode)
+{
+	return mode == WATCH_QUIET || mode == WATCH_SILENT;
+}
+
+enum watch_mode watch_pick_mode(const struct client *cl, FILE *out)
+{
+	const char *term = getenv("TERM");
+
+	if (cl->json)
+		return WATCH_JSON;
+	if (!isatty(fileno(out)) || (term && !strcmp(term, "dumb")))
+		return WATCH_PLAIN;
+	return WATCH_LIVE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Folding news into a job                                                 */
+/* ---------------------------------------------------------------------- */
+
+static void set_state(struct wjob *j, const char *state)
+{
+	snprintf(j->state, sizeof j->state, "%s", state);
+	j->ended = job_state_ended(state) || !strcmp(state, "removed");
+}
+
+static void set_error(struct wjob *j, const char *error)
+{
+	if (!error)
+		return;
+	free(j->error);
+	j->error = strdup(error);
+}
+
+static void note_psnr(struct wjob *j, int epoch, double psnr)
+{
+	int bin;
+
+	if (j->epochs <= 0 || epoch <= 0 || !isfinite(psnr))
+		return;
+	bin = (int)((long long)(epoch - 1) * SPARK_BINS / j->epochs);
+	if (bin >= SPARK_BINS)
+		bin = SPARK_BINS - 1;
+	j->spark[bin] = (float)psnr;
+}
+
+/* A job object (job.get, job.list): name, state, epochs, latest metrics. */
+static void fold_job(struct wjob *j, const cJSON *job)
+{
+	int epoch = (int)job_num(job, "epoch", 0);
+
+	snprintf(j->name, sizeof j->name, "%s", job_str(job, "name", ""));
+	set_state(j, job_str(job, "state", "?"));
+	set_error(j, job_str(job, "error", NULL));
+	j->epochs = (int)job_num(job, "epochs", j->epochs);
+	if (epoch >= j->epoch) {
+		j->epoch = epoch;
+		j->psnr = job_num(job, "psnr", j->psnr);
+		j->mse = job_num(job, "mse", j->mse);
+		j->lr = job_num(job, "lr", j->lr);
+		if (epoch > 0)
+			j->have_metrics = 1;
+	}
+	j->best = fmax(j->best, job_num(job, "best_psnr", j->best));
+	cJSON_Delete(j->last);
+	j->last = cJSON_Duplicate(job, 1);
+}
+
+static void fold_progress(struct wjob *j, const cJSON *p)
+{
+	int epoch = (int)job_num(p, "epoch", 0);
+	double psnr = job_num(p, "psnr", NAN), ms = job_num(p, "ms", NAN);
+
+	if (epoch < j->epoch)
+		return; /* an old point, already shown */
+	j->epoch = epoch;
+	j->psnr = psnr;
+	j->mse = job_num(p, "mse", NAN);
+	j->lr = job_num(p, "lr", NAN);
+	if (isfinite(psnr) && (!j->have_metrics || psnr > j->best))
+		j->best = psnr;
+	if (isfinite(ms) && ms > 0)
+		j->ms = j->ms > 0 ? j->ms + MS_SMOOTHING * (ms - j->ms) : ms;
+	j->have_metrics = 1;
+	note_psnr(j, epoch, psnr);
+	/* Progress of a job we think is queued means it runs now. */
+	if (!strcmp(j->state, S_QUEUED))
+		set_state(j, S_RUNNING);
+}
+
+static struct wjob *find_job(struct watch *w, const cJSON *id)
+{
+	for (int i = 0; i < w->n; i++)
+		if (job_id_equal(w->jobs[i].id, id))
+			return &w->jobs[i];
+	return NULL;
+}
+
+/* job.get for one job. A job that no longer exists counts as ended. */
+static int ask_job(struct watch *w, struct wjob *j)
+{
+	cJSON *job = NULL;
+	int rc;
+
+	j->asked_at = now_s();
+	rc = client_call(w->cl, M_JOB_GET, job_params(j->id), &job);
+	if (rc == CLIENT_ERR_RPC &&
+	    conn_last_error(w->cl->conn, NULL, NULL) == RPC_JOB_NOT_FOUND &&
+	    j->state[0]) {
+		set_state(j, "removed");
+		set_error(j, "the job was removed while being watched");
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	fold_job(j, job);
+	cJSON_Delete(job);
+	w->dirty = 1;
+	return 0;
+}
+
+/* One job.list for every job still going (wait with many jobs). */
+static int ask_all(struct watch *w)
+{
+	cJSON *list = NULL;
+	const cJSON *job;
+	int rc;
+
+	rc = client_call(w->cl, M_JOB_LIST, cJSON_CreateObject(), &list);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < w->n; i++)
+		w->jobs[i].asked_at = now_s();
+	cJSON_ArrayForEach(job, jobs_of_list(list)) {
+		struct wjob *j = find_job(
+			w, cJSON_GetObjectItemCaseSensitive(job, "id"));
+		if (j && !j->ended)
+			fold_job(j, job);
+	}
+	cJSON_Delete(list);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Showing                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static double eta_seconds(const struct wjob *j)
+{
+	if (j->ended || j->ms <= 0 || j->epochs <= 0)
+		return NAN;
+	return (j->epochs - j->epoch) * j->ms / 1000.0;
+}
+
+/* One live line for a job, at most cols columns. */
+static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
+{
+	char eta[32], spark[3 * SPARK_BINS + 1];
+	char psnr[32], best[32], mse[32], lr[32];
+	int k;
+
+	k = snprintf(buf, n, "%-6s %-14.14s %-9s %6d/%-6d", j->idtext,
+		     j->name, j->state, j->epoch, j->epochs);
+	if (j->have_metrics && k > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - k,
+			      " %6s dB (best %6s)  mse %s  lr %s",
+			      fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
+			      fmt_number("%.2f", j->best, best, sizeof best),
+			      fmt_number("%.2e", j->mse, mse, sizeof mse),
+			      fmt_number("%.1e", j->lr, lr, sizeof lr));
+	if (!j->ended && j->ms > 0 && k > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - k, "  %5.1f ep/s  ETA %s",
+			      1000.0 / j->ms,
+			      fmt_duration(eta_seconds(j), eta, sizeof eta));
+	if (j->have_metrics && k > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - k, "  %s",
+			      fmt_sparkline(j->spark, SPARK_BINS, spark));
+	if (j->error && k > 0 && (size_t)k < n)
+		snprintf(buf + k, n - k, "  %s", j->error);
+	if (cols > 1)
+		fmt_truncate(buf, (size_t)cols - 1);
+}
+
+struct totals {
+	int done, failed, running, paused, queued;
+	double psnr_sum;
+	int psnr_n;
+	double eta;
+};
+
+static struct totals count_jobs(const struct watch *w)
+{
+	struct totals t = {0};
+	double left = 0, ms_sum = 0;
+	int ms_n = 0, parallel;
+
+	for (int i = 0; i < w->n; i++) {
+		const struct wjob *j = &w->jobs[i];
+		if (!strcmp(j->state, S_DONE))
+			t.done++;
+		else if (j->ended)
+			t.failed++;
+		else if (!strcmp(j->state, S_RUNNING))
+			t.running++;
+		else if (!strcmp(j->state, S_PAUSED))
+			t.paused++;
+		else
+			t.queued++;
+		if (j->have_metrics && isfinite(j->psnr)) {
+			t.psnr_sum += j->psnr;
+			t.psnr_n++;
+		}
+		if (j->ms > 0) {
+			ms_sum += j->ms;
+			ms_n++;
+		}
+	}
+	/* Remaining work over the jobs that run at once: a rough ETA. */
+	for (int i = 0; i < w->n; i++) {
+		const struct wjob *j = &w->jobs[i];
+		double ms = j->ms > 0 ? j->ms : ms_n ? ms_sum / ms_n : NAN;
+		if (!j->ended)
+			left += (j->epochs - j->epoch) * ms / 1000.0;
+	}
+	parallel = t.running > 0 ? t.running : 1;
+	t.eta = left / parallel;
+	return t;
+}
+
+static void total_line(const struct watch *w, char *buf, size_t n,
+		       int hidden, int cols)
+{
+	struct totals t = count_jobs(w);
+	char eta[32];
+	int k;
+
+	k = snprintf(buf, n, "total  %d jobs: %d done, %d running, %d queued",
+		     w->n, t.done, t.running, t.queued);
+	if (t.paused && k > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - k, ", %d paused", t.paused);
+	if (t.failed && k > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - k, ", %d failed or cancelled",
+			      t.failed);
+	if (t.psnr_n && k > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - k, "  mean %.2f dB",
+			      t.psnr_sum / t.psnr_n);
+	if (t.running + t.queued + t.paused > 0 && k > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - k, "  ETA %s",
+			      fmt_duration(t.eta, eta, sizeof eta));
+	if (hidden && k > 0 && (size_t)k < n)
+		snprintf(buf + k, n - k, "  (%d more not shown)", hidden);
+	if (cols > 1)
+		fmt_truncate(buf, (size_t)cols - 1);
+}
+
+/* Order for a crowded terminal: running, paused, queued, ended. */
+static int rank(const struct wjob *j)
+{
+	if (j->ended)
+		return 3;
+	if (!strcmp(j->state, S_RUNNING))
+		return 0;
+	return !strcmp(j->state, S_PAUSED) ? 1 : 2;
+}
+
+static void draw_live(struct watch *w)
+{
+	int cols = fmt_terminal_columns(fileno(w->out));
+	int rows = fmt_terminal_rows(fileno(w->out));
+	int room = w->n, shown = 0;
+	char line[1024];
+
+	if (w->n > 1 && rows > 3 && w->n > rows - 2)
+		room = rows - 2;
+	if (w->lines > 0)
+		fprintf(w->out, "\r\033[%dA\033[J", w->lines);
+	for (int r = 0; r <= 3 && shown < room; r++)
+		for (int i = 0; i < w->n && shown < room; i++) {
+			if (rank(&w->jobs[i]) != r)
+				continue;
+			live_line(&w->jobs[i], line, sizeof line, cols);
+			fprintf(w->out, "\033[2K%s\n", line);
+			shown++;
+		}
+	if (w->n > 1) {
+		total_line(w, line, sizeof line, w->n - shown, cols);
+		fprintf(w->out, "\033[2K%s\n", line);
+		shown++;
+	}
+	fflush(w->out);
+	w->lines = shown;
+	w->dirty = 0;
+	w->drawn_at = now_s();
+}
+
+static void plain_progress(struct watch *w, struct wjob *j)
+{
+	char eta[32], psnr[32], best[32], mse[32], lr[32];
+
+	fprintf(w->out,
+		"job %s %s: epoch %d/%d psnr %s best %s mse %s lr %s",
+		j->idtext, j->name, j->epoch, j->epochs,
+		fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
+		fmt_number("%.2f", j->best, best, sizeof best),
+		fmt_number("%.3e", j->mse, mse, sizeof mse),
+		fmt_number("%.2e", j->lr, lr, sizeof lr));
+	if (!j->ended && j->ms > 0)
+		fprintf(w->out, " %.1f ep/s eta %s", 1000.0 / j->ms,
+			fmt_duration(eta_seconds(j), eta, sizeof eta));
+	fputc('\n', w->out);
+	fflush(w->out);
+	j->printed_at = now_s();
+	j->printed_epoch = j->epoch;
+}
+
+static void plain_state(struct watch *w, struct wjob *j)
+{
+	char line[1024], psnr[32], best[32];
+
+	if (j->ended && j->have_metrics && j->printed_epoch != j->epoch)
+		plain_progress(w, j); /* the last point always goes out */
+	snprintf(j->told, sizeof j->told, "%s", j->state);
+	fprintf(w->out, "job %s %s: %s", j->idtext, j->name, j->state);
+	if (j->ended && j->have_metrics)
+		fprintf(w->out, " at epoch %d/%d, psnr %s dB, best %s dB",
+			j->epoch, j->epochs,
+			fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
+			fmt_number("%.2f", j->best, best, sizeof best));
+	if (j->error)
+		fprintf(w->out, ": %s", j->error);
+	fputc('\n', w->out);
+	if (j->ended && w->n > 1) {
+		total_line(w, line, sizeof line, 0, 0);
+		fprintf(w->out, "%s\n", line);
+	}
+	fflush(w->out);
+}
+
+/* Points held back by the plain mode's throttle, once their time came. */
+static void plain_catch_up(struct watch *w, int force)
+{
+	double now = now_s();
+
+	for (int i = 0; i < w->n; i++) {
+		struct wjob *j = &w->jobs[i];
+		if (j->have_metrics && j->printed_epoch != j->epoch &&
+		    (force || now - j->printed_at >= PLAIN_INTERVAL))
+			plain_progress(w, j);
+	}
+}
+
+static void json_event(const cJSON *msg)
+{
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	cJSON *event = cJSON_CreateObject(), *field;
+
+	if (!event)
+		return;
+	cJSON_AddStringToObject(event, "event", cJSON_IsString(method)
+							? method->valuestring
+							: "?");
+	cJSON_ArrayForEach(field, params)
+		if (field->string && strcmp(field->string, "event"))
+			cJSON_AddItemToObject(event, field->string,
+					      cJSON_Duplicate(field, 1));
+	client_print_json(event);
+	cJSON_Delete(event);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The loop                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void on_notification(struct watch *w, const cJSON *msg)
+{
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	struct wjob *j;
+
+	j = find_job(w, cJSON_GetObjectItemCaseSensitive(params, "job"));
+	if (!j || !cJSON_IsString(method))
+		return;
+	w->news_at = j->news_at = now_s();
+	if (w->mode == WATCH_JSON)
+		json_event(msg);
+
+	if (!strcmp(method->valuestring, N_JOB_PROGRESS)) {
+		fold_progress(j, params);
+		if (w->mode == WATCH_PLAIN &&
+		    w->news_at - j->printed_at >= PLAIN_INTERVAL)
+			plain_progress(w, j);
+	} else if (!strcmp(method->valuestring, N_JOB_STATE)) {
+		const char *state = job_str(params, "state", NULL);
+		if (!state)
+			return;
+		set_state(j, state);
+		set_error(j, job_str(params, "error", NULL));
+		if (w->mode == WATCH_PLAIN && strcmp(j->told, j->state))
+			plain_state(w, j);
+	}
+	w->dirty = 1;
+}
+
+static int all_ended(const struct watch *w)
+{
+	for (int i = 0; i < w->n; i++)
+		if (!w->jobs[i].ended)
+			return 0;
+	return 1;
+}
+
+/* Folds every notification already received, without waiting. */
+static int drain(struct watch *w)
+{
+	cJSON *msg;
+	int rc;
+
+	for (;;) {
+		if ((rc = conn_next_notification(w->cl->conn, 0, &msg)) < 0)
+			return rc;
+		if (!msg)
+			return 0;
+		on_notification(w, msg);
+		cJSON_Delete(msg);
+	}
+}
+
+/* Asks again about jobs that have been quiet (or, for wait, every poll). */
+static int ask_quiet_ones(struct watch *w)
+{
+	double now = now_s();
+	double after = is_wait(w->mode) ? WAIT_POLL : QUIET_AFTER;
+	int pending = 0, rc;
+
+	for (int i = 0; i < w->n; i++)
+		pending += !w->jobs[i].ended;
+	if (is_wait(w->mode) && pending > LIST_POLL_OVER) {
+		if (now - w->jobs[0].asked_at < after)
+			return 0;
+		return ask_all(w);
+	}
+	for (int i = 0; i < w->n; i++) {
+		struct wjob *j = &w->jobs[i];
+		if (j->ended || now - j->asked_at < after ||
+		    now - j->news_at < after)
+			continue;
+		if ((rc = ask_job(w, j)) < 0)
+			return rc;
+		if (w->mode == WATCH_PLAIN && strcmp(j->told, j->state))
+			plain_state(w, j);
+	}
+	return 0;
+}
+
+static int next_timeout_ms(const struct watch *w)
+{
+	double wait = is_wait(w->mode) ? WAIT_POLL : QUIET_AFTER / 2;
+
+	if (w->mode == WATCH_LIVE && w->dirty)
+		wait = REDRAW_MS / 1000.0;
+	if (w->mode == WATCH_PLAIN)
+		wait = fmin(wait, PLAIN_INTERVAL / 2);
+	return (int)(wait * 1000);
+}
+
+static int follow(struct watch *w)
+{
+	cJSON *msg;
+	int rc;
+
+	if (w->mode == WATCH_PLAIN)
+		for (int i = 0; i < w->n; i++)
+			if (!w->jobs[i].ended)
+				plain_state(w, &w->jobs[i]);
+	while (!all_ended(w)) {
+		rc = conn_next_notification(w->cl->conn, next_timeout_ms(w),
+					    &msg);
+		if (rc < 0)
+			return rc;
+		if (msg) {
+			on_notification(w, msg);
+			cJSON_Delete(msg);
+		}
+		if ((rc = ask_quiet_ones(w)) < 0)
+			return rc;
+		if (w->mode == WATCH_LIVE && w->dirty &&
+		    now_s() - w->drawn_at >= REDRAW_MS / 1000.0)
+			draw_live(w);
+		if (w->mode == WATCH_PLAIN)
+			plain_catch_up(w, 0);
+	}
+	return drain(w);
+}
+
+static int subscribe_all(struct watch *w)
+{
+	cJSON *result = NULL;
+	int rc;
+
+	for (int i = 0; i < w->n; i++) {
+		rc = client_call(w->cl, M_JOB_SUBSCRIBE,
+				 job_params(w->jobs[i].id), &result);
+		cJSON_Delete(result);
+		if (rc < 0)
+			return rc;
+	}
+	/* A round trip after the subscriptions, so that the replayed history
+	 * of jobs that have already ended is in before we decide we are
+	 * done: the daemon answers in order. */
+	if (w->n > 0 && all_ended(w))
+		return ask_job(w, &w->jobs[0]);
+	return 0;
+}
+
+static void print_summary(struct watch *w)
+{
+	cJSON *all, *jobs;
+
+	if (w->cl->json) {
+		all = cJSON_CreateObject();
+		jobs = cJSON_AddArrayToObject(all, "jobs");
+		for (int i = 0; i < w->n; i++)
+			if (w->jobs[i].last)
+				cJSON_AddItemToArray(
+					jobs, cJSON_Duplicate(w->jobs[i].last, 1));
+		client_print_json(all);
+		cJSON_Delete(all);
+		return;
+	}
+	for (int i = 0; i < w->n; i++) {
+		struct wjob *j = &w->jobs[i];
+		char psnr[32], best[32];
+		printf("job %s %s: %s", j->idtext, j->name, j->state);
+		if (j->have_metrics)
+			printf(" at epoch %d/%d, psnr %s dB, best %s dB",
+			       j->epoch, j->epochs,
+			       fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
+			       fmt_number("%.2f", j->best, best, sizeof best));
+		if (j->error)
+			printf(": %s", j->error);
+		putchar('\n');
+	}
+}
+
+/* The last word of each view, once every job has ended. */
+static void show_end(struct watch *w)
+{
+	switch (w->mode) {
+	case WATCH_LIVE:
+		draw_live(w);
+		break;
+	case WATCH_PLAIN:
+		for (int i = 0; i < w->n; i++) {
+			struct wjob *j = &w->jobs[i];
+			if (strcmp(j->told, j->state))
+				plain_state(w, j);
+			else if (j->have_metrics && j->printed_epoch != j->epoch)
+				plain_progress(w, j);
+		}
+		break;
+	case WATCH_QUIET:
+		print_summary(w);
+		break;
+	default:
+		break;
+	}
+}
+
+int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
+	       FILE *out)
+{
+	struct watch w = {.cl = cl, .mode = mode, .out = out};
+	const cJSON *id;
+	int rc = 0, status = CLIENT_EXIT_OK, i = 0;
+
+	w.n = cJSON_GetArraySize(ids);
+	w.jobs = calloc(w.n > 0 ? w.n : 1, sizeof *w.jobs);
+	if (!w.jobs)
+		return client_fail(cl, ERR_NOMEM, NULL);
+	cJSON_ArrayForEach(id, ids) {
+		struct wjob *j = &w.jobs[i++];
+		j->id = cJSON_Duplicate(id, 1);
+		job_id_text(id, j->idtext, sizeof j->idtext);
+		j->printed_at = -INFINITY;
+		j->psnr = j->mse = j->lr = NAN;
+		j->best = -INFINITY;
+		for (int b = 0; b < SPARK_BINS; b++)
+			j->spark[b] = NAN;
+	}
+
+	for (i = 0; i < w.n && rc == 0; i++) {
+		rc = ask_job(&w, &w.jobs[i]);
+		if (rc < 0) {
+			char what[80];
+			snprintf(what, sizeof what, "job %s", w.jobs[i].idtext);
+			status = client_fail(cl, rc, what);
+		}
+	}
+	if (rc == 0 && !is_wait(mode) && (rc = subscribe_all(&w)) < 0)
+		status = client_fail(cl, rc, "job.subscribe");
+	w.news_at = now_s();
+	for (i = 0; i < w.n; i++)
+		w.jobs[i].news_at = w.news_at;
+	if (rc == 0 && (rc = follow(&w)) < 0)
+		status = client_fail(cl, rc, NULL);
+
+	if (rc == 0) {
+		/* Fresh job objects for the summary, and error texts. */
+		for (i = 0; i < w.n && rc == 0; i++)
+			if (is_wait(mode) ||
+			    (strcmp(w.jobs[i].state,
+							   S_DONE) &&
+						    !w.jobs[i].error))
+				rc = ask_job(&w, &w.jobs[i]);
+		if (rc < 0)
+			status = client_fail(cl, rc, NULL);
+	}
+	if (rc == 0) {
+		show_end(&w);
+		for (i = 0; i < w.n; i++)
+			if (strcmp(w.jobs[i].state, S_DONE))
+				status = CLIENT_EXIT_JOB_FAILED;
+	}
+
+	for (i = 0; i < w.n; i++) {
+		cJSON_Delete(w.jobs[i].id);
+		cJSON_Delete(w.jobs[i].last);
+		free(w.jobs[i].error);
+	}
+	free(w.jobs);
+	return status;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# 50_client_usage.sh - vkinrctl without a daemon: help, version, usage
+# errors (exit 2), an unreachable socket (exit 69, with a sentence naming the
+# socket), the socket path's resolution, and files refused before anything
+# is sent (exit 3). Prints TAP.
+#
+#   tests/integration/50_client_usage.sh [BUILD_DIR]   (default: build)
+#   VKINRCTL=/path/to/vkinrctl overrides the binary.
+set -u
+B=${1:-${B:-build}}
+CTL=${VKINRCTL:-$B/vkinrctl}
+case $CTL in /*) ;; *) CTL=$PWD/$CTL ;; esac
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+n=0 fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { # check DESC CMD...: passes when CMD succeeds
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+# run EXPECTED_RC CMD...: runs the client, keeps out/err, compares the status
+rc_is() {
+	local want=$1; shift
+	"$@" >"$T/out" 2>"$T/err"
+	local got=$?
+	[ "$got" -eq "$want" ] || { echo "# expected exit $want, got $got: $*"; sed 's/^/#   /' "$T/err" | head -5; return 1; }
+}
+
+echo "1..27"
+if [ ! -x "$CTL" ]; then
+	for i in $(seq 27); do echo "ok $i # SKIP $CTL not built"; done
+	exit 0
+fi
+
+# No daemon anywhere: every socket below is in an empty folder.
+unset VKINR_SOCKET
+export XDG_RUNTIME_DIR=$T/run
+mkdir -p "$XDG_RUNTIME_DIR"
+
+check "--help exits 0 and lists the commands" rc_is 0 "$CTL" --help
+check "--help names every command" bash -c 'for c in submit list show watch wait pause resume cancel rm export infer status; do grep -q "^  $c " "$0" || exit 1; done' "$T/out"
+check "--version exits 0" rc_is 0 "$CTL" --version
+check "--version prints the version" grep -q '^vkinrctl [0-9]' "$T/out"
+helps=ok
+for c in submit list show watch wait pause resume cancel rm export infer status; do
+	rc_is 0 "$CTL" "$c" --help && grep -q "usage: vkinrctl" "$T/out" || { echo "# $c --help"; helps=bad; }
+done
+check "every command has --help (exit 0, a usage line)" [ $helps = ok ]
+check "no command: exit 2" rc_is 2 "$CTL"
+check "unknown command: exit 2" rc_is 2 "$CTL" frobnicate
+check "unknown command is named" grep -q "frobnicate" "$T/err"
+check "unknown global option: exit 2" rc_is 2 "$CTL" --bogus list
+check "unknown command option: exit 2" rc_is 2 "$CTL" list --bogus
+check "submit without files: exit 2" rc_is 2 "$CTL" submit
+check "submit --epochs abc: exit 2" rc_is 2 "$CTL" submit --epochs abc x.png
+check "the bad value is named" grep -q "abc" "$T/err"
+check "submit --watch --wait: exit 2" rc_is 2 "$CTL" submit --watch --wait x.png
+check "watch without an id: exit 2" rc_is 2 "$CTL" watch
+check "infer without -o: exit 2" rc_is 2 "$CTL" infer m.safetensors
+
+check "no daemon: exit 69" rc_is 69 "$CTL" list
+check "69 names \$XDG_RUNTIME_DIR/vkinrd.sock" grep -q "$XDG_RUNTIME_DIR/vkinrd.sock" "$T/err"
+check "69 says how to start the daemon" grep -q "vkinrd &" "$T/err"
+check "VKINR_SOCKET is used" bash -c 'VKINR_SOCKET=$1/env.sock "$2" list 2>&1 | grep -q "$1/env.sock"' _ "$T" "$CTL"
+check "--socket wins over VKINR_SOCKET" bash -c 'VKINR_SOCKET=$1/env.sock "$2" --socket $1/flag.sock status 2>&1 | grep -q "$1/flag.sock"' _ "$T" "$CTL"
+check "--socket after the command works too" bash -c '"$2" status --socket $1/late.sock 2>&1 | grep -q "$1/late.sock"' _ "$T" "$CTL"
+check "without XDG_RUNTIME_DIR: /run/vkinrd/vkinrd.sock" bash -c 'env -u XDG_RUNTIME_DIR -u VKINR_SOCKET "$1" status 2>&1 | grep -q "/run/vkinrd/vkinrd.sock"' _ "$CTL"
+
+# Files are checked here before anything is sent: no daemon needed.
+echo "not an image" >"$T/bad.png"
+check "submit of a missing file: exit 3" rc_is 3 "$CTL" submit "$T/missing.png"
+check "the missing file is named" grep -q "missing.png" "$T/err"
+check "submit of a non-PNG: exit 3, said so" bash -c '"$1" submit "$2/bad.png" >/dev/null 2>&1; [ $? -eq 3 ] && "$1" submit "$2/bad.png" 2>&1 | grep -q "not a PNG"' _ "$CTL" "$T"
+check "--json with an error prints nothing but JSON on stdout" bash -c '"$1" --json submit "$2/bad.png" 2>/dev/null | python3 -c "import sys,json; [json.loads(l) for l in sys.stdin]"' _ "$CTL" "$T"
+
+[ "$fails" -eq 0 ]

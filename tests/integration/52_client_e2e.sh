@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# 52_client_e2e.sh - vkinrctl with the real vkinrd on a private socket and
+# state folder: a tiny job (width 16, a 32x32 image, 50 epochs) through
+# submit --watch, list, show, export, infer, and the exit codes of a daemon
+# error, a cancelled job and a stopped daemon. Prints TAP; skips when the
+# daemon finds no Vulkan device.
+#
+#   tests/integration/52_client_e2e.sh [BUILD_DIR]   (default: build)
+set -u
+B=${1:-${B:-build}}
+CTL=${VKINRCTL:-$B/vkinrctl}
+case $CTL in /*) ;; *) CTL=$PWD/$CTL ;; esac
+DAEMON=$B/vkinrd
+MKSAMPLE=$B/tools/mksample
+T=$(mktemp -d)
+DPID=
+trap '[ -n "$DPID" ] && kill $DPID 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+
+n=0 fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() {
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+rc_is() {
+	local want=$1; shift
+	"$@" >"$T/out" 2>"$T/err"
+	local got=$?
+	[ "$got" -eq "$want" ] || { echo "# expected exit $want, got $got: $*"; sed 's/^/#   /' "$T/err" | head -5; return 1; }
+}
+
+TOTAL=20
+echo "1..$TOTAL"
+skip_all() { for i in $(seq $TOTAL); do echo "ok $i # SKIP $1"; done; exit 0; }
+for f in "$CTL" "$DAEMON" "$MKSAMPLE"; do [ -x "$f" ] || skip_all "$f not built"; done
+"$DAEMON" --devices >/dev/null 2>&1 || skip_all "no Vulkan device"
+
+export VKINR_SOCKET=$T/vkinrd.sock
+"$MKSAMPLE" "$T/img.png" 32 32 >/dev/null
+"$DAEMON" --socket "$VKINR_SOCKET" --state-dir "$T/state" >"$T/daemon.log" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do [ -S "$VKINR_SOCKET" ] && break; sleep 0.1; done
+
+check "status: exit 0" rc_is 0 "$CTL" status
+rc_is 0 "$CTL" --json status
+check "--json status: one JSON object" python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert "hello" in j and "status" in j' "$T/out"
+check "submit --watch of a tiny job: exit 0" rc_is 0 "$CTL" submit --watch --epochs 50 --width 16 --seed 1 "$T/img.png"
+check "the watch ended done at epoch 50/50" grep -q "done at epoch 50/50" "$T/out"
+ID=$(sed -n 's/^job \([^ ]*\) submitted.*/\1/p' "$T/out")
+check "submit named the job id" [ -n "$ID" ]
+check "list shows it done" bash -c '"$1" list | grep -q "^$2 .*done"' _ "$CTL" "$ID"
+check "--json list: the job with its fields" bash -c '"$1" --json list | python3 -c "
+import json, sys
+j = [x for x in json.load(sys.stdin)[\"jobs\"] if x[\"id\"] == sys.argv[1]][0]
+assert j[\"state\"] == \"done\" and j[\"epoch\"] == 50 and j[\"epochs\"] == 50 and j[\"width\"] == 16
+assert j[\"image\"] == {\"width\": 32, \"height\": 32} and j[\"best_psnr\"] >= j[\"psnr\"] - 1e-9
+" "$2"' _ "$CTL" "$ID"
+check "show: exit 0" rc_is 0 "$CTL" show "$ID"
+check "show has the state and the epochs" bash -c 'grep -q "state *done" "$1" && grep -q "epoch *50 of 50" "$1"' _ "$T/out"
+check "export: exit 0" bash -c 'cd "$1" && "$2" export "$3" >/dev/null' _ "$T" "$CTL" "$ID"
+check "export wrote img.safetensors and img.recon.png" bash -c '[ -s "$1/img.safetensors" ] && head -c 8 "$1/img.recon.png" | grep -q PNG' _ "$T"
+check "export --model --recon: the named files" bash -c '"$1" export "$2" --model "$3/m.safetensors" --recon "$3/r.png" >/dev/null && cmp -s "$3/m.safetensors" "$3/img.safetensors"' _ "$CTL" "$ID" "$T"
+check "infer --target: a PNG and a PSNR" bash -c '"$1" --json infer "$2/m.safetensors" -o "$2/inf.png" --target "$2/img.png" | python3 -c "import json,sys; j=json.load(sys.stdin); assert j[\"psnr\"] > 5" && [ -s "$2/inf.png" ]' _ "$CTL" "$T"
+check "watch of the done job: exit 0" rc_is 0 "$CTL" watch "$ID"
+check "wait of the done job: exit 0" rc_is 0 "$CTL" wait "$ID"
+check "show of a job that does not exist: exit 3" rc_is 3 "$CTL" show 999999
+L=$("$CTL" submit -q --epochs 1000000 --width 16 "$T/img.png")
+check "cancel: exit 0" rc_is 0 "$CTL" cancel "$L"
+check "watch of the cancelled job: exit 1" rc_is 1 "$CTL" watch "$L"
+check "rm: exit 0" rc_is 0 "$CTL" rm "$L"
+kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+check "the daemon stopped: exit 69" rc_is 69 "$CTL" list
+
+[ "$n" -eq "$TOTAL" ] || { echo "# ran $n checks, planned $TOTAL"; fails=$((fails + 1)); }
+[ "$fails" -eq 0 ]
