@@ -55,6 +55,8 @@ static const char usage[] =
 	"  --max-tile PX       cap a tile's core side (tests, small memories)\n"
 	"  --mem-budget MIB    device memory to plan tiles for\n"
 	"  --device N|NAME     which Vulkan device (see --devices)\n"
+	"  --precision P       fp32 (the default, auto) or fp16 (tensor cores, on\n"
+	"                      devices with VK_NV_cooperative_matrix)\n"
 	"  --json              one JSON object per epoch, then a summary\n"
 	"  --timings           per-pass GPU times in the summary\n"
 	"  -q, --quiet         no progress on stderr\n";
@@ -73,7 +75,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 {
 	enum { O_FIT = 256, O_EPOCHS, O_WIDTH, O_LR, O_SEED, O_DIL, O_SCHED,
 	       O_WARMUP, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
-	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS };
+	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_PRECISION };
 	static const struct option longs[] = {
 		{"fit", required_argument, 0, O_FIT},
 		{"epochs", required_argument, 0, O_EPOCHS},
@@ -94,6 +96,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{"device", required_argument, 0, O_DEVICE},
 		{"json", no_argument, 0, O_JSON},
 		{"timings", no_argument, 0, O_TIMINGS},
+		{"precision", required_argument, 0, O_PRECISION},
 		{"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
@@ -162,6 +165,10 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		case O_DEVICE: o->device = optarg; break;
 		case O_JSON: o->json = 1; break;
 		case O_TIMINGS: o->timings = 1; break;
+		case O_PRECISION:
+			if (nn_precision_parse(optarg, &o->cfg.precision))
+				goto bad;
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		default: goto usage_error;
@@ -240,14 +247,14 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 		       "\"height\":%d},\"ms_per_epoch_median\":%.3f,"
 		       "\"tiles\":%d,\"tile\":[%d,%d],\"halo_overhead\":%.4f,"
 		       "\"device_bytes\":%llu,\"peak_device_bytes\":%llu,"
-		       "\"gflop_per_epoch\":%.3f,\"tflops\":%.3f",
+		       "\"gflop_per_epoch\":%.3f,\"tflops\":%.3f,\"precision\":\"%s\"",
 		       nn_fit_epoch(fit), psnr, seconds, gpu_info(gpu)->name,
 		       nn_fit_config(fit)->nf, target->width, target->height, ms,
 		       info.tiles_x * info.tiles_y, info.tile_w, info.tile_h,
 		       info.halo_overhead, (unsigned long long)info.device_bytes,
 		       (unsigned long long)gpu_bytes_peak(gpu),
 		       info.gflop_per_epoch,
-		       ms > 0 ? info.gflop_per_epoch / ms : 0);
+		       ms > 0 ? info.gflop_per_epoch / ms : 0, info.precision);
 		if (o->timings) {
 			printf(",\"gpu_ms\":%.3f,\"pass_ms\":{", gpu_ms);
 			for (int i = 0; i < NN_PASS_COUNT; i++)
@@ -259,9 +266,9 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 		return;
 	}
 	fprintf(stderr, "done: %d epochs, PSNR %.2f dB, %.1f s, %.2f ms/epoch "
-		"(median), %d tile(s), %.0f MiB on %s\n", nn_fit_epoch(fit), psnr,
-		seconds, ms, info.tiles_x * info.tiles_y,
-		info.device_bytes / 1048576.0, gpu_info(gpu)->name);
+		"(median), %d tile(s), %.0f MiB on %s, %s\n", nn_fit_epoch(fit),
+		psnr, seconds, ms, info.tiles_x * info.tiles_y,
+		info.device_bytes / 1048576.0, gpu_info(gpu)->name, info.precision);
 	if (o->timings) {
 		for (int i = 0; i < NN_PASS_COUNT; i++)
 			fprintf(stderr, "  %-16s %8.3f ms\n",
@@ -415,16 +422,18 @@ int fit_cli_devices(int json)
 		if (json)
 			printf("{\"index\":%d,\"name\":\"%s\",\"type\":\"%s\","
 			       "\"memory\":%llu,\"subgroup\":%u,"
-			       "\"cooperative_matrix\":%s,\"preferred\":%s}\n",
+			       "\"cooperative_matrix\":%s,\"tensor_cores\":%s,"
+			       "\"preferred\":%s}\n",
 			       d->index, d->name, d->type_name,
 			       (unsigned long long)d->device_local_bytes,
 			       d->subgroup_size, d->has_coopmat ? "true" : "false",
+			       d->has_coopmat_nv ? "true" : "false",
 			       i == 0 ? "true" : "false");
 		else
 			printf("%d: %s (%s, %.1f GiB, subgroup %u%s)%s\n", d->index,
 			       d->name, d->type_name,
 			       d->device_local_bytes / 1073741824.0, d->subgroup_size,
-			       d->has_coopmat ? ", cooperative matrix" : "",
+			       d->has_coopmat_nv ? ", fp16 tensor cores" : "",
 			       i == 0 ? "  <- preferred" : "");
 	}
 	free(infos);

@@ -20,3 +20,21 @@ layout(push_constant) uniform Pass {
 
 float act(float s) { return sin(W0 * s); }
 float act_grad(float s) { return W0 * cos(W0 * s); }
+
+// The tile position (x, y) of pixel index p, without an integer division
+// (which CPUs such as lavapipe's cannot vectorise, and GPUs emulate): a
+// float estimate of p / tw, corrected by one step. Exact for p < 2^24,
+// beyond the planner's largest tile.
+ivec2 tile_xy(uint p)
+{
+	int y = int(float(p) / float(pc.tw));
+	int x = int(p) - y * pc.tw;
+	if (x < 0) {
+		y -= 1;
+		x += pc.tw;
+	} else if (x >= pc.tw) {
+		y += 1;
+		x -= pc.tw;
+	}
+	return ivec2(x, y);
+}

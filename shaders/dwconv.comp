@@ -4,20 +4,42 @@
 // Z[c,p] = sum_t dw[c][t] H[c, p + disp_t], with tap t = (i + 1) * 3 +
 // (j + 1) displaced by (j d, i d); zero outside the tile. off0: the
 // block's dw weights. Grid: x pixels, y channels.
+// With OUT_F16 (the tensor-core path) Z is written as fp16 in rows of
+// i3 = n_pad >= n values, the padding zeroed, which is how the GEMMs read
+// it (their K runs over whole 16-pixel blocks).
 #extension GL_GOOGLE_include_directive : require
+#ifdef OUT_F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 layout(local_size_x = 256) in;
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
 layout(binding = 1) readonly buffer In { float h[]; };
+#ifdef OUT_F16
+layout(binding = 2) writeonly buffer Out { float16_t z[]; };
+#else
 layout(binding = 2) writeonly buffer Out { float z[]; };
+#endif
 
 void main()
 {
 	uint p = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
+#ifdef OUT_F16
+	uint row = uint(pc.i3);
+	if (p >= uint(pc.n)) {
+		if (p < row)
+			z[c * row + p] = float16_t(0.0);
+		return;
+	}
+#else
+	uint row = uint(pc.n);
 	if (p >= uint(pc.n))
 		return;
-	int px = int(p) % pc.tw, py = int(p) / pc.tw, d = pc.dil;
+#endif
+	ivec2 q = tile_xy(p);
+	int px = q.x, py = q.y, d = pc.dil;
 	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
 	float acc = 0.0;
 	for (int i = -1; i <= 1; i++) {
@@ -32,5 +54,9 @@ void main()
 			       h[base + uint(yy * pc.tw + xx)];
 		}
 	}
+#ifdef OUT_F16
+	z[c * row + p] = float16_t(acc);
+#else
 	z[base + p] = acc;
+#endif
 }

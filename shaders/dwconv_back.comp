@@ -3,7 +3,13 @@
 // activation before it:
 // dSprev[c,p] = act'(Sprev[c,p]) * sum_t dw[c][t] dZ[c, p - disp_t].
 // off0: the block's dw weights. Grid: x pixels, y channels.
+// With COPY_F16 (the tensor-core path) dS is also written as fp16, times
+// the loss scale (uintBitsToFloat(off3)), in rows of i3 = n_pad values.
 #extension GL_GOOGLE_include_directive : require
+#ifdef COPY_F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 layout(local_size_x = 256) in;
 #include "common.glsl"
 
@@ -11,13 +17,22 @@ layout(binding = 0) readonly buffer Params { float params[]; };
 layout(binding = 1) readonly buffer Prev { float sprev[]; };
 layout(binding = 2) readonly buffer GradZ { float dz[]; };
 layout(binding = 3) writeonly buffer Out { float dsprev[]; };
+#ifdef COPY_F16
+layout(binding = 4) writeonly buffer Half { float16_t dshalf[]; };
+#endif
 
 void main()
 {
 	uint p = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
-	if (p >= uint(pc.n))
+	if (p >= uint(pc.n)) {
+#ifdef COPY_F16
+		if (p < uint(pc.i3))
+			dshalf[c * uint(pc.i3) + p] = float16_t(0.0);
+#endif
 		return;
-	int px = int(p) % pc.tw, py = int(p) / pc.tw, d = pc.dil;
+	}
+	ivec2 q = tile_xy(p);
+	int px = q.x, py = q.y, d = pc.dil;
 	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
 	float acc = 0.0;
 	for (int i = -1; i <= 1; i++) {
@@ -32,5 +47,9 @@ void main()
 			       dz[base + uint(yy * pc.tw + xx)];
 		}
 	}
-	dsprev[base + p] = act_grad(sprev[base + p]) * acc;
+	float ds = act_grad(sprev[base + p]) * acc;
+	dsprev[base + p] = ds;
+#ifdef COPY_F16
+	dshalf[c * uint(pc.i3) + p] = float16_t(ds * uintBitsToFloat(pc.off3));
+#endif
 }

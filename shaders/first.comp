@@ -15,7 +15,8 @@ void main()
 	uint p = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
 	if (p >= uint(pc.n))
 		return;
-	int x = pc.tx + int(p) % pc.tw, y = pc.ty + int(p) / pc.tw;
+	ivec2 q = tile_xy(p);
+	int x = pc.tx + q.x, y = pc.ty + q.y;
 	float u = float(2 * x + 1) / float(pc.img_w) - 1.0;
 	float v = float(2 * y + 1) / float(pc.img_h) - 1.0;
 	s0[c * uint(pc.n) + p] = params[pc.off0 + 2u * c] * u +

@@ -30,6 +30,7 @@ layout(push_constant) uniform Gemm {
 	uint lda, ldb, ldc;
 	uint a_off, b_off, c_off, bias_off;
 	uint k_chunk, has_bias;
+	float a_scale, b_scale, out_scale; /* used by gemm_coop.comp only */
 } g;
 
 layout(binding = 0) readonly buffer A { float a[]; };

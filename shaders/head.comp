@@ -10,7 +10,13 @@
 // output instead of gradients (for export and model.render); i1 = 0 there
 // when there is no target to compare with.
 // off0: out_w, off1: out_b.
+// With COPY_F16 (the tensor-core path) dS4 is also written as fp16, times
+// the loss scale (uintBitsToFloat(off2)), in rows of i2 = n_pad values.
 #extension GL_GOOGLE_include_directive : require
+#ifdef COPY_F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 layout(local_size_x = 256) in;
 #include "common.glsl"
 
@@ -25,6 +31,9 @@ layout(binding = 3) writeonly buffer GradS { float ds4[]; };
 layout(binding = 4) writeonly buffer GradY { float dy[]; };
 #endif
 layout(binding = 5) writeonly buffer Sse { float sse[]; };
+#ifdef COPY_F16
+layout(binding = 6) writeonly buffer Half { float16_t dshalf[]; };
+#endif
 
 shared float partial[256];
 
@@ -41,7 +50,8 @@ void main()
 				      params[pc.off0 + uint(NF) + c],
 				      params[pc.off0 + 2u * uint(NF) + c]);
 		}
-		int x = pc.tx + int(p) % pc.tw, yy = pc.ty + int(p) / pc.tw;
+		ivec2 q = tile_xy(p);
+		int x = pc.tx + q.x, yy = pc.ty + q.y;
 		bool core = x >= pc.cx && x < pc.cx + pc.cw && yy >= pc.cy &&
 			    yy < pc.cy + pc.ch;
 		uint pix = uint(yy * pc.img_w + x) * 3u;
@@ -65,10 +75,21 @@ void main()
 			float back = params[pc.off0 + c] * g.x +
 				     params[pc.off0 + uint(NF) + c] * g.y +
 				     params[pc.off0 + 2u * uint(NF) + c] * g.z;
-			ds4[c * n + p] = act_grad(s4[c * n + p]) * back;
+			float ds = act_grad(s4[c * n + p]) * back;
+			ds4[c * n + p] = ds;
+#ifdef COPY_F16
+			dshalf[c * uint(pc.i2) + p] =
+				float16_t(ds * uintBitsToFloat(pc.off2));
+#endif
 		}
 #endif
 	}
+#ifdef COPY_F16
+	else if (p < uint(pc.i2)) {
+		for (uint c = 0u; c < uint(NF); c++)
+			dshalf[c * uint(pc.i2) + p] = float16_t(0.0);
+	}
+#endif
 	uint t = gl_LocalInvocationID.x;
 	partial[t] = se;
 	barrier();

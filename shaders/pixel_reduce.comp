@@ -41,7 +41,8 @@ void main()
 		acc[0] += xs[c * n + p];
 #elif defined(MODE_DW)
 		float g = xs[c * n + p];
-		int px = int(p) % pc.tw, py = int(p) / pc.tw, d = pc.dil;
+		ivec2 q = tile_xy(p);
+		int px = q.x, py = q.y, d = pc.dil;
 		for (int i = -1; i <= 1; i++) {
 			int yy = py + i * d;
 			for (int k = -1; k <= 1; k++) {
@@ -53,7 +54,8 @@ void main()
 		}
 #elif defined(MODE_FIRST)
 		float g = xs[c * n + p];
-		int x = pc.tx + int(p) % pc.tw, y = pc.ty + int(p) / pc.tw;
+		ivec2 q = tile_xy(p);
+		int x = pc.tx + q.x, y = pc.ty + q.y;
 		acc[0] += g * (float(2 * x + 1) / float(pc.img_w) - 1.0);
 		acc[1] += g * (float(2 * y + 1) / float(pc.img_h) - 1.0);
 		acc[2] += g;

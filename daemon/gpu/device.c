@@ -53,6 +53,10 @@ int gpu_error(struct gpu_context *ctx, VkResult r, const char *call,
 	}
 }
 
+/* The instance whose devices describe() is looking at (for a function
+ * pointer); set by enumerate() on the calling thread. */
+static _Thread_local VkInstance instance_of_describe;
+
 static int type_rank(VkPhysicalDeviceType t)
 {
 	switch (t) {
@@ -112,6 +116,54 @@ static int has_extension(VkPhysicalDevice pd, const char *name)
 	return found;
 }
 
+/* Whether VK_NV_cooperative_matrix offers what gemm_coop.comp uses, with
+ * 16-bit storage buffers for its fp16 operands. */
+static int has_nv_coopmat_shape(VkPhysicalDevice pd)
+{
+	if (!has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
+		return 0;
+	VkPhysicalDeviceCooperativeMatrixFeaturesNV feat = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+	};
+	VkPhysicalDevice16BitStorageFeatures storage16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.pNext = &feat,
+	};
+	VkPhysicalDeviceFeatures2 f2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &storage16,
+	};
+	vkGetPhysicalDeviceFeatures2(pd, &f2);
+	if (!feat.cooperativeMatrix || !storage16.storageBuffer16BitAccess)
+		return 0;
+	PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
+		(PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+			vkGetInstanceProcAddr(instance_of_describe,
+					      "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+	if (!get)
+		return 0;
+	uint32_t n = 0;
+	get(pd, &n, NULL);
+	VkCooperativeMatrixPropertiesNV *props = calloc(n ? n : 1, sizeof(*props));
+	if (!props)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+	get(pd, &n, props);
+	int found = 0;
+	for (uint32_t i = 0; i < n && !found; i++) {
+		const VkCooperativeMatrixPropertiesNV *p = &props[i];
+		found = p->MSize == 16 && p->NSize == 16 && p->KSize == 16 &&
+			p->AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+			p->BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+			p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+			p->DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+			p->scope == VK_SCOPE_SUBGROUP_NV;
+	}
+	free(props);
+	return found;
+}
+
 static void describe(VkPhysicalDevice pd, int index,
 		     struct gpu_device_info *info)
 {
@@ -162,6 +214,8 @@ static void describe(VkPhysicalDevice pd, int index,
 	info->subgroup_size = subgroup.subgroupSize;
 	info->has_coopmat = has_extension(pd, "VK_KHR_cooperative_matrix");
 	info->has_float16 = f16.shaderFloat16;
+	info->has_coopmat_nv = info->has_float16 && subgroup.subgroupSize == 32 &&
+			       has_nv_coopmat_shape(pd);
 	info->is_cpu = info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
 
 	const VkPhysicalDeviceMemoryProperties *mp = &mem.memoryProperties;
@@ -206,6 +260,7 @@ static int enumerate(VkInstance instance, VkPhysicalDevice **pds,
 		return ERR_NOMEM;
 	}
 	vkEnumeratePhysicalDevices(instance, &n, *pds);
+	instance_of_describe = instance;
 	for (uint32_t i = 0; i < n; i++)
 		describe((*pds)[i], (int)i, &(*infos)[i]);
 	qsort(*infos, n, sizeof(**infos), compare_preference);
@@ -298,12 +353,30 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 		.queueCount = 1,
 		.pQueuePriorities = &priority,
 	};
-	const char *exts[1];
+	const char *exts[2];
 	uint32_t next = 0;
 	if (has_extension(ctx->physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))
 		exts[next++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+	/* the tensor-core path: fp16 arithmetic and cooperative matrices */
+	VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+		.cooperativeMatrix = VK_TRUE,
+	};
+	VkPhysicalDevice16BitStorageFeatures storage16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.pNext = &coop,
+		.storageBuffer16BitAccess = VK_TRUE,
+	};
+	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+		.pNext = &storage16,
+		.shaderFloat16 = VK_TRUE,
+	};
+	if (ctx->info.has_coopmat_nv)
+		exts[next++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
 	VkDeviceCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+		.pNext = ctx->info.has_coopmat_nv ? &f16 : NULL,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &queue,
 		.enabledExtensionCount = next,

@@ -40,7 +40,11 @@ struct gpu_device_info {
 	uint64_t max_allocation;     /* maxMemoryAllocationSize */
 	uint32_t max_shared_bytes;   /* maxComputeSharedMemorySize */
 	uint32_t subgroup_size;
-	int has_coopmat;             /* VK_KHR_cooperative_matrix */
+	int has_coopmat;             /* VK_KHR_cooperative_matrix listed */
+	int has_coopmat_nv;          /* VK_NV_cooperative_matrix with 16x16x16
+				      * fp16 x fp16 + fp32 at subgroup scope,
+				      * subgroups of 32, and shaderFloat16:
+				      * what gemm_coop.comp needs; enabled */
 	int has_float16;
 	int is_cpu;
 };

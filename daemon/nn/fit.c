@@ -71,6 +71,30 @@ static int choose_gemm_tile(const struct gpu_context *gpu, int nf)
 							    : GEMM_TILE_LARGE;
 }
 
+/* fp32 unless fp16 tensor cores are asked for. (Measured on an H200, the
+ * tensor-core GEMMs are no faster than the fp32 ones yet and cost half a
+ * dB after 300 epochs, so auto does not pick them; see README.)
+ * Gradient operands are scaled by the number of values the loss averages
+ * (times 16), which brings them from ~1e-7 into fp16's range. */
+static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
+{
+	const struct gpu_device_info *info = gpu_info(fit->gpu);
+	enum nn_precision p = fit->cfg.precision;
+	if (p == NN_PRECISION_FP16 && !info->has_coopmat_nv) {
+		snprintf(err, errlen, "%s has no fp16 tensor-core path "
+			 "(VK_NV_cooperative_matrix 16x16x16): use --precision fp32",
+			 info->name);
+		return ERR_INVALID;
+	}
+	if (p == NN_PRECISION_AUTO)
+		p = NN_PRECISION_FP32;
+	fit->precision = p;
+	fit->gemm_tile = p == NN_PRECISION_FP16 ? GEMM_TILE_LARGE
+						: choose_gemm_tile(fit->gpu, fit->cfg.nf);
+	fit->grad_scale = 16.0f * 3.0f * (float)fit->width * (float)fit->height;
+	return 0;
+}
+
 static int nt_splits(const struct nn_fit *fit, int n)
 {
 	int out_tiles = (int)div_up((uint64_t)fit->cfg.nf, (uint64_t)fit->gemm_tile);
@@ -94,6 +118,8 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 	lim.fixed_bytes = 4 * fit->layout.total * 4 + 2 * pixels * 12 +
 			  (32u << 20);
 	lim.bytes_per_pixel = 4 * nf * (uint64_t)(fit->cfg.nblocks + 3) + 16;
+	if (fit->precision == NN_PRECISION_FP16)
+		lim.bytes_per_pixel += 2 * 2 * nf; /* fp16 copies of Z and dS */
 	lim.max_pixels = info->max_storage_range / (4 * nf);
 	if (lim.max_pixels > 65535ull * GROUP)
 		lim.max_pixels = 65535ull * GROUP;
@@ -150,6 +176,16 @@ static int alloc_buffers(struct nn_fit *fit)
 	rc = rc ? rc : gpu_buffer_alloc(a, 4 * part_a, 0, &fit->part_a);
 	rc = rc ? rc : gpu_buffer_alloc(a, 4 * part_b, 0, &fit->part_b);
 	rc = rc ? rc : gpu_buffer_alloc(a, 4 * (uint64_t)fit->sse_count, 1, &fit->sse);
+	if (fit->precision == NN_PRECISION_FP16) {
+		/* rows padded to 16 pixels; the padding must start as zeros */
+		uint64_t half = 2 * nf * (n + 16);
+		rc = rc ? rc : gpu_buffer_alloc(a, half, 0, &fit->z16);
+		rc = rc ? rc : gpu_buffer_alloc(a, half, 0, &fit->g16);
+		rc = rc ? rc : gpu_buffer_alloc(a, 2 * nf * nf * fit->cfg.nblocks, 0,
+						&fit->p16);
+		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->z16);
+		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->g16);
+	}
 	return rc;
 }
 
@@ -160,6 +196,8 @@ struct recorder {
 	struct gpu_program *prog;
 	int last_ts;
 	int rc;
+	int half; /* the fp16 tensor-core path */
+	struct gpu_pipeline *to_f16;
 	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
 		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
 		*adam, *gemm_nn, *gemm_tn, *gemm_nt;
@@ -177,9 +215,17 @@ static int get_pipelines(struct recorder *r)
 	rc = rc ? rc : gpu_pipeline_get(gpu, name, nb, push, spec, ns, &r->field)
 	GET(first, "first", 2, pass, 2);
 	GET(activate, "activate", 2, pass, 2);
-	GET(dwconv, "dwconv", 3, pass, 2);
-	GET(dwconv_back, "dwconv_back", 4, pass, 2);
-	GET(head, "head", 6, pass, 2);
+	r->half = r->fit->precision == NN_PRECISION_FP16;
+	if (r->half) {
+		GET(to_f16, "to_f16", 2, pass, 2);
+		GET(dwconv, "dwconv_f16", 3, pass, 2);
+		GET(dwconv_back, "dwconv_back_f16", 5, pass, 2);
+		GET(head, "head_f16", 7, pass, 2);
+	} else {
+		GET(dwconv, "dwconv", 3, pass, 2);
+		GET(dwconv_back, "dwconv_back", 4, pass, 2);
+		GET(head, "head", 6, pass, 2);
+	}
 	GET(head_render, "head_render", 6, pass, 2);
 	GET(reduce_sum, "reduce_sum", 3, pass, 2);
 	GET(reduce_dw, "reduce_dw", 3, pass, 2);
@@ -187,10 +233,15 @@ static int get_pipelines(struct recorder *r)
 	GET(reduce_out, "reduce_out", 3, pass, 2);
 	GET(reduce, "reduce", 2, pass, 2);
 	GET(adam, "adam", 5, pass, 2);
-	int large = r->fit->gemm_tile == GEMM_TILE_LARGE;
-	GET(gemm_nn, large ? "gemm_nn_large" : "gemm_nn", 4, gemm, 0);
-	GET(gemm_tn, large ? "gemm_tn_large" : "gemm_tn", 4, gemm, 0);
-	GET(gemm_nt, large ? "gemm_nt_large" : "gemm_nt", 4, gemm, 0);
+	const char *suffix = r->fit->precision == NN_PRECISION_FP16 ? "_coop"
+			     : r->fit->gemm_tile == GEMM_TILE_LARGE ? "_large" : "";
+	char nn[32], tn[32], nt[32];
+	snprintf(nn, sizeof(nn), "gemm_nn%s", suffix);
+	snprintf(tn, sizeof(tn), "gemm_tn%s", suffix);
+	snprintf(nt, sizeof(nt), "gemm_nt%s", suffix);
+	GET(gemm_nn, nn, 4, gemm, 0);
+	GET(gemm_tn, tn, 4, gemm, 0);
+	GET(gemm_nt, nt, 4, gemm, 0);
 #undef GET
 	return rc;
 }
@@ -221,6 +272,18 @@ static struct pass_push tile_push(const struct nn_fit *fit,
 		.n = t->region.w * t->region.h,
 	};
 	return p;
+}
+
+static void dispatch7(struct recorder *r, struct gpu_pipeline *pipe,
+		      const struct gpu_buffer *const bufs[7], const void *push,
+		      uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+	int n = 0;
+	while (n < 7 && bufs[n])
+		n++;
+	if (r->rc == 0)
+		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, push,
+					     push_bytes, gx, gy, gz);
 }
 
 static void dispatch(struct recorder *r, struct gpu_pipeline *pipe,
@@ -257,14 +320,50 @@ static void reduce_into(struct recorder *r, const struct gpu_buffer *part,
 	PASS(r, r->reduce, p, gx, gy, part, &r->fit->grad, NULL, NULL, NULL, NULL);
 }
 
+/* Records a GEMM. a_grad / b_grad say which operand is a gradient, to be
+ * loss-scaled on the fp16 path. */
 static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 		 const struct gpu_buffer *a, const struct gpu_buffer *b,
-		 const struct gpu_buffer *c, struct gemm_push g, uint32_t splits)
+		 const struct gpu_buffer *c, struct gemm_push g, uint32_t splits,
+		 int a_grad, int b_grad)
 {
+	float scale = r->fit->grad_scale;
+	g.a_scale = a_grad ? scale : 1.0f;
+	g.b_scale = b_grad ? scale : 1.0f;
+	g.out_scale = 1.0f / (g.a_scale * g.b_scale);
 	uint32_t tile = (uint32_t)r->fit->gemm_tile;
 	uint32_t gx = div_up(g.N, tile), gy = div_up(g.M, tile);
 	dispatch(r, pipe, a, b, c, &r->fit->params, NULL, NULL, &g, sizeof(g),
 		 gx, gy, splits);
+}
+
+static uint32_t padded(uint32_t n)
+{
+	return (n + 15) / 16 * 16;
+}
+
+static uint32_t float_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+/* The fp16 copies of the pointwise weights, for the tensor-core GEMMs. */
+static void record_half_weights(struct recorder *r)
+{
+	struct nn_fit *fit = r->fit;
+	uint32_t nn = (uint32_t)(fit->cfg.nf * fit->cfg.nf);
+	if (!r->half)
+		return;
+	for (int k = 0; k < fit->cfg.nblocks; k++) {
+		struct pass_push p = {.n = (int)nn,
+				      .off0 = (uint32_t)fit->layout.pw_w[k],
+				      .off1 = (uint32_t)k * nn};
+		PASS(r, r->to_f16, p, div_up(nn, GROUP), 1, &fit->params,
+		     &fit->p16, NULL, NULL, NULL, NULL);
+	}
+	stage_end(r, NN_PASS_FIRST);
 }
 
 /* Forward through the blocks: S0, then Z and S_k+1 for every block. */
@@ -286,15 +385,23 @@ static void record_forward(struct recorder *r, const struct tile *t)
 		stage_end(r, NN_PASS_ACTIVATE);
 		p.off0 = (uint32_t)l->dw[k];
 		p.dil = fit->cfg.dilations[k];
-		PASS(r, r->dwconv, p, gx, nf, &fit->params, &fit->g, &fit->z,
-		     NULL, NULL, NULL);
+		p.i3 = (int)padded(n);
+		PASS(r, r->dwconv, p, r->half ? div_up(padded(n), GROUP) : gx, nf,
+		     &fit->params, &fit->g, r->half ? &fit->z16 : &fit->z, NULL,
+		     NULL, NULL);
 		stage_end(r, NN_PASS_DWCONV);
 		struct gemm_push g = {
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
 			.a_off = (uint32_t)l->pw_w[k], .bias_off = (uint32_t)l->pw_b[k],
 			.k_chunk = nf, .has_bias = 1,
 		};
-		gemm(r, r->gemm_nn, &fit->params, &fit->z, &fit->s[k + 1], g, 1);
+		if (r->half) {
+			g.a_off = (uint32_t)k * nf * nf;
+			g.ldb = padded(n);
+			gemm(r, r->gemm_nn, &fit->p16, &fit->z16, &fit->s[k + 1], g, 1, 0, 0);
+		} else {
+			gemm(r, r->gemm_nn, &fit->params, &fit->z, &fit->s[k + 1], g, 1, 0, 0);
+		}
 		stage_end(r, NN_PASS_PW_FORWARD);
 	}
 }
@@ -312,15 +419,24 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	uint32_t splits = (uint32_t)nt_splits(fit, (int)n);
 	uint32_t k_chunk = div_up(div_up(n, splits), GEMM_BK) * GEMM_BK;
 	splits = div_up(n, k_chunk);
+	/* the fp16 path runs K over the padded row: ceil(n_pad / k_chunk) is
+	 * the same number of splits, as k_chunk is a multiple of 16 */
 
 	/* head: loss, dY, dS of the last layer, then out_w and out_b */
+	uint32_t n_pad = padded(n);
 	p.off0 = (uint32_t)l->out_w;
 	p.off1 = (uint32_t)l->out_b;
 	p.i0 = sse_base;
 	p.i1 = 1;
-	PASS(r, r->head, p, gx, 1, &fit->params, &fit->s[nb], &fit->target,
-	     &fit->g, &fit->dy, &fit->sse);
+	p.i2 = (int)n_pad;
+	p.off2 = float_bits(fit->grad_scale);
+	const struct gpu_buffer *head_bufs[7] = {
+		&fit->params, &fit->s[nb], &fit->target, &fit->g, &fit->dy,
+		&fit->sse, r->half ? &fit->g16 : NULL};
+	dispatch7(r, r->head, head_bufs, &p, sizeof(p), gx, 1, 1);
 	stage_end(r, NN_PASS_HEAD);
+	p.i2 = 0;
+	p.off2 = 0;
 	struct pass_push rp = p;
 	rp.i0 = REDUCE_CHUNK;
 	rp.i1 = (int)nf;
@@ -341,16 +457,26 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		stage_end(r, NN_PASS_ACTIVATE);
 		p.dil = fit->cfg.dilations[k];
 		p.off0 = (uint32_t)l->dw[k];
+		p.i3 = (int)n_pad;
+		p.off3 = float_bits(fit->grad_scale);
 		if (k != nb - 1) { /* Z of the last block is still there */
-			PASS(r, r->dwconv, p, gx, nf, &fit->params, h, &fit->z,
-			     NULL, NULL, NULL);
+			PASS(r, r->dwconv, p, r->half ? div_up(n_pad, GROUP) : gx, nf,
+			     &fit->params, h, r->half ? &fit->z16 : &fit->z, NULL,
+			     NULL, NULL);
 			stage_end(r, NN_PASS_DWCONV);
 		}
 		struct gemm_push gw = {
 			.M = nf, .N = nf, .K = n, .lda = n, .ldb = n, .ldc = nf,
 			.k_chunk = k_chunk,
 		};
-		gemm(r, r->gemm_nt, &fit->g, &fit->z, &fit->part_a, gw, splits);
+		if (r->half) {
+			gw.K = gw.lda = gw.ldb = n_pad;
+			gemm(r, r->gemm_nt, &fit->g16, &fit->z16, &fit->part_a, gw,
+			     splits, 1, 0);
+		} else {
+			gemm(r, r->gemm_nt, &fit->g, &fit->z, &fit->part_a, gw, splits,
+			     1, 0);
+		}
 		rp = p;
 		rp.i0 = REDUCE_CHUNK;
 		rp.i1 = (int)nf;
@@ -365,12 +491,18 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
 			.a_off = (uint32_t)l->pw_w[k], .k_chunk = nf,
 		};
-		gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1);
+		if (r->half) {
+			gd.a_off = (uint32_t)k * nf * nf;
+			gd.ldb = n_pad;
+			gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd, 1, 0, 1);
+		} else {
+			gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1, 0, 1);
+		}
 		stage_end(r, NN_PASS_PW_GRAD_DATA);
 		PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h, &fit->part_b,
 		     NULL, NULL, NULL);
 		PASS(r, r->dwconv_back, p, gx, nf, &fit->params, &fit->s[k],
-		     &fit->z, &fit->g, NULL, NULL);
+		     &fit->z, &fit->g, r->half ? &fit->g16 : NULL, NULL);
 		stage_end(r, NN_PASS_DWCONV_BACK);
 		reduce_into(r, &fit->part_b, chunks, (int)nf, 9, 0, 9, l->dw[k], 9, 1);
 		stage_end(r, NN_PASS_REDUCE);
@@ -414,6 +546,7 @@ static int record_epoch(struct nn_fit *fit)
 		return ERR_NOMEM;
 
 	rc = begin_program(&r, fit->max_stages + 1, &fit->epoch_prog);
+	record_half_weights(&r);
 	int sse_base = 0;
 	for (int i = 0; rc == 0 && i < fit->plan.count; i++) {
 		const struct tile *t = &fit->plan.tiles[i];
@@ -452,6 +585,7 @@ static int record_render(struct nn_fit *fit)
 		return rc;
 	int saved = fit->nstages;
 	int sse_base = 0;
+	record_half_weights(&r);
 	for (int i = 0; i < fit->plan.count; i++) {
 		const struct tile *t = &fit->plan.tiles[i];
 		record_forward(&r, t);
@@ -504,7 +638,11 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	fit->height = height;
 	fit->has_target = target != NULL;
 	nn_layout_init(&fit->layout, cfg);
-	fit->gemm_tile = choose_gemm_tile(gpu, cfg->nf);
+	rc = choose_precision(fit, err, errlen);
+	if (rc) {
+		free(fit);
+		return rc;
+	}
 
 	rc = plan_tiles(fit, err, errlen);
 	rc = rc ? rc : gpu_arena_create(gpu, &fit->arena);
@@ -692,6 +830,7 @@ void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 	double nf = fit->cfg.nf;
 	info->gflop_per_epoch = 6.0 * fit->cfg.nblocks * nf * nf *
 				(double)fit->plan.computed_pixels * 1e-9;
+	info->precision = nn_precision_name(fit->precision);
 }
 
 /* ------------------------------------------------- weights in and out */

@@ -82,6 +82,7 @@ struct nn_fit_info {
 	uint64_t device_bytes;  /* device memory held by this fit */
 	double pass_ms[NN_PASS_COUNT]; /* GPU time of the last epoch */
 	double gflop_per_epoch;
+	const char *precision;  /* "fp32" or "fp16" (tensor cores) */
 };
 void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info);
 

@@ -21,6 +21,8 @@ struct nn_fit {
 	struct nn_layout layout;
 	int width, height, has_target;
 	int gemm_tile; /* GEMM_TILE or GEMM_TILE_LARGE */
+	enum nn_precision precision; /* resolved: FP32 or FP16 */
+	float grad_scale; /* loss scale of fp16 gradient operands */
 	struct tile_plan plan;
 
 	struct gpu_arena *arena;
@@ -29,6 +31,7 @@ struct nn_fit {
 	struct gpu_buffer z, g, dy;             /* scratch: Z or dZ, dS, dY */
 	struct gpu_buffer part_a, part_b;       /* partial sums */
 	struct gpu_buffer sse, image_out;
+	struct gpu_buffer z16, g16, p16;        /* fp16 path: Z, dS, weights */
 	int sse_count;
 
 	struct gpu_program *epoch_prog, *adam_prog, *render_prog;

@@ -74,6 +74,28 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+const char *nn_precision_name(enum nn_precision p)
+{
+	switch (p) {
+	case NN_PRECISION_FP32: return "fp32";
+	case NN_PRECISION_FP16: return "fp16";
+	default: return "auto";
+	}
+}
+
+int nn_precision_parse(const char *text, enum nn_precision *out)
+{
+	static const enum nn_precision all[] = {
+		NN_PRECISION_AUTO, NN_PRECISION_FP32, NN_PRECISION_FP16};
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(text, nn_precision_name(all[i]))) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	return ERR_INVALID;
+}
+
 int nn_config_pad(const struct nn_config *cfg)
 {
 	int pad = 0;

@@ -35,6 +35,17 @@ enum nn_schedule {
 	NN_SCHEDULE_COSINE = 1,   /* linear warmup, then cosine decay to lr_min */
 };
 
+/* Arithmetic of the pointwise layers (the GEMMs); everything else, the
+ * weights and Adam are fp32 always. */
+enum nn_precision {
+	NN_PRECISION_AUTO = 0, /* the fastest measured: fp32 for now */
+	NN_PRECISION_FP32 = 1,
+	NN_PRECISION_FP16 = 2, /* fp16 operands, fp32 accumulation */
+};
+const char *nn_precision_name(enum nn_precision p);
+/* Parses "auto", "fp32" or "fp16"; returns 0 or ERR_INVALID. */
+int nn_precision_parse(const char *text, enum nn_precision *out);
+
 struct nn_config {
 	int nf;                        /* width: multiple of 16, 16..1024 */
 	int nblocks;                   /* 1..NN_MAX_BLOCKS */
@@ -46,6 +57,7 @@ struct nn_config {
 	enum nn_schedule schedule;
 	int epochs;                    /* target number of epochs */
 	uint64_t seed;
+	enum nn_precision precision;
 	/* Tile planner overrides, for tests and small memories (0 = auto). */
 	int max_tile;                  /* cap on a tile's core side, pixels */
 	uint64_t mem_budget;           /* bytes of device memory to plan for */

@@ -99,6 +99,7 @@ static int put_config(struct st_file *f, const struct nn_config *cfg)
 	rc = rc ? rc : set_meta_fmt(f, "epochs", "%d", cfg->epochs);
 	rc = rc ? rc : set_meta_fmt(f, "seed", "%llu",
 				    (unsigned long long)cfg->seed);
+	rc = rc ? rc : st_set_meta(f, "precision", nn_precision_name(cfg->precision));
 	rc = rc ? rc : set_meta_fmt(f, "max_tile", "%d", cfg->max_tile);
 	rc = rc ? rc : set_meta_fmt(f, "mem_budget", "%llu",
 				    (unsigned long long)cfg->mem_budget);
@@ -182,6 +183,12 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 	cfg->lr_min_ratio = ratio;
 	cfg->schedule = !strcmp(sched, "constant") ? NN_SCHEDULE_CONSTANT
 						   : NN_SCHEDULE_COSINE;
+	const char *precision = st_get_meta(ckpt, "precision");
+	if (precision && nn_precision_parse(precision, &cfg->precision)) {
+		snprintf(err, errlen, "the checkpoint's precision \"%s\" is unknown",
+			 precision);
+		return ERR_FORMAT;
+	}
 	return nn_config_check(cfg, err, errlen);
 }
 
@@ -440,6 +447,8 @@ int nn_render(struct gpu_context *gpu, const struct st_file *model,
 		return ERR_INVALID;
 	}
 	cfg.epochs = 0;
+	/* rendering is cheap: fp32, so a package renders the same everywhere */
+	cfg.precision = NN_PRECISION_FP32;
 	rc = nn_package_params(model, &cfg, width, height, &params, err, errlen);
 	rc = rc ? rc : nn_fit_create_sized(&fit, gpu, width, height, target, &cfg,
 					   params, err, errlen);

@@ -21,6 +21,7 @@ struct gemm_push {
 	uint32_t lda, ldb, ldc;
 	uint32_t a_off, b_off, c_off, bias_off;
 	uint32_t k_chunk, has_bias;
+	float a_scale, b_scale, out_scale; /* loss scaling, tensor-core path */
 };
 
 /* The tiles of the GEMM shader (BM x BN of its variants, see gemm.comp) and the

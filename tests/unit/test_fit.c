@@ -22,6 +22,7 @@
 static void small_config(struct nn_config *cfg, int nf)
 {
 	nn_config_defaults(cfg, 1);
+	cfg->precision = NN_PRECISION_FP32; /* the fp16 test asks for fp16 */
 	cfg->nf = nf;
 	cfg->seed = 3;
 	cfg->epochs = 100;
@@ -114,6 +115,37 @@ static void test_gradient_matches_reference(void **state)
 	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
 	assert_true(fabs(sse - want_sse) < 1e-4 * want_sse);
 	compare_per_tensor(&l, grad, want, 2e-3);
+	free(grad), free(want), free(params);
+	st_destroy(pkg);
+	image_destroy(img);
+}
+
+/* The fp16 tensor-core path against the reference: operands rounded to
+ * fp16 (with loss scaling), so per tensor within 2% of its largest value. */
+static void test_fp16_gradient_matches_reference(void **state)
+{
+	test_need_gpu();
+	if (!gpu_info(test_gpu)->has_coopmat_nv) {
+		print_message("skipped: %s has no fp16 cooperative matrices\n",
+			      gpu_info(test_gpu)->name);
+		skip();
+	}
+	struct nn_config cfg;
+	const char *width = getenv("VKINR_TEST_WIDTH");
+	small_config(&cfg, width ? atoi(width) : 32);
+	cfg.precision = NN_PRECISION_FP16;
+	struct image *img = test_image(37, 23, 2);
+	float *params;
+	struct st_file *pkg = perturbed_package(&cfg, 37, 23, &params);
+	struct nn_layout l;
+	nn_layout_init(&l, &cfg);
+	float *grad = calloc(l.total, 4);
+	double *want = calloc(l.total, 8), sse;
+	int tiles;
+	gradient_of(&cfg, img, params, grad, &sse, &tiles);
+	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
+	assert_true(fabs(sse - want_sse) < 1e-2 * want_sse);
+	compare_per_tensor(&l, grad, want, 2e-2);
 	free(grad), free(want), free(params);
 	st_destroy(pkg);
 	image_destroy(img);
@@ -288,6 +320,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gradient_matches_reference),
+		cmocka_unit_test(test_fp16_gradient_matches_reference),
 		cmocka_unit_test(test_tiled_gradient_equals_untiled),
 		cmocka_unit_test(test_resume_is_exact),
 		cmocka_unit_test(test_training_fits_and_exports),

@@ -176,7 +176,7 @@ static void test_dwconv_back(void **state)
 
 /* GEMM in its three forms against the reference pointwise functions, for
  * the small-tile variants (suffix "") and the large ones ("_large"). */
-static void check_gemm(const char *suffix, uint32_t tile_size)
+static void check_gemm(const char *suffix, uint32_t tile_size, double tol)
 {
 	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4), *z = malloc(NF * NPIX * 4);
 	float *got = malloc(NF * NPIX * 4);
@@ -195,7 +195,8 @@ static void check_gemm(const char *suffix, uint32_t tile_size)
 	/* forward: S = W Z + b */
 	struct gemm_push g = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = NPIX,
 			      .ldc = NPIX, .bias_off = NF * NF, .k_chunk = NF,
-			      .has_bias = 1};
+			      .has_bias = 1, .a_scale = 1, .b_scale = 1,
+			      .out_scale = 1};
 	const struct gpu_buffer *bufs[] = {&bp, &bz, &bc, &bp};
 	char name[32];
 	snprintf(name, sizeof(name), "gemm_nn%s", suffix);
@@ -203,17 +204,18 @@ static void check_gemm(const char *suffix, uint32_t tile_size)
 		      (NPIX + tile_size - 1) / tile_size, (NF + tile_size - 1) / tile_size, 1);
 	test_download(&bc, got, NF * NPIX);
 	ref_pointwise(NF, NPIX, w, b, zd, want);
-	test_close("gemm_nn", got, want, NF * NPIX, 1e-5, 1e-5);
+	test_close("gemm_nn", got, want, NF * NPIX, 1e-5 + tol, 1e-5 + tol);
 
 	/* data gradient: dZ = W^T dS (dS = z here) */
 	struct gemm_push gt = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = NPIX,
-			       .ldc = NPIX, .k_chunk = NF};
+			       .ldc = NPIX, .k_chunk = NF, .a_scale = 1,
+			       .b_scale = 1, .out_scale = 1};
 	snprintf(name, sizeof(name), "gemm_tn%s", suffix);
 	test_dispatch(name, NF, W0, bufs, 4, &gt, sizeof(gt),
 		      (NPIX + tile_size - 1) / tile_size, (NF + tile_size - 1) / tile_size, 1);
 	test_download(&bc, got, NF * NPIX);
 	ref_pointwise_back_data(NF, NPIX, w, zd, want);
-	test_close("gemm_tn", got, want, NF * NPIX, 1e-5, 1e-5);
+	test_close("gemm_tn", got, want, NF * NPIX, 1e-5 + tol, 1e-5 + tol);
 
 	/* weight gradient with split K, then the ordered reduce into grad */
 	float *ds = malloc(NF * NPIX * 4);
@@ -224,7 +226,8 @@ static void check_gemm(const char *suffix, uint32_t tile_size)
 	uint32_t k_chunk = 128, splits = (NPIX + k_chunk - 1) / k_chunk;
 	struct gpu_buffer part = test_buffer(splits * NF * NF), grad = test_buffer(NF * NF);
 	struct gemm_push gn = {.M = NF, .N = NF, .K = NPIX, .lda = NPIX, .ldb = NPIX,
-			       .ldc = NF, .k_chunk = k_chunk};
+			       .ldc = NF, .k_chunk = k_chunk, .a_scale = 1,
+			       .b_scale = 1, .out_scale = 1};
 	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bp};
 	snprintf(name, sizeof(name), "gemm_nt%s", suffix);
 	test_dispatch(name, NF, W0, nt, 4, &gn, sizeof(gn), 1, 1, splits);
@@ -236,7 +239,7 @@ static void check_gemm(const char *suffix, uint32_t tile_size)
 	ref_pointwise_back_weight(NF, NPIX, dsd, zd, gw, gb);
 	float *gotw = malloc(NF * NF * 4);
 	test_download(&grad, gotw, NF * NF);
-	test_close("gemm_nt + reduce", gotw, gw, NF * NF, 1e-4, 1e-5);
+	test_close("gemm_nt + reduce", gotw, gw, NF * NF, 1e-4 + 30 * tol, 1e-5 + tol);
 
 	free(w), free(b), free(z), free(got), free(want), free(zd), free(ds),
 		free(dsd), free(gw), free(gb), free(gotw);
@@ -245,8 +248,93 @@ static void check_gemm(const char *suffix, uint32_t tile_size)
 static void test_gemm(void **state)
 {
 	test_need_gpu();
-	check_gemm("", GEMM_TILE);
-	check_gemm("_large", GEMM_TILE_LARGE);
+	check_gemm("", GEMM_TILE, 0);
+	check_gemm("_large", GEMM_TILE_LARGE, 0);
+}
+
+/* fp16 copies of n floats, rows of `row` values padded to `pad` with zeros;
+ * the floats are replaced by their rounded values, for the reference. */
+static struct gpu_buffer upload_half(float *f, int rows, int row, int pad)
+{
+	_Float16 *h = calloc((size_t)rows * pad + 16, sizeof(_Float16));
+	for (int r = 0; r < rows; r++)
+		for (int i = 0; i < row; i++) {
+			h[r * pad + i] = (_Float16)f[r * row + i];
+			f[r * row + i] = (float)h[r * pad + i];
+		}
+	struct gpu_buffer b = test_buffer(((size_t)rows * pad + 16) / 2 + 1);
+	assert_int_equal(gpu_upload(test_gpu, &b, 0, h,
+				    ((size_t)rows * pad + 16) * sizeof(_Float16)), 0);
+	free(h);
+	return b;
+}
+
+/* The tensor-core GEMMs read fp16 operands from memory (activation rows
+ * padded to 16 with zeros) and accumulate in fp32: checked against the
+ * reference fed the same rounded values, for the three forms. */
+static void test_gemm_tensor_cores(void **state)
+{
+	test_need_gpu();
+	if (!gpu_info(test_gpu)->has_coopmat_nv) {
+		print_message("skipped: %s has no fp16 cooperative matrices\n",
+			      gpu_info(test_gpu)->name);
+		skip();
+	}
+	const int pad = (NPIX + 15) / 16 * 16;
+	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4), *z = malloc(NF * NPIX * 4);
+	float *ds = malloc(NF * NPIX * 4), *got = malloc(NF * NPIX * 4);
+	double *want = malloc(NF * NPIX * 8);
+	test_random(w, NF * NF, 61, -0.3f, 0.3f);
+	test_random(b, NF, 62, -1, 1);
+	test_random(z, NF * NPIX, 63, -1, 1);
+	test_random(ds, NF * NPIX, 64, -1, 1);
+	struct gpu_buffer bw = upload_half(w, NF, NF, NF);
+	struct gpu_buffer bz = upload_half(z, NF, NPIX, pad);
+	struct gpu_buffer bds = upload_half(ds, NF, NPIX, pad);
+	struct gpu_buffer bbias = test_buffer(NF), bc = test_buffer(NF * NPIX);
+	test_upload(&bbias, b, NF);
+	double *zd = to_double(z, NF * NPIX), *dsd = to_double(ds, NF * NPIX);
+
+	struct gemm_push g = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = pad,
+			      .ldc = NPIX, .k_chunk = NF, .has_bias = 1,
+			      .a_scale = 1, .b_scale = 1, .out_scale = 1};
+	const struct gpu_buffer *nn[] = {&bw, &bz, &bc, &bbias};
+	test_dispatch("gemm_nn_coop", NF, W0, nn, 4, &g, sizeof(g),
+		      (NPIX + 127) / 128, (NF + 127) / 128, 1);
+	test_download(&bc, got, NF * NPIX);
+	ref_pointwise(NF, NPIX, w, b, zd, want);
+	test_close("gemm_nn_coop", got, want, NF * NPIX, 1e-5, 1e-4);
+
+	g.has_bias = 0;
+	g.out_scale = 0.5f; /* the loss scale is undone in the epilogue */
+	const struct gpu_buffer *tn[] = {&bw, &bds, &bc, &bbias};
+	test_dispatch("gemm_tn_coop", NF, W0, tn, 4, &g, sizeof(g),
+		      (NPIX + 127) / 128, (NF + 127) / 128, 1);
+	test_download(&bc, got, NF * NPIX);
+	ref_pointwise_back_data(NF, NPIX, w, dsd, want);
+	for (int i = 0; i < NF * NPIX; i++)
+		want[i] *= 0.5;
+	test_close("gemm_tn_coop", got, want, NF * NPIX, 1e-5, 1e-4);
+
+	uint32_t k_chunk = 128, splits = (pad + k_chunk - 1) / k_chunk;
+	struct gpu_buffer part = test_buffer(splits * NF * NF), grad = test_buffer(NF * NF);
+	struct gemm_push gn = {.M = NF, .N = NF, .K = pad, .lda = pad, .ldb = pad,
+			       .ldc = NF, .k_chunk = k_chunk, .a_scale = 1,
+			       .b_scale = 1, .out_scale = 1};
+	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bbias};
+	test_dispatch("gemm_nt_coop", NF, W0, nt, 4, &gn, sizeof(gn), 1, 1, splits);
+	struct pass_push r = {.n = (int)splits, .i0 = 0, .i1 = NF * NF, .i2 = 1,
+			      .i3 = 1, .off0 = 0, .off1 = 1, .off2 = 0};
+	const struct gpu_buffer *red[] = {&part, &grad};
+	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r), (NF * NF + 255) / 256, 1, 1);
+	double *gw = calloc(NF * NF, 8), *gb = calloc(NF, 8);
+	ref_pointwise_back_weight(NF, NPIX, dsd, zd, gw, gb);
+	float *gotw = malloc(NF * NF * 4);
+	test_download(&grad, gotw, NF * NF);
+	test_close("gemm_nt_coop + reduce", gotw, gw, NF * NF, 1e-4, 1e-4);
+
+	free(w), free(b), free(z), free(ds), free(got), free(want), free(zd),
+		free(dsd), free(gw), free(gb), free(gotw);
 }
 
 static void test_head(void **state)
@@ -411,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_dwconv),
 		cmocka_unit_test(test_dwconv_back),
 		cmocka_unit_test(test_gemm),
+		cmocka_unit_test(test_gemm_tensor_cores),
 		cmocka_unit_test(test_head),
 		cmocka_unit_test(test_reductions),
 		cmocka_unit_test(test_adam),
