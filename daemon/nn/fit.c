@@ -58,17 +58,25 @@ static uint32_t div_up(uint64_t a, uint64_t b)
 
 /* ------------------------------------------------------------ planning */
 
-/* GEMM tiles: 64x64 on CPU devices and small widths, 128x128 on GPUs
- * (VKINR_GEMM=small|large overrides, for benchmarks). */
-static int choose_gemm_tile(const struct gpu_context *gpu, int nf)
+/* The fp32 GEMM variant: 64x64 tiles on CPU devices and small widths,
+ * 128x128 on GPUs (VKINR_GEMM=small|large overrides, for benchmarks). */
+static enum gemm_kind choose_gemm_kind(const struct gpu_context *gpu, int nf)
 {
 	const char *env = getenv("VKINR_GEMM");
 	if (env && !strcmp(env, "small"))
-		return GEMM_TILE;
+		return GEMM_SMALL;
 	if (env && !strcmp(env, "large"))
-		return GEMM_TILE_LARGE;
-	return gpu_info(gpu)->is_cpu || nf < GEMM_TILE_LARGE ? GEMM_TILE
-							    : GEMM_TILE_LARGE;
+		return GEMM_LARGE;
+	if (gpu_info(gpu)->is_cpu)
+		return GEMM_SMALL;
+	return nf < GEMM_TILE_LARGE ? GEMM_SMALL : GEMM_LARGE;
+}
+
+/* Output tile of a GEMM workgroup: rows (M) and columns (N). */
+static void gemm_tile_shape(enum gemm_kind kind, uint32_t *rows,
+			    uint32_t *cols)
+{
+	*rows = *cols = kind == GEMM_SMALL ? GEMM_TILE : GEMM_TILE_LARGE;
 }
 
 /* fp32 unless fp16 tensor cores are asked for. (Measured on an H200, the
@@ -89,16 +97,18 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	if (p == NN_PRECISION_AUTO)
 		p = NN_PRECISION_FP32;
 	fit->precision = p;
-	fit->gemm_tile = p == NN_PRECISION_FP16 ? GEMM_TILE_LARGE
-						: choose_gemm_tile(fit->gpu, fit->cfg.nf);
+	fit->gemm_kind = p == NN_PRECISION_FP16 ? GEMM_COOP
+						: choose_gemm_kind(fit->gpu, fit->cfg.nf);
 	fit->grad_scale = 16.0f * 3.0f * (float)fit->width * (float)fit->height;
 	return 0;
 }
 
 static int nt_splits(const struct nn_fit *fit, int n)
 {
-	int out_tiles = (int)div_up((uint64_t)fit->cfg.nf, (uint64_t)fit->gemm_tile);
-	out_tiles *= out_tiles;
+	uint32_t rows, cols;
+	gemm_tile_shape(fit->gemm_kind, &rows, &cols);
+	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, rows) *
+			      div_up((uint64_t)fit->cfg.nf, cols));
 	int target = gpu_info(fit->gpu)->is_cpu ? 8 : 1024;
 	int splits = (target + out_tiles - 1) / out_tiles;
 	int most = (int)div_up((uint64_t)n, 256);
@@ -233,8 +243,9 @@ static int get_pipelines(struct recorder *r)
 	GET(reduce_out, "reduce_out", 3, pass, 2);
 	GET(reduce, "reduce", 2, pass, 2);
 	GET(adam, "adam", 5, pass, 2);
-	const char *suffix = r->fit->precision == NN_PRECISION_FP16 ? "_coop"
-			     : r->fit->gemm_tile == GEMM_TILE_LARGE ? "_large" : "";
+	static const char *suffixes[] = {
+		[GEMM_SMALL] = "", [GEMM_LARGE] = "_large", [GEMM_COOP] = "_coop"};
+	const char *suffix = suffixes[r->fit->gemm_kind];
 	char nn[32], tn[32], nt[32];
 	snprintf(nn, sizeof(nn), "gemm_nn%s", suffix);
 	snprintf(tn, sizeof(tn), "gemm_tn%s", suffix);
@@ -331,8 +342,9 @@ static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 	g.a_scale = a_grad ? scale : 1.0f;
 	g.b_scale = b_grad ? scale : 1.0f;
 	g.out_scale = 1.0f / (g.a_scale * g.b_scale);
-	uint32_t tile = (uint32_t)r->fit->gemm_tile;
-	uint32_t gx = div_up(g.N, tile), gy = div_up(g.M, tile);
+	uint32_t rows, cols;
+	gemm_tile_shape(r->fit->gemm_kind, &rows, &cols);
+	uint32_t gx = div_up(g.N, cols), gy = div_up(g.M, rows);
 	dispatch(r, pipe, a, b, c, &r->fit->params, NULL, NULL, &g, sizeof(g),
 		 gx, gy, splits);
 }

@@ -176,7 +176,8 @@ static void test_dwconv_back(void **state)
 
 /* GEMM in its three forms against the reference pointwise functions, for
  * the small-tile variants (suffix "") and the large ones ("_large"). */
-static void check_gemm(const char *suffix, uint32_t tile_size, double tol)
+static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
+		       uint32_t nt_tile, double tol)
 {
 	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4), *z = malloc(NF * NPIX * 4);
 	float *got = malloc(NF * NPIX * 4);
@@ -201,7 +202,7 @@ static void check_gemm(const char *suffix, uint32_t tile_size, double tol)
 	char name[32];
 	snprintf(name, sizeof(name), "gemm_nn%s", suffix);
 	test_dispatch(name, NF, W0, bufs, 4, &g, sizeof(g),
-		      (NPIX + tile_size - 1) / tile_size, (NF + tile_size - 1) / tile_size, 1);
+		      (NPIX + cols - 1) / cols, (NF + rows - 1) / rows, 1);
 	test_download(&bc, got, NF * NPIX);
 	ref_pointwise(NF, NPIX, w, b, zd, want);
 	test_close("gemm_nn", got, want, NF * NPIX, 1e-5 + tol, 1e-5 + tol);
@@ -212,7 +213,7 @@ static void check_gemm(const char *suffix, uint32_t tile_size, double tol)
 			       .b_scale = 1, .out_scale = 1};
 	snprintf(name, sizeof(name), "gemm_tn%s", suffix);
 	test_dispatch(name, NF, W0, bufs, 4, &gt, sizeof(gt),
-		      (NPIX + tile_size - 1) / tile_size, (NF + tile_size - 1) / tile_size, 1);
+		      (NPIX + cols - 1) / cols, (NF + rows - 1) / rows, 1);
 	test_download(&bc, got, NF * NPIX);
 	ref_pointwise_back_data(NF, NPIX, w, zd, want);
 	test_close("gemm_tn", got, want, NF * NPIX, 1e-5 + tol, 1e-5 + tol);
@@ -230,7 +231,8 @@ static void check_gemm(const char *suffix, uint32_t tile_size, double tol)
 			       .b_scale = 1, .out_scale = 1};
 	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bp};
 	snprintf(name, sizeof(name), "gemm_nt%s", suffix);
-	test_dispatch(name, NF, W0, nt, 4, &gn, sizeof(gn), 1, 1, splits);
+	test_dispatch(name, NF, W0, nt, 4, &gn, sizeof(gn), (NF + nt_tile - 1) / nt_tile,
+		      (NF + nt_tile - 1) / nt_tile, splits);
 	struct pass_push r = {.n = (int)splits, .i0 = 0, .i1 = NF * NF, .i2 = 1,
 			      .i3 = 1, .off0 = 0, .off1 = 1, .off2 = 0};
 	const struct gpu_buffer *red[] = {&part, &grad};
@@ -248,8 +250,8 @@ static void check_gemm(const char *suffix, uint32_t tile_size, double tol)
 static void test_gemm(void **state)
 {
 	test_need_gpu();
-	check_gemm("", GEMM_TILE, 0);
-	check_gemm("_large", GEMM_TILE_LARGE, 0);
+	check_gemm("", GEMM_TILE, GEMM_TILE, GEMM_TILE, 0);
+	check_gemm("_large", GEMM_TILE_LARGE, GEMM_TILE_LARGE, GEMM_TILE_LARGE, 0);
 }
 
 /* fp16 copies of n floats, rows of `row` values padded to `pad` with zeros;
