@@ -1,0 +1,19 @@
+/*
+ * quota.h - the documented limits that tests may lower (never raise)
+ * through environment variables, read once at first use:
+ *
+ *   VKINRD_MAX_CONNECTIONS          LIMIT_CONNECTIONS
+ *   VKINRD_MAX_CONNECTIONS_PER_UID  LIMIT_CONNECTIONS_PER_UID
+ *   VKINRD_MAX_JOBS_PER_UID         LIMIT_JOBS_PER_UID
+ *
+ * A value that is not an integer from 1 to the compiled-in limit is
+ * ignored. Loop thread only.
+ */
+#ifndef VKINR_QUOTA_H
+#define VKINR_QUOTA_H
+
+int quota_connections(void);
+int quota_connections_per_uid(void);
+int quota_jobs_per_uid(void);
+
+#endif
