@@ -119,17 +119,39 @@ demo: deps
 bench: all
 	./tests/bench.sh $(B)
 
+# libFuzzer targets (tests/fuzz/): built with clang into build-fuzz/, each
+# run for FUZZ_SECONDS; fuzz-check runs them briefly from the committed
+# seeds only, and says skipped without clang (see tests/fuzz/run.sh).
+fuzz:
+	./tests/fuzz/run.sh $(or $(FUZZ_SECONDS),60)
+
+fuzz-check:
+	./tests/fuzz/run.sh --check $(or $(FUZZ_SECONDS),20)
+
 install: $(PROGS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/vkinrctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/vkinrd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system \
+		$(DESTDIR)$(PREFIX)/lib/systemd/user $(DESTDIR)$(PREFIX)/lib/sysusers.d
+	@# the units name /usr/local/bin/vkinrd; point them at $(PREFIX)/bin
+	for u in vkinrd.service vkinrd.socket; do \
+	  sed 's|/usr/local/bin/vkinrd|$(PREFIX)/bin/vkinrd|g' systemd/$$u \
+	    > $(DESTDIR)$(PREFIX)/lib/systemd/system/$$u && \
+	  sed 's|/usr/local/bin/vkinrd|$(PREFIX)/bin/vkinrd|g' systemd/user/$$u \
+	    > $(DESTDIR)$(PREFIX)/lib/systemd/user/$$u && \
+	  chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/system/$$u \
+	    $(DESTDIR)$(PREFIX)/lib/systemd/user/$$u || exit 1; \
+	done
+	install -m 644 systemd/vkinrd.sysusers \
+		$(DESTDIR)$(PREFIX)/lib/sysusers.d/vkinrd.conf
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
-.PHONY: all tests deps check demo bench install clean
+.PHONY: all tests deps check demo bench install clean fuzz fuzz-check
 .DELETE_ON_ERROR:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
