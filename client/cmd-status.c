@@ -3,66 +3,152 @@
  * protocol and daemon version, device) and what it is doing
  * (daemon.status: devices, queue).
  *
- * The client does not assume the shape of daemon.status beyond it being an
- * object: people get every field as an indented outline, scripts get
- * {"client": {...}, "hello": {...}, "status": {...}} with --json. A daemon
+ * People get a few lines about the daemon (version, state folder, jobs by
+ * state, the queue) and a table with one row per worker: its state, the
+ * job it runs, the device memory it holds and its device. Fields that are
+ * missing print as "-": the client assumes little of daemon.status's
+ * shape. Scripts get {"client": {...}, "hello": {...}, "status": {...}}
+ * with --json, every field the daemon sent. A daemon
  * that speaks another protocol version gets a warning, not a refusal:
  * fields are added freely and clients ignore those they don't know.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
 #include "errors.h"
+#include "format.h"
 #include "jobs.h"
 #include "protocol.h"
 
-static void print_value(const cJSON *v)
+/* "512 B", "48.0 MiB", "1.50 GiB". */
+static const char *fmt_bytes(double bytes, char *buf, size_t n)
 {
-	char *text;
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
 
-	if (cJSON_IsString(v)) {
-		printf("%s", v->valuestring);
-	} else if (cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble) {
-		printf("%lld", (long long)v->valuedouble);
-	} else if ((text = cJSON_PrintUnformatted(v))) {
-		printf("%s", text);
-		free(text);
+	if (!isfinite(bytes) || bytes < 0) {
+		snprintf(buf, n, "-");
+		return buf;
 	}
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+	return buf;
 }
 
-static int is_scalar_array(const cJSON *v)
+/* A number or a string field as text ("-" when neither). */
+static const char *field_text(const cJSON *obj, const char *key, char *buf,
+			      size_t n)
 {
-	const cJSON *item;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	cJSON_ArrayForEach(item, v)
-		if (cJSON_IsObject(item) || cJSON_IsArray(item))
-			return 0;
-	return 1;
+	if (cJSON_IsString(v))
+		snprintf(buf, n, "%s", v->valuestring);
+	else if (cJSON_IsNumber(v))
+		snprintf(buf, n, "%.0f", v->valuedouble);
+	else
+		snprintf(buf, n, "-");
+	return buf;
 }
 
-/* An outline: scalars as "key: value", objects and arrays indented. */
-static void outline(const cJSON *obj, int indent)
+/* The job counts by state, in the order jobs move through them. */
+static void print_jobs(const cJSON *jobs)
 {
-	const cJSON *field, *item;
+	static const char *const states[] = {"queued", "running", "paused",
+					     "done", "failed", "cancelled"};
+	const char *sep = "";
 
-	cJSON_ArrayForEach(field, obj) {
-		const char *key = field->string ? field->string : "-";
-		if (cJSON_IsObject(field)) {
-			printf("%*s%s:\n", indent, "", key);
-			outline(field, indent + 2);
-		} else if (cJSON_IsArray(field) && !is_scalar_array(field)) {
-			printf("%*s%s:\n", indent, "", key);
-			cJSON_ArrayForEach(item, field) {
-				printf("%*s-\n", indent + 2, "");
-				outline(item, indent + 4);
-			}
-		} else {
-			printf("%*s%-10s ", indent, "", key);
-			print_value(field);
-			putchar('\n');
-		}
+	printf("%-10s ", "jobs");
+	for (size_t i = 0; i < sizeof states / sizeof *states; i++) {
+		printf("%s%.0f %s", sep, job_num(jobs, states[i], 0), states[i]);
+		sep = ", ";
 	}
+	if (cJSON_HasObjectItem(jobs, "total"))
+		printf(" (%.0f in all)", job_num(jobs, "total", 0));
+	putchar('\n');
+}
+
+/* One row per worker: its device, what it runs, the memory it holds. */
+static void print_workers(const cJSON *devices)
+{
+	const cJSON *d;
+	char idx[32], job[32], mem[32];
+	int i = 0;
+
+	printf("\n%-7s %-11s %-8s %10s  %s\n", "WORKER", "STATE", "JOB",
+	       "MEMORY", "DEVICE");
+	cJSON_ArrayForEach(d, devices) {
+		const char *name = job_str(d, "name", "-");
+		double bytes = job_num(d, "gpu_bytes", NAN);
+
+		if (cJSON_HasObjectItem(d, "worker"))
+			field_text(d, "worker", idx, sizeof idx);
+		else if (cJSON_HasObjectItem(d, "index"))
+			field_text(d, "index", idx, sizeof idx);
+		else
+			snprintf(idx, sizeof idx, "%d", i);
+		field_text(d, "job", job, sizeof job);
+		printf("%-7s %-11s %-8s %10s  %s\n", idx,
+		       job_str(d, "state", "-"), job, fmt_bytes(bytes, mem,
+								 sizeof mem),
+		       name);
+		if (job_str(d, "error", NULL))
+			printf("%-7s %s\n", "", job_str(d, "error", ""));
+		i++;
+	}
+	if (i == 0)
+		printf("(no workers)\n");
+}
+
+/* What people read: a few lines about the daemon, then the workers. */
+static void print_status(const struct client *cl, const cJSON *hello,
+			 const cJSON *status)
+{
+	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(status, "jobs");
+	const cJSON *queue = cJSON_GetObjectItemCaseSensitive(status, "queue");
+	const cJSON *devices =
+		cJSON_GetObjectItemCaseSensitive(status, "devices");
+	char up[32];
+	double queued = NAN;
+
+	printf("%-10s %s\n", "socket", cl->socket_path);
+	printf("%-10s vkinrd %s (protocol %.0f)", "daemon",
+	       job_str(status, "version", job_str(hello, "version", "?")),
+	       job_num(hello, "protocol", NAN));
+	if (cJSON_HasObjectItem(status, "pid"))
+		printf(", pid %.0f", job_num(status, "pid", 0));
+	if (cJSON_HasObjectItem(status, "uptime"))
+		printf(", up %s", fmt_duration(job_num(status, "uptime", NAN),
+					       up, sizeof up));
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(status, "stopping")))
+		printf(", stopping");
+	putchar('\n');
+	printf("%-10s vkinrctl %s (protocol %d)\n", "client", VKINR_VERSION,
+	       PROTOCOL_VERSION);
+	if (job_str(status, "state_dir", NULL))
+		printf("%-10s %s\n", "state", job_str(status, "state_dir", ""));
+	if (cJSON_IsObject(jobs))
+		print_jobs(jobs);
+	if (cJSON_IsNumber(queue))
+		queued = queue->valuedouble;
+	else if (cJSON_IsObject(jobs))
+		queued = job_num(jobs, "queued", NAN);
+	if (isfinite(queued))
+		printf("%-10s %.0f job%s waiting for a worker\n", "queue", queued,
+		       queued == 1 ? "" : "s");
+	if (cJSON_HasObjectItem(status, "connections"))
+		printf("%-10s %.0f connected, %.0f following jobs\n", "clients",
+		       job_num(status, "connections", 0),
+		       job_num(status, "subscriptions", 0));
+	if (cJSON_IsArray(devices))
+		print_workers(devices);
+	else if (job_str(hello, "device", NULL))
+		printf("%-10s %s\n", "device", job_str(hello, "device", ""));
 }
 
 static int cmd_status_exec(struct client *cl, const struct cmd_entry *self,
@@ -111,11 +197,7 @@ static int cmd_status_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_Delete(out);
 		return CLIENT_EXIT_OK;
 	}
-	printf("socket     %s\n", cl->socket_path);
-	printf("client     vkinrctl %s (protocol %d)\n", VKINR_VERSION,
-	       PROTOCOL_VERSION);
-	outline(hello, 0);
-	outline(status, 0);
+	print_status(cl, hello, status);
 	cJSON_Delete(hello);
 	cJSON_Delete(status);
 	return CLIENT_EXIT_OK;

@@ -49,13 +49,15 @@ enum {
 	OPT_WATCH,
 	OPT_WAIT,
 	OPT_FROM_FILE,
+	OPT_TARGET_PSNR,
 };
 
 /* What one call submits: the job parameters and where the images are. */
 struct submit {
 	const struct cmd_entry *self;
 	struct client *cl;
-	cJSON *common;       /* epochs, width, lr, seed, priority, init, batch */
+	cJSON *common;       /* epochs, width, lr, seed, priority, init, batch,
+				target_psnr */
 	const char *name;    /* --name */
 	int quiet;           /* -q */
 	int follow;          /* OPT_WATCH, OPT_WAIT or 0 */
@@ -393,6 +395,7 @@ static int parse_options(struct submit *s, int argc, char **argv,
 		{"watch", no_argument, NULL, OPT_WATCH},
 		{"wait", no_argument, NULL, OPT_WAIT},
 		{"from-file", required_argument, NULL, OPT_FROM_FILE},
+		{"target-psnr", required_argument, NULL, OPT_TARGET_PSNR},
 		{"quiet", no_argument, NULL, 'q'},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
@@ -422,6 +425,11 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			rc = cmd_parse_long(e, "--seed", optarg, 0,
 					    (1LL << 53) - 1, &l);
 			cJSON_AddNumberToObject(s->common, "seed", (double)l);
+			break;
+		case OPT_TARGET_PSNR:
+			rc = cmd_parse_double(e, "--target-psnr", optarg, 1e-3,
+					      1000, &d);
+			cJSON_AddNumberToObject(s->common, "target_psnr", d);
 			break;
 		case OPT_PRIORITY:
 			rc = cmd_parse_long(e, "--priority", optarg, -1000000,
@@ -583,7 +591,8 @@ const struct cmd_entry cmd_submit_entry = {
 	.alias = NULL,
 	.args = "IMG.png|DIR... [--from-file LIST] [--epochs N] [--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
-		"[--init M.safetensors]\n         [--watch | --wait] [-q]",
+		"[--init M.safetensors]\n         [--target-psnr DB] "
+		"[--watch | --wait] [-q]",
 	.summary = "fit a network to each image: one job per PNG",
 	.help = "Reads each PNG here and sends it to the daemon as a new job. "
 		"A folder stands\nfor its *.png files; --from-file LIST reads "
@@ -602,6 +611,8 @@ const struct cmd_entry cmd_submit_entry = {
 		"  --priority P         higher runs first (the daemon says its "
 		"range)\n"
 		"  --init M.safetensors start from this model package\n"
+		"  --target-psnr DB     stop early, as done, once an epoch "
+		"reaches DB\n"
 		"  --from-file LIST     read paths from LIST, one a line\n"
 		"  --watch              follow the jobs live until they end\n"
 		"  --wait               wait silently until they end\n"

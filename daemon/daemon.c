@@ -28,6 +28,7 @@
 #include "errors.h"
 #include "log.h"
 #include "methods.h"
+#include "notify.h"
 #include "service.h"
 
 #define DAEMON_STOP_SECONDS 10
@@ -64,6 +65,7 @@ void service_schedule(struct service *svc)
 		wj->cfg.epochs = job->p.epochs;
 		wj->cfg.seed = job->p.seed;
 		wj->has_init = job->has_init;
+		wj->target_psnr = job->p.target_psnr;
 
 		job->worker = i;
 		snprintf(job->device, sizeof(job->device), "%s", slot->device);
@@ -91,6 +93,10 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 	if (ev->end == JOB_DONE) {
 		job->export_psnr = ev->psnr;
 		job->has_export = 1;
+		job->reached_epoch = ev->target_reached ? ev->epoch : 0;
+		if (ev->target_reached)
+			log_info("job %s: reached its target psnr %g at epoch %d",
+				 job->id, job->p.target_psnr, ev->epoch);
 	}
 	if (ev->end == JOB_FAILED)
 		log_error("job %s failed: %s", job->id, ev->message);
@@ -99,6 +105,30 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 			 job_state_name(ev->end), job_epoch(job));
 	queue_set_state(svc->queue, job, ev->end, ev->message);
 	methods_job_state(svc, job);
+}
+
+/* Tells systemd (Type=notify) the daemon is ready once every worker has
+ * opened its device or given up on it: only then does daemon.status show
+ * real devices, and a job submitted right away starts on one. */
+static void maybe_ready(struct service *svc)
+{
+	if (svc->notified_ready || svc->stopping)
+		return;
+	int up = 0;
+	for (int i = 0; i < svc->nslots; i++) {
+		if (!svc->slots[i].ready)
+			return;
+		up += svc->slots[i].ok;
+	}
+	svc->notified_ready = 1;
+	char msg[128];
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%d of %d devices up, %d jobs",
+		 up, svc->nslots, svc->queue->count);
+	int rc = notify_send(msg);
+	if (rc)
+		log_warn("cannot notify systemd through $NOTIFY_SOCKET: %s",
+			 error_message(rc));
+	log_info("ready: %d of %d devices up", up, svc->nslots);
 }
 
 static void handle_event(struct service *svc, int index, struct work_event *ev)
@@ -123,12 +153,15 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 			log_error("worker %d: no device: %s; its jobs stay queued",
 				  index, ev->message);
 		}
+		maybe_ready(svc);
 		break;
 	case WORK_STARTED:
 		job = queue_find(svc->queue, ev->job_id);
 		if (job) {
 			queue_truncate(svc->queue, job, ev->epoch);
 			methods_job_truncated(svc, job);
+			if (ev->m.lr > 0)
+				job->p.lr = ev->m.lr; /* lowered after a divergence */
 		}
 		break;
 	case WORK_PROGRESS:
@@ -141,6 +174,9 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 	case WORK_CHECKPOINT:
 		log_debug("job %s: checkpoint at epoch %d", ev->job_id,
 			  ev->epoch);
+		job = queue_find(svc->queue, ev->job_id);
+		if (job && job->state == JOB_RUNNING)
+			queue_save(svc->queue, job); /* its seconds so far */
 		break;
 	case WORK_ENDED:
 		handle_ended(svc, slot, ev);
@@ -222,6 +258,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 	}
 	log_info("signal %d: checkpointing running jobs and stopping", signum);
 	svc->stopping = 1;
+	notify_send("STOPPING=1\nSTATUS=checkpointing running jobs");
 	server_stop_listening(svc->server);
 	for (int i = 0; i < svc->nslots; i++)
 		worker_stop(svc->slots[i].w);
@@ -284,6 +321,7 @@ int daemon_run(const struct daemon_options *opt)
 		}
 	}
 
+	maybe_ready(svc); /* when no worker could even start */
 	uv_run(&loop, UV_RUN_DEFAULT);
 	rc = 0;
 	for (int i = 0; i < svc->nslots; i++)

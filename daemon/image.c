@@ -86,10 +86,17 @@ int png_has_signature(const void *data, size_t size)
 
 /* ==== libpng glue shared by both directions ============================ */
 
+/* libpng's own buffers (a row, zlib's window, one ancillary chunk of at
+ * most IMAGE_MAX_CHUNK) never need more than this. libpng 1.6.39 allocates
+ * an ancillary chunk's stated length before it checks the chunk limit, so
+ * without this a 60-byte file claiming a 2 GiB tEXt chunk costs 2 GiB. */
+#define PNG_MAX_ALLOC ((size_t)IMAGE_MAX_CHUNK + (1u << 20))
+
 /* The error and memory pointer handed to libpng. */
 struct guard {
 	char msg[160]; /* libpng's last error message */
 	int oom;       /* an allocation failed */
+	int too_large; /* ... because it was over PNG_MAX_ALLOC */
 };
 
 static void on_error(png_structp png, png_const_charp msg)
@@ -107,12 +114,12 @@ static void on_warning(png_structp png, png_const_charp msg)
 
 static png_voidp on_malloc(png_structp png, png_alloc_size_t n)
 {
-	void *p = malloc(n);
+	struct guard *g = png_get_mem_ptr(png);
+	void *p = n > PNG_MAX_ALLOC ? NULL : malloc(n);
 
 	if (!p) {
-		struct guard *g = png_get_mem_ptr(png);
-
 		g->oom = 1;
+		g->too_large = n > PNG_MAX_ALLOC;
 	}
 	return p;
 }
@@ -310,7 +317,9 @@ static int decode_steps(struct decoder *d)
 static int decode_guarded(struct decoder *d)
 {
 	if (setjmp(png_jmpbuf(d->png)))
-		return d->guard.oom ? ERR_NOMEM : ERR_FORMAT;
+		return d->guard.too_large ? ERR_TOO_LARGE
+		       : d->guard.oom     ? ERR_NOMEM
+					  : ERR_FORMAT;
 	return decode_steps(d);
 }
 
@@ -352,6 +361,10 @@ int png_decode(const void *data, size_t size, struct image **out, char *err,
 		if (rc == ERR_NOMEM)
 			set_err(err, errlen,
 				"out of memory while decoding the PNG");
+		else if (d.guard.too_large)
+			set_err(err, errlen,
+				"a chunk of the PNG is larger than the limit of %u bytes",
+				IMAGE_MAX_CHUNK);
 		else if (d.guard.msg[0])
 			set_err(err, errlen,
 				"the PNG is truncated or corrupt (libpng: %s)",

@@ -34,6 +34,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "protocol.h"
+#include "quota.h"
 #include "safetensors.h"
 
 #define METHOD_DEFERRED 1
@@ -105,6 +106,33 @@ static cJSON *limit_data(const char *name, double value)
 	cJSON_AddStringToObject(d, "limit", name);
 	cJSON_AddNumberToObject(d, "value", value);
 	return d;
+}
+
+/* A PNG that png_decode refused: over a size limit is RPC_LIMIT naming
+ * the limit (IMAGE_MAX_SIDE or IMAGE_MAX_PIXELS, from the IHDR that
+ * png_decode checked; IMAGE_MAX_CHUNK when the size is within those),
+ * anything else RPC_BAD_IMAGE. */
+static int image_refused(struct request *rq, const char *key, int rc,
+			 const char *err, const uint8_t *png, size_t size)
+{
+	if (rc != ERR_TOO_LARGE)
+		return fail(rq, RPC_BAD_IMAGE, "\"%s\" was refused: %s", key,
+			    err[0] ? err : error_message(rc));
+	uint32_t w = 0, h = 0;
+	if (size >= 24) {
+		w = (uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 |
+		    (uint32_t)png[18] << 8 | png[19];
+		h = (uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 |
+		    (uint32_t)png[22] << 8 | png[23];
+	}
+	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE || !w || !h)
+		rq->data = limit_data("IMAGE_MAX_SIDE", IMAGE_MAX_SIDE);
+	else if ((uint64_t)w * h > IMAGE_MAX_PIXELS)
+		rq->data = limit_data("IMAGE_MAX_PIXELS", IMAGE_MAX_PIXELS);
+	else
+		rq->data = limit_data("IMAGE_MAX_CHUNK", IMAGE_MAX_CHUNK);
+	return fail(rq, RPC_LIMIT, "\"%s\" was refused: %s", key,
+		    err[0] ? err : error_message(rc));
 }
 
 /* ------------------------------------------------------------ params */
@@ -190,9 +218,12 @@ static int may_touch(struct request *rq, const struct job *job)
 	uid_t uid = server_conn_uid(rq->c);
 	if (uid == 0 || uid == rq->svc->uid || uid == job->uid)
 		return 0;
+	rq->data = cJSON_CreateObject();
+	cJSON_AddNumberToObject(rq->data, "owner", job->uid);
 	return fail(rq, RPC_PERMISSION,
-		    "job %s belongs to uid %u; only that user or root may "
-		    "change or export it", job->id, (unsigned)job->uid);
+		    "job %s belongs to uid %u: only its owner and root may "
+		    "use %s on it (others may only look: job.get, job.list, "
+		    "job.subscribe)", job->id, (unsigned)job->uid, rq->method);
 }
 
 /* params.job: the id of an existing job (a number is accepted too). */
@@ -257,6 +288,21 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 	cJSON_AddNumberToObject(o, "lr", job->p.lr);
 	cJSON_AddNumberToObject(o, "seed", (double)job->p.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
+	if (job->p.batch[0])
+		cJSON_AddStringToObject(o, "batch", job->p.batch);
+	else
+		cJSON_AddNullToObject(o, "batch");
+	add_num_or_null(o, "target_psnr",
+			job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
+	if (job->reached_epoch)
+		cJSON_AddNumberToObject(o, "reached_epoch", job->reached_epoch);
+	else
+		cJSON_AddNullToObject(o, "reached_epoch");
+	cJSON_AddNumberToObject(o, "seconds", job_run_seconds(job));
+	if (job->worker >= 0)
+		cJSON_AddNumberToObject(o, "worker", job->worker);
+	else
+		cJSON_AddNullToObject(o, "worker");
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddBoolToObject(o, "init", job->has_init);
 	add_num_or_null(o, "created", job->created);
@@ -526,6 +572,10 @@ static cJSON *devices_json(struct service *svc)
 						    : "idle");
 		if (s->job[0])
 			cJSON_AddStringToObject(d, "job", s->job);
+		else
+			cJSON_AddNullToObject(d, "job");
+		cJSON_AddNumberToObject(d, "gpu_bytes",
+					(double)worker_bytes_in_use(s->w));
 		if (s->ready && !s->ok)
 			cJSON_AddStringToObject(d, "error", s->error);
 		cJSON_AddItemToArray(a, d);
@@ -588,6 +638,8 @@ static int m_status(struct request *rq, const cJSON *params, cJSON **result)
 		cJSON_AddNumberToObject(jobs, job_state_name(s),
 					queue_count_state(svc->queue, s));
 	cJSON_AddNumberToObject(jobs, "total", svc->queue->count);
+	cJSON_AddNumberToObject(r, "queue", queue_count_state(svc->queue,
+							      JOB_QUEUED));
 	cJSON_AddNumberToObject(r, "connections",
 				server_connection_count(svc->server));
 	int nsubs = 0;
@@ -596,11 +648,13 @@ static int m_status(struct request *rq, const cJSON *params, cJSON **result)
 	cJSON_AddNumberToObject(r, "subscriptions", nsubs);
 	cJSON *lim = cJSON_AddObjectToObject(r, "limits");
 	cJSON_AddNumberToObject(lim, "line_bytes", LIMIT_LINE_BYTES);
-	cJSON_AddNumberToObject(lim, "connections", LIMIT_CONNECTIONS);
+	cJSON_AddNumberToObject(lim, "connections", quota_connections());
 	cJSON_AddNumberToObject(lim, "connections_per_uid",
-				LIMIT_CONNECTIONS_PER_UID);
-	cJSON_AddNumberToObject(lim, "jobs_per_uid", LIMIT_JOBS_PER_UID);
+				quota_connections_per_uid());
+	cJSON_AddNumberToObject(lim, "jobs_per_uid", quota_jobs_per_uid());
 	cJSON_AddNumberToObject(lim, "subscriber_bytes", LIMIT_SUBSCRIBER_BYTES);
+	cJSON_AddNumberToObject(lim, "image_side", IMAGE_MAX_SIDE);
+	cJSON_AddNumberToObject(lim, "image_pixels", IMAGE_MAX_PIXELS);
 	*result = r;
 	return 0;
 }
@@ -652,7 +706,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = {"image", "epochs", "width", "lr",
 					   "seed", "name", "priority", "init",
-					   NULL};
+					   "batch", "target_psnr", NULL};
 	struct service *svc = rq->svc;
 	uint8_t *png = NULL, *init = NULL;
 	size_t png_size = 0, init_size = 0;
@@ -704,20 +758,37 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 				    "than %d bytes", JOB_NAME_MAX - 1);
 		snprintf(p.name, sizeof(p.name), "%s", name->valuestring);
 	}
+	const cJSON *batch = cJSON_GetObjectItemCaseSensitive(params, "batch");
+	if (batch) {
+		if (!cJSON_IsString(batch) || !job_batch_valid(batch->valuestring))
+			return fail(rq, RPC_INVALID_PARAMS, "\"batch\" must be a "
+				    "string of 1 to %d letters, digits, '_' or "
+				    "'-', e.g. \"b3f9a2c\"", JOB_BATCH_MAX - 1);
+		snprintf(p.batch, sizeof(p.batch), "%s", batch->valuestring);
+	}
+	const cJSON *target = cJSON_GetObjectItemCaseSensitive(params,
+							       "target_psnr");
+	if (target) {
+		if (!cJSON_IsNumber(target) || !(target->valuedouble > 0) ||
+		    !(target->valuedouble <= JOB_TARGET_PSNR_MAX))
+			return fail(rq, RPC_INVALID_PARAMS, "\"target_psnr\" "
+				    "must be a number of dB above 0 and at most "
+				    "%g, e.g. 30", JOB_TARGET_PSNR_MAX);
+		p.target_psnr = target->valuedouble;
+	}
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
-	    LIMIT_JOBS_PER_UID) {
-		rq->data = limit_data("LIMIT_JOBS_PER_UID", LIMIT_JOBS_PER_UID);
+	    quota_jobs_per_uid()) {
+		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
 			    "limit); remove finished ones with job.remove",
-			    (unsigned)server_conn_uid(rq->c), LIMIT_JOBS_PER_UID);
+			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
 	}
 
 	if ((rc = get_blob(rq, params, "image", "png", 1, &png, &png_size)))
 		goto out;
 	rc = png_decode(png, png_size, &img, err, sizeof(err));
 	if (rc) {
-		rc = fail(rq, RPC_BAD_IMAGE, "\"image\" was refused: %s",
-			  err[0] ? err : error_message(rc));
+		rc = image_refused(rq, "image", rc, err, png, png_size);
 		goto out;
 	}
 	if ((rc = get_blob(rq, params, "init", "safetensors", 0, &init,
@@ -742,6 +813,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		 job->p.lr, (unsigned long long)job->p.seed, job->p.priority);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
+	if (job->p.batch[0])
+		cJSON_AddStringToObject(*result, "batch", job->p.batch);
 	service_schedule(svc);
 out:
 	free(png);
@@ -971,8 +1044,8 @@ static int m_subscribe(struct request *rq, const cJSON *params,
 	int nsubs = 0;
 	for (struct subscription *s = svc->subs; s; s = s->next)
 		nsubs += s->conn == conn;
-	if (nsubs >= LIMIT_JOBS_PER_UID) {
-		rq->data = limit_data("LIMIT_JOBS_PER_UID", LIMIT_JOBS_PER_UID);
+	if (nsubs >= quota_jobs_per_uid()) {
+		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "this connection follows %d jobs "
 			    "already (the limit)", nsubs);
 	}
@@ -1041,8 +1114,7 @@ static int m_render(struct request *rq, const cJSON *params, cJSON **result)
 	if (png) {
 		rc = png_decode(png, png_size, &req->target, err, sizeof(err));
 		if (rc) {
-			rc = fail(rq, RPC_BAD_IMAGE, "\"target\" was refused: %s",
-				  err);
+			rc = image_refused(rq, "target", rc, err, png, png_size);
 			goto out;
 		}
 		if (req->target->width != w || req->target->height != h) {
@@ -1134,6 +1206,39 @@ static void dispatch(struct request *rq, const cJSON *msg)
 			  (unsigned)server_conn_uid(rq->c), rq->msg);
 }
 
+/* Where s stops being UTF-8 (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF), or len when it is. cJSON takes any bytes in a
+ * string and would echo them back in an error's message. */
+static size_t utf8_end(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < len) {
+		unsigned c = p[i];
+		int n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1
+			: c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3
+			: -1;
+		if (n < 0 || len - i <= (size_t)n)
+			return i;
+		unsigned lo = 0x80, hi = 0xbf; /* the second byte's range */
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+		else if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+		for (int k = 1; k <= n; k++) {
+			unsigned b = p[i + k];
+			if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
+				return i;
+		}
+		i += (size_t)n + 1;
+	}
+	return len;
+}
+
 static int blank(const char *line, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -1160,6 +1265,14 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 		send_error(c, NULL, RPC_PARSE_ERROR, "the line contains a NUL "
 			   "byte; a message is one JSON object in UTF-8",
 			   NULL, 0);
+		return;
+	}
+	size_t bad = utf8_end(line, len);
+	if (bad < len) {
+		snprintf(msg, sizeof(msg), "the line is not valid UTF-8 (byte %zu "
+			 "of %zu); a message is one JSON object in UTF-8", bad,
+			 len);
+		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
 		return;
 	}
 	const char *end = NULL;

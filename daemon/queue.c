@@ -66,11 +66,36 @@ int job_state_is_final(enum job_state state)
 	       state == JOB_CANCELLED;
 }
 
+int job_batch_valid(const char *batch)
+{
+	size_t n = strlen(batch);
+	if (n == 0 || n >= JOB_BATCH_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = batch[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
 static double now_seconds(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double job_run_seconds(const struct job *job)
+{
+	double s = job->seconds;
+	if (job->state == JOB_RUNNING && job->run_start > 0) {
+		double run = now_seconds() - job->run_start;
+		if (run > 0)
+			s += run;
+	}
+	return s;
 }
 
 /* ------------------------------------------------------------ paths */
@@ -172,6 +197,10 @@ static int save_request(struct queue *q, struct job *job)
 	cJSON_AddNumberToObject(o, "lr", job->p.lr);
 	cJSON_AddNumberToObject(o, "seed", (double)job->p.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
+	if (job->p.batch[0])
+		cJSON_AddStringToObject(o, "batch", job->p.batch);
+	if (job->p.target_psnr > 0)
+		cJSON_AddNumberToObject(o, "target_psnr", job->p.target_psnr);
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);
@@ -195,6 +224,11 @@ int queue_save(struct queue *q, struct job *job)
 	cJSON_AddNumberToObject(o, "finished", job->finished);
 	cJSON_AddStringToObject(o, "device", job->device);
 	cJSON_AddStringToObject(o, "error", job->error);
+	/* the current run included: a kill -9 loses at most the time since
+	 * the last save (state changes and checkpoints) */
+	cJSON_AddNumberToObject(o, "seconds", job_run_seconds(job));
+	if (job->reached_epoch)
+		cJSON_AddNumberToObject(o, "reached_epoch", job->reached_epoch);
 	if (job->has_export)
 		cJSON_AddNumberToObject(o, "export_psnr", job->export_psnr);
 	rc = write_json(path, o);
@@ -409,6 +443,10 @@ static struct job *load_job(struct queue *q, uint64_t number)
 	job->p.lr = get_num(req, "lr", 1e-4);
 	job->p.seed = (uint64_t)get_num(req, "seed", 0);
 	job->p.priority = get_int(req, "priority", 0);
+	get_str(req, "batch", job->p.batch, sizeof(job->p.batch));
+	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
+		job->p.batch[0] = '\0';
+	job->p.target_psnr = get_num(req, "target_psnr", 0);
 	job->uid = (uid_t)get_num(req, "uid", 0);
 	job->pid = (pid_t)get_num(req, "pid", 0);
 	job->img_w = get_int(req, "image_width", 0);
@@ -432,6 +470,8 @@ static struct job *load_job(struct queue *q, uint64_t number)
 		job->finished = get_num(st, "finished", 0);
 		get_str(st, "device", job->device, sizeof(job->device));
 		get_str(st, "error", job->error, sizeof(job->error));
+		job->seconds = get_num(st, "seconds", 0);
+		job->reached_epoch = get_int(st, "reached_epoch", 0);
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "export_psnr");
 		if (cJSON_IsNumber(e)) {
 			job->export_psnr = e->valuedouble;
@@ -667,6 +707,12 @@ int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		    const char *error)
 {
 	double now = now_seconds();
+	if (job->state == JOB_RUNNING && state != JOB_RUNNING) {
+		job->seconds = job_run_seconds(job);
+		job->run_start = 0;
+	} else if (state == JOB_RUNNING && job->state != JOB_RUNNING) {
+		job->run_start = now;
+	}
 	job->state = state;
 	if (state == JOB_RUNNING && job->started == 0)
 		job->started = now;

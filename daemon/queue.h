@@ -42,6 +42,8 @@ int job_state_is_final(enum job_state state);
 #define JOB_PRIORITY_MIN -100
 #define JOB_PRIORITY_MAX 100
 #define JOB_EPOCHS_MAX 10000000
+#define JOB_BATCH_MAX 33      /* a batch id: 1 to 32 of [A-Za-z0-9_-] */
+#define JOB_TARGET_PSNR_MAX 200.0
 
 struct job_params {
 	char name[JOB_NAME_MAX];
@@ -50,6 +52,8 @@ struct job_params {
 	double lr;
 	uint64_t seed;
 	int priority; /* higher runs first; ties in submission order */
+	char batch[JOB_BATCH_MAX]; /* "" when none; groups the jobs of one call */
+	double target_psnr; /* stop as done once an epoch reaches it; 0 = none */
 };
 
 struct job {
@@ -63,6 +67,9 @@ struct job {
 	int img_w, img_h;
 	int has_init;
 	double created, started, finished; /* Unix time; 0 = not yet */
+	double seconds;            /* time spent running, earlier runs only */
+	double run_start;          /* Unix time the current run began */
+	int reached_epoch;         /* the epoch that reached target_psnr, 0 */
 	char device[256];          /* where it runs or last ran */
 	char error[512];           /* why it failed */
 	struct nn_metrics *hist;   /* every finished epoch, in order */
@@ -93,6 +100,11 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 		 pid_t pid, const void *png, size_t png_size, int img_w,
 		 int img_h, const void *init, size_t init_size,
 		 struct job **out, char *err, size_t errlen);
+
+/* Whether a batch id is well formed (1 to 32 of [A-Za-z0-9_-]). */
+int job_batch_valid(const char *batch);
+/* Time spent running so far, the current run included. */
+double job_run_seconds(const struct job *job);
 
 struct job *queue_find(struct queue *q, const char *id);
 /* The queued job to run next (priority, then FIFO), or NULL. */

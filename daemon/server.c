@@ -35,6 +35,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "protocol.h"
+#include "quota.h"
 
 #define WRITE_BATCH 64
 
@@ -178,7 +179,8 @@ int server_send(struct conn *c, char *line)
 	}
 	if (c->pending > LIMIT_SUBSCRIBER_BYTES) {
 		log_info("connection %llu (uid %u): dropped, %zu bytes of output "
-			 "queued (limit %u)", (unsigned long long)c->id,
+			 "queued (LIMIT_SUBSCRIBER_BYTES is %u)",
+			 (unsigned long long)c->id,
 			 (unsigned)c->uid, c->pending, LIMIT_SUBSCRIBER_BYTES);
 		free(line);
 		server_conn_close(c);
@@ -357,10 +359,11 @@ static void on_connection(uv_stream_t *listener, int status)
 	}
 	log_debug("connection %llu: uid %u pid %d", (unsigned long long)c->id,
 		  (unsigned)c->uid, (int)c->pid);
-	if (s->nconns > LIMIT_CONNECTIONS)
-		refuse(c, "LIMIT_CONNECTIONS", LIMIT_CONNECTIONS);
-	else if (count_uid(s, c->uid) > LIMIT_CONNECTIONS_PER_UID)
-		refuse(c, "LIMIT_CONNECTIONS_PER_UID", LIMIT_CONNECTIONS_PER_UID);
+	if (s->nconns > quota_connections())
+		refuse(c, "LIMIT_CONNECTIONS", quota_connections());
+	else if (count_uid(s, c->uid) > quota_connections_per_uid())
+		refuse(c, "LIMIT_CONNECTIONS_PER_UID",
+		       quota_connections_per_uid());
 	else
 		start_reading(c);
 }

@@ -64,6 +64,7 @@ struct service {
 	uv_signal_t sigterm, sigint;
 	uv_timer_t stop_timer;
 	int stopping;
+	int notified_ready; /* READY=1 sent to systemd (notify.c) */
 	double started;  /* Unix time */
 	uid_t uid;       /* the daemon's own */
 	struct subscription *subs;

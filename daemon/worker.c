@@ -49,6 +49,7 @@ struct worker {
 	int flags;
 	struct work_request *requests; /* FIFO */
 	struct work_event *events, **events_tail;
+	uint64_t bytes_in_use;         /* gpu_bytes_in_use, as published */
 
 	/* the thread's own */
 	struct gpu_context *gpu;
@@ -120,6 +121,25 @@ static void post_ended(struct worker *w, const char *job_id,
 	if (message)
 		snprintf(ev->message, sizeof(ev->message), "%s", message);
 	post(w, ev);
+}
+
+/* Publishes the device memory in use for daemon.status (worker thread). */
+static void publish_memory(struct worker *w)
+{
+	uint64_t bytes = w->gpu ? gpu_bytes_in_use(w->gpu) : 0;
+	pthread_mutex_lock(&w->lock);
+	w->bytes_in_use = bytes;
+	pthread_mutex_unlock(&w->lock);
+}
+
+uint64_t worker_bytes_in_use(struct worker *w)
+{
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	uint64_t bytes = w->bytes_in_use;
+	pthread_mutex_unlock(&w->lock);
+	return bytes;
 }
 
 struct work_event *worker_take_events(struct worker *w)
@@ -237,8 +257,9 @@ static void fail_request(struct work_request *req, int rpc_code, int rc,
 }
 
 static int load_fit(struct worker *w, const char *dir,
-		    const struct work_job *job, struct image **target,
-		    struct nn_fit **fit, char *err, size_t errlen);
+		    const struct work_job *job, double lr,
+		    struct image **target, struct nn_fit **fit, char *err,
+		    size_t errlen);
 
 /* An export of a job the worker does not have loaded: rebuild a fit from
  * the checkpoint, export, free it. */
@@ -247,7 +268,8 @@ static void export_from_checkpoint(struct worker *w, struct work_request *req)
 	struct image *target = NULL;
 	struct nn_fit *fit = NULL;
 	char err[512] = "";
-	int rc = load_fit(w, req->dir, NULL, &target, &fit, err, sizeof(err));
+	int rc = load_fit(w, req->dir, NULL, 0, &target, &fit, err,
+			  sizeof(err));
 	if (rc) {
 		req->rpc_code = rc == ERR_NOT_FOUND ? RPC_JOB_STATE : RPC_DEVICE;
 		snprintf(req->message, sizeof(req->message),
@@ -320,10 +342,13 @@ static void serve(struct worker *w, struct work_request *reqs,
  * Builds a fit for the job in dir: from checkpoint.safetensors when there
  * is one (bit-exact continuation), else from job->cfg (and init, if any).
  * Without job (an export), a checkpoint is required: ERR_NOT_FOUND.
+ * lr, when above 0, replaces the learning rate (a rollback after a
+ * divergence); the next checkpoint then carries it.
  */
 static int load_fit(struct worker *w, const char *dir,
-		    const struct work_job *job, struct image **target,
-		    struct nn_fit **fit, char *err, size_t errlen)
+		    const struct work_job *job, double lr,
+		    struct image **target, struct nn_fit **fit, char *err,
+		    size_t errlen)
 {
 	char path[4200];
 	struct st_file *ckpt = NULL, *init = NULL;
@@ -351,6 +376,8 @@ static int load_fit(struct worker *w, const char *dir,
 			cfg.max_tile = job->cfg.max_tile;
 			cfg.mem_budget = job->cfg.mem_budget;
 		}
+		if (lr > 0)
+			cfg.lr = lr;
 		rc = nn_fit_create(fit, w->gpu, *target, &cfg, NULL, err, errlen);
 		if (!rc)
 			rc = nn_fit_restore(*fit, ckpt, err, errlen);
@@ -365,7 +392,10 @@ static int load_fit(struct worker *w, const char *dir,
 			if (rc)
 				return rc;
 		}
-		rc = nn_fit_create(fit, w->gpu, *target, &job->cfg, init, err,
+		cfg = job->cfg;
+		if (lr > 0)
+			cfg.lr = lr;
+		rc = nn_fit_create(fit, w->gpu, *target, &cfg, init, err,
 				   errlen);
 		st_destroy(init);
 	}
@@ -437,6 +467,13 @@ static int reopen_device(struct worker *w, char *err, size_t errlen)
 	return gpu_create(&w->gpu, w->selector, err, errlen);
 }
 
+/* What reopening the device may cure: a lost device, or device memory
+ * that ran out (a new context starts with all of it free). */
+static int device_fault(int rc)
+{
+	return rc == ERR_DEVICE_LOST || rc == ERR_DEVICE_OOM;
+}
+
 static void describe(int rc, const char *err, char *msg, size_t len)
 {
 	snprintf(msg, len, "%s", err && err[0] ? err : error_message(rc));
@@ -450,12 +487,18 @@ static void run_job(struct worker *w, struct work_job *job)
 {
 	struct run r = {.job = job};
 	char err[512] = "", msg[600];
-	int retries = 0;
+	int retries = 0;   /* device lost or out of memory, reopened */
+	int rollbacks = 0; /* diverged, back to the checkpoint */
+	double lr = 0;     /* after a rollback, the lowered rate */
 
 restart:
 	err[0] = '\0';
-	int rc = load_fit(w, job->dir, job, &r.target, &r.fit, err, sizeof(err));
-	if (rc == ERR_DEVICE_LOST && retries < WORKER_DEVICE_RETRIES) {
+	int rc = load_fit(w, job->dir, job, lr, &r.target, &r.fit, err,
+			  sizeof(err));
+	if (device_fault(rc) && retries < WORKER_DEVICE_RETRIES) {
+		log_warn("job %s: %s while loading; reopening the device (retry "
+			 "%d of %d)", job->id, error_message(rc), retries + 1,
+			 WORKER_DEVICE_RETRIES);
 		retries++;
 		if (reopen_device(w, err, sizeof(err)) == 0)
 			goto restart;
@@ -466,14 +509,17 @@ restart:
 		image_destroy(r.target);
 		return;
 	}
+	publish_memory(w);
 	struct work_event *ev = event_new(WORK_STARTED, job->id);
 	ev->epoch = r.last_ckpt_epoch = nn_fit_epoch(r.fit);
+	ev->m.lr = nn_fit_config(r.fit)->lr;
 	post(w, ev);
 	r.last_ckpt_time = mono_seconds();
 	log_info("job %s: running from epoch %d to %d", job->id,
 		 nn_fit_epoch(r.fit), job->cfg.epochs);
 
 	enum job_state end;
+	int reached = 0; /* the last epoch reached target_psnr */
 	msg[0] = '\0';
 	for (;;) {
 		struct work_request *reqs;
@@ -486,10 +532,12 @@ restart:
 						   : JOB_QUEUED;
 			break;
 		}
-		if (nn_fit_epoch(r.fit) >= job->cfg.epochs) {
+		if (reached || nn_fit_epoch(r.fit) >= job->cfg.epochs) {
 			double psnr = NAN;
 			save_checkpoint(w, &r);
 			rc = save_exports(&r, &psnr);
+			if (device_fault(rc))
+				goto retry_device;
 			if (rc) {
 				snprintf(msg, sizeof(msg),
 					 "cannot write the exported model: %s",
@@ -501,30 +549,49 @@ restart:
 			ev->end = JOB_DONE;
 			ev->psnr = psnr;
 			ev->has_psnr = isfinite(psnr);
+			ev->target_reached = reached;
+			ev->epoch = nn_fit_epoch(r.fit);
 			post(w, ev);
 			goto out;
 		}
 		struct nn_metrics m;
 		rc = nn_fit_step(r.fit, &m);
-		if (rc == ERR_DEVICE_LOST && retries < WORKER_DEVICE_RETRIES) {
+retry_device:
+		if (device_fault(rc) && retries < WORKER_DEVICE_RETRIES) {
 			retries++;
-			log_warn("job %s: device lost at epoch %d; reopening the "
-				 "device and resuming from the checkpoint "
-				 "(retry %d of %d)", job->id, nn_fit_epoch(r.fit) + 1,
-				 retries, WORKER_DEVICE_RETRIES);
+			log_warn("job %s: %s at epoch %d; reopening the device "
+				 "and resuming from the checkpoint (retry %d of "
+				 "%d)", job->id, error_message(rc),
+				 nn_fit_epoch(r.fit) + 1, retries,
+				 WORKER_DEVICE_RETRIES);
 			nn_fit_destroy(r.fit);
 			r.fit = NULL;
 			if (reopen_device(w, err, sizeof(err)) == 0)
 				goto restart;
-			snprintf(msg, sizeof(msg), "the device was lost and could "
-				 "not be reopened: %s", err);
+			snprintf(msg, sizeof(msg), "%s, and the device could "
+				 "not be reopened: %s", error_message(rc), err);
 			end = JOB_FAILED;
 			goto ended;
 		}
+		if (rc == ERR_DIVERGED && rollbacks < WORKER_DIVERGE_RETRIES) {
+			rollbacks++;
+			lr = nn_fit_config(r.fit)->lr / 2;
+			log_warn("job %s: training diverged at epoch %d (the loss "
+				 "is not finite); back to the checkpoint of epoch "
+				 "%d with lr %g (rollback %d of %d)", job->id,
+				 nn_fit_epoch(r.fit) + 1, r.last_ckpt_epoch, lr,
+				 rollbacks, WORKER_DIVERGE_RETRIES);
+			nn_fit_destroy(r.fit);
+			r.fit = NULL;
+			goto restart;
+		}
 		if (rc == ERR_DIVERGED) {
 			snprintf(msg, sizeof(msg), "training diverged at epoch %d "
-				 "(the loss is not finite); try a lower lr",
-				 nn_fit_epoch(r.fit) + 1);
+				 "(the loss is not finite) after %d rollbacks to "
+				 "its last checkpoint with the learning rate halved "
+				 "each time, down to %g; submit it again with a "
+				 "lower lr", nn_fit_epoch(r.fit) + 1, rollbacks,
+				 nn_fit_config(r.fit)->lr);
 			end = JOB_FAILED;
 			break;
 		}
@@ -538,15 +605,31 @@ restart:
 		ev = event_new(WORK_PROGRESS, job->id);
 		ev->m = m;
 		post(w, ev);
-		if (nn_fit_epoch(r.fit) - r.last_ckpt_epoch >= w->ckpt_epochs ||
-		    mono_seconds() - r.last_ckpt_time >= w->ckpt_seconds)
-			save_checkpoint(w, &r);
+		publish_memory(w);
+		reached = job->target_psnr > 0 && isfinite(m.psnr) &&
+			  m.psnr >= job->target_psnr;
+		if ((nn_fit_epoch(r.fit) - r.last_ckpt_epoch >= w->ckpt_epochs ||
+		     mono_seconds() - r.last_ckpt_time >= w->ckpt_seconds) &&
+		    (rc = save_checkpoint(w, &r))) {
+			if (device_fault(rc)) /* reading the weights back */
+				goto retry_device;
+			/* A full disk: training on would only lose more. */
+			snprintf(msg, sizeof(msg), "cannot write its checkpoint "
+				 "at epoch %d: %s; the checkpoint of epoch %d is "
+				 "kept: free space in the state folder, then "
+				 "job.resume continues from there",
+				 nn_fit_epoch(r.fit), error_message(rc),
+				 r.last_ckpt_epoch);
+			end = JOB_FAILED;
+			break;
+		}
 	}
 ended:
 	post_ended(w, job->id, end, msg);
 out:
 	nn_fit_destroy(r.fit);
 	image_destroy(r.target);
+	publish_memory(w);
 }
 
 /* ------------------------------------------------------------ thread */
@@ -564,6 +647,7 @@ static void *worker_main(void *arg)
 		ev->ok = 1;
 		ev->info = *gpu_info(w->gpu);
 	}
+	publish_memory(w);
 	post(w, ev);
 
 	for (;;) {
@@ -578,6 +662,8 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 
 		serve(w, reqs, NULL, NULL);
+		if (reqs)
+			publish_memory(w);
 		if (job) {
 			if (w->gpu)
 				run_job(w, job);
@@ -594,6 +680,7 @@ static void *worker_main(void *arg)
 	}
 	gpu_destroy(w->gpu);
 	w->gpu = NULL;
+	publish_memory(w);
 	post(w, event_new(WORK_EXITED, NULL));
 	return NULL;
 }

@@ -14,8 +14,14 @@
  * and every WORKER_CHECKPOINT_SECONDS seconds (whichever comes first), and
  * at every pause, stop, cancel and finish. The environment variables
  * VKINRD_CHECKPOINT_EPOCHS and VKINRD_CHECKPOINT_SECONDS override them.
- * On device loss the worker recreates its gpu_context and resumes the job
- * from its checkpoint, at most WORKER_DEVICE_RETRIES times per job.
+ * On device loss or out of device memory the worker recreates its
+ * gpu_context and resumes the job from its checkpoint, at most
+ * WORKER_DEVICE_RETRIES times per job. When training diverges (the loss is
+ * not finite) it goes back to the last checkpoint with half the learning
+ * rate, at most WORKER_DIVERGE_RETRIES times, then fails the job; the rate
+ * in use travels in WORK_STARTED and in every later checkpoint. A
+ * checkpoint that cannot be written (a full disk) fails the job; the
+ * previous one stays, and a resume continues from it.
  */
 #ifndef VKINR_WORKER_H
 #define VKINR_WORKER_H
@@ -32,6 +38,7 @@
 #define WORKER_CHECKPOINT_EPOCHS 100
 #define WORKER_CHECKPOINT_SECONDS 30.0
 #define WORKER_DEVICE_RETRIES 3
+#define WORKER_DIVERGE_RETRIES 3
 
 /* A job as the worker needs it: where its files are and its config. */
 struct work_job {
@@ -39,6 +46,7 @@ struct work_job {
 	char dir[4096];
 	struct nn_config cfg; /* used when there is no checkpoint yet */
 	int has_init;
+	double target_psnr;   /* > 0: done once an epoch's psnr reaches it */
 };
 
 enum work_flag {
@@ -75,7 +83,7 @@ void work_request_destroy(struct work_request *req);
 
 enum work_event_kind {
 	WORK_READY,      /* device opened (ok) or not (message) */
-	WORK_STARTED,    /* job loaded at epoch (from checkpoint or 0) */
+	WORK_STARTED,    /* job loaded at epoch (from checkpoint or 0), m.lr */
 	WORK_PROGRESS,   /* one epoch finished: m */
 	WORK_CHECKPOINT, /* checkpoint written at epoch */
 	WORK_ENDED,      /* job left the worker: end is its new state */
@@ -92,6 +100,7 @@ struct work_event {
 	enum job_state end;  /* done, failed, paused, cancelled, queued */
 	double psnr;         /* ENDED done: psnr of the exported model */
 	int has_psnr;
+	int target_reached;  /* ENDED done: stopped early at target_psnr */
 	char message[1024];   /* READY failed, ENDED failed: why */
 	int ok;              /* READY */
 	struct gpu_device_info info; /* READY ok */
@@ -119,5 +128,9 @@ void worker_flag(struct worker *w, const char *job_id, int flags);
 void worker_request(struct worker *w, struct work_request *req);
 /* Takes every posted event, oldest first. */
 struct work_event *worker_take_events(struct worker *w);
+/* Device memory the worker's gpu_context holds, as the worker last
+ * published it (after opening the device, each epoch, each request and
+ * when a job leaves it). */
+uint64_t worker_bytes_in_use(struct worker *w);
 
 #endif

@@ -3,8 +3,11 @@
 # demo need, when any is missing (`make deps`; `make check` and `make demo`
 # call it). As root it uses apt-get; otherwise it says what to install.
 set -e
+# systemd: only for systemd-analyze and systemd-socket-activate in the
+# tests (installing it starts nothing in a container).
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
-libpng-dev mesa-vulkan-drivers libcmocka-dev socat python3"
+libpng-dev mesa-vulkan-drivers libcmocka-dev socat python3
+systemd"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -37,8 +37,9 @@ need_device() {
 	fi
 }
 
+# Extra arguments go to vkinrd (e.g. --device 0 --device 0).
 start_daemon() {
-	"$VKINRD" --socket "$SOCK" --state-dir "$STATE" -v >>"$T/daemon.log" 2>&1 &
+	"$VKINRD" --socket "$SOCK" --state-dir "$STATE" -v "$@" >>"$T/daemon.log" 2>&1 &
 	DPID=$!
 	for _ in $(seq 1 100); do
 		[ -S "$SOCK" ] && return 0
