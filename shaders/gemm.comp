@@ -12,6 +12,9 @@
 // its own slice of C (c_off + z * M * ldc); the reduce pass adds the slices
 // in order, so the result is deterministic.
 // Tile sizes BM x BN x BK and TM x TN outputs a thread come from defines.
+// With VEC4 (TM = TN = 8) the tiles are kept in shared memory as vec4 and
+// a thread owns rows ty*4..+3 and BM/2 + ty*4..+3 (columns likewise), so
+// each step of k reads its 16 operands in four 16-byte loads.
 #extension GL_GOOGLE_include_directive : require
 
 #ifndef BM
@@ -38,8 +41,23 @@ layout(binding = 1) readonly buffer B { float b[]; };
 layout(binding = 2) writeonly buffer C { float c[]; };
 layout(binding = 3) readonly buffer Bias { float bias[]; };
 
+#ifdef VEC4
+/* one vec4 of padding a row spreads the transposing stores over banks */
+shared vec4 As4[BK][BM / 4 + 1];
+shared vec4 Bs4[BK][BN / 4 + 1];
+#define A_STORE(kk, mm, v) As4[kk][(mm) / 4u][(mm) % 4u] = (v)
+#define B_STORE(kk, jj, v) Bs4[kk][(jj) / 4u][(jj) % 4u] = (v)
+/* the row (column) of C of a thread's i-th output row (column) */
+#define ROW_OF(ty, i) ((i) < 4 ? (ty) * 4u + uint(i) : BM / 2 + (ty) * 4u + uint(i) - 4u)
+#define COL_OF(tx, j) ((j) < 4 ? (tx) * 4u + uint(j) : BN / 2 + (tx) * 4u + uint(j) - 4u)
+#else
 shared float As[BK][BM + 1];
 shared float Bs[BK][BN + 1];
+#define A_STORE(kk, mm, v) As[kk][mm] = (v)
+#define B_STORE(kk, jj, v) Bs[kk][jj] = (v)
+#define ROW_OF(ty, i) ((ty) + uint(i) * (BM / TM))
+#define COL_OF(tx, j) ((tx) + uint(j) * (BN / TN))
+#endif
 
 #define A_LOADS ((BM * BK + THREADS - 1) / THREADS)
 #define B_LOADS ((BN * BK + THREADS - 1) / THREADS)
@@ -98,7 +116,7 @@ void store_fetched()
 		uint kk = e % BK, mm = e / BK;
 #endif
 		if (e < BM * BK)
-			As[kk][mm] = next_a[l];
+			A_STORE(kk, mm, next_a[l]);
 	}
 	for (int l = 0; l < B_LOADS; l++) {
 		uint e = lid + uint(l) * THREADS;
@@ -108,7 +126,7 @@ void store_fetched()
 		uint jj = e % BN, kk = e / BN;
 #endif
 		if (e < BN * BK)
-			Bs[kk][jj] = next_b[l];
+			B_STORE(kk, jj, next_b[l]);
 	}
 }
 
@@ -134,10 +152,21 @@ void main()
 			fetch(k0 + BK, kend, row0, col0);
 		for (uint kk = 0u; kk < BK; kk++) {
 			float ra[TM], rb[TN];
+#ifdef VEC4
+			vec4 a0 = As4[kk][ty], a1 = As4[kk][BM / 8 + ty];
+			vec4 b0 = Bs4[kk][tx], b1 = Bs4[kk][BN / 8 + tx];
+			for (int q = 0; q < 4; q++) {
+				ra[q] = a0[q];
+				ra[q + 4] = a1[q];
+				rb[q] = b0[q];
+				rb[q + 4] = b1[q];
+			}
+#else
 			for (int i = 0; i < TM; i++)
 				ra[i] = As[kk][ty + uint(i) * (BM / TM)];
 			for (int j = 0; j < TN; j++)
 				rb[j] = Bs[kk][tx + uint(j) * (BN / TN)];
+#endif
 			for (int i = 0; i < TM; i++)
 				for (int j = 0; j < TN; j++)
 					acc[i][j] += ra[i] * rb[j];
@@ -147,12 +176,12 @@ void main()
 
 	uint slice = g.c_off + gl_WorkGroupID.z * g.M * g.ldc;
 	for (int i = 0; i < TM; i++) {
-		uint m = row0 + ty + uint(i) * (BM / TM);
+		uint m = row0 + ROW_OF(ty, i);
 		if (m >= g.M)
 			continue;
 		float add = g.has_bias != 0u ? bias[g.bias_off + m] : 0.0;
 		for (int j = 0; j < TN; j++) {
-			uint col = col0 + tx + uint(j) * (BN / TN);
+			uint col = col0 + COL_OF(tx, j);
 			if (col < g.N)
 				c[slice + m * g.ldc + col] = acc[i][j] + add;
 		}
