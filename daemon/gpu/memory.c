@@ -36,7 +36,7 @@ struct gpu_arena {
 	struct arena_block *blocks;
 	struct arena_buffer *buffers;
 	VkDeviceSize bytes;
-	VkDeviceSize next_block;
+	VkDeviceSize next_block[VK_MAX_MEMORY_TYPES]; /* growth, per type */
 };
 
 int gpu_find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
@@ -85,10 +85,13 @@ static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
 		     int map, struct arena_block **out)
 {
 	struct gpu_context *ctx = a->ctx;
-	VkDeviceSize grow = a->next_block ? a->next_block : ARENA_FIRST_BLOCK;
-	/* a request as large as a block gets a block of its own, exactly */
+	VkDeviceSize *next = &a->next_block[type];
+	VkDeviceSize grow = *next ? *next : ARENA_FIRST_BLOCK;
+	/* a request as large as a block gets a block of its own, exactly;
+	 * only shared blocks make the next one of that type larger */
 	VkDeviceSize size = need >= grow ? need : grow;
-	a->next_block = grow * 2 < ARENA_MAX_BLOCK ? grow * 2 : ARENA_MAX_BLOCK;
+	if (size == grow)
+		*next = grow * 2 < ARENA_MAX_BLOCK ? grow * 2 : ARENA_MAX_BLOCK;
 	if (ctx->info.max_allocation && size > ctx->info.max_allocation)
 		size = ctx->info.max_allocation;
 	if (size < need)
@@ -248,11 +251,15 @@ static int copy(struct gpu_context *ctx, VkBuffer src, VkDeviceSize src_off,
 /* Copies in pieces no larger than the maximum staging size. */
 #define STAGING_MAX (64ull << 20)
 
-int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
-	       VkDeviceSize offset, const void *data, VkDeviceSize size)
+/* Moves size bytes between host memory and a buffer at offset, through a
+ * staging buffer unless the buffer is mapped; to_device says which way. */
+static int transfer(struct gpu_context *ctx, const struct gpu_buffer *buf,
+		    VkDeviceSize offset, void *host, VkDeviceSize size,
+		    int to_device)
 {
-	if (dst->mapped) {
-		memcpy((char *)dst->mapped + offset, data, size);
+	if (buf->mapped) {
+		char *at = (char *)buf->mapped + offset;
+		memcpy(to_device ? at : host, to_device ? host : at, size);
 		return 0;
 	}
 	struct gpu_arena *arena = NULL;
@@ -261,32 +268,30 @@ int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
 	int rc = staging(ctx, chunk, &arena, &stage);
 	for (VkDeviceSize done = 0; rc == 0 && done < size; done += chunk) {
 		VkDeviceSize n = size - done < chunk ? size - done : chunk;
-		memcpy(stage.mapped, (const char *)data + done, n);
-		rc = copy(ctx, stage.handle, 0, dst->handle, offset + done, n);
+		char *part = (char *)host + done;
+		if (to_device) {
+			memcpy(stage.mapped, part, n);
+			rc = copy(ctx, stage.handle, 0, buf->handle, offset + done, n);
+		} else {
+			rc = copy(ctx, buf->handle, offset + done, stage.handle, 0, n);
+			if (rc == 0)
+				memcpy(part, stage.mapped, n);
+		}
 	}
 	gpu_arena_destroy(arena);
 	return rc;
 }
 
+int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
+	       VkDeviceSize offset, const void *data, VkDeviceSize size)
+{
+	return transfer(ctx, dst, offset, (void *)data, size, 1);
+}
+
 int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src,
 		 VkDeviceSize offset, void *data, VkDeviceSize size)
 {
-	if (src->mapped) {
-		memcpy(data, (const char *)src->mapped + offset, size);
-		return 0;
-	}
-	struct gpu_arena *arena = NULL;
-	struct gpu_buffer stage;
-	VkDeviceSize chunk = size < STAGING_MAX ? size : STAGING_MAX;
-	int rc = staging(ctx, chunk, &arena, &stage);
-	for (VkDeviceSize done = 0; rc == 0 && done < size; done += chunk) {
-		VkDeviceSize n = size - done < chunk ? size - done : chunk;
-		rc = copy(ctx, src->handle, offset + done, stage.handle, 0, n);
-		if (rc == 0)
-			memcpy((char *)data + done, stage.mapped, n);
-	}
-	gpu_arena_destroy(arena);
-	return rc;
+	return transfer(ctx, src, offset, data, size, 0);
 }
 
 int gpu_fill_zero(struct gpu_context *ctx, const struct gpu_buffer *dst)
