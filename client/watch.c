@@ -59,6 +59,7 @@ struct wjob {
 	int have_metrics;
 	float spark[SPARK_BINS]; /* PSNR by stretch of the run; NaN: none */
 	int ended;
+	int replay_left;    /* replayed epochs still to come (job.subscribe) */
 
 	double printed_at;  /* plain mode: when its last line went out */
 	int printed_epoch;  /* ... and which epoch it showed */
@@ -475,6 +476,8 @@ static void on_notification(struct watch *w, const cJSON *msg)
 		json_event(msg);
 
 	if (!strcmp(method->valuestring, N_JOB_PROGRESS)) {
+		if (j->replay_left > 0)
+			j->replay_left--;
 		fold_progress(j, params);
 		if (w->mode == WATCH_PLAIN &&
 		    w->news_at - j->printed_at >= PLAIN_INTERVAL)
@@ -491,10 +494,12 @@ static void on_notification(struct watch *w, const cJSON *msg)
 	w->dirty = 1;
 }
 
+/* Every job has ended and its whole replayed history has arrived (the
+ * daemon paces a long replay to the reader, behind its other answers). */
 static int all_ended(const struct watch *w)
 {
 	for (int i = 0; i < w->n; i++)
-		if (!w->jobs[i].ended)
+		if (!w->jobs[i].ended || w->jobs[i].replay_left > 0)
 			return 0;
 	return 1;
 }
@@ -590,6 +595,9 @@ static int subscribe_all(struct watch *w)
 	for (int i = 0; i < w->n; i++) {
 		rc = client_call(w->cl, M_JOB_SUBSCRIBE,
 				 job_params(w->jobs[i].id), &result);
+		const cJSON *replay = cJSON_GetObjectItemCaseSensitive(result, "replay");
+		if (rc >= 0 && cJSON_IsNumber(replay))
+			w->jobs[i].replay_left = replay->valueint;
 		cJSON_Delete(result);
 		if (rc < 0)
 			return rc;
