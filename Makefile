@@ -43,7 +43,8 @@ TEST_SUPPORT_SRC := $(wildcard tests/ref/*.c tests/unit/support_*.c)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 
 # Shader variants: one line each in shaders/variants.txt (name, source,
-# defines); each becomes an embedded SPIR-V array spv_NAME.
+# defines); each becomes an embedded SPIR-V array spv_NAME. A header of a
+# variant no longer listed (named by an old dependency file) is removed.
 VARIANTS := $(shell awk '!/^\#/ && NF {print $$1}' shaders/variants.txt)
 SHADER_HDRS := $(VARIANTS:%=$(B)/shaders/%.h)
 
@@ -62,6 +63,7 @@ $(B)/%.o: %.c | $(B)/shaders/shaders.c
 $(B)/shaders/%.h: shaders/variants.txt $(wildcard shaders/*.comp shaders/*.glsl)
 	@mkdir -p $(dir $@)
 	@set -- $$(awk -v n=$* '$$1 == n { $$1 = ""; print }' shaders/variants.txt); \
+	if [ $$# = 0 ]; then rm -f $@; exit 0; fi; \
 	src=$$1; shift; \
 	$(GLSLANG) -V --target-env vulkan1.2 -Ishaders "$$@" --vn spv_$* \
 		-o $@ shaders/$$src > $@.log || { cat $@.log; rm -f $@; exit 1; }

@@ -7,6 +7,8 @@
 # and find the programs through $VKINR_BUILD. A program that crashes or
 # exits non-zero without reporting a failure counts as one failure. Logs
 # go to BUILD/test-logs/. Set TESTS=pattern to run only matching tests.
+# For a build folder named *asan* the scripts see VKINR_SANITIZED=1 and
+# shorten their longest loops (fewer kills, fewer soak epochs).
 set -u
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -37,6 +39,11 @@ for build in "$@"; do
 	logs=$build/test-logs
 	mkdir -p "$logs"
 	export VKINR_BUILD=$build
+	# the sanitizer build runs everything, the longest loops shortened
+	case $(basename "$build") in
+	*asan*) export VKINR_SANITIZED=1 ;;
+	*) unset VKINR_SANITIZED ;;
+	esac
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 	export LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:print_suppressions=0
 	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -13,7 +13,7 @@
 tap_plan 7
 need_device
 export VKINRD_CHECKPOINT_EPOCHS=1
-export KILLS=${KILLS:-24}
+export KILLS=${KILLS:-$([ -n "${VKINR_SANITIZED:-}" ] && echo 8 || echo 24)}
 run_py <<'EOF_PY'
 import glob, random, signal
 from rpc import *

@@ -1,6 +1,6 @@
 #!/bin/bash
 # 90_fuzz.sh - `make check` runs each libFuzzer target (tests/fuzz/) for
-# FUZZ_SECONDS (20 here) from its committed seed corpus: `make fuzz-check`.
+# FUZZ_SECONDS (10 here) from its committed seed corpus: `make fuzz-check`.
 # Skipped without clang, and for the sanitizer build folder (the fuzz
 # targets are sanitizer builds of their own, in build-fuzz/: once is
 # enough).
@@ -14,7 +14,7 @@ if ! command -v "${FUZZ_CC:-clang}" >/dev/null; then
 	echo "ok 1 # SKIP clang is not installed (make fuzz installs it)"
 	exit 0
 fi
-out=$(cd "$ROOT" && ./tests/fuzz/run.sh --check "${FUZZ_SECONDS:-20}" 2>&1)
+out=$(cd "$ROOT" && ./tests/fuzz/run.sh --check "${FUZZ_SECONDS:-10}" 2>&1)
 rc=$?
 echo "$out" | sed 's/^/# /'
 if [ $rc -eq 0 ]; then
