@@ -507,6 +507,31 @@ static void insert_sorted(struct queue *q, struct job *job)
 	q->count++;
 }
 
+/* A file named NAME.tmp.PID in a job's folder is what fileio_write_atomic
+ * left of a write that a crash (kill -9) interrupted; the file it was
+ * replacing is intact, so the leftover goes. Run at start, when no write of
+ * this daemon can be in flight. */
+static void remove_interrupted_writes(struct queue *q, uint64_t number)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "%" PRIu64, number);
+	char *path = join(q->jobs_dir, name);
+	DIR *dir = path ? opendir(path) : NULL;
+	struct dirent *de;
+	while (dir && (de = readdir(dir))) {
+		const char *tmp = strstr(de->d_name, ".tmp.");
+		if (!tmp || !tmp[5] || strspn(tmp + 5, "0123456789") != strlen(tmp + 5))
+			continue;
+		char *file = join(path, de->d_name);
+		if (file && unlink(file) == 0)
+			log_info("removed %s, left by an interrupted write", file);
+		free(file);
+	}
+	if (dir)
+		closedir(dir);
+	free(path);
+}
+
 static void reload(struct queue *q)
 {
 	DIR *dir = opendir(q->jobs_dir);
@@ -520,6 +545,7 @@ static void reload(struct queue *q)
 		uint64_t number = strtoull(de->d_name, &end, 10);
 		if (*end)
 			continue;
+		remove_interrupted_writes(q, number);
 		struct job *job = load_job(q, number);
 		if (!job)
 			continue;

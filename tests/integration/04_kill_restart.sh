@@ -6,7 +6,7 @@
 # (job 1, run first in the same daemon). Checkpoints every 10 epochs here
 # (VKINRD_CHECKPOINT_EPOCHS) so the kill lands between two of them.
 . "$(dirname "$0")/lib.bash"
-tap_plan 7
+tap_plan 8
 need_device
 export VKINRD_CHECKPOINT_EPOCHS=10
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
@@ -28,6 +28,9 @@ os.kill(int(os.environ["DPID"]), signal.SIGKILL)
 c.close()
 time.sleep(0.3)
 tap.ok(j["state"] == "running" and 35 <= j["epoch"] < 80, "killed mid-fit", j)
+# what a write interrupted by the kill would have left behind
+leftover = os.path.join(os.environ["STATE"], "jobs", job, "checkpoint.safetensors.tmp.99999")
+open(leftover, "wb").write(b"half a checkpoint")
 
 log = open(os.path.join(T, "daemon.log"), "a")
 d = subprocess.Popen([os.environ["VKINRD"], "--socket", SOCK, "--state-dir",
@@ -36,6 +39,7 @@ try:
     c = connect_retry()
     j = c.call("job.get", {"job": job})
     tap.ok(j["state"] in ("queued", "running"), "after restart the job is queued again", j)
+    tap.ok(not os.path.exists(leftover), "the leftover of an interrupted write is removed")
     epochs, states, metrics = follow(c, job)
     tap.ok(states[-1:] == ["done"], "it finishes", states)
     tap.ok(epochs == list(range(1, 81)), "replayed history: every epoch once", epochs)
