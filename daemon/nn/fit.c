@@ -306,13 +306,8 @@ static void dispatch(struct recorder *r, struct gpu_pipeline *pipe,
 		     const void *push, uint32_t push_bytes, uint32_t gx,
 		     uint32_t gy, uint32_t gz)
 {
-	const struct gpu_buffer *bufs[6] = {b0, b1, b2, b3, b4, b5};
-	int n = 0;
-	while (n < 6 && bufs[n])
-		n++;
-	if (r->rc == 0)
-		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, push,
-					     push_bytes, gx, gy, gz);
+	const struct gpu_buffer *const bufs[7] = {b0, b1, b2, b3, b4, b5, NULL};
+	dispatch7(r, pipe, bufs, push, push_bytes, gx, gy, gz);
 }
 
 #define PASS(r, pipe, push, gx, gy, ...)                                      \
@@ -377,7 +372,7 @@ static void record_half_weights(struct recorder *r)
 		PASS(r, r->to_f16, p, div_up(nn, GROUP), 1, &fit->params,
 		     &fit->p16, NULL, NULL, NULL, NULL);
 	}
-	stage_end(r, NN_PASS_FIRST);
+	stage_end(r, NN_PASS_FIRST); /* timed with the first layer */
 }
 
 /* Forward through the blocks: S0, then Z and S_k+1 for every block. */
