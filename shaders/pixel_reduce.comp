@@ -24,7 +24,16 @@ layout(binding = 0) readonly buffer X { float xs[]; };
 layout(binding = 1) readonly buffer Y { float ys[]; };
 layout(binding = 2) writeonly buffer Part { float part[]; };
 
+#ifdef SUBGROUP_SUMS
+// CPU devices: lanes are summed by the subgroup, then the subgroups' sums
+// in order, with one barrier instead of the tree's eight (each barrier
+// costs lavapipe a switch of every SIMD group of the workgroup).
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+shared float partial[J][64]; /* one per subgroup: lanes >= 4 */
+#else
 shared float partial[J][256];
+#endif
 
 void main()
 {
@@ -66,6 +75,21 @@ void main()
 		acc[2] += xs[2u * n + p] * h;
 #endif
 	}
+#ifdef SUBGROUP_SUMS
+	for (int j = 0; j < J; j++) {
+		float s = subgroupAdd(acc[j]);
+		if (subgroupElect())
+			partial[j][gl_SubgroupID] = s;
+	}
+	barrier();
+	if (t < uint(J)) {
+		float total = 0.0;
+		for (uint sg = 0u; sg < gl_NumSubgroups; sg++)
+			total += partial[t][sg];
+		part[gl_WorkGroupID.x * uint(J) * C + t * C + c] = total;
+	}
+	return;
+#endif
 	for (int j = 0; j < J; j++)
 		partial[j][t] = acc[j];
 	barrier();

@@ -239,10 +239,12 @@ static int get_pipelines(struct recorder *r)
 		GET(head, "head", 6, pass, 2);
 	}
 	GET(head_render, "head_render", 6, pass, 2);
-	GET(reduce_sum, "reduce_sum", 3, pass, 2);
-	GET(reduce_dw, "reduce_dw", 3, pass, 2);
-	GET(reduce_first, "reduce_first", 3, pass, 2);
-	GET(reduce_out, "reduce_out", 3, pass, 2);
+	/* CPU devices sum pixels with subgroup operations (see pixel_reduce) */
+	int cpu = gpu_info(gpu)->is_cpu;
+	GET(reduce_sum, cpu ? "reduce_sum_cpu" : "reduce_sum", 3, pass, 2);
+	GET(reduce_dw, cpu ? "reduce_dw_cpu" : "reduce_dw", 3, pass, 2);
+	GET(reduce_first, cpu ? "reduce_first_cpu" : "reduce_first", 3, pass, 2);
+	GET(reduce_out, cpu ? "reduce_out_cpu" : "reduce_out", 3, pass, 2);
 	GET(reduce, "reduce", 2, pass, 2);
 	GET(adam, "adam", 5, pass, 2);
 	static const char *suffixes[] = {
