@@ -95,13 +95,16 @@ static void compare_per_tensor(const struct nn_layout *l, const float *got,
 	}
 }
 
-static void test_gradient_matches_reference(void **state)
+/* The fit's gradient (one tile) against the reference, with the sse within
+ * sse_tol and each tensor within tensor_tol of its largest value. The
+ * width is VKINR_TEST_WIDTH when set (a production width on a real GPU). */
+static void check_gradient(int default_width, enum nn_precision precision,
+			   double sse_tol, double tensor_tol)
 {
-	test_need_gpu();
 	struct nn_config cfg;
-	/* VKINR_TEST_WIDTH checks a production width on a real GPU */
 	const char *width = getenv("VKINR_TEST_WIDTH");
-	small_config(&cfg, width ? atoi(width) : 16);
+	small_config(&cfg, width ? atoi(width) : default_width);
+	cfg.precision = precision;
 	struct image *img = test_image(37, 23, 2);
 	float *params;
 	struct st_file *pkg = perturbed_package(&cfg, 37, 23, &params);
@@ -113,11 +116,17 @@ static void test_gradient_matches_reference(void **state)
 	gradient_of(&cfg, img, params, grad, &sse, &tiles);
 	assert_int_equal(tiles, 1);
 	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
-	assert_true(fabs(sse - want_sse) < 1e-4 * want_sse);
-	compare_per_tensor(&l, grad, want, 2e-3);
+	assert_true(fabs(sse - want_sse) < sse_tol * want_sse);
+	compare_per_tensor(&l, grad, want, tensor_tol);
 	free(grad), free(want), free(params);
 	st_destroy(pkg);
 	image_destroy(img);
+}
+
+static void test_gradient_matches_reference(void **state)
+{
+	test_need_gpu();
+	check_gradient(16, NN_PRECISION_FP32, 1e-4, 2e-3);
 }
 
 /* The fp16 tensor-core path against the reference: operands rounded to
@@ -130,25 +139,7 @@ static void test_fp16_gradient_matches_reference(void **state)
 			      gpu_info(test_gpu)->name);
 		skip();
 	}
-	struct nn_config cfg;
-	const char *width = getenv("VKINR_TEST_WIDTH");
-	small_config(&cfg, width ? atoi(width) : 32);
-	cfg.precision = NN_PRECISION_FP16;
-	struct image *img = test_image(37, 23, 2);
-	float *params;
-	struct st_file *pkg = perturbed_package(&cfg, 37, 23, &params);
-	struct nn_layout l;
-	nn_layout_init(&l, &cfg);
-	float *grad = calloc(l.total, 4);
-	double *want = calloc(l.total, 8), sse;
-	int tiles;
-	gradient_of(&cfg, img, params, grad, &sse, &tiles);
-	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
-	assert_true(fabs(sse - want_sse) < 1e-2 * want_sse);
-	compare_per_tensor(&l, grad, want, 2e-2);
-	free(grad), free(want), free(params);
-	st_destroy(pkg);
-	image_destroy(img);
+	check_gradient(32, NN_PRECISION_FP16, 1e-2, 2e-2);
 }
 
 static void test_tiled_gradient_equals_untiled(void **state)

@@ -80,6 +80,21 @@ static void test_activate(void **state)
 	free(s), free(got), free(want);
 }
 
+/* Adds chunks of partial sums (reduce.comp) into a fresh gradient of
+ * J x C values and reads it back: grad[c * dst_cs + j * dst_js]. */
+static void reduce_partials(const struct gpu_buffer *part, int chunks, int C,
+			    int J, size_t dst_cs, size_t dst_js, float *out)
+{
+	struct gpu_buffer grad = test_buffer((size_t)J * C);
+	struct pass_push r = {.n = chunks, .i0 = 0, .i1 = C, .i2 = J, .i3 = J,
+			      .off0 = 0, .off1 = (uint32_t)dst_cs,
+			      .off2 = (uint32_t)dst_js};
+	const struct gpu_buffer *red[] = {part, &grad};
+	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r),
+		      (J * C + 255) / 256, 1, 1);
+	test_download(&grad, out, (size_t)J * C);
+}
+
 /* Model parameters with random (not identity) dw taps. */
 static float *random_params(const struct nn_layout *l, const struct nn_config *cfg)
 {
@@ -225,7 +240,7 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 	struct gpu_buffer bds = test_buffer(NF * NPIX);
 	test_upload(&bds, ds, NF * NPIX);
 	uint32_t k_chunk = 128, splits = (NPIX + k_chunk - 1) / k_chunk;
-	struct gpu_buffer part = test_buffer(splits * NF * NF), grad = test_buffer(NF * NF);
+	struct gpu_buffer part = test_buffer(splits * NF * NF);
 	struct gemm_push gn = {.M = NF, .N = NF, .K = NPIX, .lda = NPIX, .ldb = NPIX,
 			       .ldc = NF, .k_chunk = k_chunk, .a_scale = 1,
 			       .b_scale = 1, .out_scale = 1};
@@ -233,14 +248,10 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 	snprintf(name, sizeof(name), "gemm_nt%s", suffix);
 	test_dispatch(name, NF, W0, nt, 4, &gn, sizeof(gn), (NF + nt_tile - 1) / nt_tile,
 		      (NF + nt_tile - 1) / nt_tile, splits);
-	struct pass_push r = {.n = (int)splits, .i0 = 0, .i1 = NF * NF, .i2 = 1,
-			      .i3 = 1, .off0 = 0, .off1 = 1, .off2 = 0};
-	const struct gpu_buffer *red[] = {&part, &grad};
-	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r), (NF * NF + 255) / 256, 1, 1);
+	float *gotw = malloc(NF * NF * 4);
+	reduce_partials(&part, (int)splits, NF * NF, 1, 1, 0, gotw);
 	double *gw = calloc(NF * NF, 8), *gb = calloc(NF, 8);
 	ref_pointwise_back_weight(NF, NPIX, dsd, zd, gw, gb);
-	float *gotw = malloc(NF * NF * 4);
-	test_download(&grad, gotw, NF * NF);
 	test_close("gemm_nt + reduce", gotw, gw, NF * NF, 1e-4 + 30 * tol, 1e-5 + tol);
 
 	free(w), free(b), free(z), free(got), free(want), free(zd), free(ds),
@@ -319,20 +330,16 @@ static void test_gemm_tensor_cores(void **state)
 	test_close("gemm_tn_coop", got, want, NF * NPIX, 1e-5, 1e-4);
 
 	uint32_t k_chunk = 128, splits = (pad + k_chunk - 1) / k_chunk;
-	struct gpu_buffer part = test_buffer(splits * NF * NF), grad = test_buffer(NF * NF);
+	struct gpu_buffer part = test_buffer(splits * NF * NF);
 	struct gemm_push gn = {.M = NF, .N = NF, .K = pad, .lda = pad, .ldb = pad,
 			       .ldc = NF, .k_chunk = k_chunk, .a_scale = 1,
 			       .b_scale = 1, .out_scale = 1};
 	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bbias};
 	test_dispatch("gemm_nt_coop", NF, W0, nt, 4, &gn, sizeof(gn), 1, 1, splits);
-	struct pass_push r = {.n = (int)splits, .i0 = 0, .i1 = NF * NF, .i2 = 1,
-			      .i3 = 1, .off0 = 0, .off1 = 1, .off2 = 0};
-	const struct gpu_buffer *red[] = {&part, &grad};
-	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r), (NF * NF + 255) / 256, 1, 1);
+	float *gotw = malloc(NF * NF * 4);
+	reduce_partials(&part, (int)splits, NF * NF, 1, 1, 0, gotw);
 	double *gw = calloc(NF * NF, 8), *gb = calloc(NF, 8);
 	ref_pointwise_back_weight(NF, NPIX, dsd, zd, gw, gb);
-	float *gotw = malloc(NF * NF * 4);
-	test_download(&grad, gotw, NF * NF);
 	test_close("gemm_nt_coop + reduce", gotw, gw, NF * NF, 1e-4, 1e-4);
 
 	free(w), free(b), free(z), free(ds), free(got), free(want), free(zd),
@@ -388,24 +395,15 @@ static void run_reduce(const char *variant, const struct gpu_buffer *x,
 		       const struct gpu_buffer *y, int C, int J, int dil,
 		       size_t dst_cs, size_t dst_js, float *out)
 {
-	int chunks = (NPIX + REDUCE_CHUNK - 1) / REDUCE_CHUNK;
 	/* a small chunk, so that several chunks are added */
-	int chunk = 128;
-	chunks = (NPIX + chunk - 1) / chunk;
-	struct gpu_buffer part = test_buffer((size_t)chunks * J * C),
-			  grad = test_buffer((size_t)J * C);
+	int chunk = 128, chunks = (NPIX + chunk - 1) / chunk;
+	struct gpu_buffer part = test_buffer((size_t)chunks * J * C);
 	struct pass_push p = tile_push(dil);
 	p.i0 = chunk;
 	p.i1 = C;
 	const struct gpu_buffer *bufs[] = {x, y, &part};
 	test_dispatch(variant, NF, W0, bufs, 3, &p, sizeof(p), chunks, C, 1);
-	struct pass_push r = {.n = chunks, .i0 = 0, .i1 = C, .i2 = J, .i3 = J,
-			      .off0 = 0, .off1 = (uint32_t)dst_cs,
-			      .off2 = (uint32_t)dst_js};
-	const struct gpu_buffer *red[] = {&part, &grad};
-	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r),
-		      (J * C + 255) / 256, 1, 1);
-	test_download(&grad, out, (size_t)J * C);
+	reduce_partials(&part, chunks, C, J, dst_cs, dst_js, out);
 }
 
 static void test_reductions(void **state)
