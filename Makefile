@@ -18,6 +18,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 CC ?= cc
 GLSLANG ?= glslangValidator
+SPIRV_VAL ?= spirv-val
 
 PKGS := libuv libcjson libpng vulkan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -43,8 +44,9 @@ TEST_SUPPORT_SRC := $(wildcard tests/ref/*.c tests/unit/support_*.c)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 
 # Shader variants: one line each in shaders/variants.txt (name, source,
-# defines); each becomes an embedded SPIR-V array spv_NAME. A header of a
-# variant no longer listed (named by an old dependency file) is removed.
+# defines); each is checked by spirv-val and becomes an embedded SPIR-V
+# array spv_NAME. A header of a variant no longer listed (named by an old
+# dependency file) is removed.
 VARIANTS := $(shell awk '!/^\#/ && NF {print $$1}' shaders/variants.txt)
 SHADER_HDRS := $(VARIANTS:%=$(B)/shaders/%.h)
 
@@ -65,8 +67,11 @@ $(B)/shaders/%.h: shaders/variants.txt $(wildcard shaders/*.comp shaders/*.glsl)
 	@set -- $$(awk -v n=$* '$$1 == n { $$1 = ""; print }' shaders/variants.txt); \
 	if [ $$# = 0 ]; then rm -f $@; exit 0; fi; \
 	src=$$1; shift; \
+	$(GLSLANG) -V --target-env vulkan1.2 -Ishaders "$$@" \
+		-o $(B)/shaders/$*.spv shaders/$$src > $@.log && \
+	$(SPIRV_VAL) --target-env vulkan1.2 $(B)/shaders/$*.spv >> $@.log 2>&1 && \
 	$(GLSLANG) -V --target-env vulkan1.2 -Ishaders "$$@" --vn spv_$* \
-		-o $@ shaders/$$src > $@.log || { cat $@.log; rm -f $@; exit 1; }
+		-o $@ shaders/$$src >> $@.log || { cat $@.log; rm -f $@; exit 1; }
 
 # The table of every embedded shader, looked up by name at run time.
 $(B)/shaders/shaders.c: $(SHADER_HDRS) shaders/variants.txt

@@ -6,7 +6,7 @@ set -e
 # systemd: only for systemd-analyze and systemd-socket-activate in the
 # tests (installing it starts nothing in a container).
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
-libpng-dev mesa-vulkan-drivers libcmocka-dev socat python3
+libpng-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat python3
 systemd"
 missing=""
 for p in $pkgs; do

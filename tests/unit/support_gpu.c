@@ -72,16 +72,13 @@ void test_download(const struct gpu_buffer *b, float *data, size_t n)
 	assert_int_equal(gpu_download(test_gpu, b, 0, data, n * 4), 0);
 }
 
-void test_dispatch(const char *variant, int nf, float w0,
-		   const struct gpu_buffer *const *bufs, int nbufs,
-		   const void *push, uint32_t push_bytes, uint32_t gx,
-		   uint32_t gy, uint32_t gz)
+void test_dispatch_spec(const char *variant, const uint32_t *spec, int nspec,
+			const struct gpu_buffer *const *bufs, int nbufs,
+			const void *push, uint32_t push_bytes, uint32_t gx,
+			uint32_t gy, uint32_t gz)
 {
 	struct gpu_pipeline *pipe;
 	struct gpu_program *prog;
-	uint32_t spec[2] = {(uint32_t)nf, 0};
-	memcpy(&spec[1], &w0, 4);
-	int nspec = strncmp(variant, "gemm", 4) ? 2 : 0;
 	assert_int_equal(gpu_pipeline_get(test_gpu, variant, nbufs, push_bytes,
 					  spec, nspec, &pipe), 0);
 	assert_int_equal(gpu_program_create(test_gpu, 0, &prog), 0);
@@ -90,6 +87,18 @@ void test_dispatch(const char *variant, int nf, float w0,
 	assert_int_equal(gpu_program_end(prog), 0);
 	assert_int_equal(gpu_program_run(prog), 0);
 	gpu_program_destroy(prog);
+}
+
+void test_dispatch(const char *variant, int nf, float w0,
+		   const struct gpu_buffer *const *bufs, int nbufs,
+		   const void *push, uint32_t push_bytes, uint32_t gx,
+		   uint32_t gy, uint32_t gz)
+{
+	uint32_t spec[2] = {(uint32_t)nf, 0};
+	memcpy(&spec[1], &w0, 4);
+	int nspec = strncmp(variant, "gemm", 4) ? 2 : 0;
+	test_dispatch_spec(variant, spec, nspec, bufs, nbufs, push, push_bytes,
+			   gx, gy, gz);
 }
 
 void test_close(const char *what, const float *got, const double *want,
@@ -108,8 +117,13 @@ void test_close(const char *what, const float *got, const double *want,
 		}
 	}
 	if (worst_excess > 0) {
-		print_error("%s: element %zu of %zu is %.9g, expected %.9g\n", what,
-			    worst, n, got[worst], want[worst]);
+		size_t bad = 0;
+		for (size_t i = 0; i < n; i++)
+			bad += !(fabs((double)got[i] - want[i]) <=
+				 atol + rtol * fabs(want[i]));
+		print_error("%s: %zu of %zu elements off; the worst, element %zu, "
+			    "is %.9g, expected %.9g\n", what, bad, n, worst,
+			    got[worst], want[worst]);
 		fail();
 	}
 }
