@@ -21,20 +21,23 @@ layout(push_constant) uniform Pass {
 float act(float s) { return sin(W0 * s); }
 float act_grad(float s) { return W0 * cos(W0 * s); }
 
-// The tile position (x, y) of pixel index p, without an integer division
-// (which CPUs such as lavapipe's cannot vectorise, and GPUs emulate): a
-// float estimate of p / tw, corrected by one step. Exact for p < 2^24,
-// beyond the planner's largest tile.
-ivec2 tile_xy(uint p)
+// (p mod w, p / w) without an integer division (which CPUs such as
+// lavapipe's cannot vectorise, and GPUs emulate): a float estimate of
+// p / w, corrected by one step. Exact for p < 2^24, beyond the planner's
+// largest tile.
+ivec2 split_index(uint p, int w)
 {
-	int y = int(float(p) / float(pc.tw));
-	int x = int(p) - y * pc.tw;
+	int y = int(float(p) / float(w));
+	int x = int(p) - y * w;
 	if (x < 0) {
 		y -= 1;
-		x += pc.tw;
-	} else if (x >= pc.tw) {
+		x += w;
+	} else if (x >= w) {
 		y += 1;
-		x -= pc.tw;
+		x -= w;
 	}
 	return ivec2(x, y);
 }
+
+// The tile position (x, y) of pixel index p.
+ivec2 tile_xy(uint p) { return split_index(p, pc.tw); }

@@ -154,6 +154,14 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ buffers */
 
+/* The row segments of a tile row, and the chunks the backward row pass
+ * sums a tile's segments in (dwconv_rows.comp). */
+static uint32_t row_segments(int tw) { return div_up((uint64_t)tw, ROW_SEGMENT); }
+static uint32_t row_chunks(int tw, int th)
+{
+	return div_up((uint64_t)row_segments(tw) * (uint64_t)th, ROW_CHUNK);
+}
+
 static int alloc_buffers(struct nn_fit *fit)
 {
 	struct gpu_arena *a = fit->arena;
@@ -171,7 +179,13 @@ static int alloc_buffers(struct nn_fit *fit)
 	uint64_t part_a = (uint64_t)nt_splits(fit, (int)n) * nf * nf;
 	if (part_a < (uint64_t)chunks * 3)
 		part_a = (uint64_t)chunks * 3;
-	uint64_t part_b = (uint64_t)chunks * 9 * nf;
+	int most_chunks = chunks; /* also the row passes' chunks of any tile */
+	for (int i = 0; i < fit->plan.count; i++) {
+		const struct tile_rect *t = &fit->plan.tiles[i].region;
+		int c = (int)row_chunks(t->w, t->h);
+		most_chunks = c > most_chunks ? c : most_chunks;
+	}
+	uint64_t part_b = (uint64_t)most_chunks * 9 * nf;
 
 	uint64_t total = fit->layout.total * 4;
 	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->params);
@@ -213,6 +227,11 @@ struct recorder {
 	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
 		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
 		*adam, *gemm_nn, *gemm_tn, *gemm_nt;
+	/* CPU devices: the depthwise passes by row segments, one pipeline a
+	 * block (the dilation is a specialization constant) */
+	int rows;
+	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
+		*dwconv_back_rows[NN_MAX_BLOCKS];
 };
 
 static int get_pipelines(struct recorder *r)
@@ -245,6 +264,16 @@ static int get_pipelines(struct recorder *r)
 	GET(reduce_dw, cpu ? "reduce_dw_cpu" : "reduce_dw", 3, pass, 2);
 	GET(reduce_first, cpu ? "reduce_first_cpu" : "reduce_first", 3, pass, 2);
 	GET(reduce_out, cpu ? "reduce_out_cpu" : "reduce_out", 3, pass, 2);
+	/* and do the depthwise conv by row segments (see dwconv_rows.comp) */
+	r->rows = cpu && !r->half;
+	for (int k = 0; r->rows && k < r->fit->cfg.nblocks; k++) {
+		uint32_t rspec[3] = {spec[0], spec[1],
+				     (uint32_t)r->fit->cfg.dilations[k]};
+		rc = rc ? rc : gpu_pipeline_get(gpu, "dwconv_rows", 3, pass, rspec,
+						3, &r->dwconv_rows[k]);
+		rc = rc ? rc : gpu_pipeline_get(gpu, "dwconv_back_rows", 5, pass,
+						rspec, 3, &r->dwconv_back_rows[k]);
+	}
 	GET(reduce, "reduce", 2, pass, 2);
 	GET(adam, "adam", 5, pass, 2);
 	static const char *suffixes[] = {
@@ -377,6 +406,28 @@ static void record_half_weights(struct recorder *r)
 	stage_end(r, NN_PASS_FIRST); /* timed with the first layer */
 }
 
+/* Z = the depthwise conv of block k over h = act(S_k). */
+static void record_dwconv(struct recorder *r, struct pass_push p, int k,
+			  const struct gpu_buffer *h)
+{
+	struct nn_fit *fit = r->fit;
+	uint32_t nf = (uint32_t)fit->cfg.nf, n = (uint32_t)p.n;
+	p.off0 = (uint32_t)fit->layout.dw[k];
+	p.dil = fit->cfg.dilations[k];
+	p.i3 = (int)padded(n);
+	if (r->rows) {
+		p.i2 = (int)row_segments(p.tw);
+		PASS(r, r->dwconv_rows[k], p,
+		     div_up((uint64_t)p.i2 * (uint64_t)p.th, ROW_GROUP), nf,
+		     &fit->params, h, &fit->z, NULL, NULL, NULL);
+	} else {
+		PASS(r, r->dwconv, p,
+		     div_up(r->half ? padded(n) : n, GROUP), nf, &fit->params, h,
+		     r->half ? &fit->z16 : &fit->z, NULL, NULL, NULL);
+	}
+	stage_end(r, NN_PASS_DWCONV);
+}
+
 /* Forward through the blocks: S0, then Z and S_k+1 for every block. */
 static void record_forward(struct recorder *r, const struct tile *t)
 {
@@ -394,13 +445,7 @@ static void record_forward(struct recorder *r, const struct tile *t)
 		PASS(r, r->activate, p, gx, nf, &fit->s[k], &fit->g, NULL, NULL,
 		     NULL, NULL);
 		stage_end(r, NN_PASS_ACTIVATE);
-		p.off0 = (uint32_t)l->dw[k];
-		p.dil = fit->cfg.dilations[k];
-		p.i3 = (int)padded(n);
-		PASS(r, r->dwconv, p, r->half ? div_up(padded(n), GROUP) : gx, nf,
-		     &fit->params, &fit->g, r->half ? &fit->z16 : &fit->z, NULL,
-		     NULL, NULL);
-		stage_end(r, NN_PASS_DWCONV);
+		record_dwconv(r, p, k, &fit->g);
 		struct gemm_push g = {
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
 			.a_off = (uint32_t)l->pw_w[k], .bias_off = (uint32_t)l->pw_b[k],
@@ -470,12 +515,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		p.off0 = (uint32_t)l->dw[k];
 		p.i3 = (int)n_pad;
 		p.off3 = float_bits(fit->grad_scale);
-		if (k != nb - 1) { /* Z of the last block is still there */
-			PASS(r, r->dwconv, p, r->half ? div_up(n_pad, GROUP) : gx, nf,
-			     &fit->params, h, r->half ? &fit->z16 : &fit->z, NULL,
-			     NULL, NULL);
-			stage_end(r, NN_PASS_DWCONV);
-		}
+		if (k != nb - 1) /* Z of the last block is still there */
+			record_dwconv(r, p, k, h);
 		struct gemm_push gw = {
 			.M = nf, .N = nf, .K = n, .lda = n, .ldb = n, .ldc = nf,
 			.k_chunk = k_chunk,
@@ -510,12 +551,25 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1, 0, 1);
 		}
 		stage_end(r, NN_PASS_PW_GRAD_DATA);
-		PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h, &fit->part_b,
-		     NULL, NULL, NULL);
-		PASS(r, r->dwconv_back, p, gx, nf, &fit->params, &fit->s[k],
-		     &fit->z, &fit->g, r->half ? &fit->g16 : NULL, NULL);
+		int dw_chunks = chunks;
+		if (r->rows) { /* dS and the dw taps' sums in one pass */
+			struct pass_push bp = p;
+			bp.i0 = ROW_CHUNK;
+			bp.i1 = (int)nf;
+			bp.i2 = (int)row_segments(p.tw);
+			dw_chunks = (int)row_chunks(p.tw, p.th);
+			PASS(r, r->dwconv_back_rows[k], bp, dw_chunks, nf,
+			     &fit->params, &fit->s[k], &fit->z, &fit->g,
+			     &fit->part_b, NULL);
+		} else {
+			PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h,
+			     &fit->part_b, NULL, NULL, NULL);
+			PASS(r, r->dwconv_back, p, gx, nf, &fit->params, &fit->s[k],
+			     &fit->z, &fit->g, r->half ? &fit->g16 : NULL, NULL);
+		}
 		stage_end(r, NN_PASS_DWCONV_BACK);
-		reduce_into(r, &fit->part_b, chunks, (int)nf, 9, 0, 9, l->dw[k], 9, 1);
+		reduce_into(r, &fit->part_b, dw_chunks, (int)nf, 9, 0, 9, l->dw[k],
+			    9, 1);
 		stage_end(r, NN_PASS_REDUCE);
 	}
 

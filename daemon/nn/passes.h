@@ -32,4 +32,10 @@ struct gemm_push {
 #define REDUCE_CHUNK 4096
 #define GROUP 256
 
+/* CPU devices' depthwise passes (dwconv_rows.comp): pixels of a row
+ * segment, segments of a summed chunk, invocations of a workgroup. */
+#define ROW_SEGMENT 8
+#define ROW_CHUNK (REDUCE_CHUNK / ROW_SEGMENT)
+#define ROW_GROUP 64
+
 #endif

@@ -34,6 +34,12 @@ void test_dispatch(const char *variant, int nf, float w0,
 		   const void *push, uint32_t push_bytes, uint32_t gx,
 		   uint32_t gy, uint32_t gz);
 
+/* The same with explicit specialization constants (0..nspec-1). */
+void test_dispatch_spec(const char *variant, const uint32_t *spec, int nspec,
+			const struct gpu_buffer *const *bufs, int nbufs,
+			const void *push, uint32_t push_bytes, uint32_t gx,
+			uint32_t gy, uint32_t gz);
+
 /* Fails the test when any |got - want| > atol + rtol * |want|. */
 void test_close(const char *what, const float *got, const double *want,
 		size_t n, double atol, double rtol);
