@@ -11,7 +11,8 @@
 #   PEER    path of torch_convsiren.py (default ../shared/peer/...);
 #           PEER_PYTHON the interpreter with torch (default python3)
 #   PEER_MODES  peer modes to run (default "fp32 tf32" on CUDA, "fp32")
-#   VKINR_GEMM=small|large  forces a GEMM tile (see daemon/nn/fit.c)
+#   VKINR_GEMM=small|large  forces a GEMM tile, VKINR_PASSES=cpu|gpu the
+#           family of passes (see daemon/nn/fit.c)
 #
 # Output: one JSON object a line ({"case",...,"impl":"vkinrd"|"pytorch"}),
 # then a table. Both programs report the median of the epoch times after

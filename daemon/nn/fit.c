@@ -72,6 +72,19 @@ static enum gemm_kind choose_gemm_kind(const struct gpu_context *gpu, int nf)
 	return nf < GEMM_TILE_LARGE ? GEMM_SMALL : GEMM_LARGE;
 }
 
+/* CPU devices get the passes written for them (subgroup sums, the
+ * depthwise conv by row segments); VKINR_PASSES=cpu|gpu overrides, so that
+ * the tests check both families on any device. */
+static int use_cpu_passes(const struct gpu_context *gpu)
+{
+	const char *env = getenv("VKINR_PASSES");
+	if (env && !strcmp(env, "cpu"))
+		return 1;
+	if (env && !strcmp(env, "gpu"))
+		return 0;
+	return gpu_info(gpu)->is_cpu;
+}
+
 /* Output tile of a GEMM workgroup: rows (M) and columns (N). */
 static void gemm_tile_shape(enum gemm_kind kind, uint32_t *rows,
 			    uint32_t *cols)
@@ -259,7 +272,7 @@ static int get_pipelines(struct recorder *r)
 	}
 	GET(head_render, "head_render", 6, pass, 2);
 	/* CPU devices sum pixels with subgroup operations (see pixel_reduce) */
-	int cpu = gpu_info(gpu)->is_cpu;
+	int cpu = use_cpu_passes(gpu);
 	GET(reduce_sum, cpu ? "reduce_sum_cpu" : "reduce_sum", 3, pass, 2);
 	GET(reduce_dw, cpu ? "reduce_dw_cpu" : "reduce_dw", 3, pass, 2);
 	GET(reduce_first, cpu ? "reduce_first_cpu" : "reduce_first", 3, pass, 2);

@@ -123,10 +123,19 @@ static void check_gradient(int default_width, enum nn_precision precision,
 	image_destroy(img);
 }
 
+/* Both families of passes (daemon/nn/fit.c picks by device type): the
+ * GPU one (per-pixel depthwise passes, tree sums) and the CPU one (row
+ * segments, subgroup sums), whichever device runs the test. */
 static void test_gradient_matches_reference(void **state)
 {
 	test_need_gpu();
-	check_gradient(16, NN_PRECISION_FP32, 1e-4, 2e-3);
+	const char *families[] = {"gpu", "cpu"};
+	for (int i = 0; i < 2; i++) {
+		print_message("# passes for %s devices\n", families[i]);
+		setenv("VKINR_PASSES", families[i], 1);
+		check_gradient(16, NN_PRECISION_FP32, 1e-4, 2e-3);
+	}
+	unsetenv("VKINR_PASSES");
 }
 
 /* The fp16 tensor-core path against the reference: operands rounded to
