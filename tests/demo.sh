@@ -3,7 +3,7 @@
 # with vkinrd on the preferred Vulkan device (lavapipe, the CPU, when there
 # is no GPU) and shows the target next to the reconstruction.
 #   DEMO_SIZE (default 96 on a CPU device, 512 on a GPU), DEMO_EPOCHS
-#   (default 600 on a CPU device: a minute or two on 2 cores; 2000 on a
+#   (default 800 on a CPU device: about two minutes on 2 cores; 2000 on a
 #   GPU), DEMO_OUT (default out/).
 set -euo pipefail
 build=${1:-build}
@@ -11,7 +11,7 @@ out=${DEMO_OUT:-out}
 mkdir -p "$out"
 "$build/vkinrd" --devices
 if "$build/vkinrd" --devices --json | head -1 | grep -q '"type":"cpu"'; then
-	size=${DEMO_SIZE:-96} epochs=${DEMO_EPOCHS:-600} width=(--width 32)
+	size=${DEMO_SIZE:-96} epochs=${DEMO_EPOCHS:-800} width=(--width 32)
 else
 	size=${DEMO_SIZE:-512} epochs=${DEMO_EPOCHS:-2000} width=()
 fi
