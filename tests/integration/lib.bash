@@ -41,8 +41,10 @@ need_device() {
 start_daemon() {
 	"$VKINRD" --socket "$SOCK" --state-dir "$STATE" -v "$@" >>"$T/daemon.log" 2>&1 &
 	DPID=$!
-	for _ in $(seq 1 100); do
+	# 30 s: a sanitizer build on a loaded machine starts slowly
+	for _ in $(seq 1 300); do
 		[ -S "$SOCK" ] && return 0
+		kill -0 "$DPID" 2>/dev/null || break
 		sleep 0.1
 	done
 	echo "# the daemon did not create its socket"
