@@ -19,6 +19,7 @@ layout(push_constant) uniform Pass {
 } pc;
 
 float act(float s) { return sin(W0 * s); }
+vec4 act(vec4 s) { return sin(W0 * s); }
 float act_grad(float s) { return W0 * cos(W0 * s); }
 
 // (p mod w, p / w) without an integer division (which CPUs such as

@@ -240,9 +240,9 @@ struct recorder {
 	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
 		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
 		*adam, *gemm_nn, *gemm_tn, *gemm_nt;
-	/* CPU devices: the depthwise passes by row segments, one pipeline a
-	 * block (the dilation is a specialization constant) */
-	int rows;
+	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
+	 * one pipeline a block (the dilation is a specialization constant) */
+	int cpu, rows;
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
 		*dwconv_back_rows[NN_MAX_BLOCKS];
 };
@@ -257,8 +257,9 @@ static int get_pipelines(struct recorder *r)
 	int rc = 0;
 #define GET(field, name, nb, push, ns)                                        \
 	rc = rc ? rc : gpu_pipeline_get(gpu, name, nb, push, spec, ns, &r->field)
+	r->cpu = use_cpu_passes(gpu);
 	GET(first, "first", 2, pass, 2);
-	GET(activate, "activate", 2, pass, 2);
+	GET(activate, r->cpu ? "activate_vec4" : "activate", 2, pass, 2);
 	r->half = r->fit->precision == NN_PRECISION_FP16;
 	if (r->half) {
 		GET(to_f16, "to_f16", 2, pass, 2);
@@ -272,13 +273,13 @@ static int get_pipelines(struct recorder *r)
 	}
 	GET(head_render, "head_render", 6, pass, 2);
 	/* CPU devices sum pixels with subgroup operations (see pixel_reduce) */
-	int cpu = use_cpu_passes(gpu);
+	int cpu = r->cpu;
 	GET(reduce_sum, cpu ? "reduce_sum_cpu" : "reduce_sum", 3, pass, 2);
 	GET(reduce_dw, cpu ? "reduce_dw_cpu" : "reduce_dw", 3, pass, 2);
 	GET(reduce_first, cpu ? "reduce_first_cpu" : "reduce_first", 3, pass, 2);
 	GET(reduce_out, cpu ? "reduce_out_cpu" : "reduce_out", 3, pass, 2);
 	/* and do the depthwise conv by row segments (see dwconv_rows.comp) */
-	r->rows = cpu && !r->half;
+	r->rows = r->cpu && !r->half;
 	for (int k = 0; r->rows && k < r->fit->cfg.nblocks; k++) {
 		uint32_t rspec[3] = {spec[0], spec[1],
 				     (uint32_t)r->fit->cfg.dilations[k]};
@@ -419,6 +420,25 @@ static void record_half_weights(struct recorder *r)
 	stage_end(r, NN_PASS_FIRST); /* timed with the first layer */
 }
 
+/* h = act(s) over a tile's activations. */
+static void record_activate(struct recorder *r, struct pass_push p,
+			    const struct gpu_buffer *s, const struct gpu_buffer *h)
+{
+	uint32_t nf = (uint32_t)r->fit->cfg.nf, n = (uint32_t)p.n;
+	if (r->cpu) { /* vec4s of the flat buffer, rows of 65535 groups */
+		uint64_t count = (uint64_t)nf * n / 4;
+		uint32_t groups = div_up(count, GROUP);
+		uint32_t gy = div_up(groups, 65535);
+		p.i0 = (int)count;
+		PASS(r, r->activate, p, gy > 1 ? 65535 : groups, gy, s, h, NULL,
+		     NULL, NULL, NULL);
+	} else {
+		PASS(r, r->activate, p, div_up(n, GROUP), nf, s, h, NULL, NULL,
+		     NULL, NULL);
+	}
+	stage_end(r, NN_PASS_ACTIVATE);
+}
+
 /* Z = the depthwise conv of block k over h = act(S_k). */
 static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 			  const struct gpu_buffer *h)
@@ -455,9 +475,7 @@ static void record_forward(struct recorder *r, const struct tile *t)
 	PASS(r, r->first, p, gx, nf, &fit->params, &fit->s[0], NULL, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		PASS(r, r->activate, p, gx, nf, &fit->s[k], &fit->g, NULL, NULL,
-		     NULL, NULL);
-		stage_end(r, NN_PASS_ACTIVATE);
+		record_activate(r, p, &fit->s[k], &fit->g);
 		record_dwconv(r, p, k, &fit->g);
 		struct gemm_push g = {
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
@@ -521,9 +539,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 
 	for (int k = nb - 1; k >= 0; k--) {
 		const struct gpu_buffer *h = &fit->s[nb]; /* free after the head */
-		PASS(r, r->activate, p, gx, nf, &fit->s[k], h, NULL, NULL, NULL,
-		     NULL);
-		stage_end(r, NN_PASS_ACTIVATE);
+		record_activate(r, p, &fit->s[k], h);
 		p.dil = fit->cfg.dilations[k];
 		p.off0 = (uint32_t)l->dw[k];
 		p.i3 = (int)n_pad;

@@ -77,6 +77,17 @@ static void test_activate(void **state)
 	for (int i = 0; i < NF * NPIX; i++)
 		want[i] = sin(W0 * (double)s[i]);
 	test_close("activate", got, want, NF * NPIX, 2e-5, 0);
+
+	/* the CPU devices' form: vec4s of the flat buffer, on two rows of
+	 * workgroups (the second partly past the end) */
+	memset(got, 0, NF * NPIX * 4);
+	test_upload(&bh, got, NF * NPIX);
+	p.i0 = NF * NPIX / 4;
+	uint32_t groups = (NF * NPIX / 4 + 255) / 256;
+	test_dispatch("activate_vec4", NF, W0, bufs, 2, &p, sizeof(p),
+		      (groups + 1) / 2, 2, 1);
+	test_download(&bh, got, NF * NPIX);
+	test_close("activate_vec4", got, want, NF * NPIX, 2e-5, 0);
 	free(s), free(got), free(want);
 }
 
