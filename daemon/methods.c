@@ -857,6 +857,17 @@ static cJSON *job_state_result(const struct job *job)
 	return r;
 }
 
+/* The job named by params (which hold only "job") of a method that acts
+ * on it: it must exist and the caller must own it (or be root). */
+static int touchable_job(struct request *rq, const cJSON *params,
+			 struct job **out)
+{
+	int rc = check_keys(rq, params, job_only);
+	if (rc || (rc = get_job(rq, params, out)))
+		return rc;
+	return may_touch(rq, *out);
+}
+
 static void set_state(struct service *svc, struct job *job,
 		      enum job_state state)
 {
@@ -867,8 +878,8 @@ static void set_state(struct service *svc, struct job *job,
 static int m_pause(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, &job)) || (rc = may_touch(rq, job)))
+	int rc = touchable_job(rq, params, &job);
+	if (rc)
 		return rc;
 	switch (job->state) {
 	case JOB_RUNNING:
@@ -891,8 +902,8 @@ static int m_pause(struct request *rq, const cJSON *params, cJSON **result)
 static int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, &job)) || (rc = may_touch(rq, job)))
+	int rc = touchable_job(rq, params, &job);
+	if (rc)
 		return rc;
 	switch (job->state) {
 	case JOB_PAUSED:
@@ -915,8 +926,8 @@ static int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 static int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, &job)) || (rc = may_touch(rq, job)))
+	int rc = touchable_job(rq, params, &job);
+	if (rc)
 		return rc;
 	switch (job->state) {
 	case JOB_RUNNING:
@@ -938,8 +949,8 @@ static int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, &job)) || (rc = may_touch(rq, job)))
+	int rc = touchable_job(rq, params, &job);
+	if (rc)
 		return rc;
 	if (job->state == JOB_RUNNING)
 		return fail(rq, RPC_JOB_STATE, "job %s is running; cancel it "
@@ -996,8 +1007,8 @@ static int m_export(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
 	struct service *svc = rq->svc;
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, &job)) || (rc = may_touch(rq, job)))
+	int rc = touchable_job(rq, params, &job);
+	if (rc)
 		return rc;
 	if (job->state == JOB_DONE && job->has_export &&
 	    export_files(rq, job, result) == 0)
