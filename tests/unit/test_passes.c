@@ -147,146 +147,122 @@ static void test_first(void **state)
 	free(got), free(want), free(params);
 }
 
-static void test_dwconv(void **state)
+/* The depthwise passes, for dilations below, at and above the CPU row
+ * segment (8), on a tile whose width is not a multiple of it: the GPUs'
+ * per-pixel dwconv.comp and dwconv_back.comp, and the CPU devices'
+ * dwconv_rows.comp, whose backward also sums the conv weights' gradient
+ * (over small chunks, so that several are added). */
+static const int dilations[] = {1, 2, 3, 4, 8, 11};
+#define ROW_SEGS ((37 + 7) / 8)
+#define ROW_CHUNK_TEST 16
+#define ROW_CHUNKS ((ROW_SEGS * 23 + ROW_CHUNK_TEST - 1) / ROW_CHUNK_TEST)
+
+/* Runs the forward or backward (back) depthwise pass, by rows or per
+ * pixel, for dilation d; returns the variant's name. */
+static const char *dispatch_dw(int rows, int back, int d,
+			       const struct gpu_buffer *const *bufs)
 {
-	test_need_gpu();
+	static const char *const names[2][2] = {
+		{"dwconv", "dwconv_back"}, {"dwconv_rows", "dwconv_back_rows"}};
+	float w0 = W0;
+	uint32_t spec[3] = {NF, 0, (uint32_t)d};
+	memcpy(&spec[1], &w0, 4);
+	struct pass_push p = tile_push(d);
+	uint32_t gx = (NPIX + 255) / 256;
+	if (rows) {
+		p.i0 = ROW_CHUNK_TEST;
+		p.i1 = NF;
+		p.i2 = ROW_SEGS;
+		gx = back ? ROW_CHUNKS : (ROW_SEGS * 23 + 63) / 64;
+	}
+	int nbufs = back ? 4 + rows : 3;
+	test_dispatch_spec(names[rows][back], spec, rows ? 3 : 2, bufs, nbufs,
+			   &p, sizeof(p), gx, NF, 1);
+	return names[rows][back];
+}
+
+static void check_dwconv(int rows)
+{
 	float *s = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4), *got = malloc(NF * NPIX * 4);
 	double *want = malloc(NF * NPIX * 8);
 	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
 			  bz = test_buffer(NF * NPIX);
-	for (int d = 1; d <= 8; d *= 2) {
+	for (size_t i = 0; i < sizeof(dilations) / sizeof(int); i++) {
+		int d = dilations[i];
 		test_random(s, NF * NPIX, 11 + d, -1, 1);
 		test_random(dw, NF * 9, 21 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
 		upload_activated(&bs, s, NF * NPIX);
-		struct pass_push p = tile_push(d);
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
-		test_dispatch("dwconv", NF, W0, bufs, 3, &p, sizeof(p),
-			      (NPIX + 255) / 256, NF, 1);
-		test_download(&bz, got, NF * NPIX);
-		double *sd = to_double(s, NF * NPIX);
-		ref_dwconv(NF, &tile, d, dw, W0, sd, want);
-		test_close("dwconv", got, want, NF * NPIX, 2e-4, 1e-4);
-		free(sd);
-	}
-	free(s), free(dw), free(got), free(want);
-}
-
-static void test_dwconv_back(void **state)
-{
-	test_need_gpu();
-	float *s = malloc(NF * NPIX * 4), *dz = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4);
-	float *got = malloc(NF * NPIX * 4);
-	double *want = malloc(NF * NPIX * 8), *gdw = calloc(NF * 9, 8);
-	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
-			  bdz = test_buffer(NF * NPIX), bout = test_buffer(NF * NPIX);
-	for (int d = 1; d <= 8; d *= 2) {
-		test_random(s, NF * NPIX, 31 + d, -1, 1);
-		test_random(dz, NF * NPIX, 41 + d, -1, 1);
-		test_random(dw, NF * 9, 51 + d, -1, 1);
-		test_upload(&bp, dw, NF * 9);
-		test_upload(&bs, s, NF * NPIX);
-		test_upload(&bdz, dz, NF * NPIX);
-		struct pass_push p = tile_push(d);
-		const struct gpu_buffer *bufs[] = {&bp, &bs, &bdz, &bout};
-		test_dispatch("dwconv_back", NF, W0, bufs, 4, &p, sizeof(p),
-			      (NPIX + 255) / 256, NF, 1);
-		test_download(&bout, got, NF * NPIX);
-		double *sd = to_double(s, NF * NPIX), *dzd = to_double(dz, NF * NPIX);
-		ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
-		test_close("dwconv_back", got, want, NF * NPIX, 5e-4, 1e-4);
-		free(sd), free(dzd);
-	}
-	free(s), free(dz), free(dw), free(got), free(want), free(gdw);
-}
-
-/* The CPU devices' depthwise passes by row segments (dwconv_rows.comp):
- * the forward conv, and the backward with the conv weights' gradient in the
- * same pass, for dilations below, at and above the segment length (8), on
- * a tile whose width is not a multiple of it. */
-static const int row_dilations[] = {1, 2, 3, 4, 8, 11};
-#define ROW_SEGS ((37 + 7) / 8)
-
-static void row_spec(int d, uint32_t spec[3])
-{
-	float w0 = W0;
-	spec[0] = NF;
-	memcpy(&spec[1], &w0, 4);
-	spec[2] = (uint32_t)d;
-}
-
-static void test_dwconv_rows(void **state)
-{
-	test_need_gpu();
-	float *s = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4), *got = malloc(NF * NPIX * 4);
-	double *want = malloc(NF * NPIX * 8);
-	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
-			  bz = test_buffer(NF * NPIX);
-	for (size_t i = 0; i < sizeof(row_dilations) / sizeof(int); i++) {
-		int d = row_dilations[i];
-		test_random(s, NF * NPIX, 111 + d, -1, 1);
-		test_random(dw, NF * 9, 121 + d, -1, 1);
-		test_upload(&bp, dw, NF * 9);
-		upload_activated(&bs, s, NF * NPIX);
-		struct pass_push p = tile_push(d);
-		p.i2 = ROW_SEGS;
-		uint32_t spec[3];
-		row_spec(d, spec);
-		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
-		test_dispatch_spec("dwconv_rows", spec, 3, bufs, 3, &p, sizeof(p),
-				   (ROW_SEGS * 23 + 63) / 64, NF, 1);
+		const char *variant = dispatch_dw(rows, 0, d, bufs);
 		test_download(&bz, got, NF * NPIX);
 		double *sd = to_double(s, NF * NPIX);
 		ref_dwconv(NF, &tile, d, dw, W0, sd, want);
 		char what[48];
-		snprintf(what, sizeof(what), "dwconv_rows, dilation %d", d);
+		snprintf(what, sizeof(what), "%s, dilation %d", variant, d);
 		test_close(what, got, want, NF * NPIX, 2e-4, 1e-4);
 		free(sd);
 	}
 	free(s), free(dw), free(got), free(want);
 }
 
-static void test_dwconv_back_rows(void **state)
+static void check_dwconv_back(int rows)
 {
-	test_need_gpu();
 	float *s = malloc(NF * NPIX * 4), *dz = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4);
 	float *got = malloc(NF * NPIX * 4), *gotw = malloc(NF * 9 * 4);
 	double *want = malloc(NF * NPIX * 8), *gdw = malloc(NF * 9 * 8);
-	/* a small chunk, so that several chunks are added */
-	int chunk = 16, chunks = (ROW_SEGS * 23 + chunk - 1) / chunk;
 	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
 			  bdz = test_buffer(NF * NPIX), bout = test_buffer(NF * NPIX),
-			  part = test_buffer((size_t)chunks * 9 * NF);
-	for (size_t i = 0; i < sizeof(row_dilations) / sizeof(int); i++) {
-		int d = row_dilations[i];
-		test_random(s, NF * NPIX, 131 + d, -1, 1);
-		test_random(dz, NF * NPIX, 141 + d, -1, 1);
-		test_random(dw, NF * 9, 151 + d, -1, 1);
+			  part = test_buffer((size_t)ROW_CHUNKS * 9 * NF);
+	for (size_t i = 0; i < sizeof(dilations) / sizeof(int); i++) {
+		int d = dilations[i];
+		test_random(s, NF * NPIX, 31 + d, -1, 1);
+		test_random(dz, NF * NPIX, 41 + d, -1, 1);
+		test_random(dw, NF * 9, 51 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
 		test_upload(&bs, s, NF * NPIX);
 		test_upload(&bdz, dz, NF * NPIX);
-		struct pass_push p = tile_push(d);
-		p.i0 = chunk;
-		p.i1 = NF;
-		p.i2 = ROW_SEGS;
-		uint32_t spec[3];
-		row_spec(d, spec);
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bdz, &bout, &part};
-		test_dispatch_spec("dwconv_back_rows", spec, 3, bufs, 5, &p,
-				   sizeof(p), chunks, NF, 1);
+		const char *variant = dispatch_dw(rows, 1, d, bufs);
 		test_download(&bout, got, NF * NPIX);
-		reduce_partials(&part, chunks, NF, 9, 9, 1, gotw);
 		double *sd = to_double(s, NF * NPIX), *dzd = to_double(dz, NF * NPIX);
 		memset(gdw, 0, NF * 9 * 8);
 		ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
-		char what[48];
-		snprintf(what, sizeof(what), "dwconv_back_rows dS, dilation %d", d);
+		char what[64];
+		snprintf(what, sizeof(what), "%s dS, dilation %d", variant, d);
 		test_close(what, got, want, NF * NPIX, 5e-4, 1e-4);
-		snprintf(what, sizeof(what), "dwconv_back_rows ddw, dilation %d", d);
-		test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
+		if (rows) { /* per pixel, reduce_dw sums these: test_reductions */
+			reduce_partials(&part, ROW_CHUNKS, NF, 9, 9, 1, gotw);
+			snprintf(what, sizeof(what), "%s ddw, dilation %d", variant, d);
+			test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
+		}
 		free(sd), free(dzd);
 	}
 	free(s), free(dz), free(dw), free(got), free(gotw), free(want), free(gdw);
+}
+
+static void test_dwconv(void **state)
+{
+	test_need_gpu();
+	check_dwconv(0);
+}
+
+static void test_dwconv_back(void **state)
+{
+	test_need_gpu();
+	check_dwconv_back(0);
+}
+
+static void test_dwconv_rows(void **state)
+{
+	test_need_gpu();
+	check_dwconv(1);
+}
+
+static void test_dwconv_back_rows(void **state)
+{
+	test_need_gpu();
+	check_dwconv_back(1);
 }
 
 /* GEMM in its three forms against the reference pointwise functions, for
