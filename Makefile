@@ -44,9 +44,9 @@ TEST_SUPPORT_SRC := $(wildcard tests/ref/*.c tests/unit/support_*.c)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 
 # Shader variants: one line each in shaders/variants.txt (name, source,
-# defines); each is checked by spirv-val and becomes an embedded SPIR-V
-# array spv_NAME. A header of a variant no longer listed (named by an old
-# dependency file) is removed.
+# defines); each is compiled once, checked by spirv-val, and the checked
+# words become an embedded array spv_NAME. A header of a variant no longer
+# listed (named by an old dependency file) is removed.
 VARIANTS := $(shell awk '!/^\#/ && NF {print $$1}' shaders/variants.txt)
 SHADER_HDRS := $(VARIANTS:%=$(B)/shaders/%.h)
 
@@ -70,8 +70,10 @@ $(B)/shaders/%.h: shaders/variants.txt $(wildcard shaders/*.comp shaders/*.glsl)
 	$(GLSLANG) -V --target-env vulkan1.2 -Ishaders "$$@" \
 		-o $(B)/shaders/$*.spv shaders/$$src > $@.log && \
 	$(SPIRV_VAL) --target-env vulkan1.2 $(B)/shaders/$*.spv >> $@.log 2>&1 && \
-	$(GLSLANG) -V --target-env vulkan1.2 -Ishaders "$$@" --vn spv_$* \
-		-o $@ shaders/$$src >> $@.log || { cat $@.log; rm -f $@; exit 1; }
+	{ echo "const uint32_t spv_$*[] = {"; \
+	  od -An -v -tx4 $(B)/shaders/$*.spv | \
+		awk '{ for (i = 1; i <= NF; i++) printf "0x%s,", $$i; print "" }'; \
+	  echo "};"; } > $@ || { cat $@.log; rm -f $@; exit 1; }
 
 # The table of every embedded shader, looked up by name at run time.
 $(B)/shaders/shaders.c: $(SHADER_HDRS) shaders/variants.txt
