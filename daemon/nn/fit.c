@@ -539,7 +539,10 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 
 	for (int k = nb - 1; k >= 0; k--) {
 		const struct gpu_buffer *h = &fit->s[nb]; /* free after the head */
-		record_activate(r, p, &fit->s[k], h);
+		/* h = act(S_k) feeds Z's recompute and, per pixel, reduce_dw;
+		 * the row passes of the last block need neither */
+		if (!r->rows || k != nb - 1)
+			record_activate(r, p, &fit->s[k], h);
 		p.dil = fit->cfg.dilations[k];
 		p.off0 = (uint32_t)l->dw[k];
 		p.i3 = (int)n_pad;
