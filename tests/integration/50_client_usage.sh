@@ -13,20 +13,7 @@ case $CTL in /*) ;; *) CTL=$PWD/$CTL ;; esac
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-n=0 fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESC CMD...: passes when CMD succeeds
-	local d=$1; shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-# run EXPECTED_RC CMD...: runs the client, keeps out/err, compares the status
-rc_is() {
-	local want=$1; shift
-	"$@" >"$T/out" 2>"$T/err"
-	local got=$?
-	[ "$got" -eq "$want" ] || { echo "# expected exit $want, got $got: $*"; sed 's/^/#   /' "$T/err" | head -5; return 1; }
-}
+. "$(dirname "$0")/client_tap.bash"
 
 echo "1..27"
 if [ ! -x "$CTL" ]; then

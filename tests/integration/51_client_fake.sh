@@ -17,19 +17,7 @@ T=$(mktemp -d)
 FAKE_PID=
 trap '[ -n "$FAKE_PID" ] && kill $FAKE_PID 2>/dev/null; rm -rf "$T"' EXIT
 
-n=0 fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() {
-	local d=$1; shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-rc_is() {
-	local want=$1; shift
-	"$@" >"$T/out" 2>"$T/err"
-	local got=$?
-	[ "$got" -eq "$want" ] || { echo "# expected exit $want, got $got: $*"; sed 's/^/#   /' "$T/err" | head -5; return 1; }
-}
+. "$(dirname "$0")/client_tap.bash"
 # every line of FILE is a JSON object (and there is at least one)
 all_json() { python3 -c '
 import json, sys

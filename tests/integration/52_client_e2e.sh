@@ -16,19 +16,7 @@ T=$(mktemp -d)
 DPID=
 trap '[ -n "$DPID" ] && kill $DPID 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
 
-n=0 fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() {
-	local d=$1; shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-rc_is() {
-	local want=$1; shift
-	"$@" >"$T/out" 2>"$T/err"
-	local got=$?
-	[ "$got" -eq "$want" ] || { echo "# expected exit $want, got $got: $*"; sed 's/^/#   /' "$T/err" | head -5; return 1; }
-}
+. "$(dirname "$0")/client_tap.bash"
 
 TOTAL=20
 echo "1..$TOTAL"
