@@ -32,6 +32,7 @@
 #include "errors.h"
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
+#include "nn/gemm.h"
 #include "nn/passes.h"
 
 const char *nn_pass_name(enum nn_pass pass)
@@ -58,18 +59,21 @@ static uint32_t div_up(uint64_t a, uint64_t b)
 
 /* ------------------------------------------------------------ planning */
 
-/* The fp32 GEMM variant: 64x64 tiles on CPU devices and small widths,
- * 128x128 on GPUs (VKINR_GEMM=small|large overrides, for benchmarks). */
-static enum gemm_kind choose_gemm_kind(const struct gpu_context *gpu, int nf)
+/* The GEMM family: fp16 tensor cores for the fp16 path; for fp32, 64x64
+ * tiles on CPU devices and small widths, 128x128 on GPUs. VKINR_GEMM=NAME
+ * (see gemm.c) overrides with a family of the same operand precision, for
+ * benchmarks and for the tests of the tensor-core tiling ("coop_emu"). */
+static const struct gemm_variant *choose_gemm(const struct nn_fit *fit)
 {
-	const char *env = getenv("VKINR_GEMM");
-	if (env && !strcmp(env, "small"))
-		return GEMM_SMALL;
-	if (env && !strcmp(env, "large"))
-		return GEMM_LARGE;
-	if (gpu_info(gpu)->is_cpu)
-		return GEMM_SMALL;
-	return nf < GEMM_TILE_LARGE ? GEMM_SMALL : GEMM_LARGE;
+	int half = fit->precision == NN_PRECISION_FP16;
+	const struct gemm_variant *v = gemm_variant_find(getenv("VKINR_GEMM"));
+	if (v && v->half == half)
+		return v;
+	if (half)
+		return gemm_variant_find("coop");
+	if (gpu_info(fit->gpu)->is_cpu || fit->cfg.nf < 128)
+		return gemm_variant_find("small");
+	return gemm_variant_find("large");
 }
 
 /* CPU devices get the passes written for them (subgroup sums, the
@@ -85,43 +89,31 @@ static int use_cpu_passes(const struct gpu_context *gpu)
 	return gpu_info(gpu)->is_cpu;
 }
 
-/* Output tile of a GEMM workgroup: rows (M) and columns (N). */
-static void gemm_tile_shape(enum gemm_kind kind, uint32_t *rows,
-			    uint32_t *cols)
-{
-	*rows = *cols = kind == GEMM_SMALL ? GEMM_TILE : GEMM_TILE_LARGE;
-}
-
-/* fp32 unless fp16 tensor cores are asked for. (Measured on an H200, the
- * tensor-core GEMMs are no faster than the fp32 ones yet and cost half a
- * dB after 300 epochs, so auto does not pick them; see README.)
+/* auto takes the tensor cores where the device has them, fp32 elsewhere.
  * Gradient operands are scaled by the number of values the loss averages
  * (times 16), which brings them from ~1e-7 into fp16's range. */
 static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 {
 	const struct gpu_device_info *info = gpu_info(fit->gpu);
 	enum nn_precision p = fit->cfg.precision;
-	if (p == NN_PRECISION_FP16 && !info->has_coopmat_nv) {
+	if (p == NN_PRECISION_FP16 && !info->has_tensor_cores) {
 		snprintf(err, errlen, "%s has no fp16 tensor-core path "
-			 "(VK_NV_cooperative_matrix 16x16x16): use --precision fp32",
+			 "(cooperative matrices 16x8x16): use --precision fp32",
 			 info->name);
 		return ERR_INVALID;
 	}
 	if (p == NN_PRECISION_AUTO)
-		p = NN_PRECISION_FP32;
+		p = info->has_tensor_cores ? NN_PRECISION_FP16 : NN_PRECISION_FP32;
 	fit->precision = p;
-	fit->gemm_kind = p == NN_PRECISION_FP16 ? GEMM_COOP
-						: choose_gemm_kind(fit->gpu, fit->cfg.nf);
+	fit->gemm = choose_gemm(fit);
 	fit->grad_scale = 16.0f * 3.0f * (float)fit->width * (float)fit->height;
 	return 0;
 }
 
 static int nt_splits(const struct nn_fit *fit, int n)
 {
-	uint32_t rows, cols;
-	gemm_tile_shape(fit->gemm_kind, &rows, &cols);
-	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, rows) *
-			      div_up((uint64_t)fit->cfg.nf, cols));
+	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, fit->gemm->rows) *
+			      div_up((uint64_t)fit->cfg.nf, fit->gemm->cols));
 	int target = gpu_info(fit->gpu)->is_cpu ? 8 : 1024;
 	int splits = (target + out_tiles - 1) / out_tiles;
 	int most = (int)div_up((uint64_t)n, 256);
@@ -290,13 +282,10 @@ static int get_pipelines(struct recorder *r)
 	}
 	GET(reduce, "reduce", 2, pass, 2);
 	GET(adam, "adam", 5, pass, 2);
-	static const char *suffixes[] = {
-		[GEMM_SMALL] = "", [GEMM_LARGE] = "_large", [GEMM_COOP] = "_coop"};
-	const char *suffix = suffixes[r->fit->gemm_kind];
 	char nn[32], tn[32], nt[32];
-	snprintf(nn, sizeof(nn), "gemm_nn%s", suffix);
-	snprintf(tn, sizeof(tn), "gemm_tn%s", suffix);
-	snprintf(nt, sizeof(nt), "gemm_nt%s", suffix);
+	gemm_shader_name(r->fit->gemm, "nn", nn, sizeof(nn));
+	gemm_shader_name(r->fit->gemm, "tn", tn, sizeof(tn));
+	gemm_shader_name(r->fit->gemm, "nt", nt, sizeof(nt));
 	GET(gemm_nn, nn, 4, gemm, 0);
 	GET(gemm_tn, tn, 4, gemm, 0);
 	GET(gemm_nt, nt, 4, gemm, 0);
@@ -380,13 +369,12 @@ static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 		 const struct gpu_buffer *c, struct gemm_push g, uint32_t splits,
 		 int a_grad, int b_grad)
 {
-	float scale = r->fit->grad_scale;
+	float scale = r->half ? r->fit->grad_scale : 1.0f;
 	g.a_scale = a_grad ? scale : 1.0f;
 	g.b_scale = b_grad ? scale : 1.0f;
 	g.out_scale = 1.0f / (g.a_scale * g.b_scale);
-	uint32_t rows, cols;
-	gemm_tile_shape(r->fit->gemm_kind, &rows, &cols);
-	uint32_t gx = div_up(g.N, cols), gy = div_up(g.M, rows);
+	uint32_t gx = div_up(g.N, r->fit->gemm->cols);
+	uint32_t gy = div_up(g.M, r->fit->gemm->rows);
 	dispatch(r, pipe, a, b, c, &r->fit->params, NULL, NULL, &g, sizeof(g),
 		 gx, gy, splits);
 }
@@ -504,7 +492,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	uint32_t n = (uint32_t)p.n, gx = div_up(n, GROUP);
 	int chunks = (int)div_up(n, REDUCE_CHUNK);
 	uint32_t splits = (uint32_t)nt_splits(fit, (int)n);
-	uint32_t k_chunk = div_up(div_up(n, splits), GEMM_BK) * GEMM_BK;
+	uint32_t k_step = fit->gemm->k_step;
+	uint32_t k_chunk = div_up(div_up(n, splits), k_step) * k_step;
 	splits = div_up(n, k_chunk);
 	/* the fp16 path runs K over the padded row: ceil(n_pad / k_chunk) is
 	 * the same number of splits, as k_chunk is a multiple of 16 */

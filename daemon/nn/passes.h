@@ -24,11 +24,8 @@ struct gemm_push {
 	float a_scale, b_scale, out_scale; /* loss scaling, tensor-core path */
 };
 
-/* The tiles of the GEMM shader (BM x BN of its variants, see gemm.comp) and the
- * pixels one pixel_reduce workgroup sums. */
-#define GEMM_TILE 64
-#define GEMM_TILE_LARGE 128
-#define GEMM_BK 16
+/* The pixels one pixel_reduce workgroup sums (the GEMMs' tiles are in
+ * nn/gemm.h). */
 #define REDUCE_CHUNK 4096
 #define GROUP 256
 
