@@ -235,6 +235,8 @@ struct recorder {
 	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
 	 * one pipeline a block (the dilation is a specialization constant) */
 	int cpu, rows;
+	/* GPUs: the depthwise passes read S and take its sines themselves */
+	int fused;
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
 		*dwconv_back_rows[NN_MAX_BLOCKS];
 };
@@ -279,6 +281,15 @@ static int get_pipelines(struct recorder *r)
 						3, &r->dwconv_rows[k]);
 		rc = rc ? rc : gpu_pipeline_get(gpu, "dwconv_back_rows", 5, pass,
 						rspec, 3, &r->dwconv_back_rows[k]);
+	}
+	/* GPUs read S in the depthwise passes and take the sines there, which
+	 * saves the activate pass's read and write of every activation;
+	 * VKINR_FUSED_SINE=0 keeps that pass, to compare */
+	const char *fused = getenv("VKINR_FUSED_SINE");
+	r->fused = !r->cpu && !(fused && !strcmp(fused, "0"));
+	if (r->fused) {
+		GET(dwconv, r->half ? "dwconv_s_f16" : "dwconv_s", 3, pass, 2);
+		GET(reduce_dw, "reduce_dw_s", 3, pass, 2);
 	}
 	GET(reduce, "reduce", 2, pass, 2);
 	GET(adam, "adam", 5, pass, 2);
@@ -463,8 +474,9 @@ static void record_forward(struct recorder *r, const struct tile *t)
 	PASS(r, r->first, p, gx, nf, &fit->params, &fit->s[0], NULL, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		record_activate(r, p, &fit->s[k], &fit->g);
-		record_dwconv(r, p, k, &fit->g);
+		if (!r->fused)
+			record_activate(r, p, &fit->s[k], &fit->g);
+		record_dwconv(r, p, k, r->fused ? &fit->s[k] : &fit->g);
 		struct gemm_push g = {
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
 			.a_off = (uint32_t)l->pw_w[k], .bias_off = (uint32_t)l->pw_b[k],
@@ -527,10 +539,11 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	stage_end(r, NN_PASS_REDUCE);
 
 	for (int k = nb - 1; k >= 0; k--) {
-		const struct gpu_buffer *h = &fit->s[nb]; /* free after the head */
-		/* h = act(S_k) feeds Z's recompute and, per pixel, reduce_dw;
-		 * the row passes of the last block need neither */
-		if (!r->rows || k != nb - 1)
+		/* h = act(S_k) feeds Z's recompute and, per pixel, reduce_dw
+		 * (s[nb] is free after the head); the row passes of the last
+		 * block need neither, and the fused passes read S_k itself */
+		const struct gpu_buffer *h = r->fused ? &fit->s[k] : &fit->s[nb];
+		if (!r->fused && (!r->rows || k != nb - 1))
 			record_activate(r, p, &fit->s[k], h);
 		p.dil = fit->cfg.dilations[k];
 		p.off0 = (uint32_t)l->dw[k];

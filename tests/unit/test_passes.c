@@ -157,26 +157,28 @@ static const int dilations[] = {1, 2, 3, 4, 8, 11};
 #define ROW_CHUNK_TEST 16
 #define ROW_CHUNKS ((ROW_SEGS * 23 + ROW_CHUNK_TEST - 1) / ROW_CHUNK_TEST)
 
-/* Runs the forward or backward (back) depthwise pass, by rows or per
- * pixel, for dilation d; returns the variant's name. */
+/* Runs the forward or backward (back) depthwise pass, per pixel (rows 0),
+ * by rows (1) or per pixel from S (2, forward only), for dilation d;
+ * returns the variant's name. */
 static const char *dispatch_dw(int rows, int back, int d,
 			       const struct gpu_buffer *const *bufs)
 {
-	static const char *const names[2][2] = {
-		{"dwconv", "dwconv_back"}, {"dwconv_rows", "dwconv_back_rows"}};
+	static const char *const names[3][2] = {
+		{"dwconv", "dwconv_back"}, {"dwconv_rows", "dwconv_back_rows"},
+		{"dwconv_s", NULL}};
 	float w0 = W0;
 	uint32_t spec[3] = {NF, 0, (uint32_t)d};
 	memcpy(&spec[1], &w0, 4);
 	struct pass_push p = tile_push(d);
 	uint32_t gx = (NPIX + 255) / 256;
-	if (rows) {
+	if (rows == 1) {
 		p.i0 = ROW_CHUNK_TEST;
 		p.i1 = NF;
 		p.i2 = ROW_SEGS;
 		gx = back ? ROW_CHUNKS : (ROW_SEGS * 23 + 63) / 64;
 	}
 	int nbufs = back ? 4 + rows : 3;
-	test_dispatch_spec(names[rows][back], spec, rows ? 3 : 2, bufs, nbufs,
+	test_dispatch_spec(names[rows][back], spec, rows == 1 ? 3 : 2, bufs, nbufs,
 			   &p, sizeof(p), gx, NF, 1);
 	return names[rows][back];
 }
@@ -192,7 +194,10 @@ static void check_dwconv(int rows)
 		test_random(s, NF * NPIX, 11 + d, -1, 1);
 		test_random(dw, NF * 9, 21 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
-		upload_activated(&bs, s, NF * NPIX);
+		if (rows == 2)
+			test_upload(&bs, s, NF * NPIX);
+		else
+			upload_activated(&bs, s, NF * NPIX);
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
 		const char *variant = dispatch_dw(rows, 0, d, bufs);
 		test_download(&bz, got, NF * NPIX);
@@ -245,6 +250,7 @@ static void test_dwconv(void **state)
 {
 	test_need_gpu();
 	check_dwconv(0);
+	check_dwconv(2); /* from S, the sines taken in the pass */
 }
 
 static void test_dwconv_back(void **state)
@@ -427,6 +433,8 @@ static void test_reductions(void **state)
 		run_reduce("reduce_dw", &ba, &bh, NF, 9, d, 9, 1, got);
 		ref_dwconv_back(NF, &tile, d, dw_zero, W0, bd, ad, dsp, w);
 		test_close("reduce_dw", got, w, NF * 9, 1e-4, 1e-4);
+		run_reduce("reduce_dw_s", &ba, &bb, NF, 9, d, 9, 1, got);
+		test_close("reduce_dw_s", got, w, NF * 9, 1e-4, 1e-4);
 	}
 
 	/* first layer: X = dS0 */
