@@ -261,6 +261,13 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 			for (int i = 0; i < NN_PASS_COUNT; i++)
 				printf("%s\"%s\":%.3f", i ? "," : "",
 				       nn_pass_name((enum nn_pass)i), info.pass_ms[i]);
+			/* bandwidth of the passes that are not GEMMs */
+			printf("},\"pass_gbps\":{");
+			for (int i = 0, n = 0; i < NN_PASS_COUNT; i++)
+				if (info.pass_bytes[i] > 0 && info.pass_ms[i] > 0)
+					printf("%s\"%s\":%.1f", n++ ? "," : "",
+					       nn_pass_name((enum nn_pass)i),
+					       info.pass_bytes[i] / info.pass_ms[i] * 1e-6);
 			printf("}");
 		}
 		printf("}\n");
@@ -271,9 +278,15 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 		psnr, seconds, ms, info.tiles_x * info.tiles_y,
 		info.device_bytes / 1048576.0, gpu_info(gpu)->name, info.precision);
 	if (o->timings) {
-		for (int i = 0; i < NN_PASS_COUNT; i++)
-			fprintf(stderr, "  %-16s %8.3f ms\n",
-				nn_pass_name((enum nn_pass)i), info.pass_ms[i]);
+		for (int i = 0; i < NN_PASS_COUNT; i++) {
+			fprintf(stderr, "  %-16s %8.3f ms", nn_pass_name((enum nn_pass)i),
+				info.pass_ms[i]);
+			if (info.pass_bytes[i] > 0 && info.pass_ms[i] > 0)
+				fprintf(stderr, "  %8.1f MB  %7.1f GB/s",
+					info.pass_bytes[i] * 1e-6,
+					info.pass_bytes[i] / info.pass_ms[i] * 1e-6);
+			fputc('\n', stderr);
+		}
 	}
 }
 

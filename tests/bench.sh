@@ -107,4 +107,6 @@ for v in vks:
     if "pass_ms" in v:
         print(f"{v['case']} {v['precision']}: {v['tiles']} tile(s), halo {100 * v['halo_overhead']:.1f}%, "
               "per-pass GPU ms: " + ", ".join(f"{k} {x:.2f}" for k, x in v["pass_ms"].items()))
+        print(f"  GB/s of the passes that are not GEMMs (the fewest bytes each must move): " +
+              ", ".join(f"{k} {x:.0f}" for k, x in v.get("pass_gbps", {}).items()))
 PY

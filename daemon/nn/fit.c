@@ -287,6 +287,8 @@ static int get_pipelines(struct recorder *r)
 	 * VKINR_FUSED_SINE=0 keeps that pass, to compare */
 	const char *fused = getenv("VKINR_FUSED_SINE");
 	r->fused = !r->cpu && !(fused && !strcmp(fused, "0"));
+	r->fit->fused_sines = r->fused;
+	r->fit->row_passes = r->rows;
 	if (r->fused) {
 		GET(dwconv, r->half ? "dwconv_s_f16" : "dwconv_s", 3, pass, 2);
 		GET(reduce_dw, "reduce_dw_s", 3, pass, 2);
@@ -915,6 +917,28 @@ const struct nn_metrics *nn_fit_history(const struct nn_fit *fit, int *count)
 	return fit->history;
 }
 
+/* The fewest bytes each pass that is not a GEMM must move through device
+ * memory in an epoch (every operand read once, every result written once;
+ * e = nf x the pixels of all tiles), to set against its time. */
+static void pass_bytes(const struct nn_fit *fit, double *bytes)
+{
+	double e = (double)fit->cfg.nf * (double)fit->plan.computed_pixels;
+	double nb = fit->cfg.nblocks, copy = fit->precision == NN_PRECISION_FP16;
+	double z = copy ? 2 : 4; /* Z as the GEMM reads it */
+	int fused = fit->fused_sines, rows = fit->row_passes;
+	memset(bytes, 0, NN_PASS_COUNT * sizeof(*bytes));
+	bytes[NN_PASS_FIRST] = 4 * e;
+	if (!fused) /* read S, write H: forward, and backward but the row
+		     * passes' last block */
+		bytes[NN_PASS_ACTIVATE] = 8 * e * (2 * nb - (rows ? 1 : 0));
+	bytes[NN_PASS_DWCONV] = (4 + z) * e * (2 * nb - 1); /* + recomputes */
+	bytes[NN_PASS_HEAD] = (8 + 2 * copy) * e;   /* S_B in, dS out (+fp16) */
+	/* the taps' sums read dZ and H (or S); dS: S, dZ in, dS out (+fp16) */
+	bytes[NN_PASS_DWCONV_BACK] = (rows ? 16 : 20) * e * nb + 2 * copy * e * nb;
+	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
+	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
+}
+
 void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -930,6 +954,7 @@ void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 	info->gflop_per_epoch = 6.0 * fit->cfg.nblocks * nf * nf *
 				(double)fit->plan.computed_pixels * 1e-9;
 	info->precision = nn_precision_name(fit->precision);
+	pass_bytes(fit, info->pass_bytes);
 }
 
 /* ------------------------------------------------- weights in and out */

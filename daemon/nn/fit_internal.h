@@ -24,6 +24,8 @@ struct nn_fit {
 	const struct gemm_variant *gemm; /* the GEMM family (nn/gemm.h) */
 	enum nn_precision precision; /* resolved: FP32 or FP16 */
 	float grad_scale; /* loss scale of fp16 gradient operands */
+	int fused_sines;  /* the depthwise passes take the sines (GPUs) */
+	int row_passes;   /* the depthwise passes by row segments (CPUs) */
 	struct tile_plan plan;
 
 	struct gpu_arena *arena;
