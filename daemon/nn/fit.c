@@ -235,8 +235,10 @@ struct recorder {
 	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
 	 * one pipeline a block (the dilation is a specialization constant) */
 	int cpu, rows;
-	/* GPUs: the depthwise passes read S and take its sines themselves */
-	int fused;
+	/* GPUs: the depthwise passes read S and take its sines themselves,
+	 * and (tiled) go by blocks through shared memory */
+	int fused, tiled;
+	struct gpu_pipeline *dwconv_tiled, *dwconv_back_tiled;
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
 		*dwconv_back_rows[NN_MAX_BLOCKS];
 };
@@ -292,6 +294,16 @@ static int get_pipelines(struct recorder *r)
 	if (r->fused) {
 		GET(dwconv, r->half ? "dwconv_s_f16" : "dwconv_s", 3, pass, 2);
 		GET(reduce_dw, "reduce_dw_s", 3, pass, 2);
+	}
+	/* and, for dilations that fit, by blocks (VKINR_DW_TILED=0: not) */
+	const char *tiled = getenv("VKINR_DW_TILED");
+	r->tiled = r->fused && !(tiled && !strcmp(tiled, "0"));
+	if (r->tiled) {
+		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
+		    3, pass, 2);
+		GET(dwconv_back_tiled, r->half ? "dwconv_back_tiled_f16"
+					       : "dwconv_back_tiled", r->half ? 5 : 4,
+		    pass, 2);
 	}
 	GET(reduce, "reduce", 2, pass, 2);
 	GET(adam, "adam", 5, pass, 2);
@@ -454,6 +466,11 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 		PASS(r, r->dwconv_rows[k], p,
 		     div_up((uint64_t)p.i2 * (uint64_t)p.th, ROW_GROUP), nf,
 		     &fit->params, h, &fit->z, NULL, NULL, NULL);
+	} else if (r->tiled && p.dil <= DW_TILED_MAX_DIL) {
+		dispatch(r, r->dwconv_tiled, &fit->params, h,
+			 r->half ? &fit->z16 : &fit->z, NULL, NULL, NULL, &p,
+			 sizeof(p), div_up((uint64_t)p.tw, DW_BLOCK_X),
+			 div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
 	} else {
 		PASS(r, r->dwconv, p,
 		     div_up(r->half ? padded(n) : n, GROUP), nf, &fit->params, h,
@@ -600,8 +617,16 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		} else {
 			PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h,
 			     &fit->part_b, NULL, NULL, NULL);
-			PASS(r, r->dwconv_back, p, gx, nf, &fit->params, &fit->s[k],
-			     &fit->z, &fit->g, r->half ? &fit->g16 : NULL, NULL);
+			if (r->tiled && p.dil <= DW_TILED_MAX_DIL)
+				dispatch(r, r->dwconv_back_tiled, &fit->params,
+					 &fit->z, &fit->g, &fit->s[k],
+					 r->half ? &fit->g16 : NULL, NULL, &p,
+					 sizeof(p), div_up((uint64_t)p.tw, DW_BLOCK_X),
+					 div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
+			else
+				PASS(r, r->dwconv_back, p, gx, nf, &fit->params,
+				     &fit->s[k], &fit->z, &fit->g,
+				     r->half ? &fit->g16 : NULL, NULL);
 		}
 		stage_end(r, NN_PASS_DWCONV_BACK);
 		reduce_into(r, &fit->part_b, dw_chunks, (int)nf, 9, 0, 9, l->dw[k],

@@ -27,6 +27,12 @@ struct gemm_push {
 /* The pixels one pixel_reduce workgroup sums (the GEMMs' tiles are in
  * nn/gemm.h). */
 #define REDUCE_CHUNK 4096
+
+/* GPUs' depthwise passes by blocks (dwconv_tiled.comp): the block of a
+ * workgroup, and the largest dilation its shared memory holds */
+#define DW_BLOCK_X 64
+#define DW_BLOCK_Y 16
+#define DW_TILED_MAX_DIL 8
 #define GROUP 256
 
 /* CPU devices' depthwise passes (dwconv_rows.comp): pixels of a row
