@@ -6,18 +6,16 @@
 // computes the block's outputs from shared memory. Each input is then read
 // from memory about once, and its sine taken once, instead of once a tap.
 // Dilations up to MAX_DIL fit the shared block; larger ones use dwconv.comp.
+// (The backward conv done the same way was slower on the H200 than
+// dwconv_back.comp per pixel, so there is none.)
 //
-// Forward: Z[c,p] = sum_t dw[c][t] H[c, p + disp_t] (FROM_S: H = act(S)).
-// BACK: dSprev[c,p] = act'(Sprev[c,p]) sum_t dw[c][t] dZ[c, p - disp_t],
-// the input block being dZ (binding 1) and Sprev read per output (binding
-// 3); with COPY_F16 dS is also written as fp16 times the loss scale
-// (uintBitsToFloat(off3)). OUT_F16 (forward) writes Z as fp16.
-// fp16 outputs go in rows of i3 = n_pad values; the workgroup at block
-// (0, 0) zeroes its channel's padding, which the GEMMs read as K.
+// Z[c,p] = sum_t dw[c][t] H[c, p + disp_t] (FROM_S: H = act(S)).
+// OUT_F16 writes Z as fp16 in rows of i3 = n_pad values; the workgroup at
+// block (0, 0) zeroes its channel's padding, which the GEMMs read as K.
 // Grid: x blocks across, y blocks down, z channels.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-#if defined(OUT_F16) || defined(COPY_F16)
+#ifdef OUT_F16
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
@@ -31,13 +29,7 @@ layout(local_size_x = 256) in;
 
 layout(binding = 0) readonly buffer Params { float params[]; };
 layout(binding = 1) readonly buffer In { float src[]; };
-#ifdef BACK
-layout(binding = 2) writeonly buffer Out { float ds[]; };
-layout(binding = 3) readonly buffer Prev { float sprev[]; };
-#ifdef COPY_F16
-layout(binding = 4) writeonly buffer Half { float16_t dshalf[]; };
-#endif
-#elif defined(OUT_F16)
+#ifdef OUT_F16
 layout(binding = 2) writeonly buffer Out { float16_t z[]; };
 #else
 layout(binding = 2) writeonly buffer Out { float z[]; };
@@ -45,7 +37,7 @@ layout(binding = 2) writeonly buffer Out { float z[]; };
 
 shared float block[SY * SX];
 
-#if defined(FROM_S) && !defined(BACK)
+#ifdef FROM_S
 #define LOAD(v) act(v)
 #else
 #define LOAD(v) (v)
@@ -58,16 +50,11 @@ void main()
 	int x0 = int(gl_WorkGroupID.x) * BX, y0 = int(gl_WorkGroupID.y) * BY;
 	uint base = c * uint(pc.n);
 
-#if defined(OUT_F16) || defined(COPY_F16)
+#ifdef OUT_F16
 	if (gl_WorkGroupID.x == 0u && gl_WorkGroupID.y == 0u) {
 		uint pad = uint(pc.n) + lid;
-		if (pad < uint(pc.i3)) {
-#ifdef BACK
-			dshalf[c * uint(pc.i3) + pad] = float16_t(0.0);
-#else
+		if (pad < uint(pc.i3))
 			z[c * uint(pc.i3) + pad] = float16_t(0.0);
-#endif
-		}
 	}
 #endif
 
@@ -98,21 +85,11 @@ void main()
 		float acc = 0.0;
 		[[unroll]] for (int i = -1; i <= 1; i++)
 			[[unroll]] for (int j = -1; j <= 1; j++) {
-#ifdef BACK /* the transposed taps: dZ at p - disp */
-				int at = (ly + d - i * d) * SX + (lx + d - j * d);
-#else
 				int at = (ly + d + i * d) * SX + (lx + d + j * d);
-#endif
 				acc += w[(i + 1) * 3 + j + 1] * block[at];
 			}
 		uint p = uint(y * tw + x);
-#ifdef BACK
-		float g = act_grad(sprev[base + p]) * acc;
-		ds[base + p] = g;
-#ifdef COPY_F16
-		dshalf[c * uint(pc.i3) + p] = float16_t(g * uintBitsToFloat(pc.off3));
-#endif
-#elif defined(OUT_F16)
+#ifdef OUT_F16
 		z[c * uint(pc.i3) + p] = float16_t(acc);
 #else
 		z[base + p] = acc;
