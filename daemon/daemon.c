@@ -1,7 +1,9 @@
 /*
  * daemon.c - daemon_run: the loop thread's wiring.
  *
- * It opens the state (queue), the socket (server, whose callbacks are the
+ * It checks and locks the state folder (statedir.c: nobody else may
+ * write there, and one daemon alone uses it), opens the state (queue), the
+ * socket (server, whose callbacks are the
  * methods) and one worker per device selector, then runs the libuv loop.
  * Workers wake the loop through one uv_async_t; on_wake drains every
  * worker's events in order and turns them into queue changes and
@@ -30,6 +32,7 @@
 #include "methods.h"
 #include "notify.h"
 #include "service.h"
+#include "statedir.h"
 
 #define DAEMON_STOP_SECONDS 10
 
@@ -285,7 +288,12 @@ int daemon_run(const struct daemon_options *opt)
 	uv_loop_init(&loop);
 	svc->loop = &loop;
 
-	int rc = queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
+	int lock_fd = -1;
+	int rc = statedir_check(opt->state_dir, err, sizeof(err));
+	if (!rc && (lock_fd = statedir_lock(opt->state_dir, err, sizeof(err))) < 0)
+		rc = lock_fd;
+	if (!rc)
+		rc = queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);
 		goto out;
@@ -334,6 +342,8 @@ out:
 		uv_run(&loop, UV_RUN_DEFAULT);
 	}
 	queue_destroy(svc->queue);
+	if (lock_fd >= 0)
+		close(lock_fd); /* the lock goes with it */
 	uv_loop_close(&loop);
 	free(svc);
 	return rc ? 1 : 0;

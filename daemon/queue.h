@@ -79,6 +79,8 @@ struct job {
 	int has_export;
 	int worker;                /* index of the worker running it, or -1 */
 	int metrics_fd;            /* open while the job runs, else -1 */
+	int damaged;               /* its files failed the checks at start:
+				      failed for good, it may only be removed */
 };
 
 struct queue {
