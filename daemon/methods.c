@@ -36,6 +36,7 @@
 #include "protocol.h"
 #include "quota.h"
 #include "safetensors.h"
+#include "usertext.h"
 
 #define METHOD_DEFERRED 1
 #define MODEL_FILE_MAX (1u << 30)
@@ -64,6 +65,7 @@ static int fail(struct request *rq, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(rq->msg, sizeof(rq->msg), fmt, ap);
 	va_end(ap);
+	usertext_sanitize(rq->msg); /* it may quote (and cut) client text */
 	return code;
 }
 
@@ -226,16 +228,28 @@ static int may_touch(struct request *rq, const struct job *job)
 		    "job.subscribe)", job->id, (unsigned)job->uid, rq->method);
 }
 
-/* params.job: the id of an existing job (a number is accepted too). */
+/* params.job: the id of an existing job, as the string job.submit gave
+ * or as an exact integer; anything else (a fraction, a number beyond
+ * 2^53 that JSON cannot carry exactly) is refused rather than rounded
+ * onto another job. */
 static int get_job(struct request *rq, const cJSON *params, struct job **out)
 {
 	char id[32];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, "job");
-	if (cJSON_IsString(v))
+	if (cJSON_IsString(v) && strlen(v->valuestring) < sizeof(id))
 		snprintf(id, sizeof(id), "%s", v->valuestring);
-	else if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
-		 v->valuedouble < 1e15)
+	else if (cJSON_IsString(v))
+		return fail(rq, RPC_JOB_NOT_FOUND, "no job has an id of %zu "
+			    "bytes; job ids are numbers such as \"12\" "
+			    "(job.list shows them)", strlen(v->valuestring));
+	else if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
+		 v->valuedouble < 9007199254740992.0 &&
+		 v->valuedouble == floor(v->valuedouble))
 		snprintf(id, sizeof(id), "%.0f", v->valuedouble);
+	else if (cJSON_IsNumber(v))
+		return fail(rq, RPC_INVALID_PARAMS, "\"job\" must be a job id "
+			    "as job.submit returned it, e.g. \"12\" (got the "
+			    "number %.17g, which is not one)", v->valuedouble);
 	else
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"job\" is required: the id of a job as "
@@ -753,9 +767,10 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		if (!cJSON_IsString(name))
 			return fail(rq, RPC_INVALID_PARAMS,
 				    "\"name\" must be a string");
-		if (strlen(name->valuestring) >= JOB_NAME_MAX)
-			return fail(rq, RPC_INVALID_PARAMS, "\"name\" is longer "
-				    "than %d bytes", JOB_NAME_MAX - 1);
+		char why[128];
+		if (usertext_check(name->valuestring, JOB_NAME_MAX - 1, why,
+				   sizeof(why)))
+			return fail(rq, RPC_INVALID_PARAMS, "\"name\" %s", why);
 		snprintf(p.name, sizeof(p.name), "%s", name->valuestring);
 	}
 	const cJSON *batch = cJSON_GetObjectItemCaseSensitive(params, "batch");
@@ -905,6 +920,9 @@ static int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 	int rc = touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
+	if (job->damaged)
+		return fail(rq, RPC_JOB_STATE, "job %s cannot run again: %s; "
+			    "remove it (job.remove)", job->id, job->error);
 	switch (job->state) {
 	case JOB_PAUSED:
 	case JOB_FAILED:
@@ -1217,39 +1235,6 @@ static void dispatch(struct request *rq, const cJSON *msg)
 			  (unsigned)server_conn_uid(rq->c), rq->msg);
 }
 
-/* Where s stops being UTF-8 (RFC 3629: no overlong forms, no surrogates,
- * nothing above U+10FFFF), or len when it is. cJSON takes any bytes in a
- * string and would echo them back in an error's message. */
-static size_t utf8_end(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-	while (i < len) {
-		unsigned c = p[i];
-		int n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1
-			: c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3
-			: -1;
-		if (n < 0 || len - i <= (size_t)n)
-			return i;
-		unsigned lo = 0x80, hi = 0xbf; /* the second byte's range */
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-		else if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-		for (int k = 1; k <= n; k++) {
-			unsigned b = p[i + k];
-			if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
-				return i;
-		}
-		i += (size_t)n + 1;
-	}
-	return len;
-}
-
 static int blank(const char *line, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -1278,7 +1263,7 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 			   NULL, 0);
 		return;
 	}
-	size_t bad = utf8_end(line, len);
+	size_t bad = usertext_utf8_end(line, len);
 	if (bad < len) {
 		snprintf(msg, sizeof(msg), "the line is not valid UTF-8 (byte %zu "
 			 "of %zu); a message is one JSON object in UTF-8", bad,
