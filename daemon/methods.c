@@ -300,7 +300,7 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 	if (job->state == JOB_FAILED)
 		cJSON_AddStringToObject(o, "error", job->error);
 	cJSON_AddNumberToObject(o, "lr", job->p.lr);
-	cJSON_AddNumberToObject(o, "seed", (double)job->p.seed);
+	rpc_add_exact_integer(o, "seed", job->p.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
@@ -746,7 +746,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return fail(rq, RPC_INVALID_PARAMS, "\"width\" must be a "
 			    "multiple of 16 (got %d)", p.width);
 	v = (int64_t)p.seed;
-	if ((rc = get_int(rq, params, "seed", 0, 9007199254740992.0, &v)))
+	if ((rc = get_int(rq, params, "seed", 0, 9007199254740991.0, &v)))
 		return rc;
 	p.seed = (uint64_t)v;
 	v = 0;

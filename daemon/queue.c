@@ -35,6 +35,7 @@
 
 #include "errors.h"
 #include "fileio.h"
+#include "jsonrpc.h"
 #include "log.h"
 #include "safetensors.h"
 #include "usertext.h"
@@ -198,7 +199,7 @@ static int save_request(struct queue *q, struct job *job)
 	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
 	cJSON_AddNumberToObject(o, "width", job->p.width);
 	cJSON_AddNumberToObject(o, "lr", job->p.lr);
-	cJSON_AddNumberToObject(o, "seed", (double)job->p.seed);
+	rpc_add_exact_integer(o, "seed", job->p.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
