@@ -40,6 +40,7 @@ static const struct server_ops server_ops = {
 	.line = methods_line,
 	.closed = methods_closed,
 	.drained = methods_drained,
+	.busy = methods_busy,
 };
 
 /* ------------------------------------------------------- scheduling */

@@ -438,7 +438,9 @@ static void answer_waiters(struct service *svc, struct job *job)
 		}
 		*pp = w->next;
 		struct conn *c = server_find(svc->server, w->conn);
-		if (c) {
+		if (c)
+			server_conn_release(c);
+		if (c && w->rpc_id) {
 			cJSON *r = cJSON_CreateObject();
 			cJSON_AddStringToObject(r, "job", job->id);
 			cJSON_AddStringToObject(r, "state",
@@ -490,10 +492,10 @@ static void drop_waiters(struct service *svc, uint64_t conn)
 
 static int wait_for_state(struct request *rq, struct job *job)
 {
-	if (!rq->id)
-		return METHOD_DEFERRED; /* a notification: nobody to answer */
+	/* a notification waits too (rpc_id NULL), so that the next request
+	 * on its connection acts after it */
 	struct state_waiter *w = calloc(1, sizeof(*w));
-	if (!w || !(w->rpc_id = cJSON_Duplicate(rq->id, 1))) {
+	if (!w || (rq->id && !(w->rpc_id = cJSON_Duplicate(rq->id, 1)))) {
 		free(w);
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	}
@@ -535,6 +537,8 @@ static int defer_to_worker(struct request *rq, struct worker_slot *slot,
 void methods_reply(struct service *svc, struct work_request *req)
 {
 	struct conn *c = server_find(svc->server, req->conn);
+	if (c)
+		server_conn_release(c);
 	if (!c || !req->rpc_id) {
 		work_request_destroy(req);
 		return;
@@ -1220,8 +1224,10 @@ static void dispatch(struct request *rq, const cJSON *msg)
 		rc = m->fn(rq, params, &result);
 	}
 	cJSON_Delete(empty);
-	if (rc == METHOD_DEFERRED)
+	if (rc == METHOD_DEFERRED) {
+		server_conn_hold(rq->c); /* its next request waits for this */
 		return;
+	}
 	if (rc == 0 && rq->id)
 		server_send(rq->c, rpc_result_line(rq->id, result));
 	else if (rc == 0)
@@ -1316,6 +1322,21 @@ void methods_closed(void *ctx, struct conn *c)
 	uint64_t id = server_conn_id(c);
 	drop_subs(svc, id, NULL);
 	drop_waiters(svc, id);
+}
+
+int methods_busy(void *ctx, struct conn *c)
+{
+	struct service *svc = ctx;
+	uint64_t id = server_conn_id(c);
+	for (struct subscription *s = svc->subs; s; s = s->next) {
+		if (s->conn != id)
+			continue;
+		struct job *job = queue_find(svc->queue, s->job);
+		if (job && (!job_state_is_final(job->state) || s->state_dirty ||
+			    s->cursor < job->nhist))
+			return 1;
+	}
+	return 0;
 }
 
 void methods_drained(void *ctx, struct conn *c)
