@@ -35,6 +35,7 @@
 #include "statedir.h"
 
 #define DAEMON_STOP_SECONDS 10
+#define DAEMON_RELEASE_SECONDS 1
 
 static const struct server_ops server_ops = {
 	.line = methods_line,
@@ -271,6 +272,28 @@ static void on_signal(uv_signal_t *sig, int signum)
 	uv_async_send(&svc->wake); /* finish now if no worker runs */
 }
 
+/* Joins the stopped workers, waiting DAEMON_RELEASE_SECONDS at most for
+ * them to release their devices: every job is on disk by now, so a driver
+ * slow to tear down does not hold the stop up; the process exits and the
+ * kernel releases what is left. */
+static void release_devices(struct service *svc)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += DAEMON_RELEASE_SECONDS;
+	for (int i = 0; i < svc->nslots; i++) {
+		if (worker_join(svc->slots[i].w, &deadline) == 0) {
+			worker_destroy(svc->slots[i].w);
+			continue;
+		}
+		log_warn("worker %d is still releasing its device after %d s; "
+			 "exiting without waiting (every job is on disk)", i,
+			 DAEMON_RELEASE_SECONDS);
+		fflush(stderr);
+		_exit(0);
+	}
+}
+
 /* -------------------------------------------------------------- run */
 
 int daemon_run(const struct daemon_options *opt)
@@ -333,8 +356,7 @@ int daemon_run(const struct daemon_options *opt)
 	maybe_ready(svc); /* when no worker could even start */
 	uv_run(&loop, UV_RUN_DEFAULT);
 	rc = 0;
-	for (int i = 0; i < svc->nslots; i++)
-		worker_destroy(svc->slots[i].w);
+	release_devices(svc);
 out:
 	if (rc) {
 		for (int i = 0; i < svc->nslots; i++)

@@ -678,11 +678,32 @@ static void *worker_main(void *arg)
 		if (stop)
 			break;
 	}
+	/* Every job is on disk now: say so before releasing the device,
+	 * which some drivers take seconds to do; the daemon waits for that
+	 * only briefly (worker_join). */
+	post(w, event_new(WORK_EXITED, NULL));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	gpu_destroy(w->gpu);
 	w->gpu = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (ms > 500)
+		log_warn("worker %d: releasing the device took %.0f ms", w->index, ms);
+	else
+		log_debug("worker %d: device released in %.0f ms", w->index, ms);
 	publish_memory(w);
-	post(w, event_new(WORK_EXITED, NULL));
 	return NULL;
+}
+
+int worker_join(struct worker *w, const struct timespec *deadline)
+{
+	if (!w || !w->started)
+		return 0;
+	if (pthread_timedjoin_np(w->thread, NULL, deadline))
+		return ERR_BUSY;
+	w->started = 0;
+	return 0;
 }
 
 static int env_int(const char *name, int def)

@@ -27,11 +27,13 @@
 #define VKINR_WORKER_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <uv.h>
 
 #include "gpu/gpu.h"
+
 #include "nn/fit.h"
 #include "queue.h"
 
@@ -116,8 +118,12 @@ int worker_create(struct worker **out, int index, const char *selector,
 /* Asks the thread to stop (WORK_STOP), joins it and frees everything.
  * destroy(NULL) does nothing. */
 void worker_destroy(struct worker *w);
-/* Asks the thread to stop without waiting (it posts WORK_EXITED). */
+/* Asks the thread to stop without waiting (it posts WORK_EXITED once its
+ * job is checkpointed, then releases its device). */
 void worker_stop(struct worker *w);
+/* Waits for a stopped worker's thread to end, until deadline
+ * (CLOCK_REALTIME); 0, or ERR_BUSY when it is still releasing its device. */
+int worker_join(struct worker *w, const struct timespec *deadline);
 
 /* Hands a job over (ownership passes); the worker must be idle. */
 void worker_start_job(struct worker *w, struct work_job *job);
