@@ -87,6 +87,51 @@ void service_schedule(struct service *svc)
 
 static void finish_stop(struct service *svc);
 
+/* ------------------------------------------------- failed writes */
+
+/* A job whose history or checkpoint could not be written is paused with
+ * the reason (the worker checkpoints at its next epoch boundary); every
+ * RETRY_MS the daemon writes back what the disk lacks and, once that
+ * works, queues the job again. Its history stays whole meanwhile: the
+ * epochs are kept in memory, and the run resumes from its checkpoint. */
+#define RETRY_MS 3000
+
+static void pause_for_write(struct service *svc, struct worker_slot *slot,
+			    struct job *job, const char *file)
+{
+	if (job->write_paused)
+		return;
+	char path[4200];
+	queue_job_path(svc->queue, job, file, path, sizeof(path));
+	snprintf(job->error, sizeof(job->error), "cannot write %.300s: %s; "
+		 "paused until there is space again", path, strerror(errno));
+	job->write_paused = 1;
+	log_error("job %s: %s", job->id, job->error);
+	worker_flag(slot->w, job->id, WORK_PAUSE);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+	struct service *svc = t->data;
+	int waiting = 0;
+	for (struct job *job = svc->queue->head; job; job = job->next) {
+		if (!job->write_paused || job->state != JOB_PAUSED)
+			continue;
+		if (queue_write_back(svc->queue, job)) {
+			waiting++;
+			continue;
+		}
+		job->write_paused = 0;
+		log_info("job %s: its files can be written again; queued",
+			 job->id);
+		queue_set_state(svc->queue, job, JOB_QUEUED, NULL);
+		methods_job_state(svc, job);
+	}
+	if (!waiting)
+		uv_timer_stop(t);
+	service_schedule(svc);
+}
+
 static void handle_ended(struct service *svc, struct worker_slot *slot,
 			 struct work_event *ev)
 {
@@ -102,6 +147,17 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 		if (ev->target_reached)
 			log_info("job %s: reached its target psnr %g at epoch %d",
 				 job->id, job->p.target_psnr, ev->epoch);
+	}
+	if (ev->end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
+		/* a write failed (here or in the worker): retried later */
+		if (ev->message[0])
+			snprintf(job->error, sizeof(job->error), "%.500s", ev->message);
+		job->write_paused = 1;
+		log_error("job %s paused: %s", job->id, job->error);
+		queue_set_state(svc->queue, job, ev->end, job->error);
+		methods_job_state(svc, job);
+		uv_timer_start(&svc->retry_timer, on_retry, RETRY_MS, RETRY_MS);
+		return;
 	}
 	if (ev->end == JOB_FAILED)
 		log_error("job %s failed: %s", job->id, ev->message);
@@ -172,7 +228,8 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 	case WORK_PROGRESS:
 		job = queue_find(svc->queue, ev->job_id);
 		if (job && job->state == JOB_RUNNING) {
-			queue_add_metrics(svc->queue, job, &ev->m);
+			if (queue_add_metrics(svc->queue, job, &ev->m))
+				pause_for_write(svc, slot, job, "metrics.ndjson");
 			methods_job_progress(svc, job);
 		}
 		break;
@@ -243,6 +300,7 @@ static void finish_stop(struct service *svc)
 	close_handle((uv_handle_t *)&svc->sigterm);
 	close_handle((uv_handle_t *)&svc->sigint);
 	close_handle((uv_handle_t *)&svc->stop_timer);
+	close_handle((uv_handle_t *)&svc->retry_timer);
 }
 
 static void on_stop_timeout(uv_timer_t *t)
@@ -337,6 +395,8 @@ int daemon_run(const struct daemon_options *opt)
 	uv_signal_start(&svc->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&svc->sigint, on_signal, SIGINT);
 	uv_timer_init(&loop, &svc->stop_timer);
+	uv_timer_init(&loop, &svc->retry_timer);
+	svc->retry_timer.data = svc;
 
 	svc->nslots = opt->ndevices > 0 ? opt->ndevices : 1;
 	if (svc->nslots > DAEMON_MAX_DEVICES)

@@ -297,7 +297,7 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 		cJSON_AddStringToObject(o, "device", job->device);
 	else
 		cJSON_AddNullToObject(o, "device");
-	if (job->state == JOB_FAILED)
+	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(o, "error", job->error);
 	cJSON_AddNumberToObject(o, "lr", job->p.lr);
 	rpc_add_exact_integer(o, "seed", job->p.seed);
@@ -334,7 +334,7 @@ static cJSON *state_params(const struct job *job)
 	cJSON_AddStringToObject(p, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(p, "epoch", job_epoch(job));
 	cJSON_AddNumberToObject(p, "epochs", job->p.epochs);
-	if (job->state == JOB_FAILED)
+	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(p, "error", job->error);
 	if (job->state == JOB_DONE && job->has_export)
 		add_num_or_null(p, "psnr", job->export_psnr);

@@ -238,7 +238,7 @@ int queue_save(struct queue *q, struct job *job)
 	rc = write_json(path, o);
 	if (rc)
 		log_error("job %s: cannot write %s: %s", job->id, path,
-			  error_message(rc));
+			  strerror(errno));
 	return rc;
 }
 
@@ -337,22 +337,48 @@ int queue_add_metrics(struct queue *q, struct job *job,
 {
 	if (m->epoch <= job_epoch(job)) {
 		hist_cut(job, m->epoch - 1);
-		rewrite_metrics(q, job);
+		if (rewrite_metrics(q, job))
+			job->metrics_behind = 1;
 	}
 	int rc = hist_push(job, m);
 	if (rc)
 		return rc;
-	if (open_metrics(q, job) == 0) {
-		char line[256];
-		int n = format_metrics(line, sizeof(line), m);
-		if (write(job->metrics_fd, line, n) != n) {
-			log_error("job %s: cannot append to metrics.ndjson: %s",
-				  job->id, strerror(errno));
-			close(job->metrics_fd);
-			job->metrics_fd = -1;
-		}
+	if (job->metrics_behind)
+		return ERR_IO; /* appending now would leave a gap on disk */
+	if ((rc = open_metrics(q, job)))
+		goto failed;
+	char line[256];
+	int n = format_metrics(line, sizeof(line), m);
+	off_t before = lseek(job->metrics_fd, 0, SEEK_END);
+	ssize_t put = write(job->metrics_fd, line, n);
+	if (put == n)
+		return 0;
+	/* a short write leaves a torn line: cut it off again */
+	int saved = put < 0 ? errno : ENOSPC;
+	if (put > 0 && before >= 0 && ftruncate(job->metrics_fd, before))
+		log_warn("job %s: cannot cut a torn line off metrics.ndjson: %s",
+			 job->id, strerror(errno));
+	errno = saved;
+	rc = saved == ENOSPC || saved == EDQUOT ? ERR_NO_SPACE : ERR_IO;
+failed:
+	saved = errno;
+	if (job->metrics_fd >= 0)
+		close(job->metrics_fd);
+	job->metrics_fd = -1;
+	job->metrics_behind = 1;
+	errno = saved;
+	return rc;
+}
+
+int queue_write_back(struct queue *q, struct job *job)
+{
+	if (job->metrics_behind) {
+		int rc = rewrite_metrics(q, job);
+		if (rc)
+			return rc;
+		job->metrics_behind = 0;
 	}
-	return 0;
+	return queue_save(q, job);
 }
 
 int queue_truncate(struct queue *q, struct job *job, int epoch)
@@ -362,7 +388,12 @@ int queue_truncate(struct queue *q, struct job *job, int epoch)
 	log_info("job %s: history cut back from epoch %d to the checkpoint's %d",
 		 job->id, job_epoch(job), epoch);
 	hist_cut(job, epoch);
-	return rewrite_metrics(q, job);
+	int rc = rewrite_metrics(q, job);
+	if (rc)
+		job->metrics_behind = 1;
+	else
+		job->metrics_behind = 0;
+	return rc;
 }
 
 /* Reads metrics.ndjson; returns 1 when the file needs rewriting, -1
@@ -670,8 +701,8 @@ static struct job *load_job(struct queue *q, uint64_t number)
 	    (!job_state_is_final(job->state) &&
 	     check_inputs(q, job, why, sizeof(why))))
 		goto damaged;
-	if (repair)
-		rewrite_metrics(q, job);
+	if (repair && rewrite_metrics(q, job))
+		job->metrics_behind = 1;
 	if (job->state == JOB_QUEUED || job->state == JOB_RUNNING ||
 	    job->state == JOB_FAILED) {
 		/* Epochs after the last checkpoint will be run again: forget
@@ -977,15 +1008,19 @@ int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		job->run_start = now;
 	}
 	job->state = state;
+	if (state == JOB_QUEUED || state == JOB_RUNNING)
+		job->write_paused = 0; /* resumed, by the retry or by hand */
 	if (state == JOB_RUNNING && job->started == 0)
 		job->started = now;
 	if (job_state_is_final(state))
 		job->finished = now;
 	else
 		job->finished = 0;
-	if (state == JOB_FAILED)
-		snprintf(job->error, sizeof(job->error), "%s",
-			 error ? error : "failed");
+	if (state == JOB_FAILED || (state == JOB_PAUSED && error)) {
+		if (error != job->error)
+			snprintf(job->error, sizeof(job->error), "%s",
+				 error ? error : "failed");
+	}
 	else if (state != JOB_DONE)
 		job->error[0] = '\0';
 	if (state != JOB_RUNNING && job->metrics_fd >= 0) {

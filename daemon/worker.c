@@ -539,10 +539,12 @@ restart:
 			if (device_fault(rc))
 				goto retry_device;
 			if (rc) {
-				snprintf(msg, sizeof(msg),
-					 "cannot write the exported model: %s",
-					 error_message(rc));
-				end = JOB_FAILED;
+				snprintf(msg, sizeof(msg), "cannot write the "
+					 "exported model into %.300s: %s%s", job->dir,
+					 error_message(rc), rc == ERR_NO_SPACE
+					 ? "; paused until there is space again"
+					 : "");
+				end = rc == ERR_NO_SPACE ? JOB_PAUSED : JOB_FAILED;
 				break;
 			}
 			ev = event_new(WORK_ENDED, job->id);
@@ -613,14 +615,15 @@ retry_device:
 		    (rc = save_checkpoint(w, &r))) {
 			if (device_fault(rc)) /* reading the weights back */
 				goto retry_device;
-			/* A full disk: training on would only lose more. */
-			snprintf(msg, sizeof(msg), "cannot write its checkpoint "
-				 "at epoch %d: %s; the checkpoint of epoch %d is "
-				 "kept: free space in the state folder, then "
-				 "job.resume continues from there",
+			/* A full disk: training on would only lose more.
+			 * Paused with the reason: the daemon retries. */
+			snprintf(msg, sizeof(msg), "cannot write %.300s/"
+				 "checkpoint.safetensors at epoch %d: %s; "
+				 "paused at the checkpoint of epoch %d until "
+				 "there is space again", job->dir,
 				 nn_fit_epoch(r.fit), error_message(rc),
 				 r.last_ckpt_epoch);
-			end = JOB_FAILED;
+			end = JOB_PAUSED;
 			break;
 		}
 	}
