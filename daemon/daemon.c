@@ -19,6 +19,7 @@
  */
 #include "daemon.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,8 +104,10 @@ static void pause_for_write(struct service *svc, struct worker_slot *slot,
 		return;
 	char path[4200];
 	queue_job_path(svc->queue, job, file, path, sizeof(path));
+	int space = errno == ENOSPC || errno == EDQUOT;
 	snprintf(job->error, sizeof(job->error), "cannot write %.300s: %s; "
-		 "paused until there is space again", path, strerror(errno));
+		 "paused%s", path, strerror(errno),
+		 space ? " until there is space again" : "");
 	job->write_paused = 1;
 	log_error("job %s: %s", job->id, job->error);
 	worker_flag(slot->w, job->id, WORK_PAUSE);
@@ -118,7 +121,19 @@ static void on_retry(uv_timer_t *t)
 		if (!job->write_paused || job->state != JOB_PAUSED)
 			continue;
 		if (queue_write_back(svc->queue, job)) {
-			waiting++;
+			if (errno == ENOSPC || errno == EDQUOT) {
+				waiting++;
+				continue;
+			}
+			/* not a matter of space (the folder was removed?):
+			 * waiting will not help */
+			char why[sizeof(job->error)];
+			snprintf(why, sizeof(why), "%.400s; retrying failed: %s",
+				 job->error, strerror(errno));
+			job->write_paused = 0;
+			log_error("job %s failed: %s", job->id, why);
+			queue_set_state(svc->queue, job, JOB_FAILED, why);
+			methods_job_state(svc, job);
 			continue;
 		}
 		job->write_paused = 0;

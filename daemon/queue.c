@@ -236,9 +236,12 @@ int queue_save(struct queue *q, struct job *job)
 	if (job->has_export)
 		cJSON_AddNumberToObject(o, "export_psnr", job->export_psnr);
 	rc = write_json(path, o);
-	if (rc)
+	if (rc) {
+		int saved = errno;
 		log_error("job %s: cannot write %s: %s", job->id, path,
-			  strerror(errno));
+			  strerror(saved));
+		errno = saved;
+	}
 	return rc;
 }
 

@@ -636,7 +636,12 @@ static int bind_path(struct server *s, const char *path, char *err,
 		char *slash = strrchr(dir, '/');
 		if (slash && slash != dir) {
 			*slash = '\0';
-			mkdir(dir, 0700);
+			if (mkdir(dir, 0700) && errno != EEXIST) {
+				snprintf(err, errlen, "cannot create the folder "
+					 "%s for the socket %s: %s", dir, path,
+					 strerror(errno));
+				return ERR_IO;
+			}
 		}
 	}
 	mode_t old = umask(0177);

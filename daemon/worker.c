@@ -64,6 +64,7 @@ struct run {
 	struct nn_fit *fit;
 	int last_ckpt_epoch;
 	double last_ckpt_time;
+	int write_errno;     /* why the last checkpoint could not be written */
 };
 
 static double mono_seconds(void)
@@ -418,6 +419,7 @@ static int save_checkpoint(struct worker *w, struct run *r)
 	if (!rc) {
 		path_in(r->job, NULL, "checkpoint.safetensors", path, sizeof(path));
 		rc = st_save_file(ckpt, path);
+		r->write_errno = rc ? errno : 0;
 	}
 	st_destroy(ckpt);
 	if (rc) {
@@ -616,14 +618,17 @@ retry_device:
 			if (device_fault(rc)) /* reading the weights back */
 				goto retry_device;
 			/* A full disk: training on would only lose more.
-			 * Paused with the reason: the daemon retries. */
+			 * Paused with the reason: the daemon retries. Any
+			 * other cause (the folder was removed) fails it. */
+			int space = rc == ERR_NO_SPACE;
 			snprintf(msg, sizeof(msg), "cannot write %.300s/"
-				 "checkpoint.safetensors at epoch %d: %s; "
-				 "paused at the checkpoint of epoch %d until "
-				 "there is space again", job->dir,
-				 nn_fit_epoch(r.fit), error_message(rc),
-				 r.last_ckpt_epoch);
-			end = JOB_PAUSED;
+				 "checkpoint.safetensors at epoch %d: %s; %s",
+				 job->dir, nn_fit_epoch(r.fit),
+				 r.write_errno ? strerror(r.write_errno)
+					       : error_message(rc),
+				 space ? "paused until there is space again"
+				       : "the job cannot go on");
+			end = space ? JOB_PAUSED : JOB_FAILED;
 			break;
 		}
 	}
