@@ -529,6 +529,7 @@ static int defer_to_worker(struct request *rq, struct worker_slot *slot,
 			   struct work_request *req)
 {
 	req->conn = server_conn_id(rq->c);
+	req->uid = server_conn_uid(rq->c);
 	req->rpc_id = rq->id ? cJSON_Duplicate(rq->id, 1) : NULL;
 	worker_request(slot->w, req);
 	return METHOD_DEFERRED;
@@ -1322,6 +1323,9 @@ void methods_closed(void *ctx, struct conn *c)
 	uint64_t id = server_conn_id(c);
 	drop_subs(svc, id, NULL);
 	drop_waiters(svc, id);
+	/* renders and exports nobody will read are not made */
+	for (int i = 0; i < svc->nslots; i++)
+		worker_drop_requests(svc->slots[i].w, id);
 }
 
 int methods_busy(void *ctx, struct conn *c)

@@ -65,6 +65,9 @@ struct run {
 	int last_ckpt_epoch;
 	double last_ckpt_time;
 	int write_errno;     /* why the last checkpoint could not be written */
+	double train_seconds, serve_seconds; /* since it started here */
+	uid_t last_uid;      /* whose request was served last */
+	int served_any;
 };
 
 static double mono_seconds(void)
@@ -195,15 +198,54 @@ void worker_stop(struct worker *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Takes the flags and the queued requests at an epoch boundary. */
-static int take(struct worker *w, struct work_request **reqs)
+/* Takes the flags at an epoch boundary, and the request to serve there:
+ * none while the requests' share of the run's time is used up, else the
+ * oldest of a user other than the last one served (users take turns),
+ * else the oldest. */
+static int take(struct worker *w, struct run *r, struct work_request **req)
 {
+	*req = NULL;
 	pthread_mutex_lock(&w->lock);
 	int flags = w->flags;
-	*reqs = w->requests;
-	w->requests = NULL;
+	int may = r->serve_seconds <= WORKER_SERVE_SHARE *
+				      (r->train_seconds + r->serve_seconds);
+	if (w->requests && may) {
+		struct work_request **pp = &w->requests;
+		while (*pp && r->served_any && (*pp)->uid == r->last_uid)
+			pp = &(*pp)->next;
+		if (!*pp)
+			pp = &w->requests;
+		*req = *pp;
+		*pp = (*req)->next;
+		(*req)->next = NULL;
+	}
 	pthread_mutex_unlock(&w->lock);
 	return flags;
+}
+
+void worker_drop_requests(struct worker *w, uint64_t conn)
+{
+	if (!w)
+		return;
+	struct work_request *dropped = NULL;
+	pthread_mutex_lock(&w->lock);
+	struct work_request **pp = &w->requests;
+	while (*pp) {
+		struct work_request *req = *pp;
+		if (req->conn != conn) {
+			pp = &req->next;
+			continue;
+		}
+		*pp = req->next;
+		req->next = dropped;
+		dropped = req;
+	}
+	pthread_mutex_unlock(&w->lock);
+	while (dropped) {
+		struct work_request *next = dropped->next;
+		work_request_destroy(dropped);
+		dropped = next;
+	}
 }
 
 /* -------------------------------------------------------- requests */
@@ -524,9 +566,15 @@ restart:
 	int reached = 0; /* the last epoch reached target_psnr */
 	msg[0] = '\0';
 	for (;;) {
-		struct work_request *reqs;
-		int flags = take(w, &reqs);
-		serve(w, reqs, job->id, r.fit);
+		struct work_request *req;
+		int flags = take(w, &r, &req);
+		if (req) {
+			double t = mono_seconds();
+			r.last_uid = req->uid;
+			r.served_any = 1;
+			serve(w, req, job->id, r.fit);
+			r.serve_seconds += mono_seconds() - t;
+		}
 		if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 			save_checkpoint(w, &r);
 			end = flags & WORK_CANCEL  ? JOB_CANCELLED
@@ -559,7 +607,9 @@ restart:
 			goto out;
 		}
 		struct nn_metrics m;
+		double t = mono_seconds();
 		rc = nn_fit_step(r.fit, &m);
+		r.train_seconds += mono_seconds() - t;
 retry_device:
 		if (device_fault(rc) && retries < WORKER_DEVICE_RETRIES) {
 			retries++;
