@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base64.h"
+#include "decode.h"
 #include "errors.h"
 #include "fileio.h"
 #include "image.h"
@@ -183,13 +184,13 @@ static int get_int(struct request *rq, const cJSON *params, const char *key,
 	return 0;
 }
 
-/* A {"KEY": BASE64} object's bytes, e.g. image.png. */
-static int get_blob(struct request *rq, const cJSON *params,
-		    const char *key, const char *sub, int required,
-		    uint8_t **data, size_t *size)
+/* A {"KEY": BASE64} object's text, e.g. image.png, taken from params
+ * (ownership passes: the request's JSON no longer holds it); decode.c
+ * decodes it off the loop thread. */
+static int get_b64(struct request *rq, const cJSON *params, const char *key,
+		   const char *sub, int required, char **text)
 {
-	*data = NULL;
-	*size = 0;
+	*text = NULL;
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(params, key);
 	if (!o) {
 		if (required)
@@ -198,21 +199,32 @@ static int get_blob(struct request *rq, const cJSON *params,
 				    sub);
 		return 0;
 	}
-	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, sub);
+	cJSON *s = cJSON_GetObjectItemCaseSensitive(o, sub);
 	if (!cJSON_IsObject(o) || !cJSON_IsString(s))
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"%s\" must be an object {\"%s\": BASE64} (the "
 			    "daemon never opens a path a client names)",
 			    key, sub);
-	int rc = base64_decode(s->valuestring, strlen(s->valuestring), data,
-			       size);
-	if (rc == ERR_NOMEM)
+	*text = s->valuestring;
+	s->valuestring = NULL; /* cJSON_Delete skips a NULL string */
+	return 0;
+}
+
+/* A decoded input that was refused: bad base64, or what its decoder said. */
+static int input_refused(struct request *rq, const char *key,
+			 const char *sub, const struct decode_input *in)
+{
+	if (in->rc == ERR_NOMEM)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
-	if (rc)
+	if (in->bad_base64)
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"%s.%s\" is not valid base64 (RFC 4648, with "
 			    "padding)", key, sub);
-	return 0;
+	if (!strcmp(sub, "png"))
+		return image_refused(rq, key, in->rc, in->err, in->bytes,
+				     in->size);
+	return fail(rq, RPC_BAD_MODEL, "\"%s\" was refused: %s", key,
+		    in->err[0] ? in->err : error_message(in->rc));
 }
 
 static int may_touch(struct request *rq, const struct job *job)
@@ -690,35 +702,95 @@ static void job_defaults(struct job_params *p)
 	p->width = 0; /* the device's default, chosen when it runs */
 }
 
-static int check_init(struct request *rq, const uint8_t *data, size_t size,
+/* The init model (decoded) fits the job: its width, its dilations. */
+static int check_init(struct request *rq, const struct nn_config *cfg,
 		      struct job_params *p, int width_given)
 {
-	struct st_file *model = NULL;
-	struct nn_config cfg, def;
-	char err[512] = "";
-	int w, h;
-	int rc = st_decode(data, size, &model, err, sizeof(err));
-	if (!rc)
-		rc = nn_package_config(model, &cfg, &w, &h, err, sizeof(err));
-	st_destroy(model);
-	if (rc)
-		return fail(rq, RPC_BAD_MODEL, "\"init\" is not a model package "
-			    "vkinrd can start from: %s", err);
-	if (width_given && cfg.nf != p->width)
+	struct nn_config def;
+	if (width_given && cfg->nf != p->width)
 		return fail(rq, RPC_INVALID_PARAMS, "\"width\" is %d but the "
 			    "init model has width %d; leave width out or make "
-			    "them equal", p->width, cfg.nf);
+			    "them equal", p->width, cfg->nf);
 	nn_config_defaults(&def, 0);
-	if (cfg.nblocks != def.nblocks ||
-	    memcmp(cfg.dilations, def.dilations, sizeof(int) * def.nblocks)) {
+	if (cfg->nblocks != def.nblocks ||
+	    memcmp(cfg->dilations, def.dilations, sizeof(int) * def.nblocks)) {
 		char a[64], b[64];
-		nn_config_dilations_string(&cfg, a, sizeof(a));
+		nn_config_dilations_string(cfg, a, sizeof(a));
 		nn_config_dilations_string(&def, b, sizeof(b));
 		return fail(rq, RPC_BAD_MODEL, "the init model has dilations "
 			    "%s; jobs use %s", a, b);
 	}
-	p->width = cfg.nf;
+	p->width = cfg->nf;
 	return 0;
+}
+
+/* A request whose inputs are being decoded (decode.c); its connection
+ * waits meanwhile. */
+struct pending {
+	struct decode_job d;     /* first: the decode's address is ours */
+	struct service *svc;
+	uint64_t conn;
+	cJSON *rpc_id;           /* NULL for a notification */
+	const char *method;
+	struct job_params p;     /* job.submit */
+	int width_given;
+};
+
+static void answer(struct request *rq, int rc, cJSON *result);
+
+/* Starts decoding for rq: METHOD_DEFERRED, or an error. */
+static int start_decode(struct request *rq, struct pending *pd,
+			void (*done)(struct decode_job *d))
+{
+	pd->svc = rq->svc;
+	pd->conn = server_conn_id(rq->c);
+	pd->method = !strcmp(rq->method, M_JOB_SUBMIT)
+			     ? M_JOB_SUBMIT : M_MODEL_RENDER; /* outlives rq */
+	pd->d.done = done;
+	if ((rq->id && !(pd->rpc_id = cJSON_Duplicate(rq->id, 1))) ||
+	    decode_start(rq->svc->loop, &pd->d)) {
+		cJSON_Delete(pd->rpc_id);
+		decode_finish(&pd->d);
+		free(pd);
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	return METHOD_DEFERRED;
+}
+
+/* The request again, on the loop, once decoded; c is NULL when its
+ * connection has gone (or the daemon is stopping). */
+static struct conn *pending_request(struct pending *pd, struct request *rq)
+{
+	struct service *svc = pd->svc;
+	struct conn *c = svc->server && svc->stopping < 2
+				 ? server_find(svc->server, pd->conn)
+				 : NULL;
+	*rq = (struct request){.svc = svc, .c = c, .id = pd->rpc_id,
+			       .method = pd->method};
+	return c;
+}
+
+static void pending_free(struct pending *pd)
+{
+	cJSON_Delete(pd->rpc_id);
+	decode_finish(&pd->d);
+	free(pd);
+}
+
+static int store_job(struct request *rq, struct pending *pd, cJSON **result);
+
+static void submit_decoded(struct decode_job *d)
+{
+	struct pending *pd = (struct pending *)d;
+	struct request rq;
+	struct conn *c = pending_request(pd, &rq);
+	if (c) {
+		cJSON *result = NULL;
+		int rc = store_job(&rq, pd, &result);
+		answer(&rq, rc, result);
+		server_conn_release(c);
+	}
+	pending_free(pd);
 }
 
 static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
@@ -727,12 +799,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 					   "seed", "name", "priority", "init",
 					   "batch", "target_psnr", NULL};
 	struct service *svc = rq->svc;
-	uint8_t *png = NULL, *init = NULL;
-	size_t png_size = 0, init_size = 0;
-	struct image *img = NULL;
 	struct job_params p;
 	int64_t v;
-	char err[512] = "";
 	int rc = check_keys(rq, params, keys);
 	if (rc)
 		return rc;
@@ -804,28 +872,53 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
 	}
 
-	if ((rc = get_blob(rq, params, "image", "png", 1, &png, &png_size)))
-		goto out;
-	rc = png_decode(png, png_size, &img, err, sizeof(err));
-	if (rc) {
-		rc = image_refused(rq, "image", rc, err, png, png_size);
-		goto out;
+	struct pending *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	pd->p = p;
+	pd->width_given = p.width != 0;
+	if ((rc = get_b64(rq, params, "image", "png", 1, &pd->d.png.b64)) ||
+	    (rc = get_b64(rq, params, "init", "safetensors", 0,
+			  &pd->d.model.b64))) {
+		pending_free(pd);
+		return rc;
 	}
-	if ((rc = get_blob(rq, params, "init", "safetensors", 0, &init,
-			   &init_size)))
-		goto out;
-	if (init && (rc = check_init(rq, init, init_size, &p, p.width != 0)))
-		goto out;
+	return start_decode(rq, pd, submit_decoded);
+}
 
+/* job.submit, its image and init decoded: checks them and stores the job. */
+static int store_job(struct request *rq, struct pending *pd, cJSON **result)
+{
+	struct service *svc = rq->svc;
+	struct decode_job *d = &pd->d;
+	char err[512] = "";
+	int rc;
+	if (svc->stopping)
+		return fail(rq, RPC_SHUTTING_DOWN, "the daemon is stopping; "
+			    "submit again once it is back");
+	if (d->png.rc)
+		return input_refused(rq, "image", "png", &d->png);
+	if (d->model.rc)
+		return input_refused(rq, "init", "safetensors", &d->model);
+	if (d->model.bytes &&
+	    (rc = check_init(rq, &d->cfg, &pd->p, pd->width_given)))
+		return rc;
+	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
+	    quota_jobs_per_uid()) { /* others may have landed meanwhile */
+		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
+		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
+			    "limit); remove finished ones with job.remove",
+			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
+	}
 	struct job *job;
-	rc = queue_submit(svc->queue, &p, server_conn_uid(rq->c),
-			  server_conn_pid(rq->c), png, png_size, img->width,
-			  img->height, init, init_size, &job, err, sizeof(err));
+	rc = queue_submit(svc->queue, &pd->p, server_conn_uid(rq->c),
+			  server_conn_pid(rq->c), d->png.bytes, d->png.size,
+			  d->image->width, d->image->height, d->model.bytes,
+			  d->model.size, &job, err, sizeof(err));
 	if (rc) {
 		log_error("job.submit: %s", err);
-		rc = fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
-			  "%s", err);
-		goto out;
+		return fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
+			    "%s", err);
 	}
 	log_info("job %s submitted by uid %u: %dx%d, %d epochs, width %d, "
 		 "lr %g, seed %llu, priority %d", job->id, (unsigned)job->uid,
@@ -836,11 +929,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(*result, "batch", job->p.batch);
 	service_schedule(svc);
-out:
-	free(png);
-	free(init);
-	image_destroy(img);
-	return rc;
+	return 0;
 }
 
 static int m_list(struct request *rq, const cJSON *params, cJSON **result)
@@ -1119,57 +1208,65 @@ static int m_unsubscribe(struct request *rq, const cJSON *params,
 	return 0;
 }
 
+/* model.render, its model (and target) decoded: hands it to a worker. */
+static int render_decoded_request(struct request *rq, struct pending *pd)
+{
+	struct decode_job *d = &pd->d;
+	if (d->model.rc)
+		return input_refused(rq, "model", "safetensors", &d->model);
+	if (d->png.rc)
+		return input_refused(rq, "target", "png", &d->png);
+	if (d->image && (d->image->width != d->model_w ||
+			 d->image->height != d->model_h))
+		return fail(rq, RPC_INVALID_PARAMS, "\"target\" is %dx%d but "
+			    "the model renders %dx%d", d->image->width,
+			    d->image->height, d->model_w, d->model_h);
+	struct worker_slot *slot = pick_worker(rq->svc);
+	if (!slot)
+		return fail(rq, RPC_DEVICE, "no device is available to render");
+	struct work_request *req = calloc(1, sizeof(*req));
+	if (!req)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	req->kind = WORK_RENDER;
+	req->model = d->package;
+	req->target = d->image;
+	d->package = NULL;
+	d->image = NULL;
+	return defer_to_worker(rq, slot, req);
+}
+
+static void render_decoded(struct decode_job *d)
+{
+	struct pending *pd = (struct pending *)d;
+	struct request rq;
+	struct conn *c = pending_request(pd, &rq);
+	if (c) {
+		int rc = render_decoded_request(&rq, pd);
+		if (rc != METHOD_DEFERRED) {
+			answer(&rq, rc, NULL);
+			server_conn_release(c);
+		} /* else the worker's reply releases it */
+	}
+	pending_free(pd);
+}
+
 static int m_render(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = {"model", "target", NULL};
-	uint8_t *model = NULL, *png = NULL;
-	size_t model_size, png_size;
-	char err[512] = "";
-	struct nn_config cfg;
-	int w = 0, h = 0;
-	struct work_request *req = NULL;
 	int rc = check_keys(rq, params, keys);
-	if (rc || (rc = get_blob(rq, params, "model", "safetensors", 1, &model,
-				 &model_size)) ||
-	    (rc = get_blob(rq, params, "target", "png", 0, &png, &png_size)))
-		goto out;
-	if (!(req = calloc(1, sizeof(*req)))) {
-		rc = fail(rq, RPC_INTERNAL_ERROR, "out of memory");
-		goto out;
+	if (rc)
+		return rc;
+	struct pending *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	pd->d.keep_package = 1;
+	if ((rc = get_b64(rq, params, "model", "safetensors", 1,
+			  &pd->d.model.b64)) ||
+	    (rc = get_b64(rq, params, "target", "png", 0, &pd->d.png.b64))) {
+		pending_free(pd);
+		return rc;
 	}
-	req->kind = WORK_RENDER;
-	rc = st_decode(model, model_size, &req->model, err, sizeof(err));
-	if (!rc)
-		rc = nn_package_config(req->model, &cfg, &w, &h, err, sizeof(err));
-	if (rc) {
-		rc = fail(rq, RPC_BAD_MODEL, "\"model\" was refused: %s", err);
-		goto out;
-	}
-	if (png) {
-		rc = png_decode(png, png_size, &req->target, err, sizeof(err));
-		if (rc) {
-			rc = image_refused(rq, "target", rc, err, png, png_size);
-			goto out;
-		}
-		if (req->target->width != w || req->target->height != h) {
-			rc = fail(rq, RPC_INVALID_PARAMS, "\"target\" is %dx%d "
-				  "but the model renders %dx%d", req->target->width,
-				  req->target->height, w, h);
-			goto out;
-		}
-	}
-	struct worker_slot *slot = pick_worker(rq->svc);
-	if (!slot) {
-		rc = fail(rq, RPC_DEVICE, "no device is available to render");
-		goto out;
-	}
-	rc = defer_to_worker(rq, slot, req);
-	req = NULL;
-out:
-	work_request_destroy(req);
-	free(model);
-	free(png);
-	return rc;
+	return start_decode(rq, pd, render_decoded);
 }
 
 static const struct method_entry {
@@ -1229,6 +1326,12 @@ static void dispatch(struct request *rq, const cJSON *msg)
 		server_conn_hold(rq->c); /* its next request waits for this */
 		return;
 	}
+	answer(rq, rc, result);
+}
+
+/* Sends a method's result or error (nothing for a notification). */
+static void answer(struct request *rq, int rc, cJSON *result)
+{
 	if (rc == 0 && rq->id)
 		server_send(rq->c, rpc_result_line(rq->id, result));
 	else if (rc == 0)
