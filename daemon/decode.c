@@ -11,6 +11,7 @@
 
 #include "base64.h"
 #include "errors.h"
+#include "fileio.h"
 #include "nn/fit.h"
 
 static int decode_base64(struct decode_input *in)
@@ -23,9 +24,31 @@ static int decode_base64(struct decode_input *in)
 	return in->rc = rc;
 }
 
+#define EXPORT_FILE_MAX (1u << 30)
+
+/* A file as base64, or NULL (rc says why). */
+static char *read_b64(const char *path, int *rc)
+{
+	uint8_t *data;
+	size_t size;
+	*rc = fileio_read(path, &data, &size, EXPORT_FILE_MAX);
+	if (*rc)
+		return NULL;
+	char *text = base64_encode(data, size);
+	free(data);
+	if (!text)
+		*rc = ERR_NOMEM;
+	return text;
+}
+
 static void run(uv_work_t *work)
 {
 	struct decode_job *d = (struct decode_job *)work;
+	if (d->read_model) {
+		d->model_b64 = read_b64(d->read_model, &d->read_rc);
+		if (!d->read_rc)
+			d->png_b64 = read_b64(d->read_png, &d->read_rc);
+	}
 	if (d->png.b64 && !decode_base64(&d->png))
 		d->png.rc = png_decode(d->png.bytes, d->png.size, &d->image,
 				       d->png.err, sizeof(d->png.err));
@@ -67,5 +90,9 @@ void decode_finish(struct decode_job *d)
 	free(d->model.bytes);
 	image_destroy(d->image);
 	st_destroy(d->package);
+	free(d->read_model);
+	free(d->read_png);
+	free(d->model_b64);
+	free(d->png_b64);
 	memset(d, 0, sizeof(*d));
 }

@@ -2,11 +2,12 @@
  * decode.h - the heavy part of a request, off the loop thread.
  *
  * A job.submit or model.render carries base64 text: an image (PNG), a
- * model package (.safetensors). Decoding and validating them can take
- * seconds (a small PNG may declare a huge image), so it runs on libuv's
- * thread pool while the loop goes on answering everyone else; the
- * request's connection waits (server_conn_hold) meanwhile, so its
- * requests still act in order.
+ * model package (.safetensors); a job.export of a done job sends two
+ * files as base64. Decoding and validating the former can take seconds (a
+ * small PNG may declare a huge image), reading and encoding the latter
+ * too for a big model, so it runs on libuv's thread pool while the loop
+ * goes on answering everyone else; the request's connection waits
+ * (server_conn_hold) meanwhile, so its requests still act in order.
  *
  * The pool thread sees only the decode_job: no loop data, no sockets.
  */
@@ -41,6 +42,9 @@ struct decode_job {
 	struct nn_config cfg;      /* the package's */
 	int model_w, model_h;      /* the size the package renders */
 	int keep_package;          /* hand package over (render) or drop it */
+	char *read_model, *read_png; /* export: files to send (owned paths) */
+	char *model_b64, *png_b64; /* ... read and encoded */
+	int read_rc;               /* 0, or why they could not be */
 	void (*done)(struct decode_job *d); /* on the loop thread */
 	void *ctx;                 /* the caller's */
 };

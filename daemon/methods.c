@@ -27,10 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base64.h"
 #include "decode.h"
 #include "errors.h"
-#include "fileio.h"
 #include "image.h"
 #include "jsonrpc.h"
 #include "log.h"
@@ -40,7 +38,6 @@
 #include "usertext.h"
 
 #define METHOD_DEFERRED 1
-#define MODEL_FILE_MAX (1u << 30)
 
 struct request {
 	struct service *svc;
@@ -734,6 +731,7 @@ struct pending {
 	const char *method;
 	struct job_params p;     /* job.submit */
 	int width_given;
+	char job_id[16];         /* job.export */
 };
 
 static void answer(struct request *rq, int rc, cJSON *result);
@@ -744,8 +742,9 @@ static int start_decode(struct request *rq, struct pending *pd,
 {
 	pd->svc = rq->svc;
 	pd->conn = server_conn_id(rq->c);
-	pd->method = !strcmp(rq->method, M_JOB_SUBMIT)
-			     ? M_JOB_SUBMIT : M_MODEL_RENDER; /* outlives rq */
+	pd->method = !strcmp(rq->method, M_JOB_SUBMIT)	  ? M_JOB_SUBMIT
+		     : !strcmp(rq->method, M_JOB_EXPORT) ? M_JOB_EXPORT
+							 : M_MODEL_RENDER;
 	pd->d.done = done;
 	if ((rq->id && !(pd->rpc_id = cJSON_Duplicate(rq->id, 1))) ||
 	    decode_start(rq->svc->loop, &pd->d)) {
@@ -1076,56 +1075,11 @@ static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
-/* A done job's exports are files; read and send them. */
-static int export_files(struct request *rq, struct job *job, cJSON **result)
+/* An export made by a worker: from the running fit, or rendered from the
+ * job's checkpoint. */
+static int export_by_worker(struct request *rq, struct job *job)
 {
-	char path[4200];
-	uint8_t *model = NULL, *png = NULL;
-	size_t model_size, png_size;
-	struct queue *q = rq->svc->queue;
-	int rc = queue_job_path(q, job, "model.safetensors", path, sizeof(path));
-	if (!rc)
-		rc = fileio_read(path, &model, &model_size, MODEL_FILE_MAX);
-	if (!rc)
-		rc = queue_job_path(q, job, "recon.png", path, sizeof(path));
-	if (!rc)
-		rc = fileio_read(path, &png, &png_size, MODEL_FILE_MAX);
-	if (rc) {
-		free(model);
-		return rc;
-	}
-	char *m64 = base64_encode(model, model_size);
-	char *p64 = base64_encode(png, png_size);
-	free(model);
-	free(png);
-	if (!m64 || !p64) {
-		free(m64);
-		free(p64);
-		return ERR_NOMEM;
-	}
-	cJSON *r = cJSON_CreateObject();
-	cJSON *m = cJSON_AddObjectToObject(r, "model");
-	cJSON_AddItemToObject(m, "safetensors", cJSON_CreateString(m64));
-	cJSON *p = cJSON_AddObjectToObject(r, "recon");
-	cJSON_AddItemToObject(p, "png", cJSON_CreateString(p64));
-	add_num_or_null(r, "psnr", job->export_psnr);
-	free(m64);
-	free(p64);
-	*result = r;
-	return 0;
-}
-
-static int m_export(struct request *rq, const cJSON *params, cJSON **result)
-{
-	struct job *job;
 	struct service *svc = rq->svc;
-	int rc = touchable_job(rq, params, &job);
-	if (rc)
-		return rc;
-	if (job->state == JOB_DONE && job->has_export &&
-	    export_files(rq, job, result) == 0)
-		return 0;
-
 	struct worker_slot *slot = NULL;
 	if (job->state == JOB_RUNNING) {
 		slot = &svc->slots[job->worker];
@@ -1149,6 +1103,63 @@ static int m_export(struct request *rq, const cJSON *params, cJSON **result)
 	snprintf(req->job_id, sizeof(req->job_id), "%s", job->id);
 	queue_job_path(svc->queue, job, NULL, req->dir, sizeof(req->dir));
 	return defer_to_worker(rq, slot, req);
+}
+
+/* A done job's export files, read and encoded (decode.c): sent; if they
+ * could not be read, a worker makes the export from the checkpoint. */
+static void export_read(struct decode_job *d)
+{
+	struct pending *pd = (struct pending *)d;
+	struct request rq;
+	struct conn *c = pending_request(pd, &rq);
+	struct job *job = c ? queue_find(pd->svc->queue, pd->job_id) : NULL;
+	int rc = 0;
+	cJSON *r = NULL;
+	if (c && !job) {
+		rc = fail(&rq, RPC_JOB_NOT_FOUND, "job %s was removed meanwhile",
+			  pd->job_id);
+	} else if (c && d->read_rc) {
+		rc = export_by_worker(&rq, job);
+	} else if (c) {
+		r = cJSON_CreateObject();
+		cJSON *m = cJSON_AddObjectToObject(r, "model");
+		cJSON_AddItemToObject(m, "safetensors",
+				      cJSON_CreateStringReference(d->model_b64));
+		cJSON *p = cJSON_AddObjectToObject(r, "recon");
+		cJSON_AddItemToObject(p, "png",
+				      cJSON_CreateStringReference(d->png_b64));
+		add_num_or_null(r, "psnr", job->export_psnr);
+	}
+	if (c && rc != METHOD_DEFERRED) {
+		answer(&rq, rc, r); /* printed before pd's strings go */
+		server_conn_release(c);
+	}
+	pending_free(pd);
+}
+
+static int m_export(struct request *rq, const cJSON *params, cJSON **result)
+{
+	struct job *job;
+	int rc = touchable_job(rq, params, &job);
+	if (rc)
+		return rc;
+	if (!(job->state == JOB_DONE && job->has_export))
+		return export_by_worker(rq, job);
+	char path[4200];
+	struct pending *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	snprintf(pd->job_id, sizeof(pd->job_id), "%s", job->id);
+	queue_job_path(rq->svc->queue, job, "model.safetensors", path,
+		       sizeof(path));
+	pd->d.read_model = strdup(path);
+	queue_job_path(rq->svc->queue, job, "recon.png", path, sizeof(path));
+	pd->d.read_png = strdup(path);
+	if (!pd->d.read_model || !pd->d.read_png) {
+		pending_free(pd);
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	return start_decode(rq, pd, export_read);
 }
 
 static int m_subscribe(struct request *rq, const cJSON *params,
