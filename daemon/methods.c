@@ -544,6 +544,19 @@ static int defer_to_worker(struct request *rq, struct worker_slot *slot,
 	return METHOD_DEFERRED;
 }
 
+/* An export's result: the model package and the reconstruction, by
+ * reference (the strings must outlive the reply's printing). */
+static cJSON *export_result(const char *model_b64, const char *png_b64)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON *m = cJSON_AddObjectToObject(r, "model");
+	cJSON_AddItemToObject(m, "safetensors",
+			      cJSON_CreateStringReference(model_b64));
+	cJSON *p = cJSON_AddObjectToObject(r, "recon");
+	cJSON_AddItemToObject(p, "png", cJSON_CreateStringReference(png_b64));
+	return r;
+}
+
 void methods_reply(struct service *svc, struct work_request *req)
 {
 	struct conn *c = server_find(svc->server, req->conn);
@@ -558,15 +571,11 @@ void methods_reply(struct service *svc, struct work_request *req)
 		work_request_destroy(req);
 		return;
 	}
-	cJSON *r = cJSON_CreateObject();
+	cJSON *r;
 	if (req->kind == WORK_EXPORT) {
-		cJSON *m = cJSON_AddObjectToObject(r, "model");
-		cJSON_AddItemToObject(m, "safetensors",
-				      cJSON_CreateStringReference(req->model_b64));
-		cJSON *p = cJSON_AddObjectToObject(r, "recon");
-		cJSON_AddItemToObject(p, "png",
-				      cJSON_CreateStringReference(req->png_b64));
+		r = export_result(req->model_b64, req->png_b64);
 	} else {
+		r = cJSON_CreateObject();
 		cJSON_AddItemToObject(r, "png",
 				      cJSON_CreateStringReference(req->png_b64));
 	}
@@ -1121,13 +1130,7 @@ static void export_read(struct decode_job *d)
 	} else if (c && d->read_rc) {
 		rc = export_by_worker(&rq, job);
 	} else if (c) {
-		r = cJSON_CreateObject();
-		cJSON *m = cJSON_AddObjectToObject(r, "model");
-		cJSON_AddItemToObject(m, "safetensors",
-				      cJSON_CreateStringReference(d->model_b64));
-		cJSON *p = cJSON_AddObjectToObject(r, "recon");
-		cJSON_AddItemToObject(p, "png",
-				      cJSON_CreateStringReference(d->png_b64));
+		r = export_result(d->model_b64, d->png_b64);
 		add_num_or_null(r, "psnr", job->export_psnr);
 	}
 	if (c && rc != METHOD_DEFERRED) {
