@@ -770,9 +770,8 @@ static int start_decode(struct request *rq, struct pending *pd,
 static struct conn *pending_request(struct pending *pd, struct request *rq)
 {
 	struct service *svc = pd->svc;
-	struct conn *c = svc->server && svc->stopping < 2
-				 ? server_find(svc->server, pd->conn)
-				 : NULL;
+	struct conn *c = svc->stopping < 2 ? server_find(svc->server, pd->conn)
+					   : NULL; /* 2: the server is gone */
 	*rq = (struct request){.svc = svc, .c = c, .id = pd->rpc_id,
 			       .method = pd->method};
 	return c;

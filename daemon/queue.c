@@ -330,8 +330,8 @@ static int open_metrics(struct queue *q, struct job *job)
 	int rc = queue_job_path(q, job, "metrics.ndjson", path, sizeof(path));
 	if (rc)
 		return rc;
-	job->metrics_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-			       0600);
+	job->metrics_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+			       O_NOFOLLOW, 0600);
 	return job->metrics_fd < 0 ? ERR_IO : 0;
 }
 

@@ -481,12 +481,6 @@ void server_conn_release(struct conn *c)
 	uv_idle_start(&c->s->resume_idle, resume_cb);
 }
 
-void server_conn_check_done(struct conn *c)
-{
-	if (c->eof && !c->resume_due)
-		maybe_finish(c);
-}
-
 /* -------------------------------------------------------- accepting */
 
 static int count_uid(const struct server *s, uid_t uid)

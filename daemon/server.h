@@ -72,9 +72,6 @@ int server_send(struct conn *c, char *line);
  * server_conn_release (requests on one connection act in order). */
 void server_conn_hold(struct conn *c);
 void server_conn_release(struct conn *c);
-/* Something owed to c has ended (ops->busy may now say no): a client that
- * closed its side is let go once its output is written. */
-void server_conn_check_done(struct conn *c);
 /* Closes c after its queued output has been written. */
 void server_close_after_flush(struct conn *c);
 void server_conn_close(struct conn *c);
