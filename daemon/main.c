@@ -144,6 +144,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vkinrd: %s needs a path; it was given an empty "
 			"one\n", socket_path && !*socket_path ? "--socket"
 							  : "--state-dir");
+		free(socket_path);
+		free(state_dir);
 		return 2;
 	}
 	if (!socket_path)

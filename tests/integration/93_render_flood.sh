@@ -7,7 +7,8 @@
 # 80% is asked; 70% is checked here, lavapipe on a shared machine being
 # noisy) and its owner's job.pause is answered promptly; the flood's
 # connections closing drops their renders not yet made. The figures are
-# printed.
+# printed; the sanitizer build (VKINR_SANITIZED) prints them but skips the
+# rate checks, its timings meaning nothing.
 . "$(dirname "$0")/lib.bash"
 tap_plan 3
 need_device
@@ -58,12 +59,19 @@ c.call("job.resume", {"job": victim})
 flood.wait()
 print("# victim epochs/s alone %.1f, under the render flood %.1f (%.0f%%); pause answered in %.2f s"
       % (alone, under, 100 * under / alone, pause_s))
-tap.ok(under >= 0.7 * alone, "the victim keeps its epochs per second under another uid's render flood", (alone, under))
+timing = not os.environ.get("VKINR_SANITIZED")
+def rate_ok(cond, what, detail):
+    if timing:
+        tap.ok(cond, what, detail)
+    else:
+        tap.n += 1
+        print("ok %d # SKIP %s: timings mean nothing in the sanitizer build" % (tap.n, what))
+rate_ok(under >= 0.7 * alone, "the victim keeps its epochs per second under another uid's render flood", (alone, under))
 tap.ok(p["state"] == "paused" and pause_s < 5, "its owner's pause is answered in %.2f s" % pause_s, p)
 time.sleep(1)
 wait_epoch(c, victim, c.call("job.get", {"job": victim})["epoch"] + 3)
 after = rate(3)
-tap.ok(after >= 0.7 * alone, "once the flood's connections close, their renders are dropped (%.1f epochs/s)" % after,
+rate_ok(after >= 0.7 * alone, "once the flood's connections close, their renders are dropped (%.1f epochs/s)" % after,
        (alone, after))
 tap.done()
 EOF_PY
