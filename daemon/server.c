@@ -22,6 +22,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,10 +415,29 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 	*buf = uv_buf_init(c->s->readbuf, sizeof(c->s->readbuf));
 }
 
+/* At end of input: whether the client closed its socket altogether (a
+ * Unix socket whose peer is closed reports POLLHUP) rather than only its
+ * writing side (shutdown(SHUT_WR): it still reads the answers). */
+static int peer_gone(struct conn *c)
+{
+	uv_os_fd_t fd;
+	struct pollfd p = {.events = POLLOUT};
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd))
+		return 0;
+	p.fd = fd;
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
 	struct conn *c = (struct conn *)stream;
 	if (nread == UV_EOF) {
+		if (peer_gone(c)) {
+			/* closed, not half-closed: nobody will read answers,
+			 * so what its requests still wait for is dropped */
+			server_conn_close(c);
+			return;
+		}
 		c->eof = 1;
 		take_up_input(c);
 		return;
@@ -568,7 +588,13 @@ static void stall_cb(uv_timer_t *t)
 		if (queued < c->queue_seen)
 			c->last_moved = now;
 		c->queue_seen = queued;
-		if (!c->closing && c->partial_since && c->lb.len && !c->eof &&
+		if (!c->closing && !c->reading && !c->eof && peer_gone(c)) {
+			/* a held connection reads nothing, so it sees no end
+			 * of input: its client leaving is noticed here */
+			log_debug("connection %llu: closed by its client while "
+				  "held", (unsigned long long)c->id);
+			server_conn_close(c);
+		} else if (!c->closing && c->partial_since && c->lb.len && !c->eof &&
 		    now - c->partial_since > s->line_ms) {
 			char msg[160];
 			snprintf(msg, sizeof(msg), "a request line was left "

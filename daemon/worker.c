@@ -241,6 +241,9 @@ void worker_drop_requests(struct worker *w, uint64_t conn)
 		dropped = req;
 	}
 	pthread_mutex_unlock(&w->lock);
+	if (dropped)
+		log_info("worker %d: connection %llu closed; its request not yet "
+			 "served is dropped", w->index, (unsigned long long)conn);
 	while (dropped) {
 		struct work_request *next = dropped->next;
 		work_request_destroy(dropped);
