@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,6 +134,10 @@ int conn_open(const char *path, struct conn **out, char *why, size_t whylen)
 	int fd;
 
 	*out = NULL;
+	if (!*path) {
+		snprintf(why, whylen, "the socket path is empty");
+		return ERR_INVALID;
+	}
 	if (strlen(path) >= sizeof addr.sun_path) {
 		snprintf(why, whylen,
 			 "the path is longer than a Unix socket allows "
@@ -149,7 +154,17 @@ int conn_open(const char *path, struct conn **out, char *why, size_t whylen)
 	while (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
 		if (errno == EINTR)
 			continue;
-		snprintf(why, whylen, "%s", strerror(errno));
+		int saved = errno;
+		char dir[sizeof addr.sun_path];
+		const char *slash = strrchr(path, '/');
+		snprintf(dir, sizeof dir, "%.*s", slash && slash != path
+			 ? (int)(slash - path) : 1, slash ? path : ".");
+		struct stat st;
+		if (saved == ENOENT && stat(dir, &st))
+			snprintf(why, whylen, "its folder %s: %s", dir,
+				 strerror(errno));
+		else
+			snprintf(why, whylen, "%s", strerror(saved));
 		close(fd);
 		return ERR_IO;
 	}

@@ -1,7 +1,9 @@
 /*
  * daemon.c - daemon_run: the loop thread's wiring.
  *
- * It opens the state (queue), the socket (server, whose callbacks are the
+ * It checks and locks the state folder (statedir.c: nobody else may
+ * write there, and one daemon alone uses it), opens the state (queue), the
+ * socket (server, whose callbacks are the
  * methods) and one worker per device selector, then runs the libuv loop.
  * Workers wake the loop through one uv_async_t; on_wake drains every
  * worker's events in order and turns them into queue changes and
@@ -17,6 +19,7 @@
  */
 #include "daemon.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +33,16 @@
 #include "methods.h"
 #include "notify.h"
 #include "service.h"
+#include "statedir.h"
 
 #define DAEMON_STOP_SECONDS 10
+#define DAEMON_RELEASE_SECONDS 1
 
 static const struct server_ops server_ops = {
 	.line = methods_line,
 	.closed = methods_closed,
 	.drained = methods_drained,
+	.busy = methods_busy,
 };
 
 /* ------------------------------------------------------- scheduling */
@@ -82,6 +88,65 @@ void service_schedule(struct service *svc)
 
 static void finish_stop(struct service *svc);
 
+/* ------------------------------------------------- failed writes */
+
+/* A job whose history or checkpoint could not be written is paused with
+ * the reason (the worker checkpoints at its next epoch boundary); every
+ * RETRY_MS the daemon writes back what the disk lacks and, once that
+ * works, queues the job again. Its history stays whole meanwhile: the
+ * epochs are kept in memory, and the run resumes from its checkpoint. */
+#define RETRY_MS 3000
+
+static void pause_for_write(struct service *svc, struct worker_slot *slot,
+			    struct job *job, const char *file)
+{
+	if (job->write_paused)
+		return;
+	char path[4200];
+	queue_job_path(svc->queue, job, file, path, sizeof(path));
+	int space = errno == ENOSPC || errno == EDQUOT;
+	snprintf(job->error, sizeof(job->error), "cannot write %.300s: %s; "
+		 "paused%s", path, strerror(errno),
+		 space ? " until there is space again" : "");
+	job->write_paused = 1;
+	log_error("job %s: %s", job->id, job->error);
+	worker_flag(slot->w, job->id, WORK_PAUSE);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+	struct service *svc = t->data;
+	int waiting = 0;
+	for (struct job *job = svc->queue->head; job; job = job->next) {
+		if (!job->write_paused || job->state != JOB_PAUSED)
+			continue;
+		if (queue_write_back(svc->queue, job)) {
+			if (errno == ENOSPC || errno == EDQUOT) {
+				waiting++;
+				continue;
+			}
+			/* not a matter of space (the folder was removed?):
+			 * waiting will not help */
+			char why[sizeof(job->error)];
+			snprintf(why, sizeof(why), "%.400s; retrying failed: %s",
+				 job->error, strerror(errno));
+			job->write_paused = 0;
+			log_error("job %s failed: %s", job->id, why);
+			queue_set_state(svc->queue, job, JOB_FAILED, why);
+			methods_job_state(svc, job);
+			continue;
+		}
+		job->write_paused = 0;
+		log_info("job %s: its files can be written again; queued",
+			 job->id);
+		queue_set_state(svc->queue, job, JOB_QUEUED, NULL);
+		methods_job_state(svc, job);
+	}
+	if (!waiting)
+		uv_timer_stop(t);
+	service_schedule(svc);
+}
+
 static void handle_ended(struct service *svc, struct worker_slot *slot,
 			 struct work_event *ev)
 {
@@ -97,6 +162,17 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 		if (ev->target_reached)
 			log_info("job %s: reached its target psnr %g at epoch %d",
 				 job->id, job->p.target_psnr, ev->epoch);
+	}
+	if (ev->end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
+		/* a write failed (here or in the worker): retried later */
+		if (ev->message[0])
+			snprintf(job->error, sizeof(job->error), "%.500s", ev->message);
+		job->write_paused = 1;
+		log_error("job %s paused: %s", job->id, job->error);
+		queue_set_state(svc->queue, job, ev->end, job->error);
+		methods_job_state(svc, job);
+		uv_timer_start(&svc->retry_timer, on_retry, RETRY_MS, RETRY_MS);
+		return;
 	}
 	if (ev->end == JOB_FAILED)
 		log_error("job %s failed: %s", job->id, ev->message);
@@ -167,7 +243,8 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 	case WORK_PROGRESS:
 		job = queue_find(svc->queue, ev->job_id);
 		if (job && job->state == JOB_RUNNING) {
-			queue_add_metrics(svc->queue, job, &ev->m);
+			if (queue_add_metrics(svc->queue, job, &ev->m))
+				pause_for_write(svc, slot, job, "metrics.ndjson");
 			methods_job_progress(svc, job);
 		}
 		break;
@@ -238,6 +315,7 @@ static void finish_stop(struct service *svc)
 	close_handle((uv_handle_t *)&svc->sigterm);
 	close_handle((uv_handle_t *)&svc->sigint);
 	close_handle((uv_handle_t *)&svc->stop_timer);
+	close_handle((uv_handle_t *)&svc->retry_timer);
 }
 
 static void on_stop_timeout(uv_timer_t *t)
@@ -267,6 +345,28 @@ static void on_signal(uv_signal_t *sig, int signum)
 	uv_async_send(&svc->wake); /* finish now if no worker runs */
 }
 
+/* Joins the stopped workers, waiting DAEMON_RELEASE_SECONDS at most for
+ * them to release their devices: every job is on disk by now, so a driver
+ * slow to tear down does not hold the stop up; the process exits and the
+ * kernel releases what is left. */
+static void release_devices(struct service *svc)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += DAEMON_RELEASE_SECONDS;
+	for (int i = 0; i < svc->nslots; i++) {
+		if (worker_join(svc->slots[i].w, &deadline) == 0) {
+			worker_destroy(svc->slots[i].w);
+			continue;
+		}
+		log_warn("worker %d is still releasing its device after %d s; "
+			 "exiting without waiting (every job is on disk)", i,
+			 DAEMON_RELEASE_SECONDS);
+		fflush(stderr);
+		_exit(0);
+	}
+}
+
 /* -------------------------------------------------------------- run */
 
 int daemon_run(const struct daemon_options *opt)
@@ -285,7 +385,12 @@ int daemon_run(const struct daemon_options *opt)
 	uv_loop_init(&loop);
 	svc->loop = &loop;
 
-	int rc = queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
+	int lock_fd = -1;
+	int rc = statedir_check(opt->state_dir, err, sizeof(err));
+	if (!rc && (lock_fd = statedir_lock(opt->state_dir, err, sizeof(err))) < 0)
+		rc = lock_fd;
+	if (!rc)
+		rc = queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);
 		goto out;
@@ -305,6 +410,8 @@ int daemon_run(const struct daemon_options *opt)
 	uv_signal_start(&svc->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&svc->sigint, on_signal, SIGINT);
 	uv_timer_init(&loop, &svc->stop_timer);
+	uv_timer_init(&loop, &svc->retry_timer);
+	svc->retry_timer.data = svc;
 
 	svc->nslots = opt->ndevices > 0 ? opt->ndevices : 1;
 	if (svc->nslots > DAEMON_MAX_DEVICES)
@@ -324,8 +431,7 @@ int daemon_run(const struct daemon_options *opt)
 	maybe_ready(svc); /* when no worker could even start */
 	uv_run(&loop, UV_RUN_DEFAULT);
 	rc = 0;
-	for (int i = 0; i < svc->nslots; i++)
-		worker_destroy(svc->slots[i].w);
+	release_devices(svc);
 out:
 	if (rc) {
 		for (int i = 0; i < svc->nslots; i++)
@@ -334,6 +440,8 @@ out:
 		uv_run(&loop, UV_RUN_DEFAULT);
 	}
 	queue_destroy(svc->queue);
+	if (lock_fd >= 0)
+		close(lock_fd); /* the lock goes with it */
 	uv_loop_close(&loop);
 	free(svc);
 	return rc ? 1 : 0;

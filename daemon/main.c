@@ -140,6 +140,14 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
+	if ((socket_path && !*socket_path) || (state_dir && !*state_dir)) {
+		fprintf(stderr, "vkinrd: %s needs a path; it was given an empty "
+			"one\n", socket_path && !*socket_path ? "--socket"
+							  : "--state-dir");
+		free(socket_path);
+		free(state_dir);
+		return 2;
+	}
 	if (!socket_path)
 		socket_path = default_socket();
 	if (!state_dir)

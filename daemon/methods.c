@@ -27,18 +27,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base64.h"
+#include "decode.h"
 #include "errors.h"
-#include "fileio.h"
 #include "image.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "protocol.h"
 #include "quota.h"
 #include "safetensors.h"
+#include "usertext.h"
 
 #define METHOD_DEFERRED 1
-#define MODEL_FILE_MAX (1u << 30)
 
 struct request {
 	struct service *svc;
@@ -64,6 +63,7 @@ static int fail(struct request *rq, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(rq->msg, sizeof(rq->msg), fmt, ap);
 	va_end(ap);
+	usertext_sanitize(rq->msg); /* it may quote (and cut) client text */
 	return code;
 }
 
@@ -181,13 +181,13 @@ static int get_int(struct request *rq, const cJSON *params, const char *key,
 	return 0;
 }
 
-/* A {"KEY": BASE64} object's bytes, e.g. image.png. */
-static int get_blob(struct request *rq, const cJSON *params,
-		    const char *key, const char *sub, int required,
-		    uint8_t **data, size_t *size)
+/* A {"KEY": BASE64} object's text, e.g. image.png, taken from params
+ * (ownership passes: the request's JSON no longer holds it); decode.c
+ * decodes it off the loop thread. */
+static int get_b64(struct request *rq, const cJSON *params, const char *key,
+		   const char *sub, int required, char **text)
 {
-	*data = NULL;
-	*size = 0;
+	*text = NULL;
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(params, key);
 	if (!o) {
 		if (required)
@@ -196,21 +196,32 @@ static int get_blob(struct request *rq, const cJSON *params,
 				    sub);
 		return 0;
 	}
-	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, sub);
+	cJSON *s = cJSON_GetObjectItemCaseSensitive(o, sub);
 	if (!cJSON_IsObject(o) || !cJSON_IsString(s))
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"%s\" must be an object {\"%s\": BASE64} (the "
 			    "daemon never opens a path a client names)",
 			    key, sub);
-	int rc = base64_decode(s->valuestring, strlen(s->valuestring), data,
-			       size);
-	if (rc == ERR_NOMEM)
+	*text = s->valuestring;
+	s->valuestring = NULL; /* cJSON_Delete skips a NULL string */
+	return 0;
+}
+
+/* A decoded input that was refused: bad base64, or what its decoder said. */
+static int input_refused(struct request *rq, const char *key,
+			 const char *sub, const struct decode_input *in)
+{
+	if (in->rc == ERR_NOMEM)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
-	if (rc)
+	if (in->bad_base64)
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"%s.%s\" is not valid base64 (RFC 4648, with "
 			    "padding)", key, sub);
-	return 0;
+	if (!strcmp(sub, "png"))
+		return image_refused(rq, key, in->rc, in->err, in->bytes,
+				     in->size);
+	return fail(rq, RPC_BAD_MODEL, "\"%s\" was refused: %s", key,
+		    in->err[0] ? in->err : error_message(in->rc));
 }
 
 static int may_touch(struct request *rq, const struct job *job)
@@ -226,16 +237,28 @@ static int may_touch(struct request *rq, const struct job *job)
 		    "job.subscribe)", job->id, (unsigned)job->uid, rq->method);
 }
 
-/* params.job: the id of an existing job (a number is accepted too). */
+/* params.job: the id of an existing job, as the string job.submit gave
+ * or as an exact integer; anything else (a fraction, a number beyond
+ * 2^53 that JSON cannot carry exactly) is refused rather than rounded
+ * onto another job. */
 static int get_job(struct request *rq, const cJSON *params, struct job **out)
 {
 	char id[32];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, "job");
-	if (cJSON_IsString(v))
+	if (cJSON_IsString(v) && strlen(v->valuestring) < sizeof(id))
 		snprintf(id, sizeof(id), "%s", v->valuestring);
-	else if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
-		 v->valuedouble < 1e15)
+	else if (cJSON_IsString(v))
+		return fail(rq, RPC_JOB_NOT_FOUND, "no job has an id of %zu "
+			    "bytes; job ids are numbers such as \"12\" "
+			    "(job.list shows them)", strlen(v->valuestring));
+	else if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
+		 v->valuedouble < 9007199254740992.0 &&
+		 v->valuedouble == floor(v->valuedouble))
 		snprintf(id, sizeof(id), "%.0f", v->valuedouble);
+	else if (cJSON_IsNumber(v))
+		return fail(rq, RPC_INVALID_PARAMS, "\"job\" must be a job id "
+			    "as job.submit returned it, e.g. \"12\" (got the "
+			    "number %.17g, which is not one)", v->valuedouble);
 	else
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"job\" is required: the id of a job as "
@@ -283,10 +306,10 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 		cJSON_AddStringToObject(o, "device", job->device);
 	else
 		cJSON_AddNullToObject(o, "device");
-	if (job->state == JOB_FAILED)
+	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(o, "error", job->error);
 	cJSON_AddNumberToObject(o, "lr", job->p.lr);
-	cJSON_AddNumberToObject(o, "seed", (double)job->p.seed);
+	rpc_add_exact_integer(o, "seed", job->p.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
@@ -320,7 +343,7 @@ static cJSON *state_params(const struct job *job)
 	cJSON_AddStringToObject(p, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(p, "epoch", job_epoch(job));
 	cJSON_AddNumberToObject(p, "epochs", job->p.epochs);
-	if (job->state == JOB_FAILED)
+	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(p, "error", job->error);
 	if (job->state == JOB_DONE && job->has_export)
 		add_num_or_null(p, "psnr", job->export_psnr);
@@ -424,7 +447,9 @@ static void answer_waiters(struct service *svc, struct job *job)
 		}
 		*pp = w->next;
 		struct conn *c = server_find(svc->server, w->conn);
-		if (c) {
+		if (c)
+			server_conn_release(c);
+		if (c && w->rpc_id) {
 			cJSON *r = cJSON_CreateObject();
 			cJSON_AddStringToObject(r, "job", job->id);
 			cJSON_AddStringToObject(r, "state",
@@ -476,10 +501,10 @@ static void drop_waiters(struct service *svc, uint64_t conn)
 
 static int wait_for_state(struct request *rq, struct job *job)
 {
-	if (!rq->id)
-		return METHOD_DEFERRED; /* a notification: nobody to answer */
+	/* a notification waits too (rpc_id NULL), so that the next request
+	 * on its connection acts after it */
 	struct state_waiter *w = calloc(1, sizeof(*w));
-	if (!w || !(w->rpc_id = cJSON_Duplicate(rq->id, 1))) {
+	if (!w || (rq->id && !(w->rpc_id = cJSON_Duplicate(rq->id, 1)))) {
 		free(w);
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	}
@@ -513,14 +538,30 @@ static int defer_to_worker(struct request *rq, struct worker_slot *slot,
 			   struct work_request *req)
 {
 	req->conn = server_conn_id(rq->c);
+	req->uid = server_conn_uid(rq->c);
 	req->rpc_id = rq->id ? cJSON_Duplicate(rq->id, 1) : NULL;
 	worker_request(slot->w, req);
 	return METHOD_DEFERRED;
 }
 
+/* An export's result: the model package and the reconstruction, by
+ * reference (the strings must outlive the reply's printing). */
+static cJSON *export_result(const char *model_b64, const char *png_b64)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON *m = cJSON_AddObjectToObject(r, "model");
+	cJSON_AddItemToObject(m, "safetensors",
+			      cJSON_CreateStringReference(model_b64));
+	cJSON *p = cJSON_AddObjectToObject(r, "recon");
+	cJSON_AddItemToObject(p, "png", cJSON_CreateStringReference(png_b64));
+	return r;
+}
+
 void methods_reply(struct service *svc, struct work_request *req)
 {
 	struct conn *c = server_find(svc->server, req->conn);
+	if (c)
+		server_conn_release(c);
 	if (!c || !req->rpc_id) {
 		work_request_destroy(req);
 		return;
@@ -530,15 +571,11 @@ void methods_reply(struct service *svc, struct work_request *req)
 		work_request_destroy(req);
 		return;
 	}
-	cJSON *r = cJSON_CreateObject();
+	cJSON *r;
 	if (req->kind == WORK_EXPORT) {
-		cJSON *m = cJSON_AddObjectToObject(r, "model");
-		cJSON_AddItemToObject(m, "safetensors",
-				      cJSON_CreateStringReference(req->model_b64));
-		cJSON *p = cJSON_AddObjectToObject(r, "recon");
-		cJSON_AddItemToObject(p, "png",
-				      cJSON_CreateStringReference(req->png_b64));
+		r = export_result(req->model_b64, req->png_b64);
 	} else {
+		r = cJSON_CreateObject();
 		cJSON_AddItemToObject(r, "png",
 				      cJSON_CreateStringReference(req->png_b64));
 	}
@@ -671,35 +708,96 @@ static void job_defaults(struct job_params *p)
 	p->width = 0; /* the device's default, chosen when it runs */
 }
 
-static int check_init(struct request *rq, const uint8_t *data, size_t size,
+/* The init model (decoded) fits the job: its width, its dilations. */
+static int check_init(struct request *rq, const struct nn_config *cfg,
 		      struct job_params *p, int width_given)
 {
-	struct st_file *model = NULL;
-	struct nn_config cfg, def;
-	char err[512] = "";
-	int w, h;
-	int rc = st_decode(data, size, &model, err, sizeof(err));
-	if (!rc)
-		rc = nn_package_config(model, &cfg, &w, &h, err, sizeof(err));
-	st_destroy(model);
-	if (rc)
-		return fail(rq, RPC_BAD_MODEL, "\"init\" is not a model package "
-			    "vkinrd can start from: %s", err);
-	if (width_given && cfg.nf != p->width)
+	struct nn_config def;
+	if (width_given && cfg->nf != p->width)
 		return fail(rq, RPC_INVALID_PARAMS, "\"width\" is %d but the "
 			    "init model has width %d; leave width out or make "
-			    "them equal", p->width, cfg.nf);
+			    "them equal", p->width, cfg->nf);
 	nn_config_defaults(&def, 0);
-	if (cfg.nblocks != def.nblocks ||
-	    memcmp(cfg.dilations, def.dilations, sizeof(int) * def.nblocks)) {
+	if (cfg->nblocks != def.nblocks ||
+	    memcmp(cfg->dilations, def.dilations, sizeof(int) * def.nblocks)) {
 		char a[64], b[64];
-		nn_config_dilations_string(&cfg, a, sizeof(a));
+		nn_config_dilations_string(cfg, a, sizeof(a));
 		nn_config_dilations_string(&def, b, sizeof(b));
 		return fail(rq, RPC_BAD_MODEL, "the init model has dilations "
 			    "%s; jobs use %s", a, b);
 	}
-	p->width = cfg.nf;
+	p->width = cfg->nf;
 	return 0;
+}
+
+/* A request whose inputs are being decoded (decode.c); its connection
+ * waits meanwhile. */
+struct pending {
+	struct decode_job d;     /* first: the decode's address is ours */
+	struct service *svc;
+	uint64_t conn;
+	cJSON *rpc_id;           /* NULL for a notification */
+	const char *method;
+	struct job_params p;     /* job.submit */
+	int width_given;
+	char job_id[16];         /* job.export */
+};
+
+static void answer(struct request *rq, int rc, cJSON *result);
+
+/* Starts decoding for rq: METHOD_DEFERRED, or an error. */
+static int start_decode(struct request *rq, struct pending *pd,
+			void (*done)(struct decode_job *d))
+{
+	pd->svc = rq->svc;
+	pd->conn = server_conn_id(rq->c);
+	pd->method = !strcmp(rq->method, M_JOB_SUBMIT)	  ? M_JOB_SUBMIT
+		     : !strcmp(rq->method, M_JOB_EXPORT) ? M_JOB_EXPORT
+							 : M_MODEL_RENDER;
+	pd->d.done = done;
+	if ((rq->id && !(pd->rpc_id = cJSON_Duplicate(rq->id, 1))) ||
+	    decode_start(rq->svc->loop, &pd->d)) {
+		cJSON_Delete(pd->rpc_id);
+		decode_finish(&pd->d);
+		free(pd);
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	return METHOD_DEFERRED;
+}
+
+/* The request again, on the loop, once decoded; c is NULL when its
+ * connection has gone (or the daemon is stopping). */
+static struct conn *pending_request(struct pending *pd, struct request *rq)
+{
+	struct service *svc = pd->svc;
+	struct conn *c = svc->stopping < 2 ? server_find(svc->server, pd->conn)
+					   : NULL; /* 2: the server is gone */
+	*rq = (struct request){.svc = svc, .c = c, .id = pd->rpc_id,
+			       .method = pd->method};
+	return c;
+}
+
+static void pending_free(struct pending *pd)
+{
+	cJSON_Delete(pd->rpc_id);
+	decode_finish(&pd->d);
+	free(pd);
+}
+
+static int store_job(struct request *rq, struct pending *pd, cJSON **result);
+
+static void submit_decoded(struct decode_job *d)
+{
+	struct pending *pd = (struct pending *)d;
+	struct request rq;
+	struct conn *c = pending_request(pd, &rq);
+	if (c) {
+		cJSON *result = NULL;
+		int rc = store_job(&rq, pd, &result);
+		answer(&rq, rc, result);
+		server_conn_release(c);
+	}
+	pending_free(pd);
 }
 
 static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
@@ -708,12 +806,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 					   "seed", "name", "priority", "init",
 					   "batch", "target_psnr", NULL};
 	struct service *svc = rq->svc;
-	uint8_t *png = NULL, *init = NULL;
-	size_t png_size = 0, init_size = 0;
-	struct image *img = NULL;
 	struct job_params p;
 	int64_t v;
-	char err[512] = "";
 	int rc = check_keys(rq, params, keys);
 	if (rc)
 		return rc;
@@ -732,7 +826,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return fail(rq, RPC_INVALID_PARAMS, "\"width\" must be a "
 			    "multiple of 16 (got %d)", p.width);
 	v = (int64_t)p.seed;
-	if ((rc = get_int(rq, params, "seed", 0, 9007199254740992.0, &v)))
+	if ((rc = get_int(rq, params, "seed", 0, 9007199254740991.0, &v)))
 		return rc;
 	p.seed = (uint64_t)v;
 	v = 0;
@@ -753,9 +847,10 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		if (!cJSON_IsString(name))
 			return fail(rq, RPC_INVALID_PARAMS,
 				    "\"name\" must be a string");
-		if (strlen(name->valuestring) >= JOB_NAME_MAX)
-			return fail(rq, RPC_INVALID_PARAMS, "\"name\" is longer "
-				    "than %d bytes", JOB_NAME_MAX - 1);
+		char why[128];
+		if (usertext_check(name->valuestring, JOB_NAME_MAX - 1, why,
+				   sizeof(why)))
+			return fail(rq, RPC_INVALID_PARAMS, "\"name\" %s", why);
 		snprintf(p.name, sizeof(p.name), "%s", name->valuestring);
 	}
 	const cJSON *batch = cJSON_GetObjectItemCaseSensitive(params, "batch");
@@ -784,28 +879,53 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
 	}
 
-	if ((rc = get_blob(rq, params, "image", "png", 1, &png, &png_size)))
-		goto out;
-	rc = png_decode(png, png_size, &img, err, sizeof(err));
-	if (rc) {
-		rc = image_refused(rq, "image", rc, err, png, png_size);
-		goto out;
+	struct pending *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	pd->p = p;
+	pd->width_given = p.width != 0;
+	if ((rc = get_b64(rq, params, "image", "png", 1, &pd->d.png.b64)) ||
+	    (rc = get_b64(rq, params, "init", "safetensors", 0,
+			  &pd->d.model.b64))) {
+		pending_free(pd);
+		return rc;
 	}
-	if ((rc = get_blob(rq, params, "init", "safetensors", 0, &init,
-			   &init_size)))
-		goto out;
-	if (init && (rc = check_init(rq, init, init_size, &p, p.width != 0)))
-		goto out;
+	return start_decode(rq, pd, submit_decoded);
+}
 
+/* job.submit, its image and init decoded: checks them and stores the job. */
+static int store_job(struct request *rq, struct pending *pd, cJSON **result)
+{
+	struct service *svc = rq->svc;
+	struct decode_job *d = &pd->d;
+	char err[512] = "";
+	int rc;
+	if (svc->stopping)
+		return fail(rq, RPC_SHUTTING_DOWN, "the daemon is stopping; "
+			    "submit again once it is back");
+	if (d->png.rc)
+		return input_refused(rq, "image", "png", &d->png);
+	if (d->model.rc)
+		return input_refused(rq, "init", "safetensors", &d->model);
+	if (d->model.bytes &&
+	    (rc = check_init(rq, &d->cfg, &pd->p, pd->width_given)))
+		return rc;
+	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
+	    quota_jobs_per_uid()) { /* others may have landed meanwhile */
+		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
+		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
+			    "limit); remove finished ones with job.remove",
+			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
+	}
 	struct job *job;
-	rc = queue_submit(svc->queue, &p, server_conn_uid(rq->c),
-			  server_conn_pid(rq->c), png, png_size, img->width,
-			  img->height, init, init_size, &job, err, sizeof(err));
+	rc = queue_submit(svc->queue, &pd->p, server_conn_uid(rq->c),
+			  server_conn_pid(rq->c), d->png.bytes, d->png.size,
+			  d->image->width, d->image->height, d->model.bytes,
+			  d->model.size, &job, err, sizeof(err));
 	if (rc) {
 		log_error("job.submit: %s", err);
-		rc = fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
-			  "%s", err);
-		goto out;
+		return fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
+			    "%s", err);
 	}
 	log_info("job %s submitted by uid %u: %dx%d, %d epochs, width %d, "
 		 "lr %g, seed %llu, priority %d", job->id, (unsigned)job->uid,
@@ -816,11 +936,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(*result, "batch", job->p.batch);
 	service_schedule(svc);
-out:
-	free(png);
-	free(init);
-	image_destroy(img);
-	return rc;
+	return 0;
 }
 
 static int m_list(struct request *rq, const cJSON *params, cJSON **result)
@@ -905,6 +1021,9 @@ static int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 	int rc = touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
+	if (job->damaged)
+		return fail(rq, RPC_JOB_STATE, "job %s cannot run again: %s; "
+			    "remove it (job.remove)", job->id, job->error);
 	switch (job->state) {
 	case JOB_PAUSED:
 	case JOB_FAILED:
@@ -964,56 +1083,11 @@ static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
-/* A done job's exports are files; read and send them. */
-static int export_files(struct request *rq, struct job *job, cJSON **result)
+/* An export made by a worker: from the running fit, or rendered from the
+ * job's checkpoint. */
+static int export_by_worker(struct request *rq, struct job *job)
 {
-	char path[4200];
-	uint8_t *model = NULL, *png = NULL;
-	size_t model_size, png_size;
-	struct queue *q = rq->svc->queue;
-	int rc = queue_job_path(q, job, "model.safetensors", path, sizeof(path));
-	if (!rc)
-		rc = fileio_read(path, &model, &model_size, MODEL_FILE_MAX);
-	if (!rc)
-		rc = queue_job_path(q, job, "recon.png", path, sizeof(path));
-	if (!rc)
-		rc = fileio_read(path, &png, &png_size, MODEL_FILE_MAX);
-	if (rc) {
-		free(model);
-		return rc;
-	}
-	char *m64 = base64_encode(model, model_size);
-	char *p64 = base64_encode(png, png_size);
-	free(model);
-	free(png);
-	if (!m64 || !p64) {
-		free(m64);
-		free(p64);
-		return ERR_NOMEM;
-	}
-	cJSON *r = cJSON_CreateObject();
-	cJSON *m = cJSON_AddObjectToObject(r, "model");
-	cJSON_AddItemToObject(m, "safetensors", cJSON_CreateString(m64));
-	cJSON *p = cJSON_AddObjectToObject(r, "recon");
-	cJSON_AddItemToObject(p, "png", cJSON_CreateString(p64));
-	add_num_or_null(r, "psnr", job->export_psnr);
-	free(m64);
-	free(p64);
-	*result = r;
-	return 0;
-}
-
-static int m_export(struct request *rq, const cJSON *params, cJSON **result)
-{
-	struct job *job;
 	struct service *svc = rq->svc;
-	int rc = touchable_job(rq, params, &job);
-	if (rc)
-		return rc;
-	if (job->state == JOB_DONE && job->has_export &&
-	    export_files(rq, job, result) == 0)
-		return 0;
-
 	struct worker_slot *slot = NULL;
 	if (job->state == JOB_RUNNING) {
 		slot = &svc->slots[job->worker];
@@ -1037,6 +1111,57 @@ static int m_export(struct request *rq, const cJSON *params, cJSON **result)
 	snprintf(req->job_id, sizeof(req->job_id), "%s", job->id);
 	queue_job_path(svc->queue, job, NULL, req->dir, sizeof(req->dir));
 	return defer_to_worker(rq, slot, req);
+}
+
+/* A done job's export files, read and encoded (decode.c): sent; if they
+ * could not be read, a worker makes the export from the checkpoint. */
+static void export_read(struct decode_job *d)
+{
+	struct pending *pd = (struct pending *)d;
+	struct request rq;
+	struct conn *c = pending_request(pd, &rq);
+	struct job *job = c ? queue_find(pd->svc->queue, pd->job_id) : NULL;
+	int rc = 0;
+	cJSON *r = NULL;
+	if (c && !job) {
+		rc = fail(&rq, RPC_JOB_NOT_FOUND, "job %s was removed meanwhile",
+			  pd->job_id);
+	} else if (c && d->read_rc) {
+		rc = export_by_worker(&rq, job);
+	} else if (c) {
+		r = export_result(d->model_b64, d->png_b64);
+		add_num_or_null(r, "psnr", job->export_psnr);
+	}
+	if (c && rc != METHOD_DEFERRED) {
+		answer(&rq, rc, r); /* printed before pd's strings go */
+		server_conn_release(c);
+	}
+	pending_free(pd);
+}
+
+static int m_export(struct request *rq, const cJSON *params, cJSON **result)
+{
+	struct job *job;
+	int rc = touchable_job(rq, params, &job);
+	if (rc)
+		return rc;
+	if (!(job->state == JOB_DONE && job->has_export))
+		return export_by_worker(rq, job);
+	char path[4200];
+	struct pending *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	snprintf(pd->job_id, sizeof(pd->job_id), "%s", job->id);
+	queue_job_path(rq->svc->queue, job, "model.safetensors", path,
+		       sizeof(path));
+	pd->d.read_model = strdup(path);
+	queue_job_path(rq->svc->queue, job, "recon.png", path, sizeof(path));
+	pd->d.read_png = strdup(path);
+	if (!pd->d.read_model || !pd->d.read_png) {
+		pending_free(pd);
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	return start_decode(rq, pd, export_read);
 }
 
 static int m_subscribe(struct request *rq, const cJSON *params,
@@ -1096,57 +1221,65 @@ static int m_unsubscribe(struct request *rq, const cJSON *params,
 	return 0;
 }
 
+/* model.render, its model (and target) decoded: hands it to a worker. */
+static int render_decoded_request(struct request *rq, struct pending *pd)
+{
+	struct decode_job *d = &pd->d;
+	if (d->model.rc)
+		return input_refused(rq, "model", "safetensors", &d->model);
+	if (d->png.rc)
+		return input_refused(rq, "target", "png", &d->png);
+	if (d->image && (d->image->width != d->model_w ||
+			 d->image->height != d->model_h))
+		return fail(rq, RPC_INVALID_PARAMS, "\"target\" is %dx%d but "
+			    "the model renders %dx%d", d->image->width,
+			    d->image->height, d->model_w, d->model_h);
+	struct worker_slot *slot = pick_worker(rq->svc);
+	if (!slot)
+		return fail(rq, RPC_DEVICE, "no device is available to render");
+	struct work_request *req = calloc(1, sizeof(*req));
+	if (!req)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	req->kind = WORK_RENDER;
+	req->model = d->package;
+	req->target = d->image;
+	d->package = NULL;
+	d->image = NULL;
+	return defer_to_worker(rq, slot, req);
+}
+
+static void render_decoded(struct decode_job *d)
+{
+	struct pending *pd = (struct pending *)d;
+	struct request rq;
+	struct conn *c = pending_request(pd, &rq);
+	if (c) {
+		int rc = render_decoded_request(&rq, pd);
+		if (rc != METHOD_DEFERRED) {
+			answer(&rq, rc, NULL);
+			server_conn_release(c);
+		} /* else the worker's reply releases it */
+	}
+	pending_free(pd);
+}
+
 static int m_render(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = {"model", "target", NULL};
-	uint8_t *model = NULL, *png = NULL;
-	size_t model_size, png_size;
-	char err[512] = "";
-	struct nn_config cfg;
-	int w = 0, h = 0;
-	struct work_request *req = NULL;
 	int rc = check_keys(rq, params, keys);
-	if (rc || (rc = get_blob(rq, params, "model", "safetensors", 1, &model,
-				 &model_size)) ||
-	    (rc = get_blob(rq, params, "target", "png", 0, &png, &png_size)))
-		goto out;
-	if (!(req = calloc(1, sizeof(*req)))) {
-		rc = fail(rq, RPC_INTERNAL_ERROR, "out of memory");
-		goto out;
+	if (rc)
+		return rc;
+	struct pending *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	pd->d.keep_package = 1;
+	if ((rc = get_b64(rq, params, "model", "safetensors", 1,
+			  &pd->d.model.b64)) ||
+	    (rc = get_b64(rq, params, "target", "png", 0, &pd->d.png.b64))) {
+		pending_free(pd);
+		return rc;
 	}
-	req->kind = WORK_RENDER;
-	rc = st_decode(model, model_size, &req->model, err, sizeof(err));
-	if (!rc)
-		rc = nn_package_config(req->model, &cfg, &w, &h, err, sizeof(err));
-	if (rc) {
-		rc = fail(rq, RPC_BAD_MODEL, "\"model\" was refused: %s", err);
-		goto out;
-	}
-	if (png) {
-		rc = png_decode(png, png_size, &req->target, err, sizeof(err));
-		if (rc) {
-			rc = image_refused(rq, "target", rc, err, png, png_size);
-			goto out;
-		}
-		if (req->target->width != w || req->target->height != h) {
-			rc = fail(rq, RPC_INVALID_PARAMS, "\"target\" is %dx%d "
-				  "but the model renders %dx%d", req->target->width,
-				  req->target->height, w, h);
-			goto out;
-		}
-	}
-	struct worker_slot *slot = pick_worker(rq->svc);
-	if (!slot) {
-		rc = fail(rq, RPC_DEVICE, "no device is available to render");
-		goto out;
-	}
-	rc = defer_to_worker(rq, slot, req);
-	req = NULL;
-out:
-	work_request_destroy(req);
-	free(model);
-	free(png);
-	return rc;
+	return start_decode(rq, pd, render_decoded);
 }
 
 static const struct method_entry {
@@ -1202,8 +1335,16 @@ static void dispatch(struct request *rq, const cJSON *msg)
 		rc = m->fn(rq, params, &result);
 	}
 	cJSON_Delete(empty);
-	if (rc == METHOD_DEFERRED)
+	if (rc == METHOD_DEFERRED) {
+		server_conn_hold(rq->c); /* its next request waits for this */
 		return;
+	}
+	answer(rq, rc, result);
+}
+
+/* Sends a method's result or error (nothing for a notification). */
+static void answer(struct request *rq, int rc, cJSON *result)
+{
 	if (rc == 0 && rq->id)
 		server_send(rq->c, rpc_result_line(rq->id, result));
 	else if (rc == 0)
@@ -1215,39 +1356,6 @@ static void dispatch(struct request *rq, const cJSON *msg)
 	if (rc && rc != RPC_INTERNAL_ERROR)
 		log_debug("%s from uid %u: %s", rq->method,
 			  (unsigned)server_conn_uid(rq->c), rq->msg);
-}
-
-/* Where s stops being UTF-8 (RFC 3629: no overlong forms, no surrogates,
- * nothing above U+10FFFF), or len when it is. cJSON takes any bytes in a
- * string and would echo them back in an error's message. */
-static size_t utf8_end(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-	while (i < len) {
-		unsigned c = p[i];
-		int n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1
-			: c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3
-			: -1;
-		if (n < 0 || len - i <= (size_t)n)
-			return i;
-		unsigned lo = 0x80, hi = 0xbf; /* the second byte's range */
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-		else if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-		for (int k = 1; k <= n; k++) {
-			unsigned b = p[i + k];
-			if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
-				return i;
-		}
-		i += (size_t)n + 1;
-	}
-	return len;
 }
 
 static int blank(const char *line, size_t len)
@@ -1278,7 +1386,7 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 			   NULL, 0);
 		return;
 	}
-	size_t bad = utf8_end(line, len);
+	size_t bad = usertext_utf8_end(line, len);
 	if (bad < len) {
 		snprintf(msg, sizeof(msg), "the line is not valid UTF-8 (byte %zu "
 			 "of %zu); a message is one JSON object in UTF-8", bad,
@@ -1331,6 +1439,24 @@ void methods_closed(void *ctx, struct conn *c)
 	uint64_t id = server_conn_id(c);
 	drop_subs(svc, id, NULL);
 	drop_waiters(svc, id);
+	/* renders and exports nobody will read are not made */
+	for (int i = 0; i < svc->nslots; i++)
+		worker_drop_requests(svc->slots[i].w, id);
+}
+
+int methods_busy(void *ctx, struct conn *c)
+{
+	struct service *svc = ctx;
+	uint64_t id = server_conn_id(c);
+	for (struct subscription *s = svc->subs; s; s = s->next) {
+		if (s->conn != id)
+			continue;
+		struct job *job = queue_find(svc->queue, s->job);
+		if (job && (!job_state_is_final(job->state) || s->state_dirty ||
+			    s->cursor < job->nhist))
+			return 1;
+	}
+	return 0;
 }
 
 void methods_drained(void *ctx, struct conn *c)

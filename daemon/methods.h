@@ -2,7 +2,7 @@
  * methods.h - the JSON-RPC methods: one function per method, the
  * subscriptions and the replies that wait on a worker.
  *
- * The first three are the server's callbacks (ctx is the service); the
+ * The first four are the server's callbacks (ctx is the service); the
  * others are called by daemon.c when a worker reports.
  */
 #ifndef VKINR_METHODS_H
@@ -14,6 +14,8 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 		  int too_long);
 void methods_closed(void *ctx, struct conn *c);
 void methods_drained(void *ctx, struct conn *c);
+/* Whether c still follows a job that has more to send (server_ops.busy). */
+int methods_busy(void *ctx, struct conn *c);
 
 /* A new epoch was appended to job's history. */
 void methods_job_progress(struct service *svc, struct job *job);

@@ -35,8 +35,10 @@
 
 #include "errors.h"
 #include "fileio.h"
+#include "jsonrpc.h"
 #include "log.h"
 #include "safetensors.h"
+#include "usertext.h"
 
 #define METRICS_MAX_BYTES (1u << 30)
 #define SMALL_FILE_MAX (1u << 20)
@@ -180,6 +182,8 @@ static cJSON *read_json(const char *path)
 		return NULL;
 	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
 	free(data);
+	if (!obj)
+		errno = EINVAL; /* there, but not JSON */
 	return obj;
 }
 
@@ -195,7 +199,7 @@ static int save_request(struct queue *q, struct job *job)
 	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
 	cJSON_AddNumberToObject(o, "width", job->p.width);
 	cJSON_AddNumberToObject(o, "lr", job->p.lr);
-	cJSON_AddNumberToObject(o, "seed", (double)job->p.seed);
+	rpc_add_exact_integer(o, "seed", job->p.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
@@ -232,9 +236,12 @@ int queue_save(struct queue *q, struct job *job)
 	if (job->has_export)
 		cJSON_AddNumberToObject(o, "export_psnr", job->export_psnr);
 	rc = write_json(path, o);
-	if (rc)
+	if (rc) {
+		int saved = errno;
 		log_error("job %s: cannot write %s: %s", job->id, path,
-			  error_message(rc));
+			  strerror(saved));
+		errno = saved;
+	}
 	return rc;
 }
 
@@ -323,8 +330,8 @@ static int open_metrics(struct queue *q, struct job *job)
 	int rc = queue_job_path(q, job, "metrics.ndjson", path, sizeof(path));
 	if (rc)
 		return rc;
-	job->metrics_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-			       0600);
+	job->metrics_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+			       O_NOFOLLOW, 0600);
 	return job->metrics_fd < 0 ? ERR_IO : 0;
 }
 
@@ -333,22 +340,48 @@ int queue_add_metrics(struct queue *q, struct job *job,
 {
 	if (m->epoch <= job_epoch(job)) {
 		hist_cut(job, m->epoch - 1);
-		rewrite_metrics(q, job);
+		if (rewrite_metrics(q, job))
+			job->metrics_behind = 1;
 	}
 	int rc = hist_push(job, m);
 	if (rc)
 		return rc;
-	if (open_metrics(q, job) == 0) {
-		char line[256];
-		int n = format_metrics(line, sizeof(line), m);
-		if (write(job->metrics_fd, line, n) != n) {
-			log_error("job %s: cannot append to metrics.ndjson: %s",
-				  job->id, strerror(errno));
-			close(job->metrics_fd);
-			job->metrics_fd = -1;
-		}
+	if (job->metrics_behind)
+		return ERR_IO; /* appending now would leave a gap on disk */
+	if ((rc = open_metrics(q, job)))
+		goto failed;
+	char line[256];
+	int n = format_metrics(line, sizeof(line), m);
+	off_t before = lseek(job->metrics_fd, 0, SEEK_END);
+	ssize_t put = write(job->metrics_fd, line, n);
+	if (put == n)
+		return 0;
+	/* a short write leaves a torn line: cut it off again */
+	int saved = put < 0 ? errno : ENOSPC;
+	if (put > 0 && before >= 0 && ftruncate(job->metrics_fd, before))
+		log_warn("job %s: cannot cut a torn line off metrics.ndjson: %s",
+			 job->id, strerror(errno));
+	errno = saved;
+	rc = saved == ENOSPC || saved == EDQUOT ? ERR_NO_SPACE : ERR_IO;
+failed:
+	saved = errno;
+	if (job->metrics_fd >= 0)
+		close(job->metrics_fd);
+	job->metrics_fd = -1;
+	job->metrics_behind = 1;
+	errno = saved;
+	return rc;
+}
+
+int queue_write_back(struct queue *q, struct job *job)
+{
+	if (job->metrics_behind) {
+		int rc = rewrite_metrics(q, job);
+		if (rc)
+			return rc;
+		job->metrics_behind = 0;
 	}
-	return 0;
+	return queue_save(q, job);
 }
 
 int queue_truncate(struct queue *q, struct job *job, int epoch)
@@ -358,31 +391,50 @@ int queue_truncate(struct queue *q, struct job *job, int epoch)
 	log_info("job %s: history cut back from epoch %d to the checkpoint's %d",
 		 job->id, job_epoch(job), epoch);
 	hist_cut(job, epoch);
-	return rewrite_metrics(q, job);
+	int rc = rewrite_metrics(q, job);
+	if (rc)
+		job->metrics_behind = 1;
+	else
+		job->metrics_behind = 0;
+	return rc;
 }
 
-/* Reads metrics.ndjson; returns 1 when the file needs rewriting. */
-static int load_metrics(struct queue *q, struct job *job)
+/* Reads metrics.ndjson; returns 1 when the file needs rewriting, -1
+ * (why set) when a line other than a torn last one is damaged. A missing
+ * file is an empty history. */
+static int load_metrics(struct queue *q, struct job *job, char *why,
+			size_t whylen)
 {
 	char path[4096];
 	uint8_t *data;
 	size_t size;
-	if (queue_job_path(q, job, "metrics.ndjson", path, sizeof(path)) ||
-	    fileio_read(path, &data, &size, METRICS_MAX_BYTES))
+	if (queue_job_path(q, job, "metrics.ndjson", path, sizeof(path)))
 		return 0;
+	int rc = fileio_read(path, &data, &size, METRICS_MAX_BYTES);
+	if (rc && errno == ENOENT)
+		return 0;
+	if (rc) {
+		snprintf(why, whylen, "cannot read %.300s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
 	int repair = size > 0 && data[size - 1] != '\n';
 	char *p = (char *)data, *end = p + size;
-	while (p < end) {
+	for (int line = 1; p < end; line++) {
 		char *nl = memchr(p, '\n', end - p);
 		if (!nl)
-			break; /* torn last line */
+			break; /* torn last line, from a crash: dropped */
 		cJSON *o = cJSON_ParseWithLength(p, nl - p);
 		p = nl + 1;
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "epoch");
-		if (!cJSON_IsNumber(e)) {
-			repair = 1;
+		if (!cJSON_IsNumber(e) || e->valuedouble < 1 ||
+		    e->valuedouble > JOB_EPOCHS_MAX ||
+		    e->valuedouble != floor(e->valuedouble)) {
 			cJSON_Delete(o);
-			continue;
+			snprintf(why, whylen, "%.300s is damaged: line %d is not "
+				 "an epoch's metrics", path, line);
+			free(data);
+			return -1;
 		}
 		struct nn_metrics m = {
 			.epoch = e->valueint,
@@ -423,64 +475,237 @@ static int checkpoint_epoch(struct queue *q, struct job *job)
 	return epoch;
 }
 
+/* An integer field in [lo, hi]; -1 when missing, mistyped or out of range. */
+static int get_exact(const cJSON *o, const char *key, double lo, double hi,
+		     double *value)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+	    v->valuedouble < lo || v->valuedouble > hi)
+		return -1;
+	*value = v->valuedouble;
+	return 0;
+}
+
+/* The job's folder must be a real folder of ours and hold only regular
+ * files: a symbolic link there would make the daemon read or write
+ * outside the state folder. *can_save: whether state.json may be written. */
+static int check_job_folder(struct queue *q, struct job *job, int *can_save,
+			    char *why, size_t whylen)
+{
+	char dir[4096];
+	struct stat st;
+	*can_save = 0;
+	queue_job_path(q, job, NULL, dir, sizeof(dir));
+	if (lstat(dir, &st)) {
+		snprintf(why, whylen, "cannot read %.300s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "%.300s is %s, not the job's folder; its "
+			 "files are not read", dir, S_ISLNK(st.st_mode)
+			 ? "a symbolic link" : "not a folder");
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(why, whylen, "%.300s belongs to uid %u, not to the daemon's "
+			 "uid %u; its files are not read", dir,
+			 (unsigned)st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	DIR *d = opendir(dir);
+	if (!d) {
+		snprintf(why, whylen, "cannot read %.300s: %s", dir, strerror(errno));
+		return -1;
+	}
+	*can_save = 1;
+	int rc = 0;
+	struct dirent *de;
+	while (!rc && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    S_ISREG(st.st_mode))
+			continue;
+		snprintf(why, whylen, "%.300s/%.64s is %s; the job's files are not "
+			 "read", dir, de->d_name, S_ISLNK(st.st_mode)
+			 ? "a symbolic link" : "not a regular file");
+		if (!strcmp(de->d_name, "state.json"))
+			*can_save = 0;
+		rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* request.json: every field present, of its type and in its range. */
+static int load_request(struct queue *q, struct job *job, char *why,
+			size_t whylen)
+{
+	char path[4096];
+	queue_job_path(q, job, "request.json", path, sizeof(path));
+	cJSON *req = read_json(path);
+	if (!req || !cJSON_IsObject(req)) {
+		snprintf(why, whylen, "%.300s is %s", path, errno == ENOENT && !req
+			 ? "missing" : "damaged: not a JSON object");
+		cJSON_Delete(req);
+		return -1;
+	}
+	static const struct {
+		const char *key;
+		double lo, hi;
+	} fields[] = {
+		{"epochs", 1, JOB_EPOCHS_MAX},
+		{"width", 0, NN_MAX_WIDTH},
+		{"seed", 0, 9007199254740991.0},
+		{"priority", JOB_PRIORITY_MIN, JOB_PRIORITY_MAX},
+		{"uid", 0, 4294967295.0},
+		{"pid", 0, 4294967295.0},
+		{"image_width", 1, 1 << 20},
+		{"image_height", 1, 1 << 20},
+	};
+	double v[8];
+	const char *bad = NULL;
+	for (size_t i = 0; i < 8 && !bad; i++)
+		if (get_exact(req, fields[i].key, fields[i].lo, fields[i].hi, &v[i]))
+			bad = fields[i].key;
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(req, "id");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(req, "name");
+	const cJSON *lr = cJSON_GetObjectItemCaseSensitive(req, "lr");
+	if (!bad && (!cJSON_IsString(id) || strcmp(id->valuestring, job->id)))
+		bad = "id";
+	if (!bad && (!cJSON_IsString(name) ||
+		     strlen(name->valuestring) >= JOB_NAME_MAX))
+		bad = "name";
+	if (!bad && (!cJSON_IsNumber(lr) || !(lr->valuedouble > 0) ||
+		     !(lr->valuedouble <= 1)))
+		bad = "lr";
+	if (bad) {
+		snprintf(why, whylen, "%.300s is damaged: \"%s\" is missing or "
+			 "out of range", path, bad);
+		cJSON_Delete(req);
+		return -1;
+	}
+	snprintf(job->p.name, sizeof(job->p.name), "%s", name->valuestring);
+	usertext_sanitize(job->p.name);
+	job->p.epochs = (int)v[0];
+	job->p.width = (int)v[1];
+	job->p.seed = (uint64_t)v[2];
+	job->p.priority = (int)v[3];
+	job->uid = (uid_t)v[4];
+	job->pid = (pid_t)v[5];
+	job->img_w = (int)v[6];
+	job->img_h = (int)v[7];
+	job->p.lr = lr->valuedouble;
+	get_str(req, "batch", job->p.batch, sizeof(job->p.batch));
+	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
+		job->p.batch[0] = '\0';
+	job->p.target_psnr = get_num(req, "target_psnr", 0);
+	if (!(job->p.target_psnr >= 0 && job->p.target_psnr <= JOB_TARGET_PSNR_MAX))
+		job->p.target_psnr = 0;
+	job->has_init = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
+	job->created = get_num(req, "created", 0);
+	cJSON_Delete(req);
+	return 0;
+}
+
+/* Whether the job has run: a history or a checkpoint. */
+static int has_run(struct queue *q, struct job *job)
+{
+	char path[4096];
+	struct stat st;
+	queue_job_path(q, job, "checkpoint.safetensors", path, sizeof(path));
+	return job->nhist > 0 || lstat(path, &st) == 0;
+}
+
+/* state.json. A missing one is a submission that a crash interrupted
+ * (queued) unless the job has run already: then it is damage. */
+static int load_state(struct queue *q, struct job *job, char *why,
+		      size_t whylen)
+{
+	char path[4096];
+	queue_job_path(q, job, "state.json", path, sizeof(path));
+	cJSON *st = read_json(path);
+	job->state = JOB_QUEUED;
+	if (!st && errno == ENOENT && !has_run(q, job))
+		return 0;
+	int s = -1;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, "state");
+	if (cJSON_IsString(v))
+		s = state_parse(v->valuestring);
+	double prio = job->p.priority, epochs = job->p.epochs;
+	if (s < 0 || (cJSON_GetObjectItem(st, "priority") &&
+		      get_exact(st, "priority", JOB_PRIORITY_MIN,
+				JOB_PRIORITY_MAX, &prio)) ||
+	    (cJSON_GetObjectItem(st, "epochs") &&
+	     get_exact(st, "epochs", 1, JOB_EPOCHS_MAX, &epochs))) {
+		snprintf(why, whylen, "%.300s is %s", path, !st && errno == ENOENT
+			 ? "missing though the job has run"
+			 : "damaged: no valid state, priority or epochs");
+		cJSON_Delete(st);
+		return -1;
+	}
+	job->state = (enum job_state)s;
+	job->p.priority = (int)prio;
+	job->p.epochs = (int)epochs;
+	job->started = get_num(st, "started", 0);
+	job->finished = get_num(st, "finished", 0);
+	get_str(st, "device", job->device, sizeof(job->device));
+	get_str(st, "error", job->error, sizeof(job->error));
+	job->seconds = get_num(st, "seconds", 0);
+	job->reached_epoch = get_int(st, "reached_epoch", 0);
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "export_psnr");
+	if (cJSON_IsNumber(e)) {
+		job->export_psnr = e->valuedouble;
+		job->has_export = 1;
+	}
+	cJSON_Delete(st);
+	return 0;
+}
+
+/* The files the job needs to run: the image, and the init model when it
+ * has one. */
+static int check_inputs(struct queue *q, struct job *job, char *why,
+			size_t whylen)
+{
+	const char *need[] = {"target.png", job->has_init ? "init.safetensors"
+							  : NULL};
+	for (int i = 0; i < 2 && need[i]; i++) {
+		char path[4096];
+		struct stat st;
+		queue_job_path(q, job, need[i], path, sizeof(path));
+		if (lstat(path, &st) || st.st_size == 0) {
+			snprintf(why, whylen, "%.300s is %s", path, errno == ENOENT
+				 ? "missing" : "empty");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Reads a job back. Every file is checked; a job whose files are damaged
+ * or unsafe (a link where a file should be) is kept, failed, with the
+ * reason as its error and marked damaged (it cannot be resumed, only
+ * removed): it never vanishes and its id is never given again.
+ */
 static struct job *load_job(struct queue *q, uint64_t number)
 {
 	struct job *job = job_alloc(number);
 	if (!job)
 		return NULL;
-	char path[4096];
-	queue_job_path(q, job, "request.json", path, sizeof(path));
-	cJSON *req = read_json(path);
-	if (!req) {
-		log_warn("%s: missing or unreadable; job %s skipped", path,
-			 job->id);
-		job_free(job);
-		return NULL;
-	}
-	get_str(req, "name", job->p.name, sizeof(job->p.name));
-	job->p.epochs = get_int(req, "epochs", 1000);
-	job->p.width = get_int(req, "width", 64);
-	job->p.lr = get_num(req, "lr", 1e-4);
-	job->p.seed = (uint64_t)get_num(req, "seed", 0);
-	job->p.priority = get_int(req, "priority", 0);
-	get_str(req, "batch", job->p.batch, sizeof(job->p.batch));
-	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
-		job->p.batch[0] = '\0';
-	job->p.target_psnr = get_num(req, "target_psnr", 0);
-	job->uid = (uid_t)get_num(req, "uid", 0);
-	job->pid = (pid_t)get_num(req, "pid", 0);
-	job->img_w = get_int(req, "image_width", 0);
-	job->img_h = get_int(req, "image_height", 0);
-	job->has_init = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
-	job->created = get_num(req, "created", 0);
-	cJSON_Delete(req);
-
-	queue_job_path(q, job, "state.json", path, sizeof(path));
-	cJSON *st = read_json(path);
-	job->state = JOB_QUEUED;
-	if (st) {
-		int s = -1;
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, "state");
-		if (cJSON_IsString(v))
-			s = state_parse(v->valuestring);
-		job->state = s < 0 ? JOB_QUEUED : (enum job_state)s;
-		job->p.priority = get_int(st, "priority", job->p.priority);
-		job->p.epochs = get_int(st, "epochs", job->p.epochs);
-		job->started = get_num(st, "started", 0);
-		job->finished = get_num(st, "finished", 0);
-		get_str(st, "device", job->device, sizeof(job->device));
-		get_str(st, "error", job->error, sizeof(job->error));
-		job->seconds = get_num(st, "seconds", 0);
-		job->reached_epoch = get_int(st, "reached_epoch", 0);
-		const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "export_psnr");
-		if (cJSON_IsNumber(e)) {
-			job->export_psnr = e->valuedouble;
-			job->has_export = 1;
-		}
-		cJSON_Delete(st);
-	}
-	if (load_metrics(q, job))
-		rewrite_metrics(q, job);
+	char why[sizeof(job->error)] = "";
+	int can_save = 0;
+	if (check_job_folder(q, job, &can_save, why, sizeof(why)) ||
+	    load_request(q, job, why, sizeof(why)))
+		goto damaged;
+	int repair = load_metrics(q, job, why, sizeof(why));
+	if (repair < 0 || load_state(q, job, why, sizeof(why)) ||
+	    (!job_state_is_final(job->state) &&
+	     check_inputs(q, job, why, sizeof(why))))
+		goto damaged;
+	if (repair && rewrite_metrics(q, job))
+		job->metrics_behind = 1;
 	if (job->state == JOB_QUEUED || job->state == JOB_RUNNING ||
 	    job->state == JOB_FAILED) {
 		/* Epochs after the last checkpoint will be run again: forget
@@ -493,6 +718,15 @@ static struct job *load_job(struct queue *q, uint64_t number)
 		job->state = JOB_QUEUED;
 		queue_save(q, job);
 	}
+	return job;
+
+damaged:
+	log_error("job %s: %s; the job is marked failed", job->id, why);
+	job->state = JOB_FAILED;
+	job->damaged = 1;
+	snprintf(job->error, sizeof(job->error), "%s", why);
+	if (can_save)
+		queue_save(q, job);
 	return job;
 }
 
@@ -545,13 +779,16 @@ static void reload(struct queue *q)
 		uint64_t number = strtoull(de->d_name, &end, 10);
 		if (*end)
 			continue;
-		remove_interrupted_writes(q, number);
-		struct job *job = load_job(q, number);
-		if (!job)
-			continue;
-		insert_sorted(q, job);
+		/* counted even if it cannot be loaded: never given again */
 		if (number >= q->next_number)
 			q->next_number = number + 1;
+		struct stat st;
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode))
+			remove_interrupted_writes(q, number);
+		struct job *job = load_job(q, number);
+		if (job)
+			insert_sorted(q, job);
 	}
 	closedir(dir);
 }
@@ -667,22 +904,41 @@ static int write_file(struct queue *q, struct job *job, const char *name,
 	return rc ? rc : fileio_write_atomic(path, data, size, 0600);
 }
 
-static void remove_tree(const char *path)
+/* Removes NAME in the folder dirfd, and everything in it when it is a
+ * folder, never following a symbolic link: a link is removed, not what
+ * it names. */
+static void remove_tree_at(int dirfd, const char *name)
 {
-	DIR *dir = opendir(path);
-	if (dir) {
-		struct dirent *de;
-		while ((de = readdir(dir))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			char *sub = join(path, de->d_name);
-			if (sub && unlink(sub) && errno == EISDIR)
-				remove_tree(sub);
-			free(sub);
-		}
-		closedir(dir);
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_CLOEXEC);
+	if (fd < 0) {
+		unlinkat(dirfd, name, 0); /* a file or a link */
+		return;
 	}
-	rmdir(path);
+	DIR *dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(fd, de->d_name, 0) && errno == EISDIR)
+			remove_tree_at(fd, de->d_name);
+	}
+	closedir(dir);
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+/* Removes a job's folder (or whatever is in its place). */
+static void remove_job_folder(struct queue *q, const struct job *job)
+{
+	int fd = open(q->jobs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	remove_tree_at(fd, job->id);
+	close(fd);
 }
 
 int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
@@ -703,10 +959,24 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 	job->created = now_seconds();
 	job->state = JOB_QUEUED;
 
+	/* A number whose folder exists (left by a damaged job, or made by
+	 * hand) is skipped: an id is never given twice. */
 	char dir[4096];
-	int rc = queue_job_path(q, job, NULL, dir, sizeof(dir));
-	if (!rc && mkdir(dir, 0700) && errno != EEXIST)
-		rc = ERR_IO;
+	int rc = 0, made = 0;
+	for (int tries = 0;; tries++) {
+		rc = queue_job_path(q, job, NULL, dir, sizeof(dir));
+		if (!rc && mkdir(dir, 0700) == 0)
+			made = 1;
+		if (rc || made)
+			break;
+		if (errno != EEXIST || tries == 1000) {
+			rc = errno == ENOSPC || errno == EDQUOT ? ERR_NO_SPACE
+								: ERR_IO;
+			break;
+		}
+		job->number = ++q->next_number;
+		snprintf(job->id, sizeof(job->id), "%" PRIu64, job->number);
+	}
 	if (!rc)
 		rc = write_file(q, job, "target.png", png, png_size);
 	if (!rc && init)
@@ -718,7 +988,8 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 	if (rc) {
 		snprintf(err, errlen, "cannot store the job in %s: %s", dir,
 			 error_message(rc));
-		remove_tree(dir);
+		if (made)
+			remove_job_folder(q, job);
 		job_free(job);
 		return rc;
 	}
@@ -740,15 +1011,19 @@ int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		job->run_start = now;
 	}
 	job->state = state;
+	if (state == JOB_QUEUED || state == JOB_RUNNING)
+		job->write_paused = 0; /* resumed, by the retry or by hand */
 	if (state == JOB_RUNNING && job->started == 0)
 		job->started = now;
 	if (job_state_is_final(state))
 		job->finished = now;
 	else
 		job->finished = 0;
-	if (state == JOB_FAILED)
-		snprintf(job->error, sizeof(job->error), "%s",
-			 error ? error : "failed");
+	if (state == JOB_FAILED || (state == JOB_PAUSED && error)) {
+		if (error != job->error)
+			snprintf(job->error, sizeof(job->error), "%s",
+				 error ? error : "failed");
+	}
 	else if (state != JOB_DONE)
 		job->error[0] = '\0';
 	if (state != JOB_RUNNING && job->metrics_fd >= 0) {
@@ -771,7 +1046,7 @@ int queue_remove(struct queue *q, struct job *job)
 			break;
 		}
 	}
+	remove_job_folder(q, job);
 	job_free(job);
-	remove_tree(dir);
 	return 0;
 }

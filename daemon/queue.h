@@ -79,6 +79,11 @@ struct job {
 	int has_export;
 	int worker;                /* index of the worker running it, or -1 */
 	int metrics_fd;            /* open while the job runs, else -1 */
+	int metrics_behind;        /* metrics.ndjson lacks epochs held here */
+	int write_paused;          /* paused because a write failed; the
+				      daemon retries and resumes it */
+	int damaged;               /* its files failed the checks at start:
+				      failed for good, it may only be removed */
 };
 
 struct queue {
@@ -112,7 +117,8 @@ struct job *queue_next(struct queue *q);
 int queue_count_uid(const struct queue *q, uid_t uid);
 int queue_count_state(const struct queue *q, enum job_state state);
 
-/* Changes the state, sets times, writes state.json. error: for failed. */
+/* Changes the state, sets times, writes state.json. error: why it failed,
+ * or why it was paused (a failed write), else NULL. */
 int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		    const char *error);
 /* Rewrites state.json (after changing device, export_psnr...). */
@@ -120,9 +126,14 @@ int queue_save(struct queue *q, struct job *job);
 
 /* Appends one epoch (to memory and metrics.ndjson). An epoch at or below
  * the last one first drops the history from there (a job that resumed from
- * an older checkpoint repeats those epochs). */
+ * an older checkpoint repeats those epochs). When the file cannot take it
+ * (ERR_NO_SPACE, ERR_IO; errno says why) the epoch is kept in memory, the
+ * file is left without a torn line, and nothing more is appended until
+ * queue_write_back has rewritten it whole: the history has no gap. */
 int queue_add_metrics(struct queue *q, struct job *job,
 		      const struct nn_metrics *m);
+/* Rewrites what the disk lacks (metrics.ndjson, state.json). */
+int queue_write_back(struct queue *q, struct job *job);
 /* Keeps epochs 1..epoch of the history, on disk too. */
 int queue_truncate(struct queue *q, struct job *job, int epoch);
 

@@ -51,3 +51,12 @@ int quota_jobs_per_uid(void)
 		v = from_env("VKINRD_MAX_JOBS_PER_UID", LIMIT_JOBS_PER_UID);
 	return v;
 }
+
+int quota_partial_bytes_per_uid(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_MAX_PARTIAL_BYTES_PER_UID",
+			     (int)LIMIT_PARTIAL_BYTES_PER_UID);
+	return v;
+}

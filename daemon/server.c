@@ -22,6 +22,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +60,21 @@ struct conn {
 	uv_buf_t bufs[WRITE_BATCH];
 	size_t pending;        /* bytes waiting + in flight */
 	uint64_t last_moved;   /* uv_now when output last moved */
+	size_t queue_seen;     /* libuv's write queue size at the last look */
 	int reading, closing, close_when_flushed;
+	int holds;             /* requests whose answer is still to come */
+	int eof;               /* the client closed its side */
+	char *stash;           /* input read but not yet framed (held back) */
+	size_t stash_len;
+	uint64_t partial_since; /* uv_now when the unfinished line began */
+	int resume_due;        /* the idle handle will take its input up */
 };
 
 struct server {
 	uv_loop_t *loop;
 	uv_pipe_t listener;
 	uv_timer_t stall_timer;
+	uv_idle_t resume_idle; /* takes up held input outside any callback */
 	int listening, activated, nhandles;
 	char *path; /* unlinked at close when we created it */
 	const struct server_ops *ops;
@@ -73,12 +82,14 @@ struct server {
 	struct conn *conns;
 	int nconns;
 	uint64_t next_id;
-	uint64_t stall_ms;
+	uint64_t stall_ms, line_ms;
 	char readbuf[64 << 10];
 };
 
 static void conn_closed_cb(uv_handle_t *h);
 static void flush(struct conn *c);
+static void update_reading(struct conn *c);
+static void start_reading(struct conn *c);
 
 /* --------------------------------------------------------- accessors */
 
@@ -110,7 +121,7 @@ static void free_msgs(struct out_msg *m)
 	}
 }
 
-static void start_reading(struct conn *c);
+static void take_up_input(struct conn *c);
 
 static void write_cb(uv_write_t *req, int status)
 {
@@ -134,10 +145,10 @@ static void write_cb(uv_write_t *req, int status)
 	}
 	flush(c);
 	if (c->pending < SERVER_LOW_WATER) {
-		if (!c->reading && !c->close_when_flushed)
-			start_reading(c);
 		if (c->s->ops->drained)
 			c->s->ops->drained(c->s->ctx, c);
+		if (!c->closing)
+			take_up_input(c);
 	}
 }
 
@@ -177,15 +188,6 @@ int server_send(struct conn *c, char *line)
 		free(line);
 		return ERR_STATE;
 	}
-	if (c->pending > LIMIT_SUBSCRIBER_BYTES) {
-		log_info("connection %llu (uid %u): dropped, %zu bytes of output "
-			 "queued (LIMIT_SUBSCRIBER_BYTES is %u)",
-			 (unsigned long long)c->id,
-			 (unsigned)c->uid, c->pending, LIMIT_SUBSCRIBER_BYTES);
-		free(line);
-		server_conn_close(c);
-		return ERR_TOO_LARGE;
-	}
 	struct out_msg *m = malloc(sizeof(*m));
 	if (!m) {
 		free(line);
@@ -203,10 +205,7 @@ int server_send(struct conn *c, char *line)
 		c->out_head = m;
 	c->out_tail = m;
 	flush(c);
-	if (c->reading && c->pending > LIMIT_SUBSCRIBER_BYTES / 2) {
-		uv_read_stop((uv_stream_t *)&c->pipe);
-		c->reading = 0;
-	}
+	update_reading(c);
 	return 0;
 }
 
@@ -219,10 +218,7 @@ void server_close_after_flush(struct conn *c)
 		return;
 	}
 	c->close_when_flushed = 1;
-	if (c->reading) {
-		uv_read_stop((uv_stream_t *)&c->pipe);
-		c->reading = 0;
-	}
+	update_reading(c);
 }
 
 void server_conn_close(struct conn *c)
@@ -251,12 +247,38 @@ static void conn_closed_cb(uv_handle_t *h)
 	free_msgs(c->out_head);
 	free_msgs(c->inflight);
 	line_buffer_finish(&c->lb);
+	free(c->stash);
 	free(c);
 	s->nhandles--;
 	maybe_free_server(s);
 }
 
 /* ------------------------------------------------------------- input */
+
+/*
+ * A connection takes its next request only once the previous ones have
+ * taken effect and their answers are not piling up: while a request's
+ * answer is still to come (holds) or its output is above the high-water
+ * mark, what it sends waits, unframed, in its stash (at most one read),
+ * and its socket is not read. So requests act in the order sent, and a
+ * client that does not read its replies only fills its own socket.
+ */
+static int input_held(const struct conn *c)
+{
+	return c->holds > 0 || c->pending > SERVER_HIGH_WATER || c->closing ||
+	       c->close_when_flushed;
+}
+
+static void update_reading(struct conn *c)
+{
+	int want = !input_held(c) && !c->stash && !c->eof;
+	if (want && !c->reading)
+		start_reading(c);
+	else if (!want && c->reading) {
+		uv_read_stop((uv_stream_t *)&c->pipe);
+		c->reading = 0;
+	}
+}
 
 static int on_line(void *ctx, char *line, size_t len, int too_long)
 {
@@ -265,34 +287,218 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
 	return c->closing ? 1 : 0;
 }
 
+/* The unfinished lines a uid's connections hold, in bytes. */
+static size_t partial_bytes(const struct server *s, uid_t uid, int any_uid)
+{
+	size_t n = 0;
+	for (const struct conn *c = s->conns; c; c = c->next)
+		if (!c->closing && (any_uid || c->uid == uid))
+			n += c->lb.len;
+	return n;
+}
+
+/* An error line, then the connection closes. */
+static void refuse_input(struct conn *c, const char *limit, double value,
+			 const char *msg)
+{
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "name", error_name(ERR_TOO_LARGE));
+	cJSON_AddStringToObject(data, "limit", limit);
+	cJSON_AddNumberToObject(data, "value", value);
+	log_warn("connection %llu (uid %u): %s", (unsigned long long)c->id,
+		 (unsigned)c->uid, msg);
+	server_send(c, rpc_error_line(NULL, RPC_LIMIT, msg, data));
+	server_close_after_flush(c);
+}
+
+/* Unfinished lines are bounded per uid and in all, as well as per line. */
+static int check_partial(struct conn *c)
+{
+	char msg[200];
+	if (c->lb.len == 0) {
+		c->partial_since = 0;
+		return 0;
+	}
+	if (!c->partial_since)
+		c->partial_since = uv_now(c->s->loop);
+	int per_uid = quota_partial_bytes_per_uid();
+	if (partial_bytes(c->s, c->uid, 0) > (size_t)per_uid) {
+		snprintf(msg, sizeof(msg), "the unfinished lines of uid %u's "
+			 "connections pass %d bytes (LIMIT_PARTIAL_BYTES_PER_UID); "
+			 "finish one request before starting the next",
+			 (unsigned)c->uid, per_uid);
+		refuse_input(c, "LIMIT_PARTIAL_BYTES_PER_UID", per_uid, msg);
+		return -1;
+	}
+	if (partial_bytes(c->s, 0, 1) > LIMIT_PARTIAL_BYTES) {
+		snprintf(msg, sizeof(msg), "the daemon holds more than %u bytes "
+			 "of unfinished lines (LIMIT_PARTIAL_BYTES); retry later",
+			 LIMIT_PARTIAL_BYTES);
+		refuse_input(c, "LIMIT_PARTIAL_BYTES", LIMIT_PARTIAL_BYTES, msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Frames data a line at a time while the connection takes requests;
+ * returns how much it used. */
+static size_t frame(struct conn *c, const char *data, size_t n)
+{
+	size_t used = 0;
+	while (used < n && !input_held(c)) {
+		const char *nl = memchr(data + used, '\n', n - used);
+		size_t chunk = nl ? (size_t)(nl - data - used) + 1 : n - used;
+		int rc = line_buffer_feed(&c->lb, data + used, chunk, on_line, c);
+		used += chunk;
+		if (rc == ERR_NOMEM && !c->closing)
+			server_conn_close(c);
+		if (rc || check_partial(c))
+			return n;
+	}
+	return used;
+}
+
+/* The client has closed its side (or will send nothing more): a last line
+ * without its '\n' is a request all the same. */
+static void end_of_input(struct conn *c)
+{
+	if (c->lb.len > 0 && !c->lb.skipping)
+		line_buffer_feed(&c->lb, "\n", 1, on_line, c);
+	c->lb.len = 0;
+	c->partial_since = 0;
+}
+
+/* Once the client has closed its side, the connection closes when every
+ * request read has been answered in full: nothing held back, nothing
+ * owed (ops->busy: e.g. a subscription to a job still running), nothing
+ * left to write. */
+static void maybe_finish(struct conn *c)
+{
+	if (!c->eof || c->closing || c->stash || c->holds || c->pending)
+		return;
+	if (c->s->ops->busy && c->s->ops->busy(c->s->ctx, c))
+		return;
+	server_conn_close(c);
+}
+
+/* Frames what the stash holds if the connection takes requests again,
+ * then reads on. */
+static void take_up_input(struct conn *c)
+{
+	while (c->stash && !input_held(c)) {
+		char *stash = c->stash;
+		size_t len = c->stash_len;
+		c->stash = NULL;
+		c->stash_len = 0;
+		size_t used = frame(c, stash, len);
+		if (used < len && !c->closing) {
+			c->stash = stash;
+			memmove(c->stash, c->stash + used, len - used);
+			c->stash_len = len - used;
+		} else {
+			free(stash);
+		}
+	}
+	if (c->closing)
+		return;
+	if (c->eof && !c->stash && !input_held(c))
+		end_of_input(c);
+	if (c->closing)
+		return;
+	update_reading(c);
+	maybe_finish(c);
+}
+
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
 	struct conn *c = (struct conn *)h;
 	*buf = uv_buf_init(c->s->readbuf, sizeof(c->s->readbuf));
 }
 
+/* At end of input: whether the client closed its socket altogether (a
+ * Unix socket whose peer is closed reports POLLHUP) rather than only its
+ * writing side (shutdown(SHUT_WR): it still reads the answers). */
+static int peer_gone(struct conn *c)
+{
+	uv_os_fd_t fd;
+	struct pollfd p = {.events = POLLOUT};
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd))
+		return 0;
+	p.fd = fd;
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
 	struct conn *c = (struct conn *)stream;
+	if (nread == UV_EOF) {
+		if (peer_gone(c)) {
+			/* closed, not half-closed: nobody will read answers,
+			 * so what its requests still wait for is dropped */
+			server_conn_close(c);
+			return;
+		}
+		c->eof = 1;
+		take_up_input(c);
+		return;
+	}
 	if (nread < 0) {
-		if (nread != UV_EOF)
-			log_debug("connection %llu: read failed: %s",
-				  (unsigned long long)c->id, uv_strerror(nread));
+		log_debug("connection %llu: read failed: %s",
+			  (unsigned long long)c->id, uv_strerror(nread));
 		server_conn_close(c);
 		return;
 	}
-	/* Every byte of this read is framed even when a line's reply made
-	 * the connection stop reading (backpressure): that only holds back
-	 * the next read, so at most one read's lines are answered late. */
-	int rc = line_buffer_feed(&c->lb, buf->base, nread, on_line, c);
-	if (rc == ERR_NOMEM && !c->closing)
-		server_conn_close(c);
+	size_t used = frame(c, buf->base, (size_t)nread);
+	if (used < (size_t)nread && !c->closing) {
+		/* held: keep the rest, unread, until the connection may go on */
+		c->stash = malloc((size_t)nread - used);
+		if (!c->stash) {
+			server_conn_close(c);
+			return;
+		}
+		memcpy(c->stash, buf->base + used, (size_t)nread - used);
+		c->stash_len = (size_t)nread - used;
+	}
+	if (!c->closing)
+		update_reading(c);
 }
 
 static void start_reading(struct conn *c)
 {
 	if (uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb) == 0)
 		c->reading = 1;
+}
+
+static void resume_cb(uv_idle_t *idle)
+{
+	struct server *s = idle->data;
+	uv_idle_stop(idle);
+	struct conn *c = s->conns;
+	while (c) {
+		struct conn *next = c->next;
+		if (c->resume_due && !c->closing) {
+			c->resume_due = 0;
+			take_up_input(c);
+		}
+		c = next;
+	}
+}
+
+void server_conn_hold(struct conn *c)
+{
+	c->holds++;
+	update_reading(c);
+}
+
+void server_conn_release(struct conn *c)
+{
+	if (c->holds > 0)
+		c->holds--;
+	if (c->holds || c->closing)
+		return;
+	/* later: this may run inside another connection's request */
+	c->resume_due = 1;
+	uv_idle_start(&c->s->resume_idle, resume_cb);
 }
 
 /* -------------------------------------------------------- accepting */
@@ -375,7 +581,31 @@ static void stall_cb(uv_timer_t *t)
 	struct conn *c = s->conns;
 	while (c) {
 		struct conn *next = c->next;
-		if (!c->closing && c->pending > 0 &&
+		/* a uv_write ends only once all of it is written: a slow
+		 * reader's progress shows as libuv's queue getting shorter */
+		size_t queued = uv_stream_get_write_queue_size(
+			(uv_stream_t *)&c->pipe);
+		if (queued < c->queue_seen)
+			c->last_moved = now;
+		c->queue_seen = queued;
+		if (!c->closing && !c->reading && !c->eof && peer_gone(c)) {
+			/* a held connection reads nothing, so it sees no end
+			 * of input: its client leaving is noticed here */
+			log_debug("connection %llu: closed by its client while "
+				  "held", (unsigned long long)c->id);
+			server_conn_close(c);
+		} else if (!c->closing && c->partial_since && c->lb.len && !c->eof &&
+		    now - c->partial_since > s->line_ms) {
+			char msg[160];
+			snprintf(msg, sizeof(msg), "a request line was left "
+				 "unfinished for %llu s (VKINRD_LINE_SECONDS); "
+				 "end each request with a newline",
+				 (unsigned long long)(s->line_ms / 1000));
+			refuse_input(c, "VKINRD_LINE_SECONDS",
+				     (double)(s->line_ms / 1000), msg);
+		} else if (c->eof && !c->resume_due && !c->pending) {
+			maybe_finish(c); /* e.g. its subscription's job was removed */
+		} else if (!c->closing && c->pending > 0 &&
 		    now - c->last_moved > s->stall_ms) {
 			log_info("connection %llu (uid %u): dropped, its output "
 				 "has not moved for %llu s",
@@ -426,7 +656,12 @@ static int bind_path(struct server *s, const char *path, char *err,
 		char *slash = strrchr(dir, '/');
 		if (slash && slash != dir) {
 			*slash = '\0';
-			mkdir(dir, 0700);
+			if (mkdir(dir, 0700) && errno != EEXIST) {
+				snprintf(err, errlen, "cannot create the folder "
+					 "%s for the socket %s: %s", dir, path,
+					 strerror(errno));
+				return ERR_IO;
+			}
 		}
 	}
 	mode_t old = umask(0177);
@@ -456,11 +691,17 @@ int server_create(struct server **out, uv_loop_t *loop, const char *path,
 	const char *stall = getenv("VKINRD_STALL_SECONDS");
 	s->stall_ms = (stall && atoi(stall) > 0 ? atoi(stall)
 						 : SERVER_STALL_SECONDS) * 1000ull;
+	const char *line = getenv("VKINRD_LINE_SECONDS");
+	s->line_ms = (line && atoi(line) > 0 ? atoi(line)
+					     : SERVER_LINE_SECONDS) * 1000ull;
 	uv_pipe_init(loop, &s->listener, 0);
 	s->listener.data = s;
 	s->nhandles++;
 	uv_timer_init(loop, &s->stall_timer);
 	s->stall_timer.data = s;
+	s->nhandles++;
+	uv_idle_init(loop, &s->resume_idle);
+	s->resume_idle.data = s;
 	s->nhandles++;
 
 	int rc;
@@ -546,6 +787,7 @@ void server_close(struct server *s)
 		s->path = NULL;
 	}
 	uv_close((uv_handle_t *)&s->stall_timer, server_handle_closed);
+	uv_close((uv_handle_t *)&s->resume_idle, server_handle_closed);
 	struct conn *c = s->conns;
 	while (c) {
 		struct conn *next = c->next;

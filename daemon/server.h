@@ -14,12 +14,21 @@
 
 #include <uv.h>
 
+#include "protocol.h"
+
 /* Below this much queued output a connection counts as keeping up: reading
  * its requests resumes and the drained callback fires. */
 #define SERVER_LOW_WATER (64u << 10)
-/* A connection whose queued output has not moved for this long is dropped
- * (VKINRD_STALL_SECONDS overrides it). */
+/* Above this much queued output a connection's next request waits (its
+ * input is not read) until the output is back below SERVER_LOW_WATER. */
+#define SERVER_HIGH_WATER (LIMIT_SUBSCRIBER_BYTES / 2)
+/* A connection that has output queued and reads none of it for this long
+ * is dropped (VKINRD_STALL_SECONDS overrides it); one that reads slowly
+ * is not. */
 #define SERVER_STALL_SECONDS 60
+/* A request line left unfinished this long closes its connection
+ * (VKINRD_LINE_SECONDS overrides it). */
+#define SERVER_LINE_SECONDS 60
 
 struct server;
 struct conn;
@@ -32,6 +41,9 @@ struct server_ops {
 	void (*closed)(void *ctx, struct conn *c);
 	/* Queued output fell below SERVER_LOW_WATER. */
 	void (*drained)(void *ctx, struct conn *c);
+	/* Whether something is still owed to c (e.g. a subscription to a
+	 * job that runs): a client that closed its side is kept until not. */
+	int (*busy)(void *ctx, struct conn *c);
 };
 
 /*
@@ -51,10 +63,15 @@ void server_close(struct server *s);
 
 /*
  * Queues line (malloc'ed, ending in '\n'; ownership passes) on c. Returns
- * 0; ERR_STATE when c is closing; ERR_TOO_LARGE when c already had more
- * than LIMIT_SUBSCRIBER_BYTES queued: c is then dropped.
+ * 0, or ERR_STATE when c is closing. Output is never refused for its size:
+ * a connection over SERVER_HIGH_WATER sends no new request until it has
+ * read its replies, which bounds it.
  */
 int server_send(struct conn *c, char *line);
+/* A request of c will be answered later: c's next request waits until
+ * server_conn_release (requests on one connection act in order). */
+void server_conn_hold(struct conn *c);
+void server_conn_release(struct conn *c);
 /* Closes c after its queued output has been written. */
 void server_close_after_flush(struct conn *c);
 void server_conn_close(struct conn *c);

@@ -63,6 +63,7 @@ struct service {
 	uv_async_t wake;
 	uv_signal_t sigterm, sigint;
 	uv_timer_t stop_timer;
+	uv_timer_t retry_timer; /* jobs paused by a failed write (daemon.c) */
 	int stopping;
 	int notified_ready; /* READY=1 sent to systemd (notify.c) */
 	double started;  /* Unix time */

@@ -64,6 +64,10 @@ struct run {
 	struct nn_fit *fit;
 	int last_ckpt_epoch;
 	double last_ckpt_time;
+	int write_errno;     /* why the last checkpoint could not be written */
+	double train_seconds, serve_seconds; /* since it started here */
+	uid_t last_uid;      /* whose request was served last */
+	int served_any;
 };
 
 static double mono_seconds(void)
@@ -194,15 +198,57 @@ void worker_stop(struct worker *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Takes the flags and the queued requests at an epoch boundary. */
-static int take(struct worker *w, struct work_request **reqs)
+/* Takes the flags at an epoch boundary, and the request to serve there:
+ * none while the requests' share of the run's time is used up, else the
+ * oldest of a user other than the last one served (users take turns),
+ * else the oldest. */
+static int take(struct worker *w, struct run *r, struct work_request **req)
 {
+	*req = NULL;
 	pthread_mutex_lock(&w->lock);
 	int flags = w->flags;
-	*reqs = w->requests;
-	w->requests = NULL;
+	int may = r->serve_seconds <= WORKER_SERVE_SHARE *
+				      (r->train_seconds + r->serve_seconds);
+	if (w->requests && may) {
+		struct work_request **pp = &w->requests;
+		while (*pp && r->served_any && (*pp)->uid == r->last_uid)
+			pp = &(*pp)->next;
+		if (!*pp)
+			pp = &w->requests;
+		*req = *pp;
+		*pp = (*req)->next;
+		(*req)->next = NULL;
+	}
 	pthread_mutex_unlock(&w->lock);
 	return flags;
+}
+
+void worker_drop_requests(struct worker *w, uint64_t conn)
+{
+	if (!w)
+		return;
+	struct work_request *dropped = NULL;
+	pthread_mutex_lock(&w->lock);
+	struct work_request **pp = &w->requests;
+	while (*pp) {
+		struct work_request *req = *pp;
+		if (req->conn != conn) {
+			pp = &req->next;
+			continue;
+		}
+		*pp = req->next;
+		req->next = dropped;
+		dropped = req;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (dropped)
+		log_info("worker %d: connection %llu closed; its request not yet "
+			 "served is dropped", w->index, (unsigned long long)conn);
+	while (dropped) {
+		struct work_request *next = dropped->next;
+		work_request_destroy(dropped);
+		dropped = next;
+	}
 }
 
 /* -------------------------------------------------------- requests */
@@ -418,6 +464,7 @@ static int save_checkpoint(struct worker *w, struct run *r)
 	if (!rc) {
 		path_in(r->job, NULL, "checkpoint.safetensors", path, sizeof(path));
 		rc = st_save_file(ckpt, path);
+		r->write_errno = rc ? errno : 0;
 	}
 	st_destroy(ckpt);
 	if (rc) {
@@ -522,9 +569,15 @@ restart:
 	int reached = 0; /* the last epoch reached target_psnr */
 	msg[0] = '\0';
 	for (;;) {
-		struct work_request *reqs;
-		int flags = take(w, &reqs);
-		serve(w, reqs, job->id, r.fit);
+		struct work_request *req;
+		int flags = take(w, &r, &req);
+		if (req) {
+			double t = mono_seconds();
+			r.last_uid = req->uid;
+			r.served_any = 1;
+			serve(w, req, job->id, r.fit);
+			r.serve_seconds += mono_seconds() - t;
+		}
 		if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 			save_checkpoint(w, &r);
 			end = flags & WORK_CANCEL  ? JOB_CANCELLED
@@ -539,10 +592,12 @@ restart:
 			if (device_fault(rc))
 				goto retry_device;
 			if (rc) {
-				snprintf(msg, sizeof(msg),
-					 "cannot write the exported model: %s",
-					 error_message(rc));
-				end = JOB_FAILED;
+				snprintf(msg, sizeof(msg), "cannot write the "
+					 "exported model into %.300s: %s%s", job->dir,
+					 error_message(rc), rc == ERR_NO_SPACE
+					 ? "; paused until there is space again"
+					 : "");
+				end = rc == ERR_NO_SPACE ? JOB_PAUSED : JOB_FAILED;
 				break;
 			}
 			ev = event_new(WORK_ENDED, job->id);
@@ -555,7 +610,9 @@ restart:
 			goto out;
 		}
 		struct nn_metrics m;
+		double t = mono_seconds();
 		rc = nn_fit_step(r.fit, &m);
+		r.train_seconds += mono_seconds() - t;
 retry_device:
 		if (device_fault(rc) && retries < WORKER_DEVICE_RETRIES) {
 			retries++;
@@ -613,14 +670,18 @@ retry_device:
 		    (rc = save_checkpoint(w, &r))) {
 			if (device_fault(rc)) /* reading the weights back */
 				goto retry_device;
-			/* A full disk: training on would only lose more. */
-			snprintf(msg, sizeof(msg), "cannot write its checkpoint "
-				 "at epoch %d: %s; the checkpoint of epoch %d is "
-				 "kept: free space in the state folder, then "
-				 "job.resume continues from there",
-				 nn_fit_epoch(r.fit), error_message(rc),
-				 r.last_ckpt_epoch);
-			end = JOB_FAILED;
+			/* A full disk: training on would only lose more.
+			 * Paused with the reason: the daemon retries. Any
+			 * other cause (the folder was removed) fails it. */
+			int space = rc == ERR_NO_SPACE;
+			snprintf(msg, sizeof(msg), "cannot write %.300s/"
+				 "checkpoint.safetensors at epoch %d: %s; %s",
+				 job->dir, nn_fit_epoch(r.fit),
+				 r.write_errno ? strerror(r.write_errno)
+					       : error_message(rc),
+				 space ? "paused until there is space again"
+				       : "the job cannot go on");
+			end = space ? JOB_PAUSED : JOB_FAILED;
 			break;
 		}
 	}
@@ -678,11 +739,32 @@ static void *worker_main(void *arg)
 		if (stop)
 			break;
 	}
+	/* Every job is on disk now: say so before releasing the device,
+	 * which some drivers take seconds to do; the daemon waits for that
+	 * only briefly (worker_join). */
+	post(w, event_new(WORK_EXITED, NULL));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	gpu_destroy(w->gpu);
 	w->gpu = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (ms > 500)
+		log_warn("worker %d: releasing the device took %.0f ms", w->index, ms);
+	else
+		log_debug("worker %d: device released in %.0f ms", w->index, ms);
 	publish_memory(w);
-	post(w, event_new(WORK_EXITED, NULL));
 	return NULL;
+}
+
+int worker_join(struct worker *w, const struct timespec *deadline)
+{
+	if (!w || !w->started)
+		return 0;
+	if (pthread_timedjoin_np(w->thread, NULL, deadline))
+		return ERR_BUSY;
+	w->started = 0;
+	return 0;
 }
 
 static int env_int(const char *name, int def)

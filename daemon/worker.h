@@ -27,15 +27,19 @@
 #define VKINR_WORKER_H
 
 #include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 #include <uv.h>
 
 #include "gpu/gpu.h"
+
 #include "nn/fit.h"
 #include "queue.h"
 
 #define WORKER_CHECKPOINT_EPOCHS 100
+#define WORKER_SERVE_SHARE 0.15 /* of a running job's time, for requests */
 #define WORKER_CHECKPOINT_SECONDS 30.0
 #define WORKER_DEVICE_RETRIES 3
 #define WORKER_DIVERGE_RETRIES 3
@@ -61,9 +65,10 @@ enum work_request_kind { WORK_RENDER, WORK_EXPORT };
 struct work_request {
 	struct work_request *next;
 	enum work_request_kind kind;
-	/* the loop's bookkeeping (the worker does not look) */
+	/* the loop's bookkeeping (the worker reads uid only, for fairness) */
 	uint64_t conn;
 	cJSON *rpc_id;
+	uid_t uid;
 	/* export: the job, from the running fit or from its checkpoint */
 	char job_id[16];
 	char dir[4096];
@@ -116,16 +121,26 @@ int worker_create(struct worker **out, int index, const char *selector,
 /* Asks the thread to stop (WORK_STOP), joins it and frees everything.
  * destroy(NULL) does nothing. */
 void worker_destroy(struct worker *w);
-/* Asks the thread to stop without waiting (it posts WORK_EXITED). */
+/* Asks the thread to stop without waiting (it posts WORK_EXITED once its
+ * job is checkpointed, then releases its device). */
 void worker_stop(struct worker *w);
+/* Waits for a stopped worker's thread to end, until deadline
+ * (CLOCK_REALTIME); 0, or ERR_BUSY when it is still releasing its device. */
+int worker_join(struct worker *w, const struct timespec *deadline);
 
 /* Hands a job over (ownership passes); the worker must be idle. */
 void worker_start_job(struct worker *w, struct work_job *job);
 /* Sets WORK_PAUSE or WORK_CANCEL for the job with that id, if it is the
  * one the worker has. */
 void worker_flag(struct worker *w, const char *job_id, int flags);
-/* Queues a request (ownership passes; it comes back in WORK_REPLY). */
+/* Queues a request (ownership passes; it comes back in WORK_REPLY).
+ * While a job runs, the worker serves at most one request per epoch, the
+ * users taking turns, and spends at most WORKER_SERVE_SHARE of the job's
+ * time on them: a flood of renders slows the job by a bounded share. */
 void worker_request(struct worker *w, struct work_request *req);
+/* Takes back the requests of connection conn that the worker has not
+ * started (their client has gone); they are destroyed here. */
+void worker_drop_requests(struct worker *w, uint64_t conn);
 /* Takes every posted event, oldest first. */
 struct work_event *worker_take_events(struct worker *w);
 /* Device memory the worker's gpu_context holds, as the worker last

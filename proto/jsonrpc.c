@@ -9,8 +9,17 @@
  */
 #include "jsonrpc.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+cJSON *rpc_add_exact_integer(cJSON *obj, const char *key, uint64_t value)
+{
+	char text[24];
+	snprintf(text, sizeof(text), "%" PRIu64, value);
+	return cJSON_AddRawToObject(obj, key, text);
+}
 
 /* Prints obj (and deletes it) as one line ending in '\n'. */
 static char *finish_line(cJSON *obj)

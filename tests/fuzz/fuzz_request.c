@@ -8,8 +8,10 @@
  * service behind it is in memory with no workers: a queue in a private
  * state folder, and the transport replaced by the stubs below (server.h's
  * functions, with one fake connection whose output is checked to be one
- * JSON-RPC object a line, then thrown away). Jobs a fuzz input manages to
- * submit are removed after each input, so every input starts alike.
+ * JSON-RPC object a line, then thrown away). What a request decodes off
+ * the loop thread (decode.c) is finished by running the loop after each
+ * input. Jobs a fuzz input manages to submit are removed after each
+ * input, so every input starts alike.
  *
  * Linking: these stubs and service_schedule stand in for server.o and
  * daemon.o, which therefore never come out of libvkinr.a.
@@ -83,6 +85,8 @@ int server_send(struct conn *c, char *line)
 }
 
 void server_close_after_flush(struct conn *c) { c->closing = 1; }
+void server_conn_hold(struct conn *c) {}
+void server_conn_release(struct conn *c) {}
 void server_conn_close(struct conn *c) { c->closing = 1; }
 uint64_t server_conn_id(const struct conn *c) { return c->id; }
 uid_t server_conn_uid(const struct conn *c) { return 1000; }
@@ -122,6 +126,7 @@ static void setup(void)
 	opt.state_dir = dir;
 	opt.socket_path = "/nonexistent";
 	svc.opt = &opt;
+	svc.loop = uv_default_loop();
 	svc.uid = 0;
 	svc.nslots = 0;
 	if (queue_create(&svc.queue, dir, err, sizeof(err))) {
@@ -148,6 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 	}
 	line_buffer_finish(&lb);
+	uv_run(svc.loop, UV_RUN_DEFAULT); /* the decodes it started */
 	methods_closed(&svc, &the_conn);
 	while (svc.queue->head)
 		queue_remove(svc.queue, svc.queue->head);
