@@ -15,6 +15,7 @@
 #define VKINR_CLIENT_H
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
@@ -104,6 +105,9 @@ int client_call(struct client *cl, const char *method, cJSON *params,
  * daemon, 3 for anything else (a request too large, a garbled answer).
  */
 int client_fail(struct client *cl, int rc, const char *context);
+/* Formats, escapes (text_escape: line breaks stay) and prints: every
+ * message for people goes through here. */
+void client_vprint(FILE *out, const char *fmt, va_list ap);
 /* Prints a message for people: stdout normally, stderr in --json mode. */
 void client_say(struct client *cl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -111,5 +115,25 @@ void client_say(struct client *cl, const char *fmt, ...)
 void client_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a JSON value as one line on stdout; the value is not consumed. */
 void client_print_json(const cJSON *value);
+
+
+/* ---- files the client writes (client.c) ---- */
+
+/* Exports, plots, CSV files: mode 0644 before the umask. */
+#define CLIENT_FILE_MODE 0644
+
+/*
+ * Every file vkinrctl writes goes through client_write_file: a temporary
+ * file in the target folder renamed into place (fileio_write_new), never
+ * through a symbolic link or into a special file, and never over an
+ * existing name unless force (--force). Returns 0, or prints why and
+ * returns CLIENT_EXIT_DAEMON.
+ */
+int client_write_file(const char *path, const void *data, size_t size,
+		      int force);
+/* Checks beforehand that client_write_file may write path (so that a
+ * command writing several files stops before the first); 0 or, having
+ * said why, CLIENT_EXIT_DAEMON. */
+int client_may_write(const char *path, int force);
 
 #endif

@@ -4,7 +4,8 @@
  *
  * The model file (and the target PNG, when given) are read here and sent
  * in base64, like submit's images: the daemon never opens a client's path.
- * The rendered PNG comes back in base64 and is written atomically to -o.
+ * The rendered PNG comes back in base64 and is written to -o through
+ * client_write_file (never over an existing file without --force).
  */
 #include <errno.h>
 #include <math.h>
@@ -61,6 +62,7 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"target", required_argument, NULL, OPT_TARGET},
+		{"force", no_argument, NULL, 'f'},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
@@ -69,10 +71,12 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 	uint8_t *data;
 	size_t size;
 	double psnr;
-	int c, rc, status;
+	int c, rc, status, force = 0;
 
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		if (c == 'o')
+	while ((c = getopt_long(argc, argv, "fho:", opts, NULL)) != -1) {
+		if (c == 'f')
+			force = 1;
+		else if (c == 'o')
 			output = optarg;
 		else if (c == OPT_TARGET)
 			target = optarg;
@@ -87,6 +91,8 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 				       argv[optind + 1]);
 	if (!output)
 		return cmd_usage_error(self, "-o OUT.png is missing");
+	if ((status = client_may_write(output, force)))
+		return status;
 
 	if (!(params = cJSON_CreateObject()))
 		return client_fail(cl, ERR_NOMEM, NULL);
@@ -104,15 +110,11 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 		client_warn("the daemon's answer holds no valid PNG");
 		return CLIENT_EXIT_DAEMON;
 	}
-	rc = fileio_write_atomic(output, data, size, 0644);
+	status = client_write_file(output, data, size, force);
 	free(data);
-	if (rc < 0) {
+	if (status) {
 		cJSON_Delete(result);
-		client_warn("cannot write %s: %s", output,
-			    rc == ERR_NOMEM || rc == ERR_NO_SPACE
-				    ? error_message(rc)
-				    : strerror(errno));
-		return CLIENT_EXIT_DAEMON;
+		return status;
 	}
 
 	psnr = job_num(result, "psnr", NAN);
@@ -142,6 +144,7 @@ const struct cmd_entry cmd_infer_entry = {
 		"  -o, --output OUT.png  where the rendered image goes "
 		"(required)\n"
 		"  --target IMG.png      also print the PSNR of the rendering "
-		"against IMG.png\n",
+		"against IMG.png\n"
+		"  -f, --force           replace OUT.png if it exists\n",
 	.exec = cmd_infer_exec,
 };

@@ -266,7 +266,8 @@ static void record(struct submit *s, const cJSON *id, const char *path,
 	if (s->quiet)
 		printf("%s\n", text);
 	else
-		printf("job %s submitted: %s (name %s)\n", text, path, name);
+		client_say(s->cl, "job %s submitted: %s (name %s)\n", text, path,
+			   name);
 	fflush(stdout);
 }
 

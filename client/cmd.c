@@ -69,7 +69,7 @@ int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	fflush(stdout);
 	fprintf(stderr, "vkinrctl %s: ", e->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	client_vprint(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry 'vkinrctl %s --help'.\n", e->name);
 	return CLIENT_EXIT_USAGE;

@@ -117,7 +117,7 @@ check "three jobs and a batch id" py "$T/out" 'len(j["jobs"]) == 3 and j["batch"
 BATCH=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["batch"])' "$T/out")
 check "wait BATCH: exit 0" rc_is 0 "$CTL" wait "$BATCH"
 check "list --batch --csv: a header and 3 rows" bash -c '"$1" list --batch "$2" --csv >"$3/csv" && head -1 "$3/csv" | grep -q "^id,name,batch,state" && [ $(wc -l <"$3/csv") -eq 4 ]' _ "$CTL" "$BATCH" "$T"
-check "export BATCH --dir: a model and a PNG per job" bash -c '"$1" export "$2" --dir "$3/exported" >/dev/null && [ -s "$3/exported/one.safetensors" ] && [ -s "$3/exported/three.png" ] && [ $(ls "$3/exported" | wc -l) -eq 6 ]' _ "$CTL" "$BATCH" "$T"
+check "export BATCH --dir: a model and a PNG per job" bash -c '"$1" export "$2" --dir "$3/exported" >/dev/null && [ -s "$3/exported/one.safetensors" ] && [ -s "$3/exported/three.recon.png" ] && [ $(ls "$3/exported" | wc -l) -eq 6 ]' _ "$CTL" "$BATCH" "$T"
 
 # ---- export, infer ----
 check "export ID: exit 0 (a 40 MB answer)" bash -c 'cd "$1" && "$2" export "$3" >/dev/null' _ "$T" "$CTL" "$A"

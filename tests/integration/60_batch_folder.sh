@@ -1,9 +1,9 @@
 #!/bin/bash
 # 60_batch_folder.sh - a folder of five small images as one batch, the way
 # the README tells people to: `vkinrctl submit DIR -q`, `wait`, the batch's
-# CSV summary (five rows with PSNRs), `export` of the batch into a folder
-# (files named after the images), and `infer --target` of every exported
-# model giving the job's PSNR back (within 0.05 dB). Two workers share the
+# CSV summary (five rows with PSNRs), `export` of the batch into the folder
+# the images came from (NAME.recon.png beside NAME.png, which stays as it
+# was), and `infer --target` of every exported model giving the job's PSNR back (within 0.05 dB). Two workers share the
 # device, so the batch is also spread over them.
 . "$(dirname "$0")/lib.bash"
 tap_plan 12
@@ -68,14 +68,19 @@ tap.ok(all(row["batch"] == batch and row["state"] == "done"
            for row in rows),
        "each row: batch, done, size, PSNR and best PSNR, seconds, device", rows)
 
-out = os.path.join(T, "models")
+# exported into the very folder the images came from (issue 11, item 1)
+out = imgs
+def sources():
+    return {n: open(os.path.join(imgs, n + ".png"), "rb").read() for n in sizes}
+before = sources()
 r = ctl("export", batch, "--dir", out)
-files = sorted(os.listdir(out)) if os.path.isdir(out) else []
-want = sorted([n + ".safetensors" for n in sizes] + [n + ".png" for n in sizes])
-tap.ok(r.returncode == 0 and files == want,
-       "export B --dir: a model and a PNG per job, named after the images",
+files = sorted(f for f in os.listdir(out) if f != "notes.txt")
+want = sorted([n + ".safetensors" for n in sizes] + [n + ".recon.png" for n in sizes]
+              + [n + ".png" for n in sizes])
+tap.ok(r.returncode == 0 and files == want and sources() == before,
+       "export B --dir SOURCES: NAME.safetensors and NAME.recon.png, the images untouched",
        (r.returncode, r.stderr, files))
-tap.ok(all(open(os.path.join(out, n + ".png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+tap.ok(all(open(os.path.join(out, n + ".recon.png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
            for n in sizes), "the exported reconstructions are PNGs")
 
 results = {}
