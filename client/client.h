@@ -81,12 +81,6 @@ int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt);
 /* Prints "vkinrctl CMD: <message>" and the hint to --help; returns 2. */
 int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Number parsing for options; on a bad value each prints a usage error
- * and returns CLIENT_EXIT_USAGE, else 0. */
-int cmd_parse_long(const struct cmd_entry *e, const char *opt, const char *s,
-		   long min, long max, long *out);
-int cmd_parse_double(const struct cmd_entry *e, const char *opt,
-		     const char *s, double min, double max, double *out);
 /* Resets getopt for a command's argv (argv[0] is the command's name). */
 void cmd_getopt_reset(void);
 

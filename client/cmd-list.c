@@ -210,6 +210,10 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	if (csv && cl->json)
 		return cmd_usage_error(self, "--csv and --json exclude each "
 					     "other");
+	if (state && !job_state_known(state))
+		return cmd_usage_error(self, "--state takes one of queued, "
+					     "running, paused, done, failed, "
+					     "cancelled; not '%s'", state);
 
 	rc = client_call(cl, M_JOB_LIST, cJSON_CreateObject(), &result);
 	if (rc < 0)
@@ -222,6 +226,13 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	cJSON_ArrayForEach(job, jobs_of_list(result))
 		if (keep(job, batch, state))
 			cJSON_AddItemReferenceToArray(kept, (cJSON *)job);
+	if (batch && !jobs_batch_known(jobs_of_list(result), batch)) {
+		client_warn("there is no batch %s (`vkinrctl list` shows the "
+			    "batch of each job)", batch);
+		cJSON_Delete(kept);
+		cJSON_Delete(result);
+		return CLIENT_EXIT_DAEMON;
+	}
 
 	if (cl->json) {
 		cJSON *out = cJSON_CreateObject();

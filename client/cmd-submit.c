@@ -32,25 +32,36 @@
 #include "fileio.h"
 #include "image.h"
 #include "jobs.h"
+#include "params.h"
 #include "protocol.h"
+#include "text.h"
 #include "watch.h"
 
 /* The largest file worth reading: base64 of it must fit in one line. */
 #define SUBMIT_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
 
 enum {
-	OPT_EPOCHS = OPT_FIRST_COMMAND_OPTION,
-	OPT_WIDTH,
-	OPT_LR,
-	OPT_SEED,
-	OPT_NAME,
-	OPT_PRIORITY,
+	OPT_NAME = OPT_FIRST_COMMAND_OPTION,
 	OPT_INIT,
 	OPT_WATCH,
 	OPT_WAIT,
 	OPT_FROM_FILE,
-	OPT_TARGET_PSNR,
+	OPT_PARAM, /* OPT_PARAM + id: a row of the table of parameters */
 };
+
+/* The options submit's own; the engine's numeric ones come from the
+ * shared table (proto/params.h), each sent under its wire key, so a new
+ * row there is a new option here with its range and message. */
+static const struct option submit_options[] = {
+	{"name", required_argument, NULL, OPT_NAME},
+	{"init", required_argument, NULL, OPT_INIT},
+	{"watch", no_argument, NULL, OPT_WATCH},
+	{"wait", no_argument, NULL, OPT_WAIT},
+	{"from-file", required_argument, NULL, OPT_FROM_FILE},
+	{"quiet", no_argument, NULL, 'q'},
+	CMD_COMMON_OPTIONS,
+};
+#define N_SUBMIT_OPTIONS (sizeof submit_options / sizeof submit_options[0])
 
 /* What one call submits: the job parameters and where the images are. */
 struct submit {
@@ -382,64 +393,54 @@ static int add_init(struct submit *s, const char *path)
 	return 0;
 }
 
+/* Parses a value of the table's parameter id into s->common; 0 or the
+ * usage error's exit status. */
+static int parse_param(struct submit *s, enum param_id id, const char *text)
+{
+	char err[256];
+	double v;
+
+	if (param_parse(id, text, param_limits[id].option, &v, err,
+			sizeof err) < 0)
+		return cmd_usage_error(s->self, "%s", err);
+	cJSON_DeleteItemFromObjectCaseSensitive(s->common,
+						param_limits[id].key);
+	cJSON_AddNumberToObject(s->common, param_limits[id].key, v);
+	return 0;
+}
+
 static int parse_options(struct submit *s, int argc, char **argv,
 			 const char **init, int *rc_out)
 {
-	static const struct option opts[] = {
-		{"epochs", required_argument, NULL, OPT_EPOCHS},
-		{"width", required_argument, NULL, OPT_WIDTH},
-		{"lr", required_argument, NULL, OPT_LR},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"name", required_argument, NULL, OPT_NAME},
-		{"priority", required_argument, NULL, OPT_PRIORITY},
-		{"init", required_argument, NULL, OPT_INIT},
-		{"watch", no_argument, NULL, OPT_WATCH},
-		{"wait", no_argument, NULL, OPT_WAIT},
-		{"from-file", required_argument, NULL, OPT_FROM_FILE},
-		{"target-psnr", required_argument, NULL, OPT_TARGET_PSNR},
-		{"quiet", no_argument, NULL, 'q'},
-		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
-	};
+	struct option opts[N_SUBMIT_OPTIONS + PARAM_COUNT + 1] = {{0}};
 	const struct cmd_entry *e = s->self;
-	long l;
-	double d;
 	int c, rc;
+
+	memcpy(opts, submit_options, sizeof submit_options);
+	for (int i = 0; i < PARAM_COUNT; i++)
+		opts[N_SUBMIT_OPTIONS + i] = (struct option){
+			param_limits[i].option + 2, required_argument, NULL,
+			OPT_PARAM + i};
 
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		rc = 0;
+		if (c >= OPT_PARAM && c < OPT_PARAM + PARAM_COUNT) {
+			if ((rc = parse_param(s, c - OPT_PARAM, optarg))) {
+				*rc_out = rc;
+				return -1;
+			}
+			continue;
+		}
 		switch (c) {
-		case OPT_EPOCHS:
-			rc = cmd_parse_long(e, "--epochs", optarg, 1,
-					    100000000, &l);
-			cJSON_AddNumberToObject(s->common, "epochs", l);
-			break;
-		case OPT_WIDTH:
-			rc = cmd_parse_long(e, "--width", optarg, 1, 4096, &l);
-			cJSON_AddNumberToObject(s->common, "width", l);
-			break;
-		case OPT_LR:
-			rc = cmd_parse_double(e, "--lr", optarg, 1e-12, 10, &d);
-			cJSON_AddNumberToObject(s->common, "lr", d);
-			break;
-		case OPT_SEED:
-			rc = cmd_parse_long(e, "--seed", optarg, 0,
-					    (1LL << 53) - 1, &l);
-			cJSON_AddNumberToObject(s->common, "seed", (double)l);
-			break;
-		case OPT_TARGET_PSNR:
-			rc = cmd_parse_double(e, "--target-psnr", optarg, 1e-3,
-					      1000, &d);
-			cJSON_AddNumberToObject(s->common, "target_psnr", d);
-			break;
-		case OPT_PRIORITY:
-			rc = cmd_parse_long(e, "--priority", optarg, -1000000,
-					    1000000, &l);
-			cJSON_AddNumberToObject(s->common, "priority", l);
-			break;
 		case OPT_NAME:
 			if (!*optarg)
 				rc = cmd_usage_error(e, "--name is empty");
+			else if (strlen(optarg) > LIMIT_NAME_BYTES ||
+				 !text_is_clean(optarg, strlen(optarg)))
+				rc = cmd_usage_error(
+					e, "--name must be at most %d bytes of "
+					   "UTF-8 without control characters",
+					LIMIT_NAME_BYTES);
 			s->name = optarg;
 			break;
 		case OPT_INIT:

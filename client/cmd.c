@@ -10,8 +10,6 @@
  * (--help, --json, --socket) are handled by cmd_common_option so that
  * `vkinrctl list --json` means the same as `vkinrctl --json list`.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,36 +96,4 @@ void cmd_getopt_reset(void)
 {
 	optind = 0; /* glibc: a full re-initialisation */
 	opterr = 1;
-}
-
-int cmd_parse_long(const struct cmd_entry *e, const char *opt, const char *s,
-		   long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return cmd_usage_error(e, "%s takes a whole number from %ld "
-					  "to %ld, not '%s'",
-				       opt, min, max, s);
-	*out = v;
-	return 0;
-}
-
-int cmd_parse_double(const struct cmd_entry *e, const char *opt,
-		     const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
-		return cmd_usage_error(e, "%s takes a number from %g to %g, "
-					  "not '%s'",
-				       opt, min, max, s);
-	*out = v;
-	return 0;
 }

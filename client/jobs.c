@@ -83,6 +83,27 @@ int job_state_ended(const char *state)
 			 !strcmp(state, S_CANCELLED));
 }
 
+int job_state_known(const char *state)
+{
+	static const char *const states[] = {S_QUEUED, S_RUNNING, S_PAUSED,
+					     S_DONE, S_FAILED, S_CANCELLED};
+
+	for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+		if (!strcmp(state, states[i]))
+			return 1;
+	return 0;
+}
+
+int jobs_batch_known(const cJSON *jobs, const char *batch)
+{
+	const cJSON *job;
+
+	cJSON_ArrayForEach(job, jobs)
+		if (!strcmp(job_str(job, "batch", ""), batch))
+			return 1;
+	return 0;
+}
+
 const cJSON *jobs_of_list(const cJSON *result)
 {
 	if (cJSON_IsArray(result))

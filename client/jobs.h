@@ -28,6 +28,10 @@ double job_num(const cJSON *job, const char *key, double dflt);
 /* Seconds the job has spent fitting: its "seconds", else finished (or
  * now) minus started, Unix times; NaN when it has not started. */
 double job_seconds(const cJSON *job);
+/* Whether a state is one of the six a job can be in. */
+int job_state_known(const char *state);
+/* Whether a job of the list (job objects) belongs to batch. */
+int jobs_batch_known(const cJSON *jobs, const char *batch);
 /* Whether a state is final (done, failed, cancelled). */
 int job_state_ended(const char *state);
 

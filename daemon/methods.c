@@ -32,6 +32,7 @@
 #include "fileio.h"
 #include "image.h"
 #include "jsonrpc.h"
+#include "params.h"
 #include "log.h"
 #include "protocol.h"
 #include "quota.h"
@@ -178,6 +179,27 @@ static int get_int(struct request *rq, const cJSON *params, const char *key,
 			    "\"%s\" must be between %.0f and %.0f (got %.17g)",
 			    key, lo, hi, v->valuedouble);
 	*value = (int64_t)v->valuedouble;
+	return 0;
+}
+
+/* A numeric job parameter, checked against the table the client also
+ * checks (proto/params.h); *value keeps its default when it is absent. */
+static int get_param(struct request *rq, const cJSON *params,
+		     enum param_id id, double *value)
+{
+	const char *key = param_limits[id].key;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	char what[64], err[256];
+
+	if (!v)
+		return 0;
+	snprintf(what, sizeof what, "\"%s\"", key);
+	if (!cJSON_IsNumber(v))
+		return fail(rq, RPC_INVALID_PARAMS, "%s must be a number",
+			    what);
+	if (param_check(id, v->valuedouble, what, err, sizeof err) < 0)
+		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	*value = v->valuedouble;
 	return 0;
 }
 
@@ -712,7 +734,6 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	size_t png_size = 0, init_size = 0;
 	struct image *img = NULL;
 	struct job_params p;
-	int64_t v;
 	char err[512] = "";
 	int rc = check_keys(rq, params, keys);
 	if (rc)
@@ -721,33 +742,19 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return fail(rq, RPC_SHUTTING_DOWN, "the daemon is stopping; "
 			    "submit again once it is back");
 	job_defaults(&p);
-	if ((v = p.epochs, rc = get_int(rq, params, "epochs", 1, JOB_EPOCHS_MAX, &v)))
-		return rc;
-	p.epochs = (int)v;
-	v = 0;
-	if ((rc = get_int(rq, params, "width", NN_MIN_WIDTH, NN_MAX_WIDTH, &v)))
-		return rc;
-	p.width = (int)v;
-	if (p.width % 16)
-		return fail(rq, RPC_INVALID_PARAMS, "\"width\" must be a "
-			    "multiple of 16 (got %d)", p.width);
-	v = (int64_t)p.seed;
-	if ((rc = get_int(rq, params, "seed", 0, 9007199254740992.0, &v)))
-		return rc;
-	p.seed = (uint64_t)v;
-	v = 0;
-	if ((rc = get_int(rq, params, "priority", JOB_PRIORITY_MIN,
-			  JOB_PRIORITY_MAX, &v)))
-		return rc;
-	p.priority = (int)v;
-	const cJSON *lr = cJSON_GetObjectItemCaseSensitive(params, "lr");
-	if (lr) {
-		if (!cJSON_IsNumber(lr) || !(lr->valuedouble > 0) ||
-		    !(lr->valuedouble <= 1))
-			return fail(rq, RPC_INVALID_PARAMS, "\"lr\" must be a "
-				    "number above 0 and at most 1, e.g. 1e-4");
-		p.lr = lr->valuedouble;
-	}
+	double num[PARAM_COUNT] = {
+		[PARAM_EPOCHS] = p.epochs, [PARAM_WIDTH] = 0, [PARAM_LR] = p.lr,
+		[PARAM_SEED] = (double)p.seed, [PARAM_PRIORITY] = 0,
+		[PARAM_TARGET_PSNR] = 0};
+	for (int i = 0; i < PARAM_COUNT; i++)
+		if ((rc = get_param(rq, params, i, &num[i])))
+			return rc;
+	p.epochs = (int)num[PARAM_EPOCHS];
+	p.width = (int)num[PARAM_WIDTH];
+	p.lr = num[PARAM_LR];
+	p.seed = (uint64_t)num[PARAM_SEED];
+	p.priority = (int)num[PARAM_PRIORITY];
+	p.target_psnr = num[PARAM_TARGET_PSNR];
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	if (name) {
 		if (!cJSON_IsString(name))
@@ -765,16 +772,6 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 				    "string of 1 to %d letters, digits, '_' or "
 				    "'-', e.g. \"b3f9a2c\"", JOB_BATCH_MAX - 1);
 		snprintf(p.batch, sizeof(p.batch), "%s", batch->valuestring);
-	}
-	const cJSON *target = cJSON_GetObjectItemCaseSensitive(params,
-							       "target_psnr");
-	if (target) {
-		if (!cJSON_IsNumber(target) || !(target->valuedouble > 0) ||
-		    !(target->valuedouble <= JOB_TARGET_PSNR_MAX))
-			return fail(rq, RPC_INVALID_PARAMS, "\"target_psnr\" "
-				    "must be a number of dB above 0 and at most "
-				    "%g, e.g. 30", JOB_TARGET_PSNR_MAX);
-		p.target_psnr = target->valuedouble;
 	}
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
@@ -936,6 +933,8 @@ static int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 	case JOB_QUEUED:
 	case JOB_PAUSED:
 		set_state(rq->svc, job, JOB_CANCELLED);
+		break;
+	case JOB_CANCELLED: /* as pausing a paused job: already so */
 		break;
 	default:
 		return fail(rq, RPC_JOB_STATE, "job %s is %s already; there is "

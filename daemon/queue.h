@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "params.h"
 #include "nn/fit.h"
 
 enum job_state {
@@ -38,12 +39,8 @@ const char *job_state_name(enum job_state state);
 /* done, failed, cancelled: the job will not run again by itself. */
 int job_state_is_final(enum job_state state);
 
-#define JOB_NAME_MAX 128
-#define JOB_PRIORITY_MIN -100
-#define JOB_PRIORITY_MAX 100
-#define JOB_EPOCHS_MAX 10000000
+#define JOB_NAME_MAX (LIMIT_NAME_BYTES + 1) /* proto/params.h */
 #define JOB_BATCH_MAX 33      /* a batch id: 1 to 32 of [A-Za-z0-9_-] */
-#define JOB_TARGET_PSNR_MAX 200.0
 
 struct job_params {
 	char name[JOB_NAME_MAX];

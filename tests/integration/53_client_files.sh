@@ -26,7 +26,7 @@ assert not any(c in b for c in (b"\x1b", b"\x07", b"\xc2\x9b")), b
 ' "$1"; }
 export -f clean
 
-TOTAL=19
+TOTAL=20
 echo "1..$TOTAL"
 if [ ! -x "$CTL" ]; then
 	for i in $(seq $TOTAL); do echo "ok $i # SKIP $CTL not built"; done
@@ -50,7 +50,16 @@ for i, name in enumerate(["camera", "coins"]):
 
 # ---- terminal escapes (issue 10, item 1) ----
 EVIL=$(printf 'x\033]0;pwned\007\033[2J\xc2\x9b31m')
-ID=$("$CTL" submit -q --epochs 5 --name "$EVIL" "$T/src/camera.png")
+check "vkinrctl itself refuses such a name: exit 2" rc_is 2 "$CTL" submit --name "$EVIL" "$T/src/camera.png"
+# as another user's client might send it
+ID=$(HERE=$HERE python3 -c '
+import base64, json, os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(os.environ["VKINR_SOCKET"])
+png = base64.b64encode(open(sys.argv[1], "rb").read()).decode()
+s.sendall((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "job.submit",
+    "params": {"image": {"png": png}, "epochs": 5, "name": sys.argv[2]}}) + "\n").encode())
+print(json.loads(s.makefile().readline())["result"]["job"])
+' "$T/src/camera.png" "$EVIL")
 "$CTL" wait "$ID" >/dev/null 2>&1
 check "list escapes another user's name" bash -c '"$1" list >"$2/o" && clean "$2/o" && grep -qF "x\\x1b]0;pwned\\x07" "$2/o"' _ "$CTL" "$T"
 check "show escapes it" bash -c '"$1" show "$2" >"$3/o" && clean "$3/o" && grep -qF "\\x1b[2J" "$3/o"' _ "$CTL" "$ID" "$T"
