@@ -290,8 +290,13 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(o, "epoch", job_epoch(job));
 	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
-	add_num_or_null(o, "psnr", last ? last->psnr : NAN);
-	add_num_or_null(o, "best_psnr", job->best_psnr);
+	/* A done job's PSNR is its exported model's, the one export writes
+	 * and infer measures; the epochs' are measured before their step. */
+	double psnr = job->has_export ? job->export_psnr
+				      : last ? last->psnr : NAN;
+	add_num_or_null(o, "psnr", psnr);
+	add_num_or_null(o, "best_psnr", isfinite(psnr) && psnr > job->best_psnr
+						? psnr : job->best_psnr);
 	add_num_or_null(o, "mse", last ? last->mse : NAN);
 	add_num_or_null(o, "ms", last ? last->ms : NAN);
 	if (job->p.width)
