@@ -32,6 +32,9 @@
  * never travels on the wire, so it lives here and not in errors.h. */
 #define CLIENT_ERR_RPC (-1000)
 
+/* How long watch and wait try to reach a daemon that went away. */
+#define CLIENT_RECONNECT_S 60
+
 /* Where the daemon's socket is when nothing says otherwise. */
 #define CLIENT_DEFAULT_SOCKET "/run/vkinrd/vkinrd.sock"
 #define CLIENT_SOCKET_NAME "vkinrd.sock" /* under $XDG_RUNTIME_DIR */
@@ -42,6 +45,7 @@ struct client {
 	const char *prog;        /* "vkinrctl", for messages */
 	const char *socket_flag; /* --socket, NULL when not given */
 	int json;                /* --json: stdout carries only JSON */
+	double reconnect_s;      /* watch, wait: --timeout to reconnect */
 	char *socket_path;       /* resolved when first connecting */
 	struct conn *conn;       /* NULL until client_connect */
 	char unreachable[512];   /* why connecting failed, for client_fail */

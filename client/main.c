@@ -54,7 +54,8 @@ int main(int argc, char **argv)
 		{"socket", required_argument, NULL, OPT_SOCKET},
 		{NULL, 0, NULL, 0},
 	};
-	struct client cl = {.prog = "vkinrctl"};
+	struct client cl = {.prog = "vkinrctl",
+			    .reconnect_s = CLIENT_RECONNECT_S};
 	const struct cmd_entry *e;
 	int c, status;
 

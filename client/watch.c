@@ -9,7 +9,10 @@
  * wjob per job. Because a notification can be missed (a daemon that thins
  * a slow reader's stream, or a job that ends while we subscribe), a job
  * that has been quiet for a while is asked for again with job.get: the
- * watch ends on the job's real state, never on a guess.
+ * watch ends on the job's real state, never on a guess. When the daemon
+ * goes away (a restart), the jobs go on in its state folder: the watch
+ * connects again for up to --timeout seconds and picks them up where it
+ * left them (job.subscribe with "since" the last epoch seen).
  *
  * What is shown depends on where it goes:
  *   - a terminal: for several jobs a summary line first, then one line per
@@ -647,17 +650,24 @@ static int follow(struct watch *w)
 	return drain(w);
 }
 
-static int subscribe_all(struct watch *w)
+/* job.subscribe for every job (again: only those still going, from the
+ * epoch already seen, after a reconnection). */
+static int subscribe_all(struct watch *w, int again)
 {
-	cJSON *result = NULL;
+	cJSON *result = NULL, *params;
 	int rc;
 
 	for (int i = 0; i < w->n; i++) {
-		rc = client_call(w->cl, M_JOB_SUBSCRIBE,
-				 job_params(w->jobs[i].id), &result);
+		struct wjob *j = &w->jobs[i];
+		if (again && j->ended)
+			continue;
+		params = job_params(j->id);
+		if (again && params)
+			cJSON_AddNumberToObject(params, "since", j->epoch);
+		rc = client_call(w->cl, M_JOB_SUBSCRIBE, params, &result);
 		const cJSON *replay = cJSON_GetObjectItemCaseSensitive(result, "replay");
 		if (rc >= 0 && cJSON_IsNumber(replay))
-			w->jobs[i].replay_left = replay->valueint;
+			j->replay_left = replay->valueint;
 		cJSON_Delete(result);
 		if (rc < 0)
 			return rc;
@@ -724,12 +734,64 @@ static void show_end(struct watch *w)
 	}
 }
 
+/*
+ * One connection's worth of following: reads every job (those still going,
+ * again), subscribes, follows until all have ended, and reads the ended
+ * ones once more for the summary and error texts. ERR_IO: the daemon went
+ * away (the caller reconnects).
+ */
+static int follow_all(struct watch *w, int again)
+{
+	int rc = 0;
+
+	for (int i = 0; i < w->n && rc == 0; i++)
+		if (!again || !w->jobs[i].ended)
+			rc = ask_job(w, &w->jobs[i]);
+	if (rc == 0 && !is_wait(w->mode))
+		rc = subscribe_all(w, again);
+	w->news_at = now_s();
+	for (int i = 0; i < w->n; i++)
+		w->jobs[i].news_at = w->news_at;
+	if (rc == 0)
+		rc = follow(w);
+	/* Fresh job objects for the summary, and error texts. */
+	for (int i = 0; i < w->n && rc == 0; i++)
+		if (is_wait(w->mode) ||
+		    (strcmp(w->jobs[i].state, S_DONE) && !w->jobs[i].error))
+			rc = ask_job(w, &w->jobs[i]);
+	return rc;
+}
+
+/*
+ * The daemon went away (a restart, an upgrade): connects again, trying for
+ * up to cl->reconnect_s seconds, and says so where it does not spoil the
+ * view. The jobs go on in the daemon's state; follow_all picks them up.
+ */
+static int reconnect(struct watch *w)
+{
+	double until = now_s() + w->cl->reconnect_s;
+	int rc;
+
+	if (w->mode == WATCH_PLAIN || is_wait(w->mode))
+		client_warn("lost vkinrd (%s); reconnecting for up to %.0f s",
+			    conn_why(w->cl->conn), w->cl->reconnect_s);
+	conn_close(w->cl->conn);
+	w->cl->conn = NULL;
+	for (;;) {
+		if ((rc = client_connect(w->cl)) == 0)
+			return 0;
+		if (now_s() >= until)
+			return rc;
+		usleep(200 * 1000);
+	}
+}
+
 int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
 	       FILE *out)
 {
 	struct watch w = {.cl = cl, .mode = mode, .out = out};
 	const cJSON *id;
-	int rc = 0, status = CLIENT_EXIT_OK, i = 0;
+	int rc = 0, status = CLIENT_EXIT_OK, i = 0, again = 0;
 
 	w.n = cJSON_GetArraySize(ids);
 	w.jobs = calloc(w.n > 0 ? w.n : 1, sizeof *w.jobs);
@@ -745,33 +807,19 @@ int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
 		fmt_series_init(&j->series);
 	}
 
-	for (i = 0; i < w.n && rc == 0; i++) {
-		rc = ask_job(&w, &w.jobs[i]);
-		if (rc < 0) {
-			char what[80];
-			snprintf(what, sizeof what, "job %s", w.jobs[i].idtext);
-			status = client_fail(cl, rc, what);
-		}
+	for (;;) {
+		rc = follow_all(&w, again);
+		if (rc == CLIENT_ERR_RPC &&
+		    conn_last_error(cl->conn, NULL, NULL) == RPC_SHUTTING_DOWN)
+			rc = ERR_IO; /* it is going away: as if gone */
+		if (rc != ERR_IO || !cl->conn || cl->reconnect_s <= 0)
+			break;
+		if ((rc = reconnect(&w)) < 0)
+			break;
+		again = 1;
 	}
-	if (rc == 0 && !is_wait(mode) && (rc = subscribe_all(&w)) < 0)
-		status = client_fail(cl, rc, "job.subscribe");
-	w.news_at = now_s();
-	for (i = 0; i < w.n; i++)
-		w.jobs[i].news_at = w.news_at;
-	if (rc == 0 && (rc = follow(&w)) < 0)
+	if (rc < 0)
 		status = client_fail(cl, rc, NULL);
-
-	if (rc == 0) {
-		/* Fresh job objects for the summary, and error texts. */
-		for (i = 0; i < w.n && rc == 0; i++)
-			if (is_wait(mode) ||
-			    (strcmp(w.jobs[i].state,
-							   S_DONE) &&
-						    !w.jobs[i].error))
-				rc = ask_job(&w, &w.jobs[i]);
-		if (rc < 0)
-			status = client_fail(cl, rc, NULL);
-	}
 	if (rc == 0) {
 		show_end(&w);
 		for (i = 0; i < w.n; i++)
