@@ -50,34 +50,6 @@ static const char *device_text(const cJSON *job)
 	return job_str(dev, "name", "-");
 }
 
-/* A CSV field: quoted when it holds a comma, quote or line break. */
-static void csv_field(const char *s, int last)
-{
-	if (strpbrk(s, ",\"\r\n")) {
-		putchar('"');
-		for (; *s; s++) {
-			if (*s == '"')
-				putchar('"');
-			putchar(*s);
-		}
-		putchar('"');
-	} else {
-		fputs(s, stdout);
-	}
-	putchar(last ? '\n' : ',');
-}
-
-static void csv_number(double v, const char *format, int last)
-{
-	char buf[64];
-
-	if (isfinite(v))
-		snprintf(buf, sizeof buf, format, v);
-	else
-		buf[0] = '\0';
-	csv_field(buf, last);
-}
-
 #define CSV_HEADER                                                           \
 	"id,name,batch,state,width,height,epoch,epochs,psnr,best_psnr,"     \
 	"seconds,device,net_width,error\n"
@@ -87,22 +59,22 @@ static void csv_row(const cJSON *job)
 	const cJSON *image = cJSON_GetObjectItemCaseSensitive(job, "image");
 	char id[128];
 
-	csv_field(job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), id,
+	fmt_csv_field(stdout, job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), id,
 			      sizeof id),
 		  0);
-	csv_field(job_str(job, "name", ""), 0);
-	csv_field(job_str(job, "batch", ""), 0);
-	csv_field(job_str(job, "state", ""), 0);
-	csv_number(job_num(image, "width", NAN), "%.0f", 0);
-	csv_number(job_num(image, "height", NAN), "%.0f", 0);
-	csv_number(job_num(job, "epoch", NAN), "%.0f", 0);
-	csv_number(job_num(job, "epochs", NAN), "%.0f", 0);
-	csv_number(job_num(job, "psnr", NAN), "%.4f", 0);
-	csv_number(job_num(job, "best_psnr", NAN), "%.4f", 0);
-	csv_number(job_seconds(job), "%.3f", 0);
-	csv_field(strcmp(device_text(job), "-") ? device_text(job) : "", 0);
-	csv_number(job_num(job, "width", NAN), "%.0f", 0);
-	csv_field(job_str(job, "error", ""), 1);
+	fmt_csv_field(stdout, job_str(job, "name", ""), 0);
+	fmt_csv_field(stdout, job_str(job, "batch", ""), 0);
+	fmt_csv_field(stdout, job_str(job, "state", ""), 0);
+	fmt_csv_number(stdout, job_num(image, "width", NAN), "%.0f", 0);
+	fmt_csv_number(stdout, job_num(image, "height", NAN), "%.0f", 0);
+	fmt_csv_number(stdout, job_num(job, "epoch", NAN), "%.0f", 0);
+	fmt_csv_number(stdout, job_num(job, "epochs", NAN), "%.0f", 0);
+	fmt_csv_number(stdout, job_num(job, "psnr", NAN), "%.4f", 0);
+	fmt_csv_number(stdout, job_num(job, "best_psnr", NAN), "%.4f", 0);
+	fmt_csv_number(stdout, job_seconds(job), "%.3f", 0);
+	fmt_csv_field(stdout, strcmp(device_text(job), "-") ? device_text(job) : "", 0);
+	fmt_csv_number(stdout, job_num(job, "width", NAN), "%.0f", 0);
+	fmt_csv_field(stdout, job_str(job, "error", ""), 1);
 }
 
 static void table_header(void)

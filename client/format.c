@@ -1,6 +1,7 @@
 /*
- * format.c - text for people: durations, sparklines, UTF-8 column counts
- * and terminal sizes. Nothing here prints; callers decide where text goes.
+ * format.c - text for people and scripts: durations, sparklines, UTF-8
+ * column counts, CSV fields and terminal sizes. Callers decide where the
+ * text goes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -195,6 +196,33 @@ double fmt_series_slope(const struct fmt_series *s)
 		return NAN;
 	return (s->v[s->n - 1] - s->v[s->n - 1 - back]) /
 	       ((double)back * s->stride);
+}
+
+void fmt_csv_field(FILE *out, const char *s, int last)
+{
+	if (strpbrk(s, ",\"\r\n")) {
+		fputc('"', out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', out);
+			fputc(*s, out);
+		}
+		fputc('"', out);
+	} else {
+		fputs(s, out);
+	}
+	fputc(last ? '\n' : ',', out);
+}
+
+void fmt_csv_number(FILE *out, double v, const char *format, int last)
+{
+	char buf[64];
+
+	if (isfinite(v))
+		snprintf(buf, sizeof buf, format, v);
+	else
+		buf[0] = '\0';
+	fmt_csv_field(out, buf, last);
 }
 
 int fmt_terminal_columns(int fd)

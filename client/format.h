@@ -6,6 +6,7 @@
 #define VKINR_CLIENT_FORMAT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* "42s", "3:07", "1:02:03"; "-" for a negative or non-finite value. */
 const char *fmt_duration(double seconds, char *buf, size_t n);
@@ -48,6 +49,11 @@ const char *fmt_series_sparkline(const struct fmt_series *s, int width,
 				 char *buf);
 /* Rise per epoch over the latest quarter of the series (NaN: too short). */
 double fmt_series_slope(const struct fmt_series *s);
+/* A CSV field (RFC 4180: quoted when it holds a comma, a quote or a line
+ * break), then ',' or, for the last, '\n'. */
+void fmt_csv_field(FILE *out, const char *s, int last);
+/* A number as a CSV field; empty when it is not finite. */
+void fmt_csv_number(FILE *out, double v, const char *format, int last);
 /* The width of the terminal on fd, or 0 when it is not one. */
 int fmt_terminal_columns(int fd);
 int fmt_terminal_rows(int fd);
