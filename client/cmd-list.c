@@ -52,7 +52,7 @@ static const char *device_text(const cJSON *job)
 
 #define CSV_HEADER                                                           \
 	"id,name,batch,state,width,height,epoch,epochs,psnr,best_psnr,"     \
-	"seconds,device,net_width,error\n"
+	"seconds,device,net_width,error,source\n"
 
 static void csv_row(const cJSON *job)
 {
@@ -74,7 +74,8 @@ static void csv_row(const cJSON *job)
 	fmt_csv_number(stdout, job_seconds(job), "%.3f", 0);
 	fmt_csv_field(stdout, strcmp(device_text(job), "-") ? device_text(job) : "", 0);
 	fmt_csv_number(stdout, job_num(job, "width", NAN), "%.0f", 0);
-	fmt_csv_field(stdout, job_str(job, "error", ""), 1);
+	fmt_csv_field(stdout, job_str(job, "error", ""), 0);
+	fmt_csv_field(stdout, job_str(job, "source", ""), 1);
 }
 
 static void table_header(void)

@@ -46,6 +46,7 @@ enum {
 	OPT_WATCH,
 	OPT_WAIT,
 	OPT_FROM_FILE,
+	OPT_SKIP_DONE,
 	OPT_PARAM, /* OPT_PARAM + id: a row of the table of parameters */
 };
 
@@ -58,6 +59,7 @@ static const struct option submit_options[] = {
 	{"watch", no_argument, NULL, OPT_WATCH},
 	{"wait", no_argument, NULL, OPT_WAIT},
 	{"from-file", required_argument, NULL, OPT_FROM_FILE},
+	{"skip-done", no_argument, NULL, OPT_SKIP_DONE},
 	{"quiet", no_argument, NULL, 'q'},
 	CMD_COMMON_OPTIONS,
 };
@@ -78,6 +80,10 @@ struct submit {
 	int nbad;            /* inputs that were refused */
 	int expanded;        /* a folder or a list was named: a batch */
 	int no_batch;        /* the daemon refused the batch parameter */
+
+	int skip_done;       /* --skip-done */
+	cJSON *done_keys;    /* {KEY: job id} of this user's done jobs */
+	int nskipped;
 
 	cJSON *done;         /* [{"job","file","name"}] */
 	cJSON *errors;       /* [{"file","error"}] */
@@ -153,7 +159,9 @@ static int add_folder(struct submit *s, const char *dir)
 		struct stat st;
 		if (!is_png_name(de->d_name))
 			continue;
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+		if (asprintf(&path, "%s%s%s", dir,
+			     dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",
+			     de->d_name) < 0) {
 			rc = ERR_NOMEM;
 			break;
 		}
@@ -293,15 +301,109 @@ static int batch_refused(const struct submit *s)
 	       strstr(message, "\"batch\"");
 }
 
+/* ---------------------------------------------------------------------- */
+/* Keys: the same image with the same options is the same job             */
+/* ---------------------------------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The job's key: 128 bits over the image's bytes and the options that
+ * change the result (the table's, priority aside, and --init), in a fixed
+ * order so that the order of the options on the command line does not
+ * matter. Kept by the daemon with the job; --skip-done compares them.
+ */
+static void job_key(const struct submit *s, const uint8_t *png, size_t size,
+		    char *out, size_t n)
+{
+	uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
+	const cJSON *init = cJSON_GetObjectItemCaseSensitive(s->common, "init");
+	char *text;
+
+	a = fnv1a(a, png, size);
+	b = fnv1a(b, png, size);
+	for (int i = 0; i < PARAM_COUNT; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+			s->common, param_limits[i].key);
+		char field[96];
+		if (i == PARAM_PRIORITY || !cJSON_IsNumber(v))
+			continue;
+		snprintf(field, sizeof field, ";%s=%.17g", param_limits[i].key,
+			 v->valuedouble);
+		a = fnv1a(a, field, strlen(field));
+		b = fnv1a(b, field, strlen(field));
+	}
+	if (init && (text = cJSON_PrintUnformatted(init))) {
+		a = fnv1a(a, text, strlen(text));
+		b = fnv1a(b, text, strlen(text));
+		free(text);
+	}
+	snprintf(out, n, "k1-%016llx%016llx", (unsigned long long)mix(a),
+		 (unsigned long long)mix(b));
+}
+
+/* The keys of this user's done jobs, for --skip-done: one job.list. */
+static int load_done_keys(struct submit *s)
+{
+	cJSON *list = NULL;
+	const cJSON *job;
+	int rc;
+
+	if ((rc = client_call(s->cl, M_JOB_LIST, cJSON_CreateObject(), &list)) < 0)
+		return rc;
+	s->done_keys = cJSON_CreateObject();
+	cJSON_ArrayForEach(job, jobs_of_list(list)) {
+		const char *key = job_str(job, "key", NULL);
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
+		if (key && id && !strcmp(job_str(job, "state", ""), S_DONE) &&
+		    job_num(job, "uid", getuid()) == getuid() &&
+		    !cJSON_HasObjectItem(s->done_keys, key))
+			cJSON_AddItemToObject(s->done_keys, key,
+					      cJSON_Duplicate(id, 1));
+	}
+	cJSON_Delete(list);
+	return s->done_keys ? 0 : ERR_NOMEM;
+}
+
+/* Sends where the image came from, for the CSV (escaped when its name is
+ * not plain text: it is for people to read). */
+static void add_source(cJSON *params, const char *path)
+{
+	char *full = realpath(path, NULL), *safe;
+	const char *src = full ? full : path;
+
+	if (strlen(src) <= LIMIT_SOURCE_BYTES) {
+		safe = text_escape(src, 0);
+		if (safe && strlen(safe) <= LIMIT_SOURCE_BYTES)
+			cJSON_AddStringToObject(params, "source", safe);
+		free(safe);
+	}
+	free(full);
+}
+
 /* Submits one image. 0 (done or refused and named), or a transport
  * failure that ends the call. */
 static int submit_one(struct submit *s, const char *path)
 {
 	cJSON *params, *image, *result = NULL;
-	const cJSON *id;
+	const cJSON *id, *done_as;
 	uint8_t *data;
 	size_t size;
-	char *b64, *name;
+	char *b64, *name, key[LIMIT_KEY_BYTES + 1];
 	const char *message;
 	int rc;
 
@@ -310,6 +412,19 @@ static int submit_one(struct submit *s, const char *path)
 	if (!png_has_signature(data, size)) {
 		free(data);
 		refuse(s, path, "not a PNG file (vkinrd fits PNG images)");
+		return 0;
+	}
+	job_key(s, data, size, key, sizeof key);
+	done_as = s->done_keys
+			  ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
+			  : NULL;
+	if (done_as) {
+		char text[64];
+		free(data);
+		s->nskipped++;
+		if (!s->quiet && !s->cl->json)
+			client_say(s->cl, "skipped %s: done already as job %s\n",
+				   path, job_id_text(done_as, text, sizeof text));
 		return 0;
 	}
 	b64 = base64_encode(data, size);
@@ -327,6 +442,8 @@ static int submit_one(struct submit *s, const char *path)
 	cJSON_AddItemToObject(image, "png", cJSON_CreateStringReference(b64));
 	cJSON_AddItemToObject(params, "image", image);
 	cJSON_AddStringToObject(params, "name", name);
+	cJSON_AddStringToObject(params, "key", key);
+	add_source(params, path);
 
 	rc = client_call(s->cl, M_JOB_SUBMIT, params, &result);
 	if (rc == CLIENT_ERR_RPC && batch_refused(s)) {
@@ -460,6 +577,9 @@ static int parse_options(struct submit *s, int argc, char **argv,
 		case 'q':
 			s->quiet = 1;
 			break;
+		case OPT_SKIP_DONE:
+			s->skip_done = 1;
+			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0) {
 				*rc_out = rc;
@@ -557,6 +677,10 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_AddStringToObject(s.common, "batch", batch);
 	}
 
+	if (s.skip_done && (rc = load_done_keys(&s)) < 0) {
+		status = client_fail(cl, rc, NULL);
+		goto out;
+	}
 	for (size_t i = 0; i < s.npaths && rc == 0; i++)
 		rc = submit_one(&s, s.paths[i]);
 	batched = batched && !s.no_batch;
@@ -566,10 +690,18 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 		status = client_fail(cl, rc, NULL);
 		goto out;
 	}
-	if (batched && !cl->json && !s.quiet &&
-	    cJSON_GetArraySize(s.done) > 0)
-		printf("batch %s: %d jobs submitted\n", batch,
-		       cJSON_GetArraySize(s.done));
+	if (batched && !cl->json && cJSON_GetArraySize(s.done) > 0) {
+		int n = cJSON_GetArraySize(s.done);
+		if (s.quiet) /* after the job ids: a line a script can tell */
+			printf("batch %s\n", batch);
+		else
+			printf("batch %s: %d job%s submitted\n", batch, n,
+			       n == 1 ? "" : "s");
+	}
+	if (s.nskipped && !cl->json)
+		client_warn("%d image%s skipped: done already with the same "
+			    "options (--skip-done)", s.nskipped,
+			    s.nskipped == 1 ? "" : "s");
 	if (s.nbad)
 		client_warn("%d input%s not submitted (named above)", s.nbad,
 			    s.nbad == 1 ? " was" : "s were");
@@ -583,6 +715,7 @@ out:
 		free(s.paths[i]);
 	free(s.paths);
 	cJSON_Delete(s.common);
+	cJSON_Delete(s.done_keys);
 	cJSON_Delete(s.done);
 	cJSON_Delete(s.errors);
 	return status;
@@ -618,7 +751,13 @@ const struct cmd_entry cmd_submit_entry = {
 		"  --from-file LIST     read paths from LIST, one a line\n"
 		"  --watch              follow the jobs live until they end\n"
 		"  --wait               wait silently until they end\n"
-		"  -q, --quiet          print only the new job ids, one a line\n"
+		"  --skip-done          skip the images already done with the "
+		"same options\n"
+		"                       (the same bytes, epochs, width, lr, "
+		"seed, target, init)\n"
+		"  -q, --quiet          print only the new job ids, one a line,"
+		" and for a batch\n"
+		"                       a last line 'batch ID'\n"
 		"\n"
 		"A file that can't be read or is not a PNG is named on stderr "
 		"and skipped;\nthe others are still submitted and the exit "

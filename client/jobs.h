@@ -45,6 +45,14 @@ int job_state_ended(const char *state);
  */
 int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids);
 
+/*
+ * The ids of the caller's jobs (all jobs for root) in state, among those
+ * that words name (job or batch ids) or, with no words, among all. Same
+ * return as jobs_resolve.
+ */
+int jobs_in_state(struct client *cl, char **words, int nwords,
+		  const char *state, cJSON **ids);
+
 /* The job objects of a job.list result ({"jobs": [...]}, or a bare array). */
 const cJSON *jobs_of_list(const cJSON *result);
 

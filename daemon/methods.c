@@ -37,6 +37,7 @@
 #include "protocol.h"
 #include "quota.h"
 #include "safetensors.h"
+#include "text.h"
 
 #define METHOD_DEFERRED 1
 #define MODEL_FILE_MAX (1u << 30)
@@ -203,6 +204,24 @@ static int get_param(struct request *rq, const cJSON *params,
 	return 0;
 }
 
+/* An optional string kept for the client (source, key): UTF-8 text
+ * without control characters that fits in buf. */
+static int get_text(struct request *rq, const cJSON *params, const char *key,
+		    char *buf, size_t size)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+
+	if (!v)
+		return 0;
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size ||
+	    !text_is_clean(v->valuestring, strlen(v->valuestring)))
+		return fail(rq, RPC_INVALID_PARAMS, "\"%s\" must be a string of "
+			    "at most %zu bytes of UTF-8 without control "
+			    "characters", key, size - 1);
+	snprintf(buf, size, "%s", v->valuestring);
+	return 0;
+}
+
 /* A {"KEY": BASE64} object's bytes, e.g. image.png. */
 static int get_blob(struct request *rq, const cJSON *params,
 		    const char *key, const char *sub, int required,
@@ -319,6 +338,10 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	else
 		cJSON_AddNullToObject(o, "batch");
+	if (job->p.source[0])
+		cJSON_AddStringToObject(o, "source", job->p.source);
+	if (job->p.key[0])
+		cJSON_AddStringToObject(o, "key", job->p.key);
 	add_num_or_null(o, "target_psnr",
 			job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
 	if (job->reached_epoch)
@@ -733,7 +756,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = {"image", "epochs", "width", "lr",
 					   "seed", "name", "priority", "init",
-					   "batch", "target_psnr", NULL};
+					   "batch", "target_psnr", "source",
+					   "key", NULL};
 	struct service *svc = rq->svc;
 	uint8_t *png = NULL, *init = NULL;
 	size_t png_size = 0, init_size = 0;
@@ -770,6 +794,9 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 				    "than %d bytes", JOB_NAME_MAX - 1);
 		snprintf(p.name, sizeof(p.name), "%s", name->valuestring);
 	}
+	if ((rc = get_text(rq, params, "source", p.source, sizeof(p.source))) ||
+	    (rc = get_text(rq, params, "key", p.key, sizeof(p.key))))
+		return rc;
 	const cJSON *batch = cJSON_GetObjectItemCaseSensitive(params, "batch");
 	if (batch) {
 		if (!cJSON_IsString(batch) || !job_batch_valid(batch->valuestring))
@@ -782,7 +809,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	    quota_jobs_per_uid()) {
 		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
-			    "limit); remove finished ones with job.remove",
+			    "limit, ended ones included); remove the ended "
+			    "ones (vkinrctl rm --state done)",
 			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
 	}
 

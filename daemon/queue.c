@@ -201,6 +201,10 @@ static int save_request(struct queue *q, struct job *job)
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	if (job->p.target_psnr > 0)
 		cJSON_AddNumberToObject(o, "target_psnr", job->p.target_psnr);
+	if (job->p.source[0])
+		cJSON_AddStringToObject(o, "source", job->p.source);
+	if (job->p.key[0])
+		cJSON_AddStringToObject(o, "key", job->p.key);
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);
@@ -447,6 +451,8 @@ static struct job *load_job(struct queue *q, uint64_t number)
 	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
 		job->p.batch[0] = '\0';
 	job->p.target_psnr = get_num(req, "target_psnr", 0);
+	get_str(req, "source", job->p.source, sizeof(job->p.source));
+	get_str(req, "key", job->p.key, sizeof(job->p.key));
 	job->uid = (uid_t)get_num(req, "uid", 0);
 	job->pid = (pid_t)get_num(req, "pid", 0);
 	job->img_w = get_int(req, "image_width", 0);

@@ -41,6 +41,8 @@ int job_state_is_final(enum job_state state);
 
 #define JOB_NAME_MAX (LIMIT_NAME_BYTES + 1) /* proto/params.h */
 #define JOB_BATCH_MAX 33      /* a batch id: 1 to 32 of [A-Za-z0-9_-] */
+#define JOB_SOURCE_MAX (LIMIT_SOURCE_BYTES + 1)
+#define JOB_KEY_MAX (LIMIT_KEY_BYTES + 1)
 
 struct job_params {
 	char name[JOB_NAME_MAX];
@@ -51,6 +53,8 @@ struct job_params {
 	int priority; /* higher runs first; ties in submission order */
 	char batch[JOB_BATCH_MAX]; /* "" when none; groups the jobs of one call */
 	double target_psnr; /* stop as done once an epoch reaches it; 0 = none */
+	char source[JOB_SOURCE_MAX]; /* the client's path of the image, "" */
+	char key[JOB_KEY_MAX];       /* the client's key of image + options */
 };
 
 struct job {

@@ -23,8 +23,11 @@ enum {
 /* The engine's own bounds (daemon/nn/model.h uses these). */
 #define LIMIT_WIDTH_MIN 16
 #define LIMIT_WIDTH_MAX 1024
-/* A job's name: bytes of UTF-8 without control characters. */
+/* A job's name, source and key: bytes of UTF-8 without control
+ * characters. */
 #define LIMIT_NAME_BYTES 127
+#define LIMIT_SOURCE_BYTES 1023
+#define LIMIT_KEY_BYTES 64
 
 /*     id           key            option            min     max
  *     flags                          multiple example */

@@ -1,6 +1,7 @@
 #!/bin/bash
 # 60_batch_folder.sh - a folder of five small images as one batch, the way
-# the README tells people to: `vkinrctl submit DIR -q`, `wait`, the batch's
+# the README tells people to: `vkinrctl submit DIR -q` (the job ids, then
+# `batch ID`), `wait`, the batch's
 # CSV summary (five rows with PSNRs), `export` of the batch into the folder
 # the images came from (NAME.recon.png beside NAME.png, which stays as it
 # was), and `infer --target` of every exported model giving the job's PSNR back (within 0.05 dB). Two workers share the
@@ -31,9 +32,12 @@ for i, (name, (w, h)) in enumerate(sorted(sizes.items())):
 open(os.path.join(imgs, "notes.txt"), "w").write("not an image\n")
 
 r = ctl("submit", imgs, "-q", "--epochs", "30", "--width", "16", "--seed", "3")
-ids = r.stdout.split()
-tap.ok(r.returncode == 0 and len(ids) == 5 and all(i.isdigit() for i in ids),
-       "submit DIR -q: exit 0 and five job ids, nothing else", (r.returncode, r.stdout, r.stderr))
+lines = r.stdout.splitlines()
+ids = lines[:-1]
+tap.ok(r.returncode == 0 and len(ids) == 5 and all(i.isdigit() for i in ids)
+       and lines[-1].startswith("batch b"),
+       "submit DIR -q: exit 0, five job ids and 'batch ID', nothing else",
+       (r.returncode, r.stdout, r.stderr))
 
 c = Client()
 batch = c.call("job.get", {"job": ids[0]})["batch"]
