@@ -24,6 +24,7 @@
 #include "conn.h"
 #include "errors.h"
 #include "fileio.h"
+#include "protocol.h"
 #include "text.h"
 
 int client_connect(struct client *cl)
@@ -95,7 +96,10 @@ int client_fail(struct client *cl, int rc, const char *context)
 		context = "";
 	if (rc == CLIENT_ERR_RPC && cl->conn) {
 		code = conn_last_error(cl->conn, &message, &data);
-		client_warn("%s%s%s", context, sep, message);
+		client_warn("%s%s%s%s", context, sep, message,
+			    code == RPC_JOB_NOT_FOUND
+				    ? " (`vkinrctl list` shows the jobs)"
+				    : "");
 		if (cl->json)
 			print_json_error(code, message, data);
 		return CLIENT_EXIT_DAEMON;

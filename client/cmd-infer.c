@@ -24,6 +24,19 @@ enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION };
 
 #define INFER_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
 
+/* The start of a safetensors file: an 8-byte little-endian length of a
+ * JSON header that fits in the file. The daemon checks the rest. */
+static int looks_like_package(const uint8_t *data, size_t size)
+{
+	uint64_t hlen = 0;
+
+	if (size < 10)
+		return 0;
+	for (int i = 0; i < 8; i++)
+		hlen |= (uint64_t)data[i] << (8 * i);
+	return hlen >= 2 && hlen <= size - 8 && data[8] == '{';
+}
+
 /* Reads path into {"<field>": B64} under key of params; 0 or exit status. */
 static int attach(cJSON *params, const char *key, const char *field,
 		  const char *path, int want_png)
@@ -42,6 +55,14 @@ static int attach(cJSON *params, const char *key, const char *field,
 	if (want_png && !png_has_signature(data, size)) {
 		free(data);
 		client_warn("%s: not a PNG file", path);
+		return CLIENT_EXIT_DAEMON;
+	}
+	if (!want_png && !looks_like_package(data, size)) {
+		int png = png_has_signature(data, size);
+		free(data);
+		client_warn("%s: not a model package (a .safetensors file that "
+			    "vkinrctl export or the PyTorch peer wrote)%s", path,
+			    png ? "; it is a PNG image" : "");
 		return CLIENT_EXIT_DAEMON;
 	}
 	b64 = base64_encode(data, size);

@@ -47,6 +47,7 @@ static void print_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	static char prog[64];
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -96,6 +97,10 @@ int main(int argc, char **argv)
 
 	argc -= optind;
 	argv += optind;
+	/* getopt names argv[0] in its messages: "vkinrctl show: invalid
+	 * option -- '1'", not "show: ...". */
+	snprintf(prog, sizeof prog, "vkinrctl %s", e->name);
+	argv[0] = prog;
 	cmd_getopt_reset();
 	status = e->exec(&cl, e, argc, argv);
 

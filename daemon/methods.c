@@ -284,8 +284,7 @@ static int get_job(struct request *rq, const cJSON *params, struct job **out)
 	*out = queue_find(rq->svc->queue, id);
 	if (!*out)
 		return fail(rq, RPC_JOB_NOT_FOUND,
-			    "no job with id \"%s\"; job.list shows the jobs",
-			    id);
+			    "no job with id \"%s\"", id);
 	return 0;
 }
 
@@ -986,7 +985,7 @@ static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 		return rc;
 	if (job->state == JOB_RUNNING)
 		return fail(rq, RPC_JOB_STATE, "job %s is running; cancel it "
-			    "(job.cancel) before removing it", job->id);
+			    "first, then remove it", job->id);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddBoolToObject(*result, "removed", 1);

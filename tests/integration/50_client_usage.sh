@@ -15,9 +15,9 @@ trap 'rm -rf "$T"' EXIT
 
 . "$(dirname "$0")/client_tap.bash"
 
-echo "1..27"
+echo "1..30"
 if [ ! -x "$CTL" ]; then
-	for i in $(seq 27); do echo "ok $i # SKIP $CTL not built"; done
+	for i in $(seq 30); do echo "ok $i # SKIP $CTL not built"; done
 	exit 0
 fi
 
@@ -60,6 +60,10 @@ echo "not an image" >"$T/bad.png"
 check "submit of a missing file: exit 3" rc_is 3 "$CTL" submit "$T/missing.png"
 check "the missing file is named" grep -q "missing.png" "$T/err"
 check "submit of a non-PNG: exit 3, said so" bash -c '"$1" submit "$2/bad.png" >/dev/null 2>&1; [ $? -eq 3 ] && "$1" submit "$2/bad.png" 2>&1 | grep -q "not a PNG"' _ "$CTL" "$T"
+check "a bad option is named with the program: vkinrctl show: ..." bash -c '"$1" show -1 2>&1 | grep -q "^vkinrctl show: invalid option"' _ "$CTL"
+printf '\211PNG\r\n\032\n0123456789' >"$T/pic.png"
+check "infer of a PNG: not a model package, exit 3" bash -c '"$1" infer "$2/pic.png" -o "$2/o.png" 2>"$2/e"; [ $? = 3 ] && grep -q "not a model package.*PNG image" "$2/e" && ! grep -q "header length" "$2/e"' _ "$CTL" "$T"
+check "--timeout takes seconds" rc_is 2 "$CTL" wait --timeout soon 1
 check "--json with an error prints nothing but JSON on stdout" bash -c '"$1" --json submit "$2/bad.png" 2>/dev/null | python3 -c "import sys,json; [json.loads(l) for l in sys.stdin]"' _ "$CTL" "$T"
 
 [ "$fails" -eq 0 ]
