@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "format.h"
@@ -27,6 +28,35 @@ const char *fmt_duration(double seconds, char *buf, size_t n)
 	else
 		snprintf(buf, n, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
 			 s % 60);
+	return buf;
+}
+
+const char *fmt_date(double t, char *buf, size_t n)
+{
+	time_t secs = (time_t)t;
+	struct tm tm;
+
+	if (!isfinite(t) || t <= 0 || !localtime_r(&secs, &tm))
+		snprintf(buf, n, "-");
+	else
+		strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}
+
+const char *fmt_age(double t, char *buf, size_t n)
+{
+	double ago = (double)time(NULL) - t;
+
+	if (!isfinite(t) || t <= 0)
+		snprintf(buf, n, "-");
+	else if (ago < 60)
+		snprintf(buf, n, "%.0fs", ago < 0 ? 0 : ago);
+	else if (ago < 3600)
+		snprintf(buf, n, "%.0fm", floor(ago / 60));
+	else if (ago < 86400)
+		snprintf(buf, n, "%.0fh", floor(ago / 3600));
+	else
+		snprintf(buf, n, "%.0fd", floor(ago / 86400));
 	return buf;
 }
 

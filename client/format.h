@@ -10,6 +10,10 @@
 
 /* "42s", "3:07", "1:02:03"; "-" for a negative or non-finite value. */
 const char *fmt_duration(double seconds, char *buf, size_t n);
+/* A Unix time as "2026-12-01 00:19" local time, "-" when not finite. */
+const char *fmt_date(double t, char *buf, size_t n);
+/* How long ago a Unix time was: "42s", "5m", "3h", "2d"; "-". */
+const char *fmt_age(double t, char *buf, size_t n);
 /* printf of one number, or "-" when it is not finite; returns buf. */
 const char *fmt_number(const char *format, double v, char *buf, size_t n);
 /*
