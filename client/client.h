@@ -66,6 +66,8 @@ struct cmd_entry {
 extern const struct cmd_entry *const cmd_table[];
 const struct cmd_entry *cmd_find(const char *name);
 void cmd_print_help(const struct cmd_entry *e, FILE *out);
+/* `vkinrctl --help`: the commands and the global options. */
+void cmd_print_usage(FILE *out);
 
 /*
  * Options every command takes besides its own. Put CMD_COMMON_OPTIONS at

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "protocol.h"
 
 extern const struct cmd_entry cmd_submit_entry;
 extern const struct cmd_entry cmd_list_entry;
@@ -31,6 +32,8 @@ extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_metrics_entry;
 extern const struct cmd_entry cmd_plot_entry;
 extern const struct cmd_entry cmd_preview_entry;
+extern const struct cmd_entry cmd_help_entry;
+extern const struct cmd_entry cmd_completion_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_submit_entry, &cmd_list_entry,   &cmd_show_entry,
@@ -38,6 +41,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_resume_entry, &cmd_cancel_entry, &cmd_remove_entry,
 	&cmd_export_entry, &cmd_infer_entry,  &cmd_status_entry,
 	&cmd_metrics_entry, &cmd_plot_entry,  &cmd_preview_entry,
+	&cmd_help_entry,   &cmd_completion_entry,
 	NULL,
 };
 
@@ -50,6 +54,35 @@ const struct cmd_entry *cmd_find(const char *name)
 			return e;
 	}
 	return NULL;
+}
+
+void cmd_print_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: vkinrctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
+		"\n"
+		"Control vkinrd, the daemon that fits a small neural network "
+		"to each image\non a Vulkan GPU.\n"
+		"\n"
+		"Commands:\n");
+	for (int i = 0; cmd_table[i]; i++)
+		fprintf(out, "  %-11s %s\n", cmd_table[i]->name,
+			cmd_table[i]->summary);
+	fprintf(out,
+		"\n"
+		"Options:\n"
+		"  --socket PATH   the daemon's socket (else $VKINR_SOCKET, else\n"
+		"                  $XDG_RUNTIME_DIR/vkinrd.sock, else "
+		CLIENT_DEFAULT_SOCKET ")\n"
+		"  --json          print only JSON on stdout; text for people "
+		"goes to stderr\n"
+		"  -h, --help      this help; `vkinrctl COMMAND --help` for "
+		"one command\n"
+		"  -V, --version   the client's version and protocol\n"
+		"\n"
+		"Exit status: 0 ok, 1 a job failed or was cancelled, 2 usage "
+		"error,\n3 the daemon refused (or a file was bad), 69 the "
+		"daemon cannot be reached.\nSee vkinrctl(1).\n");
 }
 
 void cmd_print_help(const struct cmd_entry *e, FILE *out)
