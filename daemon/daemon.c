@@ -29,6 +29,7 @@
 #include "log.h"
 #include "methods.h"
 #include "notify.h"
+#include "protocol.h"
 #include "service.h"
 
 #define DAEMON_STOP_SECONDS 10
@@ -71,7 +72,7 @@ void service_schedule(struct service *svc)
 		snprintf(job->device, sizeof(job->device), "%s", slot->device);
 		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
 		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
-		log_info("job %s: starting on %s (worker %d)", job->id,
+		log_notice("job %s: starting on %s (worker %d)", job->id,
 			 slot->device, i);
 		worker_start_job(slot->w, wj);
 		methods_job_state(svc, job);
@@ -95,14 +96,14 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 		job->has_export = 1;
 		job->reached_epoch = ev->target_reached ? ev->epoch : 0;
 		if (ev->target_reached)
-			log_info("job %s: reached its target psnr %g at epoch %d",
+			log_notice("job %s: reached its target psnr %g at epoch %d",
 				 job->id, job->p.target_psnr, ev->epoch);
 	}
 	if (ev->end == JOB_FAILED)
 		log_error("job %s failed: %s", job->id, ev->message);
 	else
-		log_info("job %s: %s at epoch %d", job->id,
-			 job_state_name(ev->end), job_epoch(job));
+		log_notice("job %s: %s at epoch %d", job->id,
+			   job_state_name(ev->end), job_epoch(job));
 	queue_set_state(svc->queue, job, ev->end, ev->message);
 	methods_job_state(svc, job);
 }
@@ -128,7 +129,18 @@ static void maybe_ready(struct service *svc)
 	if (rc)
 		log_warn("cannot notify systemd through $NOTIFY_SOCKET: %s",
 			 error_message(rc));
-	log_info("ready: %d of %d devices up", up, svc->nslots);
+	char devices[512] = "";
+	for (int i = 0; i < svc->nslots; i++)
+		if (svc->slots[i].ok &&
+		    strlen(devices) + strlen(svc->slots[i].device) + 3 <
+			    sizeof(devices))
+			snprintf(devices + strlen(devices),
+				 sizeof(devices) - strlen(devices), "%s%s",
+				 devices[0] ? "; " : "", svc->slots[i].device);
+	log_notice("vkinrd %s ready on %s: %d of %d devices up (%s); state "
+		   "%s, %d jobs", VKINR_VERSION, svc->opt->socket_path, up,
+		   svc->nslots, devices[0] ? devices : "none",
+		   svc->opt->state_dir, svc->queue->count);
 }
 
 static void handle_event(struct service *svc, int index, struct work_event *ev)
@@ -230,7 +242,7 @@ static void finish_stop(struct service *svc)
 	if (svc->stopping == 2)
 		return;
 	svc->stopping = 2;
-	log_info("stopped");
+	log_notice("stopped");
 	methods_finish(svc);
 	server_close(svc->server);
 	svc->server = NULL;
@@ -256,7 +268,8 @@ static void on_signal(uv_signal_t *sig, int signum)
 		fflush(stderr);
 		_exit(0);
 	}
-	log_info("signal %d: checkpointing running jobs and stopping", signum);
+	log_notice("signal %d: checkpointing running jobs and stopping",
+		   signum);
 	svc->stopping = 1;
 	notify_send("STOPPING=1\nSTATUS=checkpointing running jobs");
 	server_stop_listening(svc->server);

@@ -836,7 +836,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 			  "%s", err);
 		goto out;
 	}
-	log_info("job %s submitted by uid %u: %dx%d, %d epochs, width %d, "
+	log_notice("job %s submitted by uid %u: %dx%d, %d epochs, width %d, "
 		 "lr %g, seed %llu, priority %d", job->id, (unsigned)job->uid,
 		 job->img_w, job->img_h, job->p.epochs, job->p.width,
 		 job->p.lr, (unsigned long long)job->p.seed, job->p.priority);
@@ -990,7 +990,7 @@ static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddBoolToObject(*result, "removed", 1);
 	drop_subs(rq->svc, 0, job->id);
-	log_info("job %s removed", job->id);
+	log_notice("job %s removed", job->id);
 	queue_remove(rq->svc->queue, job);
 	return 0;
 }
