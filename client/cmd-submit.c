@@ -48,6 +48,7 @@ enum {
 	OPT_FROM_FILE,
 	OPT_SKIP_DONE,
 	OPT_PARAM, /* OPT_PARAM + id: a row of the table of parameters */
+	OPT_TEXT_PARAM = OPT_PARAM + PARAM_COUNT, /* + id: a word parameter */
 };
 
 /* The options submit's own; the engine's numeric ones come from the
@@ -323,7 +324,7 @@ static uint64_t mix(uint64_t z)
 
 /*
  * The job's key: 128 bits over the image's bytes and the options that
- * change the result (the table's, priority aside, and --init), in a fixed
+ * change the result (the tables', priority aside, and --init), in a fixed
  * order so that the order of the options on the command line does not
  * matter. Kept by the daemon with the job; --skip-done compares them.
  */
@@ -344,6 +345,15 @@ static void job_key(const struct submit *s, const uint8_t *png, size_t size,
 			continue;
 		snprintf(field, sizeof field, ";%s=%.17g", param_limits[i].key,
 			 v->valuedouble);
+		a = fnv1a(a, field, strlen(field));
+		b = fnv1a(b, field, strlen(field));
+	}
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
+		const char *v = job_str(s->common, text_params[i].key, NULL);
+		char field[96];
+		if (!v)
+			continue;
+		snprintf(field, sizeof field, ";%s=%s", text_params[i].key, v);
 		a = fnv1a(a, field, strlen(field));
 		b = fnv1a(b, field, strlen(field));
 	}
@@ -526,10 +536,25 @@ static int parse_param(struct submit *s, enum param_id id, const char *text)
 	return 0;
 }
 
+/* The same for a word parameter (schedule, precision, dilations). */
+static int parse_text_param(struct submit *s, enum text_param_id id,
+			    const char *text)
+{
+	char err[256];
+
+	if (text_param_check(id, text, text_params[id].option, err,
+			     sizeof err) < 0)
+		return cmd_usage_error(s->self, "%s", err);
+	cJSON_DeleteItemFromObjectCaseSensitive(s->common, text_params[id].key);
+	cJSON_AddStringToObject(s->common, text_params[id].key, text);
+	return 0;
+}
+
 static int parse_options(struct submit *s, int argc, char **argv,
 			 const char **init, int *rc_out)
 {
-	struct option opts[N_SUBMIT_OPTIONS + PARAM_COUNT + 1] = {{0}};
+	struct option opts[N_SUBMIT_OPTIONS + PARAM_COUNT + TEXT_PARAM_COUNT +
+			   1] = {{0}};
 	const struct cmd_entry *e = s->self;
 	int c, rc;
 
@@ -538,11 +563,23 @@ static int parse_options(struct submit *s, int argc, char **argv,
 		opts[N_SUBMIT_OPTIONS + i] = (struct option){
 			param_limits[i].option + 2, required_argument, NULL,
 			OPT_PARAM + i};
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
+		opts[N_SUBMIT_OPTIONS + PARAM_COUNT + i] = (struct option){
+			text_params[i].option + 2, required_argument, NULL,
+			OPT_TEXT_PARAM + i};
 
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		rc = 0;
 		if (c >= OPT_PARAM && c < OPT_PARAM + PARAM_COUNT) {
 			if ((rc = parse_param(s, c - OPT_PARAM, optarg))) {
+				*rc_out = rc;
+				return -1;
+			}
+			continue;
+		}
+		if (c >= OPT_TEXT_PARAM && c < OPT_TEXT_PARAM + TEXT_PARAM_COUNT) {
+			if ((rc = parse_text_param(s, c - OPT_TEXT_PARAM,
+						   optarg))) {
 				*rc_out = rc;
 				return -1;
 			}
@@ -737,17 +774,25 @@ const struct cmd_entry cmd_submit_entry = {
 		"Options:\n"
 		"  --epochs N           epochs to train (daemon's default "
 		"otherwise)\n"
-		"  --width NF           network width (features per layer)\n"
-		"  --lr LR              learning rate\n"
+		"  --width NF           network width, a multiple of 16 from "
+		"16 to 1024\n"
+		"  --lr LR              learning rate, above 0 and below 1\n"
 		"  --seed S             random seed of the initial weights\n"
 		"  --name NAME          the job's name (default: the file's "
 		"name without .png;\n"
 		"                       with several files, a prefix)\n"
-		"  --priority P         higher runs first (the daemon says its "
-		"range)\n"
+		"  --priority P         higher runs first, -100 to 100\n"
 		"  --init M.safetensors start from this model package\n"
-		"  --target-psnr DB     stop early, as done, once an epoch "
+		"  --target-psnr DB     stop early, as done, once the model "
 		"reaches DB\n"
+		"  --schedule S         constant, or cosine (the default: "
+		"warmup, then decay)\n"
+		"  --warmup N           warmup epochs of the cosine schedule "
+		"(default 50)\n"
+		"  --dilations LIST     e.g. 1,2,4,8 (the default)\n"
+		"  --precision P        auto (the default), fp32 or fp16\n"
+		"                       (the same options and defaults as "
+		"vkinrd --fit)\n"
 		"  --from-file LIST     read paths from LIST, one a line\n"
 		"  --watch              follow the jobs live until they end\n"
 		"  --wait               wait silently until they end\n"

@@ -34,6 +34,26 @@
 
 #define DAEMON_STOP_SECONDS 10
 
+/* The engine options a job was submitted with (checked at submit against
+ * proto/params.h), over the engine's defaults. */
+static void apply_engine_options(const struct job_params *p,
+				 struct nn_config *cfg)
+{
+	const char *schedule = p->text[TEXT_PARAM_SCHEDULE];
+
+	if (p->warmup >= 0)
+		cfg->warmup = p->warmup;
+	if (schedule[0])
+		cfg->schedule = strcmp(schedule, "constant")
+					? NN_SCHEDULE_COSINE
+					: NN_SCHEDULE_CONSTANT;
+	if (p->text[TEXT_PARAM_PRECISION][0])
+		nn_precision_parse(p->text[TEXT_PARAM_PRECISION],
+				   &cfg->precision);
+	if (p->text[TEXT_PARAM_DILATIONS][0])
+		nn_config_parse_dilations(cfg, p->text[TEXT_PARAM_DILATIONS]);
+}
+
 static const struct server_ops server_ops = {
 	.line = methods_line,
 	.closed = methods_closed,
@@ -67,6 +87,7 @@ void service_schedule(struct service *svc)
 		wj->cfg.seed = job->p.seed;
 		wj->has_init = job->has_init;
 		wj->target_psnr = job->p.target_psnr;
+		apply_engine_options(&job->p, &wj->cfg);
 
 		job->worker = i;
 		snprintf(job->device, sizeof(job->device), "%s", slot->device);
@@ -351,3 +372,4 @@ out:
 	free(svc);
 	return rc ? 1 : 0;
 }
+

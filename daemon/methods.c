@@ -222,6 +222,27 @@ static int get_text(struct request *rq, const cJSON *params, const char *key,
 	return 0;
 }
 
+/* An engine option that is a word (proto/params.h), checked as the client
+ * checks it; buf stays "" when it is absent. */
+static int get_text_param(struct request *rq, const cJSON *params,
+			  enum text_param_id id, char *buf, size_t size)
+{
+	const char *key = text_params[id].key;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	char what[64], err[256];
+
+	if (!v)
+		return 0;
+	snprintf(what, sizeof what, "\"%s\"", key);
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
+		return fail(rq, RPC_INVALID_PARAMS, "%s must be a short string, "
+			    "e.g. \"%s\"", what, text_params[id].example);
+	if (text_param_check(id, v->valuestring, what, err, sizeof err) < 0)
+		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	snprintf(buf, size, "%s", v->valuestring);
+	return 0;
+}
+
 /* A {"KEY": BASE64} object's bytes, e.g. image.png. */
 static int get_blob(struct request *rq, const cJSON *params,
 		    const char *key, const char *sub, int required,
@@ -341,6 +362,12 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 		cJSON_AddStringToObject(o, "source", job->p.source);
 	if (job->p.key[0])
 		cJSON_AddStringToObject(o, "key", job->p.key);
+	if (job->p.warmup >= 0)
+		cJSON_AddNumberToObject(o, "warmup", job->p.warmup);
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
+		if (job->p.text[i][0])
+			cJSON_AddStringToObject(o, text_params[i].key,
+						job->p.text[i]);
 	add_num_or_null(o, "target_psnr",
 			job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
 	if (job->reached_epoch)
@@ -756,7 +783,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	static const char *const keys[] = {"image", "epochs", "width", "lr",
 					   "seed", "name", "priority", "init",
 					   "batch", "target_psnr", "source",
-					   "key", NULL};
+					   "key", "warmup", "schedule",
+					   "precision", "dilations", NULL};
 	struct service *svc = rq->svc;
 	uint8_t *png = NULL, *init = NULL;
 	size_t png_size = 0, init_size = 0;
@@ -773,7 +801,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	double num[PARAM_COUNT] = {
 		[PARAM_EPOCHS] = p.epochs, [PARAM_WIDTH] = 0, [PARAM_LR] = p.lr,
 		[PARAM_SEED] = (double)p.seed, [PARAM_PRIORITY] = 0,
-		[PARAM_TARGET_PSNR] = 0};
+		[PARAM_TARGET_PSNR] = 0, [PARAM_WARMUP] = -1};
 	for (int i = 0; i < PARAM_COUNT; i++)
 		if ((rc = get_param(rq, params, i, &num[i])))
 			return rc;
@@ -783,6 +811,11 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	p.seed = (uint64_t)num[PARAM_SEED];
 	p.priority = (int)num[PARAM_PRIORITY];
 	p.target_psnr = num[PARAM_TARGET_PSNR];
+	p.warmup = (int)num[PARAM_WARMUP];
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
+		if ((rc = get_text_param(rq, params, i, p.text[i],
+					 sizeof(p.text[i]))))
+			return rc;
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	if (name) {
 		if (!cJSON_IsString(name))

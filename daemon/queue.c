@@ -205,6 +205,12 @@ static int save_request(struct queue *q, struct job *job)
 		cJSON_AddStringToObject(o, "source", job->p.source);
 	if (job->p.key[0])
 		cJSON_AddStringToObject(o, "key", job->p.key);
+	if (job->p.warmup >= 0)
+		cJSON_AddNumberToObject(o, "warmup", job->p.warmup);
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
+		if (job->p.text[i][0])
+			cJSON_AddStringToObject(o, text_params[i].key,
+						job->p.text[i]);
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);
@@ -453,6 +459,15 @@ static struct job *load_job(struct queue *q, uint64_t number)
 	job->p.target_psnr = get_num(req, "target_psnr", 0);
 	get_str(req, "source", job->p.source, sizeof(job->p.source));
 	get_str(req, "key", job->p.key, sizeof(job->p.key));
+	job->p.warmup = get_int(req, "warmup", -1);
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
+		char err[256];
+		get_str(req, text_params[i].key, job->p.text[i],
+			sizeof(job->p.text[i]));
+		if (job->p.text[i][0] &&
+		    text_param_check(i, job->p.text[i], "", err, sizeof err))
+			job->p.text[i][0] = '\0';
+	}
 	job->uid = (uid_t)get_num(req, "uid", 0);
 	job->pid = (pid_t)get_num(req, "pid", 0);
 	job->img_w = get_int(req, "image_width", 0);

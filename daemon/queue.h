@@ -55,6 +55,9 @@ struct job_params {
 	double target_psnr; /* stop as done once an epoch reaches it; 0 = none */
 	char source[JOB_SOURCE_MAX]; /* the client's path of the image, "" */
 	char key[JOB_KEY_MAX];       /* the client's key of image + options */
+	/* Engine options (proto/params.h); -1 or "": the engine's default. */
+	int warmup;
+	char text[TEXT_PARAM_COUNT][32]; /* schedule, precision, dilations */
 };
 
 struct job {

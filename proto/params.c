@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "errors.h"
 
@@ -69,5 +70,64 @@ int param_parse(enum param_id id, const char *text, const char *what,
 	describe(&param_limits[id], range, sizeof range);
 	snprintf(err, errlen, "%s must be %s, e.g. %s (got '%s')", what,
 		 range, param_limits[id].example, text);
+	return ERR_INVALID;
+}
+
+const struct text_param text_params[TEXT_PARAM_COUNT] = {
+#define X(id, key, option, choices, example)                                 \
+	[TEXT_PARAM_##id] = {key, option, choices, example},
+	TEXT_PARAM_LIST(X)
+#undef X
+};
+
+/* Whether v is one of the '|'-separated words of choices. */
+static int one_of(const char *choices, const char *v)
+{
+	size_t n = strlen(v);
+
+	for (const char *p = choices; *p;) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		if (len == n && !strncmp(p, v, n))
+			return 1;
+		p += len + (bar != NULL);
+	}
+	return 0;
+}
+
+/* 1 to LIMIT_DILATIONS numbers from 1 to LIMIT_DILATION, by commas. */
+static int dilation_list(const char *v)
+{
+	int n = 0;
+
+	while (*v) {
+		char *end;
+		long d = strtol(v, &end, 10);
+		if (end == v || *v == '+' || *v == '-' || d < 1 ||
+		    d > LIMIT_DILATION || ++n > LIMIT_DILATIONS)
+			return 0;
+		v = end;
+		if (*v == ',' && v[1])
+			v++;
+		else if (*v)
+			return 0;
+	}
+	return n > 0;
+}
+
+int text_param_check(enum text_param_id id, const char *v, const char *what,
+		     char *err, size_t errlen)
+{
+	const struct text_param *t = &text_params[id];
+
+	if (t->choices ? one_of(t->choices, v) : dilation_list(v))
+		return 0;
+	if (t->choices)
+		snprintf(err, errlen, "%s takes one of %s, not '%s'", what,
+			 t->choices, v);
+	else
+		snprintf(err, errlen, "%s takes 1 to %d numbers from 1 to %d, "
+			 "comma-separated, e.g. %s; not '%s'", what,
+			 LIMIT_DILATIONS, LIMIT_DILATION, t->example, v);
 	return ERR_INVALID;
 }

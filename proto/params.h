@@ -40,7 +40,8 @@ enum {
 	X(SEED, "seed", "--seed", 0, 9007199254740991.0, PARAM_INT, 1, "7")  \
 	X(PRIORITY, "priority", "--priority", -100, 100, PARAM_INT, 1, "10") \
 	X(TARGET_PSNR, "target_psnr", "--target-psnr", 0, 200,               \
-	  PARAM_OPEN_MIN, 0, "30")
+	  PARAM_OPEN_MIN, 0, "30")                                           \
+	X(WARMUP, "warmup", "--warmup", 0, 10000000, PARAM_INT, 1, "50")
 
 enum param_id {
 #define X(id, key, option, min, max, flags, multiple, example) PARAM_##id,
@@ -71,5 +72,38 @@ int param_check(enum param_id id, double v, const char *what, char *err,
 /* The same for text (a command-line value); *v gets the number. */
 int param_parse(enum param_id id, const char *text, const char *what,
 		double *v, char *err, size_t errlen);
+
+/*
+ * The engine's parameters that are words: one of a few choices, or (no
+ * choices) a list of dilations, 1 to LIMIT_DILATIONS whole numbers from 1
+ * to LIMIT_DILATION, comma-separated. The same check on both sides.
+ *     id          key          option         choices
+ *     example */
+#define LIMIT_DILATIONS 8
+#define LIMIT_DILATION 64
+#define TEXT_PARAM_LIST(X)                                                   \
+	X(SCHEDULE, "schedule", "--schedule", "constant|cosine", "cosine")   \
+	X(PRECISION, "precision", "--precision", "auto|fp32|fp16", "fp32")   \
+	X(DILATIONS, "dilations", "--dilations", NULL, "1,2,4,8")
+
+enum text_param_id {
+#define X(id, key, option, choices, example) TEXT_PARAM_##id,
+	TEXT_PARAM_LIST(X)
+#undef X
+	TEXT_PARAM_COUNT
+};
+
+struct text_param {
+	const char *key, *option;
+	const char *choices; /* "a|b|c", or NULL for a list of dilations */
+	const char *example;
+};
+
+extern const struct text_param text_params[TEXT_PARAM_COUNT];
+
+/* 0 when v is allowed, else ERR_INVALID and a sentence in err naming the
+ * parameter as what. */
+int text_param_check(enum text_param_id id, const char *v, const char *what,
+		     char *err, size_t errlen);
 
 #endif

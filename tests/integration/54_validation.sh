@@ -5,9 +5,11 @@
 # sentence; the bounds themselves are accepted by both (lr 1 is refused by
 # both, not accepted and then failed at start). `list --state bogus` is a
 # usage error, `list --batch nosuch` an error, and repeating a state change
-# (pause, resume, cancel twice) succeeds alike.
+# (pause, resume, cancel twice) succeeds alike. The engine's options
+# (--schedule, --warmup, --dilations, --precision) are checked alike and
+# reach the engine.
 . "$(dirname "$0")/lib.bash"
-tap_plan 8
+tap_plan 10
 need_device
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
@@ -68,6 +70,35 @@ k1, k2 = ctl("cancel", j), ctl("cancel", j)
 tap.ok(k1.returncode == 0 and k2.returncode == 0
        and c.call("job.get", {"job": j})["state"] == "cancelled",
        "cancel twice: exit 0 each, as pausing twice", (k1, k2))
+# the engine's options (issue 11, item 11): words from the same tables
+badw = [("schedule", "--schedule", "linear"), ("precision", "--precision", "fp8"),
+        ("dilations", "--dilations", "1,2,x"), ("dilations", "--dilations", "1,2,3,4,5,6,7,8,9"),
+        ("dilations", "--dilations", "65"), ("warmup", "--warmup", "-1")]
+outw = []
+for key, opt, v in badw:
+    r = ctl("submit", "-q", opt, v, img)
+    d = c.request("job.submit", {"image": {"png": png_b64(img)},
+                                 key: int(v) if key == "warmup" else v})
+    cmsg = r.stderr.splitlines()[0].split(": ", 1)[-1] if r.stderr else ""
+    outw.append((r.returncode, d.get("error", {}).get("code"),
+                 cmsg.replace(opt, '"%s"' % key) == d.get("error", {}).get("message")))
+tap.ok(all(o == (2, -32602, True) for o in outw),
+       "engine options out of range: exit 2 and -32602, the same sentence", outw)
+r = ctl("submit", "-q", "--wait", "--epochs", "6", "--width", "16", "--lr", "0.002",
+        "--schedule", "constant", "--warmup", "0", "--dilations", "1,2",
+        "--precision", "fp32", img)
+j = r.stdout.strip()
+g = c.call("job.get", {"job": j}) if j.isdigit() else {}
+hist = [json.loads(l) for l in open(os.path.join(os.environ["STATE"], "jobs", j,
+                                                  "metrics.ndjson"))] if j.isdigit() else []
+e = c.call("job.export", {"job": j}) if j.isdigit() else {}
+blob = base64.b64decode(e.get("model", {}).get("safetensors", "")) if e else b""
+meta = json.loads(blob[8:8 + int.from_bytes(blob[:8], "little")]).get("__metadata__", {}) if blob else {}
+tap.ok(r.returncode == 0 and g.get("schedule") == "constant" and g.get("warmup") == 0
+       and g.get("dilations") == "1,2" and g.get("precision") == "fp32"
+       and [h["lr"] for h in hist] == [0.002] * 6 and meta.get("dilations") == "1,2",
+       "submit --schedule constant --warmup 0 --dilations 1,2 --precision fp32: "
+       "kept, and the engine ran with them", (r.stderr, g, [h["lr"] for h in hist], meta))
 tap.ok(c.call("hello", {})["version"] != "", "the daemon still serves")
 tap.done()
 EOF_PY
