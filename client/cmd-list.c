@@ -211,7 +211,8 @@ static void table_line(const int *cols, int ncols, const cJSON *job)
 		const char *text = job ? c->text(job, cell, sizeof cell) : c->title;
 		size_t w = fmt_columns(text);
 
-		size_t width = c->width ? (size_t)c->width : w;
+		/* the last column is never cut: nothing follows it */
+		size_t width = c->width && k < ncols - 1 ? (size_t)c->width : w;
 
 		if (k)
 			strcat(line, " ");

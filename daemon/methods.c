@@ -358,16 +358,7 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	else
 		cJSON_AddNullToObject(o, "batch");
-	if (job->p.source[0])
-		cJSON_AddStringToObject(o, "source", job->p.source);
-	if (job->p.key[0])
-		cJSON_AddStringToObject(o, "key", job->p.key);
-	if (job->p.warmup >= 0)
-		cJSON_AddNumberToObject(o, "warmup", job->p.warmup);
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
-		if (job->p.text[i][0])
-			cJSON_AddStringToObject(o, text_params[i].key,
-						job->p.text[i]);
+	job_params_add_given(o, &job->p);
 	add_num_or_null(o, "target_psnr",
 			job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
 	if (job->reached_epoch)

@@ -183,6 +183,20 @@ static cJSON *read_json(const char *path)
 	return obj;
 }
 
+void job_params_add_given(cJSON *o, const struct job_params *p)
+{
+	if (p->source[0])
+		cJSON_AddStringToObject(o, "source", p->source);
+	if (p->key[0])
+		cJSON_AddStringToObject(o, "key", p->key);
+	if (p->warmup >= 0)
+		cJSON_AddNumberToObject(o, "warmup", p->warmup);
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
+		if (p->text[i][0])
+			cJSON_AddStringToObject(o, text_params[i].key,
+						p->text[i]);
+}
+
 static int save_request(struct queue *q, struct job *job)
 {
 	char path[4096];
@@ -201,16 +215,7 @@ static int save_request(struct queue *q, struct job *job)
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	if (job->p.target_psnr > 0)
 		cJSON_AddNumberToObject(o, "target_psnr", job->p.target_psnr);
-	if (job->p.source[0])
-		cJSON_AddStringToObject(o, "source", job->p.source);
-	if (job->p.key[0])
-		cJSON_AddStringToObject(o, "key", job->p.key);
-	if (job->p.warmup >= 0)
-		cJSON_AddNumberToObject(o, "warmup", job->p.warmup);
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
-		if (job->p.text[i][0])
-			cJSON_AddStringToObject(o, text_params[i].key,
-						job->p.text[i]);
+	job_params_add_given(o, &job->p);
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);

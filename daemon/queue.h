@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <cjson/cJSON.h>
+
 #include "params.h"
 #include "nn/fit.h"
 
@@ -107,6 +109,9 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 
 /* Whether a batch id is well formed (1 to 32 of [A-Za-z0-9_-]). */
 int job_batch_valid(const char *batch);
+/* Adds the parameters kept as given, when given (source, key and the
+ * engine's options), to a job's JSON: request.json and job objects. */
+void job_params_add_given(cJSON *o, const struct job_params *p);
 /* Time spent running so far, the current run included. */
 double job_run_seconds(const struct job *job);
 

@@ -155,6 +155,19 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* Writes, fsyncs and closes fd (always); -1 with errno on a failure,
+ * close's included: it can report a deferred write error (NFS). */
+static int write_synced(int fd, const void *data, size_t size)
+{
+	if (write_all(fd, data, size) < 0 || fsync(fd) < 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return close(fd);
+}
+
 /* Makes the rename durable. Filesystems that cannot fsync a folder say
  * EINVAL; the rename is done all the same, so that is not a failure. */
 static int sync_folder(const char *path)
@@ -254,13 +267,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t size,
 		errno = saved;
 		return errno_code(saved);
 	}
-	if (write_all(fd, data, size) < 0 || fsync(fd) < 0) {
-		saved = errno;
-		close(fd);
-		goto fail;
-	}
-	/* close can report a deferred write error (NFS): check it. */
-	if (close(fd) < 0) {
+	if (write_synced(fd, data, size) < 0) {
 		saved = errno;
 		goto fail;
 	}
@@ -347,12 +354,7 @@ int fileio_write_new(const char *path, const void *data, size_t size,
 	}
 	if ((fd = create_temporary(path, mode, &tmp)) < 0)
 		return errno == ENOMEM ? ERR_NOMEM : errno_code(errno);
-	if (write_all(fd, data, size) < 0 || fsync(fd) < 0) {
-		saved = errno;
-		close(fd);
-		goto fail;
-	}
-	if (close(fd) < 0) {
+	if (write_synced(fd, data, size) < 0) {
 		saved = errno;
 		goto fail;
 	}

@@ -36,10 +36,7 @@ if [ ! -x "$CTL" ]; then
 	exit 0
 fi
 
-export VKINR_SOCKET=$T/fake.sock
-python3 "$HERE/fake_daemon.py" "$VKINR_SOCKET" --epoch-ms 10 --log "$T/requests" --export-mb 40 >"$T/fake.out" 2>&1 &
-FAKE_PID=$!
-for _ in $(seq 100); do [ -S "$VKINR_SOCKET" ] && break; sleep 0.05; done
+start_fake --epoch-ms 10 --log "$T/requests" --export-mb 40
 
 HERE=$HERE python3 -c '
 import os, sys

@@ -33,10 +33,7 @@ if [ ! -x "$CTL" ]; then
 	exit 0
 fi
 
-export VKINR_SOCKET=$T/fake.sock
-python3 "$HERE/fake_daemon.py" "$VKINR_SOCKET" --epoch-ms 5 >"$T/fake.out" 2>&1 &
-FAKE_PID=$!
-for _ in $(seq 100); do [ -S "$VKINR_SOCKET" ] && break; sleep 0.05; done
+start_fake --epoch-ms 5
 HERE=$HERE python3 -c '
 import os, sys
 sys.path.insert(0, os.environ["HERE"])
@@ -61,7 +58,7 @@ s.sendall((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "job.submit",
 print(json.loads(s.makefile().readline())["result"]["job"])
 ' "$T/src/camera.png" "$EVIL")
 "$CTL" wait "$ID" >/dev/null 2>&1
-check "list escapes another user's name" bash -c '"$1" list >"$2/o" && clean "$2/o" && grep -qF "x\\x1b]0;pwned\\x07" "$2/o"' _ "$CTL" "$T"
+check "list escapes another user's name" bash -c '"$1" list --format id,name >"$2/o" && clean "$2/o" && grep -qF "x\\x1b]0;pwned\\x07" "$2/o"' _ "$CTL" "$T"
 check "show escapes it" bash -c '"$1" show "$2" >"$3/o" && clean "$3/o" && grep -qF "\\x1b[2J" "$3/o"' _ "$CTL" "$ID" "$T"
 check "watch escapes it" bash -c '"$1" watch "$2" >"$3/o" 2>&1 && clean "$3/o" && grep -qF "\\x9b31m" "$3/o"' _ "$CTL" "$ID" "$T"
 check "an error that echoes a job id is escaped" bash -c '! "$1" show "$2" >"$3/o" 2>&1; clean "$3/o"' _ "$CTL" "$EVIL" "$T"

@@ -16,14 +16,8 @@ run_py <<'EOF_PY'
 import subprocess
 from rpc import *
 tap = Tap()
-CTL = os.path.join(os.path.dirname(os.environ["VKINRD"]), "vkinrctl")
-ENV = dict(os.environ, VKINR_SOCKET=os.environ["SOCK"])
 img = sample("v.png", 8, 8)
 c = Client()
-
-def ctl(*args):
-    return subprocess.run([CTL] + list(args), env=ENV, capture_output=True,
-                          text=True, timeout=60)
 
 bad = [("epochs", "--epochs", 0), ("epochs", "--epochs", 10000001),
        ("width", "--width", 17), ("width", "--width", 1040),

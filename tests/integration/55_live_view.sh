@@ -20,15 +20,10 @@ run_py <<'EOF_PY'
 import re, subprocess
 from rpc import *
 tap = Tap()
-CTL = os.path.join(os.path.dirname(os.environ["VKINRD"]), "vkinrctl")
 ENV = dict(os.environ, VKINR_SOCKET=os.environ["SOCK"], LANG="C.UTF-8")
 img = sample("l.png", 16, 16)
 c = Client()
 BARS = "▁▂▃▄▅▆▇█"
-
-def ctl(*args):
-    return subprocess.run([CTL] + list(args), env=ENV, capture_output=True,
-                          text=True, timeout=60)
 
 def tmux(*args):
     return subprocess.run(["tmux"] + list(args), env=ENV, capture_output=True,

@@ -13,14 +13,12 @@ run_py <<'EOF_PY'
 import csv, io, struct, subprocess
 import xml.etree.ElementTree as ET
 from rpc import *
+import rpc
 tap = Tap()
-CTL = os.path.join(os.path.dirname(os.environ["VKINRD"]), "vkinrctl")
-ENV = dict(os.environ, VKINR_SOCKET=os.environ["SOCK"])
 a, b = sample("a.png", 16, 12), sample("b.png", 12, 16)
 
 def ctl(*args):
-    return subprocess.run([CTL] + list(args), env=ENV, capture_output=True,
-                          timeout=120)
+    return rpc.ctl(*args, text=False)
 
 r = ctl("--json", "submit", "--wait", "--epochs", "25", "--width", "16", a, b)
 batch = json.loads(r.stdout.splitlines()[0])["batch"]

@@ -13,17 +13,11 @@ run_py <<'EOF_PY'
 import csv, io, re, subprocess
 from rpc import *
 tap = Tap()
-CTL = os.path.join(os.path.dirname(os.environ["VKINRD"]), "vkinrctl")
-ENV = dict(os.environ, VKINR_SOCKET=os.environ["SOCK"])
 d = os.path.join(T, "set")
 os.makedirs(d)
 for i in range(50):
     subprocess.run([os.environ["MKSAMPLE"], os.path.join(d, "img%02d.png" % i), "8", "8",
                     str(i)], check=True, stdout=subprocess.DEVNULL)
-
-def ctl(*args):
-    return subprocess.run([CTL] + list(args), env=ENV, capture_output=True,
-                          text=True, timeout=300)
 
 opts = ["--epochs", "1", "--width", "16", "--skip-done"]
 t0 = time.time()
