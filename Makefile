@@ -154,6 +154,13 @@ install: $(PROGS)
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/vkinrctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/vkinrd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	@# shell completion, made from vkinrctl's own command table
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	$(B)/vkinrctl completion bash \
+		> $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vkinrctl
+	$(B)/vkinrctl completion zsh \
+		> $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vkinrctl
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system \
 		$(DESTDIR)$(PREFIX)/lib/systemd/user $(DESTDIR)$(PREFIX)/lib/sysusers.d
 	@# the units name /usr/local/bin/vkinrd; point them at $(PREFIX)/bin

@@ -6,15 +6,26 @@
  * The rule for output lives here too: with --json, stdout carries only
  * JSON, so client_say() sends text for people to stderr; without it, such
  * text goes to stdout. Warnings and errors always go to stderr.
+ *
+ * Nothing another user or the daemon wrote reaches the terminal as it is:
+ * a connection for a human command escapes every string it receives
+ * (conn_escape_text), and client_say and client_warn escape what they
+ * print, paths named by others included (text_escape). --json output is
+ * left exact: JSON escapes control characters itself.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
 #include "conn.h"
 #include "errors.h"
+#include "fileio.h"
+#include "protocol.h"
+#include "text.h"
 
 int client_connect(struct client *cl)
 {
@@ -37,6 +48,8 @@ int client_connect(struct client *cl)
 			 cl->socket_path, why);
 		return ERR_IO;
 	}
+	if (!cl->json)
+		conn_escape_text(cl->conn);
 	return 0;
 }
 
@@ -83,7 +96,10 @@ int client_fail(struct client *cl, int rc, const char *context)
 		context = "";
 	if (rc == CLIENT_ERR_RPC && cl->conn) {
 		code = conn_last_error(cl->conn, &message, &data);
-		client_warn("%s%s%s", context, sep, message);
+		client_warn("%s%s%s%s", context, sep, message,
+			    code == RPC_JOB_NOT_FOUND
+				    ? " (`vkinrctl list` shows the jobs)"
+				    : "");
 		if (cl->json)
 			print_json_error(code, message, data);
 		return CLIENT_EXIT_DAEMON;
@@ -106,12 +122,24 @@ int client_fail(struct client *cl, int rc, const char *context)
 	return CLIENT_EXIT_DAEMON;
 }
 
+void client_vprint(FILE *out, const char *fmt, va_list ap)
+{
+	char *text = NULL, *safe;
+
+	if (vasprintf(&text, fmt, ap) < 0)
+		return;
+	safe = text_escape(text, 1);
+	fputs(safe ? safe : "(out of memory)", out);
+	free(safe);
+	free(text);
+}
+
 void client_say(struct client *cl, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfprintf(cl->json ? stderr : stdout, fmt, ap);
+	client_vprint(cl->json ? stderr : stdout, fmt, ap);
 	va_end(ap);
 }
 
@@ -122,7 +150,7 @@ void client_warn(const char *fmt, ...)
 	fflush(stdout);
 	fputs("vkinrctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	client_vprint(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -139,4 +167,39 @@ void client_print_json(const cJSON *value)
 	fputc('\n', stdout);
 	fflush(stdout);
 	free(text);
+}
+
+/* ==== Files the client writes ========================================== */
+
+int client_may_write(const char *path, int force)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!force) {
+		client_warn("%s exists already; add --force to replace it", path);
+		return CLIENT_EXIT_DAEMON;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		client_warn("cannot write %s: it is a %s, not a file", path,
+			    S_ISDIR(st.st_mode) ? "folder" : "special file");
+		return CLIENT_EXIT_DAEMON;
+	}
+	return 0;
+}
+
+int client_write_file(const char *path, const void *data, size_t size,
+		      int force)
+{
+	int rc = fileio_write_new(path, data, size, CLIENT_FILE_MODE, force);
+
+	if (rc == 0)
+		return 0;
+	if (rc == ERR_IO && errno == EEXIST)
+		return client_may_write(path, 0);
+	client_warn("cannot write %s: %s", path,
+		    rc == ERR_NOMEM || rc == ERR_NO_SPACE ? error_message(rc)
+							 : strerror(errno));
+	return CLIENT_EXIT_DAEMON;
 }

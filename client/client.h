@@ -15,6 +15,7 @@
 #define VKINR_CLIENT_H
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
@@ -31,6 +32,9 @@
  * never travels on the wire, so it lives here and not in errors.h. */
 #define CLIENT_ERR_RPC (-1000)
 
+/* How long watch and wait try to reach a daemon that went away. */
+#define CLIENT_RECONNECT_S 60
+
 /* Where the daemon's socket is when nothing says otherwise. */
 #define CLIENT_DEFAULT_SOCKET "/run/vkinrd/vkinrd.sock"
 #define CLIENT_SOCKET_NAME "vkinrd.sock" /* under $XDG_RUNTIME_DIR */
@@ -41,6 +45,7 @@ struct client {
 	const char *prog;        /* "vkinrctl", for messages */
 	const char *socket_flag; /* --socket, NULL when not given */
 	int json;                /* --json: stdout carries only JSON */
+	double reconnect_s;      /* watch, wait: --timeout to reconnect */
 	char *socket_path;       /* resolved when first connecting */
 	struct conn *conn;       /* NULL until client_connect */
 	char unreachable[512];   /* why connecting failed, for client_fail */
@@ -61,6 +66,8 @@ struct cmd_entry {
 extern const struct cmd_entry *const cmd_table[];
 const struct cmd_entry *cmd_find(const char *name);
 void cmd_print_help(const struct cmd_entry *e, FILE *out);
+/* `vkinrctl --help`: the commands and the global options. */
+void cmd_print_usage(FILE *out);
 
 /*
  * Options every command takes besides its own. Put CMD_COMMON_OPTIONS at
@@ -80,12 +87,6 @@ int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt);
 /* Prints "vkinrctl CMD: <message>" and the hint to --help; returns 2. */
 int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Number parsing for options; on a bad value each prints a usage error
- * and returns CLIENT_EXIT_USAGE, else 0. */
-int cmd_parse_long(const struct cmd_entry *e, const char *opt, const char *s,
-		   long min, long max, long *out);
-int cmd_parse_double(const struct cmd_entry *e, const char *opt,
-		     const char *s, double min, double max, double *out);
 /* Resets getopt for a command's argv (argv[0] is the command's name). */
 void cmd_getopt_reset(void);
 
@@ -104,6 +105,9 @@ int client_call(struct client *cl, const char *method, cJSON *params,
  * daemon, 3 for anything else (a request too large, a garbled answer).
  */
 int client_fail(struct client *cl, int rc, const char *context);
+/* Formats, escapes (text_escape: line breaks stay) and prints: every
+ * message for people goes through here. */
+void client_vprint(FILE *out, const char *fmt, va_list ap);
 /* Prints a message for people: stdout normally, stderr in --json mode. */
 void client_say(struct client *cl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -111,5 +115,25 @@ void client_say(struct client *cl, const char *fmt, ...)
 void client_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a JSON value as one line on stdout; the value is not consumed. */
 void client_print_json(const cJSON *value);
+
+
+/* ---- files the client writes (client.c) ---- */
+
+/* Exports, plots, CSV files: mode 0644 before the umask. */
+#define CLIENT_FILE_MODE 0644
+
+/*
+ * Every file vkinrctl writes goes through client_write_file: a temporary
+ * file in the target folder renamed into place (fileio_write_new), never
+ * through a symbolic link or into a special file, and never over an
+ * existing name unless force (--force). Returns 0, or prints why and
+ * returns CLIENT_EXIT_DAEMON.
+ */
+int client_write_file(const char *path, const void *data, size_t size,
+		      int force);
+/* Checks beforehand that client_write_file may write path (so that a
+ * command writing several files stops before the first); 0 or, having
+ * said why, CLIENT_EXIT_DAEMON. */
+int client_may_write(const char *path, int force);
 
 #endif

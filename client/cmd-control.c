@@ -5,7 +5,9 @@
  * The four differ only in the method they call and the word they print,
  * so they share one exec function driven by a small table. Every job named
  * is tried even when an earlier one is refused; the exit status is then 3,
- * and each refusal is named. With --json the outcome is one object:
+ * and each refusal is named. --state S picks the caller's jobs in state S
+ * (among the batches or jobs named, if any): `rm --state done` clears the
+ * ended jobs that count against the per-user limit. With --json the outcome is one object:
  * {"results": [{"job": ID, "ok": true} or {"job": ID, "error": {...}}]}.
  */
 #include <string.h>
@@ -15,6 +17,8 @@
 #include "errors.h"
 #include "jobs.h"
 #include "protocol.h"
+
+enum { OPT_STATE = OPT_FIRST_COMMAND_OPTION };
 
 struct control {
 	const char *name;   /* the command */
@@ -57,23 +61,41 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 			    int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"state", required_argument, NULL, OPT_STATE},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
 	const struct control *ctl = controls;
 	cJSON *ids = NULL, *results = NULL, *result = NULL;
+	const char *state = NULL;
 	const cJSON *id;
 	int c, rc, status = CLIENT_EXIT_OK;
 
 	while (strcmp(ctl->name, self->name))
 		ctl++;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		if ((rc = cmd_common_option(cl, self, c)) >= 0)
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == OPT_STATE)
+			state = optarg;
+		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
-	if (optind >= argc)
-		return cmd_usage_error(self, "name at least one job or batch");
-	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
+	}
+	if (state && !job_state_known(state))
+		return cmd_usage_error(self, "--state takes one of queued, "
+					     "running, paused, done, failed, "
+					     "cancelled; not '%s'", state);
+	if (optind >= argc && !state)
+		return cmd_usage_error(self, "name at least one job or batch, "
+					     "or --state S");
+	rc = state ? jobs_in_state(cl, argv + optind, argc - optind, state,
+				   &ids)
+		   : jobs_resolve(cl, argv + optind, argc - optind, &ids);
+	if (rc < 0)
 		return client_fail(cl, rc, NULL);
+	if (state && cJSON_GetArraySize(ids) == 0) {
+		client_say(cl, "No %s jobs of yours.\n", state);
+		cJSON_Delete(ids);
+		return CLIENT_EXIT_OK;
+	}
 	if (cl->json && !(results = cJSON_CreateArray())) {
 		cJSON_Delete(ids);
 		return client_fail(cl, ERR_NOMEM, NULL);
@@ -120,7 +142,7 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_pause_entry = {
 	.name = "pause",
 	.alias = NULL,
-	.args = "ID...",
+	.args = "ID|BATCH... | --state S [ID|BATCH...]",
 	.summary = "stop jobs at the next epoch, keeping their checkpoint",
 	.help = "A paused job frees its device for other jobs; `resume` "
 		"queues it again and\nit continues from where it stopped.\n",
@@ -130,7 +152,7 @@ const struct cmd_entry cmd_pause_entry = {
 const struct cmd_entry cmd_resume_entry = {
 	.name = "resume",
 	.alias = NULL,
-	.args = "ID...",
+	.args = "ID|BATCH... | --state S [ID|BATCH...]",
 	.summary = "queue paused jobs again",
 	.help = "",
 	.exec = cmd_control_exec,
@@ -139,7 +161,7 @@ const struct cmd_entry cmd_resume_entry = {
 const struct cmd_entry cmd_cancel_entry = {
 	.name = "cancel",
 	.alias = NULL,
-	.args = "ID...",
+	.args = "ID|BATCH... | --state S [ID|BATCH...]",
 	.summary = "stop jobs for good (their files stay until rm)",
 	.help = "",
 	.exec = cmd_control_exec,
@@ -148,7 +170,7 @@ const struct cmd_entry cmd_cancel_entry = {
 const struct cmd_entry cmd_remove_entry = {
 	.name = "rm",
 	.alias = "remove",
-	.args = "ID...",
+	.args = "ID|BATCH... | --state S [ID|BATCH...]",
 	.summary = "delete ended jobs and their files from the daemon",
 	.help = "",
 	.exec = cmd_control_exec,

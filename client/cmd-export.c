@@ -4,14 +4,18 @@
  *
  * job.export answers with both files in base64 on one line, tens of MB for
  * a large image; conn.c reads such lines whole. Each file is decoded and
- * written atomically (fileio_write_atomic: temp file, fsync, rename), so an
- * interrupted export never leaves a torn file under the final name.
+ * written through client_write_file (a temporary file in the target folder,
+ * renamed into place), so an interrupted export never leaves a torn file,
+ * a link planted under the name is never followed, and nothing that exists
+ * is replaced without --force: both names are checked before the job is
+ * fetched, so a refused export writes nothing.
  *
- * One job: --model and --recon name the files, by default NAME.safetensors
- * and NAME.recon.png after the job's name (never NAME.png, which may be the
- * source image). Several jobs or a batch: each job's NAME.safetensors and
- * NAME.png go into one folder (--dir, by default named after the batch),
- * created when missing; names that would collide get the job id appended.
+ * The names can never be an input's: NAME.safetensors and NAME.recon.png
+ * after the job's name (an image is a .png, never a .recon.png unless it
+ * is itself an export). One job: --model and --recon may name the files.
+ * Several jobs or a batch: the files go into one folder (--dir, by default
+ * named after the batch), created when missing; names that would collide
+ * get the job id appended.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,11 +32,9 @@
 
 enum { OPT_MODEL = OPT_FIRST_COMMAND_OPTION, OPT_RECON, OPT_DIR };
 
-#define EXPORT_FILE_MODE 0644
-
 /* Decodes result.<key>.<field> and writes it to path. */
-static int write_part(struct client *cl, const cJSON *result, const char *key,
-		      const char *field, const char *path)
+static int write_part(const cJSON *result, const char *key,
+		      const char *field, const char *path, int force)
 {
 	const cJSON *part = cJSON_GetObjectItemCaseSensitive(result, key);
 	const char *b64 = job_str(part, field, NULL);
@@ -48,19 +50,13 @@ static int write_part(struct client *cl, const cJSON *result, const char *key,
 		client_warn("the daemon's %s is not valid base64", key);
 		return CLIENT_EXIT_DAEMON;
 	}
-	rc = fileio_write_atomic(path, data, size, EXPORT_FILE_MODE);
+	rc = client_write_file(path, data, size, force);
 	free(data);
-	if (rc < 0) {
-		client_warn("cannot write %s: %s", path,
-			    rc == ERR_NOMEM || rc == ERR_NO_SPACE
-				    ? error_message(rc)
-				    : strerror(errno));
-		return CLIENT_EXIT_DAEMON;
-	}
-	return 0;
+	return rc;
 }
 
-/* A job's name made safe as a file name: no '/', no leading dot. */
+/* A job's name made safe as a file name: no '/', no leading dot, no
+ * control character or escape (the name may be another user's). */
 static void file_stem(const char *name, const char *idtext, char *buf,
 		      size_t n)
 {
@@ -69,26 +65,31 @@ static void file_stem(const char *name, const char *idtext, char *buf,
 	else
 		snprintf(buf, n, "%s", name);
 	for (char *p = buf; *p; p++)
-		if (*p == '/' || (p == buf && *p == '.'))
+		if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20 ||
+		    *p == 0x7f || (p == buf && *p == '.'))
 			*p = '_';
 }
 
 /* Exports one job to model_path and recon_path; adds to out (JSON). */
 static int export_one(struct client *cl, const cJSON *id,
 		      const char *model_path, const char *recon_path,
-		      cJSON *out)
+		      int force, cJSON *out)
 {
 	cJSON *result = NULL, *entry;
 	char text[128], what[160];
 	double psnr;
 	int rc;
 
+	if ((rc = client_may_write(model_path, force)) ||
+	    (rc = client_may_write(recon_path, force)))
+		return rc;
 	job_id_text(id, text, sizeof text);
 	snprintf(what, sizeof what, "export job %s", text);
 	if ((rc = client_call(cl, M_JOB_EXPORT, job_params(id), &result)) < 0)
 		return client_fail(cl, rc, what);
-	if ((rc = write_part(cl, result, "model", "safetensors", model_path)) ||
-	    (rc = write_part(cl, result, "recon", "png", recon_path))) {
+	if ((rc = write_part(result, "model", "safetensors", model_path,
+			     force)) ||
+	    (rc = write_part(result, "recon", "png", recon_path, force))) {
 		cJSON_Delete(result);
 		return rc;
 	}
@@ -101,7 +102,8 @@ static int export_one(struct client *cl, const cJSON *id,
 			cJSON_AddNumberToObject(entry, "psnr", psnr);
 		cJSON_AddItemToArray(out, entry);
 	} else if (!cl->json) {
-		printf("job %s: wrote %s and %s", text, model_path, recon_path);
+		client_say(cl, "job %s: wrote %s and %s", text, model_path,
+			   recon_path);
 		if (isfinite(psnr))
 			printf(" (PSNR %.2f dB)", psnr);
 		putchar('\n');
@@ -139,7 +141,7 @@ static int stem_taken(char **stems, int n, const char *stem)
 }
 
 static int export_many(struct client *cl, const cJSON *ids, const char *dir,
-		       cJSON *out)
+		       int force, cJSON *out)
 {
 	int n = cJSON_GetArraySize(ids), i = 0, rc = 0, status = 0;
 	char **stems = calloc(n, sizeof *stems);
@@ -172,11 +174,11 @@ static int export_many(struct client *cl, const cJSON *ids, const char *dir,
 		}
 		stems[i++] = strdup(stem);
 		if (asprintf(&model, "%s/%s.safetensors", dir, stem) < 0 ||
-		    asprintf(&recon, "%s/%s.png", dir, stem) < 0) {
+		    asprintf(&recon, "%s/%s.recon.png", dir, stem) < 0) {
 			status = client_fail(cl, ERR_NOMEM, NULL);
 			break;
 		}
-		rc = export_one(cl, id, model, recon, out);
+		rc = export_one(cl, id, model, recon, force, out);
 		free(model);
 		free(recon);
 		if (rc)
@@ -197,16 +199,19 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 		{"model", required_argument, NULL, OPT_MODEL},
 		{"recon", required_argument, NULL, OPT_RECON},
 		{"dir", required_argument, NULL, OPT_DIR},
+		{"force", no_argument, NULL, 'f'},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *model = NULL, *recon = NULL, *dir = NULL;
 	char *model_dflt = NULL, *recon_dflt = NULL;
 	cJSON *ids = NULL, *out = NULL;
-	int c, rc, status;
+	int c, rc, status, force = 0;
 
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		if (c == OPT_MODEL)
+	while ((c = getopt_long(argc, argv, "fho:", opts, NULL)) != -1) {
+		if (c == 'f')
+			force = 1;
+		else if (c == OPT_MODEL)
 			model = optarg;
 		else if (c == OPT_RECON)
 			recon = optarg;
@@ -229,7 +234,8 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 						     "one job's files; for "
 						     "several, use --dir");
 		}
-		status = export_many(cl, ids, dir ? dir : argv[optind], out);
+		status = export_many(cl, ids, dir ? dir : argv[optind], force,
+				     out);
 	} else {
 		const cJSON *id = cJSON_GetArrayItem(ids, 0);
 		char text[128], stem[256], *name = NULL;
@@ -245,7 +251,8 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 		}
 		if (status == 0)
 			status = export_one(cl, id, model ? model : model_dflt,
-					    recon ? recon : recon_dflt, out);
+					    recon ? recon : recon_dflt, force,
+					    out);
 	}
 	if (cl->json && cJSON_GetArraySize(out) > 0) {
 		cJSON *obj;
@@ -278,13 +285,16 @@ const struct cmd_entry cmd_export_entry = {
 	.help = "One job: the model package goes to --model (default "
 		"NAME.safetensors) and\nthe reconstructed image to --recon "
 		"(default NAME.recon.png), NAME being the\njob's name. "
-		"Several jobs or a batch: NAME.safetensors and NAME.png of "
-		"each\njob go into the folder --dir (default: named after the "
-		"batch id). Files are\nwritten atomically.\n"
+		"Several jobs or a batch: NAME.safetensors and NAME.recon.png "
+		"of each\njob go into the folder --dir (default: named after "
+		"the batch id). Files are\nwritten atomically and never "
+		"replace an existing file (or follow a link)\nunless --force "
+		"is given.\n"
 		"\n"
 		"Options:\n"
 		"  --model PATH     where the .safetensors model package goes\n"
 		"  --recon PATH     where the reconstruction (PNG) goes\n"
-		"  -o, --dir DIR    the folder for several jobs\n",
+		"  -o, --dir DIR    the folder for several jobs\n"
+		"  -f, --force      replace files that exist\n",
 	.exec = cmd_export_exec,
 };

@@ -4,7 +4,8 @@
  *
  * The model file (and the target PNG, when given) are read here and sent
  * in base64, like submit's images: the daemon never opens a client's path.
- * The rendered PNG comes back in base64 and is written atomically to -o.
+ * The rendered PNG comes back in base64 and is written to -o through
+ * client_write_file (never over an existing file without --force).
  */
 #include <errno.h>
 #include <math.h>
@@ -22,6 +23,19 @@
 enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION };
 
 #define INFER_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
+
+/* The start of a safetensors file: an 8-byte little-endian length of a
+ * JSON header that fits in the file. The daemon checks the rest. */
+static int looks_like_package(const uint8_t *data, size_t size)
+{
+	uint64_t hlen = 0;
+
+	if (size < 10)
+		return 0;
+	for (int i = 0; i < 8; i++)
+		hlen |= (uint64_t)data[i] << (8 * i);
+	return hlen >= 2 && hlen <= size - 8 && data[8] == '{';
+}
 
 /* Reads path into {"<field>": B64} under key of params; 0 or exit status. */
 static int attach(cJSON *params, const char *key, const char *field,
@@ -43,6 +57,14 @@ static int attach(cJSON *params, const char *key, const char *field,
 		client_warn("%s: not a PNG file", path);
 		return CLIENT_EXIT_DAEMON;
 	}
+	if (!want_png && !looks_like_package(data, size)) {
+		int png = png_has_signature(data, size);
+		free(data);
+		client_warn("%s: not a model package (a .safetensors file that "
+			    "vkinrctl export or the PyTorch peer wrote)%s", path,
+			    png ? "; it is a PNG image" : "");
+		return CLIENT_EXIT_DAEMON;
+	}
 	b64 = base64_encode(data, size);
 	free(data);
 	obj = cJSON_AddObjectToObject(params, key);
@@ -61,6 +83,7 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"target", required_argument, NULL, OPT_TARGET},
+		{"force", no_argument, NULL, 'f'},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
@@ -69,10 +92,12 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 	uint8_t *data;
 	size_t size;
 	double psnr;
-	int c, rc, status;
+	int c, rc, status, force = 0;
 
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		if (c == 'o')
+	while ((c = getopt_long(argc, argv, "fho:", opts, NULL)) != -1) {
+		if (c == 'f')
+			force = 1;
+		else if (c == 'o')
 			output = optarg;
 		else if (c == OPT_TARGET)
 			target = optarg;
@@ -87,6 +112,8 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 				       argv[optind + 1]);
 	if (!output)
 		return cmd_usage_error(self, "-o OUT.png is missing");
+	if ((status = client_may_write(output, force)))
+		return status;
 
 	if (!(params = cJSON_CreateObject()))
 		return client_fail(cl, ERR_NOMEM, NULL);
@@ -104,15 +131,11 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 		client_warn("the daemon's answer holds no valid PNG");
 		return CLIENT_EXIT_DAEMON;
 	}
-	rc = fileio_write_atomic(output, data, size, 0644);
+	status = client_write_file(output, data, size, force);
 	free(data);
-	if (rc < 0) {
+	if (status) {
 		cJSON_Delete(result);
-		client_warn("cannot write %s: %s", output,
-			    rc == ERR_NOMEM || rc == ERR_NO_SPACE
-				    ? error_message(rc)
-				    : strerror(errno));
-		return CLIENT_EXIT_DAEMON;
+		return status;
 	}
 
 	psnr = job_num(result, "psnr", NAN);
@@ -142,6 +165,7 @@ const struct cmd_entry cmd_infer_entry = {
 		"  -o, --output OUT.png  where the rendered image goes "
 		"(required)\n"
 		"  --target IMG.png      also print the PSNR of the rendering "
-		"against IMG.png\n",
+		"against IMG.png\n"
+		"  -f, --force           replace OUT.png if it exists\n",
 	.exec = cmd_infer_exec,
 };

@@ -18,7 +18,7 @@
 #include "jobs.h"
 #include "protocol.h"
 
-enum { OPT_BATCH = OPT_FIRST_COMMAND_OPTION, OPT_CSV, OPT_STATE };
+enum { OPT_BATCH = OPT_FIRST_COMMAND_OPTION, OPT_CSV, OPT_STATE, OPT_FORMAT };
 
 /* ---------------------------------------------------------------------- */
 /* One row                                                                 */
@@ -50,84 +50,183 @@ static const char *device_text(const cJSON *job)
 	return job_str(dev, "name", "-");
 }
 
-/* A CSV field: quoted when it holds a comma, quote or line break. */
-static void csv_field(const char *s, int last)
-{
-	if (strpbrk(s, ",\"\r\n")) {
-		putchar('"');
-		for (; *s; s++) {
-			if (*s == '"')
-				putchar('"');
-			putchar(*s);
-		}
-		putchar('"');
-	} else {
-		fputs(s, stdout);
-	}
-	putchar(last ? '\n' : ',');
-}
-
-static void csv_number(double v, const char *format, int last)
-{
-	char buf[64];
-
-	if (isfinite(v))
-		snprintf(buf, sizeof buf, format, v);
-	else
-		buf[0] = '\0';
-	csv_field(buf, last);
-}
-
 #define CSV_HEADER                                                           \
 	"id,name,batch,state,width,height,epoch,epochs,psnr,best_psnr,"     \
-	"seconds,device,net_width,error\n"
+	"seconds,device,net_width,error,source\n"
 
 static void csv_row(const cJSON *job)
 {
 	const cJSON *image = cJSON_GetObjectItemCaseSensitive(job, "image");
 	char id[128];
 
-	csv_field(job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), id,
+	fmt_csv_field(stdout, job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), id,
 			      sizeof id),
 		  0);
-	csv_field(job_str(job, "name", ""), 0);
-	csv_field(job_str(job, "batch", ""), 0);
-	csv_field(job_str(job, "state", ""), 0);
-	csv_number(job_num(image, "width", NAN), "%.0f", 0);
-	csv_number(job_num(image, "height", NAN), "%.0f", 0);
-	csv_number(job_num(job, "epoch", NAN), "%.0f", 0);
-	csv_number(job_num(job, "epochs", NAN), "%.0f", 0);
-	csv_number(job_num(job, "psnr", NAN), "%.4f", 0);
-	csv_number(job_num(job, "best_psnr", NAN), "%.4f", 0);
-	csv_number(job_seconds(job), "%.3f", 0);
-	csv_field(strcmp(device_text(job), "-") ? device_text(job) : "", 0);
-	csv_number(job_num(job, "width", NAN), "%.0f", 0);
-	csv_field(job_str(job, "error", ""), 1);
+	fmt_csv_field(stdout, job_str(job, "name", ""), 0);
+	fmt_csv_field(stdout, job_str(job, "batch", ""), 0);
+	fmt_csv_field(stdout, job_str(job, "state", ""), 0);
+	fmt_csv_number(stdout, job_num(image, "width", NAN), "%.0f", 0);
+	fmt_csv_number(stdout, job_num(image, "height", NAN), "%.0f", 0);
+	fmt_csv_number(stdout, job_num(job, "epoch", NAN), "%.0f", 0);
+	fmt_csv_number(stdout, job_num(job, "epochs", NAN), "%.0f", 0);
+	fmt_csv_number(stdout, job_num(job, "psnr", NAN), "%.4f", 0);
+	fmt_csv_number(stdout, job_num(job, "best_psnr", NAN), "%.4f", 0);
+	fmt_csv_number(stdout, job_seconds(job), "%.3f", 0);
+	fmt_csv_field(stdout, strcmp(device_text(job), "-") ? device_text(job) : "", 0);
+	fmt_csv_number(stdout, job_num(job, "width", NAN), "%.0f", 0);
+	fmt_csv_field(stdout, job_str(job, "error", ""), 0);
+	fmt_csv_field(stdout, job_str(job, "source", ""), 1);
 }
 
-static void table_header(void)
+/* The device's name up to its first " (": "llvmpipe", not "llvmpipe
+ * (LLVM 15.0.6, 256 bits)"; show gives the whole. */
+static const char *device_short(const cJSON *job, char *buf, size_t n)
 {
-	printf("%-8s %-20s %-9s %11s %9s %8s %8s %9s %-8s %s\n", "ID", "NAME",
-	       "STATE", "EPOCH", "SIZE", "PSNR", "BEST", "TIME", "BATCH",
-	       "DEVICE");
+	char *paren;
+
+	snprintf(buf, n, "%s", device_text(job));
+	if ((paren = strstr(buf, " (")))
+		*paren = '\0';
+	return buf;
 }
 
-static void table_row(const cJSON *job)
-{
-	char id[128], size[32], epoch[32], psnr[32], best[32], time[32];
+/* ---------------------------------------------------------------------- */
+/* The table: one row of this list per column, --format picks them        */
+/* ---------------------------------------------------------------------- */
 
-	snprintf(epoch, sizeof epoch, "%.0f/%.0f", job_num(job, "epoch", 0),
-		 job_num(job, "epochs", 0));
-	printf("%-8s %-20.20s %-9s %11s %9s %8s %8s %9s %-8s %s\n",
-	       job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), id,
-			   sizeof id),
-	       job_str(job, "name", "-"), job_str(job, "state", "?"), epoch,
-	       size_text(job, size, sizeof size),
-	       fmt_number("%.2f", job_num(job, "psnr", NAN), psnr, sizeof psnr),
-	       fmt_number("%.2f", job_num(job, "best_psnr", NAN), best,
-			  sizeof best),
-	       fmt_duration(job_seconds(job), time, sizeof time),
-	       job_str(job, "batch", "-"), device_text(job));
+static const char *col_id(const cJSON *j, char *b, size_t n)
+{
+	return job_id_text(cJSON_GetObjectItemCaseSensitive(j, "id"), b, n);
+}
+static const char *col_name(const cJSON *j, char *b, size_t n)
+{
+	snprintf(b, n, "%s", job_str(j, "name", "-"));
+	return b;
+}
+static const char *col_state(const cJSON *j, char *b, size_t n)
+{
+	snprintf(b, n, "%s", job_str(j, "state", "?"));
+	return b;
+}
+static const char *col_priority(const cJSON *j, char *b, size_t n)
+{
+	return fmt_number("%.0f", job_num(j, "priority", NAN), b, n);
+}
+static const char *col_epoch(const cJSON *j, char *b, size_t n)
+{
+	snprintf(b, n, "%.0f/%.0f", job_num(j, "epoch", 0),
+		 job_num(j, "epochs", 0));
+	return b;
+}
+static const char *col_psnr(const cJSON *j, char *b, size_t n)
+{
+	return fmt_number("%.2f", job_num(j, "psnr", NAN), b, n);
+}
+static const char *col_best(const cJSON *j, char *b, size_t n)
+{
+	return fmt_number("%.2f", job_num(j, "best_psnr", NAN), b, n);
+}
+static const char *col_time(const cJSON *j, char *b, size_t n)
+{
+	return fmt_duration(job_seconds(j), b, n);
+}
+static const char *col_batch(const cJSON *j, char *b, size_t n)
+{
+	snprintf(b, n, "%s", job_str(j, "batch", "-"));
+	return b;
+}
+static const char *col_age(const cJSON *j, char *b, size_t n)
+{
+	return fmt_age(job_num(j, "created", NAN), b, n);
+}
+static const char *col_source(const cJSON *j, char *b, size_t n)
+{
+	snprintf(b, n, "%s", job_str(j, "source", "-"));
+	return b;
+}
+
+struct column {
+	const char *name;  /* for --format */
+	const char *title;
+	int width;         /* columns on screen; 0: the rest of the line */
+	int right;         /* aligned right */
+	const char *(*text)(const cJSON *job, char *buf, size_t n);
+};
+
+static const struct column columns[] = {
+	{"id", "ID", 5, 0, col_id},
+	{"name", "NAME", 14, 0, col_name},
+	{"state", "STATE", 9, 0, col_state},
+	{"priority", "PRIO", 4, 1, col_priority},
+	{"epoch", "EPOCH", 11, 1, col_epoch},
+	{"size", "SIZE", 9, 1, size_text},
+	{"psnr", "PSNR", 6, 1, col_psnr},
+	{"best", "BEST", 6, 1, col_best},
+	{"time", "TIME", 7, 1, col_time},
+	{"age", "AGE", 8, 1, col_age},
+	{"batch", "BATCH", 7, 0, col_batch},
+	{"device", "DEVICE", 0, 0, device_short},
+	{"source", "SOURCE", 0, 0, col_source},
+	{NULL, NULL, 0, 0, NULL},
+};
+
+/* 80 columns with a short device name */
+#define LIST_DEFAULT_FORMAT "id,name,state,priority,epoch,psnr,time,batch,device"
+#define LIST_MAX_COLUMNS 16
+
+/* Parses --format into indices of columns[]; 0 or a usage error. */
+static int parse_format(const struct cmd_entry *self, const char *format,
+			int *cols, int *ncols)
+{
+	char *copy = strdup(format), *save = NULL;
+	int status = 0;
+
+	*ncols = 0;
+	for (char *w = strtok_r(copy, ",", &save); w && !status;
+	     w = strtok_r(NULL, ",", &save)) {
+		int i = 0;
+		while (columns[i].name && strcmp(columns[i].name, w))
+			i++;
+		if (!columns[i].name || *ncols == LIST_MAX_COLUMNS)
+			status = cmd_usage_error(
+				self, "--format takes columns among id, name, "
+				      "state, priority, epoch, size, psnr, best, "
+				      "time, age, batch, device, source; not '%s'",
+				w);
+		else
+			cols[(*ncols)++] = i;
+	}
+	free(copy);
+	if (!status && *ncols == 0)
+		status = cmd_usage_error(self, "--format is empty");
+	return status;
+}
+
+static void table_line(const int *cols, int ncols, const cJSON *job)
+{
+	char line[2048] = "", cell[1024];
+
+	for (int k = 0; k < ncols; k++) {
+		const struct column *c = &columns[cols[k]];
+		const char *text = job ? c->text(job, cell, sizeof cell) : c->title;
+		size_t w = fmt_columns(text);
+
+		/* the last column is never cut: nothing follows it */
+		size_t width = c->width && k < ncols - 1 ? (size_t)c->width : w;
+
+		if (k)
+			strcat(line, " ");
+		if (c->right) /* numbers: padded on the left, never cut */
+			fmt_append_cols(line, sizeof line, "",
+					w < width ? width - w : 0);
+		fmt_append_cols(line, sizeof line, text,
+				c->right && w > width ? w
+				: c->right	      ? w
+						      : width);
+	}
+	while (*line && line[strlen(line) - 1] == ' ')
+		line[strlen(line) - 1] = '\0';
+	puts(line);
 }
 
 /* One line about the jobs listed: counts by state and PSNR figures. */
@@ -186,13 +285,15 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 		{"batch", required_argument, NULL, OPT_BATCH},
 		{"state", required_argument, NULL, OPT_STATE},
 		{"csv", no_argument, NULL, OPT_CSV},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *batch = NULL, *state = NULL;
+	const char *format = LIST_DEFAULT_FORMAT;
 	cJSON *result = NULL, *kept;
 	const cJSON *job;
-	int c, rc, csv = 0;
+	int c, rc, csv = 0, cols[LIST_MAX_COLUMNS], ncols = 0;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == OPT_BATCH)
@@ -201,15 +302,23 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 			state = optarg;
 		else if (c == OPT_CSV)
 			csv = 1;
+		else if (c == OPT_FORMAT)
+			format = optarg;
 		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	}
+	if ((rc = parse_format(self, format, cols, &ncols)))
+		return rc;
 	if (optind < argc)
 		return cmd_usage_error(self, "unexpected argument '%s'",
 				       argv[optind]);
 	if (csv && cl->json)
 		return cmd_usage_error(self, "--csv and --json exclude each "
 					     "other");
+	if (state && !job_state_known(state))
+		return cmd_usage_error(self, "--state takes one of queued, "
+					     "running, paused, done, failed, "
+					     "cancelled; not '%s'", state);
 
 	rc = client_call(cl, M_JOB_LIST, cJSON_CreateObject(), &result);
 	if (rc < 0)
@@ -222,6 +331,13 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	cJSON_ArrayForEach(job, jobs_of_list(result))
 		if (keep(job, batch, state))
 			cJSON_AddItemReferenceToArray(kept, (cJSON *)job);
+	if (batch && !jobs_batch_known(jobs_of_list(result), batch)) {
+		client_warn("there is no batch %s (`vkinrctl list` shows the "
+			    "batch of each job)", batch);
+		cJSON_Delete(kept);
+		cJSON_Delete(result);
+		return CLIENT_EXIT_DAEMON;
+	}
 
 	if (cl->json) {
 		cJSON *out = cJSON_CreateObject();
@@ -235,9 +351,9 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	} else if (cJSON_GetArraySize(kept) == 0) {
 		printf(batch ? "No jobs in batch %s.\n" : "No jobs.\n", batch);
 	} else {
-		table_header();
+		table_line(cols, ncols, NULL);
 		cJSON_ArrayForEach(job, kept)
-			table_row(job);
+			table_line(cols, ncols, job);
 		if (batch)
 			summary(kept);
 	}
@@ -249,7 +365,7 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
 	.alias = "ls",
-	.args = "[--batch B] [--state S] [--csv]",
+	.args = "[--batch B] [--state S] [--csv | --format COLS]",
 	.summary = "list the jobs: a table, or CSV / JSON for scripts",
 	.help = "Options:\n"
 		"  --batch B   only the jobs of batch B, and a summary line\n"
@@ -258,13 +374,67 @@ const struct cmd_entry cmd_list_entry = {
 		"              cancelled)\n"
 		"  --csv       comma-separated values with a header row:\n"
 		"              " CSV_HEADER
-		"  --json      {\"jobs\": [...]}, the daemon's job objects\n",
+		"  --json      {\"jobs\": [...]}, the daemon's job objects\n"
+		"  --format C  the table's columns, comma-separated, among id, "
+		"name, state,\n"
+		"              priority, epoch, size, psnr, best, time, age, "
+		"batch, device,\n"
+		"              source (default: all but size, best, age and "
+		"source)\n",
 	.exec = cmd_list_exec,
 };
 
 /* ---------------------------------------------------------------------- */
 /* show                                                                    */
 /* ---------------------------------------------------------------------- */
+
+/* A field for people: times as dates with their age, numbers rounded,
+ * null as "-", true/false as yes/no; the daemon's exact values are in
+ * --json. */
+static const char *field_text(const cJSON *f, char *buf, size_t n)
+{
+	static const char *const times[] = {"created", "started", "finished",
+					    NULL};
+	const char *key = f->string;
+	char when[64], ago[32];
+	double v = f->valuedouble;
+
+	if (cJSON_IsNull(f))
+		return "-";
+	if (cJSON_IsBool(f))
+		return cJSON_IsTrue(f) ? "yes" : "no";
+	if (cJSON_IsString(f)) {
+		snprintf(buf, n, "%s", f->valuestring);
+		return buf;
+	}
+	if (!cJSON_IsNumber(f)) {
+		char *text = cJSON_PrintUnformatted(f);
+		snprintf(buf, n, "%s", text ? text : "?");
+		free(text);
+		return buf;
+	}
+	for (int i = 0; times[i]; i++)
+		if (!strcmp(key, times[i])) {
+			snprintf(buf, n, "%s (%s ago)",
+				 fmt_date(v, when, sizeof when),
+				 fmt_age(v, ago, sizeof ago));
+			return buf;
+		}
+	if (!strcmp(key, "seconds"))
+		return fmt_duration(v, buf, n);
+	if (!strcmp(key, "ms")) /* the last epoch's, so the current rate */
+		snprintf(buf, n, "%.1f ms an epoch (%.1f epochs/s)", v,
+			 v > 0 ? 1000 / v : 0);
+	else if (!strcmp(key, "mse") || !strcmp(key, "lr"))
+		snprintf(buf, n, "%.3g", v);
+	else if (strstr(key, "psnr"))
+		snprintf(buf, n, "%.2f dB", v);
+	else if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, n, "%.0f", v);
+	else
+		snprintf(buf, n, "%.4g", v);
+	return buf;
+}
 
 /* Every field of a job, known ones first and formatted, the rest raw. */
 static void show_job(const cJSON *job)
@@ -296,18 +466,13 @@ static void show_job(const cJSON *job)
 
 	cJSON_ArrayForEach(field, job) {
 		int seen = 0;
-		char *text;
+		char text[256];
 		for (int i = 0; known[i] && !seen; i++)
 			seen = field->string && !strcmp(field->string, known[i]);
 		if (seen || !field->string)
 			continue;
-		if (cJSON_IsString(field))
-			printf("  %-12s %s\n", field->string,
-			       field->valuestring);
-		else if ((text = cJSON_PrintUnformatted(field))) {
-			printf("  %-12s %s\n", field->string, text);
-			free(text);
-		}
+		printf("  %-12s %s\n", field->string,
+		       field_text(field, text, sizeof text));
 	}
 }
 

@@ -32,25 +32,39 @@
 #include "fileio.h"
 #include "image.h"
 #include "jobs.h"
+#include "params.h"
 #include "protocol.h"
+#include "text.h"
 #include "watch.h"
 
 /* The largest file worth reading: base64 of it must fit in one line. */
 #define SUBMIT_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
 
 enum {
-	OPT_EPOCHS = OPT_FIRST_COMMAND_OPTION,
-	OPT_WIDTH,
-	OPT_LR,
-	OPT_SEED,
-	OPT_NAME,
-	OPT_PRIORITY,
+	OPT_NAME = OPT_FIRST_COMMAND_OPTION,
 	OPT_INIT,
 	OPT_WATCH,
 	OPT_WAIT,
 	OPT_FROM_FILE,
-	OPT_TARGET_PSNR,
+	OPT_SKIP_DONE,
+	OPT_PARAM, /* OPT_PARAM + id: a row of the table of parameters */
+	OPT_TEXT_PARAM = OPT_PARAM + PARAM_COUNT, /* + id: a word parameter */
 };
+
+/* The options submit's own; the engine's numeric ones come from the
+ * shared table (proto/params.h), each sent under its wire key, so a new
+ * row there is a new option here with its range and message. */
+static const struct option submit_options[] = {
+	{"name", required_argument, NULL, OPT_NAME},
+	{"init", required_argument, NULL, OPT_INIT},
+	{"watch", no_argument, NULL, OPT_WATCH},
+	{"wait", no_argument, NULL, OPT_WAIT},
+	{"from-file", required_argument, NULL, OPT_FROM_FILE},
+	{"skip-done", no_argument, NULL, OPT_SKIP_DONE},
+	{"quiet", no_argument, NULL, 'q'},
+	CMD_COMMON_OPTIONS,
+};
+#define N_SUBMIT_OPTIONS (sizeof submit_options / sizeof submit_options[0])
 
 /* What one call submits: the job parameters and where the images are. */
 struct submit {
@@ -67,6 +81,10 @@ struct submit {
 	int nbad;            /* inputs that were refused */
 	int expanded;        /* a folder or a list was named: a batch */
 	int no_batch;        /* the daemon refused the batch parameter */
+
+	int skip_done;       /* --skip-done */
+	cJSON *done_keys;    /* {KEY: job id} of this user's done jobs */
+	int nskipped;
 
 	cJSON *done;         /* [{"job","file","name"}] */
 	cJSON *errors;       /* [{"file","error"}] */
@@ -142,7 +160,9 @@ static int add_folder(struct submit *s, const char *dir)
 		struct stat st;
 		if (!is_png_name(de->d_name))
 			continue;
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+		if (asprintf(&path, "%s%s%s", dir,
+			     dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",
+			     de->d_name) < 0) {
 			rc = ERR_NOMEM;
 			break;
 		}
@@ -266,7 +286,8 @@ static void record(struct submit *s, const cJSON *id, const char *path,
 	if (s->quiet)
 		printf("%s\n", text);
 	else
-		printf("job %s submitted: %s (name %s)\n", text, path, name);
+		client_say(s->cl, "job %s submitted: %s (name %s)\n", text, path,
+			   name);
 	fflush(stdout);
 }
 
@@ -281,15 +302,118 @@ static int batch_refused(const struct submit *s)
 	       strstr(message, "\"batch\"");
 }
 
+/* ---------------------------------------------------------------------- */
+/* Keys: the same image with the same options is the same job             */
+/* ---------------------------------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The job's key: 128 bits over the image's bytes and the options that
+ * change the result (the tables', priority aside, and --init), in a fixed
+ * order so that the order of the options on the command line does not
+ * matter. Kept by the daemon with the job; --skip-done compares them.
+ */
+static void job_key(const struct submit *s, const uint8_t *png, size_t size,
+		    char *out, size_t n)
+{
+	uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
+	const cJSON *init = cJSON_GetObjectItemCaseSensitive(s->common, "init");
+	char *text;
+
+	a = fnv1a(a, png, size);
+	b = fnv1a(b, png, size);
+	for (int i = 0; i < PARAM_COUNT; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+			s->common, param_limits[i].key);
+		char field[96];
+		if (i == PARAM_PRIORITY || !cJSON_IsNumber(v))
+			continue;
+		snprintf(field, sizeof field, ";%s=%.17g", param_limits[i].key,
+			 v->valuedouble);
+		a = fnv1a(a, field, strlen(field));
+		b = fnv1a(b, field, strlen(field));
+	}
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
+		const char *v = job_str(s->common, text_params[i].key, NULL);
+		char field[96];
+		if (!v)
+			continue;
+		snprintf(field, sizeof field, ";%s=%s", text_params[i].key, v);
+		a = fnv1a(a, field, strlen(field));
+		b = fnv1a(b, field, strlen(field));
+	}
+	if (init && (text = cJSON_PrintUnformatted(init))) {
+		a = fnv1a(a, text, strlen(text));
+		b = fnv1a(b, text, strlen(text));
+		free(text);
+	}
+	snprintf(out, n, "k1-%016llx%016llx", (unsigned long long)mix(a),
+		 (unsigned long long)mix(b));
+}
+
+/* The keys of this user's done jobs, for --skip-done: one job.list. */
+static int load_done_keys(struct submit *s)
+{
+	cJSON *list = NULL;
+	const cJSON *job;
+	int rc;
+
+	if ((rc = client_call(s->cl, M_JOB_LIST, cJSON_CreateObject(), &list)) < 0)
+		return rc;
+	s->done_keys = cJSON_CreateObject();
+	cJSON_ArrayForEach(job, jobs_of_list(list)) {
+		const char *key = job_str(job, "key", NULL);
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
+		if (key && id && !strcmp(job_str(job, "state", ""), S_DONE) &&
+		    job_num(job, "uid", getuid()) == getuid() &&
+		    !cJSON_HasObjectItem(s->done_keys, key))
+			cJSON_AddItemToObject(s->done_keys, key,
+					      cJSON_Duplicate(id, 1));
+	}
+	cJSON_Delete(list);
+	return s->done_keys ? 0 : ERR_NOMEM;
+}
+
+/* Sends where the image came from, for the CSV (escaped when its name is
+ * not plain text: it is for people to read). */
+static void add_source(cJSON *params, const char *path)
+{
+	char *full = realpath(path, NULL), *safe;
+	const char *src = full ? full : path;
+
+	if (strlen(src) <= LIMIT_SOURCE_BYTES) {
+		safe = text_escape(src, 0);
+		if (safe && strlen(safe) <= LIMIT_SOURCE_BYTES)
+			cJSON_AddStringToObject(params, "source", safe);
+		free(safe);
+	}
+	free(full);
+}
+
 /* Submits one image. 0 (done or refused and named), or a transport
  * failure that ends the call. */
 static int submit_one(struct submit *s, const char *path)
 {
 	cJSON *params, *image, *result = NULL;
-	const cJSON *id;
+	const cJSON *id, *done_as;
 	uint8_t *data;
 	size_t size;
-	char *b64, *name;
+	char *b64, *name, key[LIMIT_KEY_BYTES + 1];
 	const char *message;
 	int rc;
 
@@ -298,6 +422,19 @@ static int submit_one(struct submit *s, const char *path)
 	if (!png_has_signature(data, size)) {
 		free(data);
 		refuse(s, path, "not a PNG file (vkinrd fits PNG images)");
+		return 0;
+	}
+	job_key(s, data, size, key, sizeof key);
+	done_as = s->done_keys
+			  ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
+			  : NULL;
+	if (done_as) {
+		char text[64];
+		free(data);
+		s->nskipped++;
+		if (!s->quiet && !s->cl->json)
+			client_say(s->cl, "skipped %s: done already as job %s\n",
+				   path, job_id_text(done_as, text, sizeof text));
 		return 0;
 	}
 	b64 = base64_encode(data, size);
@@ -315,6 +452,8 @@ static int submit_one(struct submit *s, const char *path)
 	cJSON_AddItemToObject(image, "png", cJSON_CreateStringReference(b64));
 	cJSON_AddItemToObject(params, "image", image);
 	cJSON_AddStringToObject(params, "name", name);
+	cJSON_AddStringToObject(params, "key", key);
+	add_source(params, path);
 
 	rc = client_call(s->cl, M_JOB_SUBMIT, params, &result);
 	if (rc == CLIENT_ERR_RPC && batch_refused(s)) {
@@ -381,64 +520,81 @@ static int add_init(struct submit *s, const char *path)
 	return 0;
 }
 
+/* Parses a value of the table's parameter id into s->common; 0 or the
+ * usage error's exit status. */
+static int parse_param(struct submit *s, enum param_id id, const char *text)
+{
+	char err[256];
+	double v;
+
+	if (param_parse(id, text, param_limits[id].option, &v, err,
+			sizeof err) < 0)
+		return cmd_usage_error(s->self, "%s", err);
+	cJSON_DeleteItemFromObjectCaseSensitive(s->common,
+						param_limits[id].key);
+	cJSON_AddNumberToObject(s->common, param_limits[id].key, v);
+	return 0;
+}
+
+/* The same for a word parameter (schedule, precision, dilations). */
+static int parse_text_param(struct submit *s, enum text_param_id id,
+			    const char *text)
+{
+	char err[256];
+
+	if (text_param_check(id, text, text_params[id].option, err,
+			     sizeof err) < 0)
+		return cmd_usage_error(s->self, "%s", err);
+	cJSON_DeleteItemFromObjectCaseSensitive(s->common, text_params[id].key);
+	cJSON_AddStringToObject(s->common, text_params[id].key, text);
+	return 0;
+}
+
 static int parse_options(struct submit *s, int argc, char **argv,
 			 const char **init, int *rc_out)
 {
-	static const struct option opts[] = {
-		{"epochs", required_argument, NULL, OPT_EPOCHS},
-		{"width", required_argument, NULL, OPT_WIDTH},
-		{"lr", required_argument, NULL, OPT_LR},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"name", required_argument, NULL, OPT_NAME},
-		{"priority", required_argument, NULL, OPT_PRIORITY},
-		{"init", required_argument, NULL, OPT_INIT},
-		{"watch", no_argument, NULL, OPT_WATCH},
-		{"wait", no_argument, NULL, OPT_WAIT},
-		{"from-file", required_argument, NULL, OPT_FROM_FILE},
-		{"target-psnr", required_argument, NULL, OPT_TARGET_PSNR},
-		{"quiet", no_argument, NULL, 'q'},
-		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
-	};
+	struct option opts[N_SUBMIT_OPTIONS + PARAM_COUNT + TEXT_PARAM_COUNT +
+			   1] = {{0}};
 	const struct cmd_entry *e = s->self;
-	long l;
-	double d;
 	int c, rc;
+
+	memcpy(opts, submit_options, sizeof submit_options);
+	for (int i = 0; i < PARAM_COUNT; i++)
+		opts[N_SUBMIT_OPTIONS + i] = (struct option){
+			param_limits[i].option + 2, required_argument, NULL,
+			OPT_PARAM + i};
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
+		opts[N_SUBMIT_OPTIONS + PARAM_COUNT + i] = (struct option){
+			text_params[i].option + 2, required_argument, NULL,
+			OPT_TEXT_PARAM + i};
 
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		rc = 0;
+		if (c >= OPT_PARAM && c < OPT_PARAM + PARAM_COUNT) {
+			if ((rc = parse_param(s, c - OPT_PARAM, optarg))) {
+				*rc_out = rc;
+				return -1;
+			}
+			continue;
+		}
+		if (c >= OPT_TEXT_PARAM && c < OPT_TEXT_PARAM + TEXT_PARAM_COUNT) {
+			if ((rc = parse_text_param(s, c - OPT_TEXT_PARAM,
+						   optarg))) {
+				*rc_out = rc;
+				return -1;
+			}
+			continue;
+		}
 		switch (c) {
-		case OPT_EPOCHS:
-			rc = cmd_parse_long(e, "--epochs", optarg, 1,
-					    100000000, &l);
-			cJSON_AddNumberToObject(s->common, "epochs", l);
-			break;
-		case OPT_WIDTH:
-			rc = cmd_parse_long(e, "--width", optarg, 1, 4096, &l);
-			cJSON_AddNumberToObject(s->common, "width", l);
-			break;
-		case OPT_LR:
-			rc = cmd_parse_double(e, "--lr", optarg, 1e-12, 10, &d);
-			cJSON_AddNumberToObject(s->common, "lr", d);
-			break;
-		case OPT_SEED:
-			rc = cmd_parse_long(e, "--seed", optarg, 0,
-					    (1LL << 53) - 1, &l);
-			cJSON_AddNumberToObject(s->common, "seed", (double)l);
-			break;
-		case OPT_TARGET_PSNR:
-			rc = cmd_parse_double(e, "--target-psnr", optarg, 1e-3,
-					      1000, &d);
-			cJSON_AddNumberToObject(s->common, "target_psnr", d);
-			break;
-		case OPT_PRIORITY:
-			rc = cmd_parse_long(e, "--priority", optarg, -1000000,
-					    1000000, &l);
-			cJSON_AddNumberToObject(s->common, "priority", l);
-			break;
 		case OPT_NAME:
 			if (!*optarg)
 				rc = cmd_usage_error(e, "--name is empty");
+			else if (strlen(optarg) > LIMIT_NAME_BYTES ||
+				 !text_is_clean(optarg, strlen(optarg)))
+				rc = cmd_usage_error(
+					e, "--name must be at most %d bytes of "
+					   "UTF-8 without control characters",
+					LIMIT_NAME_BYTES);
 			s->name = optarg;
 			break;
 		case OPT_INIT:
@@ -457,6 +613,9 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			break;
 		case 'q':
 			s->quiet = 1;
+			break;
+		case OPT_SKIP_DONE:
+			s->skip_done = 1;
 			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0) {
@@ -555,6 +714,10 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_AddStringToObject(s.common, "batch", batch);
 	}
 
+	if (s.skip_done && (rc = load_done_keys(&s)) < 0) {
+		status = client_fail(cl, rc, NULL);
+		goto out;
+	}
 	for (size_t i = 0; i < s.npaths && rc == 0; i++)
 		rc = submit_one(&s, s.paths[i]);
 	batched = batched && !s.no_batch;
@@ -564,10 +727,18 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 		status = client_fail(cl, rc, NULL);
 		goto out;
 	}
-	if (batched && !cl->json && !s.quiet &&
-	    cJSON_GetArraySize(s.done) > 0)
-		printf("batch %s: %d jobs submitted\n", batch,
-		       cJSON_GetArraySize(s.done));
+	if (batched && !cl->json && cJSON_GetArraySize(s.done) > 0) {
+		int n = cJSON_GetArraySize(s.done);
+		if (s.quiet) /* after the job ids: a line a script can tell */
+			printf("batch %s\n", batch);
+		else
+			printf("batch %s: %d job%s submitted\n", batch, n,
+			       n == 1 ? "" : "s");
+	}
+	if (s.nskipped && !cl->json)
+		client_warn("%d image%s skipped: done already with the same "
+			    "options (--skip-done)", s.nskipped,
+			    s.nskipped == 1 ? "" : "s");
 	if (s.nbad)
 		client_warn("%d input%s not submitted (named above)", s.nbad,
 			    s.nbad == 1 ? " was" : "s were");
@@ -581,6 +752,7 @@ out:
 		free(s.paths[i]);
 	free(s.paths);
 	cJSON_Delete(s.common);
+	cJSON_Delete(s.done_keys);
 	cJSON_Delete(s.done);
 	cJSON_Delete(s.errors);
 	return status;
@@ -602,21 +774,35 @@ const struct cmd_entry cmd_submit_entry = {
 		"Options:\n"
 		"  --epochs N           epochs to train (daemon's default "
 		"otherwise)\n"
-		"  --width NF           network width (features per layer)\n"
-		"  --lr LR              learning rate\n"
+		"  --width NF           network width, a multiple of 16 from "
+		"16 to 1024\n"
+		"  --lr LR              learning rate, above 0 and below 1\n"
 		"  --seed S             random seed of the initial weights\n"
 		"  --name NAME          the job's name (default: the file's "
 		"name without .png;\n"
 		"                       with several files, a prefix)\n"
-		"  --priority P         higher runs first (the daemon says its "
-		"range)\n"
+		"  --priority P         higher runs first, -100 to 100\n"
 		"  --init M.safetensors start from this model package\n"
-		"  --target-psnr DB     stop early, as done, once an epoch "
+		"  --target-psnr DB     stop early, as done, once the model "
 		"reaches DB\n"
+		"  --schedule S         constant, or cosine (the default: "
+		"warmup, then decay)\n"
+		"  --warmup N           warmup epochs of the cosine schedule "
+		"(default 50)\n"
+		"  --dilations LIST     e.g. 1,2,4,8 (the default)\n"
+		"  --precision P        auto (the default), fp32 or fp16\n"
+		"                       (the same options and defaults as "
+		"vkinrd --fit)\n"
 		"  --from-file LIST     read paths from LIST, one a line\n"
 		"  --watch              follow the jobs live until they end\n"
 		"  --wait               wait silently until they end\n"
-		"  -q, --quiet          print only the new job ids, one a line\n"
+		"  --skip-done          skip the images already done with the "
+		"same options\n"
+		"                       (the same bytes, epochs, width, lr, "
+		"seed, target, init)\n"
+		"  -q, --quiet          print only the new job ids, one a line,"
+		" and for a batch\n"
+		"                       a last line 'batch ID'\n"
 		"\n"
 		"A file that can't be read or is not a PNG is named on stderr "
 		"and skipped;\nthe others are still submitted and the exit "

@@ -7,23 +7,41 @@
  * line per job (or {"jobs": [...]} with --json). Both exit 0 when every job
  * ended done and 1 when any failed or was cancelled.
  */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
 #include "client.h"
 #include "jobs.h"
 #include "watch.h"
+
+enum { OPT_TIMEOUT = OPT_FIRST_COMMAND_OPTION };
 
 static int follow_exec(struct client *cl, const struct cmd_entry *self,
 		       int argc, char **argv, int wait)
 {
 	static const struct option opts[] = {
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
 	cJSON *ids = NULL;
 	int c, rc, status;
+	char *end;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		if ((rc = cmd_common_option(cl, self, c)) >= 0)
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == OPT_TIMEOUT) {
+			errno = 0;
+			cl->reconnect_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !isfinite(cl->reconnect_s) || cl->reconnect_s < 0)
+				return cmd_usage_error(
+					self, "--timeout takes seconds (0 or "
+					      "more), not '%s'", optarg);
+		} else if ((rc = cmd_common_option(cl, self, c)) >= 0) {
 			return rc;
+		}
+	}
 	if (optind >= argc)
 		return cmd_usage_error(self, "name at least one job or batch");
 	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
@@ -50,7 +68,7 @@ static int cmd_wait_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_watch_entry = {
 	.name = "watch",
 	.alias = NULL,
-	.args = "ID...",
+	.args = "[--timeout S] ID...",
 	.summary = "live per-epoch metrics until the jobs end",
 	.help = "On a terminal: one line per job, redrawn in place (epoch, "
 		"PSNR and best,\nMSE, learning rate, epochs/s, ETA, a "
@@ -61,22 +79,28 @@ const struct cmd_entry cmd_watch_entry = {
 		",\"job\",\"epoch\",\"mse\",\"psnr\",\"lr\",\"ms\"}\nor "
 		"{\"event\":\"job.state\",\"job\",\"state\"}).\n"
 		"\n"
+		"If the daemon goes away (a restart), watch connects again for "
+		"up to --timeout\nseconds (default 60; 0: give up at once) and "
+		"carries on.\n"
+		"\n"
 		"Exit status: 0 when every job ended done, 1 when any failed "
-		"or was cancelled.\nInterrupting watch leaves the jobs "
-		"running.\n",
+		"or was cancelled,\n69 when the daemon stayed away. "
+		"Interrupting watch leaves the jobs running.\n",
 	.exec = cmd_watch_exec,
 };
 
 const struct cmd_entry cmd_wait_entry = {
 	.name = "wait",
 	.alias = NULL,
-	.args = "ID...",
+	.args = "[--timeout S] ID...",
 	.summary = "block until the jobs end",
 	.help = "Prints one line per job when all have ended ({\"jobs\": "
 		"[...]} with --json).\nA paused job is waited for until it is "
-		"resumed and ends.\n"
+		"resumed and ends. If the daemon goes away (a restart), wait "
+		"connects again\nfor up to --timeout seconds (default 60; 0: "
+		"give up at once) and carries on.\n"
 		"\n"
 		"Exit status: 0 when every job ended done, 1 when any failed "
-		"or was cancelled.\n",
+		"or was cancelled,\n69 when the daemon stayed away.\n",
 	.exec = cmd_wait_exec,
 };

@@ -10,13 +10,12 @@
  * (--help, --json, --socket) are handled by cmd_common_option so that
  * `vkinrctl list --json` means the same as `vkinrctl --json list`.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "protocol.h"
 
 extern const struct cmd_entry cmd_submit_entry;
 extern const struct cmd_entry cmd_list_entry;
@@ -30,12 +29,19 @@ extern const struct cmd_entry cmd_remove_entry;
 extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_infer_entry;
 extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_metrics_entry;
+extern const struct cmd_entry cmd_plot_entry;
+extern const struct cmd_entry cmd_preview_entry;
+extern const struct cmd_entry cmd_help_entry;
+extern const struct cmd_entry cmd_completion_entry;
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_submit_entry, &cmd_list_entry,   &cmd_show_entry,
 	&cmd_watch_entry,  &cmd_wait_entry,   &cmd_pause_entry,
 	&cmd_resume_entry, &cmd_cancel_entry, &cmd_remove_entry,
 	&cmd_export_entry, &cmd_infer_entry,  &cmd_status_entry,
+	&cmd_metrics_entry, &cmd_plot_entry,  &cmd_preview_entry,
+	&cmd_help_entry,   &cmd_completion_entry,
 	NULL,
 };
 
@@ -48,6 +54,35 @@ const struct cmd_entry *cmd_find(const char *name)
 			return e;
 	}
 	return NULL;
+}
+
+void cmd_print_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: vkinrctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
+		"\n"
+		"Control vkinrd, the daemon that fits a small neural network "
+		"to each image\non a Vulkan GPU.\n"
+		"\n"
+		"Commands:\n");
+	for (int i = 0; cmd_table[i]; i++)
+		fprintf(out, "  %-11s %s\n", cmd_table[i]->name,
+			cmd_table[i]->summary);
+	fprintf(out,
+		"\n"
+		"Options:\n"
+		"  --socket PATH   the daemon's socket (else $VKINR_SOCKET, else\n"
+		"                  $XDG_RUNTIME_DIR/vkinrd.sock, else "
+		CLIENT_DEFAULT_SOCKET ")\n"
+		"  --json          print only JSON on stdout; text for people "
+		"goes to stderr\n"
+		"  -h, --help      this help; `vkinrctl COMMAND --help` for "
+		"one command\n"
+		"  -V, --version   the client's version and protocol\n"
+		"\n"
+		"Exit status: 0 ok, 1 a job failed or was cancelled, 2 usage "
+		"error,\n3 the daemon refused (or a file was bad), 69 the "
+		"daemon cannot be reached.\nSee vkinrctl(1).\n");
 }
 
 void cmd_print_help(const struct cmd_entry *e, FILE *out)
@@ -69,7 +104,7 @@ int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	fflush(stdout);
 	fprintf(stderr, "vkinrctl %s: ", e->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	client_vprint(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry 'vkinrctl %s --help'.\n", e->name);
 	return CLIENT_EXIT_USAGE;
@@ -98,36 +133,4 @@ void cmd_getopt_reset(void)
 {
 	optind = 0; /* glibc: a full re-initialisation */
 	opterr = 1;
-}
-
-int cmd_parse_long(const struct cmd_entry *e, const char *opt, const char *s,
-		   long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return cmd_usage_error(e, "%s takes a whole number from %ld "
-					  "to %ld, not '%s'",
-				       opt, min, max, s);
-	*out = v;
-	return 0;
-}
-
-int cmd_parse_double(const struct cmd_entry *e, const char *opt,
-		     const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
-		return cmd_usage_error(e, "%s takes a number from %g to %g, "
-					  "not '%s'",
-				       opt, min, max, s);
-	*out = v;
-	return 0;
 }

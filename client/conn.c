@@ -32,6 +32,7 @@
 #include "framing.h"
 #include "jsonrpc.h"
 #include "protocol.h"
+#include "text.h"
 
 #define READ_CHUNK (256u << 10)
 
@@ -50,6 +51,7 @@ struct conn {
 	struct msg_queue notifications;
 	int eof;                       /* the daemon closed its side */
 	int bad_line;                  /* the daemon sent a non-JSON-RPC line */
+	int escape_text;               /* text_escape_tree every message */
 
 	int rpc_code;        /* last JSON-RPC error */
 	char *rpc_message;
@@ -184,6 +186,11 @@ int conn_open(const char *path, struct conn **out, char *why, size_t whylen)
 	return 0;
 }
 
+void conn_escape_text(struct conn *c)
+{
+	c->escape_text = 1;
+}
+
 void conn_close(struct conn *c)
 {
 	if (!c)
@@ -242,6 +249,10 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
 			 len);
 		c->bad_line = 1;
 		return 0;
+	}
+	if (c->escape_text && text_escape_tree(msg) < 0) {
+		cJSON_Delete(msg);
+		return ERR_NOMEM;
 	}
 	switch (rpc_classify(msg, &why)) {
 	case RPC_KIND_NOTIFICATION:

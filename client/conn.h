@@ -31,6 +31,10 @@ char *conn_socket_path(const char *flag);
  * what failed in words.
  */
 int conn_open(const char *path, struct conn **out, char *why, size_t whylen);
+/* From now on, every string in what the daemon sends is escaped for a
+ * terminal (text_escape) as it arrives, for commands that print for
+ * people. */
+void conn_escape_text(struct conn *c);
 /* Closes and frees; conn_close(NULL) does nothing. */
 void conn_close(struct conn *c);
 

@@ -1,11 +1,13 @@
 /*
- * format.c - text for people: durations, sparklines, UTF-8 column counts
- * and terminal sizes. Nothing here prints; callers decide where text goes.
+ * format.c - text for people and scripts: durations, sparklines, UTF-8
+ * column counts, CSV fields and terminal sizes. Callers decide where the
+ * text goes.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "format.h"
@@ -26,6 +28,35 @@ const char *fmt_duration(double seconds, char *buf, size_t n)
 	else
 		snprintf(buf, n, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
 			 s % 60);
+	return buf;
+}
+
+const char *fmt_date(double t, char *buf, size_t n)
+{
+	time_t secs = (time_t)t;
+	struct tm tm;
+
+	if (!isfinite(t) || t <= 0 || !localtime_r(&secs, &tm))
+		snprintf(buf, n, "-");
+	else
+		strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}
+
+const char *fmt_age(double t, char *buf, size_t n)
+{
+	double ago = (double)time(NULL) - t;
+
+	if (!isfinite(t) || t <= 0)
+		snprintf(buf, n, "-");
+	else if (ago < 60)
+		snprintf(buf, n, "%.0fs", ago < 0 ? 0 : ago);
+	else if (ago < 3600)
+		snprintf(buf, n, "%.0fm", floor(ago / 60));
+	else if (ago < 86400)
+		snprintf(buf, n, "%.0fh", floor(ago / 3600));
+	else
+		snprintf(buf, n, "%.0fd", floor(ago / 86400));
 	return buf;
 }
 
@@ -67,28 +98,161 @@ const char *fmt_sparkline(const float *values, int n, char *buf)
 	return buf;
 }
 
+/* The code point at p (UTF-8 already checked by text_escape: a bad byte
+ * counts as one) and its length. */
+static unsigned decode(const unsigned char *p, int *len)
+{
+	unsigned cp = p[0];
+	int n = cp >= 0xF0 ? 4 : cp >= 0xE0 ? 3 : cp >= 0xC0 ? 2 : 1;
+
+	if (n > 1)
+		cp &= 0x3F >> (n - 1);
+	for (int i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80) {
+			*len = 1;
+			return p[0];
+		}
+		cp = cp << 6 | (p[i] & 0x3F);
+	}
+	*len = n;
+	return cp;
+}
+
+/* East Asian wide and fullwidth ranges, and the emoji planes. */
+static int wide(unsigned cp)
+{
+	return (cp >= 0x1100 && cp <= 0x115F) ||
+	       (cp >= 0x2E80 && cp <= 0xA4CF) ||
+	       (cp >= 0xAC00 && cp <= 0xD7A3) ||
+	       (cp >= 0xF900 && cp <= 0xFAFF) ||
+	       (cp >= 0xFE30 && cp <= 0xFE4F) ||
+	       (cp >= 0xFF00 && cp <= 0xFF60) ||
+	       (cp >= 0xFFE0 && cp <= 0xFFE6) ||
+	       (cp >= 0x1F300 && cp <= 0x1FAFF) ||
+	       (cp >= 0x20000 && cp <= 0x3FFFD);
+}
+
 size_t fmt_columns(const char *s)
 {
 	size_t cols = 0;
+	int len;
 
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xC0) != 0x80)
-			cols++;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p += len)
+		cols += 1 + wide(decode(p, &len));
 	return cols;
 }
 
 void fmt_truncate(char *s, size_t cols)
 {
 	size_t seen = 0;
+	int len;
 
-	for (char *p = s; *p; p++) {
-		if (((unsigned char)*p & 0xC0) == 0x80)
-			continue;
-		if (seen++ == cols) {
+	for (unsigned char *p = (unsigned char *)s; *p; p += len) {
+		size_t w = 1 + wide(decode(p, &len));
+		if (seen + w > cols) {
 			*p = '\0';
 			return;
 		}
+		seen += w;
 	}
+}
+
+size_t fmt_append_cols(char *buf, size_t n, const char *s, size_t cols)
+{
+	size_t len = strlen(buf), used = 0;
+	int step;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p;
+	     p += step) {
+		size_t w = 1 + wide(decode(p, &step));
+		if (used + w > cols || len + step + 1 > n)
+			break;
+		memcpy(buf + len, p, step);
+		len += step;
+		used += w;
+	}
+	while (used++ < cols && len + 1 < n)
+		buf[len++] = ' ';
+	buf[len] = '\0';
+	return len;
+}
+
+/* ---- the PSNR series ---- */
+
+void fmt_series_init(struct fmt_series *s)
+{
+	memset(s, 0, sizeof *s);
+	s->stride = 1;
+}
+
+void fmt_series_add(struct fmt_series *s, int epoch, float value)
+{
+	if (!isfinite(value) || epoch <= s->last_epoch)
+		return;
+	if (++s->since < s->stride && s->n > 0) {
+		s->v[s->n - 1] = value; /* the group's latest point stands */
+		s->last_epoch = epoch;
+		return;
+	}
+	if (s->n == FMT_SERIES_MAX) {
+		for (int i = 0; i < FMT_SERIES_MAX / 2; i++)
+			s->v[i] = s->v[2 * i + 1];
+		s->n = FMT_SERIES_MAX / 2;
+		s->stride *= 2;
+	}
+	s->v[s->n++] = value;
+	s->since = 0;
+	s->last_epoch = epoch;
+}
+
+const char *fmt_series_sparkline(const struct fmt_series *s, int width,
+				 char *buf)
+{
+	float pick[FMT_SERIES_MAX];
+	int n = s->n < width ? s->n : width;
+
+	for (int i = 0; i < n; i++)
+		pick[i] = s->v[s->n <= width ? i
+					      : (int)((long)(i + 1) * s->n /
+						      width) - 1];
+	return fmt_sparkline(pick, n, buf);
+}
+
+double fmt_series_slope(const struct fmt_series *s)
+{
+	int back = s->n / 4;
+
+	if (back < 1 || s->n < 4)
+		return NAN;
+	return (s->v[s->n - 1] - s->v[s->n - 1 - back]) /
+	       ((double)back * s->stride);
+}
+
+void fmt_csv_field(FILE *out, const char *s, int last)
+{
+	if (strpbrk(s, ",\"\r\n")) {
+		fputc('"', out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', out);
+			fputc(*s, out);
+		}
+		fputc('"', out);
+	} else {
+		fputs(s, out);
+	}
+	fputc(last ? '\n' : ',', out);
+}
+
+void fmt_csv_number(FILE *out, double v, const char *format, int last)
+{
+	char buf[64];
+
+	if (isfinite(v))
+		snprintf(buf, sizeof buf, format, v);
+	else
+		buf[0] = '\0';
+	fmt_csv_field(out, buf, last);
 }
 
 int fmt_terminal_columns(int fd)

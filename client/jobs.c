@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "errors.h"
@@ -83,6 +84,27 @@ int job_state_ended(const char *state)
 			 !strcmp(state, S_CANCELLED));
 }
 
+int job_state_known(const char *state)
+{
+	static const char *const states[] = {S_QUEUED, S_RUNNING, S_PAUSED,
+					     S_DONE, S_FAILED, S_CANCELLED};
+
+	for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+		if (!strcmp(state, states[i]))
+			return 1;
+	return 0;
+}
+
+int jobs_batch_known(const cJSON *jobs, const char *batch)
+{
+	const cJSON *job;
+
+	cJSON_ArrayForEach(job, jobs)
+		if (!strcmp(job_str(job, "batch", ""), batch))
+			return 1;
+	return 0;
+}
+
 const cJSON *jobs_of_list(const cJSON *result)
 {
 	if (cJSON_IsArray(result))
@@ -151,6 +173,45 @@ int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids)
 	for (int i = 0; i < nwords; i++)
 		if (!add_matches(jobs, words[i], out))
 			cJSON_AddItemToArray(out, guess_id(words[i], jobs));
+	cJSON_Delete(list);
+	*ids = out;
+	return 0;
+}
+
+/* Whether a word names the job (its id, or its batch). */
+static int named(const cJSON *job, char **words, int nwords)
+{
+	char text[128];
+
+	job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), text,
+		    sizeof text);
+	for (int i = 0; i < nwords; i++)
+		if (!strcmp(words[i], text) ||
+		    !strcmp(words[i], job_str(job, "batch", "")))
+			return 1;
+	return nwords == 0;
+}
+
+int jobs_in_state(struct client *cl, char **words, int nwords,
+		  const char *state, cJSON **ids)
+{
+	cJSON *list = NULL, *out;
+	const cJSON *job;
+	int rc;
+
+	*ids = NULL;
+	if ((rc = client_call(cl, M_JOB_LIST, cJSON_CreateObject(), &list)) < 0)
+		return rc;
+	if (!(out = cJSON_CreateArray())) {
+		cJSON_Delete(list);
+		return ERR_NOMEM;
+	}
+	cJSON_ArrayForEach(job, jobs_of_list(list))
+		if (!strcmp(job_str(job, "state", ""), state) &&
+		    (getuid() == 0 || job_num(job, "uid", getuid()) == getuid()) &&
+		    named(job, words, nwords))
+			cJSON_AddItemToArray(out, cJSON_Duplicate(
+				cJSON_GetObjectItemCaseSensitive(job, "id"), 1));
 	cJSON_Delete(list);
 	*ids = out;
 	return 0;

@@ -28,6 +28,10 @@ double job_num(const cJSON *job, const char *key, double dflt);
 /* Seconds the job has spent fitting: its "seconds", else finished (or
  * now) minus started, Unix times; NaN when it has not started. */
 double job_seconds(const cJSON *job);
+/* Whether a state is one of the six a job can be in. */
+int job_state_known(const char *state);
+/* Whether a job of the list (job objects) belongs to batch. */
+int jobs_batch_known(const cJSON *jobs, const char *batch);
 /* Whether a state is final (done, failed, cancelled). */
 int job_state_ended(const char *state);
 
@@ -40,6 +44,14 @@ int job_state_ended(const char *state);
  * for client_fail.
  */
 int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids);
+
+/*
+ * The ids of the caller's jobs (all jobs for root) in state, among those
+ * that words name (job or batch ids) or, with no words, among all. Same
+ * return as jobs_resolve.
+ */
+int jobs_in_state(struct client *cl, char **words, int nwords,
+		  const char *state, cJSON **ids);
 
 /* The job objects of a job.list result ({"jobs": [...]}, or a bare array). */
 const cJSON *jobs_of_list(const cJSON *result);

@@ -16,37 +16,9 @@
 #include "conn.h"
 #include "protocol.h"
 
-static void print_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: vkinrctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
-		"\n"
-		"Control vkinrd, the daemon that fits a small neural network "
-		"to each image\non a Vulkan GPU.\n"
-		"\n"
-		"Commands:\n");
-	for (int i = 0; cmd_table[i]; i++)
-		fprintf(out, "  %-8s %s\n", cmd_table[i]->name,
-			cmd_table[i]->summary);
-	fprintf(out,
-		"\n"
-		"Options:\n"
-		"  --socket PATH   the daemon's socket (else $VKINR_SOCKET, else\n"
-		"                  $XDG_RUNTIME_DIR/vkinrd.sock, else "
-		CLIENT_DEFAULT_SOCKET ")\n"
-		"  --json          print only JSON on stdout; text for people "
-		"goes to stderr\n"
-		"  -h, --help      this help; `vkinrctl COMMAND --help` for "
-		"one command\n"
-		"  -V, --version   the client's version and protocol\n"
-		"\n"
-		"Exit status: 0 ok, 1 a job failed or was cancelled, 2 usage "
-		"error,\n3 the daemon refused (or a file was bad), 69 the "
-		"daemon cannot be reached.\nSee vkinrctl(1).\n");
-}
-
 int main(int argc, char **argv)
 {
+	static char prog[64];
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -54,7 +26,8 @@ int main(int argc, char **argv)
 		{"socket", required_argument, NULL, OPT_SOCKET},
 		{NULL, 0, NULL, 0},
 	};
-	struct client cl = {.prog = "vkinrctl"};
+	struct client cl = {.prog = "vkinrctl",
+			    .reconnect_s = CLIENT_RECONNECT_S};
 	const struct cmd_entry *e;
 	int c, status;
 
@@ -62,7 +35,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			print_usage(stdout);
+			cmd_print_usage(stdout);
 			return CLIENT_EXIT_OK;
 		case 'V':
 			printf("vkinrctl %s (protocol %d)\n", VKINR_VERSION,
@@ -81,7 +54,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "vkinrctl: a command is missing.\n");
-		print_usage(stderr);
+		cmd_print_usage(stderr);
 		return CLIENT_EXIT_USAGE;
 	}
 	e = cmd_find(argv[optind]);
@@ -95,6 +68,10 @@ int main(int argc, char **argv)
 
 	argc -= optind;
 	argv += optind;
+	/* getopt names argv[0] in its messages: "vkinrctl show: invalid
+	 * option -- '1'", not "show: ...". */
+	snprintf(prog, sizeof prog, "vkinrctl %s", e->name);
+	argv[0] = prog;
 	cmd_getopt_reset();
 	status = e->exec(&cl, e, argc, argv);
 

@@ -9,13 +9,21 @@
  * wjob per job. Because a notification can be missed (a daemon that thins
  * a slow reader's stream, or a job that ends while we subscribe), a job
  * that has been quiet for a while is asked for again with job.get: the
- * watch ends on the job's real state, never on a guess.
+ * watch ends on the job's real state, never on a guess. When the daemon
+ * goes away (a restart), the jobs go on in its state folder: the watch
+ * connects again for up to --timeout seconds and picks them up where it
+ * left them (job.subscribe with "since" the last epoch seen).
  *
  * What is shown depends on where it goes:
- *   - a terminal: one line per job, redrawn in place with ANSI cursor
- *     movement at most every REDRAW_MS, cut to the terminal's width, plus a
- *     total line for several jobs; when there are more jobs than rows, the
- *     active ones are shown first;
+ *   - a terminal: for several jobs a summary line first, then one line per
+ *     job, running ones first, as many as fit in the terminal's rows less
+ *     one (so drawing never scrolls); each line is cut to the columns it
+ *     takes on screen (wide characters count two), its fields in order of
+ *     use (PSNR, ETA, the sparkline, then best, rate, mse, lr only when
+ *     they fit), redrawn in place at most every REDRAW_MS. Only a running
+ *     job has a rate and an ETA; a job with a target PSNR has the ETA of
+ *     the epochs its PSNR's recent rise needs to reach it, when fewer. The
+ *     sparkline covers the run so far (fmt_series), replay included;
  *   - a pipe or file: appended lines, at most one per PLAIN_INTERVAL per
  *     job, and always the last point and the change of state;
  *   - --json: every notification as one JSON object on stdout, unthrottled;
@@ -24,6 +32,7 @@
  * and conn.h.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,7 +46,7 @@
 #include "protocol.h"
 #include "watch.h"
 
-#define SPARK_BINS 16
+#define SPARK_WIDTH 14 /* bars; 80 columns hold a line with all of them */
 #define REDRAW_MS 100
 #define PLAIN_INTERVAL 1.0 /* seconds between two lines of one job */
 #define QUIET_AFTER 2.0    /* seconds without news before asking job.get */
@@ -55,9 +64,10 @@ struct wjob {
 
 	int epoch, epochs;  /* last finished, target */
 	double psnr, best, mse, lr;
+	double target_psnr; /* 0: none */
 	double ms;          /* smoothed wall time of one epoch */
 	int have_metrics;
-	float spark[SPARK_BINS]; /* PSNR by stretch of the run; NaN: none */
+	struct fmt_series series; /* PSNR over the run so far */
 	int ended;
 	int replay_left;    /* replayed epochs still to come (job.subscribe) */
 
@@ -122,18 +132,6 @@ static void set_error(struct wjob *j, const char *error)
 	j->error = strdup(error);
 }
 
-static void note_psnr(struct wjob *j, int epoch, double psnr)
-{
-	int bin;
-
-	if (j->epochs <= 0 || epoch <= 0 || !isfinite(psnr))
-		return;
-	bin = (int)((long long)(epoch - 1) * SPARK_BINS / j->epochs);
-	if (bin >= SPARK_BINS)
-		bin = SPARK_BINS - 1;
-	j->spark[bin] = (float)psnr;
-}
-
 /* A job object (job.get, job.list): name, state, epochs, latest metrics. */
 static void fold_job(struct wjob *j, const cJSON *job)
 {
@@ -143,6 +141,7 @@ static void fold_job(struct wjob *j, const cJSON *job)
 	set_state(j, job_str(job, "state", "?"));
 	set_error(j, job_str(job, "error", NULL));
 	j->epochs = (int)job_num(job, "epochs", j->epochs);
+	j->target_psnr = job_num(job, "target_psnr", 0);
 	if (epoch >= j->epoch) {
 		j->epoch = epoch;
 		j->psnr = job_num(job, "psnr", j->psnr);
@@ -172,7 +171,7 @@ static void fold_progress(struct wjob *j, const cJSON *p)
 	if (isfinite(ms) && ms > 0)
 		j->ms = j->ms > 0 ? j->ms + MS_SMOOTHING * (ms - j->ms) : ms;
 	j->have_metrics = 1;
-	note_psnr(j, epoch, psnr);
+	fmt_series_add(&j->series, epoch, (float)psnr);
 	/* Progress of a job we think is queued means it runs now. */
 	if (!strcmp(j->state, S_QUEUED))
 		set_state(j, S_RUNNING);
@@ -235,40 +234,96 @@ static int ask_all(struct watch *w)
 /* Showing                                                                 */
 /* ---------------------------------------------------------------------- */
 
-static double eta_seconds(const struct wjob *j)
+static int is_running(const struct wjob *j)
 {
-	if (j->ended || j->ms <= 0 || j->epochs <= 0)
-		return NAN;
-	return (j->epochs - j->epoch) * j->ms / 1000.0;
+	return !j->ended && !strcmp(j->state, S_RUNNING);
 }
 
-/* One live line for a job, at most cols columns. */
+/* Epochs still to go: to the end, or fewer when the PSNR's recent rise
+ * reaches the target PSNR sooner. */
+static double epochs_left(const struct wjob *j)
+{
+	double left = j->epochs - j->epoch, slope;
+
+	if (j->target_psnr > 0 && isfinite(j->psnr)) {
+		if (j->psnr >= j->target_psnr)
+			return 0;
+		slope = fmt_series_slope(&j->series);
+		if (slope > 0)
+			left = fmin(left, (j->target_psnr - j->psnr) / slope);
+	}
+	return left > 0 ? left : 0;
+}
+
+static double eta_seconds(const struct wjob *j)
+{
+	if (!is_running(j) || j->ms <= 0 || j->epochs <= 0)
+		return NAN;
+	return epochs_left(j) * j->ms / 1000.0;
+}
+
+/* Appends " field" to buf when it fits in cols columns in all. */
+static void add_field(char *buf, size_t n, int cols, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void add_field(char *buf, size_t n, int cols, const char *fmt, ...)
+{
+	char field[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(field, sizeof field, fmt, ap);
+	va_end(ap);
+	if (cols > 0 && fmt_columns(buf) + 1 + fmt_columns(field) > (size_t)cols)
+		return;
+	if (strlen(buf) + 1 + strlen(field) < n) {
+		strcat(buf, " ");
+		strcat(buf, field);
+	}
+}
+
+/* One live line for a job, at most cols columns (0: no limit). */
 static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 {
-	char eta[32], spark[3 * SPARK_BINS + 1];
-	char psnr[32], best[32], mse[32], lr[32];
-	int k;
+	char eta[32], spark[3 * SPARK_WIDTH + 1], num[32], head[64];
 
-	k = snprintf(buf, n, "%-6s %-14.14s %-9s %6d/%-6d", j->idtext,
-		     j->name, j->state, j->epoch, j->epochs);
-	if (j->have_metrics && k > 0 && (size_t)k < n)
-		k += snprintf(buf + k, n - k,
-			      " %6s dB (best %6s)  mse %s  lr %s",
-			      fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
-			      fmt_number("%.2f", j->best, best, sizeof best),
-			      fmt_number("%.2e", j->mse, mse, sizeof mse),
-			      fmt_number("%.1e", j->lr, lr, sizeof lr));
-	if (!j->ended && j->ms > 0 && k > 0 && (size_t)k < n)
-		k += snprintf(buf + k, n - k, "  %5.1f ep/s  ETA %s",
-			      1000.0 / j->ms,
-			      fmt_duration(eta_seconds(j), eta, sizeof eta));
-	if (j->have_metrics && k > 0 && (size_t)k < n)
-		k += snprintf(buf + k, n - k, "  %s",
-			      fmt_sparkline(j->spark, SPARK_BINS, spark));
-	if (j->error && k > 0 && (size_t)k < n)
-		snprintf(buf + k, n - k, "  %s", j->error);
+	buf[0] = '\0';
+	fmt_append_cols(buf, n, j->idtext, 5);
+	strcat(buf, " ");
+	fmt_append_cols(buf, n, j->name, 12);
+	snprintf(head, sizeof head, " %-9s %13s", j->state, "");
+	snprintf(head + 11, sizeof head - 11, "%6d/%-6d", j->epoch, j->epochs);
+	strncat(buf, head, n - strlen(buf) - 1);
 	if (cols > 1)
 		fmt_truncate(buf, (size_t)cols - 1);
+	cols = cols > 1 ? cols - 1 : 0;
+	if (j->have_metrics)
+		add_field(buf, n, cols, "%6s dB",
+			  fmt_number("%.2f", j->psnr, num, sizeof num));
+	if (j->error) {
+		char *err = strdup(j->error);
+		if (err && cols > 0 && fmt_columns(buf) + 2 < (size_t)cols)
+			fmt_truncate(err, cols - fmt_columns(buf) - 1);
+		if (err)
+			add_field(buf, n, cols, "%s", err);
+		free(err);
+	}
+	if (is_running(j) && j->ms > 0)
+		add_field(buf, n, cols, "ETA %-7s",
+			  fmt_duration(eta_seconds(j), eta, sizeof eta));
+	if (j->series.n > 0)
+		add_field(buf, n, cols, "%s",
+			  fmt_series_sparkline(&j->series, SPARK_WIDTH, spark));
+	if (j->have_metrics)
+		add_field(buf, n, cols, "best %s",
+			  fmt_number("%.2f", j->best, num, sizeof num));
+	if (is_running(j) && j->ms > 0)
+		add_field(buf, n, cols, "%.1f ep/s", 1000.0 / j->ms);
+	if (j->have_metrics) {
+		add_field(buf, n, cols, "mse %s",
+			  fmt_number("%.2e", j->mse, num, sizeof num));
+		add_field(buf, n, cols, "lr %s",
+			  fmt_number("%.1e", j->lr, num, sizeof num));
+	}
 }
 
 struct totals {
@@ -305,12 +360,14 @@ static struct totals count_jobs(const struct watch *w)
 			ms_n++;
 		}
 	}
-	/* Remaining work over the jobs that run at once: a rough ETA. */
+	/* Remaining work over the jobs that run at once: a rough ETA (an
+	 * unstarted job at the mean epoch time of the others; a paused job
+	 * waits for someone, so it is left out). */
 	for (int i = 0; i < w->n; i++) {
 		const struct wjob *j = &w->jobs[i];
 		double ms = j->ms > 0 ? j->ms : ms_n ? ms_sum / ms_n : NAN;
-		if (!j->ended)
-			left += (j->epochs - j->epoch) * ms / 1000.0;
+		if (!j->ended && strcmp(j->state, S_PAUSED))
+			left += epochs_left(j) * ms / 1000.0;
 	}
 	parallel = t.running > 0 ? t.running : 1;
 	t.eta = left / parallel;
@@ -322,25 +379,24 @@ static void total_line(const struct watch *w, char *buf, size_t n,
 {
 	struct totals t = count_jobs(w);
 	char eta[32];
-	int k;
 
-	k = snprintf(buf, n, "total  %d jobs: %d done, %d running, %d queued",
-		     w->n, t.done, t.running, t.queued);
+	int k = snprintf(buf, n, "total %d jobs: %d done, %d running, %d queued",
+			 w->n, t.done, t.running, t.queued);
+
+	cols = cols > 1 ? cols - 1 : 0;
 	if (t.paused && k > 0 && (size_t)k < n)
 		k += snprintf(buf + k, n - k, ", %d paused", t.paused);
 	if (t.failed && k > 0 && (size_t)k < n)
-		k += snprintf(buf + k, n - k, ", %d failed or cancelled",
-			      t.failed);
-	if (t.psnr_n && k > 0 && (size_t)k < n)
-		k += snprintf(buf + k, n - k, "  mean %.2f dB",
-			      t.psnr_sum / t.psnr_n);
-	if (t.running + t.queued + t.paused > 0 && k > 0 && (size_t)k < n)
-		k += snprintf(buf + k, n - k, "  ETA %s",
-			      fmt_duration(t.eta, eta, sizeof eta));
-	if (hidden && k > 0 && (size_t)k < n)
-		snprintf(buf + k, n - k, "  (%d more not shown)", hidden);
-	if (cols > 1)
-		fmt_truncate(buf, (size_t)cols - 1);
+		snprintf(buf + k, n - k, ", %d failed or cancelled", t.failed);
+	if (t.running + t.queued > 0)
+		add_field(buf, n, cols, " ETA %s",
+			  fmt_duration(t.eta, eta, sizeof eta));
+	if (hidden)
+		add_field(buf, n, cols, " +%d below", hidden);
+	if (t.psnr_n)
+		add_field(buf, n, cols, " mean %.2f dB", t.psnr_sum / t.psnr_n);
+	if (cols > 0)
+		fmt_truncate(buf, (size_t)cols);
 }
 
 /* Order for a crowded terminal: running, paused, queued, ended. */
@@ -357,13 +413,24 @@ static void draw_live(struct watch *w)
 {
 	int cols = fmt_terminal_columns(fileno(w->out));
 	int rows = fmt_terminal_rows(fileno(w->out));
-	int room = w->n, shown = 0;
+	int summary = w->n > 1, room = w->n, shown = 0;
 	char line[1024];
 
-	if (w->n > 1 && rows > 3 && w->n > rows - 2)
-		room = rows - 2;
+	/* rows - 1 lines at most: the cursor ends on the last row, and a
+	 * newline there would scroll what the cursor-up cannot reach. */
+	if (room + summary > rows - 1)
+		room = rows - 1 - summary > 0 ? rows - 1 - summary : 0;
+	/* Back to the first line and over it: each line is cleared as it is
+	 * written and what is left below at the end. Erasing the whole view
+	 * first (ESC [J at its top) would read as a clear screen to terminals
+	 * that keep a cleared screen in their scrollback (tmux). */
 	if (w->lines > 0)
-		fprintf(w->out, "\r\033[%dA\033[J", w->lines);
+		fprintf(w->out, "\r\033[%dA", w->lines);
+	if (summary) {
+		int hidden = w->n - room;
+		total_line(w, line, sizeof line, hidden, cols);
+		fprintf(w->out, "\033[2K%s\n", line);
+	}
 	for (int r = 0; r <= 3 && shown < room; r++)
 		for (int i = 0; i < w->n && shown < room; i++) {
 			if (rank(&w->jobs[i]) != r)
@@ -372,13 +439,9 @@ static void draw_live(struct watch *w)
 			fprintf(w->out, "\033[2K%s\n", line);
 			shown++;
 		}
-	if (w->n > 1) {
-		total_line(w, line, sizeof line, w->n - shown, cols);
-		fprintf(w->out, "\033[2K%s\n", line);
-		shown++;
-	}
+	fputs("\033[J", w->out);
 	fflush(w->out);
-	w->lines = shown;
+	w->lines = shown + summary;
 	w->dirty = 0;
 	w->drawn_at = now_s();
 }
@@ -394,7 +457,7 @@ static void plain_progress(struct watch *w, struct wjob *j)
 		fmt_number("%.2f", j->best, best, sizeof best),
 		fmt_number("%.3e", j->mse, mse, sizeof mse),
 		fmt_number("%.2e", j->lr, lr, sizeof lr));
-	if (!j->ended && j->ms > 0)
+	if (is_running(j) && j->ms > 0)
 		fprintf(w->out, " %.1f ep/s eta %s", 1000.0 / j->ms,
 			fmt_duration(eta_seconds(j), eta, sizeof eta));
 	fputc('\n', w->out);
@@ -587,17 +650,24 @@ static int follow(struct watch *w)
 	return drain(w);
 }
 
-static int subscribe_all(struct watch *w)
+/* job.subscribe for every job (again: only those still going, from the
+ * epoch already seen, after a reconnection). */
+static int subscribe_all(struct watch *w, int again)
 {
-	cJSON *result = NULL;
+	cJSON *result = NULL, *params;
 	int rc;
 
 	for (int i = 0; i < w->n; i++) {
-		rc = client_call(w->cl, M_JOB_SUBSCRIBE,
-				 job_params(w->jobs[i].id), &result);
+		struct wjob *j = &w->jobs[i];
+		if (again && j->ended)
+			continue;
+		params = job_params(j->id);
+		if (again && params)
+			cJSON_AddNumberToObject(params, "since", j->epoch);
+		rc = client_call(w->cl, M_JOB_SUBSCRIBE, params, &result);
 		const cJSON *replay = cJSON_GetObjectItemCaseSensitive(result, "replay");
 		if (rc >= 0 && cJSON_IsNumber(replay))
-			w->jobs[i].replay_left = replay->valueint;
+			j->replay_left = replay->valueint;
 		cJSON_Delete(result);
 		if (rc < 0)
 			return rc;
@@ -664,12 +734,64 @@ static void show_end(struct watch *w)
 	}
 }
 
+/*
+ * One connection's worth of following: reads every job (those still going,
+ * again), subscribes, follows until all have ended, and reads the ended
+ * ones once more for the summary and error texts. ERR_IO: the daemon went
+ * away (the caller reconnects).
+ */
+static int follow_all(struct watch *w, int again)
+{
+	int rc = 0;
+
+	for (int i = 0; i < w->n && rc == 0; i++)
+		if (!again || !w->jobs[i].ended)
+			rc = ask_job(w, &w->jobs[i]);
+	if (rc == 0 && !is_wait(w->mode))
+		rc = subscribe_all(w, again);
+	w->news_at = now_s();
+	for (int i = 0; i < w->n; i++)
+		w->jobs[i].news_at = w->news_at;
+	if (rc == 0)
+		rc = follow(w);
+	/* Fresh job objects for the summary, and error texts. */
+	for (int i = 0; i < w->n && rc == 0; i++)
+		if (is_wait(w->mode) ||
+		    (strcmp(w->jobs[i].state, S_DONE) && !w->jobs[i].error))
+			rc = ask_job(w, &w->jobs[i]);
+	return rc;
+}
+
+/*
+ * The daemon went away (a restart, an upgrade): connects again, trying for
+ * up to cl->reconnect_s seconds, and says so where it does not spoil the
+ * view. The jobs go on in the daemon's state; follow_all picks them up.
+ */
+static int reconnect(struct watch *w)
+{
+	double until = now_s() + w->cl->reconnect_s;
+	int rc;
+
+	if (w->mode == WATCH_PLAIN || is_wait(w->mode))
+		client_warn("lost vkinrd (%s); reconnecting for up to %.0f s",
+			    conn_why(w->cl->conn), w->cl->reconnect_s);
+	conn_close(w->cl->conn);
+	w->cl->conn = NULL;
+	for (;;) {
+		if ((rc = client_connect(w->cl)) == 0)
+			return 0;
+		if (now_s() >= until)
+			return rc;
+		usleep(200 * 1000);
+	}
+}
+
 int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
 	       FILE *out)
 {
 	struct watch w = {.cl = cl, .mode = mode, .out = out};
 	const cJSON *id;
-	int rc = 0, status = CLIENT_EXIT_OK, i = 0;
+	int rc = 0, status = CLIENT_EXIT_OK, i = 0, again = 0;
 
 	w.n = cJSON_GetArraySize(ids);
 	w.jobs = calloc(w.n > 0 ? w.n : 1, sizeof *w.jobs);
@@ -682,37 +804,22 @@ int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
 		j->printed_at = -INFINITY;
 		j->psnr = j->mse = j->lr = NAN;
 		j->best = -INFINITY;
-		for (int b = 0; b < SPARK_BINS; b++)
-			j->spark[b] = NAN;
+		fmt_series_init(&j->series);
 	}
 
-	for (i = 0; i < w.n && rc == 0; i++) {
-		rc = ask_job(&w, &w.jobs[i]);
-		if (rc < 0) {
-			char what[80];
-			snprintf(what, sizeof what, "job %s", w.jobs[i].idtext);
-			status = client_fail(cl, rc, what);
-		}
+	for (;;) {
+		rc = follow_all(&w, again);
+		if (rc == CLIENT_ERR_RPC &&
+		    conn_last_error(cl->conn, NULL, NULL) == RPC_SHUTTING_DOWN)
+			rc = ERR_IO; /* it is going away: as if gone */
+		if (rc != ERR_IO || !cl->conn || cl->reconnect_s <= 0)
+			break;
+		if ((rc = reconnect(&w)) < 0)
+			break;
+		again = 1;
 	}
-	if (rc == 0 && !is_wait(mode) && (rc = subscribe_all(&w)) < 0)
-		status = client_fail(cl, rc, "job.subscribe");
-	w.news_at = now_s();
-	for (i = 0; i < w.n; i++)
-		w.jobs[i].news_at = w.news_at;
-	if (rc == 0 && (rc = follow(&w)) < 0)
+	if (rc < 0)
 		status = client_fail(cl, rc, NULL);
-
-	if (rc == 0) {
-		/* Fresh job objects for the summary, and error texts. */
-		for (i = 0; i < w.n && rc == 0; i++)
-			if (is_wait(mode) ||
-			    (strcmp(w.jobs[i].state,
-							   S_DONE) &&
-						    !w.jobs[i].error))
-				rc = ask_job(&w, &w.jobs[i]);
-		if (rc < 0)
-			status = client_fail(cl, rc, NULL);
-	}
 	if (rc == 0) {
 		show_end(&w);
 		for (i = 0; i < w.n; i++)

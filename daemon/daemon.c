@@ -32,11 +32,32 @@
 #include "log.h"
 #include "methods.h"
 #include "notify.h"
+#include "protocol.h"
 #include "service.h"
 #include "statedir.h"
 
 #define DAEMON_STOP_SECONDS 10
 #define DAEMON_RELEASE_SECONDS 1
+
+/* The engine options a job was submitted with (checked at submit against
+ * proto/params.h), over the engine's defaults. */
+static void apply_engine_options(const struct job_params *p,
+				 struct nn_config *cfg)
+{
+	const char *schedule = p->text[TEXT_PARAM_SCHEDULE];
+
+	if (p->warmup >= 0)
+		cfg->warmup = p->warmup;
+	if (schedule[0])
+		cfg->schedule = strcmp(schedule, "constant")
+					? NN_SCHEDULE_COSINE
+					: NN_SCHEDULE_CONSTANT;
+	if (p->text[TEXT_PARAM_PRECISION][0])
+		nn_precision_parse(p->text[TEXT_PARAM_PRECISION],
+				   &cfg->precision);
+	if (p->text[TEXT_PARAM_DILATIONS][0])
+		nn_config_parse_dilations(cfg, p->text[TEXT_PARAM_DILATIONS]);
+}
 
 static const struct server_ops server_ops = {
 	.line = methods_line,
@@ -72,12 +93,13 @@ void service_schedule(struct service *svc)
 		wj->cfg.seed = job->p.seed;
 		wj->has_init = job->has_init;
 		wj->target_psnr = job->p.target_psnr;
+		apply_engine_options(&job->p, &wj->cfg);
 
 		job->worker = i;
 		snprintf(job->device, sizeof(job->device), "%s", slot->device);
 		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
 		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
-		log_info("job %s: starting on %s (worker %d)", job->id,
+		log_notice("job %s: starting on %s (worker %d)", job->id,
 			 slot->device, i);
 		worker_start_job(slot->w, wj);
 		methods_job_state(svc, job);
@@ -160,7 +182,7 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 		job->has_export = 1;
 		job->reached_epoch = ev->target_reached ? ev->epoch : 0;
 		if (ev->target_reached)
-			log_info("job %s: reached its target psnr %g at epoch %d",
+			log_notice("job %s: reached its target psnr %g at epoch %d",
 				 job->id, job->p.target_psnr, ev->epoch);
 	}
 	if (ev->end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
@@ -177,8 +199,8 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 	if (ev->end == JOB_FAILED)
 		log_error("job %s failed: %s", job->id, ev->message);
 	else
-		log_info("job %s: %s at epoch %d", job->id,
-			 job_state_name(ev->end), job_epoch(job));
+		log_notice("job %s: %s at epoch %d", job->id,
+			   job_state_name(ev->end), job_epoch(job));
 	queue_set_state(svc->queue, job, ev->end, ev->message);
 	methods_job_state(svc, job);
 }
@@ -204,7 +226,18 @@ static void maybe_ready(struct service *svc)
 	if (rc)
 		log_warn("cannot notify systemd through $NOTIFY_SOCKET: %s",
 			 error_message(rc));
-	log_info("ready: %d of %d devices up", up, svc->nslots);
+	char devices[512] = "";
+	for (int i = 0; i < svc->nslots; i++)
+		if (svc->slots[i].ok &&
+		    strlen(devices) + strlen(svc->slots[i].device) + 3 <
+			    sizeof(devices))
+			snprintf(devices + strlen(devices),
+				 sizeof(devices) - strlen(devices), "%s%s",
+				 devices[0] ? "; " : "", svc->slots[i].device);
+	log_notice("vkinrd %s ready on %s: %d of %d devices up (%s); state "
+		   "%s, %d jobs", VKINR_VERSION, svc->opt->socket_path, up,
+		   svc->nslots, devices[0] ? devices : "none",
+		   svc->opt->state_dir, svc->queue->count);
 }
 
 static void handle_event(struct service *svc, int index, struct work_event *ev)
@@ -307,7 +340,7 @@ static void finish_stop(struct service *svc)
 	if (svc->stopping == 2)
 		return;
 	svc->stopping = 2;
-	log_info("stopped");
+	log_notice("stopped");
 	methods_finish(svc);
 	server_close(svc->server);
 	svc->server = NULL;
@@ -334,7 +367,8 @@ static void on_signal(uv_signal_t *sig, int signum)
 		fflush(stderr);
 		_exit(0);
 	}
-	log_info("signal %d: checkpointing running jobs and stopping", signum);
+	log_notice("signal %d: checkpointing running jobs and stopping",
+		   signum);
 	svc->stopping = 1;
 	notify_send("STOPPING=1\nSTATUS=checkpointing running jobs");
 	server_stop_listening(svc->server);
@@ -446,3 +480,4 @@ out:
 	free(svc);
 	return rc ? 1 : 0;
 }
+

@@ -530,3 +530,58 @@ int png_save_file(const struct image *img, const char *path)
 	free(data);
 	return rc;
 }
+
+/* ==== In a terminal ==================================================== */
+
+/* The mean colour of the source box behind output cell (cx, cy). */
+static void box_mean(const struct image *img, double scale, int cx, int cy,
+		float rgb[3])
+{
+	int x0 = (int)(cx * scale), x1 = (int)((cx + 1) * scale);
+	int y0 = (int)(cy * scale), y1 = (int)((cy + 1) * scale);
+	if (x1 <= x0)
+		x1 = x0 + 1;
+	if (y1 <= y0)
+		y1 = y0 + 1;
+	double sum[3] = {0};
+	int n = 0;
+	for (int y = y0; y < y1 && y < img->height; y++)
+		for (int x = x0; x < x1 && x < img->width; x++, n++)
+			for (int c = 0; c < 3; c++)
+				sum[c] += img->rgb[3 * ((size_t)y * img->width + x) + c];
+	for (int c = 0; c < 3; c++) {
+		double v = n ? sum[c] / n : 0;
+		rgb[c] = (float)(v < 0 ? 0 : v > 1 ? 1 : v);
+	}
+}
+
+void image_print_blocks(FILE *out, const struct image *const *imgs, int n,
+			int cols)
+{
+	double scale[IMAGE_PRINT_MAX];
+	int rows = 0;
+
+	if (n > IMAGE_PRINT_MAX)
+		n = IMAGE_PRINT_MAX;
+	for (int i = 0; i < n; i++) {
+		scale[i] = imgs[i]->width > cols ? (double)imgs[i]->width / cols : 1;
+		int h = (int)(imgs[i]->height / scale[i]);
+		rows = h > rows ? h : rows;
+	}
+	for (int y = 0; y < rows; y += 2) {
+		for (int i = 0; i < n; i++) {
+			int w = (int)(imgs[i]->width / scale[i]);
+			for (int x = 0; x < w; x++) {
+				float top[3], bottom[3];
+				box_mean(imgs[i], scale[i], x, y, top);
+				box_mean(imgs[i], scale[i], x, y + 1, bottom);
+				fprintf(out, "\x1b[38;2;%d;%d;%dm\x1b[48;2;%d;%d;%dm\u2580",
+					(int)(top[0] * 255), (int)(top[1] * 255),
+					(int)(top[2] * 255), (int)(bottom[0] * 255),
+					(int)(bottom[1] * 255), (int)(bottom[2] * 255));
+			}
+			fputs("\x1b[0m  ", out);
+		}
+		fputc('\n', out);
+	}
+}

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Documented limits (README, man page). */
 #define IMAGE_MAX_SIDE 16384            /* width and height, pixels */
@@ -51,5 +52,15 @@ int png_save_file(const struct image *img, const char *path);
 
 /* Quick check of the 8-byte PNG signature, for clients that only route. */
 int png_has_signature(const void *data, size_t size);
+
+/*
+ * Prints up to IMAGE_PRINT_MAX images side by side on a 24-bit colour
+ * terminal, two pixel rows a character row ("▀", foreground the upper
+ * pixel, background the lower), each scaled down (box mean) to at most
+ * cols columns: `vkinrctl preview` and the demo's pngshow.
+ */
+#define IMAGE_PRINT_MAX 4
+void image_print_blocks(FILE *out, const struct image *const *imgs, int n,
+			int cols);
 
 #endif

@@ -31,10 +31,12 @@
 #include "errors.h"
 #include "image.h"
 #include "jsonrpc.h"
+#include "params.h"
 #include "log.h"
 #include "protocol.h"
 #include "quota.h"
 #include "safetensors.h"
+#include "text.h"
 #include "usertext.h"
 
 #define METHOD_DEFERRED 1
@@ -181,6 +183,66 @@ static int get_int(struct request *rq, const cJSON *params, const char *key,
 	return 0;
 }
 
+/* A numeric job parameter, checked against the table the client also
+ * checks (proto/params.h); *value keeps its default when it is absent. */
+static int get_param(struct request *rq, const cJSON *params,
+		     enum param_id id, double *value)
+{
+	const char *key = param_limits[id].key;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	char what[64], err[256];
+
+	if (!v)
+		return 0;
+	snprintf(what, sizeof what, "\"%s\"", key);
+	if (!cJSON_IsNumber(v))
+		return fail(rq, RPC_INVALID_PARAMS, "%s must be a number",
+			    what);
+	if (param_check(id, v->valuedouble, what, err, sizeof err) < 0)
+		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	*value = v->valuedouble;
+	return 0;
+}
+
+/* An optional string kept for the client (source, key): UTF-8 text
+ * without control characters that fits in buf. */
+static int get_text(struct request *rq, const cJSON *params, const char *key,
+		    char *buf, size_t size)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+
+	if (!v)
+		return 0;
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size ||
+	    !text_is_clean(v->valuestring, strlen(v->valuestring)))
+		return fail(rq, RPC_INVALID_PARAMS, "\"%s\" must be a string of "
+			    "at most %zu bytes of UTF-8 without control "
+			    "characters", key, size - 1);
+	snprintf(buf, size, "%s", v->valuestring);
+	return 0;
+}
+
+/* An engine option that is a word (proto/params.h), checked as the client
+ * checks it; buf stays "" when it is absent. */
+static int get_text_param(struct request *rq, const cJSON *params,
+			  enum text_param_id id, char *buf, size_t size)
+{
+	const char *key = text_params[id].key;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	char what[64], err[256];
+
+	if (!v)
+		return 0;
+	snprintf(what, sizeof what, "\"%s\"", key);
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
+		return fail(rq, RPC_INVALID_PARAMS, "%s must be a short string, "
+			    "e.g. \"%s\"", what, text_params[id].example);
+	if (text_param_check(id, v->valuestring, what, err, sizeof err) < 0)
+		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	snprintf(buf, size, "%s", v->valuestring);
+	return 0;
+}
+
 /* A {"KEY": BASE64} object's text, e.g. image.png, taken from params
  * (ownership passes: the request's JSON no longer holds it); decode.c
  * decodes it off the loop thread. */
@@ -266,8 +328,7 @@ static int get_job(struct request *rq, const cJSON *params, struct job **out)
 	*out = queue_find(rq->svc->queue, id);
 	if (!*out)
 		return fail(rq, RPC_JOB_NOT_FOUND,
-			    "no job with id \"%s\"; job.list shows the jobs",
-			    id);
+			    "no job with id \"%s\"", id);
 	return 0;
 }
 
@@ -291,8 +352,13 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(o, "epoch", job_epoch(job));
 	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
-	add_num_or_null(o, "psnr", last ? last->psnr : NAN);
-	add_num_or_null(o, "best_psnr", job->best_psnr);
+	/* A done job's PSNR is its exported model's, the one export writes
+	 * and infer measures; the epochs' are measured before their step. */
+	double psnr = job->has_export ? job->export_psnr
+				      : last ? last->psnr : NAN;
+	add_num_or_null(o, "psnr", psnr);
+	add_num_or_null(o, "best_psnr", isfinite(psnr) && psnr > job->best_psnr
+						? psnr : job->best_psnr);
 	add_num_or_null(o, "mse", last ? last->mse : NAN);
 	add_num_or_null(o, "ms", last ? last->ms : NAN);
 	if (job->p.width)
@@ -315,6 +381,7 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	else
 		cJSON_AddNullToObject(o, "batch");
+	job_params_add_given(o, &job->p);
 	add_num_or_null(o, "target_psnr",
 			job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
 	if (job->reached_epoch)
@@ -804,10 +871,11 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = {"image", "epochs", "width", "lr",
 					   "seed", "name", "priority", "init",
-					   "batch", "target_psnr", NULL};
+					   "batch", "target_psnr", "source",
+					   "key", "warmup", "schedule",
+					   "precision", "dilations", NULL};
 	struct service *svc = rq->svc;
 	struct job_params p;
-	int64_t v;
 	int rc = check_keys(rq, params, keys);
 	if (rc)
 		return rc;
@@ -815,33 +883,24 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return fail(rq, RPC_SHUTTING_DOWN, "the daemon is stopping; "
 			    "submit again once it is back");
 	job_defaults(&p);
-	if ((v = p.epochs, rc = get_int(rq, params, "epochs", 1, JOB_EPOCHS_MAX, &v)))
-		return rc;
-	p.epochs = (int)v;
-	v = 0;
-	if ((rc = get_int(rq, params, "width", NN_MIN_WIDTH, NN_MAX_WIDTH, &v)))
-		return rc;
-	p.width = (int)v;
-	if (p.width % 16)
-		return fail(rq, RPC_INVALID_PARAMS, "\"width\" must be a "
-			    "multiple of 16 (got %d)", p.width);
-	v = (int64_t)p.seed;
-	if ((rc = get_int(rq, params, "seed", 0, 9007199254740991.0, &v)))
-		return rc;
-	p.seed = (uint64_t)v;
-	v = 0;
-	if ((rc = get_int(rq, params, "priority", JOB_PRIORITY_MIN,
-			  JOB_PRIORITY_MAX, &v)))
-		return rc;
-	p.priority = (int)v;
-	const cJSON *lr = cJSON_GetObjectItemCaseSensitive(params, "lr");
-	if (lr) {
-		if (!cJSON_IsNumber(lr) || !(lr->valuedouble > 0) ||
-		    !(lr->valuedouble <= 1))
-			return fail(rq, RPC_INVALID_PARAMS, "\"lr\" must be a "
-				    "number above 0 and at most 1, e.g. 1e-4");
-		p.lr = lr->valuedouble;
-	}
+	double num[PARAM_COUNT] = {
+		[PARAM_EPOCHS] = p.epochs, [PARAM_WIDTH] = 0, [PARAM_LR] = p.lr,
+		[PARAM_SEED] = (double)p.seed, [PARAM_PRIORITY] = 0,
+		[PARAM_TARGET_PSNR] = 0, [PARAM_WARMUP] = -1};
+	for (int i = 0; i < PARAM_COUNT; i++)
+		if ((rc = get_param(rq, params, i, &num[i])))
+			return rc;
+	p.epochs = (int)num[PARAM_EPOCHS];
+	p.width = (int)num[PARAM_WIDTH];
+	p.lr = num[PARAM_LR];
+	p.seed = (uint64_t)num[PARAM_SEED];
+	p.priority = (int)num[PARAM_PRIORITY];
+	p.target_psnr = num[PARAM_TARGET_PSNR];
+	p.warmup = (int)num[PARAM_WARMUP];
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
+		if ((rc = get_text_param(rq, params, i, p.text[i],
+					 sizeof(p.text[i]))))
+			return rc;
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	if (name) {
 		if (!cJSON_IsString(name))
@@ -853,6 +912,9 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 			return fail(rq, RPC_INVALID_PARAMS, "\"name\" %s", why);
 		snprintf(p.name, sizeof(p.name), "%s", name->valuestring);
 	}
+	if ((rc = get_text(rq, params, "source", p.source, sizeof(p.source))) ||
+	    (rc = get_text(rq, params, "key", p.key, sizeof(p.key))))
+		return rc;
 	const cJSON *batch = cJSON_GetObjectItemCaseSensitive(params, "batch");
 	if (batch) {
 		if (!cJSON_IsString(batch) || !job_batch_valid(batch->valuestring))
@@ -861,21 +923,12 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 				    "'-', e.g. \"b3f9a2c\"", JOB_BATCH_MAX - 1);
 		snprintf(p.batch, sizeof(p.batch), "%s", batch->valuestring);
 	}
-	const cJSON *target = cJSON_GetObjectItemCaseSensitive(params,
-							       "target_psnr");
-	if (target) {
-		if (!cJSON_IsNumber(target) || !(target->valuedouble > 0) ||
-		    !(target->valuedouble <= JOB_TARGET_PSNR_MAX))
-			return fail(rq, RPC_INVALID_PARAMS, "\"target_psnr\" "
-				    "must be a number of dB above 0 and at most "
-				    "%g, e.g. 30", JOB_TARGET_PSNR_MAX);
-		p.target_psnr = target->valuedouble;
-	}
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
 		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
-			    "limit); remove finished ones with job.remove",
+			    "limit, ended ones included); remove the ended "
+			    "ones (vkinrctl rm --state done)",
 			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
 	}
 
@@ -927,7 +980,7 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 		return fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
 			    "%s", err);
 	}
-	log_info("job %s submitted by uid %u: %dx%d, %d epochs, width %d, "
+	log_notice("job %s submitted by uid %u: %dx%d, %d epochs, width %d, "
 		 "lr %g, seed %llu, priority %d", job->id, (unsigned)job->uid,
 		 job->img_w, job->img_h, job->p.epochs, job->p.width,
 		 job->p.lr, (unsigned long long)job->p.seed, job->p.priority);
@@ -1056,6 +1109,8 @@ static int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 	case JOB_PAUSED:
 		set_state(rq->svc, job, JOB_CANCELLED);
 		break;
+	case JOB_CANCELLED: /* as pausing a paused job: already so */
+		break;
 	default:
 		return fail(rq, RPC_JOB_STATE, "job %s is %s already; there is "
 			    "nothing to cancel", job->id,
@@ -1073,12 +1128,12 @@ static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 		return rc;
 	if (job->state == JOB_RUNNING)
 		return fail(rq, RPC_JOB_STATE, "job %s is running; cancel it "
-			    "(job.cancel) before removing it", job->id);
+			    "first, then remove it", job->id);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddBoolToObject(*result, "removed", 1);
 	drop_subs(rq->svc, 0, job->id);
-	log_info("job %s removed", job->id);
+	log_notice("job %s removed", job->id);
 	queue_remove(rq->svc->queue, job);
 	return 0;
 }

@@ -187,6 +187,20 @@ static cJSON *read_json(const char *path)
 	return obj;
 }
 
+void job_params_add_given(cJSON *o, const struct job_params *p)
+{
+	if (p->source[0])
+		cJSON_AddStringToObject(o, "source", p->source);
+	if (p->key[0])
+		cJSON_AddStringToObject(o, "key", p->key);
+	if (p->warmup >= 0)
+		cJSON_AddNumberToObject(o, "warmup", p->warmup);
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
+		if (p->text[i][0])
+			cJSON_AddStringToObject(o, text_params[i].key,
+						p->text[i]);
+}
+
 static int save_request(struct queue *q, struct job *job)
 {
 	char path[4096];
@@ -205,6 +219,7 @@ static int save_request(struct queue *q, struct job *job)
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	if (job->p.target_psnr > 0)
 		cJSON_AddNumberToObject(o, "target_psnr", job->p.target_psnr);
+	job_params_add_given(o, &job->p);
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);
@@ -428,7 +443,7 @@ static int load_metrics(struct queue *q, struct job *job, char *why,
 		p = nl + 1;
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "epoch");
 		if (!cJSON_IsNumber(e) || e->valuedouble < 1 ||
-		    e->valuedouble > JOB_EPOCHS_MAX ||
+		    e->valuedouble > param_limits[PARAM_EPOCHS].max ||
 		    e->valuedouble != floor(e->valuedouble)) {
 			cJSON_Delete(o);
 			snprintf(why, whylen, "%.300s is damaged: line %d is not "
@@ -551,14 +566,15 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		cJSON_Delete(req);
 		return -1;
 	}
-	static const struct {
+	const struct {
 		const char *key;
 		double lo, hi;
 	} fields[] = {
-		{"epochs", 1, JOB_EPOCHS_MAX},
+		{"epochs", 1, param_limits[PARAM_EPOCHS].max},
 		{"width", 0, NN_MAX_WIDTH},
-		{"seed", 0, 9007199254740991.0},
-		{"priority", JOB_PRIORITY_MIN, JOB_PRIORITY_MAX},
+		{"seed", 0, param_limits[PARAM_SEED].max},
+		{"priority", param_limits[PARAM_PRIORITY].min,
+		 param_limits[PARAM_PRIORITY].max},
 		{"uid", 0, 4294967295.0},
 		{"pid", 0, 4294967295.0},
 		{"image_width", 1, 1 << 20},
@@ -601,8 +617,20 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
 		job->p.batch[0] = '\0';
 	job->p.target_psnr = get_num(req, "target_psnr", 0);
-	if (!(job->p.target_psnr >= 0 && job->p.target_psnr <= JOB_TARGET_PSNR_MAX))
+	if (!(job->p.target_psnr >= 0 &&
+	      job->p.target_psnr <= param_limits[PARAM_TARGET_PSNR].max))
 		job->p.target_psnr = 0;
+	get_str(req, "source", job->p.source, sizeof(job->p.source));
+	get_str(req, "key", job->p.key, sizeof(job->p.key));
+	job->p.warmup = get_int(req, "warmup", -1);
+	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
+		char err[256];
+		get_str(req, text_params[i].key, job->p.text[i],
+			sizeof(job->p.text[i]));
+		if (job->p.text[i][0] &&
+		    text_param_check(i, job->p.text[i], "", err, sizeof err))
+			job->p.text[i][0] = '\0';
+	}
 	job->has_init = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
 	job->created = get_num(req, "created", 0);
 	cJSON_Delete(req);
@@ -635,10 +663,10 @@ static int load_state(struct queue *q, struct job *job, char *why,
 		s = state_parse(v->valuestring);
 	double prio = job->p.priority, epochs = job->p.epochs;
 	if (s < 0 || (cJSON_GetObjectItem(st, "priority") &&
-		      get_exact(st, "priority", JOB_PRIORITY_MIN,
-				JOB_PRIORITY_MAX, &prio)) ||
+		      get_exact(st, "priority", param_limits[PARAM_PRIORITY].min,
+				param_limits[PARAM_PRIORITY].max, &prio)) ||
 	    (cJSON_GetObjectItem(st, "epochs") &&
-	     get_exact(st, "epochs", 1, JOB_EPOCHS_MAX, &epochs))) {
+	     get_exact(st, "epochs", 1, param_limits[PARAM_EPOCHS].max, &epochs))) {
 		snprintf(why, whylen, "%.300s is %s", path, !st && errno == ENOENT
 			 ? "missing though the job has run"
 			 : "damaged: no valid state, priority or epochs");

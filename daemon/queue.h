@@ -23,6 +23,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <cjson/cJSON.h>
+
+#include "params.h"
 #include "nn/fit.h"
 
 enum job_state {
@@ -38,12 +41,10 @@ const char *job_state_name(enum job_state state);
 /* done, failed, cancelled: the job will not run again by itself. */
 int job_state_is_final(enum job_state state);
 
-#define JOB_NAME_MAX 128
-#define JOB_PRIORITY_MIN -100
-#define JOB_PRIORITY_MAX 100
-#define JOB_EPOCHS_MAX 10000000
+#define JOB_NAME_MAX (LIMIT_NAME_BYTES + 1) /* proto/params.h */
 #define JOB_BATCH_MAX 33      /* a batch id: 1 to 32 of [A-Za-z0-9_-] */
-#define JOB_TARGET_PSNR_MAX 200.0
+#define JOB_SOURCE_MAX (LIMIT_SOURCE_BYTES + 1)
+#define JOB_KEY_MAX (LIMIT_KEY_BYTES + 1)
 
 struct job_params {
 	char name[JOB_NAME_MAX];
@@ -54,6 +55,11 @@ struct job_params {
 	int priority; /* higher runs first; ties in submission order */
 	char batch[JOB_BATCH_MAX]; /* "" when none; groups the jobs of one call */
 	double target_psnr; /* stop as done once an epoch reaches it; 0 = none */
+	char source[JOB_SOURCE_MAX]; /* the client's path of the image, "" */
+	char key[JOB_KEY_MAX];       /* the client's key of image + options */
+	/* Engine options (proto/params.h); -1 or "": the engine's default. */
+	int warmup;
+	char text[TEXT_PARAM_COUNT][32]; /* schedule, precision, dilations */
 };
 
 struct job {
@@ -108,6 +114,9 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 
 /* Whether a batch id is well formed (1 to 32 of [A-Za-z0-9_-]). */
 int job_batch_valid(const char *batch);
+/* Adds the parameters kept as given, when given (source, key and the
+ * engine's options), to a job's JSON: request.json and job objects. */
+void job_params_add_given(cJSON *o, const struct job_params *p);
 /* Time spent running so far, the current run included. */
 double job_run_seconds(const struct job *job);
 

@@ -505,6 +505,22 @@ static int save_exports(struct run *r, double *psnr)
 	return rc;
 }
 
+/*
+ * Whether the weights as they are now, which the export would write, reach
+ * target PSNR. An epoch's PSNR is measured before its step updates the
+ * weights, so it may pass the target while the model after the step does
+ * not (or the other way): the stop rule asks the model itself, with one
+ * forward pass, once the epoch's PSNR says it may be time.
+ */
+static int model_reaches(struct run *r, double target, int *reached)
+{
+	double psnr = NAN;
+	int rc = nn_fit_export(r->fit, NULL, NULL, &psnr);
+
+	*reached = rc == 0 && isfinite(psnr) && psnr >= target;
+	return rc;
+}
+
 /* Replaces a lost gpu_context by a new one. */
 static int reopen_device(struct worker *w, char *err, size_t errlen)
 {
@@ -663,8 +679,10 @@ retry_device:
 		ev->m = m;
 		post(w, ev);
 		publish_memory(w);
-		reached = job->target_psnr > 0 && isfinite(m.psnr) &&
-			  m.psnr >= job->target_psnr;
+		if (job->target_psnr > 0 && isfinite(m.psnr) &&
+		    m.psnr >= job->target_psnr &&
+		    (rc = model_reaches(&r, job->target_psnr, &reached)))
+			goto retry_device;
 		if ((nn_fit_epoch(r.fit) - r.last_ckpt_epoch >= w->ckpt_epochs ||
 		     mono_seconds() - r.last_ckpt_time >= w->ckpt_seconds) &&
 		    (rc = save_checkpoint(w, &r))) {

@@ -17,7 +17,16 @@
  * to itself); a PATH that is not a regular file (a device, /dev/stdout, a
  * folder) is refused rather than replaced.
  *
- * On failure both functions leave errno set to the cause, for callers that
+ * fileio_write_new serves the client, which writes into folders that other
+ * users may also write into (/tmp, a shared project folder): the new file
+ * is created under a fresh name with O_EXCL, so nothing planted there is
+ * opened, and is moved to its name by renameat2(RENAME_NOREPLACE), which
+ * fails rather than replace whatever appeared there meanwhile (link() and
+ * unlink() where the filesystem lacks it). A rename replaces a directory
+ * entry, so even with replace a link planted under the name is replaced,
+ * never followed.
+ *
+ * On failure every function leaves errno set to the cause, for callers that
  * want to tell the user why (strerror).
  */
 #include "fileio.h"
@@ -146,6 +155,19 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* Writes, fsyncs and closes fd (always); -1 with errno on a failure,
+ * close's included: it can report a deferred write error (NFS). */
+static int write_synced(int fd, const void *data, size_t size)
+{
+	if (write_all(fd, data, size) < 0 || fsync(fd) < 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return close(fd);
+}
+
 /* Makes the rename durable. Filesystems that cannot fsync a folder say
  * EINVAL; the rename is done all the same, so that is not a failure. */
 static int sync_folder(const char *path)
@@ -245,13 +267,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t size,
 		errno = saved;
 		return errno_code(saved);
 	}
-	if (write_all(fd, data, size) < 0 || fsync(fd) < 0) {
-		saved = errno;
-		close(fd);
-		goto fail;
-	}
-	/* close can report a deferred write error (NFS): check it. */
-	if (close(fd) < 0) {
+	if (write_synced(fd, data, size) < 0) {
 		saved = errno;
 		goto fail;
 	}
@@ -270,6 +286,88 @@ fail:
 	unlink(tmp);
 	free(tmp);
 	free(target);
+	errno = saved;
+	return errno_code(saved);
+}
+
+/* A fresh file next to path, opened O_EXCL: "DIR/.NAME.PID-N.tmp". */
+static int create_temporary(const char *path, int mode, char **tmp)
+{
+	const char *slash = strrchr(path, '/');
+	int dir_len = slash ? (int)(slash - path + 1) : 0;
+	const char *base = path + dir_len;
+	static unsigned attempt;
+
+	for (int i = 0; i < 100; i++) {
+		int fd;
+
+		if (asprintf(tmp, "%.*s.%.64s.%ld-%u.tmp", dir_len, path, base,
+			     (long)getpid(), attempt++) < 0) {
+			*tmp = NULL;
+			errno = ENOMEM;
+			return -1;
+		}
+		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					O_CLOEXEC,
+			  (mode_t)mode);
+		if (fd >= 0)
+			return fd;
+		free(*tmp);
+		*tmp = NULL;
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+/* Moves tmp to path unless path exists (EEXIST then). */
+static int rename_no_replace(const char *tmp, const char *path)
+{
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (link(tmp, path) < 0)
+		return -1;
+	unlink(tmp);
+	return 0;
+}
+
+int fileio_write_new(const char *path, const void *data, size_t size,
+		     int mode, int replace)
+{
+	struct stat st;
+	char *tmp;
+	int fd, saved;
+
+	if (lstat(path, &st) == 0) {
+		if (!replace) {
+			errno = EEXIST;
+			return ERR_IO;
+		}
+		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+			return ERR_IO;
+		}
+	} else if (errno != ENOENT) {
+		return ERR_IO;
+	}
+	if ((fd = create_temporary(path, mode, &tmp)) < 0)
+		return errno == ENOMEM ? ERR_NOMEM : errno_code(errno);
+	if (write_synced(fd, data, size) < 0) {
+		saved = errno;
+		goto fail;
+	}
+	if ((replace ? rename(tmp, path) : rename_no_replace(tmp, path)) < 0) {
+		saved = errno;
+		goto fail;
+	}
+	free(tmp);
+	return sync_folder(path) < 0 ? errno_code(errno) : 0;
+
+fail:
+	unlink(tmp);
+	free(tmp);
 	errno = saved;
 	return errno_code(saved);
 }

@@ -5,6 +5,10 @@
  * PATH and fsyncs the folder, so a reader (or a restart after kill -9) sees
  * the old file or the new one, never a torn one. ENOSPC and EDQUOT become
  * ERR_NO_SPACE and the old file stays as it was.
+ *
+ * fileio_write_new is for files written on a user's behalf into folders
+ * others may share: it never writes through a symbolic link or into a
+ * special file, and never replaces an existing name unless asked to.
  */
 #ifndef VKINR_FILEIO_H
 #define VKINR_FILEIO_H
@@ -18,5 +22,15 @@ int fileio_read(const char *path, uint8_t **data, size_t *size,
 /* Writes atomically with the given mode (e.g. 0600). */
 int fileio_write_atomic(const char *path, const void *data, size_t size,
 			int mode);
+/*
+ * Writes a new file at path through a temporary file created (O_EXCL) in
+ * the same folder and renamed into place. Without replace, a path that
+ * exists in any form (a file, a link, a dangling link) is left alone and
+ * the call fails with errno EEXIST; with replace, a regular file or a link
+ * is replaced by the new file (the link itself, never what it points to),
+ * and a folder or a special file is refused (EISDIR, EINVAL).
+ */
+int fileio_write_new(const char *path, const void *data, size_t size,
+		     int mode, int replace);
 
 #endif

@@ -74,8 +74,12 @@ for c in $cases; do
 	done
 	if [ $have_peer = 1 ]; then
 		for m in $modes; do
+			# on the CPU the peer gets every core, as a user would run it
+			threads=()
+			[ "$peer_device" = cpu ] && threads=(--threads "$(nproc)")
 			r=$("$python" "$peer" --image "$img" --nf $nf --epochs "$epochs" \
-				--mode "$m" --device "$peer_device" --log-every "$epochs" |
+				--mode "$m" --device "$peer_device" --log-every "$epochs" \
+				"${threads[@]}" |
 				sed -n 's/^RESULT //p')
 			echo "{\"case\":\"$c\",${r#\{}" | tee -a "$results"
 		done

@@ -4,10 +4,11 @@
 # call it). As root it uses apt-get; otherwise it says what to install.
 set -e
 # systemd: only for systemd-analyze and systemd-socket-activate in the
-# tests (installing it starts nothing in a container).
+# tests (installing it starts nothing in a container); tmux: only for the
+# test that reads the live view off a terminal.
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
 libpng-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat python3
-systemd"
+systemd tmux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

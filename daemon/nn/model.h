@@ -24,10 +24,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "params.h"
+
 #define NN_MAX_BLOCKS 8
 #define NN_ALIGN 64
-#define NN_MIN_WIDTH 16
-#define NN_MAX_WIDTH 1024
+#define NN_MIN_WIDTH LIMIT_WIDTH_MIN /* proto/params.h: the client's too */
+#define NN_MAX_WIDTH LIMIT_WIDTH_MAX
 #define NN_W0 30.0f
 
 enum nn_schedule {

@@ -31,7 +31,7 @@ need = ["id", "name", "state", "epoch", "epochs", "psnr", "best_psnr", "width",
         "lr", "seed"]
 tap.ok(all(k in j for k in need) and j["epoch"] == 40 and j["name"] == "first"
        and j["image"] == {"width": 24, "height": 24} and j["width"] == 16
-       and j["psnr"] == metrics[-1]["psnr"], "job.get carries the job's fields", j)
+       and j["psnr"] == j["model_psnr"], "job.get carries the job's fields", j)
 l = c.call("job.list")
 tap.ok([x["id"] for x in l["jobs"]] == ["1"], "job.list lists it", l)
 x = c.call("job.export", {"job": job})

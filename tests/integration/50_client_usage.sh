@@ -15,9 +15,9 @@ trap 'rm -rf "$T"' EXIT
 
 . "$(dirname "$0")/client_tap.bash"
 
-echo "1..27"
+echo "1..34"
 if [ ! -x "$CTL" ]; then
-	for i in $(seq 27); do echo "ok $i # SKIP $CTL not built"; done
+	for i in $(seq 34); do echo "ok $i # SKIP $CTL not built"; done
 	exit 0
 fi
 
@@ -27,7 +27,7 @@ export XDG_RUNTIME_DIR=$T/run
 mkdir -p "$XDG_RUNTIME_DIR"
 
 check "--help exits 0 and lists the commands" rc_is 0 "$CTL" --help
-check "--help names every command" bash -c 'for c in submit list show watch wait pause resume cancel rm export infer status; do grep -q "^  $c " "$0" || exit 1; done' "$T/out"
+check "--help names every command" bash -c 'for c in submit list show watch wait pause resume cancel rm export infer status metrics plot preview help completion; do grep -q "^  $c " "$0" || exit 1; done' "$T/out"
 check "--version exits 0" rc_is 0 "$CTL" --version
 check "--version prints the version" grep -q '^vkinrctl [0-9]' "$T/out"
 helps=ok
@@ -35,6 +35,10 @@ for c in submit list show watch wait pause resume cancel rm export infer status;
 	rc_is 0 "$CTL" "$c" --help && grep -q "usage: vkinrctl" "$T/out" || { echo "# $c --help"; helps=bad; }
 done
 check "every command has --help (exit 0, a usage line)" [ $helps = ok ]
+check "help CMD: the command's help, exit 0" bash -c '"$1" help export | grep -q "^usage: vkinrctl .* export"' _ "$CTL"
+check "help of no such command: exit 2" rc_is 2 "$CTL" help frobnicate
+check "completion bash: a script that completes commands" bash -c 'source <("$1" completion bash) && COMP_WORDS=(vkinrctl pre) COMP_CWORD=1 && _vkinrctl && [ "${COMPREPLY[*]}" = preview ]' _ "$CTL"
+check "make install puts both completions in place" bash -c 'cd "$1" && make -s install B="$2" DESTDIR="$3/inst" PREFIX=/usr >/dev/null 2>&1 && grep -q "complete -o filenames -F _vkinrctl vkinrctl" "$3/inst/usr/share/bash-completion/completions/vkinrctl" && head -1 "$3/inst/usr/share/zsh/site-functions/_vkinrctl" | grep -q "^#compdef vkinrctl"' _ "$(cd "$(dirname "$0")/../.." && pwd)" "$(cd "$(dirname "$CTL")" && pwd)" "$T"
 check "no command: exit 2" rc_is 2 "$CTL"
 check "unknown command: exit 2" rc_is 2 "$CTL" frobnicate
 check "unknown command is named" grep -q "frobnicate" "$T/err"
@@ -60,6 +64,10 @@ echo "not an image" >"$T/bad.png"
 check "submit of a missing file: exit 3" rc_is 3 "$CTL" submit "$T/missing.png"
 check "the missing file is named" grep -q "missing.png" "$T/err"
 check "submit of a non-PNG: exit 3, said so" bash -c '"$1" submit "$2/bad.png" >/dev/null 2>&1; [ $? -eq 3 ] && "$1" submit "$2/bad.png" 2>&1 | grep -q "not a PNG"' _ "$CTL" "$T"
+check "a bad option is named with the program: vkinrctl show: ..." bash -c '"$1" show -1 2>&1 | grep -q "^vkinrctl show: invalid option"' _ "$CTL"
+printf '\211PNG\r\n\032\n0123456789' >"$T/pic.png"
+check "infer of a PNG: not a model package, exit 3" bash -c '"$1" infer "$2/pic.png" -o "$2/o.png" 2>"$2/e"; [ $? = 3 ] && grep -q "not a model package.*PNG image" "$2/e" && ! grep -q "header length" "$2/e"' _ "$CTL" "$T"
+check "--timeout takes seconds" rc_is 2 "$CTL" wait --timeout soon 1
 check "--json with an error prints nothing but JSON on stdout" bash -c '"$1" --json submit "$2/bad.png" 2>/dev/null | python3 -c "import sys,json; [json.loads(l) for l in sys.stdin]"' _ "$CTL" "$T"
 
 [ "$fails" -eq 0 ]

@@ -18,7 +18,7 @@ trap '[ -n "$DPID" ] && kill $DPID 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' E
 
 . "$(dirname "$0")/client_tap.bash"
 
-TOTAL=20
+TOTAL=24
 echo "1..$TOTAL"
 skip_all() { for i in $(seq $TOTAL); do echo "ok $i # SKIP $1"; done; exit 0; }
 for f in "$CTL" "$DAEMON" "$MKSAMPLE"; do [ -x "$f" ] || skip_all "$f not built"; done
@@ -46,6 +46,10 @@ assert j[\"image\"] == {\"width\": 32, \"height\": 32} and j[\"best_psnr\"] >= j
 " "$2"' _ "$CTL" "$ID"
 check "show: exit 0" rc_is 0 "$CTL" show "$ID"
 check "show has the state and the epochs" bash -c 'grep -q "state *done" "$1" && grep -q "epoch *50 of 50" "$1"' _ "$T/out"
+check "show: dates, rounded numbers, - for none" bash -c 'grep -Eq "^  created +20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9:]{8} \(.* ago\)$" "$1" && grep -q "^  target_psnr  -$" "$1" && ! grep -Eq "[0-9]\.[0-9]{6}" "$1" && ! grep -q null "$1"' _ "$T/out"
+check "list: a PRIO column, the device's short name, within 80 columns" bash -c '"$1" list >"$2/l" && head -1 "$2/l" | grep -q " PRIO " && ! grep -q "(LLVM" "$2/l" && [ "$(awk "{ if (length > m) m = length } END { print m }" "$2/l")" -le 80 ]' _ "$CTL" "$T"
+check "list --format picks the columns" bash -c '"$1" list --format id,state,age | grep -Eq "^$2 +done +[0-9]+[smhd]$"' _ "$CTL" "$ID"
+check "list --format bogus: exit 2" rc_is 2 "$CTL" list --format id,bogus
 check "export: exit 0" bash -c 'cd "$1" && "$2" export "$3" >/dev/null' _ "$T" "$CTL" "$ID"
 check "export wrote img.safetensors and img.recon.png" bash -c '[ -s "$1/img.safetensors" ] && head -c 8 "$1/img.recon.png" | grep -q PNG' _ "$T"
 check "export --model --recon: the named files" bash -c '"$1" export "$2" --model "$3/m.safetensors" --recon "$3/r.png" >/dev/null && cmp -s "$3/m.safetensors" "$3/img.safetensors"' _ "$CTL" "$ID" "$T"

@@ -1,9 +1,10 @@
 #!/bin/bash
 # 60_batch_folder.sh - a folder of five small images as one batch, the way
-# the README tells people to: `vkinrctl submit DIR -q`, `wait`, the batch's
-# CSV summary (five rows with PSNRs), `export` of the batch into a folder
-# (files named after the images), and `infer --target` of every exported
-# model giving the job's PSNR back (within 0.05 dB). Two workers share the
+# the README tells people to: `vkinrctl submit DIR -q` (the job ids, then
+# `batch ID`), `wait`, the batch's
+# CSV summary (five rows with PSNRs), `export` of the batch into the folder
+# the images came from (NAME.recon.png beside NAME.png, which stays as it
+# was), and `infer --target` of every exported model giving the job's PSNR back (within 0.05 dB). Two workers share the
 # device, so the batch is also spread over them.
 . "$(dirname "$0")/lib.bash"
 tap_plan 12
@@ -31,9 +32,12 @@ for i, (name, (w, h)) in enumerate(sorted(sizes.items())):
 open(os.path.join(imgs, "notes.txt"), "w").write("not an image\n")
 
 r = ctl("submit", imgs, "-q", "--epochs", "30", "--width", "16", "--seed", "3")
-ids = r.stdout.split()
-tap.ok(r.returncode == 0 and len(ids) == 5 and all(i.isdigit() for i in ids),
-       "submit DIR -q: exit 0 and five job ids, nothing else", (r.returncode, r.stdout, r.stderr))
+lines = r.stdout.splitlines()
+ids = lines[:-1]
+tap.ok(r.returncode == 0 and len(ids) == 5 and all(i.isdigit() for i in ids)
+       and lines[-1].startswith("batch b"),
+       "submit DIR -q: exit 0, five job ids and 'batch ID', nothing else",
+       (r.returncode, r.stdout, r.stderr))
 
 c = Client()
 batch = c.call("job.get", {"job": ids[0]})["batch"]
@@ -68,14 +72,19 @@ tap.ok(all(row["batch"] == batch and row["state"] == "done"
            for row in rows),
        "each row: batch, done, size, PSNR and best PSNR, seconds, device", rows)
 
-out = os.path.join(T, "models")
+# exported into the very folder the images came from (issue 11, item 1)
+out = imgs
+def sources():
+    return {n: open(os.path.join(imgs, n + ".png"), "rb").read() for n in sizes}
+before = sources()
 r = ctl("export", batch, "--dir", out)
-files = sorted(os.listdir(out)) if os.path.isdir(out) else []
-want = sorted([n + ".safetensors" for n in sizes] + [n + ".png" for n in sizes])
-tap.ok(r.returncode == 0 and files == want,
-       "export B --dir: a model and a PNG per job, named after the images",
+files = sorted(f for f in os.listdir(out) if f != "notes.txt")
+want = sorted([n + ".safetensors" for n in sizes] + [n + ".recon.png" for n in sizes]
+              + [n + ".png" for n in sizes])
+tap.ok(r.returncode == 0 and files == want and sources() == before,
+       "export B --dir SOURCES: NAME.safetensors and NAME.recon.png, the images untouched",
        (r.returncode, r.stderr, files))
-tap.ok(all(open(os.path.join(out, n + ".png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+tap.ok(all(open(os.path.join(out, n + ".recon.png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
            for n in sizes), "the exported reconstructions are PNGs")
 
 results = {}

@@ -29,10 +29,11 @@ listing = "\n".join([good[0], missing, good[1], "# a comment", "", fake, good[2]
 r = subprocess.run([CTL, "submit", "--from-file", "-", "-q", "--epochs", "5",
                     "--width", "16"], env=ENV, input=listing,
                    capture_output=True, text=True, timeout=120)
-ids = r.stdout.split()
+ids = r.stdout.splitlines()[:-1]
 tap.ok(r.returncode == 3, "exit status 3", (r.returncode, r.stderr))
-tap.ok(len(ids) == 3 and all(i.isdigit() for i in ids),
-       "the three good images are submitted (their ids on stdout)", r.stdout)
+tap.ok(len(ids) == 3 and all(i.isdigit() for i in ids)
+       and r.stdout.splitlines()[-1].startswith("batch "),
+       "the three good images are submitted (their ids on stdout, then the batch)", r.stdout)
 tap.ok(missing in r.stderr and fake in r.stderr,
        "the missing path and the non-PNG are named on stderr", r.stderr)
 tap.ok(not any(g in r.stderr for g in good), "the good ones are not named as errors", r.stderr)

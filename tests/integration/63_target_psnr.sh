@@ -1,11 +1,12 @@
 #!/bin/bash
 # 63_target_psnr.sh - `submit --target-psnr X`: the job stops early, as
 # done, at the first epoch whose PSNR reaches X (known from a reference
-# run with the same seed), records that epoch, and exports its model. A
+# run with the same seed), records that epoch, and exports its model, which
+# renders at the target or above (what list says: the model's PSNR). A
 # target never reached changes nothing. batch, target_psnr, reached_epoch
 # and seconds survive a restart; bad target_psnr values are refused.
 . "$(dirname "$0")/lib.bash"
-tap_plan 10
+tap_plan 11
 need_device
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
@@ -42,6 +43,20 @@ tap.ok(j["reached_epoch"] == expect and j["target_psnr"] == target
 e = c.call("job.export", {"job": job})
 tap.ok(e["psnr"] is not None and e["psnr"] == j["model_psnr"] and e["model"]["safetensors"],
        "its model is exported", {k: e[k] for k in ("psnr",)})
+# the PSNR told is the PSNR got (issue 11, item 4): the exported model,
+# rendered by infer, reaches the target, and list's CSV says its PSNR
+model = os.path.join(T, "target.safetensors")
+open(model, "wb").write(base64.b64decode(e["model"]["safetensors"]))
+r = subprocess.run([CTL, "--json", "infer", model, "-o", os.path.join(T, "r.png"),
+                    "--target", img], env=ENV, capture_output=True, text=True, timeout=120)
+got = json.loads(r.stdout)["psnr"] if r.returncode == 0 else None
+csv = subprocess.run([CTL, "list", "--csv"], env=ENV, capture_output=True, text=True).stdout
+row = next(l.split(",") for l in csv.splitlines()[1:] if l.split(",")[0] == job)
+head = csv.splitlines()[0].split(",")
+told = float(row[head.index("psnr")])
+tap.ok(got is not None and got >= target and abs(told - got) < 1e-4 and abs(j["psnr"] - got) < 1e-4,
+       "the model export wrote renders at the target or above, and list says so",
+       (target, got, told, j["psnr"]))
 
 far = submit(c, img, epochs=6, target_psnr=99.5, batch="keep_me-1", **params)
 jf = wait_state(c, far, ("done", "failed"))
@@ -54,7 +69,7 @@ tap.ok(bad == [-32602] * 5, "a bad target_psnr is refused (-32602)", bad)
 json.dump({"job": job, "far": far, "before": [j, jf]}, open(os.path.join(T, "keep.json"), "w"))
 tap.done()
 EOF_PY
-TAP_N=6
+TAP_N=7
 stop_daemon
 start_daemon || { echo "not ok 7 - daemon restarts"; exit 1; }
 run_py <<'EOF_PY'

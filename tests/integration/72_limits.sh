@@ -106,7 +106,7 @@ try:
         closed = True
 except Exception as e:
     ro, closed = {"exception": str(e)}, False
-tap.ok(limit_error(r, "LIMIT_JOBS_PER_UID", 3) and "job.remove" in r["error"]["message"],
+tap.ok(limit_error(r, "LIMIT_JOBS_PER_UID", 3) and "remove the ended ones" in r["error"]["message"],
        "a 4th job of one uid: -32004 LIMIT_JOBS_PER_UID 3", r)
 tap.ok(limit_error(ro, "LIMIT_CONNECTIONS_PER_UID", 4) and ro.get("id") is None and closed,
        "a 5th connection of one uid: an error line LIMIT_CONNECTIONS_PER_UID 4, then closed", ro)

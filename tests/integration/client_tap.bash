@@ -16,3 +16,11 @@ rc_is() {
 	local got=$?
 	[ "$got" -eq "$want" ] || { echo "# expected exit $want, got $got: $*"; sed 's/^/#   /' "$T/err" | head -5; return 1; }
 }
+# start_fake ARGS...: fake_daemon.py on $T/fake.sock (VKINR_SOCKET) with
+# ARGS, its pid in FAKE_PID (the caller's trap kills it)
+start_fake() {
+	export VKINR_SOCKET=$T/fake.sock
+	python3 "$(dirname "${BASH_SOURCE[0]}")/fake_daemon.py" "$VKINR_SOCKET" "$@" >"$T/fake.out" 2>&1 &
+	FAKE_PID=$!
+	for _ in $(seq 100); do [ -S "$VKINR_SOCKET" ] && break; sleep 0.05; done
+}

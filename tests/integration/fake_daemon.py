@@ -247,7 +247,7 @@ class Daemon:
         if not isinstance(model, dict) or not isinstance(model.get("safetensors"), str):
             raise RpcError(-32602, "model must be {\"safetensors\": BASE64}")
         data = base64.b64decode(model["safetensors"])
-        if not data.startswith(b"FAKE-SAFETENSORS"):
+        if b"FAKE-SAFETENSORS" not in data:
             raise RpcError(-32006, "the model package was refused: not a ConvSIREN package")
         out = {"png": base64.b64encode(tiny_png()).decode()}
         if "target" in p:

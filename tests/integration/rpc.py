@@ -7,6 +7,15 @@ import base64, json, os, socket, subprocess, sys, time
 
 SOCK = os.environ.get("SOCK")
 T = os.environ.get("T")
+CTL = os.path.join(os.path.dirname(os.environ.get("VKINRD", "")), "vkinrctl")
+
+
+def ctl(*args, text=True, timeout=300):
+    """Runs the real vkinrctl (the build's, next to vkinrd) on the test's
+    socket; returns the CompletedProcess (stdout, stderr captured)."""
+    return subprocess.run([CTL] + [str(a) for a in args],
+                          env=dict(os.environ, VKINR_SOCKET=SOCK),
+                          capture_output=True, text=text, timeout=timeout)
 
 
 class Tap:

@@ -1,0 +1,123 @@
+/*
+ * cmd-plot.c - `vkinrctl plot`: the loss curves of jobs (or a batch) as a
+ * picture, PSNR, MSE and learning rate against epoch (plot.c draws them),
+ * SVG or PNG by the name's ending, written through client_write_file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "errors.h"
+#include "history.h"
+#include "jobs.h"
+#include "plot.h"
+
+static int ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+	return n >= m && !strcasecmp(s + n - m, end);
+}
+
+/* Renders the histories in the format path asks for; 0 or exit status. */
+static int render(const char *path, const struct history *h, int n,
+		  int force)
+{
+	uint8_t *png = NULL;
+	char *svg = NULL;
+	size_t size = 0;
+	FILE *out;
+	int status;
+
+	if (ends_with(path, ".png")) {
+		if (plot_png(h, n, &png, &size) < 0) {
+			client_warn("%s", error_message(ERR_NOMEM));
+			return CLIENT_EXIT_DAEMON;
+		}
+		status = client_write_file(path, png, size, force);
+		free(png);
+		return status;
+	}
+	if (!(out = open_memstream(&svg, &size))) {
+		client_warn("%s", error_message(ERR_NOMEM));
+		return CLIENT_EXIT_DAEMON;
+	}
+	plot_svg(out, h, n);
+	fclose(out);
+	status = client_write_file(path, svg, size, force);
+	free(svg);
+	return status;
+}
+
+static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
+			 int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, 'f'},
+		CMD_COMMON_OPTIONS,
+		{NULL, 0, NULL, 0},
+	};
+	const char *output = NULL;
+	struct history *h = NULL;
+	cJSON *ids = NULL;
+	const cJSON *id;
+	int c, rc, n = 0, force = 0, status = CLIENT_EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "fho:", opts, NULL)) != -1) {
+		if (c == 'o')
+			output = optarg;
+		else if (c == 'f')
+			force = 1;
+		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
+			return rc;
+	}
+	if (optind >= argc)
+		return cmd_usage_error(self, "name at least one job or batch");
+	if (!output || !(ends_with(output, ".png") || ends_with(output, ".svg")))
+		return cmd_usage_error(self, "-o FILE.png or -o FILE.svg names "
+					     "the picture to write");
+	if ((status = client_may_write(output, force)))
+		return status;
+	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
+		return client_fail(cl, rc, NULL);
+	h = calloc(cJSON_GetArraySize(ids) + 1, sizeof *h);
+	if (!h) {
+		cJSON_Delete(ids);
+		return client_fail(cl, ERR_NOMEM, NULL);
+	}
+	cJSON_ArrayForEach(id, ids) {
+		char what[96];
+		if ((rc = history_fetch(cl, id, &h[n])) < 0) {
+			snprintf(what, sizeof what, "job %s", h[n].idtext);
+			status = client_fail(cl, rc, what);
+			break;
+		}
+		n++;
+	}
+	if (status == CLIENT_EXIT_OK)
+		status = render(output, h, n, force);
+	if (status == CLIENT_EXIT_OK)
+		client_say(cl, "wrote %s (%d job%s)\n", output, n,
+			   n == 1 ? "" : "s");
+	for (int i = 0; i < n; i++)
+		history_finish(&h[i]);
+	free(h);
+	cJSON_Delete(ids);
+	return status;
+}
+
+const struct cmd_entry cmd_plot_entry = {
+	.name = "plot",
+	.alias = NULL,
+	.args = "ID|BATCH... -o FILE.png|FILE.svg [--force]",
+	.summary = "draw PSNR, loss and learning rate against epoch",
+	.help = "Three panels sharing the epoch axis: PSNR (dB), MSE (log "
+		"scale) and the\nlearning rate, one line per job. The file's "
+		"ending picks the format: .svg\n(text, with the job names) or "
+		".png.\n"
+		"\n"
+		"Options:\n"
+		"  -o, --output F   the picture to write (required)\n"
+		"  -f, --force      replace F if it exists\n",
+	.exec = cmd_plot_exec,
+};

@@ -1,0 +1,33 @@
+/*
+ * history.h - a job's whole metrics history, one row an epoch, as the
+ * daemon keeps it: what `metrics`, `plot` and (for the title) `preview`
+ * read.
+ */
+#ifndef VKINR_CLIENT_HISTORY_H
+#define VKINR_CLIENT_HISTORY_H
+
+#include <cjson/cJSON.h>
+
+struct client;
+
+struct history_row {
+	int epoch;
+	double psnr, mse, lr, ms;
+};
+
+struct history {
+	char idtext[64];
+	char name[128];
+	struct history_row *rows;
+	int n, cap;
+};
+
+/*
+ * Reads a job's history: job.subscribe replays every epoch the job has
+ * ("replay" of them), then job.unsubscribe. Returns 0 with *out filled
+ * (history_finish frees it), or a negative code for client_fail.
+ */
+int history_fetch(struct client *cl, const cJSON *id, struct history *out);
+void history_finish(struct history *h);
+
+#endif

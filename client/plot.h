@@ -1,0 +1,20 @@
+/*
+ * plot.h - loss curves as pictures: PSNR, MSE (log scale) and learning
+ * rate against epoch, one panel each, one line per job, as SVG (text, for
+ * a browser or a paper) or PNG (pixels, libpng through image.h).
+ */
+#ifndef VKINR_CLIENT_PLOT_H
+#define VKINR_CLIENT_PLOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct history;
+
+/* Writes the SVG document of the histories to out. */
+void plot_svg(FILE *out, const struct history *h, int n);
+/* Encodes the PNG of the histories; 0 or ERR_NOMEM. */
+int plot_png(const struct history *h, int n, uint8_t **data, size_t *size);
+
+#endif

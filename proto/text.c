@@ -1,0 +1,126 @@
+/*
+ * text.c - escaping text for a terminal (see text.h).
+ *
+ * One decoder walks the bytes: a well-formed UTF-8 sequence (no overlong
+ * form, no surrogate, nothing past U+10FFFF) is one code point, anything
+ * else is one bad byte. A code point is printed as it is unless it is a
+ * control (C0, DEL, C1) or one of the invisible characters that reorder or
+ * break lines (U+200E, U+200F, U+2028 to U+202E, U+2066 to U+2069), which
+ * a name could use to look like another.
+ */
+#include "text.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+
+/* The code point at s (at most len bytes) and its length; -1 for a byte
+ * that starts no valid sequence. */
+static int32_t decode(const unsigned char *s, size_t len, size_t *n)
+{
+	uint32_t cp;
+	size_t need;
+
+	*n = 1;
+	if (s[0] < 0x80)
+		return s[0];
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		need = 1, cp = s[0] & 0x1F;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		need = 2, cp = s[0] & 0x0F;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		need = 3, cp = s[0] & 0x07;
+	else
+		return -1;
+	if (len < need + 1)
+		return -1;
+	for (size_t i = 1; i <= need; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return -1;
+		cp = cp << 6 | (s[i] & 0x3F);
+	}
+	if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) ||
+	    (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+		return -1;
+	*n = need + 1;
+	return (int32_t)cp;
+}
+
+static int unsafe(int32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x200E ||
+	       cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+int text_is_clean(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	for (size_t i = 0; i < len; i += n) {
+		int32_t cp = decode(p + i, len - i, &n);
+		if (cp < 0 || unsafe(cp))
+			return 0;
+	}
+	return 1;
+}
+
+char *text_escape(const char *s, int keep_newlines)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), n, o = 0;
+	char *out = malloc(len * 6 + 1); /* \u202e: 6 bytes for 3 */
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i += n) {
+		int32_t cp = decode(p + i, len - i, &n);
+
+		if ((cp >= 0 && !unsafe(cp)) || (cp == '\n' && keep_newlines)) {
+			memcpy(out + o, s + i, n);
+			o += n;
+		} else if (cp == '\n' || cp == '\t' || cp == '\r') {
+			out[o++] = '\\';
+			out[o++] = cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r';
+		} else if (cp < 0x100) { /* a control byte, or a bad one */
+			o += (size_t)sprintf(out + o, "\\x%02x",
+					     cp < 0 ? p[i] : (unsigned)cp);
+		} else {
+			o += (size_t)sprintf(out + o, "\\u%04x", (unsigned)cp);
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int text_escape_tree(cJSON *value)
+{
+	cJSON *child;
+
+	if (cJSON_IsString(value) && value->valuestring &&
+	    !text_is_clean(value->valuestring, strlen(value->valuestring))) {
+		char *safe = text_escape(value->valuestring, 0), *copy;
+		size_t n = safe ? strlen(safe) + 1 : 0;
+
+		/* cJSON_SetValuestring refuses a longer string: swap it, in
+		 * memory from cJSON's own allocator. */
+		copy = safe ? cJSON_malloc(n) : NULL;
+		if (!copy) {
+			free(safe);
+			return ERR_NOMEM;
+		}
+		memcpy(copy, safe, n);
+		free(safe);
+		cJSON_free(value->valuestring);
+		value->valuestring = copy;
+		return 0;
+	}
+	cJSON_ArrayForEach(child, value)
+		if (text_escape_tree(child) < 0)
+			return ERR_NOMEM;
+	return 0;
+}
