@@ -17,6 +17,7 @@
 #include "format.h"
 #include "jobs.h"
 #include "protocol.h"
+#include "slurm.h"
 
 enum { OPT_BATCH = OPT_FIRST_COMMAND_OPTION, OPT_CSV, OPT_STATE };
 
@@ -194,6 +195,8 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	const cJSON *job;
 	int c, rc, csv = 0;
 
+	if (slurm_has_option(argc, argv, "--out"))
+		return slurm_list_exec(cl, self, argc, argv);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == OPT_BATCH)
 			batch = optarg;
@@ -258,7 +261,10 @@ const struct cmd_entry cmd_list_entry = {
 		"              cancelled)\n"
 		"  --csv       comma-separated values with a header row:\n"
 		"              " CSV_HEADER
-		"  --json      {\"jobs\": [...]}, the daemon's job objects\n",
+		"  --json      {\"jobs\": [...]}, the daemon's job objects\n"
+		"  --out OUT   a dataset fitted on Slurm (submit --slurm): each "
+		"image's\n              result, and the Slurm state of the "
+		"unfinished ones\n",
 	.exec = cmd_list_exec,
 };
 

@@ -9,6 +9,7 @@
  */
 #include "client.h"
 #include "jobs.h"
+#include "slurm.h"
 #include "watch.h"
 
 static int follow_exec(struct client *cl, const struct cmd_entry *self,
@@ -44,6 +45,8 @@ static int cmd_watch_exec(struct client *cl, const struct cmd_entry *self,
 static int cmd_wait_exec(struct client *cl, const struct cmd_entry *self,
 			 int argc, char **argv)
 {
+	if (slurm_has_option(argc, argv, "--out"))
+		return slurm_wait_exec(cl, self, argc, argv);
 	return follow_exec(cl, self, argc, argv, 1);
 }
 
@@ -70,13 +73,17 @@ const struct cmd_entry cmd_watch_entry = {
 const struct cmd_entry cmd_wait_entry = {
 	.name = "wait",
 	.alias = NULL,
-	.args = "ID...",
+	.args = "ID... | --out OUT",
 	.summary = "block until the jobs end",
 	.help = "Prints one line per job when all have ended ({\"jobs\": "
 		"[...]} with --json).\nA paused job is waited for until it is "
 		"resumed and ends.\n"
 		"\n"
+		"With --out OUT: waits for a dataset fitted on Slurm (submit "
+		"--slurm) until\nevery image has a result or no task is left "
+		"in the queue, then lists them.\n"
+		"\n"
 		"Exit status: 0 when every job ended done, 1 when any failed "
-		"or was cancelled.\n",
+		"or was cancelled\n(with --out: or was left unfitted).\n",
 	.exec = cmd_wait_exec,
 };
