@@ -447,9 +447,11 @@ static struct nn_fit *resume_fit(struct task *t, const char *ckpt,
 	return fit;
 }
 
-/* Steps until the epochs are done, the target is met or a stop signal. */
-static int train(struct task *t, struct nn_fit *fit)
+/* Steps until the epochs are done, the target is met or a stop signal;
+ * a progress line on stderr (the task's log) every tenth of the way. */
+static int train(struct task *t, struct nn_fit *fit, const char *name)
 {
+	int every = t->cfg.epochs >= 10 ? t->cfg.epochs / 10 : 1;
 	struct nn_metrics m;
 	while (nn_fit_epoch(fit) < t->cfg.epochs) {
 		if (stop_signal)
@@ -457,6 +459,9 @@ static int train(struct task *t, struct nn_fit *fit)
 		int rc = nn_fit_step(fit, &m);
 		if (rc)
 			return rc;
+		if (!t->quiet && m.epoch % every == 0 && m.epoch < t->cfg.epochs)
+			fprintf(stderr, "vkinrd: %s: epoch %d/%d, PSNR %.2f dB\n",
+				name, m.epoch, t->cfg.epochs, m.psnr);
 		if (t->target_psnr > 0 && m.psnr >= t->target_psnr)
 			break;
 	}
@@ -514,7 +519,7 @@ static int fit_image(struct task *t, const char *name, const char *file)
 		fprintf(stderr, "vkinrd: %s: fitting %s (%dx%d)%s\n", name, file,
 			target->width, target->height,
 			resumed_from ? ", resumed" : "");
-	rc = train(t, fit);
+	rc = train(t, fit, name);
 	if (rc == ERR_CANCELLED) {
 		struct st_file *ck = NULL;
 		int wrc = nn_fit_checkpoint(fit, &ck);

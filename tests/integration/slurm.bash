@@ -4,7 +4,7 @@
 # key, sockets, state and logs under $T/slurm, on ports nobody else holds.
 # The node has one "GPU" (gres gpu:1 backed by /dev/null), so a job that
 # asks for --gres=gpu:1 sees CUDA_VISIBLE_DEVICES=0 as on a GPU node. The
-# credential lifetime is 10 s, not 120: Slurm holds a requeued job back
+# credential lifetime is 5 s (the least it takes), not 120: Slurm holds a requeued job back
 # for that long.
 #
 # Usage (after lib.bash):  need_slurm; slurm_start || ...; ...; slurm_stop
@@ -52,14 +52,14 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$S/munge/munge.socket,cred_expire=10
+AuthInfo=socket=$S/munge/munge.socket,cred_expire=5
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MpiDefault=none
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0,sched_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
