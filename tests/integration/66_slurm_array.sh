@@ -15,20 +15,6 @@ need_slurm
 CTL=$BUILD/vkinrctl
 export VKINR_SOCKET=$SOCK
 
-check() { # check NAME COMMAND...: one TAP line
-	local name=$1
-	shift
-	TAP_N=$((TAP_N + 1))
-	if "$@" >>"$T/check.log" 2>&1; then
-		echo "ok $TAP_N - $name"
-	else
-		echo "not ok $TAP_N - $name"
-		TAP_FAILED=$((TAP_FAILED + 1))
-		sed 's/^/#   /' "$T/check.log" | tail -20
-	fi
-	: >"$T/check.log"
-}
-
 finish() {
 	slurm_stop
 	stop_daemon
