@@ -432,15 +432,15 @@ static void find_vkinrd(char *buf, size_t n)
 
 static void write_script(const struct submission *s, FILE *f, long tasks)
 {
-	char vkinrd[PATH_MAX], *manifest = meta_path(s->out, MANIFEST);
+	char vkinrd[PATH_MAX], *shards = meta_path(s->out, "shards");
 	char *logs = meta_path(s->out, "logs");
 
 	find_vkinrd(vkinrd, sizeof vkinrd);
 	fprintf(f, "#!/bin/bash\n"
 		   "# Written by vkinrctl submit --slurm: task K of %ld fits "
-		   "lines K, K+%ld, ... of\n# the manifest into OUT/NAME/; "
-		   "done images are skipped, checkpointed ones resume.\n",
-		tasks, tasks);
+		   "the images of\n# shards/K.tsv (lines K, K+%ld, ... of "
+		   "images.tsv) into OUT/NAME/;\n# done images are skipped, "
+		   "checkpointed ones resume.\n", tasks, tasks);
 	fprintf(f, "#SBATCH --job-name=vkinr\n#SBATCH --array=0-%ld\n"
 		   "#SBATCH --ntasks=1\n", tasks - 1);
 	if (s->gpus > 0)
@@ -451,11 +451,10 @@ static void write_script(const struct submission *s, FILE *f, long tasks)
 	fputs("set -u\n", f);
 	put_quoted(f, vkinrd);
 	fputs(" --fit-task ", f);
-	put_quoted(f, manifest);
-	fputs(" --out ", f);
+	put_quoted(f, shards);
+	fputs("/\"$SLURM_ARRAY_TASK_ID\".tsv --out ", f);
 	put_quoted(f, s->out);
-	fprintf(f, " --shard \"$SLURM_ARRAY_TASK_ID/%ld\"%s%s &\n", tasks,
-		s->fit_args, s->allow_cpu ? " --allow-cpu" : "");
+	fprintf(f, "%s%s &\n", s->fit_args, s->allow_cpu ? " --allow-cpu" : "");
 	fputs("pid=$!\nwarned=\n"
 	      "# Slurm signals this shell; vkinrd checkpoints between epochs\n"
 	      "trap 'warned=1; kill -USR1 $pid' USR1\n"
@@ -467,7 +466,7 @@ static void write_script(const struct submission *s, FILE *f, long tasks)
 	      "if [ $status = 75 ] && [ -n \"$warned\" ]; then\n"
 	      "\tscontrol requeue \"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"\n"
 	      "fi\nexit $status\n", f);
-	free(manifest);
+	free(shards);
 	free(logs);
 }
 
@@ -519,7 +518,36 @@ static int make_dir(const char *path)
 	return mkdir(path, 0755) && errno != EEXIST ? ERR_IO : 0;
 }
 
-/* The manifest and the script under OUT/.vkinr. */
+/* shards/K.tsv: the lines of task K, so that each of a thousand tasks
+ * reads its thousandth of the manifest, not all of it. */
+static int write_shards(const struct submission *s, long tasks)
+{
+	char *dir = meta_path(s->out, "shards");
+	int rc = dir ? make_dir(dir) : ERR_NOMEM;
+	for (long k = 0; k < tasks && rc == 0; k++) {
+		char *text = NULL, *path = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&text, &size);
+		if (!f || asprintf(&path, "%s/%ld.tsv", dir, k) < 0) {
+			if (f)
+				fclose(f);
+			free(text);
+			rc = ERR_NOMEM;
+			break;
+		}
+		for (size_t i = (size_t)k; i < s->images.n; i += (size_t)tasks)
+			fprintf(f, "%s\t%s\n", s->images.e[i].name,
+				s->images.e[i].path);
+		rc = fclose(f) ? ERR_NOMEM
+			       : fileio_write_atomic(path, text, size, 0644);
+		free(text);
+		free(path);
+	}
+	free(dir);
+	return rc;
+}
+
+/* The manifest, the shards and the script under OUT/.vkinr. */
 static int write_meta(const struct submission *s, long tasks, char **script)
 {
 	char *dir = meta_path(s->out, ""), *logs = meta_path(s->out, "logs");
@@ -541,6 +569,7 @@ static int write_meta(const struct submission *s, long tasks, char **script)
 		rc = fileio_write_atomic(manifest, text, size, 0644);
 	free(text);
 	text = NULL;
+	rc = rc ? rc : write_shards(s, tasks);
 	f = rc ? NULL : open_memstream(&text, &size);
 	if (f) {
 		write_script(s, f, tasks);
@@ -826,7 +855,7 @@ static int slurm_states(const char *id, long tasks, char ***states)
 
 struct overview {
 	cJSON *images;    /* one object per manifest line */
-	int done, failed, unended, queued_tasks;
+	int done, failed, unended;
 	double seconds, psnr_sum;
 	char job[64];
 	int squeue_ok;
@@ -869,8 +898,6 @@ static int overview_read(const char *out, struct overview *o)
 	memset(o, 0, sizeof(*o));
 	if (last_job(out, o->job, sizeof o->job, &tasks))
 		o->squeue_ok = slurm_states(o->job, tasks, &states) == 0;
-	for (long k = 0; states && k < tasks; k++)
-		o->queued_tasks += states[k] != NULL;
 	if ((rc = manifest_read(out, &m)) < 0)
 		goto fail;
 	o->images = cJSON_CreateArray();
@@ -1054,23 +1081,43 @@ int slurm_list_exec(struct client *cl, const struct cmd_entry *self, int argc,
 	return CLIENT_EXIT_OK;
 }
 
+/* How many of the job's tasks squeue still lists; -1 when it cannot say. */
+static int queued_tasks(const char *id, long tasks)
+{
+	char **states = NULL;
+	int n = slurm_states(id, tasks, &states) == 0 ? 0 : -1;
+	for (long k = 0; states && k < tasks; k++) {
+		n += n >= 0 && states[k];
+		free(states[k]);
+	}
+	free(states);
+	return n;
+}
+
+/* Asks squeue (more and more rarely, up to every 10 s) until no task of
+ * the last submission is queued, then reads the results once: a million
+ * result files are not read again at every poll. */
 int slurm_wait_exec(struct client *cl, const struct cmd_entry *self, int argc,
 		    char **argv)
 {
 	const char *out = NULL;
 	int rc = parse_out_options(cl, self, argc, argv, &out, NULL);
 	struct overview o;
+	char id[64];
+	long tasks;
 	if (rc >= 0)
 		return rc;
-	for (;;) {
-		if (overview_or_fail(out, &o) < 0)
-			return CLIENT_EXIT_DAEMON;
-		if (o.unended == 0 || !o.squeue_ok || o.queued_tasks == 0)
-			break;
-		cJSON_Delete(o.images);
-		struct timespec pause = {1, 0};
-		nanosleep(&pause, NULL);
+	if (last_job(out, id, sizeof id, &tasks)) {
+		double pause = 0.5;
+		while (queued_tasks(id, tasks) > 0) {
+			struct timespec ts = {(time_t)pause,
+					      (long)((pause - (time_t)pause) * 1e9)};
+			nanosleep(&ts, NULL);
+			pause = pause * 1.25 < 10 ? pause * 1.25 : 10;
+		}
 	}
+	if (overview_or_fail(out, &o) < 0)
+		return CLIENT_EXIT_DAEMON;
 	print_overview(&o, 0, cl->json);
 	cJSON_Delete(o.images);
 	if (o.unended)

@@ -2,9 +2,9 @@
  * fit_task.c - one task of a dataset fit: `vkinrd --fit-task MANIFEST
  * --out OUT --shard K/N [fit options]`, what each Slurm array task runs.
  *
- * MANIFEST lists the dataset, one "NAME<TAB>PATH" a line (vkinrctl submit
- * --slurm writes it, with names made unique); task K of N takes lines K,
- * K+N, K+2N... Each image is fitted on the device the scheduler gave this
+ * MANIFEST lists images, one "NAME<TAB>PATH" a line (vkinrctl submit
+ * --slurm writes one per array task, names made unique); with --shard K/N
+ * it takes lines K, K+N, K+2N... Each image is fitted on the device the scheduler gave this
  * task (gpu/visible.h) and leaves a folder OUT/NAME/ holding
  * model.safetensors, recon.png, metrics.ndjson and, last, result.json: the
  * mark that the image is done (or failed, with the reason). Every file is
@@ -87,8 +87,7 @@ static const char usage[] =
 	"usage: vkinrd --fit-task MANIFEST --out OUT [--shard K/N] [options]\n"
 	"  MANIFEST            lines of NAME<TAB>PATH (vkinrctl submit --slurm)\n"
 	"  --out OUT           results go to OUT/NAME/\n"
-	"  --shard K/N         fit lines K, K+N, ... (default: the array task\n"
-	"                      $SLURM_ARRAY_TASK_ID of 1, i.e. every line)\n"
+	"  --shard K/N         fit lines K, K+N, ... (default 0/1: every line)\n"
 	"  --epochs N --width NF --lr LR --seed S --warmup N\n"
 	"  --schedule cosine|constant --max-tile PX\n"
 	"                      as for vkinrd --fit\n"
@@ -129,12 +128,11 @@ static int parse_args(int argc, char **argv, struct task *t)
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	const char *array_task = getenv("SLURM_ARRAY_TASK_ID");
 	double v = 0;
 	int c, n;
 
 	nn_config_defaults(&t->cfg, 0);
-	t->shard = array_task ? atoi(array_task) : 0;
+	t->shard = 0;
 	t->shards = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
@@ -596,8 +594,8 @@ static int run_slot(struct task *t, const char *selector)
 	}
 	free(data);
 	if (!t->quiet || rc)
-		fprintf(stderr, "vkinrd: task %d/%d: %d fitted, %d skipped, "
-			"%d failed%s\n", t->shard, t->shards, t->done,
+		fprintf(stderr, "vkinrd: %s: %d fitted, %d skipped, "
+			"%d failed%s\n", t->manifest, t->done,
 			t->skipped, t->failed,
 			rc == ERR_CANCELLED ? ", stopped by a signal" : "");
 	gpu_destroy(t->gpu);
