@@ -252,7 +252,7 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
 	.alias = "ls",
-	.args = "[--batch B] [--state S] [--csv]",
+	.args = "[--batch B] [--state S] [--csv] | --out OUT [--csv]",
 	.summary = "list the jobs: a table, or CSV / JSON for scripts",
 	.help = "Options:\n"
 		"  --batch B   only the jobs of batch B, and a summary line\n"

@@ -9,7 +9,7 @@
 # fitted; --dry-run writing nothing.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/slurm.bash"
-tap_plan 11
+tap_plan 12
 need_device
 need_slurm
 CTL=$BUILD/vkinrctl
@@ -174,6 +174,12 @@ s = {i[\"name\"]: i for i in o[\"images\"]}
 assert s[\"img4\"][\"state\"] == s[\"img5\"][\"state\"] == \"done\", s
 assert s[\"text\"][\"state\"] == s[\"cut\"][\"state\"] == \"failed\", s
 assert \"PNG\" in s[\"text\"][\"error\"] and s[\"cut\"][\"error\"], s"'
+
+check "a task given no GPU, or one Vulkan does not show, fails without --allow-cpu" bash -c '
+	! SLURM_JOB_ID=1 "'$VKINRD'" --fit-task "'$T'/long.tsv" --out "'$T'/nogpu" 2>"'$T'/nogpu.err" &&
+	grep -q "given no GPU" "'$T'/nogpu.err" &&
+	! CUDA_VISIBLE_DEVICES=GPU-00112233-4455-6677-8899-aabbccddeeff "'$VKINRD'" --fit-task "'$T'/long.tsv" --out "'$T'/nogpu" 2>"'$T'/nogpu.err" &&
+	grep -q "CUDA_VISIBLE_DEVICES names GPU-00112233" "'$T'/nogpu.err" && [ ! -e "'$T'/nogpu/long" ]'
 
 check "no temporary file is left in any result folder" bash -c '
 	! find "'$T'"/out "'$T'"/out3 "'$T'"/out4 -name "*.tmp*" | grep -q .'
