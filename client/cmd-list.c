@@ -17,6 +17,7 @@
 #include "format.h"
 #include "jobs.h"
 #include "protocol.h"
+#include "slurm.h"
 
 enum { OPT_BATCH = OPT_FIRST_COMMAND_OPTION, OPT_CSV, OPT_STATE, OPT_FORMAT };
 
@@ -295,6 +296,8 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	const cJSON *job;
 	int c, rc, csv = 0, cols[LIST_MAX_COLUMNS], ncols = 0;
 
+	if (slurm_has_option(argc, argv, "--out"))
+		return slurm_list_exec(cl, self, argc, argv);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == OPT_BATCH)
 			batch = optarg;
@@ -365,7 +368,7 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
 	.alias = "ls",
-	.args = "[--batch B] [--state S] [--csv | --format COLS]",
+	.args = "[--batch B] [--state S] [--csv | --format COLS] | --out OUT [--csv]",
 	.summary = "list the jobs: a table, or CSV / JSON for scripts",
 	.help = "Options:\n"
 		"  --batch B   only the jobs of batch B, and a summary line\n"
@@ -380,7 +383,10 @@ const struct cmd_entry cmd_list_entry = {
 		"              priority, epoch, size, psnr, best, time, age, "
 		"batch, device,\n"
 		"              source (default: all but size, best, age and "
-		"source)\n",
+		"source)\n"
+		"  --out OUT   a dataset fitted on Slurm (submit --slurm): each "
+		"image's\n              result, and the Slurm state of the "
+		"unfinished ones\n",
 	.exec = cmd_list_exec,
 };
 

@@ -35,6 +35,7 @@
 #include "params.h"
 #include "protocol.h"
 #include "text.h"
+#include "slurm.h"
 #include "watch.h"
 
 /* The largest file worth reading: base64 of it must fit in one line. */
@@ -690,6 +691,8 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	char batch[16];
 	int status = CLIENT_EXIT_OK, rc = 0, batched;
 
+	if (slurm_has_option(argc, argv, "--slurm"))
+		return slurm_submit_exec(cl, self, argc, argv);
 	s.common = cJSON_CreateObject();
 	s.done = cJSON_CreateArray();
 	s.errors = cJSON_CreateArray();
@@ -807,6 +810,19 @@ const struct cmd_entry cmd_submit_entry = {
 		"A file that can't be read or is not a PNG is named on stderr "
 		"and skipped;\nthe others are still submitted and the exit "
 		"status is 3. With --watch or\n--wait the status is the jobs' "
-		"outcome (0 all done, 1 any failed/cancelled).\n",
+		"outcome (0 all done, 1 any failed/cancelled).\n"
+		"\n"
+		"On a Slurm cluster, without the daemon:\n"
+		"  submit --slurm --out OUT IMG|DIR...|--from-file LIST "
+		"[--tasks N]\n"
+		"         [--gpus-per-task G] [--sbatch \"ARGS\"] [--allow-cpu] "
+		"[--dry-run]\n"
+		"  fits the images as one job array (N tasks, default one per "
+		"image up to\n  1000), each image into OUT/NAME/; prints the "
+		"Slurm job id (-q: alone).\n  Submitting again skips what is "
+		"done and resumes what was checkpointed.\n"
+		"  --sbatch passes partition, time, account, QoS... to sbatch; "
+		"--dry-run\n  prints the batch script; --allow-cpu lets a task "
+		"without a GPU use\n  the CPU device. See vkinrctl(1).\n",
 	.exec = cmd_submit_exec,
 };

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "jobs.h"
+#include "slurm.h"
 #include "watch.h"
 
 enum { OPT_TIMEOUT = OPT_FIRST_COMMAND_OPTION };
@@ -62,6 +63,8 @@ static int cmd_watch_exec(struct client *cl, const struct cmd_entry *self,
 static int cmd_wait_exec(struct client *cl, const struct cmd_entry *self,
 			 int argc, char **argv)
 {
+	if (slurm_has_option(argc, argv, "--out"))
+		return slurm_wait_exec(cl, self, argc, argv);
 	return follow_exec(cl, self, argc, argv, 1);
 }
 
@@ -92,7 +95,7 @@ const struct cmd_entry cmd_watch_entry = {
 const struct cmd_entry cmd_wait_entry = {
 	.name = "wait",
 	.alias = NULL,
-	.args = "[--timeout S] ID...",
+	.args = "[--timeout S] ID... | --out OUT",
 	.summary = "block until the jobs end",
 	.help = "Prints one line per job when all have ended ({\"jobs\": "
 		"[...]} with --json).\nA paused job is waited for until it is "
@@ -100,7 +103,12 @@ const struct cmd_entry cmd_wait_entry = {
 		"connects again\nfor up to --timeout seconds (default 60; 0: "
 		"give up at once) and carries on.\n"
 		"\n"
+		"With --out OUT: waits for a dataset fitted on Slurm (submit "
+		"--slurm) until\nevery image has a result or no task is left "
+		"in the queue, then lists them.\n"
+		"\n"
 		"Exit status: 0 when every job ended done, 1 when any failed "
-		"or was cancelled,\n69 when the daemon stayed away.\n",
+		"or was cancelled\n(with --out: or was left unfitted), 69 when the daemon "
+		"stayed away.\n",
 	.exec = cmd_wait_exec,
 };

@@ -4,6 +4,8 @@
  *   vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]
  *       the daemon (daemon.c), in the foreground
  *   vkinrd --fit IMG.png [...]   one fit in the foreground (fit_cli.c)
+ *   vkinrd --fit-task LIST --out OUT [...]   one task of a dataset fit,
+ *                                as a Slurm array task runs it (fit_task.c)
  *   vkinrd --devices [--json]    the Vulkan devices it can use
  *
  * It resolves the socket path and the state folder as interfaces.md says
@@ -18,6 +20,7 @@
 
 #include "daemon.h"
 #include "fit_cli.h"
+#include "fit_task.h"
 #include "protocol.h"
 
 static const char usage[] =
@@ -25,6 +28,7 @@ static const char usage[] =
 	"       vkinrd --fit IMG.png [--epochs N] [--width NF] [--lr LR] [--seed S]\n"
 	"                            [--model OUT.safetensors] [--recon OUT.png] [--json]\n"
 	"                            (vkinrd --fit x --help lists every option)\n"
+	"       vkinrd --fit-task LIST --out OUT [--shard K/N] [...]\n"
 	"       vkinrd --devices [--json]\n"
 	"       vkinrd --version\n";
 
@@ -99,6 +103,8 @@ static int has_flag(int argc, char **argv, const char *flag)
 
 int main(int argc, char **argv)
 {
+	if (has_flag(argc, argv, "--fit-task"))
+		return fit_task_run(argc, argv);
 	if (has_flag(argc, argv, "--fit"))
 		return fit_cli_run(argc, argv);
 	if (has_flag(argc, argv, "--devices"))

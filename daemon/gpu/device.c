@@ -251,8 +251,15 @@ static const char *choose_coopmat_api(const struct gpu_device_info *info)
 static void describe(VkPhysicalDevice pd, int index,
 		     struct gpu_device_info *info)
 {
+	VkPhysicalDevicePCIBusInfoPropertiesEXT pci = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT,
+	};
+	VkPhysicalDeviceIDProperties id = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES,
+	};
 	VkPhysicalDeviceSubgroupProperties subgroup = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+		.pNext = &id,
 	};
 	VkPhysicalDeviceMaintenance3Properties maint3 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
@@ -278,6 +285,9 @@ static void describe(VkPhysicalDevice pd, int index,
 	int has_budget = has_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 	if (has_budget)
 		mem.pNext = &budget;
+	int has_pci = has_extension(pd, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+	if (has_pci)
+		id.pNext = &pci;
 
 	vkGetPhysicalDeviceProperties2(pd, &props);
 	vkGetPhysicalDeviceFeatures2(pd, &features);
@@ -302,6 +312,12 @@ static void describe(VkPhysicalDevice pd, int index,
 	info->coopmat_api = choose_coopmat_api(info);
 	info->has_tensor_cores = info->coopmat_api != NULL;
 	info->is_cpu = info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+	memcpy(info->uuid, id.deviceUUID, VK_UUID_SIZE);
+	info->has_pci = has_pci;
+	info->pci_domain = pci.pciDomain;
+	info->pci_bus = pci.pciBus;
+	info->pci_device = pci.pciDevice;
+	info->pci_function = pci.pciFunction;
 
 	const VkPhysicalDeviceMemoryProperties *mp = &mem.memoryProperties;
 	for (uint32_t h = 0; h < mp->memoryHeapCount; h++) {

@@ -51,6 +51,10 @@ struct gpu_device_info {
 				      * picks KHR, to compare them) */
 	int has_float16;
 	int is_cpu;
+	/* Identity, to find the device a scheduler assigned (visible.c). */
+	uint8_t uuid[VK_UUID_SIZE];  /* VkPhysicalDeviceIDProperties */
+	int has_pci;                 /* VK_EXT_pci_bus_info was offered */
+	uint32_t pci_domain, pci_bus, pci_device, pci_function;
 };
 
 /* Lists the devices the loader shows, in the order of preference used by

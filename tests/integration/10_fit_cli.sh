@@ -8,24 +8,6 @@
 tap_plan 9
 need_device
 
-check() { # check NAME COMMAND...: one TAP line
-	local name=$1
-	shift
-	TAP_N=$((TAP_N + 1))
-	if "$@" >>"$T/check.log" 2>&1; then
-		echo "ok $TAP_N - $name"
-	else
-		echo "not ok $TAP_N - $name"
-		TAP_FAILED=$((TAP_FAILED + 1))
-		sed 's/^/#   /' "$T/check.log" | tail -15
-	fi
-	: >"$T/check.log"
-}
-skip() {
-	TAP_N=$((TAP_N + 1))
-	echo "ok $TAP_N # SKIP $1"
-}
-
 "$MKSAMPLE" "$T/img.png" 37 23 3
 FIT=("$VKINRD" --fit "$T/img.png" --width 16 --lr 1e-3 --warmup 5 -q)
 

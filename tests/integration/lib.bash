@@ -68,6 +68,28 @@ run_py() {
 	return 0
 }
 
+# check NAME COMMAND...: one TAP line, passing when COMMAND succeeds; what
+# it printed is shown (the last lines) when it fails.
+check() {
+	local name=$1
+	shift
+	TAP_N=$((TAP_N + 1))
+	if "$@" >>"$T/check.log" 2>&1; then
+		echo "ok $TAP_N - $name"
+	else
+		echo "not ok $TAP_N - $name"
+		TAP_FAILED=$((TAP_FAILED + 1))
+		sed 's/^/#   /' "$T/check.log" | tail -20
+	fi
+	: >"$T/check.log"
+}
+
+# skip WHY: one TAP line for a test that cannot run here.
+skip() {
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N # SKIP $1"
+}
+
 tap_done() {
 	[ "$TAP_FAILED" = 0 ] && exit 0
 	exit 1
