@@ -95,8 +95,8 @@ for path in results:
     r = json.load(open(path))
     model = os.path.join(os.path.dirname(path), "model.safetensors")
     got = json.loads(subprocess.run(
-        [ctl, "--json", "infer", model, "--target", r["file"], "-o",
-         os.path.join(out, "render.png")],
+        [ctl, "--json", "infer", model, "--target", r["file"], "--force",
+         "-o", os.path.join(out, "render.png")],
         check=True, capture_output=True, text=True).stdout)["psnr"]
     print(r["name"], r["psnr"], got)
     assert abs(got - r["psnr"]) < 1e-4, (r, got)
