@@ -50,7 +50,15 @@ enum {
 	OPT_WAIT,
 	OPT_FROM_FILE,
 	OPT_TARGET_PSNR,
+	OPT_RECIPE, /* then one a recipe key, in recipe_options' order */
 };
+
+/* The training recipe's options: sent in "recipe" under the key with _ for
+ * -, a number when the value reads as one; the daemon checks them. */
+static const char *const recipe_options[] = {
+	"optimizer", "schedule", "warmup", "plateau", "lr-min", "average",
+	"ema-decay"};
+#define RECIPE_OPTIONS ((int)(sizeof(recipe_options) / sizeof(recipe_options[0])))
 
 /* What one call submits: the job parameters and where the images are. */
 struct submit {
@@ -381,6 +389,25 @@ static int add_init(struct submit *s, const char *path)
 	return 0;
 }
 
+static int add_recipe_option(struct submit *s, const char *option,
+			     const char *value)
+{
+	cJSON *recipe = cJSON_GetObjectItemCaseSensitive(s->common, "recipe");
+	char key[32], *end;
+	if (!recipe)
+		recipe = cJSON_AddObjectToObject(s->common, "recipe");
+	snprintf(key, sizeof(key), "%s", option);
+	for (char *u = strchr(key, '-'); u; u = strchr(u, '-'))
+		*u = '_';
+	cJSON_DeleteItemFromObjectCaseSensitive(recipe, key);
+	double x = strtod(value, &end);
+	if (!recipe || !(end != value && !*end
+			 ? cJSON_AddNumberToObject(recipe, key, x)
+			 : cJSON_AddStringToObject(recipe, key, value)))
+		return client_fail(s->cl, ERR_NOMEM, NULL);
+	return 0;
+}
+
 static int parse_options(struct submit *s, int argc, char **argv,
 			 const char **init, int *rc_out)
 {
@@ -396,6 +423,13 @@ static int parse_options(struct submit *s, int argc, char **argv,
 		{"wait", no_argument, NULL, OPT_WAIT},
 		{"from-file", required_argument, NULL, OPT_FROM_FILE},
 		{"target-psnr", required_argument, NULL, OPT_TARGET_PSNR},
+		{"optimizer", required_argument, NULL, OPT_RECIPE},
+		{"schedule", required_argument, NULL, OPT_RECIPE + 1},
+		{"warmup", required_argument, NULL, OPT_RECIPE + 2},
+		{"plateau", required_argument, NULL, OPT_RECIPE + 3},
+		{"lr-min", required_argument, NULL, OPT_RECIPE + 4},
+		{"average", required_argument, NULL, OPT_RECIPE + 5},
+		{"ema-decay", required_argument, NULL, OPT_RECIPE + 6},
 		{"quiet", no_argument, NULL, 'q'},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
@@ -459,6 +493,11 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			s->quiet = 1;
 			break;
 		default:
+			if (c >= OPT_RECIPE && c < OPT_RECIPE + RECIPE_OPTIONS) {
+				rc = add_recipe_option(s, recipe_options[c - OPT_RECIPE],
+						       optarg);
+				break;
+			}
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0) {
 				*rc_out = rc;
 				return -1;
@@ -592,7 +631,7 @@ const struct cmd_entry cmd_submit_entry = {
 	.args = "IMG.png|DIR... [--from-file LIST] [--epochs N] [--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
-		"[--watch | --wait] [-q]",
+		"[RECIPE OPTIONS] [--watch | --wait] [-q]",
 	.summary = "fit a network to each image: one job per PNG",
 	.help = "Reads each PNG here and sends it to the daemon as a new job. "
 		"A folder stands\nfor its *.png files; --from-file LIST reads "
@@ -613,6 +652,10 @@ const struct cmd_entry cmd_submit_entry = {
 		"  --init M.safetensors start from this model package\n"
 		"  --target-psnr DB     stop early, as done, once an epoch "
 		"reaches DB\n"
+		"  --optimizer adam|muon, --schedule cosine|linear|constant,\n"
+		"  --warmup N, --plateau N, --lr-min RATIO, --average none|ema,\n"
+		"  --ema-decay D        the training recipe (see vkinrd(8);\n"
+		"                       the daemon's defaults otherwise)\n"
 		"  --from-file LIST     read paths from LIST, one a line\n"
 		"  --watch              follow the jobs live until they end\n"
 		"  --wait               wait silently until they end\n"

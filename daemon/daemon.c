@@ -62,6 +62,7 @@ void service_schedule(struct service *svc)
 			job->p.width = wj->cfg.nf;
 		wj->cfg.nf = job->p.width;
 		wj->cfg.lr = job->p.lr;
+		wj->cfg.recipe = job->p.recipe;
 		wj->cfg.epochs = job->p.epochs;
 		wj->cfg.seed = job->p.seed;
 		wj->has_init = job->has_init;

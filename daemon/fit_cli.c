@@ -43,9 +43,17 @@ static const char usage[] =
 	"  --lr LR             peak learning rate (default 1e-4)\n"
 	"  --seed S            initialisation seed (default 0)\n"
 	"  --dilations LIST    e.g. 1,2,4,8 (the default)\n"
-	"  --schedule NAME     cosine (default: warmup, then cosine decay) or\n"
-	"                      constant (as the PyTorch peer)\n"
-	"  --warmup N          warmup epochs of the cosine schedule (default 50)\n"
+	"the recipe (defaults measured by `make bench-quality`):\n"
+	"  --optimizer NAME    adam (default) or muon (Muon on the pointwise\n"
+	"                      weights, Adam on the rest)\n"
+	"  --schedule NAME     cosine (default), linear or constant (as the\n"
+	"                      PyTorch peer)\n"
+	"  --warmup N          warmup epochs (default 50)\n"
+	"  --plateau N         epochs at the peak rate after warmup (default 0)\n"
+	"  --lr-min R          the decay's floor, a fraction of LR (default 0.1)\n"
+	"  --average NAME      none (default) or ema: export the better of the\n"
+	"                      live and the averaged weights\n"
+	"  --ema-decay D       the EMA's decay an epoch (default 0.99)\n"
 	"  --init M.safetensors  start from a model package\n"
 	"  --model OUT.safetensors  write the fitted model package\n"
 	"  --recon OUT.png     write the reconstruction\n"
@@ -73,9 +81,9 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 
 static int parse_args(int argc, char **argv, struct fit_options *o)
 {
-	enum { O_FIT = 256, O_EPOCHS, O_WIDTH, O_LR, O_SEED, O_DIL, O_SCHED,
-	       O_WARMUP, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
-	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_PRECISION };
+	enum { O_FIT = 256, O_EPOCHS, O_WIDTH, O_LR, O_SEED, O_DIL, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
+	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_PRECISION,
+	       O_RECIPE /* then one for each recipe key */ };
 	static const struct option longs[] = {
 		{"fit", required_argument, 0, O_FIT},
 		{"epochs", required_argument, 0, O_EPOCHS},
@@ -83,8 +91,6 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{"lr", required_argument, 0, O_LR},
 		{"seed", required_argument, 0, O_SEED},
 		{"dilations", required_argument, 0, O_DIL},
-		{"schedule", required_argument, 0, O_SCHED},
-		{"warmup", required_argument, 0, O_WARMUP},
 		{"init", required_argument, 0, O_INIT},
 		{"model", required_argument, 0, O_MODEL},
 		{"recon", required_argument, 0, O_RECON},
@@ -101,11 +107,36 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
+	/* the recipe's keys, spelled with - for _, after the fixed options */
+	enum { MAX_RECIPE = 16 };
+	static char recipe_names[MAX_RECIPE][32];
+	struct option all[sizeof(longs) / sizeof(longs[0]) + MAX_RECIPE];
+	int nlong = 0;
+	for (; longs[nlong].name; nlong++)
+		all[nlong] = longs[nlong];
+	for (int i = 0; i < MAX_RECIPE && nn_recipe_key(i); i++) {
+		char *name = recipe_names[i];
+		snprintf(name, sizeof(recipe_names[i]), "%s", nn_recipe_key(i));
+		for (char *u = strchr(name, '_'); u; u = strchr(u, '_'))
+			*u = '-';
+		all[nlong++] = (struct option){name, required_argument, 0,
+					       O_RECIPE + i};
+	}
+	all[nlong] = (struct option){0, 0, 0, 0};
 	int c, v;
 	char *end;
+	char err[256];
 	nn_config_defaults(&o->cfg, 0);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
+		if (c >= O_RECIPE && c < O_RECIPE + MAX_RECIPE) {
+			if (nn_recipe_set(&o->cfg.recipe, nn_recipe_key(c - O_RECIPE),
+					  optarg, err, sizeof(err))) {
+				fprintf(stderr, "vkinrd: %s\n", err);
+				goto usage_error;
+			}
+			continue;
+		}
 		switch (c) {
 		case O_FIT: o->image = optarg; break;
 		case O_EPOCHS:
@@ -130,18 +161,6 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 			break;
 		case O_DIL:
 			if (nn_config_parse_dilations(&o->cfg, optarg))
-				goto bad;
-			break;
-		case O_SCHED:
-			if (!strcmp(optarg, "constant"))
-				o->cfg.schedule = NN_SCHEDULE_CONSTANT;
-			else if (!strcmp(optarg, "cosine"))
-				o->cfg.schedule = NN_SCHEDULE_COSINE;
-			else
-				goto bad;
-			break;
-		case O_WARMUP:
-			if (parse_int(optarg, 0, 100000000, &o->cfg.warmup))
 				goto bad;
 			break;
 		case O_INIT: o->init = optarg; break;

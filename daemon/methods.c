@@ -35,6 +35,7 @@
 #include "log.h"
 #include "protocol.h"
 #include "quota.h"
+#include "recipe_json.h"
 #include "safetensors.h"
 
 #define METHOD_DEFERRED 1
@@ -286,6 +287,7 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 	if (job->state == JOB_FAILED)
 		cJSON_AddStringToObject(o, "error", job->error);
 	cJSON_AddNumberToObject(o, "lr", job->p.lr);
+	cJSON_AddItemToObject(o, "recipe", recipe_to_json(&job->p.recipe));
 	cJSON_AddNumberToObject(o, "seed", (double)job->p.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
 	if (job->p.batch[0])
@@ -667,6 +669,7 @@ static void job_defaults(struct job_params *p)
 	memset(p, 0, sizeof(*p));
 	p->epochs = cfg.epochs;
 	p->lr = cfg.lr;
+	p->recipe = cfg.recipe;
 	p->seed = cfg.seed;
 	p->width = 0; /* the device's default, chosen when it runs */
 }
@@ -702,11 +705,28 @@ static int check_init(struct request *rq, const uint8_t *data, size_t size,
 	return 0;
 }
 
+/* job.submit's "recipe": known keys, values in range. */
+static int check_recipe(struct request *rq, const cJSON *recipe,
+			struct job_params *p)
+{
+	struct nn_config cfg;
+	char err[256];
+	nn_config_defaults(&cfg, 0);
+	cfg.lr = p->lr;
+	if (recipe_from_json(recipe, &p->recipe, err, sizeof(err)))
+		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	cfg.recipe = p->recipe;
+	if (nn_config_check(&cfg, err, sizeof(err)))
+		return fail(rq, RPC_INVALID_PARAMS, "\"recipe\": %s", err);
+	return 0;
+}
+
 static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = {"image", "epochs", "width", "lr",
 					   "seed", "name", "priority", "init",
-					   "batch", "target_psnr", NULL};
+					   "batch", "target_psnr", "recipe",
+					   NULL};
 	struct service *svc = rq->svc;
 	uint8_t *png = NULL, *init = NULL;
 	size_t png_size = 0, init_size = 0;
@@ -748,6 +768,9 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 				    "number above 0 and at most 1, e.g. 1e-4");
 		p.lr = lr->valuedouble;
 	}
+	const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(params, "recipe");
+	if (recipe && (rc = check_recipe(rq, recipe, &p)))
+		return rc;
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	if (name) {
 		if (!cJSON_IsString(name))

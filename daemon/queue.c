@@ -36,6 +36,7 @@
 #include "errors.h"
 #include "fileio.h"
 #include "log.h"
+#include "recipe_json.h"
 #include "safetensors.h"
 
 #define METRICS_MAX_BYTES (1u << 30)
@@ -201,6 +202,7 @@ static int save_request(struct queue *q, struct job *job)
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	if (job->p.target_psnr > 0)
 		cJSON_AddNumberToObject(o, "target_psnr", job->p.target_psnr);
+	cJSON_AddItemToObject(o, "recipe", recipe_to_json(&job->p.recipe));
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);
@@ -447,6 +449,16 @@ static struct job *load_job(struct queue *q, uint64_t number)
 	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
 		job->p.batch[0] = '\0';
 	job->p.target_psnr = get_num(req, "target_psnr", 0);
+	/* jobs saved before recipes were recorded train as they always did:
+	 * Adam, a cosine schedule, no average */
+	struct nn_config cfg;
+	nn_config_defaults(&cfg, 0);
+	job->p.recipe = cfg.recipe;
+	const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(req, "recipe");
+	char err[256];
+	if (recipe && recipe_from_json(recipe, &job->p.recipe, err, sizeof(err)))
+		log_warn("job %s: its saved recipe is not readable (%s); "
+			 "using the defaults", job->id, err);
 	job->uid = (uid_t)get_num(req, "uid", 0);
 	job->pid = (pid_t)get_num(req, "pid", 0);
 	job->img_w = get_int(req, "image_width", 0);

@@ -54,6 +54,7 @@ struct job_params {
 	int priority; /* higher runs first; ties in submission order */
 	char batch[JOB_BATCH_MAX]; /* "" when none; groups the jobs of one call */
 	double target_psnr; /* stop as done once an epoch reaches it; 0 = none */
+	struct nn_recipe recipe; /* resolved at submission: defaults filled in */
 };
 
 struct job {

@@ -19,7 +19,10 @@
 
 #define CHECKPOINT_FORMAT "vkinr-checkpoint"
 #define PACKAGE_FORMAT "vkinr-convsiren"
-#define FORMAT_VERSION "1"
+/* Version 2 added the recipe (optimizer, averaging, plateau...) and the
+ * optimizer's and the average's state; version 1 files still load. */
+#define FORMAT_VERSION "2"
+#define FORMAT_VERSION_OLDEST 1
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
@@ -69,6 +72,24 @@ static int meta_double(const struct st_file *f, const char *key, double *out)
 	return 0;
 }
 
+/* Files newer than this program fail with the version they need. */
+static int check_version(const struct st_file *f, const char *what, char *err,
+			 size_t errlen)
+{
+	long long version;
+	if (meta_int(f, "version", 0, 1 << 30, &version) ||
+	    version < FORMAT_VERSION_OLDEST ||
+	    version > atoi(FORMAT_VERSION)) {
+		const char *v = st_get_meta(f, "version");
+		snprintf(err, errlen, "the %s's format version %s is not one this "
+			 "vkinrd reads (%d to %s): use a newer vkinrd",
+			 what, v ? v : "(none)", FORMAT_VERSION_OLDEST,
+			 FORMAT_VERSION);
+		return ERR_FORMAT;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ checkpoint */
 
 static uint64_t checkpoint_checksum(const struct st_file *f)
@@ -83,6 +104,31 @@ static uint64_t checkpoint_checksum(const struct st_file *f)
 	return h;
 }
 
+/* The recipe's keys (see nn_recipe_key), in checkpoints and packages. */
+static int put_recipe(struct st_file *f, const struct nn_config *cfg)
+{
+	int rc = 0;
+	for (int i = 0; rc == 0 && nn_recipe_key(i); i++) {
+		char value[64];
+		nn_recipe_get(&cfg->recipe, nn_recipe_key(i), value, sizeof(value));
+		rc = st_set_meta(f, nn_recipe_key(i), value);
+	}
+	return rc;
+}
+
+/* Reads the recipe's keys that f has; a version 1 checkpoint has only
+ * schedule and warmup (and lr_min_ratio, read by the caller). */
+static int get_recipe(const struct st_file *f, struct nn_config *cfg,
+		      char *err, size_t errlen)
+{
+	for (int i = 0; nn_recipe_key(i); i++) {
+		const char *v = st_get_meta(f, nn_recipe_key(i));
+		if (v && nn_recipe_set(&cfg->recipe, nn_recipe_key(i), v, err, errlen))
+			return ERR_FORMAT;
+	}
+	return 0;
+}
+
 static int put_config(struct st_file *f, const struct nn_config *cfg)
 {
 	char dil[64];
@@ -91,11 +137,7 @@ static int put_config(struct st_file *f, const struct nn_config *cfg)
 	rc = rc ? rc : set_meta_fmt(f, "nf", "%d", cfg->nf);
 	rc = rc ? rc : set_meta_fmt(f, "w0", "%.9g", cfg->w0);
 	rc = rc ? rc : set_meta_fmt(f, "lr", "%.17g", cfg->lr);
-	rc = rc ? rc : set_meta_fmt(f, "lr_min_ratio", "%.17g", cfg->lr_min_ratio);
-	rc = rc ? rc : set_meta_fmt(f, "warmup", "%d", cfg->warmup);
-	rc = rc ? rc : st_set_meta(f, "schedule",
-				   cfg->schedule == NN_SCHEDULE_CONSTANT ? "constant"
-									 : "cosine");
+	rc = rc ? rc : put_recipe(f, cfg);
 	rc = rc ? rc : set_meta_fmt(f, "epochs", "%d", cfg->epochs);
 	rc = rc ? rc : set_meta_fmt(f, "seed", "%llu",
 				    (unsigned long long)cfg->seed);
@@ -146,10 +188,9 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 			 char *err, size_t errlen)
 {
-	long long nf, warmup, epochs, seed, max_tile, budget;
-	double w0, lr, ratio;
+	long long nf, epochs, seed, max_tile, budget;
+	double w0, lr;
 	const char *format = st_get_meta(ckpt, "format");
-	const char *sched = st_get_meta(ckpt, "schedule");
 	const char *dil = st_get_meta(ckpt, "dilations");
 
 	nn_config_defaults(cfg, 0);
@@ -157,32 +198,33 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 		snprintf(err, errlen, "not a vkinrd checkpoint");
 		return ERR_FORMAT;
 	}
-	int rc = meta_int(ckpt, "nf", NN_MIN_WIDTH, NN_MAX_WIDTH, &nf);
-	rc = rc ? rc : meta_int(ckpt, "warmup", 0, 1 << 30, &warmup);
+	int rc = check_version(ckpt, "checkpoint", err, errlen);
+	if (rc)
+		return rc;
+	rc = meta_int(ckpt, "nf", NN_MIN_WIDTH, NN_MAX_WIDTH, &nf);
 	rc = rc ? rc : meta_int(ckpt, "epochs", 0, 1 << 30, &epochs);
 	rc = rc ? rc : meta_int(ckpt, "seed", 0, INT64_MAX, &seed);
 	rc = rc ? rc : meta_int(ckpt, "max_tile", 0, 1 << 30, &max_tile);
 	rc = rc ? rc : meta_int(ckpt, "mem_budget", 0, INT64_MAX, &budget);
 	rc = rc ? rc : meta_double(ckpt, "w0", &w0);
 	rc = rc ? rc : meta_double(ckpt, "lr", &lr);
-	rc = rc ? rc : meta_double(ckpt, "lr_min_ratio", &ratio);
-	rc = rc ? rc : (!sched || !dil ? ERR_FORMAT : 0);
+	/* version 1 named the decay's floor lr_min_ratio */
+	if (!rc && st_get_meta(ckpt, "lr_min_ratio"))
+		rc = meta_double(ckpt, "lr_min_ratio", &cfg->recipe.lr_min_ratio);
+	rc = rc ? rc : (!dil ? ERR_FORMAT : 0);
 	rc = rc ? rc : nn_config_parse_dilations(cfg, dil);
+	rc = rc ? rc : get_recipe(ckpt, cfg, err, errlen);
 	if (rc) {
 		snprintf(err, errlen, "the checkpoint's config is incomplete or damaged");
 		return ERR_FORMAT;
 	}
 	cfg->nf = (int)nf;
-	cfg->warmup = (int)warmup;
 	cfg->epochs = (int)epochs;
 	cfg->seed = (uint64_t)seed;
 	cfg->max_tile = (int)max_tile;
 	cfg->mem_budget = (uint64_t)budget;
 	cfg->w0 = (float)w0;
 	cfg->lr = lr;
-	cfg->lr_min_ratio = ratio;
-	cfg->schedule = !strcmp(sched, "constant") ? NN_SCHEDULE_CONSTANT
-						   : NN_SCHEDULE_COSINE;
 	const char *precision = st_get_meta(ckpt, "precision");
 	if (precision && nn_precision_parse(precision, &cfg->precision)) {
 		snprintf(err, errlen, "the checkpoint's precision \"%s\" is unknown",
@@ -403,6 +445,12 @@ static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
 	rc = rc ? rc : set_meta_fmt(f, "w0", "%g", fit->cfg.w0);
 	rc = rc ? rc : set_meta_fmt(f, "epochs", "%d", fit->epoch);
 	rc = rc ? rc : set_meta_fmt(f, "psnr", "%.3f", psnr);
+	/* the recipe that made it, key by key and in one line */
+	char recipe[512];
+	nn_recipe_describe(&fit->cfg.recipe, recipe, sizeof(recipe));
+	rc = rc ? rc : set_meta_fmt(f, "lr", "%.17g", fit->cfg.lr);
+	rc = rc ? rc : put_recipe(f, &fit->cfg);
+	rc = rc ? rc : st_set_meta(f, "recipe", recipe);
 	free(p);
 	if (rc) {
 		st_destroy(f);
