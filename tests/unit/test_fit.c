@@ -27,7 +27,7 @@ static void small_config(struct nn_config *cfg, int nf)
 	cfg->seed = 3;
 	cfg->epochs = 100;
 	cfg->lr = 1e-3;
-	cfg->warmup = 5;
+	cfg->recipe.warmup = 5;
 }
 
 /* A model package for cfg with random dw taps, to start fits from, so the

@@ -720,10 +720,10 @@ static void test_lr_constant(void **state)
 
 	(void)state;
 	nn_config_defaults(&cfg, 1);
-	cfg.schedule = NN_SCHEDULE_CONSTANT;
+	cfg.recipe.schedule = NN_SCHEDULE_CONSTANT;
 	cfg.lr = 3e-4;
 	assert_true(nn_lr_at(&cfg, 1) == 3e-4);
-	assert_true(nn_lr_at(&cfg, cfg.warmup) == 3e-4);
+	assert_true(nn_lr_at(&cfg, cfg.recipe.warmup) == 3e-4);
 	assert_true(nn_lr_at(&cfg, cfg.epochs) == 3e-4);
 	assert_true(nn_lr_at(&cfg, 5 * cfg.epochs) == 3e-4);
 }
@@ -735,25 +735,25 @@ static void test_lr_cosine(void **state)
 
 	(void)state;
 	nn_config_defaults(&cfg, 1);
-	assert_int_equal(cfg.schedule, NN_SCHEDULE_COSINE);
+	assert_int_equal(cfg.recipe.schedule, NN_SCHEDULE_COSINE);
 	cfg.lr = 1e-3;
-	cfg.lr_min_ratio = 0.1;
-	cfg.warmup = 50;
+	cfg.recipe.lr_min_ratio = 0.1;
+	cfg.recipe.warmup = 50;
 	cfg.epochs = 1000;
-	floor = cfg.lr * cfg.lr_min_ratio;
+	floor = cfg.lr * cfg.recipe.lr_min_ratio;
 
 	/* Warmup: strictly increasing, from near 0 to about lr. */
 	assert_true(nn_lr_at(&cfg, 1) > 0 && nn_lr_at(&cfg, 1) < 0.05 * cfg.lr);
-	for (int e = 2; e <= cfg.warmup; e++)
+	for (int e = 2; e <= cfg.recipe.warmup; e++)
 		assert_true(nn_lr_at(&cfg, e) > nn_lr_at(&cfg, e - 1));
-	assert_true(fabs(nn_lr_at(&cfg, cfg.warmup) - cfg.lr) <=
-		    cfg.lr / (cfg.warmup + 1.0) + 1e-15);
-	assert_true(fabs(nn_lr_at(&cfg, cfg.warmup + 1) - cfg.lr) <=
+	assert_true(fabs(nn_lr_at(&cfg, cfg.recipe.warmup) - cfg.lr) <=
+		    cfg.lr / (cfg.recipe.warmup + 1.0) + 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, cfg.recipe.warmup + 1) - cfg.lr) <=
 		    0.01 * cfg.lr);
 
 	/* Decay: never increasing, never above lr, never below the floor. */
-	previous = nn_lr_at(&cfg, cfg.warmup + 1);
-	for (int e = cfg.warmup + 2; e <= 3 * cfg.epochs; e++) {
+	previous = nn_lr_at(&cfg, cfg.recipe.warmup + 1);
+	for (int e = cfg.recipe.warmup + 2; e <= 3 * cfg.epochs; e++) {
 		double lr = nn_lr_at(&cfg, e);
 		assert_true(lr <= previous + 1e-18);
 		assert_true(lr <= cfg.lr && lr >= floor - 1e-18);
