@@ -234,12 +234,19 @@ static double median_ms(const struct nn_metrics *h, int n, int first)
 	return m;
 }
 
+/* How often the averaged weights are rendered for their PSNR. */
+#define AVERAGE_EVERY 10
+
+/* avg_psnr: the averaged weights' PSNR, NAN when not measured this epoch */
 static void print_epoch(const struct fit_options *o, const struct nn_metrics *m,
-			int total, double best)
+			int total, double best, double avg_psnr)
 {
 	if (o->json) {
 		printf("{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,\"lr\":%.9g,"
-		       "\"ms\":%.3f}\n", m->epoch, m->mse, m->psnr, m->lr, m->ms);
+		       "\"ms\":%.3f", m->epoch, m->mse, m->psnr, m->lr, m->ms);
+		if (avg_psnr == avg_psnr)
+			printf(",\"psnr_average\":%.6f", avg_psnr);
+		printf("}\n");
 		fflush(stdout);
 	}
 	if (!o->quiet && (m->epoch % 50 == 0 || m->epoch == total || m->epoch == 1))
@@ -274,6 +281,10 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 		       (unsigned long long)gpu_bytes_peak(gpu),
 		       info.gflop_per_epoch,
 		       ms > 0 ? info.gflop_per_epoch / ms : 0, info.precision);
+		char recipe[512];
+		nn_recipe_describe(&nn_fit_config(fit)->recipe, recipe, sizeof(recipe));
+		printf(",\"weights\":\"%s\",\"recipe\":\"lr %g %s\"",
+		       nn_fit_exported_weights(fit), nn_fit_config(fit)->lr, recipe);
 		if (o->timings) {
 			printf(",\"gpu_ms\":%.3f,\"pass_ms\":{", gpu_ms);
 			for (int i = 0; i < NN_PASS_COUNT; i++)
@@ -284,10 +295,11 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 		printf("}\n");
 		return;
 	}
-	fprintf(stderr, "done: %d epochs, PSNR %.2f dB, %.1f s, %.2f ms/epoch "
-		"(median), %d tile(s), %.0f MiB on %s, %s\n", nn_fit_epoch(fit),
-		psnr, seconds, ms, info.tiles_x * info.tiles_y,
-		info.device_bytes / 1048576.0, gpu_info(gpu)->name, info.precision);
+	fprintf(stderr, "done: %d epochs, PSNR %.2f dB (%s weights), %.1f s, "
+		"%.2f ms/epoch (median), %d tile(s), %.0f MiB on %s, %s\n",
+		nn_fit_epoch(fit), psnr, nn_fit_exported_weights(fit), seconds, ms,
+		info.tiles_x * info.tiles_y, info.device_bytes / 1048576.0,
+		gpu_info(gpu)->name, info.precision);
 	if (o->timings) {
 		for (int i = 0; i < NN_PASS_COUNT; i++)
 			fprintf(stderr, "  %-16s %8.3f ms\n",
@@ -409,9 +421,17 @@ int fit_cli_run(int argc, char **argv)
 				nn_fit_epoch(fit) + 1, error_message(rc));
 		if (rc)
 			break;
+		double avg = NAN;
+		if (o.cfg.recipe.average != NN_AVERAGE_NONE &&
+		    (m.epoch % AVERAGE_EVERY == 0 || m.epoch == stop) &&
+		    (rc = nn_fit_average_psnr(fit, &avg))) {
+			fprintf(stderr, "vkinrd: epoch %d: cannot render the "
+				"average: %s\n", m.epoch, error_message(rc));
+			break;
+		}
 		if (m.psnr > best)
 			best = m.psnr;
-		print_epoch(&o, &m, total, best);
+		print_epoch(&o, &m, total, best, avg);
 	}
 	if (rc == 0 && o.checkpoint_out)
 		rc = write_checkpoint(o.checkpoint_out, fit);

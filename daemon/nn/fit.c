@@ -7,7 +7,7 @@
  * activation buffer per layer sized for the largest tile, two scratch
  * buffers and the partial-sum buffers) and records two programs: the epoch
  * (every tile forward, head, backward, with the gradient summed over tiles)
- * and the optimizer step. An epoch is then: write the step size into a
+ * and the optimizer step (optim.c). An epoch is then: write the step size into a
  * small host-visible buffer, run the epoch, add up the squared errors on the
  * host in double, run the optimizer. Nothing is recorded or allocated per
  * epoch, and every reduction happens in a fixed order, so a run is
@@ -32,6 +32,7 @@
 #include "errors.h"
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
+#include "nn/optim.h"
 #include "nn/passes.h"
 
 const char *nn_pass_name(enum nn_pass pass)
@@ -225,7 +226,7 @@ static int alloc_buffers(struct nn_fit *fit)
 		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->z16);
 		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->g16);
 	}
-	return rc;
+	return rc ? rc : nn_optim_alloc(fit);
 }
 
 /* ------------------------------------------------------------ recording */
@@ -239,7 +240,7 @@ struct recorder {
 	struct gpu_pipeline *to_f16;
 	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
 		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
-		*adam, *gemm_nn, *gemm_tn, *gemm_nt;
+		*gemm_nn, *gemm_tn, *gemm_nt;
 	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
 	 * one pipeline a block (the dilation is a specialization constant) */
 	int cpu, rows;
@@ -289,7 +290,6 @@ static int get_pipelines(struct recorder *r)
 						rspec, 3, &r->dwconv_back_rows[k]);
 	}
 	GET(reduce, "reduce", 2, pass, 2);
-	GET(adam, "adam", 5, pass, 2);
 	static const char *suffixes[] = {
 		[GEMM_SMALL] = "", [GEMM_LARGE] = "_large", [GEMM_COOP] = "_coop"};
 	const char *suffix = suffixes[r->fit->gemm_kind];
@@ -656,16 +656,7 @@ static int record_epoch(struct nn_fit *fit)
 	if (rc)
 		return rc;
 
-	rc = begin_program(&r, 2, &fit->adam_prog);
-	if (rc)
-		return rc;
-	struct pass_push p = {.n = (int)fit->layout.total};
-	uint32_t groups = div_up(fit->layout.total, GROUP);
-	PASS(&r, r.adam, p, groups, 1, &fit->params, &fit->grad, &fit->adam_m,
-	     &fit->adam_v, &fit->step, NULL);
-	stage_end(&r, NN_PASS_OPTIMIZER);
-	rc = r.rc;
-	return rc ? rc : gpu_program_end(fit->adam_prog);
+	return nn_optim_record(fit);
 }
 
 /* The render program: forward and the render head for every tile, writing
@@ -766,10 +757,8 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 		rc = gpu_upload(gpu, &fit->params, 0, params,
 				fit->layout.total * sizeof(float));
 	}
+	rc = rc ? rc : nn_optim_reset(fit, params);
 	free(params);
-	rc = rc ? rc : gpu_fill_zero(gpu, &fit->grad);
-	rc = rc ? rc : gpu_fill_zero(gpu, &fit->adam_m);
-	rc = rc ? rc : gpu_fill_zero(gpu, &fit->adam_v);
 	rc = rc ? rc : upload_target(fit, target);
 	if (rc) {
 		if (!*err)
@@ -854,12 +843,9 @@ int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 {
 	int t = fit->epoch + 1;
 	double lr = nn_lr_at(&fit->cfg, t);
-	double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
-	float *step = fit->step.mapped;
 	double start = now_ms();
 
-	step[0] = (float)(lr / bc1);
-	step[1] = (float)sqrt(bc2);
+	nn_optim_prepare(fit, t, lr);
 	int rc = gpu_program_run(fit->epoch_prog);
 	if (rc)
 		return rc;

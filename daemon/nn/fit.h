@@ -103,6 +103,13 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr);
 
+/* With an average in the recipe, nn_fit_export renders both the live and
+ * the averaged weights and exports the better: "live" or "average" (also
+ * in the package's "weights" metadata). */
+const char *nn_fit_exported_weights(const struct nn_fit *fit);
+/* The averaged weights' PSNR (ERR_INVALID when the recipe keeps none). */
+int nn_fit_average_psnr(struct nn_fit *fit, double *psnr);
+
 /*
  * Renders a model package on gpu at the size stored in it. With a target
  * (which must have that size) also returns the PSNR against it.

@@ -94,9 +94,10 @@ static int check_version(const struct st_file *f, const char *what, char *err,
 
 static uint64_t checkpoint_checksum(const struct st_file *f)
 {
-	static const char *names[] = {"params", "adam_m", "adam_v", "metrics"};
+	static const char *names[] = {"params", "adam_m", "adam_v", "metrics",
+				      "muon_m", "average"};
 	uint64_t h = 0xcbf29ce484222325ull;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		const struct st_tensor *t = st_find(f, names[i]);
 		if (t)
 			h = fnv1a(h, t->data, t->nbytes);
@@ -148,6 +149,35 @@ static int put_config(struct st_file *f, const struct nn_config *cfg)
 	return rc;
 }
 
+/* The optimizer's state beyond Adam, when the recipe has it (version 2). */
+static int add_device_tensor(struct nn_fit *fit, struct st_file *f,
+			     const char *name, const struct gpu_buffer *buf)
+{
+	if (!buf->handle)
+		return 0;
+	int64_t shape[1] = {(int64_t)(buf->size / sizeof(float))};
+	float *data = malloc(buf->size);
+	int rc = data ? gpu_download(fit->gpu, buf, 0, data, buf->size) : ERR_NOMEM;
+	rc = rc ? rc : st_add(f, name, ST_F32, 1, shape, data);
+	free(data);
+	return rc;
+}
+
+/* Restores one of them; a checkpoint without it (version 1, or another
+ * recipe) starts it afresh: zero momentum, the average = the weights. */
+static int restore_device_tensor(struct nn_fit *fit, const struct st_file *f,
+				 const char *name, const struct gpu_buffer *buf,
+				 const float *fresh)
+{
+	const struct st_tensor *t = st_find(f, name);
+	if (!buf->handle)
+		return 0;
+	if (t && t->dtype == ST_F32 && t->nbytes == buf->size)
+		return gpu_upload(fit->gpu, buf, 0, t->data, buf->size);
+	return fresh ? gpu_upload(fit->gpu, buf, 0, fresh, buf->size)
+		     : gpu_fill_zero(fit->gpu, buf);
+}
+
 int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 {
 	size_t total = fit->layout.total;
@@ -167,6 +197,8 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 	rc = rc ? rc : st_add(f, "adam_m", ST_F32, 1, vec, buf + total);
 	rc = rc ? rc : st_add(f, "adam_v", ST_F32, 1, vec, buf + 2 * total);
 	rc = rc ? rc : st_add(f, "metrics", ST_F64, 2, hist, metrics);
+	rc = rc ? rc : add_device_tensor(fit, f, "muon_m", &fit->muon_m);
+	rc = rc ? rc : add_device_tensor(fit, f, "average", &fit->average);
 	rc = rc ? rc : st_set_meta(f, "format", CHECKPOINT_FORMAT);
 	rc = rc ? rc : st_set_meta(f, "version", FORMAT_VERSION);
 	rc = rc ? rc : set_meta_fmt(f, "epoch", "%d", fit->epoch);
@@ -288,6 +320,9 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 	rc = nn_fit_write_state(fit, p->data, m->data, v->data, (int)epoch,
 				hist, n);
 	free(hist);
+	rc = rc ? rc : restore_device_tensor(fit, ckpt, "muon_m", &fit->muon_m, NULL);
+	rc = rc ? rc : restore_device_tensor(fit, ckpt, "average", &fit->average,
+					     p->data);
 	return rc;
 }
 
@@ -460,21 +495,115 @@ static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
 	return 0;
 }
 
-int nn_fit_export(struct nn_fit *fit, struct st_file **model,
-		  struct image **recon, double *psnr)
+/* The package and reconstruction of the weights now in fit->params. */
+static int export_current(struct nn_fit *fit, struct st_file **model,
+			  struct image **recon, double *psnr, const char *weights)
 {
-	double value = 0;
-	int rc = nn_fit_render(fit, recon, &value);
+	int rc = nn_fit_render(fit, recon, psnr);
 	if (rc == 0 && model) {
-		rc = build_package(fit, value, model);
+		rc = build_package(fit, *psnr, model);
+		rc = rc ? rc : st_set_meta(*model, "weights", weights);
 		if (rc && recon) {
 			image_destroy(*recon);
 			*recon = NULL;
 		}
 	}
-	if (rc == 0 && psnr)
-		*psnr = value;
 	return rc;
+}
+
+/*
+ * The averaged weights go through fit->params for rendering: the live
+ * weights are kept on the host meanwhile and put back after, so the
+ * recorded programs serve both. Cheap next to an epoch, and only done
+ * when asked (exports, evaluations).
+ */
+static int swap_average_in(struct nn_fit *fit, float **live)
+{
+	size_t bytes = fit->layout.total * sizeof(float);
+	float *avg = malloc(bytes);
+	*live = malloc(bytes);
+	int rc = avg && *live ? 0 : ERR_NOMEM;
+	rc = rc ? rc : nn_fit_read_params(fit, *live, NULL, NULL);
+	rc = rc ? rc : gpu_download(fit->gpu, &fit->average, 0, avg, bytes);
+	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, avg, bytes);
+	free(avg);
+	return rc;
+}
+
+static int swap_average_out(struct nn_fit *fit, float *live)
+{
+	int rc = live ? gpu_upload(fit->gpu, &fit->params, 0, live,
+				   fit->layout.total * sizeof(float))
+		      : ERR_NOMEM;
+	free(live);
+	return rc;
+}
+
+int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
+{
+	float *live = NULL;
+	if (!fit->average.handle)
+		return ERR_INVALID;
+	int rc = swap_average_in(fit, &live);
+	rc = rc ? rc : nn_fit_render(fit, NULL, psnr);
+	int back = swap_average_out(fit, live);
+	return rc ? rc : back;
+}
+
+int nn_fit_export(struct nn_fit *fit, struct st_file **model,
+		  struct image **recon, double *psnr)
+{
+	double value = 0, avg_value = 0;
+	struct st_file *avg_model = NULL;
+	struct image *avg_recon = NULL;
+	float *live = NULL;
+	fit->exported_average = 0;
+	int rc = export_current(fit, model, recon, &value, "live");
+	if (rc || !fit->average.handle) {
+		if (rc == 0 && psnr)
+			*psnr = value;
+		return rc;
+	}
+	/* with an average: the better of the two, named in "weights" */
+	rc = swap_average_in(fit, &live);
+	rc = rc ? rc : export_current(fit, model ? &avg_model : NULL,
+				      recon ? &avg_recon : NULL, &avg_value,
+				      "average");
+	int back = swap_average_out(fit, live);
+	rc = rc ? rc : back;
+	if (rc == 0 && avg_value > value) {
+		fit->exported_average = 1;
+		value = avg_value;
+		if (model) {
+			st_destroy(*model);
+			*model = avg_model, avg_model = NULL;
+		}
+		if (recon) {
+			image_destroy(*recon);
+			*recon = avg_recon, avg_recon = NULL;
+		}
+	}
+	st_destroy(avg_model);
+	image_destroy(avg_recon);
+	if (rc) {
+		if (model) {
+			st_destroy(*model);
+			*model = NULL;
+		}
+		if (recon) {
+			image_destroy(*recon);
+			*recon = NULL;
+		}
+		return rc;
+	}
+	if (psnr)
+		*psnr = value;
+	return 0;
+}
+
+const char *nn_fit_exported_weights(const struct nn_fit *fit)
+{
+	return fit->exported_average ? "average" : "live";
 }
 
 int nn_render(struct gpu_context *gpu, const struct st_file *model,

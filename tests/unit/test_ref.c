@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "nn/model.h"
 #include "ref/ref.h"
 
@@ -773,6 +774,57 @@ static void test_lr_cosine(void **state)
 		    nn_lr_at(&cfg, 1001) < cfg.lr);
 }
 
+/* Warmup, then the plateau at the peak, then a straight line to the floor
+ * at the last epoch; by absolute epoch, so a resume never warms up. */
+static void test_lr_plateau_linear(void **state)
+{
+	struct nn_config cfg;
+
+	(void)state;
+	nn_config_defaults(&cfg, 1);
+	cfg.lr = 1e-2;
+	cfg.epochs = 100;
+	cfg.recipe.schedule = NN_SCHEDULE_LINEAR;
+	cfg.recipe.warmup = 10;
+	cfg.recipe.plateau = 20;
+	cfg.recipe.lr_min_ratio = 0.5;
+	assert_true(fabs(nn_lr_at(&cfg, 5) - 5e-3) < 1e-15);
+	for (int e = 10; e <= 30; e++)
+		assert_true(nn_lr_at(&cfg, e) == cfg.lr);
+	assert_true(fabs(nn_lr_at(&cfg, 65) - 7.5e-3) < 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, 100) - 5e-3) < 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, 150) - 5e-3) < 1e-15);
+}
+
+/* Every recipe key reads back what was set, and bad values are refused
+ * with a sentence that names the key. */
+static void test_recipe_keys_round_trip(void **state)
+{
+	static const char *const values[][2] = {
+		{"optimizer", "muon"}, {"schedule", "linear"},
+		{"warmup", "7"}, {"plateau", "9"}, {"lr_min", "0.25"},
+		{"average", "ema"}, {"ema_decay", "0.995"}};
+	struct nn_recipe r = {0};
+	char buf[64], err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		assert_int_equal(nn_recipe_set(&r, values[i][0], values[i][1],
+					       err, sizeof(err)), 0);
+		nn_recipe_get(&r, values[i][0], buf, sizeof(buf));
+		assert_string_equal(buf, values[i][1]);
+	}
+	assert_int_equal(nn_recipe_set(&r, "lr-min", "0.5", err, sizeof(err)), 0);
+	assert_true(r.lr_min_ratio == 0.5);
+	assert_int_equal(nn_recipe_set(&r, "optimizer", "sgd", err, sizeof(err)),
+			 ERR_INVALID);
+	assert_non_null(strstr(err, "optimizer"));
+	assert_int_equal(nn_recipe_set(&r, "momentum", "1", err, sizeof(err)),
+			 ERR_INVALID);
+	assert_int_equal(nn_recipe_set(&r, "warmup", "-1", err, sizeof(err)),
+			 ERR_INVALID);
+}
+
 /* ------------------------------------------------------------- speed */
 
 /* nf 64 on 64x64 with the default dilations: one gradient, finite. */
@@ -819,6 +871,8 @@ int main(void)
 		cmocka_unit_test(test_init_values),
 		cmocka_unit_test(test_lr_constant),
 		cmocka_unit_test(test_lr_cosine),
+		cmocka_unit_test(test_lr_plateau_linear),
+		cmocka_unit_test(test_recipe_keys_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
