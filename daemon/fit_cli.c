@@ -234,18 +234,14 @@ static double median_ms(const struct nn_metrics *h, int n, int first)
 	return m;
 }
 
-/* How often the averaged weights are rendered for their PSNR. */
-#define AVERAGE_EVERY 10
-
-/* avg_psnr: the averaged weights' PSNR, NAN when not measured this epoch */
 static void print_epoch(const struct fit_options *o, const struct nn_metrics *m,
-			int total, double best, double avg_psnr)
+			int total, double best)
 {
 	if (o->json) {
 		printf("{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,\"lr\":%.9g,"
 		       "\"ms\":%.3f", m->epoch, m->mse, m->psnr, m->lr, m->ms);
-		if (avg_psnr == avg_psnr)
-			printf(",\"psnr_average\":%.6f", avg_psnr);
+		if (m->psnr_average > 0)
+			printf(",\"psnr_average\":%.6f", m->psnr_average);
 		printf("}\n");
 		fflush(stdout);
 	}
@@ -421,17 +417,11 @@ int fit_cli_run(int argc, char **argv)
 				nn_fit_epoch(fit) + 1, error_message(rc));
 		if (rc)
 			break;
-		double avg = NAN;
-		if (o.cfg.recipe.average != NN_AVERAGE_NONE &&
-		    (m.epoch % AVERAGE_EVERY == 0 || m.epoch == stop) &&
-		    (rc = nn_fit_average_psnr(fit, &avg))) {
-			fprintf(stderr, "vkinrd: epoch %d: cannot render the "
-				"average: %s\n", m.epoch, error_message(rc));
-			break;
-		}
 		if (m.psnr > best)
 			best = m.psnr;
-		print_epoch(&o, &m, total, best, avg);
+		if (m.psnr_average > best)
+			best = m.psnr_average;
+		print_epoch(&o, &m, total, best);
 	}
 	if (rc == 0 && o.checkpoint_out)
 		rc = write_checkpoint(o.checkpoint_out, fit);

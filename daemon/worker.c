@@ -606,8 +606,11 @@ retry_device:
 		ev->m = m;
 		post(w, ev);
 		publish_memory(w);
-		reached = job->target_psnr > 0 && isfinite(m.psnr) &&
-			  m.psnr >= job->target_psnr;
+		/* the better of the live and the averaged weights (the export
+		 * takes that one too) */
+		double best = m.psnr_average > m.psnr ? m.psnr_average : m.psnr;
+		reached = job->target_psnr > 0 && isfinite(best) &&
+			  best >= job->target_psnr;
 		if ((nn_fit_epoch(r.fit) - r.last_ckpt_epoch >= w->ckpt_epochs ||
 		     mono_seconds() - r.last_ckpt_time >= w->ckpt_seconds) &&
 		    (rc = save_checkpoint(w, &r))) {

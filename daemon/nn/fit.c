@@ -865,6 +865,11 @@ int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 	m->mse = mse;
 	m->psnr = mse > 0 ? -10 * log10(mse) : 999;
 	m->lr = lr;
+	m->psnr_average = 0;
+	if (fit->average.handle &&
+	    (t % NN_AVERAGE_EVERY == 0 || t == fit->cfg.epochs) &&
+	    (rc = nn_fit_average_psnr(fit, &m->psnr_average)))
+		return rc;
 	m->ms = now_ms() - start;
 	return append_history(fit, m);
 }

@@ -30,7 +30,12 @@ struct nn_metrics {
 	double psnr; /* -10 log10(mse) */
 	double lr;   /* the rate used for this epoch's step */
 	double ms;   /* wall time of the epoch */
+	/* the averaged weights' PSNR after this epoch's step, measured every
+	 * NN_AVERAGE_EVERY epochs and at the last when the recipe keeps an
+	 * average; 0 otherwise (not in checkpoints' history) */
+	double psnr_average;
 };
+#define NN_AVERAGE_EVERY 10
 
 /* Per-pass GPU time of the last epoch, from timestamp queries. */
 #define NN_PASS_LIST(X)                                                      \
@@ -63,7 +68,8 @@ int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
 		  const struct st_file *init, char *err, size_t errlen);
 void nn_fit_destroy(struct nn_fit *fit);
 
-/* Runs one epoch. Returns 0, ERR_DEVICE_LOST, ERR_DEVICE_OOM, ERR_VULKAN,
+/* Runs one epoch (and, on schedule, renders the average: psnr_average).
+ * Returns 0, ERR_DEVICE_LOST, ERR_DEVICE_OOM, ERR_VULKAN,
  * or ERR_DIVERGED when the loss is not finite (the step is not applied). */
 int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m);
 
