@@ -8,6 +8,7 @@
 #                   N skipped"
 #   make demo       fit the sample image and show the result
 #   make bench      the benchmark (see bench/README or README.md)
+#   make bench-quality  training recipes compared on real photographs
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # B is the build folder; `make B=build-asan SAN=1` is the sanitizer build.
@@ -128,6 +129,12 @@ demo: deps
 bench: all
 	./tests/bench.sh $(B)
 
+# Training recipes compared on real photographs (tests/bench_quality.py):
+# PSNR at fixed epochs and seconds, widths by recipes. Options through
+# QUALITY, e.g. make bench-quality QUALITY="--widths 512 --epochs 400,2000"
+bench-quality: all
+	python3 tests/bench_quality.py --vkinrd $(B)/vkinrd $(QUALITY)
+
 # libFuzzer targets (tests/fuzz/): built with clang into build-fuzz/, each
 # run for FUZZ_SECONDS; fuzz-check runs them briefly from the committed
 # seeds only, and says skipped without clang (see tests/fuzz/run.sh).
@@ -160,7 +167,7 @@ install: $(PROGS)
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all tests deps check demo bench install clean fuzz fuzz-check
+.PHONY: all tests deps check demo bench bench-quality install clean fuzz fuzz-check
 .DELETE_ON_ERROR:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -53,6 +53,11 @@ RECIPES = {
     "muon-cos-3e-3": recipe("muon", "cosine", "3e-3"),
     "muon-cos-3e-3-ema": recipe("muon", "cosine", "3e-3", "ema"),
     "muon-cos-1e-2": recipe("muon", "cosine", "1e-2"),
+    "muon-cos-2e-3-ema": recipe("muon", "cosine", "2e-3", "ema"),
+    "muon-cos-3e-3-ema-w10": recipe("muon", "cosine", "3e-3", "ema",
+                                    "--warmup", "10"),
+    "muon-lin-3e-3-ema-w10": recipe("muon", "linear", "3e-3", "ema",
+                                    "--warmup", "10"),
 }
 IMAGES = ["FallenLeaf", "Path", "BytheWater", "ColorfulCups"]
 WALLPAPERS = "/usr/share/wallpapers"

@@ -4,10 +4,12 @@
 # call it). As root it uses apt-get; otherwise it says what to install.
 set -e
 # systemd: only for systemd-analyze and systemd-socket-activate in the
-# tests (installing it starts nothing in a container).
+# tests (installing it starts nothing in a container). The wallpapers
+# (real photographs) and python3-pil (to decode and scale them) are for
+# the quality test and `make bench-quality`.
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
 libpng-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat python3
-systemd"
+systemd plasma-workspace-wallpapers python3-pil"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -142,7 +142,7 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 	/* weights, gradient, moments, target and reconstruction, partial
 	 * sums, and what the arena's shared blocks may leave unused */
 	lim.fixed_bytes = 4 * fit->layout.total * 4 + 2 * pixels * 12 +
-			  (96u << 20) + (256u << 20);
+			  (96u << 20) + (256u << 20) + nn_optim_bytes(fit);
 	lim.bytes_per_pixel = 4 * nf * (uint64_t)(fit->cfg.nblocks + 3) + 16;
 	if (fit->precision == NN_PRECISION_FP16)
 		lim.bytes_per_pixel += 2 * 2 * nf; /* fp16 copies of Z and dS */

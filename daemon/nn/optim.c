@@ -46,6 +46,16 @@ static uint32_t div_up(uint64_t a, uint64_t b)
 	return (uint32_t)((a + b - 1) / b);
 }
 
+uint64_t nn_optim_bytes(const struct nn_fit *fit)
+{
+	uint64_t nn = (uint64_t)fit->cfg.nf * fit->cfg.nf, bytes = 0;
+	if (fit->cfg.recipe.optimizer == NN_OPTIMIZER_MUON)
+		bytes += 4 * nn * (uint64_t)(fit->cfg.nblocks + 4);
+	if (fit->cfg.recipe.average == NN_AVERAGE_EMA)
+		bytes += 4 * (uint64_t)fit->layout.total;
+	return bytes;
+}
+
 int nn_optim_alloc(struct nn_fit *fit)
 {
 	uint64_t nn = (uint64_t)fit->cfg.nf * fit->cfg.nf;

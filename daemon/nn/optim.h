@@ -7,6 +7,10 @@
 
 struct nn_fit;
 
+#include <stdint.h>
+
+/* Device bytes nn_optim_alloc will take, for the tile planner. */
+uint64_t nn_optim_bytes(const struct nn_fit *fit);
 /* Allocates what the recipe needs besides Adam's moments (Muon's momentum
  * and scratch, the average), from the fit's arena. */
 int nn_optim_alloc(struct nn_fit *fit);

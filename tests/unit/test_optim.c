@@ -94,6 +94,16 @@ static void test_newton_schulz_matches_reference(void **state)
 	}
 }
 
+static struct nn_fit *create_fit(const struct nn_config *cfg,
+				 const struct image *img)
+{
+	struct nn_fit *fit;
+	char err[256];
+	assert_int_equal(nn_fit_create(&fit, test_gpu, img, cfg, NULL, err,
+				       sizeof(err)), 0);
+	return fit;
+}
+
 static double *to_double(const float *f, size_t n)
 {
 	double *d = malloc(n * sizeof(double));
@@ -117,11 +127,8 @@ static void check_step(enum nn_optimizer optimizer, enum nn_average average)
 	struct nn_config cfg;
 	recipe_config(&cfg, 16, optimizer, average);
 	struct image *img = test_image(21, 17, 3);
-	struct nn_fit *fit;
+	struct nn_fit *fit = create_fit(&cfg, img);
 	struct nn_metrics m;
-	char err[256];
-	assert_int_equal(nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err,
-				       sizeof(err)), 0);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(nn_fit_step(fit, &m), 0);
 	const struct nn_layout *l = &fit->layout;
@@ -191,11 +198,9 @@ static void test_export_takes_the_better_weights(void **state)
 	struct nn_config cfg;
 	recipe_config(&cfg, 16, NN_OPTIMIZER_MUON, NN_AVERAGE_EMA);
 	struct image *img = test_image(20, 16, 4);
-	struct nn_fit *fit;
+	struct nn_fit *fit = create_fit(&cfg, img);
 	struct nn_metrics m;
 	char err[256];
-	assert_int_equal(nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err,
-				       sizeof(err)), 0);
 	for (int i = 0; i < 30; i++)
 		assert_int_equal(nn_fit_step(fit, &m), 0);
 	double avg, live, exported, rendered;
@@ -229,11 +234,9 @@ static void test_old_and_new_checkpoint_versions(void **state)
 	struct nn_config cfg, got;
 	recipe_config(&cfg, 16, NN_OPTIMIZER_ADAM, NN_AVERAGE_NONE);
 	struct image *img = test_image(12, 10, 2);
-	struct nn_fit *fit;
+	struct nn_fit *fit = create_fit(&cfg, img);
 	struct nn_metrics m;
 	char err[256];
-	assert_int_equal(nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err,
-				       sizeof(err)), 0);
 	assert_int_equal(nn_fit_step(fit, &m), 0);
 	struct st_file *ck;
 	assert_int_equal(nn_fit_checkpoint(fit, &ck), 0);
