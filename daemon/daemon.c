@@ -61,6 +61,8 @@ void service_schedule(struct service *svc)
 		if (!job->p.width)
 			job->p.width = wj->cfg.nf;
 		wj->cfg.nf = job->p.width;
+		if (job->p.lr == NN_LR_AUTO) /* the width is known now */
+			job->p.lr = nn_default_lr(job->p.width);
 		wj->cfg.lr = job->p.lr;
 		wj->cfg.recipe = job->p.recipe;
 		wj->cfg.epochs = job->p.epochs;

@@ -442,7 +442,7 @@ static struct job *load_job(struct queue *q, uint64_t number)
 	get_str(req, "name", job->p.name, sizeof(job->p.name));
 	job->p.epochs = get_int(req, "epochs", 1000);
 	job->p.width = get_int(req, "width", 64);
-	job->p.lr = get_num(req, "lr", 1e-4);
+	job->p.lr = get_num(req, "lr", NN_LR_AUTO);
 	job->p.seed = (uint64_t)get_num(req, "seed", 0);
 	job->p.priority = get_int(req, "priority", 0);
 	get_str(req, "batch", job->p.batch, sizeof(job->p.batch));
@@ -451,9 +451,7 @@ static struct job *load_job(struct queue *q, uint64_t number)
 	job->p.target_psnr = get_num(req, "target_psnr", 0);
 	/* jobs saved before recipes were recorded train as they always did:
 	 * Adam, a cosine schedule, no average */
-	struct nn_config cfg;
-	nn_config_defaults(&cfg, 0);
-	job->p.recipe = cfg.recipe;
+	nn_recipe_version1(&job->p.recipe);
 	const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(req, "recipe");
 	char err[256];
 	if (recipe && recipe_from_json(recipe, &job->p.recipe, err, sizeof(err)))

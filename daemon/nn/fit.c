@@ -722,6 +722,8 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 		return ERR_NOMEM;
 	fit->gpu = gpu;
 	fit->cfg = *cfg;
+	if (fit->cfg.lr == NN_LR_AUTO)
+		fit->cfg.lr = nn_default_lr(cfg->nf);
 	fit->width = width;
 	fit->height = height;
 	fit->has_target = target != NULL;

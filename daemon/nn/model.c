@@ -23,16 +23,25 @@ void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 	for (int k = 0; k < 4; k++)
 		cfg->dilations[k] = 1 << k;
 	cfg->w0 = NN_W0;
-	cfg->lr = 1e-4;
-	cfg->recipe.lr_min_ratio = 0.1;
-	cfg->recipe.warmup = 50;
-	cfg->recipe.plateau = 0;
+	cfg->lr = NN_LR_AUTO;
+	/* measured with `make bench-quality` (see README) */
+	cfg->recipe.optimizer = NN_OPTIMIZER_MUON;
 	cfg->recipe.schedule = NN_SCHEDULE_COSINE;
-	cfg->recipe.optimizer = NN_OPTIMIZER_ADAM;
-	cfg->recipe.average = NN_AVERAGE_NONE;
+	cfg->recipe.warmup = 10;
+	cfg->recipe.plateau = 0;
+	cfg->recipe.lr_min_ratio = 0.1;
+	cfg->recipe.average = NN_AVERAGE_EMA;
 	cfg->recipe.ema_decay = 0.99;
 	cfg->epochs = 1000;
 	cfg->seed = 0;
+}
+
+void nn_recipe_version1(struct nn_recipe *r)
+{
+	*r = (struct nn_recipe){
+		.optimizer = NN_OPTIMIZER_ADAM, .schedule = NN_SCHEDULE_COSINE,
+		.warmup = 50, .lr_min_ratio = 0.1, .average = NN_AVERAGE_NONE,
+		.ema_decay = 0.99};
 }
 
 int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
@@ -56,7 +65,7 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 			return ERR_INVALID;
 		}
 	}
-	if (!(cfg->lr > 0 && cfg->lr < 1)) {
+	if (!(cfg->lr == NN_LR_AUTO || (cfg->lr > 0 && cfg->lr < 1))) {
 		snprintf(err, errlen,
 			 "learning rate %g is out of range: use a value in (0, 1)",
 			 cfg->lr);
@@ -285,6 +294,12 @@ void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
 }
 
 /* ----------------------------------------------------------- schedule */
+
+double nn_default_lr(int nf)
+{
+	double lr = 3e-3 * sqrt(32.0 / (nf > 0 ? nf : 32));
+	return lr < 3e-3 ? lr : 3e-3;
+}
 
 double nn_lr_at(const struct nn_config *cfg, int epoch)
 {

@@ -93,7 +93,8 @@ struct nn_config {
 	int nblocks;                   /* 1..NN_MAX_BLOCKS */
 	int dilations[NN_MAX_BLOCKS];  /* each 1..64 */
 	float w0;                      /* 30 */
-	double lr;                     /* peak learning rate */
+	double lr;                     /* peak learning rate; NN_LR_AUTO:
+					  nn_default_lr(nf), set by the fit */
 	struct nn_recipe recipe;
 	int epochs;                    /* target number of epochs */
 	uint64_t seed;
@@ -104,9 +105,14 @@ struct nn_config {
 };
 
 /* Fills the documented defaults: nf 512 (64 on a CPU device), dilations
- * 1,2,4,8, w0 30, lr 1e-4, cosine schedule after a 50-epoch warmup, 1000
- * epochs, seed 0. */
+ * 1,2,4,8, w0 30, lr by width (NN_LR_AUTO), Muon with Adam, a cosine
+ * schedule after a 10-epoch warmup down to a tenth, an EMA of the weights
+ * (0.99), 1000 epochs, seed 0. */
 void nn_config_defaults(struct nn_config *cfg, int cpu_device);
+/* The recipe of every job before recipes were recorded (checkpoint format
+ * 1, saved jobs without one): Adam, cosine after a 50-epoch warmup to a
+ * tenth, no average. */
+void nn_recipe_version1(struct nn_recipe *r);
 /* Checks ranges; returns 0 or ERR_INVALID with a sentence in err. */
 int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen);
 /* Receptive-field radius: the sum of the dilations (the tile halo). */
@@ -162,6 +168,12 @@ void nn_recipe_get(const struct nn_recipe *r, const char *key, char *buf,
 		   size_t len);
 /* "optimizer adam schedule cosine warmup 50 ..." for logs and people. */
 void nn_recipe_describe(const struct nn_recipe *r, char *buf, size_t len);
+
+/* The default peak rate depends on the width: wider networks want smaller
+ * steps (measured with `make bench-quality`): min(3e-3, 3e-3 sqrt(32/nf)),
+ * 3e-3 up to width 32, 2.1e-3 at 64, 7.5e-4 at 512. */
+#define NN_LR_AUTO 0.0
+double nn_default_lr(int nf);
 
 /* Learning rate for the absolute epoch (1-based) of a job. */
 double nn_lr_at(const struct nn_config *cfg, int epoch);

@@ -233,6 +233,8 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 	int rc = check_version(ckpt, "checkpoint", err, errlen);
 	if (rc)
 		return rc;
+	if (!strcmp(st_get_meta(ckpt, "version"), "1"))
+		nn_recipe_version1(&cfg->recipe);
 	rc = meta_int(ckpt, "nf", NN_MIN_WIDTH, NN_MAX_WIDTH, &nf);
 	rc = rc ? rc : meta_int(ckpt, "epochs", 0, 1 << 30, &epochs);
 	rc = rc ? rc : meta_int(ckpt, "seed", 0, INT64_MAX, &seed);
