@@ -56,6 +56,8 @@ RECIPES = {
     "muon-cos-2e-3-ema": recipe("muon", "cosine", "2e-3", "ema"),
     "muon-cos-3e-3-ema-w10": recipe("muon", "cosine", "3e-3", "ema",
                                     "--warmup", "10"),
+    "muon-cos-2e-3-ema-w10": recipe("muon", "cosine", "2e-3", "ema",
+                                    "--warmup", "10"),
     "muon-lin-3e-3-ema-w10": recipe("muon", "linear", "3e-3", "ema",
                                     "--warmup", "10"),
 }
