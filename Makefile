@@ -9,6 +9,7 @@
 #   make demo       fit the sample image and show the result
 #   make bench      the benchmark (see bench/README or README.md)
 #   make bench-quality  training recipes compared on real photographs
+#   make bench-gemm every GEMM family timed and checked (tests/tools/bench_gemm.c)
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # B is the build folder; `make B=build-asan SAN=1` is the sanitizer build.
@@ -135,6 +136,16 @@ bench: all
 bench-quality: all
 	python3 tests/bench_quality.py --vkinrd $(B)/vkinrd $(QUALITY)
 
+# on a GPU, before a speed claim: the tensor-core kernels through NV and
+# KHR cooperative matrices, every pass, the whole-fit gradient checks
+check-gpu: tests
+	./tests/check-gpu.sh $(B)
+
+# every GEMM family on an epoch's three shapes, timed and checked
+# (BENCH_GEMM_ARGS: e.g. --widths 512 --families coop,coop_w)
+bench-gemm: all
+	$(B)/tools/bench_gemm $(BENCH_GEMM_ARGS)
+
 # libFuzzer targets (tests/fuzz/): built with clang into build-fuzz/, each
 # run for FUZZ_SECONDS; fuzz-check runs them briefly from the committed
 # seeds only, and says skipped without clang (see tests/fuzz/run.sh).
@@ -167,7 +178,7 @@ install: $(PROGS)
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all tests deps check demo bench bench-quality install clean fuzz fuzz-check
+.PHONY: all tests deps check check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
 .DELETE_ON_ERROR:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

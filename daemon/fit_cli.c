@@ -64,8 +64,9 @@ static const char usage[] =
 	"  --max-tile PX       cap a tile's core side (tests, small memories)\n"
 	"  --mem-budget MIB    device memory to plan tiles for\n"
 	"  --device N|NAME     which Vulkan device (see --devices)\n"
-	"  --precision P       fp32 (the default, auto) or fp16 (tensor cores, on\n"
-	"                      devices with VK_NV_cooperative_matrix)\n"
+	"  --precision P       auto (the default: fp16 tensor cores where the device\n"
+	"                      has them, else fp32), fp32, or fp16 (tensor cores, on\n"
+	"                      devices with NV or KHR cooperative matrices)\n"
 	"  --json              one JSON object per epoch, then a summary\n"
 	"  --timings           per-pass GPU times in the summary\n"
 	"  -q, --quiet         no progress on stderr\n";
@@ -287,6 +288,13 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 			for (int i = 0; i < NN_PASS_COUNT; i++)
 				printf("%s\"%s\":%.3f", i ? "," : "",
 				       nn_pass_name((enum nn_pass)i), info.pass_ms[i]);
+			/* bandwidth of the passes that are not GEMMs */
+			printf("},\"pass_gbps\":{");
+			for (int i = 0, n = 0; i < NN_PASS_COUNT; i++)
+				if (info.pass_bytes[i] > 0 && info.pass_ms[i] > 0)
+					printf("%s\"%s\":%.1f", n++ ? "," : "",
+					       nn_pass_name((enum nn_pass)i),
+					       info.pass_bytes[i] / info.pass_ms[i] * 1e-6);
 			printf("}");
 		}
 		printf("}\n");
@@ -298,9 +306,15 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 		info.tiles_x * info.tiles_y, info.device_bytes / 1048576.0,
 		gpu_info(gpu)->name, info.precision);
 	if (o->timings) {
-		for (int i = 0; i < NN_PASS_COUNT; i++)
-			fprintf(stderr, "  %-16s %8.3f ms\n",
-				nn_pass_name((enum nn_pass)i), info.pass_ms[i]);
+		for (int i = 0; i < NN_PASS_COUNT; i++) {
+			fprintf(stderr, "  %-16s %8.3f ms", nn_pass_name((enum nn_pass)i),
+				info.pass_ms[i]);
+			if (info.pass_bytes[i] > 0 && info.pass_ms[i] > 0)
+				fprintf(stderr, "  %8.1f MB  %7.1f GB/s",
+					info.pass_bytes[i] * 1e-6,
+					info.pass_bytes[i] / info.pass_ms[i] * 1e-6);
+			fputc('\n', stderr);
+		}
 	}
 }
 
@@ -452,18 +466,23 @@ int fit_cli_devices(int json)
 		if (json)
 			printf("{\"index\":%d,\"name\":\"%s\",\"type\":\"%s\","
 			       "\"memory\":%llu,\"subgroup\":%u,"
-			       "\"cooperative_matrix\":%s,\"tensor_cores\":%s,"
+			       "\"cooperative_matrix\":\"%s\",\"tensor_cores\":%s,"
 			       "\"preferred\":%s}\n",
 			       d->index, d->name, d->type_name,
 			       (unsigned long long)d->device_local_bytes,
-			       d->subgroup_size, d->has_coopmat ? "true" : "false",
-			       d->has_coopmat_nv ? "true" : "false",
+			       d->subgroup_size,
+			       d->has_coopmat_nv && d->has_coopmat_khr ? "nv,khr"
+			       : d->has_coopmat_nv ? "nv"
+			       : d->has_coopmat_khr ? "khr" : "",
+			       d->has_tensor_cores ? "true" : "false",
 			       i == 0 ? "true" : "false");
 		else
-			printf("%d: %s (%s, %.1f GiB, subgroup %u%s)%s\n", d->index,
-			       d->name, d->type_name,
+			printf("%d: %s (%s, %.1f GiB, subgroup %u%s%s)%s\n",
+			       d->index, d->name, d->type_name,
 			       d->device_local_bytes / 1073741824.0, d->subgroup_size,
-			       d->has_coopmat_nv ? ", fp16 tensor cores" : "",
+			       d->has_tensor_cores ? ", fp16 tensor cores through "
+						   : "",
+			       d->has_tensor_cores ? d->coopmat_api : "",
 			       i == 0 ? "  <- preferred" : "");
 	}
 	free(infos);

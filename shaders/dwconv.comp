@@ -4,6 +4,9 @@
 // Z[c,p] = sum_t dw[c][t] H[c, p + disp_t], with tap t = (i + 1) * 3 +
 // (j + 1) displaced by (j d, i d); zero outside the tile. off0: the
 // block's dw weights. Grid: x pixels, y channels.
+// With FROM_S it reads the pre-activation S itself and takes the sine of
+// each tap as it reads it, which saves the GPUs the activate pass (a read
+// and a write of every activation) for a few more sines.
 // With OUT_F16 (the tensor-core path) Z is written as fp16 in rows of
 // i3 = n_pad >= n values, the padding zeroed, which is how the GEMMs read
 // it (their K runs over whole 16-pixel blocks).
@@ -21,6 +24,12 @@ layout(binding = 1) readonly buffer In { float h[]; };
 layout(binding = 2) writeonly buffer Out { float16_t z[]; };
 #else
 layout(binding = 2) writeonly buffer Out { float z[]; };
+#endif
+
+#ifdef FROM_S
+#define H(s) act(s)
+#else
+#define H(h) (h)
 #endif
 
 void main()
@@ -51,7 +60,7 @@ void main()
 			if (xx < 0 || xx >= pc.tw)
 				continue;
 			acc += params[w + uint((i + 1) * 3 + j + 1)] *
-			       h[base + uint(yy * pc.tw + xx)];
+			       H(h[base + uint(yy * pc.tw + xx)]);
 		}
 	}
 #ifdef OUT_F16

@@ -1,38 +1,73 @@
 #version 450
 // gemm_coop.comp - the GEMMs of the pointwise layers on tensor cores:
 // fp16 operands, fp32 accumulation by cooperative matrices
-// (VK_NV_cooperative_matrix, 16x16x16 fp16 x fp16 + fp32, subgroups of
-// 32), fp32 result with bias. The three forms:
+// (VK_NV_cooperative_matrix, and VK_KHR_cooperative_matrix through the
+// build's word-for-word translation), fp32 result. The three forms:
 //   forward         S = P Z + p     A = P16 [m][k],  B = Z16 [k][j]
 //   data gradient   dZ = P^T dS     A = P16 [k][m],  B = dS16 [k][j]  (TRANS_A)
 //   weight gradient dP = dS Z^T     A = dS16 [m][k], B = Z16 [j][k]   (TRANS_B)
 // Activation rows are padded to a multiple of 16 with zeros by their
-// producers, so K and the pixel columns run over whole blocks; blocks past
-// M or N are clipped in the epilogue.
+// producers, so K and the pixel columns run over whole 16-byte pieces;
+// outputs past M or N are clipped in the epilogue.
 //
-// Each operand tile is copied from memory in 16-byte pieces along its
-// contiguous dimension into shared memory, as it lies (so TRANS_A / TRANS_B
-// tiles are read column-major by the matrix loads), one step ahead: the
-// next step's pieces are fetched into registers while the tensor cores
-// work on the current one.
+// How it is built (the shape of the fast public Vulkan GEMMs):
+// - a workgroup of SG_M x SG_N subgroups of 32 computes a BM x BN tile of C;
+//   each subgroup owns (BM / SG_M) x (BN / SG_N) of it as FM x FN
+//   accumulators of 16 x 8 (the 16x8x16 shape, whose A, B and C types are
+//   all distinct, which the NV-to-KHR translation needs);
+// - the operand tiles of a K step are copied global -> registers ->
+//   shared memory in 16-byte pieces (uvec4), as they lie in memory, each
+//   shared row skewed by one piece against bank conflicts; the matrix loads
+//   read them straight from there (column-major for the transposed forms);
+// - the next K step's pieces are fetched into registers while the tensor
+//   cores multiply the current one (two barriers a step);
+// - every loop over matrices is unrolled, so the accumulators stay in
+//   registers;
+// - the epilogue scales (out_scale undoes the loss scale of fp16 gradient
+//   operands), adds the bias (a stride-0 column-major load from shared
+//   memory) and stores in-bounds, 16-byte-aligned tiles straight to global
+//   memory; edge tiles go through a small shared stage with bounds checks.
+// Split K: workgroup z sums k in [z k_chunk, (z + 1) k_chunk) into its own
+// slice of C (c_off + z * M * ldc); the reduce pass adds the slices in a
+// fixed order, so runs are deterministic.
 //
-// Gradient operands were multiplied by the loss scale when they were
-// rounded to fp16 (they are ~1e-7, below fp16's range); out_scale undoes it.
-//
-// A workgroup of 8 subgroups computes a 128 x 128 tile of C: subgroup
-// (wm, wn) of a 2 x 4 grid owns 64 x 32 of it, as 4 x 2 accumulators.
-#extension GL_NV_cooperative_matrix : require
+// EMULATE builds the same tiling with fp32 operands and a plain-arithmetic
+// stand-in for the matrix operations (a fragment is a view of the shared
+// tile, the multiply-add reads it element by element), so that devices
+// without tensor cores (lavapipe in CI) check every index of it: block and
+// subgroup tiles, the prefetch, the edges and the split-K slices.
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_memory_scope_semantics : require
+#ifndef EMULATE
+#extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 
+#ifndef BM
 #define BM 128
 #define BN 128
 #define BK 32
-#define PADH 8 /* halfs of padding a shared row: keeps 16-byte alignment */
+#define SG_M 2
+#define SG_N 2
+#endif
+#define THREADS (SG_M * SG_N * 32)
+#define WM (BM / SG_M)     /* rows of C a subgroup owns */
+#define WN (BN / SG_N)     /* columns of C a subgroup owns */
+#define FM (WM / 16)       /* accumulators down */
+#define FN (WN / 8)        /* accumulators across */
+#if (WM % 16) || (WN % 8) || (BK % 16)
+#error "a subgroup's tile must be whole 16x8 accumulators, BK whole 16s"
+#endif
 
-layout(local_size_x = 256) in;
+#ifdef EMULATE
+#define EPV 4              /* elements a 16-byte piece: fp32 */
+#else
+#define EPV 8              /* fp16 */
+#endif
+
+layout(local_size_x = THREADS) in;
 
 layout(push_constant) uniform Gemm {
 	uint M, N, K;
@@ -42,9 +77,13 @@ layout(push_constant) uniform Gemm {
 	float a_scale, b_scale, out_scale;
 } g;
 
-/* fp16 operands, read 8 halfs (16 bytes) at a time */
+#ifdef EMULATE
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) readonly buffer B { float b[]; };
+#else
 layout(binding = 0) readonly buffer A { uvec4 a[]; };
 layout(binding = 1) readonly buffer B { uvec4 b[]; };
+#endif
 layout(binding = 2) writeonly buffer C { float c[]; };
 layout(binding = 3) readonly buffer Bias { float bias[]; };
 
@@ -65,142 +104,260 @@ layout(binding = 3) readonly buffer Bias { float bias[]; };
 #define B_OUTER BK
 #define B_INNER BN
 #endif
-shared float16_t As[A_OUTER * (A_INNER + PADH)];
-shared float16_t Bs[B_OUTER * (B_INNER + PADH)];
-shared float stage[8 * 256]; /* one 16 x 16 tile a subgroup */
+#define A_ROW (A_INNER / EPV + 1) /* pieces a shared row, with the skew */
+#define B_ROW (B_INNER / EPV + 1)
+#define A_PIECES (A_OUTER * (A_INNER / EPV) / THREADS)
+#define B_PIECES (B_OUTER * (B_INNER / EPV) / THREADS)
+#if (A_OUTER * (A_INNER / EPV)) % THREADS || (B_OUTER * (B_INNER / EPV)) % THREADS
+#error "the operand tiles must split evenly over the invocations"
+#endif
 
-#define A_PIECES (A_OUTER * A_INNER / 8 / 256)
-#define B_PIECES (B_OUTER * B_INNER / 8 / 256)
+shared uvec4 As[A_OUTER * A_ROW];
+shared uvec4 Bs[B_OUTER * B_ROW];
+shared float bias_tile[BM];
+shared float stage[SG_M * SG_N * 128]; /* one 16 x 8 tile a subgroup */
+
 uvec4 next_a[A_PIECES], next_b[B_PIECES];
 
-/* Fetches the pieces of the A and B tiles at k0 into registers (zeros past
- * the matrix or the split's end kend, a multiple of 16). */
+/* ------------------------------------------------- global -> registers */
+
+/* One 16-byte piece of an operand at element `at`; `avail` elements of it
+ * lie inside the matrix. The fp16 operands are padded, so a piece is
+ * whole or absent; the fp32 emulation reads element by element, as its
+ * rows are not padded. */
+#ifdef EMULATE
+uvec4 piece_a(uint at, uint avail)
+{
+	uvec4 v = uvec4(0u);
+	[[unroll]] for (uint q = 0u; q < 4u; q++)
+		if (q < avail)
+			v[q] = floatBitsToUint(a[at + q]);
+	return v;
+}
+uvec4 piece_b(uint at, uint avail)
+{
+	uvec4 v = uvec4(0u);
+	[[unroll]] for (uint q = 0u; q < 4u; q++)
+		if (q < avail)
+			v[q] = floatBitsToUint(b[at + q]);
+	return v;
+}
+#else
+#define piece_a(at, avail) a[(at) / 8u]
+#define piece_b(at, avail) b[(at) / 8u]
+#endif
+
+/* Fetches the A and B pieces of the K step at k0 into registers: zeros
+ * past the matrix or past the split's end kend. */
 void fetch(uint row0, uint col0, uint k0, uint kend)
 {
 	uint lid = gl_LocalInvocationID.x;
-	for (int l = 0; l < A_PIECES; l++) {
-		uint e = lid + uint(l) * 256u;
-		uint outer = e / (A_INNER / 8), inner = (e % (A_INNER / 8)) * 8u;
+	[[unroll]] for (uint l = 0u; l < A_PIECES; l++) {
+		uint e = lid + l * THREADS;
+		uint outer = e / (A_INNER / EPV), inner = (e % (A_INNER / EPV)) * EPV;
 #ifdef TRANS_A
 		uint m = row0 + inner, k = k0 + outer;
 		bool ok = k < kend && m < g.M;
+		uint avail = g.M - m;
 		uint at = g.a_off + k * g.lda + m;
 #else
 		uint m = row0 + outer, k = k0 + inner;
 		bool ok = m < g.M && k < kend;
+		uint avail = kend - k;
 		uint at = g.a_off + m * g.lda + k;
 #endif
-		next_a[l] = ok ? a[at / 8u] : uvec4(0u);
+		next_a[l] = ok ? piece_a(at, avail) : uvec4(0u);
 	}
-	for (int l = 0; l < B_PIECES; l++) {
-		uint e = lid + uint(l) * 256u;
-		uint outer = e / (B_INNER / 8), inner = (e % (B_INNER / 8)) * 8u;
+	[[unroll]] for (uint l = 0u; l < B_PIECES; l++) {
+		uint e = lid + l * THREADS;
+		uint outer = e / (B_INNER / EPV), inner = (e % (B_INNER / EPV)) * EPV;
 #ifdef TRANS_B
 		uint j = col0 + outer, k = k0 + inner;
 		bool ok = j < g.N && k < kend;
+		uint avail = kend - k;
 		uint at = g.b_off + j * g.ldb + k;
 #else
 		uint k = k0 + outer, j = col0 + inner;
 		bool ok = k < kend && j < g.N;
+		uint avail = g.N - j;
 		uint at = g.b_off + k * g.ldb + j;
 #endif
-		next_b[l] = ok ? b[at / 8u] : uvec4(0u);
+		next_b[l] = ok ? piece_b(at, avail) : uvec4(0u);
 	}
 }
-
 
 void store_fetched()
 {
 	uint lid = gl_LocalInvocationID.x;
-	for (int l = 0; l < A_PIECES; l++) {
-		uint e = lid + uint(l) * 256u;
-		uint at = (e / (A_INNER / 8)) * (A_INNER + PADH) + (e % (A_INNER / 8)) * 8u;
-		uvec4 v = next_a[l];
-		for (int q = 0; q < 4; q++) {
-			f16vec2 h = unpackFloat2x16(v[q]);
-			As[at + uint(2 * q)] = h.x;
-			As[at + uint(2 * q + 1)] = h.y;
+	[[unroll]] for (uint l = 0u; l < A_PIECES; l++) {
+		uint e = lid + l * THREADS;
+		As[(e / (A_INNER / EPV)) * A_ROW + e % (A_INNER / EPV)] = next_a[l];
+	}
+	[[unroll]] for (uint l = 0u; l < B_PIECES; l++) {
+		uint e = lid + l * THREADS;
+		Bs[(e / (B_INNER / EPV)) * B_ROW + e % (B_INNER / EPV)] = next_b[l];
+	}
+}
+
+/* ------------------------------------------------- the matrix operations */
+
+/* Offsets (in pieces) of the A fragment at (m, kk) and the B fragment at
+ * (kk, n) of the shared tiles; COL_A / COL_B: read column-major. */
+#ifdef TRANS_A
+#define A_AT(m, kk) ((kk) * A_ROW + (m) / EPV)
+#define COL_A true
+#else
+#define A_AT(m, kk) ((m) * A_ROW + (kk) / EPV)
+#define COL_A false
+#endif
+#ifdef TRANS_B
+#define B_AT(kk, n) ((n) * B_ROW + (kk) / EPV)
+#define COL_B true
+#else
+#define B_AT(kk, n) ((kk) * B_ROW + (n) / EPV)
+#define COL_B false
+#endif
+
+#ifdef EMULATE
+/* A fragment is the piece offset of its corner in the shared tile; an
+ * accumulator is the 4 of its 128 values that this invocation holds:
+ * lane l holds row (4l + q) / 8, column (4l + q) % 8, q = 0..3. */
+#define FragA uint
+#define FragB uint
+struct Acc { float v[4]; };
+#define ACC_ZERO Acc(float[4](0.0, 0.0, 0.0, 0.0))
+#define LOAD_A(f, at) f = (at)
+#define LOAD_B(f, at) f = (at)
+
+float shared_a(uint at, uint r, uint k)
+{
+	uint e = at * 4u + (COL_A ? k * A_ROW * 4u + r : r * A_ROW * 4u + k);
+	return uintBitsToFloat(As[e / 4u][e % 4u]);
+}
+float shared_b(uint at, uint k, uint n)
+{
+	uint e = at * 4u + (COL_B ? n * B_ROW * 4u + k : k * B_ROW * 4u + n);
+	return uintBitsToFloat(Bs[e / 4u][e % 4u]);
+}
+Acc mul_add(FragA fa, FragB fb, Acc acc)
+{
+	uint lane = gl_LocalInvocationID.x % 32u;
+	for (uint q = 0u; q < 4u; q++) {
+		uint r = (lane * 4u + q) / 8u, n = (lane * 4u + q) % 8u;
+		float s = 0.0;
+		for (uint k = 0u; k < 16u; k++)
+			s += shared_a(fa, r, k) * shared_b(fb, k, n);
+		acc.v[q] += s;
+	}
+	return acc;
+}
+#else
+#define FragA fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define FragB fcoopmatNV<16, gl_ScopeSubgroup, 16, 8>
+#define Acc fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>
+#define ACC_ZERO Acc(0.0)
+#define LOAD_A(f, at) coopMatLoadNV(f, As, at, A_ROW, COL_A)
+#define LOAD_B(f, at) coopMatLoadNV(f, Bs, at, B_ROW, COL_B)
+#define mul_add(fa, fb, acc) coopMatMulAddNV(fa, fb, acc)
+#endif
+
+/* ------------------------------------------------------------- epilogue */
+
+/* The stage is a subgroup's own; the emulation's "subgroups" are 32
+ * invocations that may be several of the device's, and it stages every
+ * tile, in the workgroup's uniform control flow. */
+#ifdef EMULATE
+#define SYNC_STAGE() barrier()
+#else
+#define SYNC_STAGE() subgroupMemoryBarrierShared(); subgroupBarrier()
+#endif
+
+/* Writes one accumulator, the 16 x 8 block of C at (m, col), through the
+ * subgroup's stage with bounds checks (edge tiles, or rows not 16-byte
+ * aligned). */
+void store_staged(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
+		  uint m_local)
+{
+#ifdef EMULATE
+	for (uint q = 0u; q < 4u; q++)
+		stage[sg * 128u + lane * 4u + q] = acc.v[q];
+#else
+	coopMatStoreNV(acc, stage, sg * 128u, 8u, false);
+#endif
+	SYNC_STAGE();
+	for (uint e = lane; e < 128u; e += 32u) {
+		uint r = m + e / 8u, cc = col + e % 8u;
+		if (r < g.M && cc < g.N) {
+			float v = stage[sg * 128u + e] * g.out_scale;
+			if (g.has_bias != 0u)
+				v += bias_tile[m_local + e / 8u];
+			c[slice + r * g.ldc + cc] = v;
 		}
 	}
-	for (int l = 0; l < B_PIECES; l++) {
-		uint e = lid + uint(l) * 256u;
-		uint at = (e / (B_INNER / 8)) * (B_INNER + PADH) + (e % (B_INNER / 8)) * 8u;
-		uvec4 v = next_b[l];
-		for (int q = 0; q < 4; q++) {
-			f16vec2 h = unpackFloat2x16(v[q]);
-			Bs[at + uint(2 * q)] = h.x;
-			Bs[at + uint(2 * q + 1)] = h.y;
-		}
-	}
+	SYNC_STAGE();
 }
 
 void main()
 {
-	uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-	uint wm = sg / 4u, wn = sg % 4u;
+	uint lid = gl_LocalInvocationID.x;
+	uint sg = lid / 32u, lane = lid % 32u; /* full subgroups of 32 */
+	uint wm = sg / SG_N, wn = sg % SG_N;
 	uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
 	uint kbeg = gl_WorkGroupID.z * g.k_chunk;
 	uint kend = min(g.K, kbeg + g.k_chunk);
 
-	fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[4][2];
-	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < 2; j++)
-			acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+	for (uint i = lid; i < BM; i += THREADS)
+		bias_tile[i] = g.has_bias != 0u && row0 + i < g.M
+				       ? bias[g.bias_off + row0 + i] : 0.0;
+
+	Acc acc[FM][FN];
+	[[unroll]] for (uint i = 0u; i < FM; i++)
+		[[unroll]] for (uint j = 0u; j < FN; j++)
+			acc[i][j] = ACC_ZERO;
 
 	if (kbeg < kend)
 		fetch(row0, col0, kbeg, kend);
 	for (uint k0 = kbeg; k0 < kend; k0 += BK) {
+		barrier(); /* the last step's reads of the tiles are done */
 		store_fetched();
 		barrier();
 		if (k0 + BK < kend)
 			fetch(row0, col0, k0 + BK, kend);
-		for (uint kk = 0u; kk < BK; kk += 16u) {
-			fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[4], fb[2];
-			for (int i = 0; i < 4; i++) {
-				uint m = wm * 64u + uint(i) * 16u;
-#ifdef TRANS_A
-				coopMatLoadNV(fa[i], As, kk * (A_INNER + PADH) + m,
-					      A_INNER + PADH, true);
-#else
-				coopMatLoadNV(fa[i], As, m * (A_INNER + PADH) + kk,
-					      A_INNER + PADH, false);
-#endif
+		[[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+			FragA fa[FM];
+			[[unroll]] for (uint i = 0u; i < FM; i++)
+				LOAD_A(fa[i], A_AT(wm * WM + i * 16u, kk));
+			[[unroll]] for (uint j = 0u; j < FN; j++) {
+				FragB fb;
+				LOAD_B(fb, B_AT(kk, wn * WN + j * 8u));
+				[[unroll]] for (uint i = 0u; i < FM; i++)
+					acc[i][j] = mul_add(fa[i], fb, acc[i][j]);
 			}
-			for (int j = 0; j < 2; j++) {
-				uint n = wn * 32u + uint(j) * 16u;
-#ifdef TRANS_B
-				coopMatLoadNV(fb[j], Bs, n * (B_INNER + PADH) + kk,
-					      B_INNER + PADH, true);
-#else
-				coopMatLoadNV(fb[j], Bs, kk * (B_INNER + PADH) + n,
-					      B_INNER + PADH, false);
-#endif
-			}
-			for (int i = 0; i < 4; i++)
-				for (int j = 0; j < 2; j++)
-					acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
 		}
-		barrier();
 	}
+	barrier(); /* bias_tile is written, whether or not K ran */
 
 	uint slice = g.c_off + gl_WorkGroupID.z * g.M * g.ldc;
-	for (int i = 0; i < 4; i++) {
-		for (int j = 0; j < 2; j++) {
-			coopMatStoreNV(acc[i][j], stage, sg * 256u, 16u, false);
-			subgroupMemoryBarrierShared();
-			subgroupBarrier();
-			for (uint e = lane; e < 256u; e += 32u) {
-				uint m = row0 + wm * 64u + uint(i) * 16u + e / 16u;
-				uint col = col0 + wn * 32u + uint(j) * 16u + e % 16u;
-				if (m < g.M && col < g.N) {
-					float v = stage[sg * 256u + e] * g.out_scale;
-					if (g.has_bias != 0u)
-						v += bias[g.bias_off + m];
-					c[slice + m * g.ldc + col] = v;
+	bool aligned = g.ldc % 4u == 0u && slice % 4u == 0u;
+	[[unroll]] for (uint i = 0u; i < FM; i++) {
+		uint m_local = wm * WM + i * 16u, m = row0 + m_local;
+		[[unroll]] for (uint j = 0u; j < FN; j++) {
+			uint col = col0 + wn * WN + j * 8u;
+#ifdef EMULATE
+			store_staged(acc[i][j], sg, lane, slice, m, col, m_local);
+#else
+			if (aligned && m + 16u <= g.M && col + 8u <= g.N) {
+				Acc r = acc[i][j] * g.out_scale;
+				if (g.has_bias != 0u) {
+					Acc bias16;
+					coopMatLoadNV(bias16, bias_tile, m_local, 0u, true);
+					r += bias16;
 				}
+				coopMatStoreNV(r, c, slice + m * g.ldc + col, g.ldc, false);
+			} else {
+				store_staged(acc[i][j], sg, lane, slice, m, col, m_local);
 			}
-			subgroupMemoryBarrierShared();
-			subgroupBarrier();
+#endif
 		}
 	}
 }

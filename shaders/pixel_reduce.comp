@@ -14,6 +14,12 @@ layout(local_size_x = 256) in;
 
 #if defined(MODE_DW)
 #define J 9
+/* FROM_S: Y is Sprev itself, and its sine is taken as it is read */
+#ifdef FROM_S
+#define DW_Y(y) act(y)
+#else
+#define DW_Y(y) (y)
+#endif
 #elif defined(MODE_FIRST) || defined(MODE_OUT)
 #define J 3
 #else
@@ -58,7 +64,7 @@ void main()
 				int xx = px + k * d;
 				if (yy >= 0 && yy < pc.th && xx >= 0 && xx < pc.tw)
 					acc[(i + 1) * 3 + k + 1] +=
-						g * ys[c * n + uint(yy * pc.tw + xx)];
+						g * DW_Y(ys[c * n + uint(yy * pc.tw + xx)]);
 			}
 		}
 #elif defined(MODE_FIRST)

@@ -11,8 +11,12 @@
 #   PEER    path of torch_convsiren.py (default ../shared/peer/...);
 #           PEER_PYTHON the interpreter with torch (default python3)
 #   PEER_MODES  peer modes to run (default "fp32 tf32" on CUDA, "fp32")
-#   VKINR_GEMM=small|large  forces a GEMM tile, VKINR_PASSES=cpu|gpu the
-#           family of passes (see daemon/nn/fit.c)
+#   IMAGE   a PNG to fit in the 512 case instead of the generated sample
+#           (a real photo, cropped to 512x512); IMAGE_1080P likewise
+#   PRECISIONS  vkinrd's --precision values to run (default "auto"; on a
+#           GPU with tensor cores "fp32 fp16" compares both)
+#   VKINR_GEMM=NAME  forces a GEMM family (daemon/nn/gemm.c),
+#           VKINR_PASSES=cpu|gpu the family of passes (daemon/nn/fit.c)
 #
 # Output: one JSON object a line ({"case",...,"impl":"vkinrd"|"pytorch"}),
 # then a table. Both programs report the median of the epoch times after
@@ -57,10 +61,17 @@ for c in $cases; do
 	*) echo "bench: unknown case $c" >&2; exit 2 ;;
 	esac
 	img=$work/$c.png
-	"$mksample" "$img" $w $h 1
-	line=$("$vkinrd" --fit "$img" --epochs "$epochs" --width $nf --schedule constant \
-		--json --timings -q "${budget[@]}" | tail -1)
-	echo "{\"case\":\"$c\",\"impl\":\"vkinrd\",${line#\{}" | tee -a "$results"
+	case $c in
+	512) given=${IMAGE:-} ;;
+	1080p) given=${IMAGE_1080P:-} ;;
+	*) given= ;;
+	esac
+	if [ -n "$given" ]; then cp "$given" "$img"; else "$mksample" "$img" $w $h 1; fi
+	for p in ${PRECISIONS:-auto}; do
+		line=$("$vkinrd" --fit "$img" --epochs "$epochs" --width $nf --schedule constant \
+			--precision "$p" --json --timings -q "${budget[@]}" | tail -1)
+		echo "{\"case\":\"$c\",\"impl\":\"vkinrd\",${line#\{}" | tee -a "$results"
+	done
 	if [ $have_peer = 1 ]; then
 		for m in $modes; do
 			r=$("$python" "$peer" --image "$img" --nf $nf --epochs "$epochs" \
@@ -78,20 +89,24 @@ print()
 print(f"{'case':7} {'impl':16} {'ms/epoch':>9} {'PSNR':>7} {'mem MiB':>8} {'TFLOP/s':>8}")
 for r in rows:
     if r["impl"] == "vkinrd":
-        name, ms, psnr = "vkinrd", r["ms_per_epoch_median"], r["psnr"]
+        name, ms, psnr = "vkinrd " + r["precision"], r["ms_per_epoch_median"], r["psnr"]
         mem, tf = r["peak_device_bytes"] / 2**20, r["tflops"]
         base = ms
     else:
         name, ms, psnr = "pytorch " + r["mode"], r["ms_per_epoch_median"], r["final_psnr"]
         mem, tf = r.get("peak_mem_mb") or 0, 0
     print(f"{r['case']:7} {name:16} {ms:9.2f} {psnr:7.2f} {mem:8.0f} {tf:8.2f}")
-vk = {r["case"]: r for r in rows if r["impl"] == "vkinrd"}
+vks = [r for r in rows if r["impl"] == "vkinrd"]
 for r in rows:
     if r["impl"] == "pytorch":
-        v = vk[r["case"]]
-        print(f"{r['case']}: pytorch {r['mode']} / vkinrd time ratio "
-              f"{r['ms_per_epoch_median'] / v['ms_per_epoch_median']:.2f}x")
-for c, v in vk.items():
+        for v in vks:
+            if v["case"] == r["case"]:
+                print(f"{r['case']}: pytorch {r['mode']} / vkinrd {v['precision']} time ratio "
+                      f"{r['ms_per_epoch_median'] / v['ms_per_epoch_median']:.2f}x")
+for v in vks:
     if "pass_ms" in v:
-        print(f"{c} per-pass GPU ms: " + ", ".join(f"{k} {x:.2f}" for k, x in v["pass_ms"].items()))
+        print(f"{v['case']} {v['precision']}: {v['tiles']} tile(s), halo {100 * v['halo_overhead']:.1f}%, "
+              "per-pass GPU ms: " + ", ".join(f"{k} {x:.2f}" for k, x in v["pass_ms"].items()))
+        print(f"  GB/s of the passes that are not GEMMs (the fewest bytes each must move): " +
+              ", ".join(f"{k} {x:.0f}" for k, x in v.get("pass_gbps", {}).items()))
 PY

@@ -116,8 +116,53 @@ static int has_extension(VkPhysicalDevice pd, const char *name)
 	return found;
 }
 
-/* Whether VK_NV_cooperative_matrix offers what gemm_coop.comp uses, with
- * 16-bit storage buffers for its fp16 operands. */
+/* The KHR extension's structures, which Debian 12's Vulkan headers
+ * predate (values from the Vulkan registry). */
+#define COOPMAT_KHR_EXTENSION "VK_KHR_cooperative_matrix"
+#define STYPE_COOPMAT_FEATURES_KHR ((VkStructureType)1000506000)
+#define STYPE_COOPMAT_PROPERTIES_KHR ((VkStructureType)1000506001)
+#define COMPONENT_FLOAT16_KHR 0
+#define COMPONENT_FLOAT32_KHR 1
+#define SCOPE_SUBGROUP_KHR 3
+
+struct coopmat_features_khr {
+	VkStructureType sType;
+	void *pNext;
+	VkBool32 cooperativeMatrix;
+	VkBool32 cooperativeMatrixRobustBufferAccess;
+};
+
+struct coopmat_properties_khr {
+	VkStructureType sType;
+	void *pNext;
+	uint32_t MSize, NSize, KSize;
+	uint32_t AType, BType, CType, ResultType;
+	VkBool32 saturatingAccumulation;
+	uint32_t scope;
+};
+
+typedef VkResult (*coopmat_properties_khr_fn)(VkPhysicalDevice, uint32_t *,
+					      struct coopmat_properties_khr *);
+
+/* Whether the device has 16-bit storage buffers and the feature struct
+ * `feat` (whose third field is the cooperativeMatrix flag of either
+ * extension) says yes. */
+static int has_coopmat_features(VkPhysicalDevice pd, void *feat,
+				const VkBool32 *flag)
+{
+	VkPhysicalDevice16BitStorageFeatures storage16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.pNext = feat,
+	};
+	VkPhysicalDeviceFeatures2 f2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &storage16,
+	};
+	vkGetPhysicalDeviceFeatures2(pd, &f2);
+	return *flag && storage16.storageBuffer16BitAccess;
+}
+
+/* Whether VK_NV_cooperative_matrix offers what gemm_coop.comp uses. */
 static int has_nv_coopmat_shape(VkPhysicalDevice pd)
 {
 	if (!has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
@@ -125,16 +170,7 @@ static int has_nv_coopmat_shape(VkPhysicalDevice pd)
 	VkPhysicalDeviceCooperativeMatrixFeaturesNV feat = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
 	};
-	VkPhysicalDevice16BitStorageFeatures storage16 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-		.pNext = &feat,
-	};
-	VkPhysicalDeviceFeatures2 f2 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-		.pNext = &storage16,
-	};
-	vkGetPhysicalDeviceFeatures2(pd, &f2);
-	if (!feat.cooperativeMatrix || !storage16.storageBuffer16BitAccess)
+	if (!has_coopmat_features(pd, &feat, &feat.cooperativeMatrix))
 		return 0;
 	PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
 		(PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
@@ -153,7 +189,7 @@ static int has_nv_coopmat_shape(VkPhysicalDevice pd)
 	int found = 0;
 	for (uint32_t i = 0; i < n && !found; i++) {
 		const VkCooperativeMatrixPropertiesNV *p = &props[i];
-		found = p->MSize == 16 && p->NSize == 16 && p->KSize == 16 &&
+		found = p->MSize == 16 && p->NSize == 8 && p->KSize == 16 &&
 			p->AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
 			p->BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
 			p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
@@ -162,6 +198,54 @@ static int has_nv_coopmat_shape(VkPhysicalDevice pd)
 	}
 	free(props);
 	return found;
+}
+
+/* The same through VK_KHR_cooperative_matrix. */
+static int has_khr_coopmat_shape(VkPhysicalDevice pd)
+{
+	if (!has_extension(pd, COOPMAT_KHR_EXTENSION))
+		return 0;
+	struct coopmat_features_khr feat = {.sType = STYPE_COOPMAT_FEATURES_KHR};
+	if (!has_coopmat_features(pd, &feat, &feat.cooperativeMatrix))
+		return 0;
+	coopmat_properties_khr_fn get = (coopmat_properties_khr_fn)
+		vkGetInstanceProcAddr(instance_of_describe,
+				      "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+	if (!get)
+		return 0;
+	uint32_t n = 0;
+	get(pd, &n, NULL);
+	struct coopmat_properties_khr *props = calloc(n ? n : 1, sizeof(*props));
+	if (!props)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		props[i].sType = STYPE_COOPMAT_PROPERTIES_KHR;
+	get(pd, &n, props);
+	int found = 0;
+	for (uint32_t i = 0; i < n && !found; i++) {
+		const struct coopmat_properties_khr *p = &props[i];
+		found = p->MSize == 16 && p->NSize == 8 && p->KSize == 16 &&
+			p->AType == COMPONENT_FLOAT16_KHR &&
+			p->BType == COMPONENT_FLOAT16_KHR &&
+			p->CType == COMPONENT_FLOAT32_KHR &&
+			p->ResultType == COMPONENT_FLOAT32_KHR &&
+			p->scope == SCOPE_SUBGROUP_KHR;
+	}
+	free(props);
+	return found;
+}
+
+/* Which cooperative-matrix extension the tensor-core path uses. */
+static const char *choose_coopmat_api(const struct gpu_device_info *info)
+{
+	const char *want = getenv("VKINR_COOPMAT");
+	int khr_first = want && !strcmp(want, "khr");
+	if (!info->has_float16 || info->subgroup_size != 32 ||
+	    info->api_version < VK_API_VERSION_1_2) /* the memory model */
+		return NULL;
+	if (info->has_coopmat_khr && (khr_first || !info->has_coopmat_nv))
+		return "khr";
+	return info->has_coopmat_nv ? "nv" : NULL;
 }
 
 static void describe(VkPhysicalDevice pd, int index,
@@ -212,10 +296,11 @@ static void describe(VkPhysicalDevice pd, int index,
 	info->max_allocation = maint3.maxMemoryAllocationSize;
 	info->max_shared_bytes = props.properties.limits.maxComputeSharedMemorySize;
 	info->subgroup_size = subgroup.subgroupSize;
-	info->has_coopmat = has_extension(pd, "VK_KHR_cooperative_matrix");
 	info->has_float16 = f16.shaderFloat16;
-	info->has_coopmat_nv = info->has_float16 && subgroup.subgroupSize == 32 &&
-			       has_nv_coopmat_shape(pd);
+	info->has_coopmat_nv = has_nv_coopmat_shape(pd);
+	info->has_coopmat_khr = has_khr_coopmat_shape(pd);
+	info->coopmat_api = choose_coopmat_api(info);
+	info->has_tensor_cores = info->coopmat_api != NULL;
 	info->is_cpu = info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
 
 	const VkPhysicalDeviceMemoryProperties *mp = &mem.memoryProperties;
@@ -357,14 +442,25 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 	uint32_t next = 0;
 	if (has_extension(ctx->physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))
 		exts[next++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
-	/* the tensor-core path: fp16 arithmetic and cooperative matrices */
-	VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+	/* the tensor-core path: fp16 arithmetic, cooperative matrices of
+	 * either extension, and the Vulkan memory model their shaders use */
+	int khr = ctx->info.coopmat_api && !strcmp(ctx->info.coopmat_api, "khr");
+	VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
 		.cooperativeMatrix = VK_TRUE,
 	};
+	struct coopmat_features_khr coop_khr = {
+		.sType = STYPE_COOPMAT_FEATURES_KHR,
+		.cooperativeMatrix = VK_TRUE,
+	};
+	VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
+		.pNext = khr ? (void *)&coop_khr : (void *)&coop_nv,
+		.vulkanMemoryModel = VK_TRUE,
+	};
 	VkPhysicalDevice16BitStorageFeatures storage16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-		.pNext = &coop,
+		.pNext = &memory_model,
 		.storageBuffer16BitAccess = VK_TRUE,
 	};
 	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
@@ -372,11 +468,13 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 		.pNext = &storage16,
 		.shaderFloat16 = VK_TRUE,
 	};
-	if (ctx->info.has_coopmat_nv)
-		exts[next++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+	if (ctx->info.has_tensor_cores) {
+		exts[next++] = khr ? COOPMAT_KHR_EXTENSION
+				   : VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+	}
 	VkDeviceCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-		.pNext = ctx->info.has_coopmat_nv ? &f16 : NULL,
+		.pNext = ctx->info.has_tensor_cores ? &f16 : NULL,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &queue,
 		.enabledExtensionCount = next,

@@ -40,11 +40,15 @@ struct gpu_device_info {
 	uint64_t max_allocation;     /* maxMemoryAllocationSize */
 	uint32_t max_shared_bytes;   /* maxComputeSharedMemorySize */
 	uint32_t subgroup_size;
-	int has_coopmat;             /* VK_KHR_cooperative_matrix listed */
-	int has_coopmat_nv;          /* VK_NV_cooperative_matrix with 16x16x16
-				      * fp16 x fp16 + fp32 at subgroup scope,
-				      * subgroups of 32, and shaderFloat16:
-				      * what gemm_coop.comp needs; enabled */
+	/* Cooperative matrices with what gemm_coop.comp needs: the 16x8x16
+	 * shape, fp16 x fp16 + fp32 at subgroup scope, subgroups of 32,
+	 * shaderFloat16 and 16-bit storage buffers; through either extension */
+	int has_coopmat_nv;          /* VK_NV_cooperative_matrix offers it */
+	int has_coopmat_khr;         /* VK_KHR_cooperative_matrix offers it */
+	int has_tensor_cores;        /* one of them does, and is enabled */
+	const char *coopmat_api;     /* the one enabled: "nv", "khr" or NULL;
+				      * NV where both are (VKINR_COOPMAT=khr
+				      * picks KHR, to compare them) */
 	int has_float16;
 	int is_cpu;
 };

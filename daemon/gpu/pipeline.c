@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gpu/shaders.h"
+#include "gpu/spirv_khr.h"
 
 const struct shader_blob *shader_find(const char *name)
 {
@@ -67,14 +68,31 @@ static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 	GPU_CHECK(ctx, vkCreatePipelineLayout(ctx->device, &layout_info, NULL,
 					      &p->layout));
 
+	/* shaders written for the NV cooperative matrices run through the
+	 * KHR extension where that is the one enabled */
+	const uint32_t *code = blob->code;
+	size_t words = blob->size / 4;
+	uint32_t *khr = NULL;
+	const char *api = ctx->info.coopmat_api;
+	if (api && !strcmp(api, "khr") && spirv_uses_coopmat_nv(code, words)) {
+		int rc = spirv_nv_to_khr(code, words, &khr, &words);
+		if (rc) {
+			fprintf(stderr, "vkinrd: cannot translate shader %s to "
+				"VK_KHR_cooperative_matrix\n", blob->name);
+			return rc;
+		}
+		code = khr;
+	}
 	VkShaderModuleCreateInfo module_info = {
 		.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-		.codeSize = blob->size,
-		.pCode = blob->code,
+		.codeSize = words * 4,
+		.pCode = code,
 	};
 	VkShaderModule module;
-	GPU_CHECK(ctx, vkCreateShaderModule(ctx->device, &module_info, NULL,
-					    &module));
+	VkResult made = vkCreateShaderModule(ctx->device, &module_info, NULL,
+					     &module);
+	free(khr);
+	GPU_CHECK(ctx, made);
 	VkSpecializationMapEntry entries[GPU_MAX_SPEC];
 	for (int i = 0; i < p->nspec; i++)
 		entries[i] = (VkSpecializationMapEntry){(uint32_t)i,

@@ -32,6 +32,7 @@
 #include "errors.h"
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
+#include "nn/gemm.h"
 #include "nn/optim.h"
 #include "nn/passes.h"
 
@@ -59,18 +60,21 @@ static uint32_t div_up(uint64_t a, uint64_t b)
 
 /* ------------------------------------------------------------ planning */
 
-/* The fp32 GEMM variant: 64x64 tiles on CPU devices and small widths,
- * 128x128 on GPUs (VKINR_GEMM=small|large overrides, for benchmarks). */
-static enum gemm_kind choose_gemm_kind(const struct gpu_context *gpu, int nf)
+/* The GEMM family: fp16 tensor cores for the fp16 path; for fp32, 64x64
+ * tiles on CPU devices and small widths, 128x128 on GPUs. VKINR_GEMM=NAME
+ * (see gemm.c) overrides with a family of the same operand precision, for
+ * benchmarks and for the tests of the tensor-core tiling ("coop_emu"). */
+static const struct gemm_variant *choose_gemm(const struct nn_fit *fit)
 {
-	const char *env = getenv("VKINR_GEMM");
-	if (env && !strcmp(env, "small"))
-		return GEMM_SMALL;
-	if (env && !strcmp(env, "large"))
-		return GEMM_LARGE;
-	if (gpu_info(gpu)->is_cpu)
-		return GEMM_SMALL;
-	return nf < GEMM_TILE_LARGE ? GEMM_SMALL : GEMM_LARGE;
+	int half = fit->precision == NN_PRECISION_FP16;
+	const struct gemm_variant *v = gemm_variant_find(getenv("VKINR_GEMM"));
+	if (v && v->half == half)
+		return v;
+	if (half)
+		return gemm_variant_find("coop");
+	if (gpu_info(fit->gpu)->is_cpu || fit->cfg.nf < 128)
+		return gemm_variant_find("small");
+	return gemm_variant_find("large");
 }
 
 /* CPU devices get the passes written for them (subgroup sums, the
@@ -86,43 +90,31 @@ static int use_cpu_passes(const struct gpu_context *gpu)
 	return gpu_info(gpu)->is_cpu;
 }
 
-/* Output tile of a GEMM workgroup: rows (M) and columns (N). */
-static void gemm_tile_shape(enum gemm_kind kind, uint32_t *rows,
-			    uint32_t *cols)
-{
-	*rows = *cols = kind == GEMM_SMALL ? GEMM_TILE : GEMM_TILE_LARGE;
-}
-
-/* fp32 unless fp16 tensor cores are asked for. (Measured on an H200, the
- * tensor-core GEMMs are no faster than the fp32 ones yet and cost half a
- * dB after 300 epochs, so auto does not pick them; see README.)
+/* auto takes the tensor cores where the device has them, fp32 elsewhere.
  * Gradient operands are scaled by the number of values the loss averages
  * (times 16), which brings them from ~1e-7 into fp16's range. */
 static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 {
 	const struct gpu_device_info *info = gpu_info(fit->gpu);
 	enum nn_precision p = fit->cfg.precision;
-	if (p == NN_PRECISION_FP16 && !info->has_coopmat_nv) {
+	if (p == NN_PRECISION_FP16 && !info->has_tensor_cores) {
 		snprintf(err, errlen, "%s has no fp16 tensor-core path "
-			 "(VK_NV_cooperative_matrix 16x16x16): use --precision fp32",
+			 "(cooperative matrices 16x8x16): use --precision fp32",
 			 info->name);
 		return ERR_INVALID;
 	}
 	if (p == NN_PRECISION_AUTO)
-		p = NN_PRECISION_FP32;
+		p = info->has_tensor_cores ? NN_PRECISION_FP16 : NN_PRECISION_FP32;
 	fit->precision = p;
-	fit->gemm_kind = p == NN_PRECISION_FP16 ? GEMM_COOP
-						: choose_gemm_kind(fit->gpu, fit->cfg.nf);
+	fit->gemm = choose_gemm(fit);
 	fit->grad_scale = 16.0f * 3.0f * (float)fit->width * (float)fit->height;
 	return 0;
 }
 
 static int nt_splits(const struct nn_fit *fit, int n)
 {
-	uint32_t rows, cols;
-	gemm_tile_shape(fit->gemm_kind, &rows, &cols);
-	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, rows) *
-			      div_up((uint64_t)fit->cfg.nf, cols));
+	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, fit->gemm->rows) *
+			      div_up((uint64_t)fit->cfg.nf, fit->gemm->cols));
 	int target = gpu_info(fit->gpu)->is_cpu ? 8 : 1024;
 	int splits = (target + out_tiles - 1) / out_tiles;
 	int most = (int)div_up((uint64_t)n, 256);
@@ -244,6 +236,10 @@ struct recorder {
 	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
 	 * one pipeline a block (the dilation is a specialization constant) */
 	int cpu, rows;
+	/* GPUs: the depthwise passes read S and take its sines themselves,
+	 * and (tiled) go by blocks through shared memory */
+	int fused, tiled;
+	struct gpu_pipeline *dwconv_tiled, *dwconv_back_tiled;
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
 		*dwconv_back_rows[NN_MAX_BLOCKS];
 };
@@ -289,14 +285,32 @@ static int get_pipelines(struct recorder *r)
 		rc = rc ? rc : gpu_pipeline_get(gpu, "dwconv_back_rows", 5, pass,
 						rspec, 3, &r->dwconv_back_rows[k]);
 	}
+	/* GPUs read S in the depthwise passes and take the sines there, which
+	 * saves the activate pass's read and write of every activation;
+	 * VKINR_FUSED_SINE=0 keeps that pass, to compare */
+	const char *fused = getenv("VKINR_FUSED_SINE");
+	r->fused = !r->cpu && !(fused && !strcmp(fused, "0"));
+	r->fit->fused_sines = r->fused;
+	r->fit->row_passes = r->rows;
+	if (r->fused) {
+		GET(dwconv, r->half ? "dwconv_s_f16" : "dwconv_s", 3, pass, 2);
+		GET(reduce_dw, "reduce_dw_s", 3, pass, 2);
+	}
+	/* and, for dilations that fit, by blocks (VKINR_DW_TILED=0: not) */
+	const char *tiled = getenv("VKINR_DW_TILED");
+	r->tiled = r->fused && !(tiled && !strcmp(tiled, "0"));
+	if (r->tiled) {
+		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
+		    3, pass, 2);
+		GET(dwconv_back_tiled, r->half ? "dwconv_back_tiled_f16"
+					       : "dwconv_back_tiled", r->half ? 5 : 4,
+		    pass, 2);
+	}
 	GET(reduce, "reduce", 2, pass, 2);
-	static const char *suffixes[] = {
-		[GEMM_SMALL] = "", [GEMM_LARGE] = "_large", [GEMM_COOP] = "_coop"};
-	const char *suffix = suffixes[r->fit->gemm_kind];
 	char nn[32], tn[32], nt[32];
-	snprintf(nn, sizeof(nn), "gemm_nn%s", suffix);
-	snprintf(tn, sizeof(tn), "gemm_tn%s", suffix);
-	snprintf(nt, sizeof(nt), "gemm_nt%s", suffix);
+	gemm_shader_name(r->fit->gemm, "nn", nn, sizeof(nn));
+	gemm_shader_name(r->fit->gemm, "tn", tn, sizeof(tn));
+	gemm_shader_name(r->fit->gemm, "nt", nt, sizeof(nt));
 	GET(gemm_nn, nn, 4, gemm, 0);
 	GET(gemm_tn, tn, 4, gemm, 0);
 	GET(gemm_nt, nt, 4, gemm, 0);
@@ -380,13 +394,12 @@ static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 		 const struct gpu_buffer *c, struct gemm_push g, uint32_t splits,
 		 int a_grad, int b_grad)
 {
-	float scale = r->fit->grad_scale;
+	float scale = r->half ? r->fit->grad_scale : 1.0f;
 	g.a_scale = a_grad ? scale : 1.0f;
 	g.b_scale = b_grad ? scale : 1.0f;
 	g.out_scale = 1.0f / (g.a_scale * g.b_scale);
-	uint32_t rows, cols;
-	gemm_tile_shape(r->fit->gemm_kind, &rows, &cols);
-	uint32_t gx = div_up(g.N, cols), gy = div_up(g.M, rows);
+	uint32_t gx = div_up(g.N, r->fit->gemm->cols);
+	uint32_t gy = div_up(g.M, r->fit->gemm->rows);
 	dispatch(r, pipe, a, b, c, &r->fit->params, NULL, NULL, &g, sizeof(g),
 		 gx, gy, splits);
 }
@@ -453,6 +466,11 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 		PASS(r, r->dwconv_rows[k], p,
 		     div_up((uint64_t)p.i2 * (uint64_t)p.th, ROW_GROUP), nf,
 		     &fit->params, h, &fit->z, NULL, NULL, NULL);
+	} else if (r->tiled && p.dil <= DW_TILED_MAX_DIL) {
+		dispatch(r, r->dwconv_tiled, &fit->params, h,
+			 r->half ? &fit->z16 : &fit->z, NULL, NULL, NULL, &p,
+			 sizeof(p), div_up((uint64_t)p.tw, DW_BLOCK_X),
+			 div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
 	} else {
 		PASS(r, r->dwconv, p,
 		     div_up(r->half ? padded(n) : n, GROUP), nf, &fit->params, h,
@@ -475,8 +493,9 @@ static void record_forward(struct recorder *r, const struct tile *t)
 	PASS(r, r->first, p, gx, nf, &fit->params, &fit->s[0], NULL, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		record_activate(r, p, &fit->s[k], &fit->g);
-		record_dwconv(r, p, k, &fit->g);
+		if (!r->fused)
+			record_activate(r, p, &fit->s[k], &fit->g);
+		record_dwconv(r, p, k, r->fused ? &fit->s[k] : &fit->g);
 		struct gemm_push g = {
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
 			.a_off = (uint32_t)l->pw_w[k], .bias_off = (uint32_t)l->pw_b[k],
@@ -504,7 +523,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	uint32_t n = (uint32_t)p.n, gx = div_up(n, GROUP);
 	int chunks = (int)div_up(n, REDUCE_CHUNK);
 	uint32_t splits = (uint32_t)nt_splits(fit, (int)n);
-	uint32_t k_chunk = div_up(div_up(n, splits), GEMM_BK) * GEMM_BK;
+	uint32_t k_step = fit->gemm->k_step;
+	uint32_t k_chunk = div_up(div_up(n, splits), k_step) * k_step;
 	splits = div_up(n, k_chunk);
 	/* the fp16 path runs K over the padded row: ceil(n_pad / k_chunk) is
 	 * the same number of splits, as k_chunk is a multiple of 16 */
@@ -538,10 +558,11 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	stage_end(r, NN_PASS_REDUCE);
 
 	for (int k = nb - 1; k >= 0; k--) {
-		const struct gpu_buffer *h = &fit->s[nb]; /* free after the head */
-		/* h = act(S_k) feeds Z's recompute and, per pixel, reduce_dw;
-		 * the row passes of the last block need neither */
-		if (!r->rows || k != nb - 1)
+		/* h = act(S_k) feeds Z's recompute and, per pixel, reduce_dw
+		 * (s[nb] is free after the head); the row passes of the last
+		 * block need neither, and the fused passes read S_k itself */
+		const struct gpu_buffer *h = r->fused ? &fit->s[k] : &fit->s[nb];
+		if (!r->fused && (!r->rows || k != nb - 1))
 			record_activate(r, p, &fit->s[k], h);
 		p.dil = fit->cfg.dilations[k];
 		p.off0 = (uint32_t)l->dw[k];
@@ -596,8 +617,16 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		} else {
 			PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h,
 			     &fit->part_b, NULL, NULL, NULL);
-			PASS(r, r->dwconv_back, p, gx, nf, &fit->params, &fit->s[k],
-			     &fit->z, &fit->g, r->half ? &fit->g16 : NULL, NULL);
+			if (r->tiled && p.dil <= DW_TILED_MAX_DIL)
+				dispatch(r, r->dwconv_back_tiled, &fit->params,
+					 &fit->z, &fit->g, &fit->s[k],
+					 r->half ? &fit->g16 : NULL, NULL, &p,
+					 sizeof(p), div_up((uint64_t)p.tw, DW_BLOCK_X),
+					 div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
+			else
+				PASS(r, r->dwconv_back, p, gx, nf, &fit->params,
+				     &fit->s[k], &fit->z, &fit->g,
+				     r->half ? &fit->g16 : NULL, NULL);
 		}
 		stage_end(r, NN_PASS_DWCONV_BACK);
 		reduce_into(r, &fit->part_b, dw_chunks, (int)nf, 9, 0, 9, l->dw[k],
@@ -906,6 +935,28 @@ const struct nn_metrics *nn_fit_history(const struct nn_fit *fit, int *count)
 	return fit->history;
 }
 
+/* The fewest bytes each pass that is not a GEMM must move through device
+ * memory in an epoch (every operand read once, every result written once;
+ * e = nf x the pixels of all tiles), to set against its time. */
+static void pass_bytes(const struct nn_fit *fit, double *bytes)
+{
+	double e = (double)fit->cfg.nf * (double)fit->plan.computed_pixels;
+	double nb = fit->cfg.nblocks, copy = fit->precision == NN_PRECISION_FP16;
+	double z = copy ? 2 : 4; /* Z as the GEMM reads it */
+	int fused = fit->fused_sines, rows = fit->row_passes;
+	memset(bytes, 0, NN_PASS_COUNT * sizeof(*bytes));
+	bytes[NN_PASS_FIRST] = 4 * e;
+	if (!fused) /* read S, write H: forward, and backward but the row
+		     * passes' last block */
+		bytes[NN_PASS_ACTIVATE] = 8 * e * (2 * nb - (rows ? 1 : 0));
+	bytes[NN_PASS_DWCONV] = (4 + z) * e * (2 * nb - 1); /* + recomputes */
+	bytes[NN_PASS_HEAD] = (8 + 2 * copy) * e;   /* S_B in, dS out (+fp16) */
+	/* the taps' sums read dZ and H (or S); dS: S, dZ in, dS out (+fp16) */
+	bytes[NN_PASS_DWCONV_BACK] = (rows ? 16 : 20) * e * nb + 2 * copy * e * nb;
+	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
+	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
+}
+
 void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -921,6 +972,7 @@ void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 	info->gflop_per_epoch = 6.0 * fit->cfg.nblocks * nf * nf *
 				(double)fit->plan.computed_pixels * 1e-9;
 	info->precision = nn_precision_name(fit->precision);
+	pass_bytes(fit, info->pass_bytes);
 }
 
 /* ------------------------------------------------- weights in and out */

@@ -87,6 +87,8 @@ struct nn_fit_info {
 	double halo_overhead;   /* tile pixels computed / image pixels - 1 */
 	uint64_t device_bytes;  /* device memory held by this fit */
 	double pass_ms[NN_PASS_COUNT]; /* GPU time of the last epoch */
+	double pass_bytes[NN_PASS_COUNT]; /* the fewest bytes each non-GEMM
+					   * pass must move in an epoch */
 	double gflop_per_epoch;
 	const char *precision;  /* "fp32" or "fp16" (tensor cores) */
 };

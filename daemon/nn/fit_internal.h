@@ -10,12 +10,6 @@
 #include "nn/fit.h"
 #include "nn/plan.h"
 
-/* Which GEMM shader family runs the pointwise layers (fit.c). */
-enum gemm_kind {
-	GEMM_SMALL, /* gemm.comp, 64 x 64 tiles */
-	GEMM_LARGE, /* gemm.comp, 128 x 128 tiles */
-	GEMM_COOP,  /* gemm_coop.comp, fp16 tensor cores */
-};
 
 struct stage_time {
 	struct gpu_program *prog;
@@ -27,9 +21,11 @@ struct nn_fit {
 	struct nn_config cfg;
 	struct nn_layout layout;
 	int width, height, has_target;
-	enum gemm_kind gemm_kind;
+	const struct gemm_variant *gemm; /* the GEMM family (nn/gemm.h) */
 	enum nn_precision precision; /* resolved: FP32 or FP16 */
 	float grad_scale; /* loss scale of fp16 gradient operands */
+	int fused_sines;  /* the depthwise passes take the sines (GPUs) */
+	int row_passes;   /* the depthwise passes by row segments (CPUs) */
 	struct tile_plan plan;
 
 	struct gpu_arena *arena;

@@ -24,12 +24,15 @@ struct gemm_push {
 	float a_scale, b_scale, out_scale; /* loss scaling, tensor-core path */
 };
 
-/* The tiles of the GEMM shader (BM x BN of its variants, see gemm.comp) and the
- * pixels one pixel_reduce workgroup sums. */
-#define GEMM_TILE 64
-#define GEMM_TILE_LARGE 128
-#define GEMM_BK 16
+/* The pixels one pixel_reduce workgroup sums (the GEMMs' tiles are in
+ * nn/gemm.h). */
 #define REDUCE_CHUNK 4096
+
+/* GPUs' depthwise passes by blocks (dwconv_tiled.comp): the block of a
+ * workgroup, and the largest dilation its shared memory holds */
+#define DW_BLOCK_X 64
+#define DW_BLOCK_Y 16
+#define DW_TILED_MAX_DIL 8
 #define GROUP 256
 
 /* CPU devices' depthwise passes (dwconv_rows.comp): pixels of a row

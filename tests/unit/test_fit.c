@@ -136,6 +136,11 @@ static void test_gradient_matches_reference(void **state)
 		check_gradient(16, NN_PRECISION_FP32, 1e-4, 2e-3);
 	}
 	unsetenv("VKINR_PASSES");
+	/* the tensor-core GEMMs' tiling in fp32 (see gemm_coop.comp) */
+	print_message("# the GEMMs of the tensor-core path, emulated\n");
+	setenv("VKINR_GEMM", "coop_emu", 1);
+	check_gradient(16, NN_PRECISION_FP32, 1e-4, 2e-3);
+	unsetenv("VKINR_GEMM");
 }
 
 /* The fp16 tensor-core path against the reference: operands rounded to
@@ -143,7 +148,7 @@ static void test_gradient_matches_reference(void **state)
 static void test_fp16_gradient_matches_reference(void **state)
 {
 	test_need_gpu();
-	if (!gpu_info(test_gpu)->has_coopmat_nv) {
+	if (!gpu_info(test_gpu)->has_tensor_cores) {
 		print_message("skipped: %s has no fp16 cooperative matrices\n",
 			      gpu_info(test_gpu)->name);
 		skip();

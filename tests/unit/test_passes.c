@@ -157,26 +157,37 @@ static const int dilations[] = {1, 2, 3, 4, 8, 11};
 #define ROW_CHUNK_TEST 16
 #define ROW_CHUNKS ((ROW_SEGS * 23 + ROW_CHUNK_TEST - 1) / ROW_CHUNK_TEST)
 
-/* Runs the forward or backward (back) depthwise pass, by rows or per
- * pixel, for dilation d; returns the variant's name. */
+/* Runs the forward or backward (back) depthwise pass, per pixel (rows 0),
+ * by rows (1), per pixel from S (2, forward only) or by blocks in shared
+ * memory (3: forward from S), for dilation d; returns the variant's name.
+ * The blocks' backward takes dZ at binding 1 and Sprev at 3. */
 static const char *dispatch_dw(int rows, int back, int d,
 			       const struct gpu_buffer *const *bufs)
 {
-	static const char *const names[2][2] = {
-		{"dwconv", "dwconv_back"}, {"dwconv_rows", "dwconv_back_rows"}};
+	static const char *const names[4][2] = {
+		{"dwconv", "dwconv_back"}, {"dwconv_rows", "dwconv_back_rows"},
+		{"dwconv_s", NULL}, {"dwconv_tiled_s", "dwconv_back_tiled"}};
 	float w0 = W0;
 	uint32_t spec[3] = {NF, 0, (uint32_t)d};
 	memcpy(&spec[1], &w0, 4);
 	struct pass_push p = tile_push(d);
 	uint32_t gx = (NPIX + 255) / 256;
-	if (rows) {
+	if (rows == 1) {
 		p.i0 = ROW_CHUNK_TEST;
 		p.i1 = NF;
 		p.i2 = ROW_SEGS;
 		gx = back ? ROW_CHUNKS : (ROW_SEGS * 23 + 63) / 64;
 	}
-	int nbufs = back ? 4 + rows : 3;
-	test_dispatch_spec(names[rows][back], spec, rows ? 3 : 2, bufs, nbufs,
+	int nbufs = back ? 4 + (rows == 1) : 3;
+	if (rows == 3) {
+		const struct gpu_buffer *tiled[] = {bufs[0], back ? bufs[2] : bufs[1],
+						    back ? bufs[3] : bufs[2], bufs[1]};
+		test_dispatch_spec(names[rows][back], spec, 2, tiled, nbufs, &p,
+				   sizeof(p), (37 + DW_BLOCK_X - 1) / DW_BLOCK_X,
+				   (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y, NF);
+		return names[rows][back];
+	}
+	test_dispatch_spec(names[rows][back], spec, rows == 1 ? 3 : 2, bufs, nbufs,
 			   &p, sizeof(p), gx, NF, 1);
 	return names[rows][back];
 }
@@ -189,10 +200,15 @@ static void check_dwconv(int rows)
 			  bz = test_buffer(NF * NPIX);
 	for (size_t i = 0; i < sizeof(dilations) / sizeof(int); i++) {
 		int d = dilations[i];
+		if (rows == 3 && d > DW_TILED_MAX_DIL)
+			continue;
 		test_random(s, NF * NPIX, 11 + d, -1, 1);
 		test_random(dw, NF * 9, 21 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
-		upload_activated(&bs, s, NF * NPIX);
+		if (rows >= 2)
+			test_upload(&bs, s, NF * NPIX);
+		else
+			upload_activated(&bs, s, NF * NPIX);
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
 		const char *variant = dispatch_dw(rows, 0, d, bufs);
 		test_download(&bz, got, NF * NPIX);
@@ -216,6 +232,8 @@ static void check_dwconv_back(int rows)
 			  part = test_buffer((size_t)ROW_CHUNKS * 9 * NF);
 	for (size_t i = 0; i < sizeof(dilations) / sizeof(int); i++) {
 		int d = dilations[i];
+		if (rows == 3 && d > DW_TILED_MAX_DIL)
+			continue;
 		test_random(s, NF * NPIX, 31 + d, -1, 1);
 		test_random(dz, NF * NPIX, 41 + d, -1, 1);
 		test_random(dw, NF * 9, 51 + d, -1, 1);
@@ -231,7 +249,7 @@ static void check_dwconv_back(int rows)
 		char what[64];
 		snprintf(what, sizeof(what), "%s dS, dilation %d", variant, d);
 		test_close(what, got, want, NF * NPIX, 5e-4, 1e-4);
-		if (rows) { /* per pixel, reduce_dw sums these: test_reductions */
+		if (rows == 1) { /* otherwise reduce_dw sums these: test_reductions */
 			reduce_partials(&part, ROW_CHUNKS, NF, 9, 9, 1, gotw);
 			snprintf(what, sizeof(what), "%s ddw, dilation %d", variant, d);
 			test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
@@ -245,12 +263,15 @@ static void test_dwconv(void **state)
 {
 	test_need_gpu();
 	check_dwconv(0);
+	check_dwconv(2); /* from S, the sines taken in the pass */
+	check_dwconv(3); /* by blocks in shared memory, from S */
 }
 
 static void test_dwconv_back(void **state)
 {
 	test_need_gpu();
 	check_dwconv_back(0);
+	check_dwconv_back(3); /* by blocks in shared memory */
 }
 
 static void test_dwconv_rows(void **state)
@@ -337,89 +358,8 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 static void test_gemm(void **state)
 {
 	test_need_gpu();
-	check_gemm("", GEMM_TILE, GEMM_TILE, GEMM_TILE, 0);
-	check_gemm("_large", GEMM_TILE_LARGE, GEMM_TILE_LARGE, GEMM_TILE_LARGE, 0);
-}
-
-/* fp16 copies of n floats, rows of `row` values padded to `pad` with zeros;
- * the floats are replaced by their rounded values, for the reference. */
-static struct gpu_buffer upload_half(float *f, int rows, int row, int pad)
-{
-	_Float16 *h = calloc((size_t)rows * pad + 16, sizeof(_Float16));
-	for (int r = 0; r < rows; r++)
-		for (int i = 0; i < row; i++) {
-			h[r * pad + i] = (_Float16)f[r * row + i];
-			f[r * row + i] = (float)h[r * pad + i];
-		}
-	struct gpu_buffer b = test_buffer(((size_t)rows * pad + 16) / 2 + 1);
-	assert_int_equal(gpu_upload(test_gpu, &b, 0, h,
-				    ((size_t)rows * pad + 16) * sizeof(_Float16)), 0);
-	free(h);
-	return b;
-}
-
-/* The tensor-core GEMMs read fp16 operands from memory (activation rows
- * padded to 16 with zeros) and accumulate in fp32: checked against the
- * reference fed the same rounded values, for the three forms. */
-static void test_gemm_tensor_cores(void **state)
-{
-	test_need_gpu();
-	if (!gpu_info(test_gpu)->has_coopmat_nv) {
-		print_message("skipped: %s has no fp16 cooperative matrices\n",
-			      gpu_info(test_gpu)->name);
-		skip();
-	}
-	const int pad = (NPIX + 15) / 16 * 16;
-	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4), *z = malloc(NF * NPIX * 4);
-	float *ds = malloc(NF * NPIX * 4), *got = malloc(NF * NPIX * 4);
-	double *want = malloc(NF * NPIX * 8);
-	test_random(w, NF * NF, 61, -0.3f, 0.3f);
-	test_random(b, NF, 62, -1, 1);
-	test_random(z, NF * NPIX, 63, -1, 1);
-	test_random(ds, NF * NPIX, 64, -1, 1);
-	struct gpu_buffer bw = upload_half(w, NF, NF, NF);
-	struct gpu_buffer bz = upload_half(z, NF, NPIX, pad);
-	struct gpu_buffer bds = upload_half(ds, NF, NPIX, pad);
-	struct gpu_buffer bbias = test_buffer(NF), bc = test_buffer(NF * NPIX);
-	test_upload(&bbias, b, NF);
-	double *zd = to_double(z, NF * NPIX), *dsd = to_double(ds, NF * NPIX);
-
-	struct gemm_push g = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = pad,
-			      .ldc = NPIX, .k_chunk = NF, .has_bias = 1,
-			      .a_scale = 1, .b_scale = 1, .out_scale = 1};
-	const struct gpu_buffer *nn[] = {&bw, &bz, &bc, &bbias};
-	test_dispatch("gemm_nn_coop", NF, W0, nn, 4, &g, sizeof(g),
-		      (NPIX + 127) / 128, (NF + 127) / 128, 1);
-	test_download(&bc, got, NF * NPIX);
-	ref_pointwise(NF, NPIX, w, b, zd, want);
-	test_close("gemm_nn_coop", got, want, NF * NPIX, 1e-5, 1e-4);
-
-	g.has_bias = 0;
-	g.out_scale = 0.5f; /* the loss scale is undone in the epilogue */
-	const struct gpu_buffer *tn[] = {&bw, &bds, &bc, &bbias};
-	test_dispatch("gemm_tn_coop", NF, W0, tn, 4, &g, sizeof(g),
-		      (NPIX + 127) / 128, (NF + 127) / 128, 1);
-	test_download(&bc, got, NF * NPIX);
-	ref_pointwise_back_data(NF, NPIX, w, dsd, want);
-	for (int i = 0; i < NF * NPIX; i++)
-		want[i] *= 0.5;
-	test_close("gemm_tn_coop", got, want, NF * NPIX, 1e-5, 1e-4);
-
-	uint32_t k_chunk = 128, splits = (pad + k_chunk - 1) / k_chunk;
-	struct gpu_buffer part = test_buffer(splits * NF * NF);
-	struct gemm_push gn = {.M = NF, .N = NF, .K = pad, .lda = pad, .ldb = pad,
-			       .ldc = NF, .k_chunk = k_chunk, .a_scale = 1,
-			       .b_scale = 1, .out_scale = 1};
-	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bbias};
-	test_dispatch("gemm_nt_coop", NF, W0, nt, 4, &gn, sizeof(gn), 1, 1, splits);
-	float *gotw = malloc(NF * NF * 4);
-	reduce_partials(&part, (int)splits, NF * NF, 1, 1, 0, gotw);
-	double *gw = calloc(NF * NF, 8), *gb = calloc(NF, 8);
-	ref_pointwise_back_weight(NF, NPIX, dsd, zd, gw, gb);
-	test_close("gemm_nt_coop + reduce", gotw, gw, NF * NF, 1e-4, 1e-4);
-
-	free(w), free(b), free(z), free(ds), free(got), free(want), free(zd),
-		free(dsd), free(gw), free(gb), free(gotw);
+	check_gemm("", 64, 64, 64, 0);
+	check_gemm("_large", 128, 128, 128, 0);
 }
 
 static void test_head(void **state)
@@ -508,6 +448,8 @@ static void test_reductions(void **state)
 		run_reduce("reduce_dw", &ba, &bh, NF, 9, d, 9, 1, got);
 		ref_dwconv_back(NF, &tile, d, dw_zero, W0, bd, ad, dsp, w);
 		test_close("reduce_dw", got, w, NF * 9, 1e-4, 1e-4);
+		run_reduce("reduce_dw_s", &ba, &bb, NF, 9, d, 9, 1, got);
+		test_close("reduce_dw_s", got, w, NF * 9, 1e-4, 1e-4);
 	}
 
 	/* first layer: X = dS0 */
@@ -577,7 +519,6 @@ int main(void)
 		cmocka_unit_test(test_dwconv_rows),
 		cmocka_unit_test(test_dwconv_back_rows),
 		cmocka_unit_test(test_gemm),
-		cmocka_unit_test(test_gemm_tensor_cores),
 		cmocka_unit_test(test_head),
 		cmocka_unit_test(test_reductions),
 		cmocka_unit_test(test_adam),

@@ -1,0 +1,43 @@
+/*
+ * gemm.c - the table of GEMM families (see gemm.h). Each line must match
+ * the defines of its shader variants in shaders/variants.txt.
+ */
+#include "nn/gemm.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct gemm_variant gemm_variants[] = {
+	{"small", 64, 64, 16, 0, "fp32, 64x64 tiles (CPU devices, small widths)"},
+	{"large", 128, 128, 16, 0, "fp32, 128x128 tiles"},
+	{"coop", 128, 128, 64, 1,
+	 "fp16 tensor cores, 128x128, BK 32; 2x4 subgroups (2x2 for the weight gradient)"},
+	{"coop_4", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 32, 2x2 subgroups"},
+	{"coop_w", 128, 256, 64, 1, "fp16 tensor cores, 128x256, BK 32, 2x4 subgroups"},
+	{"coop_t", 256, 128, 64, 1, "fp16 tensor cores, 256x128, BK 32, 4x2 subgroups"},
+	{"coop_8", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 32, 2x4 subgroups"},
+	{"coop_k64", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 64, 2x2 subgroups"},
+	{"coop_k16", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 16, 2x2 subgroups"},
+	{"coop_s", 64, 128, 64, 1, "fp16 tensor cores, 64x128, BK 32, 2x2 subgroups"},
+	{"coop_emu", 128, 128, 64, 0,
+	 "the coop tiling in fp32 without tensor cores (a test of its indexing)"},
+	{NULL, 0, 0, 0, 0, NULL},
+};
+
+const struct gemm_variant *gemm_variant_find(const char *name)
+{
+	for (const struct gemm_variant *v = gemm_variants; name && v->name; v++)
+		if (!strcmp(v->name, name))
+			return v;
+	return NULL;
+}
+
+void gemm_shader_name(const struct gemm_variant *v, const char *form,
+		      char *out, int outlen)
+{
+	/* the fp32 families predate the table: "small" has no suffix */
+	if (!strcmp(v->name, "small"))
+		snprintf(out, (size_t)outlen, "gemm_%s", form);
+	else
+		snprintf(out, (size_t)outlen, "gemm_%s_%s", form, v->name);
+}

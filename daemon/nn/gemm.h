@@ -1,0 +1,36 @@
+/*
+ * gemm.h - the GEMM shader families that can run the pointwise layers, and
+ * what the engine needs to know to dispatch one: the output tile of a
+ * workgroup, whether its operands are fp16 (tensor cores), and the step
+ * that a split of K should be a multiple of.
+ *
+ * A family NAME is the three shader variants gemm_nn_NAME (forward),
+ * gemm_tn_NAME (data gradient) and gemm_nt_NAME (weight gradient, split
+ * K); see shaders/gemm.comp and shaders/gemm_coop.comp. fit.c picks one
+ * (VKINR_GEMM=NAME overrides, for benchmarks and tests); the benchmark
+ * runs them all.
+ */
+#ifndef VKINR_NN_GEMM_H
+#define VKINR_NN_GEMM_H
+
+#include <stdint.h>
+
+struct gemm_variant {
+	const char *name;       /* family name, also the shader suffix */
+	uint32_t rows, cols;    /* output tile of a workgroup (M x N) */
+	uint32_t k_step;        /* a split's K chunk is a multiple of this */
+	int half;               /* fp16 operands, cooperative matrices */
+	const char *what;       /* one line for listings */
+};
+
+/* Every family, ending with one whose name is NULL. */
+extern const struct gemm_variant gemm_variants[];
+
+/* The family called name, or NULL. */
+const struct gemm_variant *gemm_variant_find(const char *name);
+
+/* The shader variant of form ("nn", "tn" or "nt") of a family. */
+void gemm_shader_name(const struct gemm_variant *v, const char *form,
+		      char *out, int outlen);
+
+#endif
