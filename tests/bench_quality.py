@@ -17,7 +17,7 @@ options, so a table row says exactly what ran.
   --images LIST      wallpaper names (default FallenLeaf,Path,BytheWater,
                      ColorfulCups)
   --size N           photos are N x N (default 512)
-  --recipes LIST     recipe names (see RECIPES; default: all)
+  --recipes LIST     recipe names (see RECIPES; default: CANDIDATES)
   --jobs N           fits run at once (default 1: timings stay honest)
   --json FILE        also write every run's summary as JSON lines
 
@@ -61,6 +61,11 @@ RECIPES = {
     "muon-lin-3e-3-ema-w10": recipe("muon", "linear", "3e-3", "ema",
                                     "--warmup", "10"),
 }
+# what runs when --recipes is not given: the default against the
+# alternatives it was chosen over
+CANDIDATES = ["default", "adam-const-1e-4", "adam-const-1e-3",
+              "adam-cos-1e-3", "adam-cos-3e-3", "muon-cos-1e-3",
+              "muon-cos-3e-3-ema", "muon-cos-2e-3-ema-w10"]
 IMAGES = ["FallenLeaf", "Path", "BytheWater", "ColorfulCups"]
 WALLPAPERS = "/usr/share/wallpapers"
 
@@ -178,7 +183,7 @@ def main():
     ap.add_argument("--seconds", type=floats, default=None)
     ap.add_argument("--images", default=",".join(IMAGES))
     ap.add_argument("--size", type=int, default=512)
-    ap.add_argument("--recipes", default=",".join(RECIPES))
+    ap.add_argument("--recipes", default=",".join(CANDIDATES))
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
