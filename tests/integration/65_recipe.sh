@@ -9,21 +9,16 @@ tap_plan 5
 need_device
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
-import re, struct, subprocess
+import re, struct
 from rpc import *
 tap = Tap()
-CTL = os.path.join(os.path.dirname(os.environ["VKINRD"]), "vkinrctl")
-ENV = dict(os.environ, VKINR_SOCKET=os.environ["SOCK"])
-img = os.path.join(T, "r.png")
-subprocess.run([os.environ["MKSAMPLE"], img, "20", "16", "2"], check=True,
-               stdout=subprocess.DEVNULL)
+img = sample("r.png", 20, 16)
 c = Client()
 
-r = subprocess.run([CTL, "submit", "-q", "--wait", "--epochs", "20",
-                    "--width", "16", "--lr", "3e-3", "--optimizer", "muon",
-                    "--schedule", "linear", "--warmup", "4", "--plateau", "2",
-                    "--lr-min", "0.2", "--average", "ema", "--ema-decay", "0.9",
-                    img], env=ENV, capture_output=True, text=True, timeout=300)
+r = ctl("submit", "-q", "--wait", "--epochs", "20", "--width", "16", "--lr",
+        "3e-3", "--optimizer", "muon", "--schedule", "linear", "--warmup", "4",
+        "--plateau", "2", "--lr-min", "0.2", "--average", "ema",
+        "--ema-decay", "0.9", img)
 job = r.stdout.strip()
 j = c.call("job.get", {"job": job}) if job.isdigit() else {}
 want = {"optimizer": "muon", "schedule": "linear", "warmup": 4, "plateau": 2,
@@ -32,8 +27,7 @@ got = {k: j.get(k) for k in want}
 tap.ok(r.returncode == 0 and j.get("state") == "done" and got == want,
        "submit's recipe options reach the job", (r.returncode, r.stderr, got))
 
-show = subprocess.run([CTL, "show", job], env=ENV, capture_output=True,
-                      text=True, timeout=30).stdout
+show = ctl("show", job, timeout=30).stdout
 tap.ok(re.search(r"^  optimizer +muon$", show, re.M) and
        re.search(r"^  average +ema$", show, re.M) and
        re.search(r"^  ema_decay +0.9$", show, re.M),

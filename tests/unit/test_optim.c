@@ -104,14 +104,6 @@ static struct nn_fit *create_fit(const struct nn_config *cfg,
 	return fit;
 }
 
-static double *to_double(const float *f, size_t n)
-{
-	double *d = malloc(n * sizeof(double));
-	for (size_t i = 0; i < n; i++)
-		d[i] = f[i];
-	return d;
-}
-
 static float *download(const struct gpu_buffer *b)
 {
 	size_t n = b->size / sizeof(float);
@@ -142,11 +134,11 @@ static void check_step(enum nn_optimizer optimizer, enum nn_average average)
 	assert_int_equal(nn_fit_step(fit, &m), 0);
 
 	struct ref_optim s = {
-		to_double(p0, l->total), to_double(m0, l->total),
-		to_double(v0, l->total),
-		mu0 ? to_double(mu0, fit->muon_m.size / 4) : NULL,
-		avg0 ? to_double(avg0, l->total) : NULL};
-	double *grad = to_double(gradf, l->total);
+		test_to_double(p0, l->total), test_to_double(m0, l->total),
+		test_to_double(v0, l->total),
+		mu0 ? test_to_double(mu0, fit->muon_m.size / 4) : NULL,
+		avg0 ? test_to_double(avg0, l->total) : NULL};
+	double *grad = test_to_double(gradf, l->total);
 	ref_optim_step(&cfg, l, 5, nn_lr_at(&cfg, 5), grad, &s);
 
 	/* the change of each weight, relative to the largest change */
