@@ -2,10 +2,11 @@
 # 65_recipe.sh - one training recipe everywhere: `vkinrctl submit` recipe
 # options reach the job (job.get's keys, `vkinrctl show`), the model
 # package records the recipe and which weights it holds, a bad recipe is
-# refused with a sentence naming the key, and a job with Muon and an
+# refused with a sentence naming the key, job.get shows the default lr
+# for the width from submission, and a job with Muon and an
 # average resumes after a restart and finishes.
 . "$(dirname "$0")/lib.bash"
-tap_plan 5
+tap_plan 6
 need_device
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
@@ -51,6 +52,13 @@ tap.ok(err.get("code") == -32602 and "optimizer" in err.get("message", "")
        and bad2.get("error", {}).get("code") == -32602,
        "a bad recipe is refused with a sentence naming the key", (bad, bad2))
 
+# the width-dependent default rate: known at submission when width is given
+w64 = c.call("job.get", {"job": submit(c, img, epochs=1, width=64)})
+auto = c.call("job.get", {"job": submit(c, img, epochs=1)})
+tap.ok(abs(w64["lr"] - 3e-3 * (32 / 64) ** 0.5) < 1e-9 and
+       (auto["lr"] == 0 or auto["state"] != "queued"),
+       "job.get shows the default lr for the width from submission", (w64, auto))
+
 # Muon and the average through a restart: the checkpoint carries them
 long = submit(c, img, epochs=400, width=16, lr=3e-3,
               optimizer="muon", average="ema")
@@ -58,9 +66,9 @@ wait_epoch(c, long, 5)
 json.dump({"job": long}, open(os.path.join(T, "keep.json"), "w"))
 tap.done()
 EOF_PY
-TAP_N=4
+TAP_N=5
 stop_daemon
-start_daemon || { echo "not ok 5 - daemon restarts"; exit 1; }
+start_daemon || { echo "not ok 6 - daemon restarts"; exit 1; }
 run_py <<'EOF_PY'
 from rpc import *
 tap = Tap()
