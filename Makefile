@@ -8,6 +8,7 @@
 #                   N skipped"
 #   make demo       fit the sample image and show the result
 #   make bench      the benchmark (see bench/README or README.md)
+#   make bench-quality  training recipes compared on real photographs
 #   make bench-gemm every GEMM family timed and checked (tests/tools/bench_gemm.c)
 #   make install PREFIX=/usr/local DESTDIR=
 #
@@ -129,6 +130,12 @@ demo: deps
 bench: all
 	./tests/bench.sh $(B)
 
+# Training recipes compared on real photographs (tests/bench_quality.py):
+# PSNR at fixed epochs and seconds, widths by recipes. Options through
+# QUALITY, e.g. make bench-quality QUALITY="--widths 512 --epochs 400,2000"
+bench-quality: all
+	python3 tests/bench_quality.py --vkinrd $(B)/vkinrd $(QUALITY)
+
 # on a GPU, before a speed claim: the tensor-core kernels through NV and
 # KHR cooperative matrices, every pass, the whole-fit gradient checks
 check-gpu: tests
@@ -178,7 +185,7 @@ install: $(PROGS)
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all tests deps check check-gpu demo bench bench-gemm install clean fuzz fuzz-check
+.PHONY: all tests deps check check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
 .DELETE_ON_ERROR:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

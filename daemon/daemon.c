@@ -44,14 +44,7 @@
 static void apply_engine_options(const struct job_params *p,
 				 struct nn_config *cfg)
 {
-	const char *schedule = p->text[TEXT_PARAM_SCHEDULE];
-
-	if (p->warmup >= 0)
-		cfg->warmup = p->warmup;
-	if (schedule[0])
-		cfg->schedule = strcmp(schedule, "constant")
-					? NN_SCHEDULE_COSINE
-					: NN_SCHEDULE_CONSTANT;
+	cfg->recipe = p->recipe; /* resolved at submission */
 	if (p->text[TEXT_PARAM_PRECISION][0])
 		nn_precision_parse(p->text[TEXT_PARAM_PRECISION],
 				   &cfg->precision);
@@ -88,6 +81,8 @@ void service_schedule(struct service *svc)
 		if (!job->p.width)
 			job->p.width = wj->cfg.nf;
 		wj->cfg.nf = job->p.width;
+		if (job->p.lr == NN_LR_AUTO) /* the width is known now */
+			job->p.lr = nn_default_lr(job->p.width);
 		wj->cfg.lr = job->p.lr;
 		wj->cfg.epochs = job->p.epochs;
 		wj->cfg.seed = job->p.seed;

@@ -40,12 +40,21 @@ static const char usage[] =
 	"  --epochs N          epochs to train (default 1000)\n"
 	"  --width NF          network width, a multiple of 16 (default 512 on a\n"
 	"                      GPU, 64 on a CPU device)\n"
-	"  --lr LR             peak learning rate (default 1e-4)\n"
+	"  --lr LR             peak learning rate (default by width:\n"
+	"                      min(3e-3, 3e-3 sqrt(32/NF)))\n"
 	"  --seed S            initialisation seed (default 0)\n"
 	"  --dilations LIST    e.g. 1,2,4,8 (the default)\n"
-	"  --schedule NAME     cosine (default: warmup, then cosine decay) or\n"
-	"                      constant (as the PyTorch peer)\n"
-	"  --warmup N          warmup epochs of the cosine schedule (default 50)\n"
+	"the recipe (defaults measured by `make bench-quality`):\n"
+	"  --optimizer NAME    muon (default: Muon on the pointwise weights,\n"
+	"                      Adam on the rest) or adam\n"
+	"  --schedule NAME     cosine (default), linear or constant (as the\n"
+	"                      PyTorch peer)\n"
+	"  --warmup N          warmup epochs (default 10)\n"
+	"  --plateau N         epochs at the peak rate after warmup (default 0)\n"
+	"  --lr-min R          the decay's floor, a fraction of LR (default 0.1)\n"
+	"  --average NAME      ema (default: export the better of the live\n"
+	"                      and the averaged weights) or none\n"
+	"  --ema-decay D       the EMA's decay an epoch (default 0.99)\n"
 	"  --init M.safetensors  start from a model package\n"
 	"  --model OUT.safetensors  write the fitted model package\n"
 	"  --recon OUT.png     write the reconstruction\n"
@@ -74,9 +83,9 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 
 static int parse_args(int argc, char **argv, struct fit_options *o)
 {
-	enum { O_FIT = 256, O_EPOCHS, O_WIDTH, O_LR, O_SEED, O_DIL, O_SCHED,
-	       O_WARMUP, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
-	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_PRECISION };
+	enum { O_FIT = 256, O_EPOCHS, O_WIDTH, O_LR, O_SEED, O_DIL, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
+	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_PRECISION,
+	       O_RECIPE /* then one for each recipe key */ };
 	static const struct option longs[] = {
 		{"fit", required_argument, 0, O_FIT},
 		{"epochs", required_argument, 0, O_EPOCHS},
@@ -84,8 +93,6 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{"lr", required_argument, 0, O_LR},
 		{"seed", required_argument, 0, O_SEED},
 		{"dilations", required_argument, 0, O_DIL},
-		{"schedule", required_argument, 0, O_SCHED},
-		{"warmup", required_argument, 0, O_WARMUP},
 		{"init", required_argument, 0, O_INIT},
 		{"model", required_argument, 0, O_MODEL},
 		{"recon", required_argument, 0, O_RECON},
@@ -102,11 +109,36 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
+	/* the recipe's keys, spelled with - for _, after the fixed options */
+	enum { MAX_RECIPE = 16 };
+	static char recipe_names[MAX_RECIPE][32];
+	struct option all[sizeof(longs) / sizeof(longs[0]) + MAX_RECIPE];
+	int nlong = 0;
+	for (; longs[nlong].name; nlong++)
+		all[nlong] = longs[nlong];
+	for (int i = 0; i < MAX_RECIPE && nn_recipe_key(i); i++) {
+		char *name = recipe_names[i];
+		snprintf(name, sizeof(recipe_names[i]), "%s", nn_recipe_key(i));
+		for (char *u = strchr(name, '_'); u; u = strchr(u, '_'))
+			*u = '-';
+		all[nlong++] = (struct option){name, required_argument, 0,
+					       O_RECIPE + i};
+	}
+	all[nlong] = (struct option){0, 0, 0, 0};
 	int c, v;
 	char *end;
+	char err[256];
 	nn_config_defaults(&o->cfg, 0);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
+		if (c >= O_RECIPE && c < O_RECIPE + MAX_RECIPE) {
+			if (nn_recipe_set(&o->cfg.recipe, nn_recipe_key(c - O_RECIPE),
+					  optarg, err, sizeof(err))) {
+				fprintf(stderr, "vkinrd: %s\n", err);
+				goto usage_error;
+			}
+			continue;
+		}
 		switch (c) {
 		case O_FIT: o->image = optarg; break;
 		case O_EPOCHS:
@@ -131,18 +163,6 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 			break;
 		case O_DIL:
 			if (nn_config_parse_dilations(&o->cfg, optarg))
-				goto bad;
-			break;
-		case O_SCHED:
-			if (!strcmp(optarg, "constant"))
-				o->cfg.schedule = NN_SCHEDULE_CONSTANT;
-			else if (!strcmp(optarg, "cosine"))
-				o->cfg.schedule = NN_SCHEDULE_COSINE;
-			else
-				goto bad;
-			break;
-		case O_WARMUP:
-			if (parse_int(optarg, 0, 100000000, &o->cfg.warmup))
 				goto bad;
 			break;
 		case O_INIT: o->init = optarg; break;
@@ -221,7 +241,10 @@ static void print_epoch(const struct fit_options *o, const struct nn_metrics *m,
 {
 	if (o->json) {
 		printf("{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,\"lr\":%.9g,"
-		       "\"ms\":%.3f}\n", m->epoch, m->mse, m->psnr, m->lr, m->ms);
+		       "\"ms\":%.3f", m->epoch, m->mse, m->psnr, m->lr, m->ms);
+		if (m->psnr_average > 0)
+			printf(",\"psnr_average\":%.6f", m->psnr_average);
+		printf("}\n");
 		fflush(stdout);
 	}
 	if (!o->quiet && (m->epoch % 50 == 0 || m->epoch == total || m->epoch == 1))
@@ -256,6 +279,10 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 		       (unsigned long long)gpu_bytes_peak(gpu),
 		       info.gflop_per_epoch,
 		       ms > 0 ? info.gflop_per_epoch / ms : 0, info.precision);
+		char recipe[512];
+		nn_recipe_describe(&nn_fit_config(fit)->recipe, recipe, sizeof(recipe));
+		printf(",\"weights\":\"%s\",\"recipe\":\"lr %g %s\"",
+		       nn_fit_exported_weights(fit), nn_fit_config(fit)->lr, recipe);
 		if (o->timings) {
 			printf(",\"gpu_ms\":%.3f,\"pass_ms\":{", gpu_ms);
 			for (int i = 0; i < NN_PASS_COUNT; i++)
@@ -273,10 +300,11 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 		printf("}\n");
 		return;
 	}
-	fprintf(stderr, "done: %d epochs, PSNR %.2f dB, %.1f s, %.2f ms/epoch "
-		"(median), %d tile(s), %.0f MiB on %s, %s\n", nn_fit_epoch(fit),
-		psnr, seconds, ms, info.tiles_x * info.tiles_y,
-		info.device_bytes / 1048576.0, gpu_info(gpu)->name, info.precision);
+	fprintf(stderr, "done: %d epochs, PSNR %.2f dB (%s weights), %.1f s, "
+		"%.2f ms/epoch (median), %d tile(s), %.0f MiB on %s, %s\n",
+		nn_fit_epoch(fit), psnr, nn_fit_exported_weights(fit), seconds, ms,
+		info.tiles_x * info.tiles_y, info.device_bytes / 1048576.0,
+		gpu_info(gpu)->name, info.precision);
 	if (o->timings) {
 		for (int i = 0; i < NN_PASS_COUNT; i++) {
 			fprintf(stderr, "  %-16s %8.3f ms", nn_pass_name((enum nn_pass)i),
@@ -406,6 +434,8 @@ int fit_cli_run(int argc, char **argv)
 			break;
 		if (m.psnr > best)
 			best = m.psnr;
+		if (m.psnr_average > best)
+			best = m.psnr_average;
 		print_epoch(&o, &m, total, best);
 	}
 	if (rc == 0 && o.checkpoint_out)

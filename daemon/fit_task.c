@@ -60,7 +60,7 @@ struct task {
 	struct nn_config cfg;
 	int width_given, allow_cpu, quiet;
 	double target_psnr;    /* 0: none */
-	char settings[256];    /* what a finished result must match */
+	char settings[512];    /* what a finished result must match */
 	struct gpu_context *gpu;
 	int done, skipped, failed;
 };
@@ -89,7 +89,7 @@ static const char usage[] =
 	"  --out OUT           results go to OUT/NAME/\n"
 	"  --shard K/N         fit lines K, K+N, ... (default 0/1: every line)\n"
 	"  --epochs N --width NF --lr LR --seed S --warmup N\n"
-	"  --schedule cosine|constant --max-tile PX\n"
+	"  --schedule cosine|linear|constant --max-tile PX\n"
 	"                      as for vkinrd --fit\n"
 	"  --target-psnr DB    stop an image early once an epoch reaches DB\n"
 	"  --device N|NAME     a device, when no scheduler assigned one\n"
@@ -160,15 +160,12 @@ static int parse_args(int argc, char **argv, struct task *t)
 			t->cfg.seed = (uint64_t)v;
 			break;
 		case O_WARMUP:
-			bad = parse_number(optarg, 0, 1e8, &v);
-			t->cfg.warmup = (int)v;
+		case O_SCHED: {
+			char err[256];
+			bad = nn_recipe_set(&t->cfg.recipe, longs[c - O_TASK].name,
+					    optarg, err, sizeof err) != 0;
 			break;
-		case O_SCHED:
-			bad = strcmp(optarg, "cosine") && strcmp(optarg, "constant");
-			t->cfg.schedule = !strcmp(optarg, "constant")
-						  ? NN_SCHEDULE_CONSTANT
-						  : NN_SCHEDULE_COSINE;
-			break;
+		}
 		case O_TILE:
 			bad = parse_number(optarg, 1, 1 << 20, &v);
 			t->cfg.max_tile = (int)v;
@@ -198,14 +195,14 @@ usage_error:
 /* The fields a finished result must share with this run to be kept. */
 static void describe_settings(struct task *t)
 {
-	char dil[64];
+	char dil[64], recipe[192];
 	nn_config_dilations_string(&t->cfg, dil, sizeof dil);
+	nn_recipe_describe(&t->cfg.recipe, recipe, sizeof recipe);
 	snprintf(t->settings, sizeof t->settings,
-		 "width=%d lr=%.9g seed=%llu dilations=%s schedule=%s "
-		 "warmup=%d epochs=%d target_psnr=%g", t->cfg.nf, t->cfg.lr,
-		 (unsigned long long)t->cfg.seed, dil,
-		 t->cfg.schedule == NN_SCHEDULE_CONSTANT ? "constant" : "cosine",
-		 t->cfg.warmup, t->cfg.epochs, t->target_psnr);
+		 "width=%d lr=%.9g seed=%llu dilations=%s %s epochs=%d "
+		 "target_psnr=%g", t->cfg.nf, t->cfg.lr,
+		 (unsigned long long)t->cfg.seed, dil, recipe, t->cfg.epochs,
+		 t->target_psnr);
 }
 
 /* ------------------------------------------------------------ device */

@@ -421,17 +421,20 @@ static char *progress_line(const struct job *job, const struct nn_metrics *m)
 {
 	/* Built by hand: this is the one message sent per epoch per reader. */
 	char buf[512];
-	char psnr[32], mse[32];
+	char psnr[32], mse[32], avg[64] = "";
 	snprintf(psnr, sizeof(psnr), isfinite(m->psnr) ? "%.17g" : "null",
 		 m->psnr);
+	if (m->psnr_average > 0 && isfinite(m->psnr_average))
+		snprintf(avg, sizeof(avg), ",\"psnr_average\":%.17g",
+			 m->psnr_average);
 	snprintf(mse, sizeof(mse), isfinite(m->mse) ? "%.17g" : "null", m->mse);
 	int n = snprintf(buf, sizeof(buf),
 			 "{\"jsonrpc\":\"2.0\",\"method\":\"" N_JOB_PROGRESS
 			 "\",\"params\":{\"job\":\"%s\",\"epoch\":%d,"
 			 "\"epochs\":%d,\"mse\":%s,\"psnr\":%s,\"lr\":%.17g,"
-			 "\"ms\":%.6g}}\n",
+			 "\"ms\":%.6g%s}}\n",
 			 job->id, m->epoch, job->p.epochs, mse, psnr, m->lr,
-			 m->ms);
+			 m->ms, avg);
 	return n > 0 && (size_t)n < sizeof(buf) ? strdup(buf) : NULL;
 }
 
@@ -771,6 +774,7 @@ static void job_defaults(struct job_params *p)
 	memset(p, 0, sizeof(*p));
 	p->epochs = cfg.epochs;
 	p->lr = cfg.lr;
+	p->recipe = cfg.recipe;
 	p->seed = cfg.seed;
 	p->width = 0; /* the device's default, chosen when it runs */
 }
@@ -794,6 +798,8 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 			    "%s; jobs use %s", a, b);
 	}
 	p->width = cfg->nf;
+	if (p->lr == NN_LR_AUTO)
+		p->lr = nn_default_lr(p->width);
 	return 0;
 }
 
@@ -873,7 +879,9 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 					   "seed", "name", "priority", "init",
 					   "batch", "target_psnr", "source",
 					   "key", "warmup", "schedule",
-					   "precision", "dilations", NULL};
+					   "precision", "dilations",
+					   "optimizer", "average", "plateau",
+					   "lr_min", "ema_decay", NULL};
 	struct service *svc = rq->svc;
 	struct job_params p;
 	int rc = check_keys(rq, params, keys);
@@ -886,7 +894,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	double num[PARAM_COUNT] = {
 		[PARAM_EPOCHS] = p.epochs, [PARAM_WIDTH] = 0, [PARAM_LR] = p.lr,
 		[PARAM_SEED] = (double)p.seed, [PARAM_PRIORITY] = 0,
-		[PARAM_TARGET_PSNR] = 0, [PARAM_WARMUP] = -1};
+		[PARAM_TARGET_PSNR] = 0};
 	for (int i = 0; i < PARAM_COUNT; i++)
 		if ((rc = get_param(rq, params, i, &num[i])))
 			return rc;
@@ -896,11 +904,24 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	p.seed = (uint64_t)num[PARAM_SEED];
 	p.priority = (int)num[PARAM_PRIORITY];
 	p.target_psnr = num[PARAM_TARGET_PSNR];
-	p.warmup = (int)num[PARAM_WARMUP];
 	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
 		if ((rc = get_text_param(rq, params, i, p.text[i],
 					 sizeof(p.text[i]))))
 			return rc;
+	/* the recipe: the defaults with the keys given set over them (each
+	 * already in its range; nn_config_check weighs them together) */
+	struct nn_config cfg;
+	char err[256];
+	nn_config_defaults(&cfg, 0);
+	cfg.lr = p.lr;
+	if (job_recipe_read(params, &p.recipe, err, sizeof(err)))
+		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	cfg.recipe = p.recipe;
+	if (nn_config_check(&cfg, err, sizeof(err)))
+		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	/* the default rate depends on the width: known now when given */
+	if (p.lr == NN_LR_AUTO && p.width)
+		p.lr = nn_default_lr(p.width);
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	if (name) {
 		if (!cJSON_IsString(name))

@@ -193,12 +193,45 @@ void job_params_add_given(cJSON *o, const struct job_params *p)
 		cJSON_AddStringToObject(o, "source", p->source);
 	if (p->key[0])
 		cJSON_AddStringToObject(o, "key", p->key);
-	if (p->warmup >= 0)
-		cJSON_AddNumberToObject(o, "warmup", p->warmup);
+	for (int i = 0; nn_recipe_key(i); i++) {
+		char value[64], *end;
+		nn_recipe_get(&p->recipe, nn_recipe_key(i), value, sizeof(value));
+		double x = strtod(value, &end);
+		if (end != value && !*end) /* a number goes out as one */
+			cJSON_AddNumberToObject(o, nn_recipe_key(i), x);
+		else
+			cJSON_AddStringToObject(o, nn_recipe_key(i), value);
+	}
 	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
-		if (p->text[i][0])
+		if (p->text[i][0] &&
+		    !cJSON_HasObjectItem(o, text_params[i].key))
 			cJSON_AddStringToObject(o, text_params[i].key,
 						p->text[i]);
+}
+
+int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
+		    size_t errlen)
+{
+	for (int i = 0; nn_recipe_key(i); i++) {
+		const char *key = nn_recipe_key(i);
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+		char value[64];
+		if (!v)
+			continue;
+		if (cJSON_IsString(v))
+			snprintf(value, sizeof(value), "%s", v->valuestring);
+		else if (cJSON_IsNumber(v))
+			snprintf(value, sizeof(value), "%.17g", v->valuedouble);
+		else {
+			snprintf(err, errlen, "\"%s\" must be a string or a "
+				 "number", key);
+			return ERR_INVALID;
+		}
+		int rc = nn_recipe_set(r, key, value, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static int save_request(struct queue *q, struct job *job)
@@ -593,8 +626,8 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	if (!bad && (!cJSON_IsString(name) ||
 		     strlen(name->valuestring) >= JOB_NAME_MAX))
 		bad = "name";
-	if (!bad && (!cJSON_IsNumber(lr) || !(lr->valuedouble > 0) ||
-		     !(lr->valuedouble <= 1)))
+	if (!bad && (!cJSON_IsNumber(lr) || !(lr->valuedouble >= 0) ||
+		     !(lr->valuedouble <= 1))) /* 0: NN_LR_AUTO, by width */
 		bad = "lr";
 	if (bad) {
 		snprintf(why, whylen, "%.300s is damaged: \"%s\" is missing or "
@@ -622,9 +655,16 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		job->p.target_psnr = 0;
 	get_str(req, "source", job->p.source, sizeof(job->p.source));
 	get_str(req, "key", job->p.key, sizeof(job->p.key));
-	job->p.warmup = get_int(req, "warmup", -1);
+	/* jobs saved before recipes were recorded train as they always did:
+	 * Adam, a cosine schedule, no average (and what they were given) */
+	char err[256];
+	nn_recipe_version1(&job->p.recipe);
+	if (job_recipe_read(req, &job->p.recipe, err, sizeof(err))) {
+		log_warn("job %s: its saved recipe is not readable (%s); "
+			 "using the defaults", job->id, err);
+		nn_recipe_version1(&job->p.recipe);
+	}
 	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
-		char err[256];
 		get_str(req, text_params[i].key, job->p.text[i],
 			sizeof(job->p.text[i]));
 		if (job->p.text[i][0] &&

@@ -57,9 +57,11 @@ struct job_params {
 	double target_psnr; /* stop as done once an epoch reaches it; 0 = none */
 	char source[JOB_SOURCE_MAX]; /* the client's path of the image, "" */
 	char key[JOB_KEY_MAX];       /* the client's key of image + options */
-	/* Engine options (proto/params.h); -1 or "": the engine's default. */
-	int warmup;
-	char text[TEXT_PARAM_COUNT][32]; /* schedule, precision, dilations */
+	/* How it trains: the defaults with the recipe's keys given (the
+	 * rows of proto/params.h that nn_recipe_set knows) set over them. */
+	struct nn_recipe recipe;
+	/* The other engine options (proto/params.h); "": the default. */
+	char text[TEXT_PARAM_COUNT][32]; /* precision, dilations */
 };
 
 struct job {
@@ -115,8 +117,13 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 /* Whether a batch id is well formed (1 to 32 of [A-Za-z0-9_-]). */
 int job_batch_valid(const char *batch);
 /* Adds the parameters kept as given, when given (source, key and the
- * engine's options), to a job's JSON: request.json and job objects. */
+ * engine's options), and the whole recipe, each key at the top level, to
+ * a job's JSON: request.json and job objects. */
 void job_params_add_given(cJSON *o, const struct job_params *p);
+/* Sets each of the recipe's keys that o has at its top level (job.submit's
+ * params, request.json) over r; 0, or ERR_INVALID with a sentence in err. */
+int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
+		    size_t errlen);
 /* Time spent running so far, the current run included. */
 double job_run_seconds(const struct job *job);
 

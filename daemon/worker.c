@@ -679,8 +679,11 @@ retry_device:
 		ev->m = m;
 		post(w, ev);
 		publish_memory(w);
-		if (job->target_psnr > 0 && isfinite(m.psnr) &&
-		    m.psnr >= job->target_psnr &&
+		/* the better of the live and the averaged weights says it may
+		 * be time; the export (which takes that one too) decides */
+		double best = m.psnr_average > m.psnr ? m.psnr_average : m.psnr;
+		if (job->target_psnr > 0 && isfinite(best) &&
+		    best >= job->target_psnr &&
 		    (rc = model_reaches(&r, job->target_psnr, &reached)))
 			goto retry_device;
 		if ((nn_fit_epoch(r.fit) - r.last_ckpt_epoch >= w->ckpt_epochs ||

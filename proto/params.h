@@ -41,7 +41,11 @@ enum {
 	X(PRIORITY, "priority", "--priority", -100, 100, PARAM_INT, 1, "10") \
 	X(TARGET_PSNR, "target_psnr", "--target-psnr", 0, 200,               \
 	  PARAM_OPEN_MIN, 0, "30")                                           \
-	X(WARMUP, "warmup", "--warmup", 0, 10000000, PARAM_INT, 1, "50")
+	X(WARMUP, "warmup", "--warmup", 0, 10000000, PARAM_INT, 1, "10")   \
+	X(PLATEAU, "plateau", "--plateau", 0, 10000000, PARAM_INT, 1, "100") \
+	X(LR_MIN, "lr_min", "--lr-min", 0, 1, 0, 0, "0.1")                   \
+	X(EMA_DECAY, "ema_decay", "--ema-decay", 0, 1,                        \
+	  PARAM_OPEN_MIN | PARAM_OPEN_MAX, 0, "0.99")
 
 enum param_id {
 #define X(id, key, option, min, max, flags, multiple, example) PARAM_##id,
@@ -82,7 +86,10 @@ int param_parse(enum param_id id, const char *text, const char *what,
 #define LIMIT_DILATIONS 8
 #define LIMIT_DILATION 64
 #define TEXT_PARAM_LIST(X)                                                   \
-	X(SCHEDULE, "schedule", "--schedule", "constant|cosine", "cosine")   \
+	X(SCHEDULE, "schedule", "--schedule", "constant|cosine|linear",      \
+	  "cosine")                                                          \
+	X(OPTIMIZER, "optimizer", "--optimizer", "adam|muon", "muon")        \
+	X(AVERAGE, "average", "--average", "none|ema", "ema")                \
 	X(PRECISION, "precision", "--precision", "auto|fp32|fp16", "fp32")   \
 	X(DILATIONS, "dilations", "--dilations", NULL, "1,2,4,8")
 

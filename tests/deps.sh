@@ -5,10 +5,12 @@
 set -e
 # systemd: only for systemd-analyze and systemd-socket-activate in the
 # tests (installing it starts nothing in a container); tmux: only for the
-# test that reads the live view off a terminal.
+# test that reads the live view off a terminal. The wallpapers (real
+# photographs) and python3-pil (to decode and scale them) are for the
+# quality test and `make bench-quality`.
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
 libpng-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat python3
-systemd tmux"
+systemd tmux plasma-workspace-wallpapers python3-pil"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -7,7 +7,7 @@
  * activation buffer per layer sized for the largest tile, two scratch
  * buffers and the partial-sum buffers) and records two programs: the epoch
  * (every tile forward, head, backward, with the gradient summed over tiles)
- * and the optimizer step. An epoch is then: write the step size into a
+ * and the optimizer step (optim.c). An epoch is then: write the step size into a
  * small host-visible buffer, run the epoch, add up the squared errors on the
  * host in double, run the optimizer. Nothing is recorded or allocated per
  * epoch, and every reduction happens in a fixed order, so a run is
@@ -33,6 +33,7 @@
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
 #include "nn/gemm.h"
+#include "nn/optim.h"
 #include "nn/passes.h"
 
 const char *nn_pass_name(enum nn_pass pass)
@@ -133,7 +134,7 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 	/* weights, gradient, moments, target and reconstruction, partial
 	 * sums, and what the arena's shared blocks may leave unused */
 	lim.fixed_bytes = 4 * fit->layout.total * 4 + 2 * pixels * 12 +
-			  (96u << 20) + (256u << 20);
+			  (96u << 20) + (256u << 20) + nn_optim_bytes(fit);
 	lim.bytes_per_pixel = 4 * nf * (uint64_t)(fit->cfg.nblocks + 3) + 16;
 	if (fit->precision == NN_PRECISION_FP16)
 		lim.bytes_per_pixel += 2 * 2 * nf; /* fp16 copies of Z and dS */
@@ -217,7 +218,7 @@ static int alloc_buffers(struct nn_fit *fit)
 		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->z16);
 		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->g16);
 	}
-	return rc;
+	return rc ? rc : nn_optim_alloc(fit);
 }
 
 /* ------------------------------------------------------------ recording */
@@ -231,7 +232,7 @@ struct recorder {
 	struct gpu_pipeline *to_f16;
 	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
 		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
-		*adam, *gemm_nn, *gemm_tn, *gemm_nt;
+		*gemm_nn, *gemm_tn, *gemm_nt;
 	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
 	 * one pipeline a block (the dilation is a specialization constant) */
 	int cpu, rows;
@@ -305,7 +306,6 @@ static int get_pipelines(struct recorder *r)
 		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
 		    3, pass, 2);
 	GET(reduce, "reduce", 2, pass, 2);
-	GET(adam, "adam", 5, pass, 2);
 	char nn[32], tn[32], nt[32];
 	gemm_shader_name(r->fit->gemm, "nn", nn, sizeof(nn));
 	gemm_shader_name(r->fit->gemm, "tn", tn, sizeof(tn));
@@ -676,16 +676,7 @@ static int record_epoch(struct nn_fit *fit)
 	if (rc)
 		return rc;
 
-	rc = begin_program(&r, 2, &fit->adam_prog);
-	if (rc)
-		return rc;
-	struct pass_push p = {.n = (int)fit->layout.total};
-	uint32_t groups = div_up(fit->layout.total, GROUP);
-	PASS(&r, r.adam, p, groups, 1, &fit->params, &fit->grad, &fit->adam_m,
-	     &fit->adam_v, &fit->step, NULL);
-	stage_end(&r, NN_PASS_OPTIMIZER);
-	rc = r.rc;
-	return rc ? rc : gpu_program_end(fit->adam_prog);
+	return nn_optim_record(fit);
 }
 
 /* The render program: forward and the render head for every tile, writing
@@ -751,6 +742,8 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 		return ERR_NOMEM;
 	fit->gpu = gpu;
 	fit->cfg = *cfg;
+	if (fit->cfg.lr == NN_LR_AUTO)
+		fit->cfg.lr = nn_default_lr(cfg->nf);
 	fit->width = width;
 	fit->height = height;
 	fit->has_target = target != NULL;
@@ -786,10 +779,8 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 		rc = gpu_upload(gpu, &fit->params, 0, params,
 				fit->layout.total * sizeof(float));
 	}
+	rc = rc ? rc : nn_optim_reset(fit, params);
 	free(params);
-	rc = rc ? rc : gpu_fill_zero(gpu, &fit->grad);
-	rc = rc ? rc : gpu_fill_zero(gpu, &fit->adam_m);
-	rc = rc ? rc : gpu_fill_zero(gpu, &fit->adam_v);
 	rc = rc ? rc : upload_target(fit, target);
 	if (rc) {
 		if (!*err)
@@ -874,12 +865,9 @@ int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 {
 	int t = fit->epoch + 1;
 	double lr = nn_lr_at(&fit->cfg, t);
-	double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
-	float *step = fit->step.mapped;
 	double start = now_ms();
 
-	step[0] = (float)(lr / bc1);
-	step[1] = (float)sqrt(bc2);
+	nn_optim_prepare(fit, t, lr);
 	int rc = gpu_program_run(fit->epoch_prog);
 	if (rc)
 		return rc;
@@ -899,6 +887,11 @@ int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 	m->mse = mse;
 	m->psnr = mse > 0 ? -10 * log10(mse) : 999;
 	m->lr = lr;
+	m->psnr_average = 0;
+	if (fit->average.handle &&
+	    (t % NN_AVERAGE_EVERY == 0 || t == fit->cfg.epochs) &&
+	    (rc = nn_fit_average_psnr(fit, &m->psnr_average)))
+		return rc;
 	m->ms = now_ms() - start;
 	return append_history(fit, m);
 }

@@ -30,7 +30,12 @@ struct nn_metrics {
 	double psnr; /* -10 log10(mse) */
 	double lr;   /* the rate used for this epoch's step */
 	double ms;   /* wall time of the epoch */
+	/* the averaged weights' PSNR after this epoch's step, measured every
+	 * NN_AVERAGE_EVERY epochs and at the last when the recipe keeps an
+	 * average; 0 otherwise (not in checkpoints' history) */
+	double psnr_average;
 };
+#define NN_AVERAGE_EVERY 10
 
 /* Per-pass GPU time of the last epoch, from timestamp queries. */
 #define NN_PASS_LIST(X)                                                      \
@@ -63,7 +68,8 @@ int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
 		  const struct st_file *init, char *err, size_t errlen);
 void nn_fit_destroy(struct nn_fit *fit);
 
-/* Runs one epoch. Returns 0, ERR_DEVICE_LOST, ERR_DEVICE_OOM, ERR_VULKAN,
+/* Runs one epoch (and, on schedule, renders the average: psnr_average).
+ * Returns 0, ERR_DEVICE_LOST, ERR_DEVICE_OOM, ERR_VULKAN,
  * or ERR_DIVERGED when the loss is not finite (the step is not applied). */
 int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m);
 
@@ -104,6 +110,13 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
  * pointer may be NULL. psnr is that of the current weights. */
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr);
+
+/* With an average in the recipe, nn_fit_export renders both the live and
+ * the averaged weights and exports the better: "live" or "average" (also
+ * in the package's "weights" metadata). */
+const char *nn_fit_exported_weights(const struct nn_fit *fit);
+/* The averaged weights' PSNR (ERR_INVALID when the recipe keeps none). */
+int nn_fit_average_psnr(struct nn_fit *fit, double *psnr);
 
 /*
  * Renders a model package on gpu at the size stored in it. With a target

@@ -35,6 +35,11 @@ struct nn_fit {
 	struct gpu_buffer part_a, part_b;       /* partial sums */
 	struct gpu_buffer sse, image_out;
 	struct gpu_buffer z16, g16, p16;        /* fp16 path: Z, dS, weights */
+	/* optim.c: Muon's momentum (nblocks nf x nf) and Newton-Schulz
+	 * scratch (4 nf x nf), the weight average; unallocated when the
+	 * recipe does not use them */
+	struct gpu_buffer muon_m, muon_x, average;
+	int exported_average; /* the last export took the average */
 	int sse_count;
 
 	struct gpu_program *epoch_prog, *adam_prog, *render_prog;

@@ -23,12 +23,25 @@ void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 	for (int k = 0; k < 4; k++)
 		cfg->dilations[k] = 1 << k;
 	cfg->w0 = NN_W0;
-	cfg->lr = 1e-4;
-	cfg->lr_min_ratio = 0.1;
-	cfg->warmup = 50;
-	cfg->schedule = NN_SCHEDULE_COSINE;
+	cfg->lr = NN_LR_AUTO;
+	/* measured with `make bench-quality` (see README) */
+	cfg->recipe.optimizer = NN_OPTIMIZER_MUON;
+	cfg->recipe.schedule = NN_SCHEDULE_COSINE;
+	cfg->recipe.warmup = 10;
+	cfg->recipe.plateau = 0;
+	cfg->recipe.lr_min_ratio = 0.1;
+	cfg->recipe.average = NN_AVERAGE_EMA;
+	cfg->recipe.ema_decay = 0.99;
 	cfg->epochs = 1000;
 	cfg->seed = 0;
+}
+
+void nn_recipe_version1(struct nn_recipe *r)
+{
+	*r = (struct nn_recipe){
+		.optimizer = NN_OPTIMIZER_ADAM, .schedule = NN_SCHEDULE_COSINE,
+		.warmup = 50, .lr_min_ratio = 0.1, .average = NN_AVERAGE_NONE,
+		.ema_decay = 0.99};
 }
 
 int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
@@ -52,7 +65,7 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 			return ERR_INVALID;
 		}
 	}
-	if (!(cfg->lr > 0 && cfg->lr < 1)) {
+	if (!(cfg->lr == NN_LR_AUTO || (cfg->lr > 0 && cfg->lr < 1))) {
 		snprintf(err, errlen,
 			 "learning rate %g is out of range: use a value in (0, 1)",
 			 cfg->lr);
@@ -63,8 +76,19 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 			 "%d epochs: use 0 to 100000000", cfg->epochs);
 		return ERR_INVALID;
 	}
-	if (cfg->warmup < 0 || !(cfg->lr_min_ratio >= 0 && cfg->lr_min_ratio <= 1)) {
-		snprintf(err, errlen, "bad learning-rate schedule settings");
+	if (cfg->recipe.warmup < 0 || cfg->recipe.plateau < 0 ||
+	    !(cfg->recipe.lr_min_ratio >= 0 && cfg->recipe.lr_min_ratio <= 1) ||
+	    (unsigned)cfg->recipe.schedule >= NN_SCHEDULE_COUNT) {
+		snprintf(err, errlen, "bad learning-rate schedule settings: "
+			 "warmup and plateau are epochs >= 0, the floor a ratio "
+			 "in [0, 1]");
+		return ERR_INVALID;
+	}
+	if ((unsigned)cfg->recipe.optimizer >= NN_OPTIMIZER_COUNT ||
+	    (unsigned)cfg->recipe.average >= NN_AVERAGE_COUNT ||
+	    !(cfg->recipe.ema_decay > 0 && cfg->recipe.ema_decay < 1)) {
+		snprintf(err, errlen, "bad optimizer or averaging settings: "
+			 "the EMA decay is in (0, 1)");
 		return ERR_INVALID;
 	}
 	if (!(cfg->w0 > 0 && cfg->w0 < 1000)) {
@@ -94,6 +118,68 @@ int nn_precision_parse(const char *text, enum nn_precision *out)
 		}
 	}
 	return ERR_INVALID;
+}
+
+/* ------------------------------------------------------- recipe names */
+
+static const char *const schedule_names[] = {"constant", "cosine", "linear"};
+static const char *const optimizer_names[] = {"adam", "muon"};
+static const char *const average_names[] = {"none", "ema"};
+
+static const char *name_of(const char *const names[], int count, int value)
+{
+	return value >= 0 && value < count ? names[value] : "?";
+}
+
+static int parse_name(const char *const names[], int count, const char *text,
+		      int *out)
+{
+	for (int i = 0; i < count; i++) {
+		if (!strcmp(text, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return ERR_INVALID;
+}
+
+const char *nn_schedule_name(enum nn_schedule s)
+{
+	return name_of(schedule_names, NN_SCHEDULE_COUNT, (int)s);
+}
+
+const char *nn_optimizer_name(enum nn_optimizer o)
+{
+	return name_of(optimizer_names, NN_OPTIMIZER_COUNT, (int)o);
+}
+
+const char *nn_average_name(enum nn_average a)
+{
+	return name_of(average_names, NN_AVERAGE_COUNT, (int)a);
+}
+
+int nn_schedule_parse(const char *text, enum nn_schedule *out)
+{
+	int v, rc = parse_name(schedule_names, NN_SCHEDULE_COUNT, text, &v);
+	if (!rc)
+		*out = (enum nn_schedule)v;
+	return rc;
+}
+
+int nn_optimizer_parse(const char *text, enum nn_optimizer *out)
+{
+	int v, rc = parse_name(optimizer_names, NN_OPTIMIZER_COUNT, text, &v);
+	if (!rc)
+		*out = (enum nn_optimizer)v;
+	return rc;
+}
+
+int nn_average_parse(const char *text, enum nn_average *out)
+{
+	int v, rc = parse_name(average_names, NN_AVERAGE_COUNT, text, &v);
+	if (!rc)
+		*out = (enum nn_average)v;
+	return rc;
 }
 
 int nn_config_pad(const struct nn_config *cfg)
@@ -209,19 +295,30 @@ void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
 
 /* ----------------------------------------------------------- schedule */
 
+double nn_default_lr(int nf)
+{
+	double lr = 3e-3 * sqrt(32.0 / (nf > 0 ? nf : 32));
+	return lr < 3e-3 ? lr : 3e-3;
+}
+
 double nn_lr_at(const struct nn_config *cfg, int epoch)
 {
-	if (cfg->schedule == NN_SCHEDULE_CONSTANT)
+	if (cfg->recipe.schedule == NN_SCHEDULE_CONSTANT)
 		return cfg->lr;
-	/* The warmup length depends on the config alone, never on the total,
+	/* Warmup and plateau depend on the config alone, never on the total,
 	 * so extending a job does not start its warmup again. */
-	int warmup = cfg->warmup;
+	int warmup = cfg->recipe.warmup, hold = warmup + cfg->recipe.plateau;
 	if (warmup > 0 && epoch <= warmup)
 		return cfg->lr * epoch / warmup;
-	int span = cfg->epochs - warmup;
-	double t = span > 0 ? (double)(epoch - warmup) / span : 1;
+	if (epoch <= hold)
+		return cfg->lr;
+	int span = cfg->epochs - hold;
+	double t = span > 0 ? (double)(epoch - hold) / span : 1;
 	if (t > 1)
 		t = 1;
-	double floor = cfg->lr * cfg->lr_min_ratio;
-	return floor + (cfg->lr - floor) * 0.5 * (1 + cos(M_PI * t));
+	double floor = cfg->lr * cfg->recipe.lr_min_ratio;
+	double shape = cfg->recipe.schedule == NN_SCHEDULE_LINEAR
+			       ? 1 - t
+			       : 0.5 * (1 + cos(M_PI * t));
+	return floor + (cfg->lr - floor) * shape;
 }

@@ -32,10 +32,41 @@
 #define NN_MAX_WIDTH LIMIT_WIDTH_MAX
 #define NN_W0 30.0f
 
+/*
+ * The training recipe. The learning rate is a function of the absolute
+ * epoch alone: a linear warmup, a plateau at the peak, then a cosine or
+ * linear decay to lr * lr_min_ratio at the job's last epoch, so a resumed
+ * job never warms up again. Defaults were chosen by `make bench-quality`.
+ */
 enum nn_schedule {
 	NN_SCHEDULE_CONSTANT = 0, /* lr throughout (what the PyTorch peer does) */
-	NN_SCHEDULE_COSINE = 1,   /* linear warmup, then cosine decay to lr_min */
+	NN_SCHEDULE_COSINE = 1,   /* warmup, plateau, cosine decay to lr_min */
+	NN_SCHEDULE_LINEAR = 2,   /* warmup, plateau, linear decay to lr_min */
+	NN_SCHEDULE_COUNT
 };
+/* What moves the weights: Adam for all, or Muon (momentum orthogonalised
+ * by Newton-Schulz) for the pointwise width x width weights and Adam for
+ * the rest. */
+enum nn_optimizer {
+	NN_OPTIMIZER_ADAM = 0,
+	NN_OPTIMIZER_MUON = 1,
+	NN_OPTIMIZER_COUNT
+};
+/* A second copy of the weights kept on the device: none, or an
+ * exponential moving average (decay ema_decay an epoch). Exports and the
+ * reported PSNR take whichever of the live and averaged weights is better. */
+enum nn_average {
+	NN_AVERAGE_NONE = 0,
+	NN_AVERAGE_EMA = 1,
+	NN_AVERAGE_COUNT
+};
+const char *nn_schedule_name(enum nn_schedule s);
+const char *nn_optimizer_name(enum nn_optimizer o);
+const char *nn_average_name(enum nn_average a);
+/* Parse the names above; return 0 or ERR_INVALID. */
+int nn_schedule_parse(const char *text, enum nn_schedule *out);
+int nn_optimizer_parse(const char *text, enum nn_optimizer *out);
+int nn_average_parse(const char *text, enum nn_average *out);
 
 /* Arithmetic of the pointwise layers (the GEMMs); everything else, the
  * weights and Adam are fp32 always. */
@@ -48,15 +79,25 @@ const char *nn_precision_name(enum nn_precision p);
 /* Parses "auto", "fp32" or "fp16"; returns 0 or ERR_INVALID. */
 int nn_precision_parse(const char *text, enum nn_precision *out);
 
+/* How a job trains, besides lr: set and read by name (nn_recipe_set). */
+struct nn_recipe {
+	enum nn_optimizer optimizer;
+	enum nn_schedule schedule;
+	int warmup;          /* warmup epochs (not when constant) */
+	int plateau;         /* epochs at the peak after warmup */
+	double lr_min_ratio; /* the decay's floor, a fraction of lr */
+	enum nn_average average;
+	double ema_decay;    /* (0, 1): the average's decay an epoch */
+};
+
 struct nn_config {
 	int nf;                        /* width: multiple of 16, 16..1024 */
 	int nblocks;                   /* 1..NN_MAX_BLOCKS */
 	int dilations[NN_MAX_BLOCKS];  /* each 1..64 */
 	float w0;                      /* 30 */
-	double lr;                     /* peak learning rate */
-	double lr_min_ratio;           /* cosine floor, fraction of lr */
-	int warmup;                    /* warmup epochs (cosine only) */
-	enum nn_schedule schedule;
+	double lr;                     /* peak learning rate; NN_LR_AUTO:
+					  nn_default_lr(nf), set by the fit */
+	struct nn_recipe recipe;
 	int epochs;                    /* target number of epochs */
 	uint64_t seed;
 	enum nn_precision precision;
@@ -66,9 +107,14 @@ struct nn_config {
 };
 
 /* Fills the documented defaults: nf 512 (64 on a CPU device), dilations
- * 1,2,4,8, w0 30, lr 1e-4, cosine schedule after a 50-epoch warmup, 1000
- * epochs, seed 0. */
+ * 1,2,4,8, w0 30, lr by width (NN_LR_AUTO), Muon with Adam, a cosine
+ * schedule after a 10-epoch warmup down to a tenth, an EMA of the weights
+ * (0.99), 1000 epochs, seed 0. */
 void nn_config_defaults(struct nn_config *cfg, int cpu_device);
+/* The recipe of every job before recipes were recorded (checkpoint format
+ * 1, saved jobs without one): Adam, cosine after a 50-epoch warmup to a
+ * tenth, no average. */
+void nn_recipe_version1(struct nn_recipe *r);
 /* Checks ranges; returns 0 or ERR_INVALID with a sentence in err. */
 int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen);
 /* Receptive-field radius: the sum of the dilations (the tile halo). */
@@ -106,6 +152,30 @@ float nn_rng_uniform(struct nn_rng *r, float lo, float hi);
 /* Writes the initial parameters (l->total floats) for cfg->seed. */
 void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
 		    float *params);
+
+/*
+ * The recipe by name (recipe.c), one table for every front end: `--KEY
+ * VALUE` for `vkinrd --fit` and `vkinrctl submit` (with - for _), "KEY":
+ * VALUE in job.submit, KEY = VALUE in checkpoints and model packages.
+ * Keys: schedule, warmup, plateau, lr_min, optimizer, average, ema_decay.
+ */
+/* The i-th key, from 0; NULL past the last. */
+const char *nn_recipe_key(int i);
+/* Sets one key from its text; returns 0, or ERR_INVALID with a sentence in
+ * err (unknown key or bad value). Ranges are checked by nn_config_check. */
+int nn_recipe_set(struct nn_recipe *r, const char *key, const char *value,
+		  char *err, size_t errlen);
+/* The key's value as text (round-trips through nn_recipe_set). */
+void nn_recipe_get(const struct nn_recipe *r, const char *key, char *buf,
+		   size_t len);
+/* "optimizer adam schedule cosine warmup 50 ..." for logs and people. */
+void nn_recipe_describe(const struct nn_recipe *r, char *buf, size_t len);
+
+/* The default peak rate depends on the width: wider networks want smaller
+ * steps (measured with `make bench-quality`): min(3e-3, 3e-3 sqrt(32/nf)),
+ * 3e-3 up to width 32, 2.1e-3 at 64, 7.5e-4 at 512. */
+#define NN_LR_AUTO 0.0
+double nn_default_lr(int nf);
 
 /* Learning rate for the absolute epoch (1-based) of a job. */
 double nn_lr_at(const struct nn_config *cfg, int epoch);

@@ -19,7 +19,10 @@
 
 #define CHECKPOINT_FORMAT "vkinr-checkpoint"
 #define PACKAGE_FORMAT "vkinr-convsiren"
-#define FORMAT_VERSION "1"
+/* Version 2 added the recipe (optimizer, averaging, plateau...) and the
+ * optimizer's and the average's state; version 1 files still load. */
+#define FORMAT_VERSION "2"
+#define FORMAT_VERSION_OLDEST 1
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
@@ -69,18 +72,62 @@ static int meta_double(const struct st_file *f, const char *key, double *out)
 	return 0;
 }
 
+/* Files newer than this program fail with the version they need. */
+static int check_version(const struct st_file *f, const char *what, char *err,
+			 size_t errlen)
+{
+	long long version;
+	if (meta_int(f, "version", 0, 1 << 30, &version) ||
+	    version < FORMAT_VERSION_OLDEST ||
+	    version > atoi(FORMAT_VERSION)) {
+		const char *v = st_get_meta(f, "version");
+		snprintf(err, errlen, "the %s's format version %s is not one this "
+			 "vkinrd reads (%d to %s): use a newer vkinrd",
+			 what, v ? v : "(none)", FORMAT_VERSION_OLDEST,
+			 FORMAT_VERSION);
+		return ERR_FORMAT;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ checkpoint */
 
 static uint64_t checkpoint_checksum(const struct st_file *f)
 {
-	static const char *names[] = {"params", "adam_m", "adam_v", "metrics"};
+	static const char *names[] = {"params", "adam_m", "adam_v", "metrics",
+				      "muon_m", "average"};
 	uint64_t h = 0xcbf29ce484222325ull;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		const struct st_tensor *t = st_find(f, names[i]);
 		if (t)
 			h = fnv1a(h, t->data, t->nbytes);
 	}
 	return h;
+}
+
+/* The recipe's keys (see nn_recipe_key), in checkpoints and packages. */
+static int put_recipe(struct st_file *f, const struct nn_config *cfg)
+{
+	int rc = 0;
+	for (int i = 0; rc == 0 && nn_recipe_key(i); i++) {
+		char value[64];
+		nn_recipe_get(&cfg->recipe, nn_recipe_key(i), value, sizeof(value));
+		rc = st_set_meta(f, nn_recipe_key(i), value);
+	}
+	return rc;
+}
+
+/* Reads the recipe's keys that f has; a version 1 checkpoint has only
+ * schedule and warmup (and lr_min_ratio, read by the caller). */
+static int get_recipe(const struct st_file *f, struct nn_config *cfg,
+		      char *err, size_t errlen)
+{
+	for (int i = 0; nn_recipe_key(i); i++) {
+		const char *v = st_get_meta(f, nn_recipe_key(i));
+		if (v && nn_recipe_set(&cfg->recipe, nn_recipe_key(i), v, err, errlen))
+			return ERR_FORMAT;
+	}
+	return 0;
 }
 
 static int put_config(struct st_file *f, const struct nn_config *cfg)
@@ -91,11 +138,7 @@ static int put_config(struct st_file *f, const struct nn_config *cfg)
 	rc = rc ? rc : set_meta_fmt(f, "nf", "%d", cfg->nf);
 	rc = rc ? rc : set_meta_fmt(f, "w0", "%.9g", cfg->w0);
 	rc = rc ? rc : set_meta_fmt(f, "lr", "%.17g", cfg->lr);
-	rc = rc ? rc : set_meta_fmt(f, "lr_min_ratio", "%.17g", cfg->lr_min_ratio);
-	rc = rc ? rc : set_meta_fmt(f, "warmup", "%d", cfg->warmup);
-	rc = rc ? rc : st_set_meta(f, "schedule",
-				   cfg->schedule == NN_SCHEDULE_CONSTANT ? "constant"
-									 : "cosine");
+	rc = rc ? rc : put_recipe(f, cfg);
 	rc = rc ? rc : set_meta_fmt(f, "epochs", "%d", cfg->epochs);
 	rc = rc ? rc : set_meta_fmt(f, "seed", "%llu",
 				    (unsigned long long)cfg->seed);
@@ -104,6 +147,35 @@ static int put_config(struct st_file *f, const struct nn_config *cfg)
 	rc = rc ? rc : set_meta_fmt(f, "mem_budget", "%llu",
 				    (unsigned long long)cfg->mem_budget);
 	return rc;
+}
+
+/* The optimizer's state beyond Adam, when the recipe has it (version 2). */
+static int add_device_tensor(struct nn_fit *fit, struct st_file *f,
+			     const char *name, const struct gpu_buffer *buf)
+{
+	if (!buf->handle)
+		return 0;
+	int64_t shape[1] = {(int64_t)(buf->size / sizeof(float))};
+	float *data = malloc(buf->size);
+	int rc = data ? gpu_download(fit->gpu, buf, 0, data, buf->size) : ERR_NOMEM;
+	rc = rc ? rc : st_add(f, name, ST_F32, 1, shape, data);
+	free(data);
+	return rc;
+}
+
+/* Restores one of them; a checkpoint without it (version 1, or another
+ * recipe) starts it afresh: zero momentum, the average = the weights. */
+static int restore_device_tensor(struct nn_fit *fit, const struct st_file *f,
+				 const char *name, const struct gpu_buffer *buf,
+				 const float *fresh)
+{
+	const struct st_tensor *t = st_find(f, name);
+	if (!buf->handle)
+		return 0;
+	if (t && t->dtype == ST_F32 && t->nbytes == buf->size)
+		return gpu_upload(fit->gpu, buf, 0, t->data, buf->size);
+	return fresh ? gpu_upload(fit->gpu, buf, 0, fresh, buf->size)
+		     : gpu_fill_zero(fit->gpu, buf);
 }
 
 int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
@@ -125,6 +197,8 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 	rc = rc ? rc : st_add(f, "adam_m", ST_F32, 1, vec, buf + total);
 	rc = rc ? rc : st_add(f, "adam_v", ST_F32, 1, vec, buf + 2 * total);
 	rc = rc ? rc : st_add(f, "metrics", ST_F64, 2, hist, metrics);
+	rc = rc ? rc : add_device_tensor(fit, f, "muon_m", &fit->muon_m);
+	rc = rc ? rc : add_device_tensor(fit, f, "average", &fit->average);
 	rc = rc ? rc : st_set_meta(f, "format", CHECKPOINT_FORMAT);
 	rc = rc ? rc : st_set_meta(f, "version", FORMAT_VERSION);
 	rc = rc ? rc : set_meta_fmt(f, "epoch", "%d", fit->epoch);
@@ -146,10 +220,9 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 			 char *err, size_t errlen)
 {
-	long long nf, warmup, epochs, seed, max_tile, budget;
-	double w0, lr, ratio;
+	long long nf, epochs, seed, max_tile, budget;
+	double w0, lr;
 	const char *format = st_get_meta(ckpt, "format");
-	const char *sched = st_get_meta(ckpt, "schedule");
 	const char *dil = st_get_meta(ckpt, "dilations");
 
 	nn_config_defaults(cfg, 0);
@@ -157,32 +230,35 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 		snprintf(err, errlen, "not a vkinrd checkpoint");
 		return ERR_FORMAT;
 	}
-	int rc = meta_int(ckpt, "nf", NN_MIN_WIDTH, NN_MAX_WIDTH, &nf);
-	rc = rc ? rc : meta_int(ckpt, "warmup", 0, 1 << 30, &warmup);
+	int rc = check_version(ckpt, "checkpoint", err, errlen);
+	if (rc)
+		return rc;
+	if (!strcmp(st_get_meta(ckpt, "version"), "1"))
+		nn_recipe_version1(&cfg->recipe);
+	rc = meta_int(ckpt, "nf", NN_MIN_WIDTH, NN_MAX_WIDTH, &nf);
 	rc = rc ? rc : meta_int(ckpt, "epochs", 0, 1 << 30, &epochs);
 	rc = rc ? rc : meta_int(ckpt, "seed", 0, INT64_MAX, &seed);
 	rc = rc ? rc : meta_int(ckpt, "max_tile", 0, 1 << 30, &max_tile);
 	rc = rc ? rc : meta_int(ckpt, "mem_budget", 0, INT64_MAX, &budget);
 	rc = rc ? rc : meta_double(ckpt, "w0", &w0);
 	rc = rc ? rc : meta_double(ckpt, "lr", &lr);
-	rc = rc ? rc : meta_double(ckpt, "lr_min_ratio", &ratio);
-	rc = rc ? rc : (!sched || !dil ? ERR_FORMAT : 0);
+	/* version 1 named the decay's floor lr_min_ratio */
+	if (!rc && st_get_meta(ckpt, "lr_min_ratio"))
+		rc = meta_double(ckpt, "lr_min_ratio", &cfg->recipe.lr_min_ratio);
+	rc = rc ? rc : (!dil ? ERR_FORMAT : 0);
 	rc = rc ? rc : nn_config_parse_dilations(cfg, dil);
+	rc = rc ? rc : get_recipe(ckpt, cfg, err, errlen);
 	if (rc) {
 		snprintf(err, errlen, "the checkpoint's config is incomplete or damaged");
 		return ERR_FORMAT;
 	}
 	cfg->nf = (int)nf;
-	cfg->warmup = (int)warmup;
 	cfg->epochs = (int)epochs;
 	cfg->seed = (uint64_t)seed;
 	cfg->max_tile = (int)max_tile;
 	cfg->mem_budget = (uint64_t)budget;
 	cfg->w0 = (float)w0;
 	cfg->lr = lr;
-	cfg->lr_min_ratio = ratio;
-	cfg->schedule = !strcmp(sched, "constant") ? NN_SCHEDULE_CONSTANT
-						   : NN_SCHEDULE_COSINE;
 	const char *precision = st_get_meta(ckpt, "precision");
 	if (precision && nn_precision_parse(precision, &cfg->precision)) {
 		snprintf(err, errlen, "the checkpoint's precision \"%s\" is unknown",
@@ -246,6 +322,9 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 	rc = nn_fit_write_state(fit, p->data, m->data, v->data, (int)epoch,
 				hist, n);
 	free(hist);
+	rc = rc ? rc : restore_device_tensor(fit, ckpt, "muon_m", &fit->muon_m, NULL);
+	rc = rc ? rc : restore_device_tensor(fit, ckpt, "average", &fit->average,
+					     p->data);
 	return rc;
 }
 
@@ -403,6 +482,12 @@ static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
 	rc = rc ? rc : set_meta_fmt(f, "w0", "%g", fit->cfg.w0);
 	rc = rc ? rc : set_meta_fmt(f, "epochs", "%d", fit->epoch);
 	rc = rc ? rc : set_meta_fmt(f, "psnr", "%.3f", psnr);
+	/* the recipe that made it, key by key and in one line */
+	char recipe[512];
+	nn_recipe_describe(&fit->cfg.recipe, recipe, sizeof(recipe));
+	rc = rc ? rc : set_meta_fmt(f, "lr", "%.17g", fit->cfg.lr);
+	rc = rc ? rc : put_recipe(f, &fit->cfg);
+	rc = rc ? rc : st_set_meta(f, "recipe", recipe);
 	free(p);
 	if (rc) {
 		st_destroy(f);
@@ -412,21 +497,115 @@ static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
 	return 0;
 }
 
-int nn_fit_export(struct nn_fit *fit, struct st_file **model,
-		  struct image **recon, double *psnr)
+/* The package and reconstruction of the weights now in fit->params. */
+static int export_current(struct nn_fit *fit, struct st_file **model,
+			  struct image **recon, double *psnr, const char *weights)
 {
-	double value = 0;
-	int rc = nn_fit_render(fit, recon, &value);
+	int rc = nn_fit_render(fit, recon, psnr);
 	if (rc == 0 && model) {
-		rc = build_package(fit, value, model);
+		rc = build_package(fit, *psnr, model);
+		rc = rc ? rc : st_set_meta(*model, "weights", weights);
 		if (rc && recon) {
 			image_destroy(*recon);
 			*recon = NULL;
 		}
 	}
-	if (rc == 0 && psnr)
-		*psnr = value;
 	return rc;
+}
+
+/*
+ * The averaged weights go through fit->params for rendering: the live
+ * weights are kept on the host meanwhile and put back after, so the
+ * recorded programs serve both. Cheap next to an epoch, and only done
+ * when asked (exports, evaluations).
+ */
+static int swap_average_in(struct nn_fit *fit, float **live)
+{
+	size_t bytes = fit->layout.total * sizeof(float);
+	float *avg = malloc(bytes);
+	*live = malloc(bytes);
+	int rc = avg && *live ? 0 : ERR_NOMEM;
+	rc = rc ? rc : nn_fit_read_params(fit, *live, NULL, NULL);
+	rc = rc ? rc : gpu_download(fit->gpu, &fit->average, 0, avg, bytes);
+	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, avg, bytes);
+	free(avg);
+	return rc;
+}
+
+static int swap_average_out(struct nn_fit *fit, float *live)
+{
+	int rc = live ? gpu_upload(fit->gpu, &fit->params, 0, live,
+				   fit->layout.total * sizeof(float))
+		      : ERR_NOMEM;
+	free(live);
+	return rc;
+}
+
+int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
+{
+	float *live = NULL;
+	if (!fit->average.handle)
+		return ERR_INVALID;
+	int rc = swap_average_in(fit, &live);
+	rc = rc ? rc : nn_fit_render(fit, NULL, psnr);
+	int back = swap_average_out(fit, live);
+	return rc ? rc : back;
+}
+
+int nn_fit_export(struct nn_fit *fit, struct st_file **model,
+		  struct image **recon, double *psnr)
+{
+	double value = 0, avg_value = 0;
+	struct st_file *avg_model = NULL;
+	struct image *avg_recon = NULL;
+	float *live = NULL;
+	fit->exported_average = 0;
+	int rc = export_current(fit, model, recon, &value, "live");
+	if (rc || !fit->average.handle) {
+		if (rc == 0 && psnr)
+			*psnr = value;
+		return rc;
+	}
+	/* with an average: the better of the two, named in "weights" */
+	rc = swap_average_in(fit, &live);
+	rc = rc ? rc : export_current(fit, model ? &avg_model : NULL,
+				      recon ? &avg_recon : NULL, &avg_value,
+				      "average");
+	int back = swap_average_out(fit, live);
+	rc = rc ? rc : back;
+	if (rc == 0 && avg_value > value) {
+		fit->exported_average = 1;
+		value = avg_value;
+		if (model) {
+			st_destroy(*model);
+			*model = avg_model, avg_model = NULL;
+		}
+		if (recon) {
+			image_destroy(*recon);
+			*recon = avg_recon, avg_recon = NULL;
+		}
+	}
+	st_destroy(avg_model);
+	image_destroy(avg_recon);
+	if (rc) {
+		if (model) {
+			st_destroy(*model);
+			*model = NULL;
+		}
+		if (recon) {
+			image_destroy(*recon);
+			*recon = NULL;
+		}
+		return rc;
+	}
+	if (psnr)
+		*psnr = value;
+	return 0;
+}
+
+const char *nn_fit_exported_weights(const struct nn_fit *fit)
+{
+	return fit->exported_average ? "average" : "live";
 }
 
 int nn_render(struct gpu_context *gpu, const struct st_file *model,

@@ -65,14 +65,18 @@ tap.ok(k1.returncode == 0 and k2.returncode == 0
        and c.call("job.get", {"job": j})["state"] == "cancelled",
        "cancel twice: exit 0 each, as pausing twice", (k1, k2))
 # the engine's options (issue 11, item 11): words from the same tables
-badw = [("schedule", "--schedule", "linear"), ("precision", "--precision", "fp8"),
+badw = [("schedule", "--schedule", "step"), ("precision", "--precision", "fp8"),
         ("dilations", "--dilations", "1,2,x"), ("dilations", "--dilations", "1,2,3,4,5,6,7,8,9"),
-        ("dilations", "--dilations", "65"), ("warmup", "--warmup", "-1")]
+        ("dilations", "--dilations", "65"), ("warmup", "--warmup", "-1"),
+        ("optimizer", "--optimizer", "sgd"), ("average", "--average", "swa"),
+        ("plateau", "--plateau", "-1"), ("lr_min", "--lr-min", "1.5"),
+        ("ema_decay", "--ema-decay", "1")]
+numw = ("warmup", "plateau", "lr_min", "ema_decay")
 outw = []
 for key, opt, v in badw:
     r = ctl("submit", "-q", opt, v, img)
     d = c.request("job.submit", {"image": {"png": png_b64(img)},
-                                 key: int(v) if key == "warmup" else v})
+                                 key: float(v) if key in numw else v})
     cmsg = r.stderr.splitlines()[0].split(": ", 1)[-1] if r.stderr else ""
     outw.append((r.returncode, d.get("error", {}).get("code"),
                  cmsg.replace(opt, '"%s"' % key) == d.get("error", {}).get("message")))

@@ -99,4 +99,18 @@ double ref_image_forward(const struct nn_config *cfg, const struct nn_layout *l,
 			 const float *params, const struct image *target,
 			 double *y);
 
+/* ------------------------------------------------ optimizer (optim_ref.c) */
+
+/* Newton-Schulz as Muon runs it: out = NS5(g / (|g|_F + 1e-7)), n x n. */
+void ref_newton_schulz(int n, const double *g, double *out);
+
+/* The optimizer's state, l->total doubles each, except muon_m (nblocks
+ * nf x nf); muon_m and average may be NULL when the recipe has none. */
+struct ref_optim {
+	double *params, *m, *v, *muon_m, *average;
+};
+/* One step at epoch t (1-based) and rate lr for cfg's recipe. */
+void ref_optim_step(const struct nn_config *cfg, const struct nn_layout *l,
+		    int t, double lr, const double *grad, struct ref_optim *s);
+
 #endif

@@ -72,6 +72,14 @@ void test_download(const struct gpu_buffer *b, float *data, size_t n)
 	assert_int_equal(gpu_download(test_gpu, b, 0, data, n * 4), 0);
 }
 
+double *test_to_double(const float *f, size_t n)
+{
+	double *d = malloc(n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		d[i] = f[i];
+	return d;
+}
+
 void test_dispatch_spec(const char *variant, const uint32_t *spec, int nspec,
 			const struct gpu_buffer *const *bufs, int nbufs,
 			const void *push, uint32_t push_bytes, uint32_t gx,

@@ -27,6 +27,8 @@ void test_upload(const struct gpu_buffer *b, const float *data, size_t n);
 void test_upload_double(const struct gpu_buffer *b, const double *data,
 			size_t n);
 void test_download(const struct gpu_buffer *b, float *data, size_t n);
+/* A malloc'ed copy of n floats as doubles (for the references). */
+double *test_to_double(const float *f, size_t n);
 
 /* One dispatch of an embedded shader variant with spec {nf, w0}. */
 void test_dispatch(const char *variant, int nf, float w0,

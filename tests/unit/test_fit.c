@@ -27,7 +27,7 @@ static void small_config(struct nn_config *cfg, int nf)
 	cfg->seed = 3;
 	cfg->epochs = 100;
 	cfg->lr = 1e-3;
-	cfg->warmup = 5;
+	cfg->recipe.warmup = 5;
 }
 
 /* A model package for cfg with random dw taps, to start fits from, so the
@@ -193,12 +193,16 @@ static void run_epochs(struct nn_fit *fit, int n, struct nn_metrics *out)
 		assert_int_equal(nn_fit_step(fit, &out[i]), 0);
 }
 
-static void test_resume_is_exact(void **state)
+/* Resumes at epoch 5 of 12 and compares every epoch; with the recipe's
+ * state (Muon's momentum, the average, the schedule's position) when it
+ * has one. */
+static void check_resume(const struct nn_recipe *recipe)
 {
-	test_need_gpu();
 	struct nn_config cfg;
 	small_config(&cfg, 16);
 	cfg.epochs = 12;
+	if (recipe)
+		cfg.recipe = *recipe;
 	struct image *img = test_image(29, 19, 6);
 	char err[256];
 	struct nn_fit *a, *b;
@@ -234,6 +238,12 @@ static void test_resume_is_exact(void **state)
 	const struct nn_metrics *h = nn_fit_history(b, &n);
 	assert_int_equal(n, 12);
 	assert_int_equal(h[11].epoch, 12);
+	if (cfg.recipe.average != NN_AVERAGE_NONE) {
+		double avg_a, avg_b;
+		assert_int_equal(nn_fit_average_psnr(a, &avg_a), 0);
+		assert_int_equal(nn_fit_average_psnr(b, &avg_b), 0);
+		assert_true(avg_a == avg_b);
+	}
 
 	/* a damaged checkpoint is refused */
 	bytes[size - 3] ^= 0x55;
@@ -247,6 +257,19 @@ static void test_resume_is_exact(void **state)
 	nn_fit_destroy(a);
 	nn_fit_destroy(b);
 	image_destroy(img);
+}
+
+static void test_resume_is_exact(void **state)
+{
+	test_need_gpu();
+	check_resume(NULL);
+	/* Muon, the average, a plateau and a linear decay */
+	struct nn_recipe r = {
+		.optimizer = NN_OPTIMIZER_MUON, .schedule = NN_SCHEDULE_LINEAR,
+		.warmup = 2, .plateau = 3, .lr_min_ratio = 0.2,
+		.average = NN_AVERAGE_EMA, .ema_decay = 0.9,
+	};
+	check_resume(&r);
 }
 
 static void test_training_fits_and_exports(void **state)

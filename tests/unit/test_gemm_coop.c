@@ -36,14 +36,6 @@ static const struct { int nf, npix; } sizes[] = {
 	{16, 851}, {16, 300}, {48, 851}, {144, 300}, {512, 40},
 };
 
-static double *to_double(const float *f, size_t n)
-{
-	double *d = malloc(n * sizeof(double));
-	for (size_t i = 0; i < n; i++)
-		d[i] = f[i];
-	return d;
-}
-
 /* An operand of `rows` rows of `row` values, as the family reads it:
  * fp32 rows as they are, or fp16 rows padded to `pad` with zeros (the
  * floats are then replaced by their rounded values, for the reference). */
@@ -101,7 +93,7 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 	/* the bias at an offset, as in the parameter vector */
 	assert_int_equal(gpu_upload(test_gpu, &bbias, 8 * 4, b, (size_t)nf * 4), 0);
 	struct gpu_buffer bc = test_buffer(act);
-	double *zd = to_double(z, act), *dsd = to_double(ds, act);
+	double *zd = test_to_double(z, act), *dsd = test_to_double(ds, act);
 	char name[48], what[96];
 	uint32_t gx = (uint32_t)(npix + v->cols - 1) / v->cols;
 	uint32_t gy = (uint32_t)(nf + v->rows - 1) / v->rows;

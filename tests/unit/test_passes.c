@@ -43,14 +43,6 @@ static struct pass_push tile_push(int dil)
 	return p;
 }
 
-static double *to_double(const float *f, size_t n)
-{
-	double *d = malloc(n * sizeof(double));
-	for (size_t i = 0; i < n; i++)
-		d[i] = f[i];
-	return d;
-}
-
 /* Uploads act(S) = sin(w0 S), what activate.comp hands the conv passes. */
 static void upload_activated(const struct gpu_buffer *b, const float *s, size_t n)
 {
@@ -209,7 +201,7 @@ static void check_dwconv(int rows)
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
 		const char *variant = dispatch_dw(rows, 0, d, bufs);
 		test_download(&bz, got, NF * NPIX);
-		double *sd = to_double(s, NF * NPIX);
+		double *sd = test_to_double(s, NF * NPIX);
 		ref_dwconv(NF, &tile, d, dw, W0, sd, want);
 		char what[48];
 		snprintf(what, sizeof(what), "%s, dilation %d", variant, d);
@@ -238,7 +230,7 @@ static void check_dwconv_back(int rows)
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bdz, &bout, &part};
 		const char *variant = dispatch_dw(rows, 1, d, bufs);
 		test_download(&bout, got, NF * NPIX);
-		double *sd = to_double(s, NF * NPIX), *dzd = to_double(dz, NF * NPIX);
+		double *sd = test_to_double(s, NF * NPIX), *dzd = test_to_double(dz, NF * NPIX);
 		memset(gdw, 0, NF * 9 * 8);
 		ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
 		char what[64];
@@ -297,7 +289,7 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 	test_upload(&bp, w, NF * NF);
 	assert_int_equal(gpu_upload(test_gpu, &bp, NF * NF * 4, b, NF * 4), 0);
 	test_upload(&bz, z, NF * NPIX);
-	double *zd = to_double(z, NF * NPIX);
+	double *zd = test_to_double(z, NF * NPIX);
 
 	/* forward: S = W Z + b */
 	struct gemm_push g = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = NPIX,
@@ -327,7 +319,7 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 	/* weight gradient with split K, then the ordered reduce into grad */
 	float *ds = malloc(NF * NPIX * 4);
 	test_random(ds, NF * NPIX, 64, -1, 1);
-	double *dsd = to_double(ds, NF * NPIX);
+	double *dsd = test_to_double(ds, NF * NPIX);
 	struct gpu_buffer bds = test_buffer(NF * NPIX);
 	test_upload(&bds, ds, NF * NPIX);
 	uint32_t k_chunk = 128, splits = (NPIX + k_chunk - 1) / k_chunk;
@@ -380,7 +372,7 @@ static void test_head(void **state)
 	const struct gpu_buffer *bufs[] = {&bp, &bs, &bt, &bds, &bdy, &bsse};
 	test_dispatch("head", NF, W0, bufs, 6, &p, sizeof(p), (NPIX + 255) / 256, 1, 1);
 
-	double *s4d = to_double(s4, NF * NPIX), *dy = malloc(3 * NPIX * 8),
+	double *s4d = test_to_double(s4, NF * NPIX), *dy = malloc(3 * NPIX * 8),
 	       *ds4 = malloc(NF * NPIX * 8);
 	double sse = ref_head(&l, params, &tile, target, s4d, NULL, dy, ds4);
 	float *got = malloc(NF * NPIX * 4), sse_parts[(NPIX + 255) / 256];
@@ -422,7 +414,7 @@ static void test_reductions(void **state)
 	float *a = malloc(NF * NPIX * 4), *b = malloc(NF * NPIX * 4), *got = malloc(NF * 9 * 4);
 	test_random(a, NF * NPIX, 81, -1, 1);
 	test_random(b, NF * NPIX, 82, -1, 1);
-	double *ad = to_double(a, NF * NPIX), *bd = to_double(b, NF * NPIX);
+	double *ad = test_to_double(a, NF * NPIX), *bd = test_to_double(b, NF * NPIX);
 	struct gpu_buffer ba = test_buffer(NF * NPIX), bb = test_buffer(NF * NPIX),
 			  bh = test_buffer(NF * NPIX);
 	test_upload(&ba, a, NF * NPIX);

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "nn/model.h"
 #include "ref/ref.h"
 
@@ -720,10 +721,10 @@ static void test_lr_constant(void **state)
 
 	(void)state;
 	nn_config_defaults(&cfg, 1);
-	cfg.schedule = NN_SCHEDULE_CONSTANT;
+	cfg.recipe.schedule = NN_SCHEDULE_CONSTANT;
 	cfg.lr = 3e-4;
 	assert_true(nn_lr_at(&cfg, 1) == 3e-4);
-	assert_true(nn_lr_at(&cfg, cfg.warmup) == 3e-4);
+	assert_true(nn_lr_at(&cfg, cfg.recipe.warmup) == 3e-4);
 	assert_true(nn_lr_at(&cfg, cfg.epochs) == 3e-4);
 	assert_true(nn_lr_at(&cfg, 5 * cfg.epochs) == 3e-4);
 }
@@ -735,25 +736,25 @@ static void test_lr_cosine(void **state)
 
 	(void)state;
 	nn_config_defaults(&cfg, 1);
-	assert_int_equal(cfg.schedule, NN_SCHEDULE_COSINE);
+	assert_int_equal(cfg.recipe.schedule, NN_SCHEDULE_COSINE);
 	cfg.lr = 1e-3;
-	cfg.lr_min_ratio = 0.1;
-	cfg.warmup = 50;
+	cfg.recipe.lr_min_ratio = 0.1;
+	cfg.recipe.warmup = 50;
 	cfg.epochs = 1000;
-	floor = cfg.lr * cfg.lr_min_ratio;
+	floor = cfg.lr * cfg.recipe.lr_min_ratio;
 
 	/* Warmup: strictly increasing, from near 0 to about lr. */
 	assert_true(nn_lr_at(&cfg, 1) > 0 && nn_lr_at(&cfg, 1) < 0.05 * cfg.lr);
-	for (int e = 2; e <= cfg.warmup; e++)
+	for (int e = 2; e <= cfg.recipe.warmup; e++)
 		assert_true(nn_lr_at(&cfg, e) > nn_lr_at(&cfg, e - 1));
-	assert_true(fabs(nn_lr_at(&cfg, cfg.warmup) - cfg.lr) <=
-		    cfg.lr / (cfg.warmup + 1.0) + 1e-15);
-	assert_true(fabs(nn_lr_at(&cfg, cfg.warmup + 1) - cfg.lr) <=
+	assert_true(fabs(nn_lr_at(&cfg, cfg.recipe.warmup) - cfg.lr) <=
+		    cfg.lr / (cfg.recipe.warmup + 1.0) + 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, cfg.recipe.warmup + 1) - cfg.lr) <=
 		    0.01 * cfg.lr);
 
 	/* Decay: never increasing, never above lr, never below the floor. */
-	previous = nn_lr_at(&cfg, cfg.warmup + 1);
-	for (int e = cfg.warmup + 2; e <= 3 * cfg.epochs; e++) {
+	previous = nn_lr_at(&cfg, cfg.recipe.warmup + 1);
+	for (int e = cfg.recipe.warmup + 2; e <= 3 * cfg.epochs; e++) {
 		double lr = nn_lr_at(&cfg, e);
 		assert_true(lr <= previous + 1e-18);
 		assert_true(lr <= cfg.lr && lr >= floor - 1e-18);
@@ -771,6 +772,57 @@ static void test_lr_cosine(void **state)
 			    e == 1001);
 	assert_true(nn_lr_at(&cfg, 1001) > floor &&
 		    nn_lr_at(&cfg, 1001) < cfg.lr);
+}
+
+/* Warmup, then the plateau at the peak, then a straight line to the floor
+ * at the last epoch; by absolute epoch, so a resume never warms up. */
+static void test_lr_plateau_linear(void **state)
+{
+	struct nn_config cfg;
+
+	(void)state;
+	nn_config_defaults(&cfg, 1);
+	cfg.lr = 1e-2;
+	cfg.epochs = 100;
+	cfg.recipe.schedule = NN_SCHEDULE_LINEAR;
+	cfg.recipe.warmup = 10;
+	cfg.recipe.plateau = 20;
+	cfg.recipe.lr_min_ratio = 0.5;
+	assert_true(fabs(nn_lr_at(&cfg, 5) - 5e-3) < 1e-15);
+	for (int e = 10; e <= 30; e++)
+		assert_true(nn_lr_at(&cfg, e) == cfg.lr);
+	assert_true(fabs(nn_lr_at(&cfg, 65) - 7.5e-3) < 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, 100) - 5e-3) < 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, 150) - 5e-3) < 1e-15);
+}
+
+/* Every recipe key reads back what was set, and bad values are refused
+ * with a sentence that names the key. */
+static void test_recipe_keys_round_trip(void **state)
+{
+	static const char *const values[][2] = {
+		{"optimizer", "muon"}, {"schedule", "linear"},
+		{"warmup", "7"}, {"plateau", "9"}, {"lr_min", "0.25"},
+		{"average", "ema"}, {"ema_decay", "0.995"}};
+	struct nn_recipe r = {0};
+	char buf[64], err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		assert_int_equal(nn_recipe_set(&r, values[i][0], values[i][1],
+					       err, sizeof(err)), 0);
+		nn_recipe_get(&r, values[i][0], buf, sizeof(buf));
+		assert_string_equal(buf, values[i][1]);
+	}
+	assert_int_equal(nn_recipe_set(&r, "lr-min", "0.5", err, sizeof(err)), 0);
+	assert_true(r.lr_min_ratio == 0.5);
+	assert_int_equal(nn_recipe_set(&r, "optimizer", "sgd", err, sizeof(err)),
+			 ERR_INVALID);
+	assert_non_null(strstr(err, "optimizer"));
+	assert_int_equal(nn_recipe_set(&r, "momentum", "1", err, sizeof(err)),
+			 ERR_INVALID);
+	assert_int_equal(nn_recipe_set(&r, "warmup", "-1", err, sizeof(err)),
+			 ERR_INVALID);
 }
 
 /* ------------------------------------------------------------- speed */
@@ -819,6 +871,8 @@ int main(void)
 		cmocka_unit_test(test_init_values),
 		cmocka_unit_test(test_lr_constant),
 		cmocka_unit_test(test_lr_cosine),
+		cmocka_unit_test(test_lr_plateau_linear),
+		cmocka_unit_test(test_recipe_keys_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

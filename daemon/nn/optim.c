@@ -1,0 +1,208 @@
+/*
+ * optim.c - the optimizer step on the device, after each epoch's summed
+ * gradient: Muon for the pointwise width x width weights (when the recipe
+ * asks for it), Adam for every other parameter, then the weight average.
+ *
+ * Muon, per block: momentum m = 0.95 m + g and its Nesterov form
+ * g + 0.95 m, scaled to unit Frobenius norm, then five Newton-Schulz steps
+ * X <- a X + (b A + c A^2) X with A = X X^T (a, b, c = 3.4445, -4.7750,
+ * 2.0315), all in fp32; the weight moves by lr * 0.2 sqrt(nf) times the
+ * result (so that an update has about Adam's RMS and one rate serves both).
+ * The momentum pass clears those gradients, so the Adam pass that follows
+ * leaves the pointwise weights and their Adam moments at zero change.
+ *
+ * The average is an exponential moving average with the usual warmup of
+ * its decay, min(decay, (1 + t) / (10 + t)), so early epochs are not
+ * dominated by the initial weights.
+ *
+ * Everything is recorded once, into the fit's optimizer program; the
+ * per-epoch scalars go through the host-visible step buffer:
+ *   step[0] = lr / (1 - 0.9^t)   step[1] = sqrt(1 - 0.999^t)   (Adam)
+ *   step[2] = 1 - EMA decay at t  step[3] = Muon's step size
+ * Every sum runs in a fixed order: a run is deterministic.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "nn/fit_internal.h"
+#include "nn/optim.h"
+#include "nn/passes.h"
+
+#define MUON_MOMENTUM 0.95f
+#define NS_STEPS 5
+static const float ns_coeff[3] = {3.4445f, -4.7750f, 2.0315f};
+
+static uint32_t float_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static uint32_t div_up(uint64_t a, uint64_t b)
+{
+	return (uint32_t)((a + b - 1) / b);
+}
+
+uint64_t nn_optim_bytes(const struct nn_fit *fit)
+{
+	uint64_t nn = (uint64_t)fit->cfg.nf * fit->cfg.nf, bytes = 0;
+	if (fit->cfg.recipe.optimizer == NN_OPTIMIZER_MUON)
+		bytes += 4 * nn * (uint64_t)(fit->cfg.nblocks + 4);
+	if (fit->cfg.recipe.average == NN_AVERAGE_EMA)
+		bytes += 4 * (uint64_t)fit->layout.total;
+	return bytes;
+}
+
+int nn_optim_alloc(struct nn_fit *fit)
+{
+	uint64_t nn = (uint64_t)fit->cfg.nf * fit->cfg.nf;
+	int rc = 0;
+	if (fit->cfg.recipe.optimizer == NN_OPTIMIZER_MUON) {
+		rc = gpu_buffer_alloc(fit->arena, 4 * nn * fit->cfg.nblocks, 0,
+				      &fit->muon_m);
+		rc = rc ? rc : gpu_buffer_alloc(fit->arena, 4 * 4 * nn, 0,
+						&fit->muon_x);
+	}
+	if (!rc && fit->cfg.recipe.average == NN_AVERAGE_EMA)
+		rc = gpu_buffer_alloc(fit->arena, fit->layout.total * 4, 0,
+				      &fit->average);
+	return rc;
+}
+
+int nn_optim_reset(struct nn_fit *fit, const float *params)
+{
+	int rc = gpu_fill_zero(fit->gpu, &fit->grad);
+	rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->adam_m);
+	rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->adam_v);
+	if (!rc && fit->muon_m.handle)
+		rc = gpu_fill_zero(fit->gpu, &fit->muon_m);
+	if (!rc && fit->average.handle)
+		rc = gpu_upload(fit->gpu, &fit->average, 0, params,
+				fit->layout.total * sizeof(float));
+	return rc;
+}
+
+/* ------------------------------------------------------------ recording */
+
+struct optim_recorder {
+	struct nn_fit *fit;
+	struct gpu_program *prog;
+	int rc;
+};
+
+static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
+		const struct gpu_buffer *const *bufs, int n,
+		const struct pass_push *p, uint32_t gx, uint32_t gy)
+{
+	if (r->rc == 0)
+		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, p, sizeof(*p),
+					     gx, gy, 1);
+	gpu_program_barrier(r->prog);
+}
+
+/* C = p D + q L R(^T) on NF x NF matrices of the scratch buffer. */
+static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
+		       uint32_t l, uint32_t rr, uint32_t d, uint32_t c, float p,
+		       float q)
+{
+	const struct gpu_buffer *bufs[1] = {&r->fit->muon_x};
+	uint32_t nf = (uint32_t)r->fit->cfg.nf;
+	struct pass_push push = {.off0 = l, .off1 = rr, .off2 = d, .off3 = c,
+				 .i0 = (int32_t)float_bits(p),
+				 .i1 = (int32_t)float_bits(q)};
+	run(r, pipe, bufs, 1, &push, nf / 16, nf / 16);
+}
+
+static int record_muon(struct optim_recorder *r)
+{
+	struct nn_fit *fit = r->fit;
+	struct gpu_context *gpu = fit->gpu;
+	uint32_t nf = (uint32_t)fit->cfg.nf, nn = nf * nf;
+	uint32_t spec[2] = {nf, float_bits(fit->cfg.w0)};
+	uint32_t push = sizeof(struct pass_push);
+	struct gpu_pipeline *momentum, *norm, *update, *gemm, *gemm_t;
+	int rc = gpu_pipeline_get(gpu, "muon_momentum", 5, push, spec, 2, &momentum);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "muon_norm", 5, push, spec, 2, &norm);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "muon_update", 5, push, spec, 2, &update);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "ns_gemm", 1, push, spec, 2, &gemm);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "ns_gemm_trans", 1, push, spec, 2,
+					&gemm_t);
+	if (rc)
+		return rc;
+	const struct gpu_buffer *bufs[5] = {&fit->params, &fit->grad, &fit->muon_m,
+					    &fit->muon_x, &fit->step};
+	/* scratch: two X in turn, A = X X^T, B = b A + c A^2 */
+	const uint32_t xa = 0, xb = nn, a = 2 * nn, b = 3 * nn;
+	for (int k = 0; k < fit->cfg.nblocks; k++) {
+		struct pass_push p = {.off0 = (uint32_t)fit->layout.pw_w[k],
+				      .off1 = xa, .off2 = (uint32_t)k * nn,
+				      .i0 = (int32_t)float_bits(MUON_MOMENTUM)};
+		run(r, momentum, bufs, 5, &p, div_up(nn, GROUP), 1);
+		run(r, norm, bufs, 5, &p, 1, 1);
+		uint32_t x = xa, next = xb;
+		for (int s = 0; s < NS_STEPS; s++) {
+			ns_product(r, gemm_t, x, x, a, a, 0.0f, 1.0f);
+			ns_product(r, gemm, a, a, a, b, ns_coeff[1], ns_coeff[2]);
+			ns_product(r, gemm, b, x, x, next, ns_coeff[0], 1.0f);
+			uint32_t t = x;
+			x = next;
+			next = t;
+		}
+		p.off1 = x;
+		run(r, update, bufs, 5, &p, div_up(nn, GROUP), 1);
+	}
+	return r->rc;
+}
+
+int nn_optim_record(struct nn_fit *fit)
+{
+	struct optim_recorder r = {.fit = fit};
+	struct gpu_context *gpu = fit->gpu;
+	uint32_t spec[2] = {(uint32_t)fit->cfg.nf, float_bits(fit->cfg.w0)};
+	uint32_t push = sizeof(struct pass_push);
+	struct gpu_pipeline *adam, *average = NULL;
+	int rc = gpu_program_create(gpu, 2, &fit->adam_prog);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "adam", 5, push, spec, 2, &adam);
+	if (!rc && fit->average.handle)
+		rc = gpu_pipeline_get(gpu, "average", 3, push, spec, 2, &average);
+	if (rc)
+		return rc;
+	r.prog = fit->adam_prog;
+	int from = gpu_program_timestamp(r.prog);
+	if (fit->muon_m.handle && (rc = record_muon(&r)))
+		return rc;
+
+	struct pass_push p = {.n = (int)fit->layout.total};
+	uint32_t groups = div_up(fit->layout.total, GROUP);
+	const struct gpu_buffer *adam_bufs[5] = {&fit->params, &fit->grad,
+						 &fit->adam_m, &fit->adam_v,
+						 &fit->step};
+	run(&r, adam, adam_bufs, 5, &p, groups, 1);
+	if (average) {
+		const struct gpu_buffer *avg_bufs[3] = {&fit->params, &fit->average,
+							&fit->step};
+		run(&r, average, avg_bufs, 3, &p, groups, 1);
+	}
+	int to = gpu_program_timestamp(r.prog);
+	if (from >= 0 && to >= 0 && fit->nstages < fit->max_stages)
+		fit->stages[fit->nstages++] = (struct stage_time){
+			r.prog, NN_PASS_OPTIMIZER, from, to};
+	return r.rc ? r.rc : gpu_program_end(r.prog);
+}
+
+void nn_optim_prepare(struct nn_fit *fit, int t, double lr)
+{
+	const struct nn_recipe *rc = &fit->cfg.recipe;
+	float *step = fit->step.mapped;
+	double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
+	double decay = (1.0 + t) / (10.0 + t);
+	if (decay > rc->ema_decay)
+		decay = rc->ema_decay;
+	step[0] = (float)(lr / bc1);
+	step[1] = (float)sqrt(bc2);
+	step[2] = (float)(1 - decay);
+	step[3] = (float)(lr * 0.2 * sqrt((double)fit->cfg.nf));
+}

@@ -1,0 +1,83 @@
+#!/bin/bash
+# 65_recipe.sh - one training recipe everywhere: `vkinrctl submit` recipe
+# options reach the job (job.get's keys, `vkinrctl show`), the model
+# package records the recipe and which weights it holds, a bad recipe is
+# refused with a sentence naming the key, job.get shows the default lr
+# for the width from submission, and a job with Muon and an
+# average resumes after a restart and finishes.
+. "$(dirname "$0")/lib.bash"
+tap_plan 6
+need_device
+start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
+run_py <<'EOF_PY'
+import re, struct
+from rpc import *
+tap = Tap()
+img = sample("r.png", 20, 16)
+c = Client()
+
+r = ctl("submit", "-q", "--wait", "--epochs", "20", "--width", "16", "--lr",
+        "3e-3", "--optimizer", "muon", "--schedule", "linear", "--warmup", "4",
+        "--plateau", "2", "--lr-min", "0.2", "--average", "ema",
+        "--ema-decay", "0.9", img)
+job = r.stdout.strip()
+j = c.call("job.get", {"job": job}) if job.isdigit() else {}
+want = {"optimizer": "muon", "schedule": "linear", "warmup": 4, "plateau": 2,
+        "lr_min": 0.2, "average": "ema", "ema_decay": 0.9}
+got = {k: j.get(k) for k in want}
+tap.ok(r.returncode == 0 and j.get("state") == "done" and got == want,
+       "submit's recipe options reach the job", (r.returncode, r.stderr, got))
+
+show = ctl("show", job, timeout=30).stdout
+tap.ok(re.search(r"^  optimizer +muon$", show, re.M) and
+       re.search(r"^  average +ema$", show, re.M) and
+       re.search(r"^  ema_decay +0.9$", show, re.M),
+       "vkinrctl show prints the recipe", show)
+
+e = c.call("job.export", {"job": job})
+blob = base64.b64decode(e["model"]["safetensors"])
+n = struct.unpack("<Q", blob[:8])[0]
+meta = json.loads(blob[8:8 + n]).get("__metadata__", {})
+tap.ok(meta.get("optimizer") == "muon" and meta.get("average") == "ema"
+       and meta.get("weights") in ("live", "average") and "recipe" in meta
+       and meta.get("version") == "2",
+       "the package records the recipe and which weights it holds", meta)
+
+bad = c.request("job.submit", {"image": {"png": png_b64(img)},
+                               "optimizer": "sgd"})
+err = bad.get("error", {})
+bad2 = c.request("job.submit", {"image": {"png": png_b64(img)},
+                                "ema_decay": 2})
+tap.ok(err.get("code") == -32602 and "optimizer" in err.get("message", "")
+       and bad2.get("error", {}).get("code") == -32602,
+       "a bad recipe is refused with a sentence naming the key", (bad, bad2))
+
+# the width-dependent default rate: known at submission when width is given
+w64 = c.call("job.get", {"job": submit(c, img, epochs=1, width=64)})
+auto = c.call("job.get", {"job": submit(c, img, epochs=1)})
+tap.ok(abs(w64["lr"] - 3e-3 * (32 / 64) ** 0.5) < 1e-9 and
+       (auto["lr"] == 0 or auto["state"] != "queued"),
+       "job.get shows the default lr for the width from submission", (w64, auto))
+
+# Muon and the average through a restart: the checkpoint carries them
+long = submit(c, img, epochs=400, width=16, lr=3e-3,
+              optimizer="muon", average="ema")
+wait_epoch(c, long, 5)
+json.dump({"job": long}, open(os.path.join(T, "keep.json"), "w"))
+tap.done()
+EOF_PY
+TAP_N=5
+stop_daemon
+start_daemon || { echo "not ok 6 - daemon restarts"; exit 1; }
+run_py <<'EOF_PY'
+from rpc import *
+tap = Tap()
+c = Client()
+job = json.load(open(os.path.join(T, "keep.json")))["job"]
+j = wait_state(c, job, ("done", "failed"), timeout=600)
+tap.ok(j["state"] == "done" and j["optimizer"] == "muon",
+       "a Muon + EMA job resumes after a restart and finishes", j)
+tap.done()
+EOF_PY
+stop_daemon
+tap_done

@@ -1,0 +1,280 @@
+/*
+ * test_optim.c - the optimizer passes on the Vulkan device against the
+ * plain-C reference (tests/ref/optim_ref.c): Newton-Schulz alone, then
+ * whole optimizer steps (Adam; Muon with Adam; the weight average) taken
+ * by a real fit; the averaged weights' export; and what old or foreign
+ * checkpoints give.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "nn/fit.h"
+#include "nn/fit_internal.h"
+#include "nn/passes.h"
+#include "ref/ref.h"
+#include "unit/support_gpu.h"
+
+static void recipe_config(struct nn_config *cfg, int nf,
+			  enum nn_optimizer optimizer, enum nn_average average)
+{
+	nn_config_defaults(cfg, 1);
+	cfg->precision = NN_PRECISION_FP32;
+	cfg->nf = nf;
+	cfg->seed = 5;
+	cfg->epochs = 40;
+	cfg->lr = 2e-3;
+	cfg->recipe.warmup = 3;
+	cfg->recipe.optimizer = optimizer;
+	cfg->recipe.average = average;
+}
+
+/* Newton-Schulz on the device (the products of ns_gemm.comp, the norm of
+ * muon.comp) through a real Muon fit's scratch: one step of a fit whose
+ * gradient is known is checked in test_step_matches_reference; here the
+ * orthogonalisation alone, on a random matrix, for both GEMM variants. */
+static void test_newton_schulz_matches_reference(void **state)
+{
+	test_need_gpu();
+	for (int nf = 16; nf <= 48; nf += 32) {
+		size_t nn = (size_t)nf * nf;
+		double *g = malloc(nn * sizeof(double));
+		double *want = malloc(nn * sizeof(double));
+		float *x = malloc(nn * sizeof(float));
+		test_random_double(g, nn, 11 + nf, -1, 1);
+		ref_newton_schulz(nf, g, want);
+
+		/* scratch: X, X', A, B as in optim.c; X = g / |g| first */
+		struct gpu_buffer scratch = test_buffer(4 * nn);
+		double norm = 0;
+		for (size_t i = 0; i < nn; i++)
+			norm += g[i] * g[i];
+		for (size_t i = 0; i < nn; i++)
+			x[i] = (float)(g[i] / (sqrt(norm) + 1e-7));
+		test_upload(&scratch, x, nn);
+		static const float abc[3] = {3.4445f, -4.7750f, 2.0315f};
+		uint32_t cur = 0, next = (uint32_t)nn, a = 2 * (uint32_t)nn,
+			 b = 3 * (uint32_t)nn;
+		for (int s = 0; s < 5; s++) {
+			struct {
+				uint32_t l, r, d, c;
+				float p, q;
+				const char *variant;
+			} steps[3] = {
+				{cur, cur, a, a, 0.0f, 1.0f, "ns_gemm_trans"},
+				{a, a, a, b, abc[1], abc[2], "ns_gemm"},
+				{b, cur, cur, next, abc[0], 1.0f, "ns_gemm"},
+			};
+			for (int i = 0; i < 3; i++) {
+				struct pass_push p = {.off0 = steps[i].l,
+						      .off1 = steps[i].r,
+						      .off2 = steps[i].d,
+						      .off3 = steps[i].c};
+				memcpy(&p.i0, &steps[i].p, 4);
+				memcpy(&p.i1, &steps[i].q, 4);
+				const struct gpu_buffer *bufs[1] = {&scratch};
+				test_dispatch(steps[i].variant, nf, 30.0f, bufs, 1, &p,
+					      sizeof(p), (uint32_t)nf / 16,
+					      (uint32_t)nf / 16, 1);
+			}
+			uint32_t t = cur;
+			cur = next;
+			next = t;
+		}
+		float *all = malloc(4 * nn * sizeof(float));
+		test_download(&scratch, all, 4 * nn);
+		test_close("newton-schulz", all + cur, want, nn, 2e-4, 2e-4);
+		free(all), free(g), free(want), free(x);
+	}
+}
+
+static struct nn_fit *create_fit(const struct nn_config *cfg,
+				 const struct image *img)
+{
+	struct nn_fit *fit;
+	char err[256];
+	assert_int_equal(nn_fit_create(&fit, test_gpu, img, cfg, NULL, err,
+				       sizeof(err)), 0);
+	return fit;
+}
+
+static float *download(const struct gpu_buffer *b)
+{
+	size_t n = b->size / sizeof(float);
+	float *f = malloc(b->size);
+	test_download(b, f, n);
+	return f;
+}
+
+/* A few epochs in (so every moment is non-zero), one more step against
+ * the reference taken from the same state and the same gradient. */
+static void check_step(enum nn_optimizer optimizer, enum nn_average average)
+{
+	struct nn_config cfg;
+	recipe_config(&cfg, 16, optimizer, average);
+	struct image *img = test_image(21, 17, 3);
+	struct nn_fit *fit = create_fit(&cfg, img);
+	struct nn_metrics m;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(nn_fit_step(fit, &m), 0);
+	const struct nn_layout *l = &fit->layout;
+	float *p0 = download(&fit->params), *m0 = download(&fit->adam_m);
+	float *v0 = download(&fit->adam_v);
+	float *mu0 = fit->muon_m.handle ? download(&fit->muon_m) : NULL;
+	float *avg0 = fit->average.handle ? download(&fit->average) : NULL;
+	float *gradf = malloc(l->total * sizeof(float));
+	double sse;
+	assert_int_equal(nn_fit_gradient(fit, gradf, &sse), 0);
+	assert_int_equal(nn_fit_step(fit, &m), 0);
+
+	struct ref_optim s = {
+		test_to_double(p0, l->total), test_to_double(m0, l->total),
+		test_to_double(v0, l->total),
+		mu0 ? test_to_double(mu0, fit->muon_m.size / 4) : NULL,
+		avg0 ? test_to_double(avg0, l->total) : NULL};
+	double *grad = test_to_double(gradf, l->total);
+	ref_optim_step(&cfg, l, 5, nn_lr_at(&cfg, 5), grad, &s);
+
+	/* the change of each weight, relative to the largest change */
+	float *p1 = download(&fit->params);
+	double *delta = malloc(l->total * sizeof(double));
+	float *got = malloc(l->total * sizeof(float));
+	double most = 0;
+	for (size_t i = 0; i < l->total; i++) {
+		delta[i] = s.params[i] - p0[i];
+		got[i] = p1[i] - p0[i];
+		most = fmax(most, fabs(delta[i]));
+	}
+	test_close("weight change", got, delta, l->total, 1e-3 * most, 0);
+	if (avg0) {
+		float *a1 = download(&fit->average);
+		test_close("average", a1, s.average, l->total, 1e-6, 1e-5);
+		free(a1);
+	}
+	if (mu0) {
+		float *mu1 = download(&fit->muon_m);
+		test_close("muon momentum", mu1, s.muon_m, fit->muon_m.size / 4,
+			   1e-7, 1e-5);
+		free(mu1);
+	}
+	free(p0), free(m0), free(v0), free(mu0), free(avg0), free(gradf);
+	free(p1), free(delta), free(got), free(grad);
+	free(s.params), free(s.m), free(s.v), free(s.muon_m), free(s.average);
+	nn_fit_destroy(fit);
+	image_destroy(img);
+}
+
+static void test_adam_step_matches_reference(void **state)
+{
+	test_need_gpu();
+	check_step(NN_OPTIMIZER_ADAM, NN_AVERAGE_NONE);
+}
+
+static void test_muon_ema_step_matches_reference(void **state)
+{
+	test_need_gpu();
+	check_step(NN_OPTIMIZER_MUON, NN_AVERAGE_EMA);
+}
+
+/* The export takes the better of the live and averaged weights, says
+ * which, and the package renders to the PSNR it claims. */
+static void test_export_takes_the_better_weights(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	recipe_config(&cfg, 16, NN_OPTIMIZER_MUON, NN_AVERAGE_EMA);
+	struct image *img = test_image(20, 16, 4);
+	struct nn_fit *fit = create_fit(&cfg, img);
+	struct nn_metrics m;
+	char err[256];
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(nn_fit_step(fit, &m), 0);
+	double avg, live, exported, rendered;
+	struct st_file *pkg;
+	assert_int_equal(nn_fit_average_psnr(fit, &avg), 0);
+	assert_int_equal(nn_fit_render(fit, NULL, &live), 0);
+	assert_int_equal(nn_fit_export(fit, &pkg, NULL, &exported), 0);
+	assert_true(exported == fmax(avg, live));
+	const char *which = avg > live ? "average" : "live";
+	assert_string_equal(nn_fit_exported_weights(fit), which);
+	assert_string_equal(st_get_meta(pkg, "weights"), which);
+	assert_string_equal(st_get_meta(pkg, "optimizer"), "muon");
+	assert_string_equal(st_get_meta(pkg, "average"), "ema");
+	assert_int_equal(nn_render(test_gpu, pkg, img, NULL, &rendered, err,
+				   sizeof(err)), 0);
+	assert_true(fabs(rendered - exported) < 1e-6);
+	/* the live weights are back in place: training goes on from them */
+	double again;
+	assert_int_equal(nn_fit_render(fit, NULL, &again), 0);
+	assert_true(again == live);
+	st_destroy(pkg);
+	nn_fit_destroy(fit);
+	image_destroy(img);
+}
+
+/* A version 1 checkpoint (no recipe keys, no Muon or average state)
+ * still loads; a newer version fails with a message naming it. */
+static void test_old_and_new_checkpoint_versions(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg, got;
+	recipe_config(&cfg, 16, NN_OPTIMIZER_ADAM, NN_AVERAGE_NONE);
+	struct image *img = test_image(12, 10, 2);
+	struct nn_fit *fit = create_fit(&cfg, img);
+	struct nn_metrics m;
+	char err[256];
+	assert_int_equal(nn_fit_step(fit, &m), 0);
+	struct st_file *ck;
+	assert_int_equal(nn_fit_checkpoint(fit, &ck), 0);
+
+	/* what version 1 wrote: its own keys only */
+	struct st_file *v1 = st_create();
+	static const char *const v1_keys[] = {
+		"format", "epoch", "width", "height", "dilations", "nf", "w0",
+		"lr", "warmup", "schedule", "epochs", "seed", "precision",
+		"max_tile", "mem_budget", "checksum"};
+	for (size_t i = 0; i < sizeof(v1_keys) / sizeof(v1_keys[0]); i++)
+		assert_int_equal(st_set_meta(v1, v1_keys[i],
+					     st_get_meta(ck, v1_keys[i])), 0);
+	assert_int_equal(st_set_meta(v1, "version", "1"), 0);
+	assert_int_equal(st_set_meta(v1, "lr_min_ratio", "0.25"), 0);
+	static const char *const tensors[] = {"params", "adam_m", "adam_v",
+					      "metrics"};
+	for (int i = 0; i < 4; i++) {
+		const struct st_tensor *t = st_find(ck, tensors[i]);
+		assert_int_equal(st_add(v1, t->name, t->dtype, t->ndim, t->shape,
+					t->data), 0);
+	}
+	assert_int_equal(nn_checkpoint_config(v1, &got, err, sizeof(err)), 0);
+	assert_int_equal(got.recipe.optimizer, NN_OPTIMIZER_ADAM);
+	assert_int_equal(got.recipe.average, NN_AVERAGE_NONE);
+	assert_true(got.recipe.lr_min_ratio == 0.25);
+	assert_int_equal(nn_fit_restore(fit, v1, err, sizeof(err)), 0);
+
+	assert_int_equal(st_set_meta(ck, "version", "3"), 0);
+	assert_int_equal(nn_checkpoint_config(ck, &got, err, sizeof(err)),
+			 ERR_FORMAT);
+	assert_non_null(strstr(err, "version 3"));
+	st_destroy(v1);
+	st_destroy(ck);
+	nn_fit_destroy(fit);
+	image_destroy(img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_newton_schulz_matches_reference),
+		cmocka_unit_test(test_adam_step_matches_reference),
+		cmocka_unit_test(test_muon_ema_step_matches_reference),
+		cmocka_unit_test(test_export_takes_the_better_weights),
+		cmocka_unit_test(test_old_and_new_checkpoint_versions),
+	};
+	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
+}
