@@ -1,5 +1,5 @@
 #!/bin/bash
-# 66_quality.sh - the default recipe earns its place: on a real photograph
+# 67_quality.sh - the default recipe earns its place: on a real photograph
 # (Debian's plasma-workspace-wallpapers, 64x64) at width 32, after 300
 # epochs, it must be at least 1 dB above Adam at a constant rate (1e-3,
 # the best constant rate measured; 1e-4 is ~10 dB lower still). Runs the
