@@ -266,6 +266,8 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 			methods_job_truncated(svc, job);
 			if (ev->m.lr > 0)
 				job->p.lr = ev->m.lr; /* lowered after a divergence */
+			snprintf(job->precision, sizeof(job->precision), "%.7s",
+				 ev->message);
 		}
 		break;
 	case WORK_PROGRESS:

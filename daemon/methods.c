@@ -370,6 +370,8 @@ static cJSON *job_json(struct service *svc, const struct job *job)
 	cJSON_AddNumberToObject(img, "height", job->img_h);
 	if (job->device[0])
 		cJSON_AddStringToObject(o, "device", job->device);
+	if (job->precision[0])
+		cJSON_AddStringToObject(o, "precision_used", job->precision);
 	else
 		cJSON_AddNullToObject(o, "device");
 	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))

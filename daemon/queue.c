@@ -275,6 +275,8 @@ int queue_save(struct queue *q, struct job *job)
 	cJSON_AddNumberToObject(o, "started", job->started);
 	cJSON_AddNumberToObject(o, "finished", job->finished);
 	cJSON_AddStringToObject(o, "device", job->device);
+	if (job->precision[0])
+		cJSON_AddStringToObject(o, "precision_used", job->precision);
 	cJSON_AddStringToObject(o, "error", job->error);
 	/* the current run included: a kill -9 loses at most the time since
 	 * the last save (state changes and checkpoints) */
@@ -719,6 +721,10 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	job->started = get_num(st, "started", 0);
 	job->finished = get_num(st, "finished", 0);
 	get_str(st, "device", job->device, sizeof(job->device));
+	get_str(st, "precision_used", job->precision, sizeof(job->precision));
+	if (job->precision[0] && strcmp(job->precision, "fp16") &&
+	    strcmp(job->precision, "fp32"))
+		job->precision[0] = '\0'; /* not one we write: forgotten */
 	get_str(st, "error", job->error, sizeof(job->error));
 	job->seconds = get_num(st, "seconds", 0);
 	job->reached_epoch = get_int(st, "reached_epoch", 0);

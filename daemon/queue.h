@@ -79,6 +79,8 @@ struct job {
 	double run_start;          /* Unix time the current run began */
 	int reached_epoch;         /* the epoch that reached target_psnr, 0 */
 	char device[256];          /* where it runs or last ran */
+	char precision[8];         /* the arithmetic it runs or last ran in:
+				    * "fp16" (tensor cores) or "fp32" */
 	char error[512];           /* why it failed */
 	struct nn_metrics *hist;   /* every finished epoch, in order */
 	int nhist, caphist;

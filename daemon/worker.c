@@ -576,6 +576,9 @@ restart:
 	struct work_event *ev = event_new(WORK_STARTED, job->id);
 	ev->epoch = r.last_ckpt_epoch = nn_fit_epoch(r.fit);
 	ev->m.lr = nn_fit_config(r.fit)->lr;
+	struct nn_fit_info info;
+	nn_fit_get_info(r.fit, &info);
+	snprintf(ev->message, sizeof(ev->message), "%s", info.precision);
 	post(w, ev);
 	r.last_ckpt_time = mono_seconds();
 	log_info("job %s: running from epoch %d to %d", job->id,

@@ -88,7 +88,8 @@ void work_request_destroy(struct work_request *req);
 
 enum work_event_kind {
 	WORK_READY,      /* device opened (ok) or not (message) */
-	WORK_STARTED,    /* job loaded at epoch (from checkpoint or 0), m.lr */
+	WORK_STARTED,    /* job loaded at epoch (from checkpoint or 0), m.lr,
+			  * the precision it runs in as message */
 	WORK_PROGRESS,   /* one epoch finished: m */
 	WORK_CHECKPOINT, /* checkpoint written at epoch */
 	WORK_ENDED,      /* job left the worker: end is its new state */

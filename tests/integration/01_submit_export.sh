@@ -5,7 +5,7 @@
 # job.get / job.list fields, export (a safetensors package and a PNG), and
 # the permissions of the socket and the state files.
 . "$(dirname "$0")/lib.bash"
-tap_plan 10
+tap_plan 11
 need_device
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 
@@ -32,6 +32,9 @@ need = ["id", "name", "state", "epoch", "epochs", "psnr", "best_psnr", "width",
 tap.ok(all(k in j for k in need) and j["epoch"] == 40 and j["name"] == "first"
        and j["image"] == {"width": 24, "height": 24} and j["width"] == 16
        and j["psnr"] == j["model_psnr"], "job.get carries the job's fields", j)
+# auto precision: fp32 on a device without tensor cores (what CI has)
+tap.ok(j.get("precision_used") in ("fp16", "fp32"),
+       "job.get says which precision ran", j.get("precision_used"))
 l = c.call("job.list")
 tap.ok([x["id"] for x in l["jobs"]] == ["1"], "job.list lists it", l)
 x = c.call("job.export", {"job": job})

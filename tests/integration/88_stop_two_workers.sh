@@ -26,7 +26,7 @@ kill -TERM "$DPID"
 wait "$DPID"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 DPID=
-if [ "$rc" = 0 ] && [ "$ms" -lt 2000 ] && grep -q "info: stopped" "$T/daemon.log"; then
+if [ "$rc" = 0 ] && [ "$ms" -lt 2000 ] && grep -qE "(info|notice): stopped" "$T/daemon.log"; then
 	echo "ok 2 - SIGTERM: the idle daemon with two workers stops in $ms ms (under 2 s), status 0"
 else
 	echo "not ok 2 - SIGTERM: the idle daemon with two workers stops in $ms ms (under 2 s), status $rc"
