@@ -29,6 +29,7 @@ extern const struct cmd_entry cmd_remove_entry;
 extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_infer_entry;
 extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_logs_entry;
 extern const struct cmd_entry cmd_metrics_entry;
 extern const struct cmd_entry cmd_plot_entry;
 extern const struct cmd_entry cmd_preview_entry;
@@ -40,7 +41,8 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_watch_entry,  &cmd_wait_entry,   &cmd_pause_entry,
 	&cmd_resume_entry, &cmd_cancel_entry, &cmd_remove_entry,
 	&cmd_export_entry, &cmd_infer_entry,  &cmd_status_entry,
-	&cmd_metrics_entry, &cmd_plot_entry,  &cmd_preview_entry,
+	&cmd_logs_entry,   &cmd_metrics_entry, &cmd_plot_entry,
+	&cmd_preview_entry,
 	&cmd_help_entry,   &cmd_completion_entry,
 	NULL,
 };

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "events.h"
 #include "log.h"
 #include "methods.h"
 #include "notify.h"
@@ -94,8 +95,8 @@ void service_schedule(struct service *svc)
 		snprintf(job->device, sizeof(job->device), "%s", slot->device);
 		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
 		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
-		log_notice("job %s: starting on %s (worker %d)", job->id,
-			 slot->device, i);
+		job_event(svc->queue, job, LOGL_NOTICE,
+			  "starting on %s (worker %d)", slot->device, i);
 		worker_start_job(slot->w, wj);
 		methods_job_state(svc, job);
 	}
@@ -148,14 +149,14 @@ static void on_retry(uv_timer_t *t)
 			snprintf(why, sizeof(why), "%.400s; retrying failed: %s",
 				 job->error, strerror(errno));
 			job->write_paused = 0;
-			log_error("job %s failed: %s", job->id, why);
+			job_event(svc->queue, job, LOGL_ERROR, "failed: %s", why);
 			queue_set_state(svc->queue, job, JOB_FAILED, why);
 			methods_job_state(svc, job);
 			continue;
 		}
 		job->write_paused = 0;
-		log_info("job %s: its files can be written again; queued",
-			 job->id);
+		job_event(svc->queue, job, LOGL_INFO,
+			  "its files can be written again; queued");
 		queue_set_state(svc->queue, job, JOB_QUEUED, NULL);
 		methods_job_state(svc, job);
 	}
@@ -177,25 +178,28 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 		job->has_export = 1;
 		job->reached_epoch = ev->target_reached ? ev->epoch : 0;
 		if (ev->target_reached)
-			log_notice("job %s: reached its target psnr %g at epoch %d",
-				 job->id, job->p.target_psnr, ev->epoch);
+			job_event(svc->queue, job, LOGL_NOTICE,
+				  "reached its target psnr %g at epoch %d",
+				  job->p.target_psnr, ev->epoch);
 	}
 	if (ev->end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
 		/* a write failed (here or in the worker): retried later */
 		if (ev->message[0])
 			snprintf(job->error, sizeof(job->error), "%.500s", ev->message);
 		job->write_paused = 1;
-		log_error("job %s paused: %s", job->id, job->error);
+		job_event(svc->queue, job, LOGL_ERROR, "paused: %s",
+			  job->error);
 		queue_set_state(svc->queue, job, ev->end, job->error);
 		methods_job_state(svc, job);
 		uv_timer_start(&svc->retry_timer, on_retry, RETRY_MS, RETRY_MS);
 		return;
 	}
 	if (ev->end == JOB_FAILED)
-		log_error("job %s failed: %s", job->id, ev->message);
+		job_event(svc->queue, job, LOGL_ERROR, "failed: %s",
+			  ev->message);
 	else
-		log_notice("job %s: %s at epoch %d", job->id,
-			   job_state_name(ev->end), job_epoch(job));
+		job_event(svc->queue, job, LOGL_NOTICE, "%s at epoch %d",
+			  job_state_name(ev->end), job_epoch(job));
 	queue_set_state(svc->queue, job, ev->end, ev->message);
 	methods_job_state(svc, job);
 }

@@ -29,6 +29,7 @@
 
 #include "decode.h"
 #include "errors.h"
+#include "events.h"
 #include "image.h"
 #include "jsonrpc.h"
 #include "params.h"
@@ -296,6 +297,7 @@ static int may_touch(struct request *rq, const struct job *job)
 	return fail(rq, RPC_PERMISSION,
 		    "job %s belongs to uid %u: only its owner and root may "
 		    "use %s on it (others may only look: job.get, job.list, "
+		    "job.logs, "
 		    "job.subscribe)", job->id, (unsigned)job->uid, rq->method);
 }
 
@@ -1003,10 +1005,11 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 		return fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
 			    "%s", err);
 	}
-	log_notice("job %s submitted by uid %u: %dx%d, %d epochs, width %d, "
-		 "lr %g, seed %llu, priority %d", job->id, (unsigned)job->uid,
-		 job->img_w, job->img_h, job->p.epochs, job->p.width,
-		 job->p.lr, (unsigned long long)job->p.seed, job->p.priority);
+	job_event(svc->queue, job, LOGL_NOTICE, "submitted by uid %u: %dx%d, "
+		  "%d epochs, width %d, lr %g, seed %llu, priority %d",
+		  (unsigned)job->uid, job->img_w, job->img_h, job->p.epochs,
+		  job->p.width, job->p.lr, (unsigned long long)job->p.seed,
+		  job->p.priority);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	if (job->p.batch[0])
@@ -1041,6 +1044,25 @@ static int m_get(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
+/* Anyone may read a job's events, as its job object (see Access): they
+ * say what job.get and job.subscribe show, with times. */
+static int m_logs(struct request *rq, const cJSON *params, cJSON **result)
+{
+	struct job *job;
+	cJSON *events;
+	int rc = check_keys(rq, params, job_only);
+	if (rc || (rc = get_job(rq, params, &job)))
+		return rc;
+	if ((rc = job_events_read(rq->svc->queue, job, &events)))
+		return fail(rq, RPC_INTERNAL_ERROR, "cannot read the events of "
+			    "job %s: %s", job->id, rc == ERR_IO ?
+			    strerror(errno) : error_message(rc));
+	*result = cJSON_CreateObject();
+	cJSON_AddStringToObject(*result, "job", job->id);
+	cJSON_AddItemToObject(*result, "events", events);
+	return 0;
+}
+
 static cJSON *job_state_result(const struct job *job)
 {
 	cJSON *r = cJSON_CreateObject();
@@ -1060,9 +1082,17 @@ static int touchable_job(struct request *rq, const cJSON *params,
 	return may_touch(rq, *out);
 }
 
-static void set_state(struct service *svc, struct job *job,
+/* A change asked for by a client, of a job no worker holds: logged and
+ * kept in the job's events as "paused", "resumed" or "cancelled", with
+ * the uid that asked. */
+static void set_state(struct request *rq, struct job *job,
 		      enum job_state state)
 {
+	struct service *svc = rq->svc;
+	const char *what = state == JOB_QUEUED ? "resumed"
+					       : job_state_name(state);
+	job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)", what,
+		  (unsigned)server_conn_uid(rq->c), job_state_name(job->state));
 	queue_set_state(svc->queue, job, state, NULL);
 	methods_job_state(svc, job);
 }
@@ -1078,7 +1108,7 @@ static int m_pause(struct request *rq, const cJSON *params, cJSON **result)
 		worker_flag(rq->svc->slots[job->worker].w, job->id, WORK_PAUSE);
 		return wait_for_state(rq, job);
 	case JOB_QUEUED:
-		set_state(rq->svc, job, JOB_PAUSED);
+		set_state(rq, job, JOB_PAUSED);
 		break;
 	case JOB_PAUSED:
 		break;
@@ -1103,7 +1133,7 @@ static int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 	switch (job->state) {
 	case JOB_PAUSED:
 	case JOB_FAILED:
-		set_state(rq->svc, job, JOB_QUEUED);
+		set_state(rq, job, JOB_QUEUED);
 		service_schedule(rq->svc);
 		break;
 	case JOB_QUEUED:
@@ -1130,7 +1160,7 @@ static int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 		return wait_for_state(rq, job);
 	case JOB_QUEUED:
 	case JOB_PAUSED:
-		set_state(rq->svc, job, JOB_CANCELLED);
+		set_state(rq, job, JOB_CANCELLED);
 		break;
 	case JOB_CANCELLED: /* as pausing a paused job: already so */
 		break;
@@ -1369,6 +1399,7 @@ static const struct method_entry {
 	{M_JOB_SUBMIT, m_submit},
 	{M_JOB_LIST, m_list},
 	{M_JOB_GET, m_get},
+	{M_JOB_LOGS, m_logs},
 	{M_JOB_PAUSE, m_pause},
 	{M_JOB_RESUME, m_resume},
 	{M_JOB_CANCEL, m_cancel},

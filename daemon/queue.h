@@ -12,6 +12,7 @@
  *   target.png              the image as submitted
  *   init.safetensors        the starting model, when one was given
  *   metrics.ndjson          one line per finished epoch, appended
+ *   events.ndjson           one line per job event, appended (events.h)
  *   checkpoint.safetensors  written by the worker (atomically)
  *   model.safetensors, recon.png   written by the worker when the job is done
  * and STATE_DIR/next-id the next job number.

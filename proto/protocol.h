@@ -21,6 +21,7 @@
 #define M_JOB_SUBMIT "job.submit"
 #define M_JOB_LIST "job.list"
 #define M_JOB_GET "job.get"
+#define M_JOB_LOGS "job.logs"
 #define M_JOB_PAUSE "job.pause"
 #define M_JOB_RESUME "job.resume"
 #define M_JOB_CANCEL "job.cancel"

@@ -127,7 +127,7 @@ def request_seeds(tiny_png):
     out(t, "valid-status-list", req(1, "daemon.status") + "\n" + req(2, "job.list") + "\n")
     lines = [req(1, "job.submit", {"image": {"png": b64}, "epochs": 3, "width": 16,
                                    "lr": 0.001, "seed": 5, "name": "f", "priority": 2})]
-    for i, m in enumerate(["job.get", "job.subscribe", "job.pause", "job.resume",
+    for i, m in enumerate(["job.get", "job.logs", "job.subscribe", "job.pause", "job.resume",
                            "job.export", "job.unsubscribe", "job.cancel", "job.remove"]):
         lines.append(req(i + 2, m, {"job": "1"}))
     out(t, "valid-job-lifecycle", "\n".join(lines) + "\n")
