@@ -1,5 +1,5 @@
 #!/bin/bash
-# 65_job_logs.sh - `vkinrctl logs ID`: one job's events, with times, in
+# 68_job_logs.sh - `vkinrctl logs ID`: one job's events, with times, in
 # order (submitted, started, paused, resumed, started again, done), the
 # same words as the daemon's log lines; kept across a daemon restart,
 # gone with the job; an unknown id exits 3, a missing one 2.
