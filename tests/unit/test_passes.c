@@ -149,10 +149,14 @@ static const int dilations[] = {1, 2, 3, 4, 8, 11};
 #define ROW_CHUNK_TEST 16
 #define ROW_CHUNKS ((ROW_SEGS * 23 + ROW_CHUNK_TEST - 1) / ROW_CHUNK_TEST)
 
-/* Runs the forward or backward (back) depthwise pass, per pixel (rows 0),
- * by rows (1), per pixel from S (2, forward only) or by blocks in shared
- * memory (3: forward from S), for dilation d; returns the variant's name. */
-static const char *dispatch_dw(int rows, int back, int d,
+/* The forms of the depthwise passes: the GPUs' per pixel, the CPUs' by
+ * row segments, the GPUs' per pixel from S (the sines taken in the pass)
+ * and by blocks in shared memory (from S); the last two forward only. */
+enum dw_form { DW_PIXEL, DW_ROWS, DW_FROM_S, DW_BLOCKS };
+
+/* Runs the forward or backward (back) depthwise pass in a form, for
+ * dilation d; returns the variant's name. */
+static const char *dispatch_dw(enum dw_form form, int back, int d,
 			       const struct gpu_buffer *const *bufs)
 {
 	static const char *const names[4][2] = {
@@ -163,25 +167,25 @@ static const char *dispatch_dw(int rows, int back, int d,
 	memcpy(&spec[1], &w0, 4);
 	struct pass_push p = tile_push(d);
 	uint32_t gx = (NPIX + 255) / 256;
-	if (rows == 1) {
+	if (form == DW_ROWS) {
 		p.i0 = ROW_CHUNK_TEST;
 		p.i1 = NF;
 		p.i2 = ROW_SEGS;
 		gx = back ? ROW_CHUNKS : (ROW_SEGS * 23 + 63) / 64;
 	}
-	int nbufs = back ? 4 + (rows == 1) : 3;
-	if (rows == 3) {
-		test_dispatch_spec(names[rows][back], spec, 2, bufs, nbufs, &p,
+	int nbufs = back ? 4 + (form == DW_ROWS) : 3;
+	if (form == DW_BLOCKS) {
+		test_dispatch_spec(names[form][back], spec, 2, bufs, nbufs, &p,
 				   sizeof(p), (37 + DW_BLOCK_X - 1) / DW_BLOCK_X,
 				   (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y, NF);
-		return names[rows][back];
+		return names[form][back];
 	}
-	test_dispatch_spec(names[rows][back], spec, rows == 1 ? 3 : 2, bufs, nbufs,
+	test_dispatch_spec(names[form][back], spec, form == DW_ROWS ? 3 : 2, bufs, nbufs,
 			   &p, sizeof(p), gx, NF, 1);
-	return names[rows][back];
+	return names[form][back];
 }
 
-static void check_dwconv(int rows)
+static void check_dwconv(enum dw_form form)
 {
 	float *s = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4), *got = malloc(NF * NPIX * 4);
 	double *want = malloc(NF * NPIX * 8);
@@ -189,17 +193,17 @@ static void check_dwconv(int rows)
 			  bz = test_buffer(NF * NPIX);
 	for (size_t i = 0; i < sizeof(dilations) / sizeof(int); i++) {
 		int d = dilations[i];
-		if (rows == 3 && d > DW_TILED_MAX_DIL)
+		if (form == DW_BLOCKS && d > DW_TILED_MAX_DIL)
 			continue;
 		test_random(s, NF * NPIX, 11 + d, -1, 1);
 		test_random(dw, NF * 9, 21 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
-		if (rows >= 2)
+		if (form == DW_FROM_S || form == DW_BLOCKS)
 			test_upload(&bs, s, NF * NPIX);
 		else
 			upload_activated(&bs, s, NF * NPIX);
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
-		const char *variant = dispatch_dw(rows, 0, d, bufs);
+		const char *variant = dispatch_dw(form, 0, d, bufs);
 		test_download(&bz, got, NF * NPIX);
 		double *sd = test_to_double(s, NF * NPIX);
 		ref_dwconv(NF, &tile, d, dw, W0, sd, want);
@@ -211,7 +215,7 @@ static void check_dwconv(int rows)
 	free(s), free(dw), free(got), free(want);
 }
 
-static void check_dwconv_back(int rows)
+static void check_dwconv_back(enum dw_form form)
 {
 	float *s = malloc(NF * NPIX * 4), *dz = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4);
 	float *got = malloc(NF * NPIX * 4), *gotw = malloc(NF * 9 * 4);
@@ -228,7 +232,7 @@ static void check_dwconv_back(int rows)
 		test_upload(&bs, s, NF * NPIX);
 		test_upload(&bdz, dz, NF * NPIX);
 		const struct gpu_buffer *bufs[] = {&bp, &bs, &bdz, &bout, &part};
-		const char *variant = dispatch_dw(rows, 1, d, bufs);
+		const char *variant = dispatch_dw(form, 1, d, bufs);
 		test_download(&bout, got, NF * NPIX);
 		double *sd = test_to_double(s, NF * NPIX), *dzd = test_to_double(dz, NF * NPIX);
 		memset(gdw, 0, NF * 9 * 8);
@@ -236,7 +240,7 @@ static void check_dwconv_back(int rows)
 		char what[64];
 		snprintf(what, sizeof(what), "%s dS, dilation %d", variant, d);
 		test_close(what, got, want, NF * NPIX, 5e-4, 1e-4);
-		if (rows) { /* per pixel, reduce_dw sums these: test_reductions */
+		if (form == DW_ROWS) { /* else reduce_dw sums these: test_reductions */
 			reduce_partials(&part, ROW_CHUNKS, NF, 9, 9, 1, gotw);
 			snprintf(what, sizeof(what), "%s ddw, dilation %d", variant, d);
 			test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
@@ -249,27 +253,27 @@ static void check_dwconv_back(int rows)
 static void test_dwconv(void **state)
 {
 	test_need_gpu();
-	check_dwconv(0);
-	check_dwconv(2); /* from S, the sines taken in the pass */
-	check_dwconv(3); /* by blocks in shared memory, from S */
+	check_dwconv(DW_PIXEL);
+	check_dwconv(DW_FROM_S);
+	check_dwconv(DW_BLOCKS);
 }
 
 static void test_dwconv_back(void **state)
 {
 	test_need_gpu();
-	check_dwconv_back(0);
+	check_dwconv_back(DW_PIXEL);
 }
 
 static void test_dwconv_rows(void **state)
 {
 	test_need_gpu();
-	check_dwconv(1);
+	check_dwconv(DW_ROWS);
 }
 
 static void test_dwconv_back_rows(void **state)
 {
 	test_need_gpu();
-	check_dwconv_back(1);
+	check_dwconv_back(DW_ROWS);
 }
 
 /* GEMM in its three forms against the reference pointwise functions, for
