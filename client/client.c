@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "conn.h"
@@ -171,12 +172,38 @@ void client_print_json(const cJSON *value)
 
 /* ==== Files the client writes ========================================== */
 
+/* Whether a new file can be made at path: its folder is there, is a
+ * folder, and may be written into; else says why. */
+static int may_create(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else
+		snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 :
+			 (int)(slash - path), path);
+	if (stat(dir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
+	    access(dir, W_OK | X_OK) < 0) {
+		client_warn("cannot write %s: the folder %s: %s", path, dir,
+			    strerror(errno));
+		return CLIENT_EXIT_DAEMON;
+	}
+	return 0;
+}
+
 int client_may_write(const char *path, int force)
 {
 	struct stat st;
 
-	if (lstat(path, &st) < 0)
-		return 0;
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return may_create(path);
+		client_warn("cannot write %s: %s", path, strerror(errno));
+		return CLIENT_EXIT_DAEMON;
+	}
 	if (!force) {
 		client_warn("%s exists already; add --force to replace it", path);
 		return CLIENT_EXIT_DAEMON;

@@ -132,8 +132,10 @@ void client_print_json(const cJSON *value);
 int client_write_file(const char *path, const void *data, size_t size,
 		      int force);
 /* Checks beforehand that client_write_file may write path (so that a
- * command writing several files stops before the first); 0 or, having
- * said why, CLIENT_EXIT_DAEMON. */
+ * command writing several files stops before the first): it does not
+ * exist (or force and it is a file or a link) and its folder is there and
+ * writable; 0 or, having said why (the path and the cause),
+ * CLIENT_EXIT_DAEMON. */
 int client_may_write(const char *path, int force);
 
 #endif

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base64.h"
 #include "client.h"
@@ -87,9 +88,16 @@ static int export_one(struct client *cl, const cJSON *id,
 	snprintf(what, sizeof what, "export job %s", text);
 	if ((rc = client_call(cl, M_JOB_EXPORT, job_params(id), &result)) < 0)
 		return client_fail(cl, rc, what);
+	struct stat st;
+	int model_new = lstat(model_path, &st) < 0;
 	if ((rc = write_part(result, "model", "safetensors", model_path,
-			     force)) ||
-	    (rc = write_part(result, "recon", "png", recon_path, force))) {
+			     force))) {
+		cJSON_Delete(result);
+		return rc;
+	}
+	if ((rc = write_part(result, "recon", "png", recon_path, force))) {
+		if (model_new) /* half an export is not left behind */
+			unlink(model_path);
 		cJSON_Delete(result);
 		return rc;
 	}

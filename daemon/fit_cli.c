@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "errors.h"
+#include "fileio.h"
 #include "gpu/gpu.h"
 #include "image.h"
 #include "nn/fit.h"
@@ -397,6 +398,7 @@ int fit_cli_run(int argc, char **argv)
 	char err[512];
 	int rc;
 
+	fileio_follow_links(1); /* the user's own --model-out, --recon-out */
 	if (parse_args(argc, argv, &o))
 		return 2;
 	if ((rc = png_load_file(o.image, &target, err, sizeof(err)))) {

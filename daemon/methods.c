@@ -608,11 +608,28 @@ static struct worker_slot *pick_worker(struct service *svc)
 	return any;
 }
 
+/* Queues req for slot's worker, unless its uid has LIMIT_REQUESTS_PER_UID
+ * requests waiting already (across connections and workers): then it is
+ * refused at once, so that one user cannot pile up work the workers serve
+ * between epochs. */
 static int defer_to_worker(struct request *rq, struct worker_slot *slot,
 			   struct work_request *req)
 {
+	struct service *svc = rq->svc;
+	uid_t uid = server_conn_uid(rq->c);
+	int waiting = 0;
+	for (int i = 0; i < svc->nslots; i++)
+		waiting += worker_count_requests(svc->slots[i].w, uid);
+	if (waiting >= quota_requests_per_uid()) {
+		work_request_destroy(req);
+		rq->data = limit_data("LIMIT_REQUESTS_PER_UID",
+				      quota_requests_per_uid());
+		return fail(rq, RPC_LIMIT, "uid %u has %d renders and exports "
+			    "waiting for a worker already (the limit); retry "
+			    "when one is answered", (unsigned)uid, waiting);
+	}
 	req->conn = server_conn_id(rq->c);
-	req->uid = server_conn_uid(rq->c);
+	req->uid = uid;
 	req->rpc_id = rq->id ? cJSON_Duplicate(rq->id, 1) : NULL;
 	worker_request(slot->w, req);
 	return METHOD_DEFERRED;
@@ -763,6 +780,8 @@ static int m_status(struct request *rq, const cJSON *params, cJSON **result)
 	cJSON_AddNumberToObject(lim, "connections_per_uid",
 				quota_connections_per_uid());
 	cJSON_AddNumberToObject(lim, "jobs_per_uid", quota_jobs_per_uid());
+	cJSON_AddNumberToObject(lim, "requests_per_uid",
+				quota_requests_per_uid());
 	cJSON_AddNumberToObject(lim, "subscriber_bytes", LIMIT_SUBSCRIBER_BYTES);
 	cJSON_AddNumberToObject(lim, "image_side", IMAGE_MAX_SIDE);
 	cJSON_AddNumberToObject(lim, "image_pixels", IMAGE_MAX_PIXELS);

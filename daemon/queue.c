@@ -6,7 +6,8 @@
  * run FIFO). A few hundred jobs make a scan cheaper than keeping a heap in
  * step with pause, resume and priority.
  *
- * Every file is written through fileio_write_atomic (temp, fsync, rename),
+ * Every file is written through fileio_write_atomic (temp, fsync, rename;
+ * a link planted at a job file's name is replaced, never followed),
  * except metrics.ndjson which is appended one whole line per write(2) while
  * the job runs: a kill -9 can only lose the lines after the last write, and
  * a torn or repeated line is repaired on reload (the file is then rewritten
@@ -815,7 +816,7 @@ static void insert_sorted(struct queue *q, struct job *job)
 	q->count++;
 }
 
-/* A file named NAME.tmp.PID in a job's folder is what fileio_write_atomic
+/* A file named NAME.tmp.DIGITS in a job's folder is what fileio_write_atomic
  * left of a write that a crash (kill -9) interrupted; the file it was
  * replacing is intact, so the leftover goes. Run at start, when no write of
  * this daemon can be in flight. */

@@ -60,3 +60,12 @@ int quota_partial_bytes_per_uid(void)
 			     (int)LIMIT_PARTIAL_BYTES_PER_UID);
 	return v;
 }
+
+int quota_requests_per_uid(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_MAX_REQUESTS_PER_UID",
+			     LIMIT_REQUESTS_PER_UID);
+	return v;
+}

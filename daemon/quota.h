@@ -6,6 +6,7 @@
  *   VKINRD_MAX_CONNECTIONS_PER_UID  LIMIT_CONNECTIONS_PER_UID
  *   VKINRD_MAX_JOBS_PER_UID         LIMIT_JOBS_PER_UID
  *   VKINRD_MAX_PARTIAL_BYTES_PER_UID  LIMIT_PARTIAL_BYTES_PER_UID
+ *   VKINRD_MAX_REQUESTS_PER_UID     LIMIT_REQUESTS_PER_UID
  *
  * A value that is not an integer from 1 to the compiled-in limit is
  * ignored. Loop thread only.
@@ -17,5 +18,6 @@ int quota_connections(void);
 int quota_connections_per_uid(void);
 int quota_jobs_per_uid(void);
 int quota_partial_bytes_per_uid(void);
+int quota_requests_per_uid(void);
 
 #endif

@@ -223,6 +223,18 @@ static int take(struct worker *w, struct run *r, struct work_request **req)
 	return flags;
 }
 
+int worker_count_requests(struct worker *w, uid_t uid)
+{
+	int n = 0;
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	for (struct work_request *req = w->requests; req; req = req->next)
+		n += req->uid == uid;
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
 void worker_drop_requests(struct worker *w, uint64_t conn)
 {
 	if (!w)

@@ -139,6 +139,8 @@ void worker_flag(struct worker *w, const char *job_id, int flags);
  * users taking turns, and spends at most WORKER_SERVE_SHARE of the job's
  * time on them: a flood of renders slows the job by a bounded share. */
 void worker_request(struct worker *w, struct work_request *req);
+/* How many requests of uid wait in the worker's queue (not yet started). */
+int worker_count_requests(struct worker *w, uid_t uid);
 /* Takes back the requests of connection conn that the worker has not
  * started (their client has gone); they are destroyed here. */
 void worker_drop_requests(struct worker *w, uint64_t conn);

@@ -6,16 +6,18 @@
  * soon as the content passes max_size; it never allocates more than
  * max_size + 1 bytes.
  *
- * fileio_write_atomic writes PATH.tmp.PID, fsyncs it, renames it over PATH
- * and fsyncs the folder, so a reader, or a restart after a crash or kill -9,
+ * fileio_write_atomic writes PATH.tmp.DIGITS (the pid and random digits,
+ * created with O_EXCL | O_NOFOLLOW, so nothing planted under a guessed
+ * name is opened), fsyncs it, renames it over PATH and fsyncs the folder, so a reader, or a restart after a crash or kill -9,
  * sees either the old file or the new one, never a torn one. Until the
  * rename, PATH is not touched: a full disk (ENOSPC, EDQUOT: ERR_NO_SPACE) or
  * any other failure (ERR_IO) leaves the old file as it was and removes the
- * temporary file. The temporary name holds the process id only, so two
- * threads of one process must not write the same PATH at the same time.
- * A symbolic link is written through (the file it names is replaced, next
- * to itself); a PATH that is not a regular file (a device, /dev/stdout, a
- * folder) is refused rather than replaced.
+ * temporary file. A symbolic link at PATH is replaced by the file (the
+ * rename replaces the link itself), never followed, unless the process
+ * asked for fileio_follow_links(1): the command-line fits, writing a
+ * user's own files, then write through the link (the file it names is
+ * replaced, next to itself). A PATH that is not a regular file (a device,
+ * /dev/stdout, a folder) is refused rather than replaced.
  *
  * fileio_write_new serves the client, which writes into folders that other
  * users may also write into (/tmp, a shared project folder): the new file
@@ -36,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -208,6 +211,13 @@ static int sync_folder(const char *path)
  * link stays a link). Anything but a regular file is refused (EINVAL), so
  * that writing to /dev/null or /dev/stdout as root cannot replace it.
  */
+static int follow_links;
+
+void fileio_follow_links(int follow)
+{
+	follow_links = follow;
+}
+
 static int target_path(const char *path, char **out)
 {
 	struct stat st;
@@ -217,6 +227,8 @@ static int target_path(const char *path, char **out)
 		if (errno != ENOENT)
 			return -1;
 		*out = strdup(path);
+	} else if (S_ISLNK(st.st_mode) && !follow_links) {
+		*out = strdup(path); /* the rename replaces the link itself */
 	} else if (S_ISLNK(st.st_mode)) {
 		if (stat(path, &st) < 0) {
 			if (errno != ENOENT)
@@ -252,14 +264,30 @@ int fileio_write_atomic(const char *path, const void *data, size_t size,
 
 	if (target_path(path, &target) < 0)
 		return errno == ENOMEM ? ERR_NOMEM : ERR_IO;
-	rc = asprintf(&tmp, "%s.tmp.%ld", target, (long)getpid());
-	if (rc < 0) {
-		free(target);
-		errno = ENOMEM;
-		return ERR_NOMEM;
+	fd = -1;
+	for (int i = 0; i < 100 && fd < 0; i++) {
+		uint32_t r;
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = (uint32_t)rand() ^ (uint32_t)i << 24;
+		if (asprintf(&tmp, "%s.tmp.%ld%010u", target, (long)getpid(),
+			     (unsigned)r) < 0) {
+			free(target);
+			errno = ENOMEM;
+			return ERR_NOMEM;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+				       O_NOFOLLOW,
+			  (mode_t)mode);
+		if (fd < 0 && (errno != EEXIST || i == 99)) {
+			saved = errno;
+			free(tmp);
+			free(target);
+			errno = saved;
+			return errno_code(saved);
+		}
+		if (fd < 0)
+			free(tmp);
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		  (mode_t)mode);
 	if (fd < 0) {
 		saved = errno;
 		free(tmp);

@@ -1,10 +1,12 @@
 /*
  * fileio.h - whole-file reads and crash-safe writes.
  *
- * fileio_write_atomic writes to PATH.tmp.PID, fsyncs it, renames it over
- * PATH and fsyncs the folder, so a reader (or a restart after kill -9) sees
- * the old file or the new one, never a torn one. ENOSPC and EDQUOT become
- * ERR_NO_SPACE and the old file stays as it was.
+ * fileio_write_atomic writes to a fresh PATH.tmp.DIGITS (O_EXCL, never
+ * through a link), fsyncs it, renames it over PATH and fsyncs the folder,
+ * so a reader (or a restart after kill -9) sees the old file or the new
+ * one, never a torn one. ENOSPC and EDQUOT become ERR_NO_SPACE and the old
+ * file stays as it was. A link at PATH is replaced, not followed, unless
+ * the process called fileio_follow_links(1).
  *
  * fileio_write_new is for files written on a user's behalf into folders
  * others may share: it never writes through a symbolic link or into a
@@ -19,6 +21,10 @@
 /* Reads a whole file into a malloc'ed buffer (NUL-terminated beyond size). */
 int fileio_read(const char *path, uint8_t **data, size_t *size,
 		size_t max_size);
+/* Whether fileio_write_atomic writes through a symbolic link at its path
+ * (1: for the command-line fits, writing a user's own files) or replaces
+ * the link (0, the default: the daemon). */
+void fileio_follow_links(int follow);
 /* Writes atomically with the given mode (e.g. 0600). */
 int fileio_write_atomic(const char *path, const void *data, size_t size,
 			int mode);

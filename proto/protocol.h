@@ -65,6 +65,8 @@
 #define LIMIT_CONNECTIONS 256           /* open connections in all */
 #define LIMIT_CONNECTIONS_PER_UID 64
 #define LIMIT_JOBS_PER_UID 1000         /* jobs kept (any state) per uid */
+#define LIMIT_REQUESTS_PER_UID 8        /* renders and exports of one uid
+					   waiting for a worker */
 #define LIMIT_SUBSCRIBER_BYTES (1u << 20) /* output queued to one client
 						  before its next request waits */
 #define LIMIT_PARTIAL_BYTES_PER_UID (128u << 20) /* unfinished lines, per uid */

@@ -4,7 +4,10 @@
 # a job name and an error holding terminal escapes are printed escaped by list, show, watch, wait and the error path;
 # export into the folder the images came from leaves them alone; no file
 # is written over an existing one, through a planted link or into a FIFO
-# unless --force, and --force replaces the link, not its target. Prints TAP.
+# unless --force, and --force replaces the link, not its target. An export
+# to /dev/full, into a FIFO, into a missing folder or (as root, on a small
+# tmpfs) onto a full disk fails at once with exit 3 and a message naming
+# the path and the cause, leaving nothing behind. Prints TAP.
 #
 #   tests/integration/53_client_files.sh [BUILD_DIR]   (default: build)
 set -u
@@ -26,7 +29,7 @@ assert not any(c in b for c in (b"\x1b", b"\x07", b"\xc2\x9b")), b
 ' "$1"; }
 export -f clean
 
-TOTAL=20
+TOTAL=26
 echo "1..$TOTAL"
 if [ ! -x "$CTL" ]; then
 	for i in $(seq $TOTAL); do echo "ok $i # SKIP $CTL not built"; done
@@ -89,6 +92,37 @@ check "into a FIFO, even with --force: exit 3" bash -c 'timeout 10 "$1" infer "$
 check "infer -o over a file without --force: exit 3" bash -c 'echo keep >"$2/keep.png"; ! "$1" infer "$2/src/coins.safetensors" -o "$2/keep.png" 2>/dev/null && [ "$(cat "$2/keep.png")" = keep ]' _ "$CTL" "$T"
 check "no temporary file is left behind" bash -c '! ls -A "$1/shared" "$1/src" | grep -q "\.tmp$"' _ "$T"
 check "a new file takes the umask" bash -c '(umask 077 && "$1" export "$2" --model "$3/u.safetensors" --recon "$3/u.png" >/dev/null) && [ "$(stat -c %a "$3/u.png")" = 600 ]' _ "$CTL" "$ID" "$T"
+
+# ---- clear errors for client writes (issue 10, item 14) ----
+# fails-with PATTERN CMD...: exit 3 within 10 s, stderr matching PATTERN
+fails_with() {
+	local pat=$1; shift
+	rc_is 3 timeout 10 "$@" && grep -qE "$pat" "$T/err" || { sed 's/^/#   /' "$T/err"; return 1; }
+}
+export -f fails_with rc_is
+export T
+mkdir "$T/w"
+check "export --model /dev/full: exit 3, names it (exists already)" \
+	fails_with "/dev/full exists already; add --force" "$CTL" export "$ID" --model /dev/full --recon "$T/w/r.png"
+check "with --force: exit 3, names it (a special file), nothing written" bash -c 'fails_with "cannot write /dev/full: it is a special file" "$1" export "$2" --force --model "$3/w/m.safetensors" --recon /dev/full && [ -z "$(ls -A "$3/w")" ]' _ "$CTL" "$ID" "$T"
+check "export --force --model FIFO: exit 3 at once, the FIFO left as it was" bash -c 'fails_with "cannot write $3/shared/fifo.png: it is a special file" "$1" export "$2" --force --model "$3/shared/fifo.png" --recon "$3/w/r.png" && [ -p "$3/shared/fifo.png" ] && [ -z "$(ls -A "$3/w")" ]' _ "$CTL" "$ID" "$T"
+check "export --dir in a missing folder: exit 3, names it and the cause" bash -c 'fails_with "cannot create the folder $3/w/no/such: No such file or directory" "$1" export "$2" --dir "$3/w/no/such" && [ -z "$(ls -A "$3/w")" ]' _ "$CTL" "$ID" "$T"
+check "export --recon into a missing folder: exit 3 before anything is written" bash -c 'fails_with "cannot write $3/w/none/r.png: the folder $3/w/none: No such file or directory" "$1" export "$2" --model "$3/w/m.safetensors" --recon "$3/w/none/r.png" && [ -z "$(ls -A "$3/w")" ]' _ "$CTL" "$ID" "$T"
+# a full disk between the two files: one page free for the model, none for
+# the reconstruction; the model written is taken back
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$T/w" 2>/dev/null; then
+	python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT)
+try:
+    while True: os.write(fd, b"x" * 4096)
+except OSError: pass
+os.ftruncate(fd, os.fstat(fd).st_size - 4096); os.close(fd)' "$T/w/filler"
+	check "a disk full at the second file: exit 3 naming it and the cause, the first taken back" bash -c 'fails_with "cannot write $3/w/r.png: no space left on device" "$1" export "$2" --model "$3/w/m.safetensors" --recon "$3/w/r.png"; rc=$?; ls -A "$3/w" | grep -v "^filler$" | sed "s/^/#   left: /"; [ $rc = 0 ] && [ "$(ls -A "$3/w")" = filler ]' _ "$CTL" "$ID" "$T"
+	umount "$T/w"
+else
+	n=$((n + 1)); echo "ok $n # SKIP a disk full at the second file: needs root to mount a tmpfs"
+fi
 
 [ "$n" -eq "$TOTAL" ] || { echo "# ran $n checks, planned $TOTAL"; fails=$((fails + 1)); }
 [ "$fails" -eq 0 ]

@@ -8,12 +8,15 @@
 # shared machine being noisy) and its owner's job.pause is answered promptly; the flood's
 # connections closing drops their renders not yet made. The figures are
 # printed; the sanitizer build (VKINR_SANITIZED) prints them but skips the
-# rate checks, its timings meaning nothing.
+# rate checks, its timings meaning nothing. Finally 24 connections of that
+# uid each send one render at once: no more than LIMIT_REQUESTS_PER_UID (8)
+# wait for the worker, the others are refused at once with RPC_LIMIT
+# saying how many wait, while root's own render is still served.
 . "$(dirname "$0")/lib.bash"
-tap_plan 3
+tap_plan 4
 need_device
 if ! command -v setpriv >/dev/null || [ "$(id -u)" != 0 ]; then
-	for i in 1 2 3; do echo "ok $i # SKIP needs root and setpriv for a second uid"; done
+	for i in 1 2 3 4; do echo "ok $i # SKIP needs root and setpriv for a second uid"; done
 	exit 0
 fi
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
@@ -99,6 +102,45 @@ for k in range(4):
 time.sleep(2.5)  # held connections are checked every second
 n = c.call("daemon.status")["connections"]
 tap.ok(n == 1, "closed connections are let go at once, their renders dropped (%d left)" % n, n)
+BURST = r'''
+import json, os, socket, sys, time
+model = open(os.path.join(sys.argv[1], "model.b64")).read()
+line = (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "model.render",
+                    "params": {"model": {"safetensors": model}}}) + "\n").encode()
+socks = []
+for k in range(24):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[2]); s.sendall(line)
+    socks.append(s)
+rendered, refused, msg = 0, [], ""
+for s in socks:
+    s.settimeout(60)
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    r = json.loads(data) if data else {}
+    if "result" in r:
+        rendered += 1
+    elif r.get("error", {}).get("code") == -32004:
+        refused.append(time.time())
+        msg = r["error"]["message"]
+    s.close()
+print(json.dumps({"rendered": rendered, "refused": len(refused), "message": msg}))
+'''
+burst = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                          "python3", "-c", BURST, T, SOCK], stdout=subprocess.PIPE, text=True)
+time.sleep(1)
+mine = c.call("model.render", {"model": {"safetensors": model}})
+b = json.loads(burst.communicate()[0] or "{}")
+print("# burst of 24 renders from one uid:", b)
+tap.ok(b.get("refused", 0) >= 24 - 8 - 2 and b.get("rendered", 0) >= 8
+       and b["rendered"] + b["refused"] == 24
+       and "8 renders and exports waiting" in b.get("message", "")
+       and "retry" in b["message"] and "png" in mine,
+       "one uid's renders beyond LIMIT_REQUESTS_PER_UID are refused at once, "
+       "saying how many wait; another uid's render is served", b)
 tap.done()
 EOF_PY
 stop_daemon

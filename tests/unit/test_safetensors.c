@@ -358,8 +358,9 @@ static void test_save_and_load_file(void **state)
 	st_destroy(f);
 }
 
-/* fileio_write_atomic writes through a symbolic link and refuses to
- * replace what is not a regular file. */
+/* fileio_write_atomic writes through a symbolic link when asked
+ * (fileio_follow_links(1), the command-line fit) and refuses to replace
+ * what is not a regular file. */
 static void test_fileio_targets(void **state)
 {
 	char *dir = make_temp_dir(), file[512], link[512], fifo[512];
@@ -370,9 +371,11 @@ static void test_fileio_targets(void **state)
 	snprintf(file, sizeof(file), "%s/file", dir);
 	snprintf(link, sizeof(link), "%s/link", dir);
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	fileio_follow_links(1);
 	assert_int_equal(fileio_write_atomic(file, "old", 3, 0600), 0);
 	assert_int_equal(symlink("file", link), 0);
 	assert_int_equal(fileio_write_atomic(link, "new!", 4, 0600), 0);
+	fileio_follow_links(0);
 	assert_int_equal(lstat(link, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
 	assert_int_equal(fileio_read(file, &data, &size, 100), 0);
@@ -398,6 +401,46 @@ static void test_fileio_targets(void **state)
 	unlink(fifo);
 	unlink(link);
 	unlink(file);
+	assert_int_equal(rmdir(dir), 0);
+	free(dir);
+}
+
+/* By default (the daemon) a link planted at the final name is replaced by
+ * the new file, never followed, and the temporary file is created afresh
+ * (O_EXCL, O_NOFOLLOW, an unpredictable name): a link or a FIFO planted
+ * under the old predictable name PATH.tmp.PID is left alone. */
+static void test_fileio_no_follow(void **state)
+{
+	char *dir = make_temp_dir(), victim[512], link[512], planted[600];
+	uint8_t *data;
+	size_t size;
+	struct stat st;
+
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(link, sizeof(link), "%s/state.json", dir);
+	assert_int_equal(fileio_write_atomic(victim, "mine", 4, 0600), 0);
+	assert_int_equal(symlink(victim, link), 0);
+	snprintf(planted, sizeof(planted), "%s.tmp.%ld", link, (long)getpid());
+	assert_int_equal(symlink(victim, planted), 0);
+	assert_int_equal(fileio_write_atomic(link, "job", 3, 0600), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(fileio_read(link, &data, &size, 100), 0);
+	assert_memory_equal(data, "job", 3);
+	free(data);
+	assert_int_equal(fileio_read(victim, &data, &size, 100), 0);
+	assert_int_equal(size, 4);
+	assert_memory_equal(data, "mine", 4);
+	free(data);
+	assert_int_equal(lstat(planted, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	unlink(planted);
+	assert_int_equal(mkfifo(planted, 0600), 0); /* would block an open */
+	assert_int_equal(fileio_write_atomic(link, "job2", 4, 0600), 0);
+	assert_int_equal(count_entries(dir), 3); /* no temporary left */
+	unlink(planted);
+	unlink(link);
+	unlink(victim);
 	assert_int_equal(rmdir(dir), 0);
 	free(dir);
 }
@@ -665,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_add_refuses_bad_arguments),
 		cmocka_unit_test(test_save_and_load_file),
 		cmocka_unit_test(test_fileio_targets),
+		cmocka_unit_test(test_fileio_no_follow),
 		cmocka_unit_test(test_handmade_valid_control),
 		cmocka_unit_test(test_truncated_refused),
 		cmocka_unit_test(test_header_length_refused),
