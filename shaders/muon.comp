@@ -6,7 +6,8 @@
 //   MOMENTUM: m = mu m + g; X = g + mu m (Nesterov); the gradient is then
 //             cleared, so the Adam pass that follows leaves these weights
 //             (and their Adam moments) alone. mu = i-bits of i0.
-//   NORM:     one workgroup: X /= (|X|_F + 1e-7), summed in a fixed order.
+//   NORM:     one workgroup a matrix: X /= (|X|_F + 1e-7), summed in a
+//             fixed order; workgroup z takes the matrix z * i2 further.
 //   UPDATE:   W -= step[3] * Y, Y the orthogonalised matrix at off1.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
@@ -23,9 +24,10 @@ shared float sums[256];
 void main()
 {
 	uint count = uint(NF * NF), t = gl_LocalInvocationID.x;
+	uint x = pc.off1 + gl_WorkGroupID.z * uint(pc.i2);
 	float s = 0.0;
 	for (uint i = t; i < count; i += 256u)
-		s += scratch[pc.off1 + i] * scratch[pc.off1 + i];
+		s += scratch[x + i] * scratch[x + i];
 	sums[t] = s;
 	barrier();
 	for (uint half_ = 128u; half_ > 0u; half_ >>= 1) {
@@ -35,7 +37,7 @@ void main()
 	}
 	float scale = 1.0 / (sqrt(sums[0]) + 1e-7);
 	for (uint i = t; i < count; i += 256u)
-		scratch[pc.off1 + i] *= scale;
+		scratch[x + i] *= scale;
 }
 #else
 void main()

@@ -32,6 +32,8 @@
 
 #define MUON_MOMENTUM 0.95f
 #define NS_STEPS 5
+#define NS_MATRICES 4 /* scratch matrices a block: X, X', A, B */
+#define NS_TILE 64    /* ns_gemm.comp's block of outputs */
 static const float ns_coeff[3] = {3.4445f, -4.7750f, 2.0315f};
 
 static uint32_t float_bits(float f)
@@ -50,7 +52,7 @@ uint64_t nn_optim_bytes(const struct nn_fit *fit)
 {
 	uint64_t nn = (uint64_t)fit->cfg.nf * fit->cfg.nf, bytes = 0;
 	if (fit->cfg.recipe.optimizer == NN_OPTIMIZER_MUON)
-		bytes += 4 * nn * (uint64_t)(fit->cfg.nblocks + 4);
+		bytes += 4 * nn * (uint64_t)fit->cfg.nblocks * (1 + NS_MATRICES);
 	if (fit->cfg.recipe.average == NN_AVERAGE_EMA)
 		bytes += 4 * (uint64_t)fit->layout.total;
 	return bytes;
@@ -63,7 +65,8 @@ int nn_optim_alloc(struct nn_fit *fit)
 	if (fit->cfg.recipe.optimizer == NN_OPTIMIZER_MUON) {
 		rc = gpu_buffer_alloc(fit->arena, 4 * nn * fit->cfg.nblocks, 0,
 				      &fit->muon_m);
-		rc = rc ? rc : gpu_buffer_alloc(fit->arena, 4 * 4 * nn, 0,
+		rc = rc ? rc : gpu_buffer_alloc(fit->arena,
+						4 * NS_MATRICES * nn * fit->cfg.nblocks, 0,
 						&fit->muon_x);
 	}
 	if (!rc && fit->cfg.recipe.average == NN_AVERAGE_EMA)
@@ -103,17 +106,23 @@ static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
 	gpu_program_barrier(r->prog);
 }
 
-/* C = p D + q L R(^T) on NF x NF matrices of the scratch buffer. */
+/* C = p D + q L R(^T) on NF x NF matrices of the scratch buffer, for
+ * every block at once (block k's matrices lie k * stride floats further). */
 static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
 		       uint32_t l, uint32_t rr, uint32_t d, uint32_t c, float p,
-		       float q)
+		       float q, uint32_t stride)
 {
 	const struct gpu_buffer *bufs[1] = {&r->fit->muon_x};
-	uint32_t nf = (uint32_t)r->fit->cfg.nf;
+	uint32_t nf = (uint32_t)r->fit->cfg.nf, tiles = div_up(nf, NS_TILE);
 	struct pass_push push = {.off0 = l, .off1 = rr, .off2 = d, .off3 = c,
 				 .i0 = (int32_t)float_bits(p),
-				 .i1 = (int32_t)float_bits(q)};
-	run(r, pipe, bufs, 1, &push, nf / 16, nf / 16);
+				 .i1 = (int32_t)float_bits(q),
+				 .i2 = (int32_t)stride};
+	if (r->rc == 0)
+		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, 1, &push,
+					     sizeof(push), tiles, tiles,
+					     (uint32_t)r->fit->cfg.nblocks);
+	gpu_program_barrier(r->prog);
 }
 
 static int record_muon(struct optim_recorder *r)
@@ -134,24 +143,33 @@ static int record_muon(struct optim_recorder *r)
 		return rc;
 	const struct gpu_buffer *bufs[5] = {&fit->params, &fit->grad, &fit->muon_m,
 					    &fit->muon_x, &fit->step};
-	/* scratch: two X in turn, A = X X^T, B = b A + c A^2 */
+	/* scratch, per block: two X in turn, A = X X^T, B = b A + c A^2 */
 	const uint32_t xa = 0, xb = nn, a = 2 * nn, b = 3 * nn;
+	const uint32_t stride = NS_MATRICES * nn;
+	struct pass_push p = {.i0 = (int32_t)float_bits(MUON_MOMENTUM)};
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		struct pass_push p = {.off0 = (uint32_t)fit->layout.pw_w[k],
-				      .off1 = xa, .off2 = (uint32_t)k * nn,
-				      .i0 = (int32_t)float_bits(MUON_MOMENTUM)};
+		p.off0 = (uint32_t)fit->layout.pw_w[k];
+		p.off1 = (uint32_t)k * stride + xa;
+		p.off2 = (uint32_t)k * nn;
 		run(r, momentum, bufs, 5, &p, div_up(nn, GROUP), 1);
-		run(r, norm, bufs, 5, &p, 1, 1);
-		uint32_t x = xa, next = xb;
-		for (int s = 0; s < NS_STEPS; s++) {
-			ns_product(r, gemm_t, x, x, a, a, 0.0f, 1.0f);
-			ns_product(r, gemm, a, a, a, b, ns_coeff[1], ns_coeff[2]);
-			ns_product(r, gemm, b, x, x, next, ns_coeff[0], 1.0f);
-			uint32_t t = x;
-			x = next;
-			next = t;
-		}
-		p.off1 = x;
+	}
+	p = (struct pass_push){.off1 = xa, .i2 = (int32_t)stride};
+	if (r->rc == 0)
+		r->rc = gpu_program_dispatch(r->prog, norm, bufs, 5, &p, sizeof(p),
+					     1, 1, (uint32_t)fit->cfg.nblocks);
+	gpu_program_barrier(r->prog);
+	uint32_t x = xa, next = xb;
+	for (int s = 0; s < NS_STEPS; s++) {
+		ns_product(r, gemm_t, x, x, a, a, 0.0f, 1.0f, stride);
+		ns_product(r, gemm, a, a, a, b, ns_coeff[1], ns_coeff[2], stride);
+		ns_product(r, gemm, b, x, x, next, ns_coeff[0], 1.0f, stride);
+		uint32_t t = x;
+		x = next;
+		next = t;
+	}
+	for (int k = 0; k < fit->cfg.nblocks; k++) {
+		p = (struct pass_push){.off0 = (uint32_t)fit->layout.pw_w[k],
+				       .off1 = (uint32_t)k * stride + x};
 		run(r, update, bufs, 5, &p, div_up(nn, GROUP), 1);
 	}
 	return r->rc;

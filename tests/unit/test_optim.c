@@ -36,31 +36,39 @@ static void recipe_config(struct nn_config *cfg, int nf,
 }
 
 /* Newton-Schulz on the device (the products of ns_gemm.comp, the norm of
- * muon.comp) through a real Muon fit's scratch: one step of a fit whose
- * gradient is known is checked in test_step_matches_reference; here the
- * orthogonalisation alone, on a random matrix, for both GEMM variants. */
+ * muon.comp) through a scratch laid out as a Muon fit's: one step of a fit
+ * whose gradient is known is checked in test_step_matches_reference; here
+ * the orthogonalisation alone, on random matrices, for both GEMM variants,
+ * at widths below, at and above the shader's 64-wide blocks, two matrices
+ * a dispatch (the batch of blocks). */
 static void test_newton_schulz_matches_reference(void **state)
 {
 	test_need_gpu();
-	for (int nf = 16; nf <= 48; nf += 32) {
-		size_t nn = (size_t)nf * nf;
+	static const int widths[] = {16, 48, 144};
+	enum { BATCH = 2, MATRICES = 4 };
+	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+		int nf = widths[w];
+		size_t nn = (size_t)nf * nf, stride = MATRICES * nn;
 		double *g = malloc(nn * sizeof(double));
-		double *want = malloc(nn * sizeof(double));
-		float *x = malloc(nn * sizeof(float));
-		test_random_double(g, nn, 11 + nf, -1, 1);
-		ref_newton_schulz(nf, g, want);
+		double *want = malloc(BATCH * nn * sizeof(double));
+		float *x = calloc(BATCH * stride, sizeof(float));
 
-		/* scratch: X, X', A, B as in optim.c; X = g / |g| first */
-		struct gpu_buffer scratch = test_buffer(4 * nn);
-		double norm = 0;
-		for (size_t i = 0; i < nn; i++)
-			norm += g[i] * g[i];
-		for (size_t i = 0; i < nn; i++)
-			x[i] = (float)(g[i] / (sqrt(norm) + 1e-7));
-		test_upload(&scratch, x, nn);
+		/* per matrix of the batch: X, X', A, B as in optim.c; X =
+		 * g / |g| first */
+		for (int z = 0; z < BATCH; z++) {
+			test_random_double(g, nn, 11 + nf + z, -1, 1);
+			ref_newton_schulz(nf, g, want + z * nn);
+			double norm = 0;
+			for (size_t i = 0; i < nn; i++)
+				norm += g[i] * g[i];
+			for (size_t i = 0; i < nn; i++)
+				x[z * stride + i] = (float)(g[i] / (sqrt(norm) + 1e-7));
+		}
+		struct gpu_buffer scratch = test_buffer(BATCH * stride);
+		test_upload(&scratch, x, BATCH * stride);
 		static const float abc[3] = {3.4445f, -4.7750f, 2.0315f};
 		uint32_t cur = 0, next = (uint32_t)nn, a = 2 * (uint32_t)nn,
-			 b = 3 * (uint32_t)nn;
+			 b = 3 * (uint32_t)nn, blocks = (uint32_t)(nf + 63) / 64;
 		for (int s = 0; s < 5; s++) {
 			struct {
 				uint32_t l, r, d, c;
@@ -75,22 +83,23 @@ static void test_newton_schulz_matches_reference(void **state)
 				struct pass_push p = {.off0 = steps[i].l,
 						      .off1 = steps[i].r,
 						      .off2 = steps[i].d,
-						      .off3 = steps[i].c};
+						      .off3 = steps[i].c,
+						      .i2 = (int32_t)stride};
 				memcpy(&p.i0, &steps[i].p, 4);
 				memcpy(&p.i1, &steps[i].q, 4);
 				const struct gpu_buffer *bufs[1] = {&scratch};
 				test_dispatch(steps[i].variant, nf, 30.0f, bufs, 1, &p,
-					      sizeof(p), (uint32_t)nf / 16,
-					      (uint32_t)nf / 16, 1);
+					      sizeof(p), blocks, blocks, BATCH);
 			}
 			uint32_t t = cur;
 			cur = next;
 			next = t;
 		}
-		float *all = malloc(4 * nn * sizeof(float));
-		test_download(&scratch, all, 4 * nn);
-		test_close("newton-schulz", all + cur, want, nn, 2e-4, 2e-4);
-		free(all), free(g), free(want), free(x);
+		test_download(&scratch, x, BATCH * stride);
+		for (int z = 0; z < BATCH; z++)
+			test_close("newton-schulz", x + z * stride + cur,
+				   want + z * nn, nn, 2e-4, 2e-4);
+		free(x), free(g), free(want);
 	}
 }
 
