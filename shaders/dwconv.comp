@@ -10,8 +10,12 @@
 // With OUT_F16 (the tensor-core path) Z is written as fp16 in rows of
 // i3 = n_pad >= n values, the padding zeroed, which is how the GEMMs read
 // it (their K runs over whole 16-pixel blocks).
+// With IN_F16 the input S is read as fp16 (the tensor-core path keeps
+// every S_k that the backward needs so, at half the memory); with COPY_S
+// (that path's forward, whose S comes fp32 from the GEMM) each S value is
+// also written as fp16 to binding 3, for the backward.
 #extension GL_GOOGLE_include_directive : require
-#ifdef OUT_F16
+#if defined(OUT_F16) || defined(IN_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
@@ -19,15 +23,23 @@ layout(local_size_x = 256) in;
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
+#ifdef IN_F16
+layout(binding = 1) readonly buffer In { float16_t h[]; };
+#else
 layout(binding = 1) readonly buffer In { float h[]; };
+#endif
 #ifdef OUT_F16
 layout(binding = 2) writeonly buffer Out { float16_t z[]; };
 #else
 layout(binding = 2) writeonly buffer Out { float z[]; };
 #endif
 
+#ifdef COPY_S
+layout(binding = 3) writeonly buffer Copy { float16_t s16[]; };
+#endif
+
 #ifdef FROM_S
-#define H(s) act(s)
+#define H(s) act(float(s))
 #else
 #define H(h) (h)
 #endif
@@ -50,6 +62,9 @@ void main()
 	ivec2 q = tile_xy(p);
 	int px = q.x, py = q.y, d = pc.dil;
 	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
+#ifdef COPY_S
+	s16[base + p] = float16_t(h[base + p]);
+#endif
 	float acc = 0.0;
 	for (int i = -1; i <= 1; i++) {
 		int yy = py + i * d;

@@ -5,8 +5,9 @@
 // off0: the block's dw weights. Grid: x pixels, y channels.
 // With COPY_F16 (the tensor-core path) dS is also written as fp16, times
 // the loss scale (uintBitsToFloat(off3)), in rows of i3 = n_pad values.
+// With IN_F16 Sprev is read as fp16 (see dwconv.comp).
 #extension GL_GOOGLE_include_directive : require
-#ifdef COPY_F16
+#if defined(COPY_F16) || defined(IN_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
@@ -14,7 +15,11 @@ layout(local_size_x = 256) in;
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
+#ifdef IN_F16
+layout(binding = 1) readonly buffer Prev { float16_t sprev[]; };
+#else
 layout(binding = 1) readonly buffer Prev { float sprev[]; };
+#endif
 layout(binding = 2) readonly buffer GradZ { float dz[]; };
 layout(binding = 3) writeonly buffer Out { float dsprev[]; };
 #ifdef COPY_F16
@@ -47,7 +52,7 @@ void main()
 			       dz[base + uint(yy * pc.tw + xx)];
 		}
 	}
-	float ds = act_grad(sprev[base + p]) * acc;
+	float ds = act_grad(float(sprev[base + p])) * acc;
 	dsprev[base + p] = ds;
 #ifdef COPY_F16
 	dshalf[c * uint(pc.i3) + p] = float16_t(ds * uintBitsToFloat(pc.off3));

@@ -12,10 +12,11 @@
 // Z[c,p] = sum_t dw[c][t] H[c, p + disp_t] (FROM_S: H = act(S)).
 // OUT_F16 writes Z as fp16 in rows of i3 = n_pad values; the workgroup at
 // block (0, 0) zeroes its channel's padding, which the GEMMs read as K.
+// IN_F16 and COPY_S as in dwconv.comp.
 // Grid: x blocks across, y blocks down, z channels.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-#ifdef OUT_F16
+#if defined(OUT_F16) || defined(IN_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
@@ -28,7 +29,14 @@ layout(local_size_x = 256) in;
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
+#ifdef IN_F16
+layout(binding = 1) readonly buffer In { float16_t src[]; };
+#else
 layout(binding = 1) readonly buffer In { float src[]; };
+#endif
+#ifdef COPY_S
+layout(binding = 3) writeonly buffer Copy { float16_t s16[]; };
+#endif
 #ifdef OUT_F16
 layout(binding = 2) writeonly buffer Out { float16_t z[]; };
 #else
@@ -38,7 +46,7 @@ layout(binding = 2) writeonly buffer Out { float z[]; };
 shared float block[SY * SX];
 
 #ifdef FROM_S
-#define LOAD(v) act(v)
+#define LOAD(v) act(float(v))
 #else
 #define LOAD(v) (v)
 #endif
@@ -64,8 +72,15 @@ void main()
 		int ly = e / wx, lx = e - ly * wx;
 		int x = x0 - d + lx, y = y0 - d + ly;
 		float v = 0.0;
-		if (x >= 0 && x < tw && y >= 0 && y < th)
-			v = LOAD(src[base + uint(y * tw + x)]);
+		if (x >= 0 && x < tw && y >= 0 && y < th) {
+			uint at = base + uint(y * tw + x);
+			v = LOAD(src[at]);
+#ifdef COPY_S
+			/* each pixel of the block once, not its halo */
+			if (lx >= d && lx < d + BX && ly >= d && ly < d + BY)
+				s16[at] = float16_t(src[at]);
+#endif
+		}
 		block[ly * SX + lx] = v;
 	}
 	barrier();

@@ -8,7 +8,12 @@
 //   MODE_DW    J = 9: X[c,p] Y[c, p + disp_t]   (dw taps; X = dZ, Y = act(Sprev))
 //   MODE_FIRST J = 3: X[c,p] * (u, v, 1)            (first layer; X = dS0)
 //   MODE_OUT   J = 3: X[o,p] act(Y[c,p]) for o<3    (out_w; X = dY, Y = S4)
+// With IN_F16 (MODE_DW) Y is read as fp16 (see dwconv.comp).
 #extension GL_GOOGLE_include_directive : require
+#ifdef IN_F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 layout(local_size_x = 256) in;
 #include "common.glsl"
 
@@ -16,7 +21,7 @@ layout(local_size_x = 256) in;
 #define J 9
 /* FROM_S: Y is Sprev itself, and its sine is taken as it is read */
 #ifdef FROM_S
-#define DW_Y(y) act(y)
+#define DW_Y(y) act(float(y))
 #else
 #define DW_Y(y) (y)
 #endif
@@ -27,7 +32,11 @@ layout(local_size_x = 256) in;
 #endif
 
 layout(binding = 0) readonly buffer X { float xs[]; };
+#ifdef IN_F16
+layout(binding = 1) readonly buffer Y { float16_t ys[]; };
+#else
 layout(binding = 1) readonly buffer Y { float ys[]; };
+#endif
 layout(binding = 2) writeonly buffer Part { float part[]; };
 
 #ifdef SUBGROUP_SUMS

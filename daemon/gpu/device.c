@@ -269,8 +269,12 @@ static void describe(VkPhysicalDevice pd, int index,
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
 		.pNext = &maint3,
 	};
+	VkPhysicalDevice16BitStorageFeatures storage16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+	};
 	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+		.pNext = &storage16,
 	};
 	VkPhysicalDeviceFeatures2 features = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -307,6 +311,7 @@ static void describe(VkPhysicalDevice pd, int index,
 	info->max_shared_bytes = props.properties.limits.maxComputeSharedMemorySize;
 	info->subgroup_size = subgroup.subgroupSize;
 	info->has_float16 = f16.shaderFloat16;
+	info->has_float16_storage = f16.shaderFloat16 && storage16.storageBuffer16BitAccess;
 	info->has_coopmat_nv = has_nv_coopmat_shape(pd);
 	info->has_coopmat_khr = has_khr_coopmat_shape(pd);
 	info->coopmat_api = choose_coopmat_api(info);
@@ -476,7 +481,7 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 	};
 	VkPhysicalDevice16BitStorageFeatures storage16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-		.pNext = &memory_model,
+		.pNext = ctx->info.has_tensor_cores ? &memory_model : NULL,
 		.storageBuffer16BitAccess = VK_TRUE,
 	};
 	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
@@ -490,7 +495,7 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 	}
 	VkDeviceCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-		.pNext = ctx->info.has_tensor_cores ? &f16 : NULL,
+		.pNext = ctx->info.has_float16_storage ? &f16 : NULL,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &queue,
 		.enabledExtensionCount = next,

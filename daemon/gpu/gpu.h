@@ -50,6 +50,8 @@ struct gpu_device_info {
 				      * NV where both are (VKINR_COOPMAT=khr
 				      * picks KHR, to compare them) */
 	int has_float16;
+	int has_float16_storage;     /* and 16-bit storage buffers: enabled
+				      * (the fp16 passes run; lavapipe's too) */
 	int is_cpu;
 	/* Identity, to find the device a scheduler assigned (visible.c). */
 	uint8_t uuid[VK_UUID_SIZE];  /* VkPhysicalDeviceIDProperties */

@@ -90,6 +90,15 @@ static int use_cpu_passes(const struct gpu_context *gpu)
 	return gpu_info(gpu)->is_cpu;
 }
 
+/* GPUs read S in the depthwise passes and take the sines there, which
+ * saves the activate pass's read and write of every activation;
+ * VKINR_FUSED_SINE=0 keeps that pass, to compare. */
+static int use_fused_sines(const struct gpu_context *gpu)
+{
+	const char *fused = getenv("VKINR_FUSED_SINE");
+	return !use_cpu_passes(gpu) && !(fused && !strcmp(fused, "0"));
+}
+
 /* auto takes the tensor cores where the device has them, fp32 elsewhere.
  * Gradient operands are scaled by the number of values the loss averages
  * (times 16), which brings them from ~1e-7 into fp16's range. */
@@ -106,6 +115,7 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	if (p == NN_PRECISION_AUTO)
 		p = info->has_tensor_cores ? NN_PRECISION_FP16 : NN_PRECISION_FP32;
 	fit->precision = p;
+	fit->half_storage = p == NN_PRECISION_FP16 && use_fused_sines(fit->gpu);
 	fit->gemm = choose_gemm(fit);
 	fit->grad_scale = 16.0f * 3.0f * (float)fit->width * (float)fit->height;
 	return 0;
@@ -135,9 +145,13 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 	 * sums, and what the arena's shared blocks may leave unused */
 	lim.fixed_bytes = 4 * fit->layout.total * 4 + 2 * pixels * 12 +
 			  (96u << 20) + (256u << 20) + nn_optim_bytes(fit);
+	/* S_0..S_B, Z (or dZ), dS; the fp16 path adds fp16 copies of Z and
+	 * dS, and keeps S_0..S_B-1 in fp16 and no S_B (see alloc_buffers) */
 	lim.bytes_per_pixel = 4 * nf * (uint64_t)(fit->cfg.nblocks + 3) + 16;
 	if (fit->precision == NN_PRECISION_FP16)
-		lim.bytes_per_pixel += 2 * 2 * nf; /* fp16 copies of Z and dS */
+		lim.bytes_per_pixel += 2 * 2 * nf;
+	if (fit->half_storage)
+		lim.bytes_per_pixel -= 2 * nf * (uint64_t)fit->cfg.nblocks + 4 * nf;
 	lim.max_pixels = info->max_storage_range / (4 * nf);
 	if (lim.max_pixels > 65535ull * GROUP)
 		lim.max_pixels = 65535ull * GROUP;
@@ -200,8 +214,14 @@ static int alloc_buffers(struct nn_fit *fit)
 	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->adam_v);
 	rc = rc ? rc : gpu_buffer_alloc(a, 16, 1, &fit->step);
 	rc = rc ? rc : gpu_buffer_alloc(a, pixels * 12, 0, &fit->target);
-	for (int k = 0; k <= fit->cfg.nblocks; k++)
-		rc = rc ? rc : gpu_buffer_alloc(a, act, 0, &fit->s[k]);
+	/* the fp16 path with fused sines keeps S_0..S_B-1 in fp16 for the
+	 * backward; the forward's fp32 S_k, and S_B, live in z meanwhile */
+	for (int k = 0; k <= fit->cfg.nblocks; k++) {
+		if (fit->half_storage && k == fit->cfg.nblocks)
+			break;
+		uint64_t bytes = fit->half_storage ? act / 2 : act;
+		rc = rc ? rc : gpu_buffer_alloc(a, bytes, 0, &fit->s[k]);
+	}
 	rc = rc ? rc : gpu_buffer_alloc(a, act, 0, &fit->z);
 	rc = rc ? rc : gpu_buffer_alloc(a, act, 0, &fit->g);
 	rc = rc ? rc : gpu_buffer_alloc(a, 12 * n, 0, &fit->dy);
@@ -240,6 +260,10 @@ struct recorder {
 	 * and the forward one (tiled) goes by blocks through shared memory */
 	int fused, tiled;
 	struct gpu_pipeline *dwconv_tiled;
+	/* the fp16 path's S_k in fp16: the forward convs copy S_k as they
+	 * read it (fp32, from z), the backward passes read the copies */
+	struct gpu_pipeline *dwconv_copy, *dwconv_tiled_copy, *dwconv_in,
+		*dwconv_tiled_in;
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
 		*dwconv_back_rows[NN_MAX_BLOCKS];
 };
@@ -285,16 +309,18 @@ static int get_pipelines(struct recorder *r)
 		rc = rc ? rc : gpu_pipeline_get(gpu, "dwconv_back_rows", 5, pass,
 						rspec, 3, &r->dwconv_back_rows[k]);
 	}
-	/* GPUs read S in the depthwise passes and take the sines there, which
-	 * saves the activate pass's read and write of every activation;
-	 * VKINR_FUSED_SINE=0 keeps that pass, to compare */
-	const char *fused = getenv("VKINR_FUSED_SINE");
-	r->fused = !r->cpu && !(fused && !strcmp(fused, "0"));
+	r->fused = use_fused_sines(gpu);
 	r->fit->fused_sines = r->fused;
 	r->fit->row_passes = r->rows;
 	if (r->fused) {
 		GET(dwconv, r->half ? "dwconv_s_f16" : "dwconv_s", 3, pass, 2);
 		GET(reduce_dw, "reduce_dw_s", 3, pass, 2);
+	}
+	if (r->fit->half_storage) {
+		GET(dwconv_copy, "dwconv_s_f16_copy", 4, pass, 2);
+		GET(dwconv_in, "dwconv_s_f16_in", 3, pass, 2);
+		GET(dwconv_back, "dwconv_back_f16_in", 5, pass, 2);
+		GET(reduce_dw, "reduce_dw_s_in", 3, pass, 2);
 	}
 	/* and the forward conv, for dilations that fit, by blocks
 	 * (VKINR_DW_TILED=0: not). On the H200 that took the forward convs
@@ -305,6 +331,10 @@ static int get_pipelines(struct recorder *r)
 	if (r->tiled)
 		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
 		    3, pass, 2);
+	if (r->tiled && r->fit->half_storage) {
+		GET(dwconv_tiled_copy, "dwconv_tiled_s_f16_copy", 4, pass, 2);
+		GET(dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, pass, 2);
+	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
 	gemm_shader_name(r->fit->gemm, "nn", nn, sizeof(nn));
@@ -451,12 +481,19 @@ static void record_activate(struct recorder *r, struct pass_push p,
 	stage_end(r, NN_PASS_ACTIVATE);
 }
 
+/* How a depthwise pass finds S_k: as it is (fp32, or the activation h on
+ * CPU devices), fp32 while writing its fp16 copy to s[k] (the fp16
+ * path's forward), or that copy (its backward). */
+enum s_form { S_AS_IS, S_COPY, S_HALF };
+
 /* Z = the depthwise conv of block k over h = act(S_k). */
 static void record_dwconv(struct recorder *r, struct pass_push p, int k,
-			  const struct gpu_buffer *h)
+			  const struct gpu_buffer *h, enum s_form form)
 {
 	struct nn_fit *fit = r->fit;
 	uint32_t nf = (uint32_t)fit->cfg.nf, n = (uint32_t)p.n;
+	const struct gpu_buffer *out = r->half ? &fit->z16 : &fit->z;
+	const struct gpu_buffer *copy = form == S_COPY ? &fit->s[k] : NULL;
 	p.off0 = (uint32_t)fit->layout.dw[k];
 	p.dil = fit->cfg.dilations[k];
 	p.i3 = (int)padded(n);
@@ -466,19 +503,29 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 		     div_up((uint64_t)p.i2 * (uint64_t)p.th, ROW_GROUP), nf,
 		     &fit->params, h, &fit->z, NULL, NULL, NULL);
 	} else if (r->tiled && p.dil <= DW_TILED_MAX_DIL) {
-		dispatch(r, r->dwconv_tiled, &fit->params, h,
-			 r->half ? &fit->z16 : &fit->z, NULL, NULL, NULL, &p,
+		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_tiled_copy
+					    : form == S_HALF ? r->dwconv_tiled_in
+							     : r->dwconv_tiled;
+		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
 			 sizeof(p), div_up((uint64_t)p.tw, DW_BLOCK_X),
 			 div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
 	} else {
-		PASS(r, r->dwconv, p,
-		     div_up(r->half ? padded(n) : n, GROUP), nf, &fit->params, h,
-		     r->half ? &fit->z16 : &fit->z, NULL, NULL, NULL);
+		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_copy
+					    : form == S_HALF ? r->dwconv_in
+							     : r->dwconv;
+		PASS(r, pipe, p, div_up(r->half ? padded(n) : n, GROUP), nf,
+		     &fit->params, h, out, copy, NULL, NULL);
 	}
 	stage_end(r, NN_PASS_DWCONV);
 }
 
-/* Forward through the blocks: S0, then Z and S_k+1 for every block. */
+/* Where S_B is after the forward: s[B], or z on the fp16 path with fp16
+ * storage (read by the head and the out_w sums before z is written). */
+static const struct gpu_buffer *last_s(const struct nn_fit *fit)
+{
+	return fit->half_storage ? &fit->z : &fit->s[fit->cfg.nblocks];
+}
+
 static void record_forward(struct recorder *r, const struct tile *t)
 {
 	struct nn_fit *fit = r->fit;
@@ -489,12 +536,23 @@ static void record_forward(struct recorder *r, const struct tile *t)
 
 	p.off0 = (uint32_t)l->first_w;
 	p.off1 = (uint32_t)l->first_b;
-	PASS(r, r->first, p, gx, nf, &fit->params, &fit->s[0], NULL, NULL, NULL, NULL);
+	/* fp16 storage: every S_k comes fp32 through z, and the conv that
+	 * reads it keeps its fp16 copy in s[k] */
+	int half_s = fit->half_storage;
+	PASS(r, r->first, p, gx, nf, &fit->params, half_s ? &fit->z : &fit->s[0],
+	     NULL, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		if (!r->fused)
+		const struct gpu_buffer *next = &fit->s[k + 1];
+		if (half_s) {
+			record_dwconv(r, p, k, &fit->z, S_COPY);
+			next = &fit->z;
+		} else if (r->fused) {
+			record_dwconv(r, p, k, &fit->s[k], S_AS_IS);
+		} else {
 			record_activate(r, p, &fit->s[k], &fit->g);
-		record_dwconv(r, p, k, r->fused ? &fit->s[k] : &fit->g);
+			record_dwconv(r, p, k, &fit->g, S_AS_IS);
+		}
 		struct gemm_push g = {
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
 			.a_off = (uint32_t)l->pw_w[k], .bias_off = (uint32_t)l->pw_b[k],
@@ -503,9 +561,9 @@ static void record_forward(struct recorder *r, const struct tile *t)
 		if (r->half) {
 			g.a_off = (uint32_t)k * nf * nf;
 			g.ldb = padded(n);
-			gemm(r, r->gemm_nn, &fit->p16, &fit->z16, &fit->s[k + 1], g, 1, 0, 0);
+			gemm(r, r->gemm_nn, &fit->p16, &fit->z16, next, g, 1, 0, 0);
 		} else {
-			gemm(r, r->gemm_nn, &fit->params, &fit->z, &fit->s[k + 1], g, 1, 0, 0);
+			gemm(r, r->gemm_nn, &fit->params, &fit->z, next, g, 1, 0, 0);
 		}
 		stage_end(r, NN_PASS_PW_FORWARD);
 	}
@@ -537,7 +595,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	p.i2 = (int)n_pad;
 	p.off2 = float_bits(fit->grad_scale);
 	const struct gpu_buffer *head_bufs[7] = {
-		&fit->params, &fit->s[nb], &fit->target, &fit->g, &fit->dy,
+		&fit->params, last_s(fit), &fit->target, &fit->g, &fit->dy,
 		&fit->sse, r->half ? &fit->g16 : NULL};
 	dispatch7(r, r->head, head_bufs, &p, sizeof(p), gx, 1, 1);
 	stage_end(r, NN_PASS_HEAD);
@@ -546,7 +604,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	struct pass_push rp = p;
 	rp.i0 = REDUCE_CHUNK;
 	rp.i1 = (int)nf;
-	PASS(r, r->reduce_out, rp, chunks, nf, &fit->dy, &fit->s[nb], &fit->part_b,
+	PASS(r, r->reduce_out, rp, chunks, nf, &fit->dy, last_s(fit), &fit->part_b,
 	     NULL, NULL, NULL);
 	rp.i1 = 3;
 	PASS(r, r->reduce_sum, rp, chunks, 3, &fit->dy, &fit->dy, &fit->part_a,
@@ -568,7 +626,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		p.i3 = (int)n_pad;
 		p.off3 = float_bits(fit->grad_scale);
 		if (k != nb - 1) /* Z of the last block is still there */
-			record_dwconv(r, p, k, h);
+			record_dwconv(r, p, k, h,
+				      fit->half_storage ? S_HALF : S_AS_IS);
 		struct gemm_push gw = {
 			.M = nf, .N = nf, .K = n, .lda = n, .ldb = n, .ldc = nf,
 			.k_chunk = k_chunk,
@@ -703,7 +762,7 @@ static int record_render(struct nn_fit *fit)
 		p.i0 = sse_base;
 		p.i1 = fit->has_target;
 		PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP), 1,
-		     &fit->params, &fit->s[fit->cfg.nblocks], &fit->target,
+		     &fit->params, last_s(fit), &fit->target,
 		     &fit->image_out, &fit->dy, &fit->sse);
 		stage_end(&r, NN_PASS_HEAD);
 		sse_base += (int)div_up((uint64_t)p.n, GROUP);
@@ -944,6 +1003,10 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 	bytes[NN_PASS_HEAD] = (8 + 2 * copy) * e;   /* S_B in, dS out (+fp16) */
 	/* the taps' sums read dZ and H (or S); dS: S, dZ in, dS out (+fp16) */
 	bytes[NN_PASS_DWCONV_BACK] = (rows ? 16 : 20) * e * nb + 2 * copy * e * nb;
+	if (fit->half_storage) { /* forward: + the copy; backward: S in fp16 */
+		bytes[NN_PASS_DWCONV] = (4 + 2 + z) * e * nb + (2 + z) * e * (nb - 1);
+		bytes[NN_PASS_DWCONV_BACK] -= 2 * 2 * e * nb;
+	}
 	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
 	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
 }

@@ -25,6 +25,7 @@ struct nn_fit {
 	enum nn_precision precision; /* resolved: FP32 or FP16 */
 	float grad_scale; /* loss scale of fp16 gradient operands */
 	int fused_sines;  /* the depthwise passes take the sines (GPUs) */
+	int half_storage; /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
 	int row_passes;   /* the depthwise passes by row segments (CPUs) */
 	struct tile_plan plan;
 

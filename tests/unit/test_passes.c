@@ -499,6 +499,138 @@ static void test_adam(void **state)
 		assert_true(got[i] == 0.0f); /* gradient cleared */
 }
 
+/* ------------------------------------------------ fp16 storage of S */
+
+/* The tensor-core path keeps S_k in fp16: its forward convs read fp32 S
+ * and write the fp16 copy (COPY_S), its backward passes read the copy
+ * (IN_F16), and Z comes out fp16 in rows of n_pad. Checked where the
+ * device has 16-bit storage buffers (lavapipe has), against the reference
+ * fed the fp16-rounded S. */
+#define NPAD ((NPIX + 15) / 16 * 16)
+
+static struct gpu_buffer half_buffer(size_t halves)
+{
+	return test_buffer(halves / 2 + 1);
+}
+
+static void upload_half(const struct gpu_buffer *b, float *f, size_t n)
+{
+	_Float16 *h = malloc(n * sizeof(*h));
+	for (size_t i = 0; i < n; i++) {
+		h[i] = (_Float16)f[i];
+		f[i] = (float)h[i]; /* what the shader sees */
+	}
+	assert_int_equal(gpu_upload(test_gpu, b, 0, h, n * sizeof(*h)), 0);
+	free(h);
+}
+
+/* n values out of rows of `row` halves, `rows` rows of `len` values. */
+static void download_half(const struct gpu_buffer *b, float *f, int rows,
+			  int len, int row)
+{
+	_Float16 *h = malloc((size_t)rows * row * sizeof(*h));
+	assert_int_equal(gpu_download(test_gpu, b, 0, h,
+				      (size_t)rows * row * sizeof(*h)), 0);
+	for (int r = 0; r < rows; r++)
+		for (int i = 0; i < len; i++)
+			f[(size_t)r * len + i] = (float)h[(size_t)r * row + i];
+	free(h);
+}
+
+static void test_fp16_storage(void **state)
+{
+	test_need_gpu();
+	if (!gpu_info(test_gpu)->has_float16_storage)
+		skip();
+	size_t count = (size_t)NF * NPIX;
+	float *s = malloc(count * 4), *dw = malloc(NF * 9 * 4), *got = malloc(count * 4);
+	float *dz = malloc(count * 4), *gotw = malloc(NF * 9 * 4);
+	double *want = malloc(count * 8), *gdw = malloc(NF * 9 * 8);
+	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(count),
+			  bz = half_buffer((size_t)NF * NPAD), bcopy = half_buffer(count),
+			  bdz = test_buffer(count), bout = test_buffer(count),
+			  b16 = half_buffer((size_t)NF * NPAD);
+	float w0 = W0;
+	uint32_t spec[2] = {NF, 0};
+	memcpy(&spec[1], &w0, 4);
+	for (int d = 1; d <= 8; d *= 2) {
+		struct pass_push p = tile_push(d);
+		p.i3 = NPAD;
+		test_random(s, count, 91 + d, -1, 1);
+		test_random(dw, NF * 9, 92 + d, -1, 1);
+		test_upload(&bp, dw, NF * 9);
+		for (int tiled = 0; tiled <= 1; tiled++) {
+			uint32_t gx = tiled ? (37 + DW_BLOCK_X - 1) / DW_BLOCK_X
+					    : (NPAD + 255) / 256;
+			uint32_t gy = tiled ? (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y : NF;
+			uint32_t gz = tiled ? NF : 1;
+			char name[48], what[80];
+
+			/* forward: fp32 S in, fp16 Z and the fp16 copy out */
+			test_upload(&bs, s, count);
+			snprintf(name, sizeof(name), "%s_copy",
+				 tiled ? "dwconv_tiled_s_f16" : "dwconv_s_f16");
+			const struct gpu_buffer *fw[] = {&bp, &bs, &bz, &bcopy};
+			test_dispatch_spec(name, spec, 2, fw, 4, &p, sizeof(p), gx, gy, gz);
+			double *sd = test_to_double(s, count);
+			ref_dwconv(NF, &tile, d, dw, W0, sd, want);
+			download_half(&bz, got, NF, NPIX, NPAD);
+			snprintf(what, sizeof(what), "%s Z, dilation %d", name, d);
+			test_close(what, got, want, count, 3e-3, 2e-3);
+			download_half(&bcopy, got, NF, NPIX, NPIX);
+			for (size_t i = 0; i < count; i++)
+				want[i] = (double)(float)(_Float16)s[i];
+			snprintf(what, sizeof(what), "%s copy, dilation %d", name, d);
+			test_close(what, got, want, count, 0, 0);
+			free(sd);
+
+			/* backward's recompute: the fp16 copy in */
+			float *s16 = malloc(count * 4);
+			memcpy(s16, s, count * 4);
+			upload_half(&bcopy, s16, count);
+			snprintf(name, sizeof(name), "%s_in",
+				 tiled ? "dwconv_tiled_s_f16" : "dwconv_s_f16");
+			const struct gpu_buffer *in[] = {&bp, &bcopy, &bz};
+			test_dispatch_spec(name, spec, 2, in, 3, &p, sizeof(p), gx, gy, gz);
+			sd = test_to_double(s16, count);
+			ref_dwconv(NF, &tile, d, dw, W0, sd, want);
+			download_half(&bz, got, NF, NPIX, NPAD);
+			snprintf(what, sizeof(what), "%s Z, dilation %d", name, d);
+			test_close(what, got, want, count, 3e-3, 2e-3);
+
+			if (!tiled) {
+				/* dS from the fp16 S, and the taps' sums */
+				test_random(dz, count, 93 + d, -1, 1);
+				test_upload(&bdz, dz, count);
+				float scale = 4.0f;
+				p.off3 = 0;
+				memcpy(&p.off3, &scale, 4);
+				const struct gpu_buffer *bk[] = {&bp, &bcopy, &bdz, &bout, &b16};
+				test_dispatch_spec("dwconv_back_f16_in", spec, 2, bk, 5, &p,
+						   sizeof(p), (NPAD + 255) / 256, NF, 1);
+				double *dzd = test_to_double(dz, count);
+				memset(gdw, 0, NF * 9 * 8);
+				ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
+				test_download(&bout, got, count);
+				snprintf(what, sizeof(what), "dwconv_back_f16_in dS, dilation %d", d);
+				test_close(what, got, want, count, 5e-4, 1e-4);
+				download_half(&b16, got, NF, NPIX, NPAD);
+				for (size_t i = 0; i < count; i++)
+					want[i] *= scale;
+				snprintf(what, sizeof(what), "dwconv_back_f16_in fp16 dS, dilation %d", d);
+				test_close(what, got, want, count, 1e-2, 2e-3);
+				run_reduce("reduce_dw_s_in", &bdz, &bcopy, NF, 9, d, 9, 1, gotw);
+				snprintf(what, sizeof(what), "reduce_dw_s_in, dilation %d", d);
+				test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
+				free(dzd);
+				p.off3 = 0;
+			}
+			free(sd), free(s16);
+		}
+	}
+	free(s), free(dw), free(got), free(dz), free(gotw), free(want), free(gdw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_gemm),
 		cmocka_unit_test(test_head),
 		cmocka_unit_test(test_reductions),
+		cmocka_unit_test(test_fp16_storage),
 		cmocka_unit_test(test_adam),
 	};
 	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
