@@ -10,10 +10,10 @@
 // With OUT_F16 (the tensor-core path) Z is written as fp16 in rows of
 // i3 = n_pad >= n values, the padding zeroed, which is how the GEMMs read
 // it (their K runs over whole 16-pixel blocks).
-// With IN_F16 the input S is read as fp16 (the tensor-core path keeps
-// every S_k that the backward needs so, at half the memory); with COPY_S
-// (that path's forward, whose S comes fp32 from the GEMM) each S value is
-// also written as fp16 to binding 3, for the backward.
+// With IN_F16 the input is S's fp16 phase (common.glsl: phase; the
+// tensor-core path keeps every S_k that the backward needs so, at half the
+// memory); with COPY_S (that path's forward, whose S comes fp32 from the
+// GEMM) each S value's phase is also written as fp16 to binding 3.
 #extension GL_GOOGLE_include_directive : require
 #if defined(OUT_F16) || defined(IN_F16)
 #extension GL_EXT_shader_16bit_storage : require
@@ -38,8 +38,10 @@ layout(binding = 2) writeonly buffer Out { float z[]; };
 layout(binding = 3) writeonly buffer Copy { float16_t s16[]; };
 #endif
 
-#ifdef FROM_S
-#define H(s) act(float(s))
+#if defined(IN_F16)
+#define H(x) act_phase(float(x))
+#elif defined(FROM_S)
+#define H(s) act(s)
 #else
 #define H(h) (h)
 #endif
@@ -63,7 +65,7 @@ void main()
 	int px = q.x, py = q.y, d = pc.dil;
 	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
 #ifdef COPY_S
-	s16[base + p] = float16_t(h[base + p]);
+	s16[base + p] = float16_t(phase(h[base + p]));
 #endif
 	float acc = 0.0;
 	for (int i = -1; i <= 1; i++) {

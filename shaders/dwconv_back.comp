@@ -5,7 +5,7 @@
 // off0: the block's dw weights. Grid: x pixels, y channels.
 // With COPY_F16 (the tensor-core path) dS is also written as fp16, times
 // the loss scale (uintBitsToFloat(off3)), in rows of i3 = n_pad values.
-// With IN_F16 Sprev is read as fp16 (see dwconv.comp).
+// With IN_F16 Sprev is read as its fp16 phase (see dwconv.comp).
 #extension GL_GOOGLE_include_directive : require
 #if defined(COPY_F16) || defined(IN_F16)
 #extension GL_EXT_shader_16bit_storage : require
@@ -52,7 +52,11 @@ void main()
 			       dz[base + uint(yy * pc.tw + xx)];
 		}
 	}
-	float ds = act_grad(float(sprev[base + p])) * acc;
+#ifdef IN_F16
+	float ds = act_grad_phase(float(sprev[base + p])) * acc;
+#else
+	float ds = act_grad(sprev[base + p]) * acc;
+#endif
 	dsprev[base + p] = ds;
 #ifdef COPY_F16
 	dshalf[c * uint(pc.i3) + p] = float16_t(ds * uintBitsToFloat(pc.off3));

@@ -45,8 +45,10 @@ layout(binding = 2) writeonly buffer Out { float z[]; };
 
 shared float block[SY * SX];
 
-#ifdef FROM_S
-#define LOAD(v) act(float(v))
+#if defined(IN_F16)
+#define LOAD(x) act_phase(float(x))
+#elif defined(FROM_S)
+#define LOAD(v) act(v)
 #else
 #define LOAD(v) (v)
 #endif
@@ -78,7 +80,7 @@ void main()
 #ifdef COPY_S
 			/* each pixel of the block once, not its halo */
 			if (lx >= d && lx < d + BX && ly >= d && ly < d + BY)
-				s16[at] = float16_t(src[at]);
+				s16[at] = float16_t(phase(src[at]));
 #endif
 		}
 		block[ly * SX + lx] = v;

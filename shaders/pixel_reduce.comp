@@ -8,7 +8,7 @@
 //   MODE_DW    J = 9: X[c,p] Y[c, p + disp_t]   (dw taps; X = dZ, Y = act(Sprev))
 //   MODE_FIRST J = 3: X[c,p] * (u, v, 1)            (first layer; X = dS0)
 //   MODE_OUT   J = 3: X[o,p] act(Y[c,p]) for o<3    (out_w; X = dY, Y = S4)
-// With IN_F16 (MODE_DW) Y is read as fp16 (see dwconv.comp).
+// With IN_F16 (MODE_DW) Y is S's fp16 phase (see dwconv.comp).
 #extension GL_GOOGLE_include_directive : require
 #ifdef IN_F16
 #extension GL_EXT_shader_16bit_storage : require
@@ -20,8 +20,10 @@ layout(local_size_x = 256) in;
 #if defined(MODE_DW)
 #define J 9
 /* FROM_S: Y is Sprev itself, and its sine is taken as it is read */
-#ifdef FROM_S
-#define DW_Y(y) act(float(y))
+#if defined(IN_F16)
+#define DW_Y(x) act_phase(float(x))
+#elif defined(FROM_S)
+#define DW_Y(y) act(y)
 #else
 #define DW_Y(y) (y)
 #endif
