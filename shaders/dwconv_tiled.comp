@@ -21,9 +21,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 #define BX 64
-#ifndef BY
-#define BY 16 /* rows of a block: 16, 32 or 64 (variants) */
-#endif
+#define BY 16
 #define MAX_DIL 8
 #define SX (BX + 2 * MAX_DIL)
 #define SY (BY + 2 * MAX_DIL)
@@ -70,14 +68,9 @@ void main()
 	}
 #endif
 
-	/* the block and its halo of d (zeros outside the tile); the loop has
-	 * a fixed count so that it unrolls and every load is in flight at
-	 * once */
+	/* the block and its halo of d (zeros outside the tile) */
 	int wx = BX + 2 * d, wy = BY + 2 * d;
-	[[unroll]] for (int it = 0; it < (SX * SY + 255) / 256; it++) {
-		int e = int(lid) + it * 256;
-		if (e >= wx * wy)
-			break;
+	for (int e = int(lid); e < wx * wy; e += 256) {
 		int ly = e / wx, lx = e - ly * wx;
 		int x = x0 - d + lx, y = y0 - d + ly;
 		float v = 0.0;

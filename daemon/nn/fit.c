@@ -264,7 +264,6 @@ struct recorder {
 	 * read it (fp32, from z), the backward passes read the copies */
 	struct gpu_pipeline *dwconv_copy, *dwconv_tiled_copy, *dwconv_in,
 		*dwconv_tiled_in;
-	int half_block_y; /* their blocks' rows (VKINR_DW_BLOCK_Y=16|32|64) */
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
 		*dwconv_back_rows[NN_MAX_BLOCKS];
 };
@@ -333,16 +332,8 @@ static int get_pipelines(struct recorder *r)
 		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
 		    3, pass, 2);
 	if (r->tiled && r->fit->half_storage) {
-		const char *by = getenv("VKINR_DW_BLOCK_Y");
-		r->half_block_y = by && (atoi(by) == 32 || atoi(by) == 64)
-					  ? atoi(by) : DW_BLOCK_Y;
-		char copy[48], in[48], suffix[8] = "";
-		if (r->half_block_y != DW_BLOCK_Y)
-			snprintf(suffix, sizeof(suffix), "_y%d", r->half_block_y);
-		snprintf(copy, sizeof(copy), "dwconv_tiled_s_f16_copy%s", suffix);
-		snprintf(in, sizeof(in), "dwconv_tiled_s_f16_in%s", suffix);
-		GET(dwconv_tiled_copy, copy, 4, pass, 2);
-		GET(dwconv_tiled_in, in, 3, pass, 2);
+		GET(dwconv_tiled_copy, "dwconv_tiled_s_f16_copy", 4, pass, 2);
+		GET(dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, pass, 2);
 	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
@@ -515,10 +506,9 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_tiled_copy
 					    : form == S_HALF ? r->dwconv_tiled_in
 							     : r->dwconv_tiled;
-		int block_y = form == S_AS_IS ? DW_BLOCK_Y : r->half_block_y;
 		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
 			 sizeof(p), div_up((uint64_t)p.tw, DW_BLOCK_X),
-			 div_up((uint64_t)p.th, (uint64_t)block_y), nf);
+			 div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
 	} else {
 		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_copy
 					    : form == S_HALF ? r->dwconv_in
