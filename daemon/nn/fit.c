@@ -115,7 +115,10 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	if (p == NN_PRECISION_AUTO)
 		p = info->has_tensor_cores ? NN_PRECISION_FP16 : NN_PRECISION_FP32;
 	fit->precision = p;
-	fit->half_storage = p == NN_PRECISION_FP16 && use_fused_sines(fit->gpu);
+	/* VKINR_HALF_STORAGE=0 keeps S in fp32 on the fp16 path, to compare */
+	const char *half_s = getenv("VKINR_HALF_STORAGE");
+	fit->half_storage = p == NN_PRECISION_FP16 && use_fused_sines(fit->gpu) &&
+			    !(half_s && !strcmp(half_s, "0"));
 	fit->gemm = choose_gemm(fit);
 	fit->grad_scale = 16.0f * 3.0f * (float)fit->width * (float)fit->height;
 	return 0;
@@ -322,12 +325,15 @@ static int get_pipelines(struct recorder *r)
 		GET(dwconv_back, "dwconv_back_f16_in", 5, pass, 2);
 		GET(reduce_dw, "reduce_dw_s_in", 3, pass, 2);
 	}
-	/* and the forward conv, for dilations that fit, by blocks
-	 * (VKINR_DW_TILED=0: not). On the H200 that took the forward convs
-	 * from 6.2 to 5.3 ms an epoch; the backward by blocks was slower than
-	 * per pixel (7.9 against 7.4 ms), so it stays per pixel. */
+	/* and the fp32 path's forward conv, for dilations that fit, by blocks
+	 * (VKINR_DW_TILED=0: not, =1: the fp16 path's too). On the H200 that
+	 * took the fp32 forward convs from 6.2 to 5.3 ms an epoch; the fp16
+	 * path's, which also write S's fp16 copy, took 7.0 ms by blocks and
+	 * 6.5 per pixel; the backward by blocks was slower than per pixel (7.9
+	 * against 7.4 ms), so it stays per pixel. */
 	const char *tiled = getenv("VKINR_DW_TILED");
-	r->tiled = r->fused && !(tiled && !strcmp(tiled, "0"));
+	r->tiled = r->fused && !(tiled && !strcmp(tiled, "0")) &&
+		   (!r->fit->half_storage || (tiled && !strcmp(tiled, "1")));
 	if (r->tiled)
 		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
 		    3, pass, 2);
