@@ -1,6 +1,7 @@
 /*
  * service.h - what the loop thread owns, shared by daemon.c (wiring,
- * scheduling, worker events) and methods.c (requests, subscriptions).
+ * worker events), methods.c (requests), subs.c (who follows a job),
+ * schedule.c (jobs to workers) and views.c (the answers' JSON).
  *
  * Loop thread only; workers see none of it.
  */
@@ -71,8 +72,5 @@ struct service {
 	struct subscription *subs;
 	struct state_waiter *waiters;
 };
-
-/* Hands queued jobs to idle workers (daemon.c). */
-void service_schedule(struct service *svc);
 
 #endif
