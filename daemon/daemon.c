@@ -34,6 +34,7 @@
 #include "methods.h"
 #include "notify.h"
 #include "protocol.h"
+#include "replies.h"
 #include "schedule.h"
 #include "service.h"
 #include "statedir.h"
@@ -112,6 +113,19 @@ static void on_retry(uv_timer_t *t)
 	schedule_jobs(svc);
 }
 
+/* The state a job takes when it leaves its worker. */
+static enum job_state state_after(enum work_end end)
+{
+	switch (end) {
+	case WORK_END_DONE: return JOB_DONE;
+	case WORK_END_FAILED: return JOB_FAILED;
+	case WORK_END_PAUSED: return JOB_PAUSED;
+	case WORK_END_CANCELLED: return JOB_CANCELLED;
+	case WORK_END_QUEUED: return JOB_QUEUED;
+	}
+	return JOB_FAILED;
+}
+
 static void handle_ended(struct service *svc, struct worker_slot *slot,
 			 struct work_event *ev)
 {
@@ -120,7 +134,8 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 	if (!job)
 		return;
 	job->worker = -1;
-	if (ev->end == JOB_DONE) {
+	enum job_state end = state_after(ev->end);
+	if (end == JOB_DONE) {
 		job->export_psnr = ev->psnr;
 		job->has_export = 1;
 		job->reached_epoch = ev->target_reached ? ev->epoch : 0;
@@ -129,25 +144,25 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 				  "reached its target psnr %g at epoch %d",
 				  job->p.target_psnr, ev->epoch);
 	}
-	if (ev->end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
+	if (end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
 		/* a write failed (here or in the worker): retried later */
 		if (ev->message[0])
 			snprintf(job->error, sizeof(job->error), "%.500s", ev->message);
 		job->write_paused = 1;
 		job_event(svc->queue, job, LOGL_ERROR, "paused: %s",
 			  job->error);
-		queue_set_state(svc->queue, job, ev->end, job->error);
+		queue_set_state(svc->queue, job, end, job->error);
 		subs_job_state(svc, job);
 		uv_timer_start(&svc->retry_timer, on_retry, RETRY_MS, RETRY_MS);
 		return;
 	}
-	if (ev->end == JOB_FAILED)
+	if (end == JOB_FAILED)
 		job_event(svc->queue, job, LOGL_ERROR, "failed: %s",
 			  ev->message);
 	else
 		job_event(svc->queue, job, LOGL_NOTICE, "%s at epoch %d",
-			  job_state_name(ev->end), job_epoch(job));
-	queue_set_state(svc->queue, job, ev->end, ev->message);
+			  job_state_name(end), job_epoch(job));
+	queue_set_state(svc->queue, job, end, ev->message);
 	subs_job_state(svc, job);
 }
 
@@ -240,13 +255,20 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		handle_ended(svc, slot, ev);
 		break;
 	case WORK_REPLY:
-		methods_reply(svc, ev->req);
+		replies_answer(svc, ev->req);
 		ev->req = NULL;
 		break;
 	case WORK_EXITED:
 		slot->exited = 1;
 		break;
 	}
+}
+
+/* A worker's wake function: called from its thread, as uv_async_send
+ * may be. */
+static void wake_loop(void *async)
+{
+	uv_async_send(async);
 }
 
 static void on_wake(uv_async_t *async)
@@ -290,6 +312,7 @@ static void finish_stop(struct service *svc)
 	svc->stopping = 2;
 	log_notice("stopped");
 	subs_finish(svc);
+	replies_finish(svc);
 	server_close(svc->server);
 	svc->server = NULL;
 	close_handle((uv_handle_t *)&svc->wake);
@@ -400,7 +423,8 @@ int daemon_run(const struct daemon_options *opt)
 		svc->nslots = DAEMON_MAX_DEVICES;
 	for (int i = 0; i < svc->nslots; i++) {
 		const char *sel = opt->ndevices > 0 ? opt->devices[i] : NULL;
-		rc = worker_create(&svc->slots[i].w, i, sel, &svc->wake);
+		rc = worker_create(&svc->slots[i].w, i, sel, wake_loop,
+				   &svc->wake);
 		if (rc) {
 			log_error("cannot start worker %d: %s", i,
 				  error_message(rc));

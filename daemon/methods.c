@@ -34,6 +34,7 @@
 #include "log.h"
 #include "protocol.h"
 #include "quota.h"
+#include "replies.h"
 #include "safetensors.h"
 #include "schedule.h"
 #include "subs.h"
@@ -324,39 +325,12 @@ static int defer_to_worker(struct request *rq, struct worker_slot *slot,
 	}
 	req->conn = server_conn_id(rq->c);
 	req->uid = uid;
-	req->rpc_id = rq->id ? cJSON_Duplicate(rq->id, 1) : NULL;
+	if (replies_add(svc, req->conn, rq->id, req)) {
+		work_request_destroy(req);
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	}
 	worker_request(slot->w, req);
 	return METHOD_DEFERRED;
-}
-
-void methods_reply(struct service *svc, struct work_request *req)
-{
-	struct conn *c = server_find(svc->server, req->conn);
-	if (c)
-		server_conn_release(c);
-	if (!c || !req->rpc_id) {
-		work_request_destroy(req);
-		return;
-	}
-	if (req->rpc_code) {
-		send_error(c, req->rpc_id, req->rpc_code, req->message, NULL, 0);
-		work_request_destroy(req);
-		return;
-	}
-	cJSON *r;
-	if (req->kind == WORK_EXPORT) {
-		r = views_export_result(req->model_b64, req->png_b64);
-	} else {
-		r = cJSON_CreateObject();
-		cJSON_AddItemToObject(r, "png",
-				      cJSON_CreateStringReference(req->png_b64));
-	}
-	if (req->has_psnr)
-		cJSON_AddNumberToObject(r, "psnr", req->psnr);
-	else if (req->kind == WORK_EXPORT)
-		cJSON_AddNullToObject(r, "psnr");
-	server_send(c, rpc_result_line(req->rpc_id, r));
-	work_request_destroy(req);
 }
 
 /* ----------------------------------------------------------- methods */
@@ -1203,6 +1177,7 @@ void methods_closed(void *ctx, struct conn *c)
 	struct service *svc = ctx;
 	uint64_t id = server_conn_id(c);
 	subs_drop_conn(svc, id);
+	replies_drop_conn(svc, id);
 	/* renders and exports nobody will read are not made */
 	for (int i = 0; i < svc->nslots; i++)
 		worker_drop_requests(svc->slots[i].w, id);

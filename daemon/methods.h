@@ -1,8 +1,6 @@
 /*
  * methods.h - the JSON-RPC methods: the server's callbacks (ctx is the
  * service), which find each request's method in the table and run it.
- *
- * methods_reply is called by daemon.c when a worker answers.
  */
 #ifndef VKINR_METHODS_H
 #define VKINR_METHODS_H
@@ -15,8 +13,5 @@ void methods_closed(void *ctx, struct conn *c);
 void methods_drained(void *ctx, struct conn *c);
 /* Whether c still follows a job that has more to send (server_ops.busy). */
 int methods_busy(void *ctx, struct conn *c);
-
-/* A worker answered a render or export (ownership passes). */
-void methods_reply(struct service *svc, struct work_request *req);
 
 #endif

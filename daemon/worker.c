@@ -31,13 +31,13 @@
 #include "fileio.h"
 #include "image.h"
 #include "log.h"
-#include "protocol.h"
 #include "safetensors.h"
 
 struct worker {
 	int index;
 	char *selector;
-	uv_async_t *wake;
+	void (*wake)(void *arg);
+	void *wake_arg;
 	pthread_t thread;
 	int started;
 
@@ -81,7 +81,6 @@ void work_request_destroy(struct work_request *req)
 {
 	if (!req)
 		return;
-	cJSON_Delete(req->rpc_id);
 	st_destroy(req->model);
 	image_destroy(req->target);
 	free(req->model_b64);
@@ -98,7 +97,7 @@ static void post(struct worker *w, struct work_event *ev)
 	*w->events_tail = ev;
 	w->events_tail = &ev->next;
 	pthread_mutex_unlock(&w->lock);
-	uv_async_send(w->wake);
+	w->wake(w->wake_arg);
 }
 
 static struct work_event *event_new(enum work_event_kind kind,
@@ -118,7 +117,7 @@ static struct work_event *event_new(enum work_event_kind kind,
 }
 
 static void post_ended(struct worker *w, const char *job_id,
-		       enum job_state end, const char *message)
+		       enum work_end end, const char *message)
 {
 	struct work_event *ev = event_new(WORK_ENDED, job_id);
 	ev->end = end;
@@ -306,10 +305,9 @@ static int fill_export(struct nn_fit *fit, struct work_request *req)
 	return rc;
 }
 
-static void fail_request(struct work_request *req, int rpc_code, int rc,
-			 const char *what)
+static void fail_request(struct work_request *req, int rc, const char *what)
 {
-	req->rpc_code = rpc_code;
+	req->rc = rc;
 	snprintf(req->message, sizeof(req->message), "%s: %s", what,
 		 error_message(rc));
 }
@@ -329,11 +327,11 @@ static void export_from_checkpoint(struct worker *w, struct work_request *req)
 	int rc = load_fit(w, req->dir, NULL, 0, &target, &fit, err,
 			  sizeof(err));
 	if (rc) {
-		req->rpc_code = rc == ERR_NOT_FOUND ? RPC_JOB_STATE : RPC_DEVICE;
+		req->rc = rc;
 		snprintf(req->message, sizeof(req->message),
 			 "cannot export job %s: %s", req->job_id, err);
 	} else if ((rc = fill_export(fit, req))) {
-		fail_request(req, RPC_DEVICE, rc, "export failed");
+		fail_request(req, rc, "export failed");
 	}
 	nn_fit_destroy(fit);
 	image_destroy(target);
@@ -349,9 +347,7 @@ static void serve_render(struct worker *w, struct work_request *req)
 	int rc = nn_render(w->gpu, req->model, req->target, &out,
 			   req->target ? &psnr : NULL, err, sizeof(err));
 	if (rc) {
-		req->rpc_code = rc == ERR_INVALID || rc == ERR_FORMAT
-					? RPC_BAD_MODEL
-					: RPC_DEVICE;
+		req->rc = rc;
 		snprintf(req->message, sizeof(req->message), "render failed: %s",
 			 err[0] ? err : error_message(rc));
 		return;
@@ -360,7 +356,7 @@ static void serve_render(struct worker *w, struct work_request *req)
 	if (!rc && !(req->png_b64 = base64_encode(png, png_size)))
 		rc = ERR_NOMEM;
 	if (rc)
-		fail_request(req, RPC_INTERNAL_ERROR, rc, "render failed");
+		fail_request(req, rc, "render failed");
 	req->psnr = psnr;
 	req->has_psnr = req->target && isfinite(psnr);
 	free(png);
@@ -376,7 +372,7 @@ static void serve(struct worker *w, struct work_request *reqs,
 		reqs = req->next;
 		req->next = NULL;
 		if (!w->gpu) {
-			req->rpc_code = RPC_DEVICE;
+			req->rc = ERR_NO_DEVICE;
 			snprintf(req->message, sizeof(req->message),
 				 "the device is not available");
 		} else if (req->kind == WORK_RENDER) {
@@ -384,7 +380,7 @@ static void serve(struct worker *w, struct work_request *reqs,
 		} else if (fit && job_id && !strcmp(req->job_id, job_id)) {
 			int rc = fill_export(fit, req);
 			if (rc)
-				fail_request(req, RPC_DEVICE, rc, "export failed");
+				fail_request(req, rc, "export failed");
 		} else {
 			export_from_checkpoint(w, req);
 		}
@@ -580,7 +576,7 @@ restart:
 	}
 	if (rc) {
 		snprintf(msg, sizeof(msg), "cannot start: %s", err);
-		post_ended(w, job->id, JOB_FAILED, msg);
+		post_ended(w, job->id, WORK_END_FAILED, msg);
 		image_destroy(r.target);
 		return;
 	}
@@ -596,7 +592,7 @@ restart:
 	log_info("job %s: running from epoch %d to %d", job->id,
 		 nn_fit_epoch(r.fit), job->cfg.epochs);
 
-	enum job_state end;
+	enum work_end end;
 	int reached = 0; /* the last epoch reached target_psnr */
 	msg[0] = '\0';
 	for (;;) {
@@ -611,9 +607,9 @@ restart:
 		}
 		if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 			save_checkpoint(w, &r);
-			end = flags & WORK_CANCEL  ? JOB_CANCELLED
-			      : flags & WORK_PAUSE ? JOB_PAUSED
-						   : JOB_QUEUED;
+			end = flags & WORK_CANCEL  ? WORK_END_CANCELLED
+			      : flags & WORK_PAUSE ? WORK_END_PAUSED
+						   : WORK_END_QUEUED;
 			break;
 		}
 		if (reached || nn_fit_epoch(r.fit) >= job->cfg.epochs) {
@@ -628,11 +624,11 @@ restart:
 					 error_message(rc), rc == ERR_NO_SPACE
 					 ? "; paused until there is space again"
 					 : "");
-				end = rc == ERR_NO_SPACE ? JOB_PAUSED : JOB_FAILED;
+				end = rc == ERR_NO_SPACE ? WORK_END_PAUSED : WORK_END_FAILED;
 				break;
 			}
 			ev = event_new(WORK_ENDED, job->id);
-			ev->end = JOB_DONE;
+			ev->end = WORK_END_DONE;
 			ev->psnr = psnr;
 			ev->has_psnr = isfinite(psnr);
 			ev->target_reached = reached;
@@ -658,7 +654,7 @@ retry_device:
 				goto restart;
 			snprintf(msg, sizeof(msg), "%s, and the device could "
 				 "not be reopened: %s", error_message(rc), err);
-			end = JOB_FAILED;
+			end = WORK_END_FAILED;
 			goto ended;
 		}
 		if (rc == ERR_DIVERGED && rollbacks < WORKER_DIVERGE_RETRIES) {
@@ -680,14 +676,14 @@ retry_device:
 				 "each time, down to %g; submit it again with a "
 				 "lower lr", nn_fit_epoch(r.fit) + 1, rollbacks,
 				 nn_fit_config(r.fit)->lr);
-			end = JOB_FAILED;
+			end = WORK_END_FAILED;
 			break;
 		}
 		if (rc) {
 			describe(rc, NULL, err, sizeof(err));
 			snprintf(msg, sizeof(msg), "epoch %d failed: %s",
 				 nn_fit_epoch(r.fit) + 1, err);
-			end = JOB_FAILED;
+			end = WORK_END_FAILED;
 			break;
 		}
 		ev = event_new(WORK_PROGRESS, job->id);
@@ -717,7 +713,7 @@ retry_device:
 					       : error_message(rc),
 				 space ? "paused until there is space again"
 				       : "the job cannot go on");
-			end = space ? JOB_PAUSED : JOB_FAILED;
+			end = space ? WORK_END_PAUSED : WORK_END_FAILED;
 			break;
 		}
 	}
@@ -765,7 +761,7 @@ static void *worker_main(void *arg)
 			if (w->gpu)
 				run_job(w, job);
 			else
-				post_ended(w, job->id, JOB_QUEUED, NULL);
+				post_ended(w, job->id, WORK_END_QUEUED, NULL);
 			free(job);
 			pthread_mutex_lock(&w->lock);
 			if (!w->pending)
@@ -810,7 +806,7 @@ static int env_int(const char *name, int def)
 }
 
 int worker_create(struct worker **out, int index, const char *selector,
-		  uv_async_t *wake)
+		  void (*wake)(void *wake_arg), void *wake_arg)
 {
 	*out = NULL;
 	struct worker *w = calloc(1, sizeof(*w));
@@ -818,6 +814,7 @@ int worker_create(struct worker **out, int index, const char *selector,
 		return ERR_NOMEM;
 	w->index = index;
 	w->wake = wake;
+	w->wake_arg = wake_arg;
 	w->events_tail = &w->events;
 	w->ckpt_epochs = env_int("VKINRD_CHECKPOINT_EPOCHS",
 				 WORKER_CHECKPOINT_EPOCHS);
