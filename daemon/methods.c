@@ -98,7 +98,8 @@ static int image_refused(struct request *rq, const char *key, int rc,
 	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE || !w || !h)
 		rq->data = views_limit_data("IMAGE_MAX_SIDE", IMAGE_MAX_SIDE);
 	else if ((uint64_t)w * h > IMAGE_MAX_PIXELS)
-		rq->data = views_limit_data("IMAGE_MAX_PIXELS", IMAGE_MAX_PIXELS);
+		rq->data = views_limit_data("IMAGE_MAX_PIXELS",
+					    IMAGE_MAX_PIXELS);
 	else
 		rq->data = views_limit_data("IMAGE_MAX_CHUNK", IMAGE_MAX_CHUNK);
 	return fail(rq, RPC_LIMIT, "\"%s\" was refused: %s", key,
@@ -590,7 +591,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	}
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
-		rq->data = views_limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
+		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
+					    quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
 			    "limit, ended ones included); remove the ended "
 			    "ones (vkinrctl rm --state done)",
@@ -630,7 +632,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 		return rc;
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) { /* others may have landed meanwhile */
-		rq->data = views_limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
+		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
+					    quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
 			    "limit); remove finished ones with job.remove",
 			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
@@ -1114,7 +1117,8 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 		snprintf(msg, sizeof(msg), "the line is longer than %u bytes "
 			 "(LIMIT_LINE_BYTES); it was skipped", LIMIT_LINE_BYTES);
 		send_error(c, NULL, RPC_LIMIT, msg,
-			   views_limit_data("LIMIT_LINE_BYTES", LIMIT_LINE_BYTES), 0);
+			   views_limit_data("LIMIT_LINE_BYTES",
+					    LIMIT_LINE_BYTES), 0);
 		return;
 	}
 	if (blank(line, len))

@@ -77,14 +77,15 @@ static void pump(struct subscription *sub, struct conn *c,
 			if (sub->cursor >= sub->replay_end &&
 			    job->nhist - sub->cursor > 1)
 				sub->cursor = job->nhist - 1;
-			if (server_send(c, views_progress_line(
-						   job, &job->hist[sub->cursor])))
+			const struct nn_metrics *m = &job->hist[sub->cursor];
+			if (server_send(c, views_progress_line(job, m)))
 				return;
 			sub->cursor++;
 		} else if (sub->state_dirty) {
 			sub->state_dirty = 0;
-			server_send(c, rpc_notification_line(
-					       N_JOB_STATE, views_state_params(job)));
+			cJSON *params = views_state_params(job);
+			server_send(c, rpc_notification_line(N_JOB_STATE,
+							     params));
 		} else {
 			break;
 		}

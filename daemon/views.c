@@ -47,10 +47,10 @@ char *views_error_line(const cJSON *id, int code, const char *msg,
 {
 	if (!data)
 		data = cJSON_CreateObject();
+	if (!err_name)
+		err_name = code_error(code);
 	if (!cJSON_GetObjectItem(data, "name"))
-		cJSON_AddStringToObject(data, "name",
-					error_name(err_name ? err_name
-							    : code_error(code)));
+		cJSON_AddStringToObject(data, "name", error_name(err_name));
 	return rpc_error_line(id, code, msg, data);
 }
 

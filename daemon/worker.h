@@ -89,7 +89,7 @@ void work_request_destroy(struct work_request *req);
 
 /* How a job left the worker. */
 enum work_end {
-	WORK_END_DONE,      /* every epoch run (or the target reached), exported */
+	WORK_END_DONE,      /* every epoch run (or the target reached) */
 	WORK_END_FAILED,    /* message says why */
 	WORK_END_PAUSED,    /* asked, or a write failed (message says which) */
 	WORK_END_CANCELLED,
