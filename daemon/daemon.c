@@ -7,8 +7,8 @@
  * methods) and one worker per device selector, then runs the libuv loop.
  * Workers wake the loop through one uv_async_t; on_wake drains every
  * worker's events in order and turns them into queue changes and
- * notifications. service_schedule hands the best queued job to each idle
- * worker whose device is open.
+ * notifications (subs.c); schedule_jobs (schedule.c) then hands the best
+ * queued job to each idle worker whose device is open.
  *
  * Stopping (SIGTERM, SIGINT): the socket stops accepting, every worker is
  * told to stop (a running job checkpoints at its next epoch boundary and
@@ -34,24 +34,14 @@
 #include "methods.h"
 #include "notify.h"
 #include "protocol.h"
+#include "replies.h"
+#include "schedule.h"
 #include "service.h"
 #include "statedir.h"
+#include "subs.h"
 
 #define DAEMON_STOP_SECONDS 10
 #define DAEMON_RELEASE_SECONDS 1
-
-/* The engine options a job was submitted with (checked at submit against
- * proto/params.h), over the engine's defaults. */
-static void apply_engine_options(const struct job_params *p,
-				 struct nn_config *cfg)
-{
-	cfg->recipe = p->recipe; /* resolved at submission */
-	if (p->text[TEXT_PARAM_PRECISION][0])
-		nn_precision_parse(p->text[TEXT_PARAM_PRECISION],
-				   &cfg->precision);
-	if (p->text[TEXT_PARAM_DILATIONS][0])
-		nn_config_parse_dilations(cfg, p->text[TEXT_PARAM_DILATIONS]);
-}
 
 static const struct server_ops server_ops = {
 	.line = methods_line,
@@ -59,48 +49,6 @@ static const struct server_ops server_ops = {
 	.drained = methods_drained,
 	.busy = methods_busy,
 };
-
-/* ------------------------------------------------------- scheduling */
-
-void service_schedule(struct service *svc)
-{
-	if (svc->stopping)
-		return;
-	for (int i = 0; i < svc->nslots; i++) {
-		struct worker_slot *slot = &svc->slots[i];
-		if (!slot->ok || slot->exited || slot->job[0])
-			continue;
-		struct job *job = queue_next(svc->queue);
-		if (!job)
-			return;
-		struct work_job *wj = calloc(1, sizeof(*wj));
-		if (!wj)
-			return;
-		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
-		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
-		nn_config_defaults(&wj->cfg, slot->is_cpu);
-		if (!job->p.width)
-			job->p.width = wj->cfg.nf;
-		wj->cfg.nf = job->p.width;
-		if (job->p.lr == NN_LR_AUTO) /* the width is known now */
-			job->p.lr = nn_default_lr(job->p.width);
-		wj->cfg.lr = job->p.lr;
-		wj->cfg.epochs = job->p.epochs;
-		wj->cfg.seed = job->p.seed;
-		wj->has_init = job->has_init;
-		wj->target_psnr = job->p.target_psnr;
-		apply_engine_options(&job->p, &wj->cfg);
-
-		job->worker = i;
-		snprintf(job->device, sizeof(job->device), "%s", slot->device);
-		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
-		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
-		job_event(svc->queue, job, LOGL_NOTICE,
-			  "starting on %s (worker %d)", slot->device, i);
-		worker_start_job(slot->w, wj);
-		methods_job_state(svc, job);
-	}
-}
 
 /* ----------------------------------------------------- worker events */
 
@@ -151,18 +99,31 @@ static void on_retry(uv_timer_t *t)
 			job->write_paused = 0;
 			job_event(svc->queue, job, LOGL_ERROR, "failed: %s", why);
 			queue_set_state(svc->queue, job, JOB_FAILED, why);
-			methods_job_state(svc, job);
+			subs_job_state(svc, job);
 			continue;
 		}
 		job->write_paused = 0;
 		job_event(svc->queue, job, LOGL_INFO,
 			  "its files can be written again; queued");
 		queue_set_state(svc->queue, job, JOB_QUEUED, NULL);
-		methods_job_state(svc, job);
+		subs_job_state(svc, job);
 	}
 	if (!waiting)
 		uv_timer_stop(t);
-	service_schedule(svc);
+	schedule_jobs(svc);
+}
+
+/* The state a job takes when it leaves its worker. */
+static enum job_state state_after(enum work_end end)
+{
+	switch (end) {
+	case WORK_END_DONE: return JOB_DONE;
+	case WORK_END_FAILED: return JOB_FAILED;
+	case WORK_END_PAUSED: return JOB_PAUSED;
+	case WORK_END_CANCELLED: return JOB_CANCELLED;
+	case WORK_END_QUEUED: return JOB_QUEUED;
+	}
+	return JOB_FAILED;
 }
 
 static void handle_ended(struct service *svc, struct worker_slot *slot,
@@ -173,7 +134,8 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 	if (!job)
 		return;
 	job->worker = -1;
-	if (ev->end == JOB_DONE) {
+	enum job_state end = state_after(ev->end);
+	if (end == JOB_DONE) {
 		job->export_psnr = ev->psnr;
 		job->has_export = 1;
 		job->reached_epoch = ev->target_reached ? ev->epoch : 0;
@@ -182,26 +144,26 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 				  "reached its target psnr %g at epoch %d",
 				  job->p.target_psnr, ev->epoch);
 	}
-	if (ev->end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
+	if (end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
 		/* a write failed (here or in the worker): retried later */
 		if (ev->message[0])
 			snprintf(job->error, sizeof(job->error), "%.500s", ev->message);
 		job->write_paused = 1;
 		job_event(svc->queue, job, LOGL_ERROR, "paused: %s",
 			  job->error);
-		queue_set_state(svc->queue, job, ev->end, job->error);
-		methods_job_state(svc, job);
+		queue_set_state(svc->queue, job, end, job->error);
+		subs_job_state(svc, job);
 		uv_timer_start(&svc->retry_timer, on_retry, RETRY_MS, RETRY_MS);
 		return;
 	}
-	if (ev->end == JOB_FAILED)
+	if (end == JOB_FAILED)
 		job_event(svc->queue, job, LOGL_ERROR, "failed: %s",
 			  ev->message);
 	else
 		job_event(svc->queue, job, LOGL_NOTICE, "%s at epoch %d",
-			  job_state_name(ev->end), job_epoch(job));
-	queue_set_state(svc->queue, job, ev->end, ev->message);
-	methods_job_state(svc, job);
+			  job_state_name(end), job_epoch(job));
+	queue_set_state(svc->queue, job, end, ev->message);
+	subs_job_state(svc, job);
 }
 
 /* Tells systemd (Type=notify) the daemon is ready once every worker has
@@ -267,7 +229,7 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		job = queue_find(svc->queue, ev->job_id);
 		if (job) {
 			queue_truncate(svc->queue, job, ev->epoch);
-			methods_job_truncated(svc, job);
+			subs_job_truncated(svc, job);
 			if (ev->m.lr > 0)
 				job->p.lr = ev->m.lr; /* lowered after a divergence */
 			snprintf(job->precision, sizeof(job->precision), "%.7s",
@@ -279,7 +241,7 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		if (job && job->state == JOB_RUNNING) {
 			if (queue_add_metrics(svc->queue, job, &ev->m))
 				pause_for_write(svc, slot, job, "metrics.ndjson");
-			methods_job_progress(svc, job);
+			subs_job_progress(svc, job);
 		}
 		break;
 	case WORK_CHECKPOINT:
@@ -293,13 +255,20 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		handle_ended(svc, slot, ev);
 		break;
 	case WORK_REPLY:
-		methods_reply(svc, ev->req);
+		replies_answer(svc, ev->req);
 		ev->req = NULL;
 		break;
 	case WORK_EXITED:
 		slot->exited = 1;
 		break;
 	}
+}
+
+/* A worker's wake function: called from its thread, as uv_async_send
+ * may be. */
+static void wake_loop(void *async)
+{
+	uv_async_send(async);
 }
 
 static void on_wake(uv_async_t *async)
@@ -324,7 +293,7 @@ static void on_wake(uv_async_t *async)
 		if (!running)
 			finish_stop(svc);
 	} else {
-		service_schedule(svc);
+		schedule_jobs(svc);
 	}
 }
 
@@ -342,7 +311,8 @@ static void finish_stop(struct service *svc)
 		return;
 	svc->stopping = 2;
 	log_notice("stopped");
-	methods_finish(svc);
+	subs_finish(svc);
+	replies_finish(svc);
 	server_close(svc->server);
 	svc->server = NULL;
 	close_handle((uv_handle_t *)&svc->wake);
@@ -453,7 +423,8 @@ int daemon_run(const struct daemon_options *opt)
 		svc->nslots = DAEMON_MAX_DEVICES;
 	for (int i = 0; i < svc->nslots; i++) {
 		const char *sel = opt->ndevices > 0 ? opt->devices[i] : NULL;
-		rc = worker_create(&svc->slots[i].w, i, sel, &svc->wake);
+		rc = worker_create(&svc->slots[i].w, i, sel, wake_loop,
+				   &svc->wake);
 		if (rc) {
 			log_error("cannot start worker %d: %s", i,
 				  error_message(rc));

@@ -9,12 +9,10 @@
  * is pausing or cancelling). Params are checked strictly: a missing,
  * mistyped, out-of-range or unknown field is refused by name.
  *
- * Subscriptions are pumped here: a subscription is a cursor into the job's
- * history, so replay and live streaming are one mechanism and a reader
- * only ever has SERVER_LOW_WATER of progress queued (see service.h).
- *
- * The job logic lives in queue.c, the transport in server.c; this file
- * only translates between them. Loop thread only.
+ * The job logic lives in queue.c, the transport in server.c, who follows
+ * a job in subs.c, the JSON of the answers in views.c and which worker
+ * does what in schedule.c; this file only translates requests into calls
+ * there. Loop thread only.
  */
 #include "methods.h"
 
@@ -36,9 +34,13 @@
 #include "log.h"
 #include "protocol.h"
 #include "quota.h"
+#include "replies.h"
 #include "safetensors.h"
+#include "schedule.h"
+#include "subs.h"
 #include "text.h"
 #include "usertext.h"
+#include "views.h"
 
 #define METHOD_DEFERRED 1
 
@@ -57,6 +59,12 @@ typedef int (*method_fn)(struct request *rq, const cJSON *params,
 
 /* ------------------------------------------------------------ errors */
 
+static void send_error(struct conn *c, const cJSON *id, int code,
+		       const char *msg, cJSON *data, int err_name)
+{
+	server_send(c, views_error_line(id, code, msg, data, err_name));
+}
+
 static int fail(struct request *rq, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -68,47 +76,6 @@ static int fail(struct request *rq, int code, const char *fmt, ...)
 	va_end(ap);
 	usertext_sanitize(rq->msg); /* it may quote (and cut) client text */
 	return code;
-}
-
-/* The errors.h name that goes with a JSON-RPC code in data.name. */
-static int code_error(int code)
-{
-	switch (code) {
-	case RPC_PARSE_ERROR: return ERR_FORMAT;
-	case RPC_INVALID_REQUEST: return ERR_INVALID;
-	case RPC_METHOD_NOT_FOUND: return ERR_NOT_FOUND;
-	case RPC_INVALID_PARAMS: return ERR_INVALID;
-	case RPC_JOB_NOT_FOUND: return ERR_NOT_FOUND;
-	case RPC_JOB_STATE: return ERR_STATE;
-	case RPC_BAD_IMAGE: return ERR_FORMAT;
-	case RPC_LIMIT: return ERR_TOO_LARGE;
-	case RPC_PERMISSION: return ERR_PERMISSION;
-	case RPC_BAD_MODEL: return ERR_FORMAT;
-	case RPC_DEVICE: return ERR_VULKAN;
-	case RPC_SHUTTING_DOWN: return ERR_BUSY;
-	}
-	return ERR_IO;
-}
-
-static void send_error(struct conn *c, const cJSON *id, int code,
-		       const char *msg, cJSON *data, int err_name)
-{
-	if (!data)
-		data = cJSON_CreateObject();
-	if (!cJSON_GetObjectItem(data, "name"))
-		cJSON_AddStringToObject(data, "name",
-					error_name(err_name ? err_name
-							    : code_error(code)));
-	server_send(c, rpc_error_line(id, code, msg, data));
-}
-
-static cJSON *limit_data(const char *name, double value)
-{
-	cJSON *d = cJSON_CreateObject();
-	cJSON_AddStringToObject(d, "name", error_name(ERR_TOO_LARGE));
-	cJSON_AddStringToObject(d, "limit", name);
-	cJSON_AddNumberToObject(d, "value", value);
-	return d;
 }
 
 /* A PNG that png_decode refused: over a size limit is RPC_LIMIT naming
@@ -129,11 +96,12 @@ static int image_refused(struct request *rq, const char *key, int rc,
 		    (uint32_t)png[22] << 8 | png[23];
 	}
 	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE || !w || !h)
-		rq->data = limit_data("IMAGE_MAX_SIDE", IMAGE_MAX_SIDE);
+		rq->data = views_limit_data("IMAGE_MAX_SIDE", IMAGE_MAX_SIDE);
 	else if ((uint64_t)w * h > IMAGE_MAX_PIXELS)
-		rq->data = limit_data("IMAGE_MAX_PIXELS", IMAGE_MAX_PIXELS);
+		rq->data = views_limit_data("IMAGE_MAX_PIXELS",
+					    IMAGE_MAX_PIXELS);
 	else
-		rq->data = limit_data("IMAGE_MAX_CHUNK", IMAGE_MAX_CHUNK);
+		rq->data = views_limit_data("IMAGE_MAX_CHUNK", IMAGE_MAX_CHUNK);
 	return fail(rq, RPC_LIMIT, "\"%s\" was refused: %s", key,
 		    err[0] ? err : error_message(rc));
 }
@@ -334,279 +302,7 @@ static int get_job(struct request *rq, const cJSON *params, struct job **out)
 	return 0;
 }
 
-/* ------------------------------------------------------- job objects */
-
-static void add_num_or_null(cJSON *o, const char *key, double v)
-{
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-static cJSON *job_json(struct service *svc, const struct job *job)
-{
-	cJSON *o = cJSON_CreateObject();
-	const struct nn_metrics *last =
-		job->nhist ? &job->hist[job->nhist - 1] : NULL;
-	cJSON_AddStringToObject(o, "id", job->id);
-	cJSON_AddStringToObject(o, "name", job->p.name);
-	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
-	cJSON_AddNumberToObject(o, "epoch", job_epoch(job));
-	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
-	/* A done job's PSNR is its exported model's, the one export writes
-	 * and infer measures; the epochs' are measured before their step. */
-	double psnr = job->has_export ? job->export_psnr
-				      : last ? last->psnr : NAN;
-	add_num_or_null(o, "psnr", psnr);
-	add_num_or_null(o, "best_psnr", isfinite(psnr) && psnr > job->best_psnr
-						? psnr : job->best_psnr);
-	add_num_or_null(o, "mse", last ? last->mse : NAN);
-	add_num_or_null(o, "ms", last ? last->ms : NAN);
-	if (job->p.width)
-		cJSON_AddNumberToObject(o, "width", job->p.width);
-	else
-		cJSON_AddNullToObject(o, "width");
-	cJSON *img = cJSON_AddObjectToObject(o, "image");
-	cJSON_AddNumberToObject(img, "width", job->img_w);
-	cJSON_AddNumberToObject(img, "height", job->img_h);
-	if (job->device[0])
-		cJSON_AddStringToObject(o, "device", job->device);
-	if (job->precision[0])
-		cJSON_AddStringToObject(o, "precision_used", job->precision);
-	else
-		cJSON_AddNullToObject(o, "device");
-	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
-		cJSON_AddStringToObject(o, "error", job->error);
-	cJSON_AddNumberToObject(o, "lr", job->p.lr);
-	rpc_add_exact_integer(o, "seed", job->p.seed);
-	cJSON_AddNumberToObject(o, "priority", job->p.priority);
-	if (job->p.batch[0])
-		cJSON_AddStringToObject(o, "batch", job->p.batch);
-	else
-		cJSON_AddNullToObject(o, "batch");
-	job_params_add_given(o, &job->p);
-	add_num_or_null(o, "target_psnr",
-			job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
-	if (job->reached_epoch)
-		cJSON_AddNumberToObject(o, "reached_epoch", job->reached_epoch);
-	else
-		cJSON_AddNullToObject(o, "reached_epoch");
-	cJSON_AddNumberToObject(o, "seconds", job_run_seconds(job));
-	if (job->worker >= 0)
-		cJSON_AddNumberToObject(o, "worker", job->worker);
-	else
-		cJSON_AddNullToObject(o, "worker");
-	cJSON_AddNumberToObject(o, "uid", job->uid);
-	cJSON_AddBoolToObject(o, "init", job->has_init);
-	add_num_or_null(o, "created", job->created);
-	add_num_or_null(o, "started", job->started ? job->started : NAN);
-	add_num_or_null(o, "finished", job->finished ? job->finished : NAN);
-	if (job->has_export)
-		add_num_or_null(o, "model_psnr", job->export_psnr);
-	return o;
-}
-
-static cJSON *state_params(const struct job *job)
-{
-	cJSON *p = cJSON_CreateObject();
-	cJSON_AddStringToObject(p, "job", job->id);
-	cJSON_AddStringToObject(p, "state", job_state_name(job->state));
-	cJSON_AddNumberToObject(p, "epoch", job_epoch(job));
-	cJSON_AddNumberToObject(p, "epochs", job->p.epochs);
-	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
-		cJSON_AddStringToObject(p, "error", job->error);
-	if (job->state == JOB_DONE && job->has_export)
-		add_num_or_null(p, "psnr", job->export_psnr);
-	return p;
-}
-
-static char *progress_line(const struct job *job, const struct nn_metrics *m)
-{
-	/* Built by hand: this is the one message sent per epoch per reader. */
-	char buf[512];
-	char psnr[32], mse[32], avg[64] = "";
-	snprintf(psnr, sizeof(psnr), isfinite(m->psnr) ? "%.17g" : "null",
-		 m->psnr);
-	if (m->psnr_average > 0 && isfinite(m->psnr_average))
-		snprintf(avg, sizeof(avg), ",\"psnr_average\":%.17g",
-			 m->psnr_average);
-	snprintf(mse, sizeof(mse), isfinite(m->mse) ? "%.17g" : "null", m->mse);
-	int n = snprintf(buf, sizeof(buf),
-			 "{\"jsonrpc\":\"2.0\",\"method\":\"" N_JOB_PROGRESS
-			 "\",\"params\":{\"job\":\"%s\",\"epoch\":%d,"
-			 "\"epochs\":%d,\"mse\":%s,\"psnr\":%s,\"lr\":%.17g,"
-			 "\"ms\":%.6g%s}}\n",
-			 job->id, m->epoch, job->p.epochs, mse, psnr, m->lr,
-			 m->ms, avg);
-	return n > 0 && (size_t)n < sizeof(buf) ? strdup(buf) : NULL;
-}
-
-/* ----------------------------------------------------- subscriptions */
-
-static void pump(struct service *svc, struct subscription *sub,
-		 struct conn *c, struct job *job)
-{
-	while (!server_conn_closing(c) &&
-	       server_conn_pending(c) < SERVER_LOW_WATER) {
-		if (sub->cursor < job->nhist) {
-			/* Live points the reader fell behind on are thinned:
-			 * skip to the newest. Replayed points are all sent. */
-			if (sub->cursor >= sub->replay_end &&
-			    job->nhist - sub->cursor > 1)
-				sub->cursor = job->nhist - 1;
-			if (server_send(c, progress_line(job, &job->hist[sub->cursor])))
-				return;
-			sub->cursor++;
-		} else if (sub->state_dirty) {
-			sub->state_dirty = 0;
-			server_send(c, rpc_notification_line(N_JOB_STATE,
-							     state_params(job)));
-		} else {
-			break;
-		}
-	}
-}
-
-static void pump_conn(struct service *svc, struct conn *c)
-{
-	uint64_t id = server_conn_id(c);
-	for (struct subscription *s = svc->subs; s; s = s->next) {
-		if (s->conn != id)
-			continue;
-		struct job *job = queue_find(svc->queue, s->job);
-		if (job)
-			pump(svc, s, c, job);
-		if (server_conn_closing(c))
-			return;
-	}
-}
-
-static void pump_job(struct service *svc, struct job *job)
-{
-	for (struct subscription *s = svc->subs; s; s = s->next) {
-		if (strcmp(s->job, job->id))
-			continue;
-		struct conn *c = server_find(svc->server, s->conn);
-		if (c)
-			pump(svc, s, c, job);
-	}
-}
-
-void methods_job_progress(struct service *svc, struct job *job)
-{
-	pump_job(svc, job);
-}
-
-void methods_job_truncated(struct service *svc, struct job *job)
-{
-	for (struct subscription *s = svc->subs; s; s = s->next) {
-		if (strcmp(s->job, job->id))
-			continue;
-		if (s->cursor > job->nhist)
-			s->cursor = job->nhist;
-		if (s->replay_end > job->nhist)
-			s->replay_end = job->nhist;
-	}
-}
-
-static void answer_waiters(struct service *svc, struct job *job)
-{
-	struct state_waiter **pp = &svc->waiters;
-	while (*pp) {
-		struct state_waiter *w = *pp;
-		if (strcmp(w->job, job->id) || job->state == JOB_RUNNING) {
-			pp = &w->next;
-			continue;
-		}
-		*pp = w->next;
-		struct conn *c = server_find(svc->server, w->conn);
-		if (c)
-			server_conn_release(c);
-		if (c && w->rpc_id) {
-			cJSON *r = cJSON_CreateObject();
-			cJSON_AddStringToObject(r, "job", job->id);
-			cJSON_AddStringToObject(r, "state",
-						job_state_name(job->state));
-			server_send(c, rpc_result_line(w->rpc_id, r));
-		}
-		cJSON_Delete(w->rpc_id);
-		free(w);
-	}
-}
-
-void methods_job_state(struct service *svc, struct job *job)
-{
-	for (struct subscription *s = svc->subs; s; s = s->next)
-		if (!strcmp(s->job, job->id))
-			s->state_dirty = 1;
-	pump_job(svc, job);
-	answer_waiters(svc, job);
-}
-
-static void drop_subs(struct service *svc, uint64_t conn, const char *job)
-{
-	struct subscription **pp = &svc->subs;
-	while (*pp) {
-		struct subscription *s = *pp;
-		if ((conn && s->conn != conn) || (job && strcmp(s->job, job))) {
-			pp = &s->next;
-			continue;
-		}
-		*pp = s->next;
-		free(s);
-	}
-}
-
-static void drop_waiters(struct service *svc, uint64_t conn)
-{
-	struct state_waiter **pp = &svc->waiters;
-	while (*pp) {
-		struct state_waiter *w = *pp;
-		if (conn && w->conn != conn) {
-			pp = &w->next;
-			continue;
-		}
-		*pp = w->next;
-		cJSON_Delete(w->rpc_id);
-		free(w);
-	}
-}
-
-static int wait_for_state(struct request *rq, struct job *job)
-{
-	/* a notification waits too (rpc_id NULL), so that the next request
-	 * on its connection acts after it */
-	struct state_waiter *w = calloc(1, sizeof(*w));
-	if (!w || (rq->id && !(w->rpc_id = cJSON_Duplicate(rq->id, 1)))) {
-		free(w);
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
-	}
-	w->conn = server_conn_id(rq->c);
-	snprintf(w->job, sizeof(w->job), "%s", job->id);
-	w->next = rq->svc->waiters;
-	rq->svc->waiters = w;
-	return METHOD_DEFERRED;
-}
-
 /* ---------------------------------------------------- worker requests */
-
-/* A worker for a render or an export of a job that is not running: an
- * idle one if there is, else any that has its device. */
-static struct worker_slot *pick_worker(struct service *svc)
-{
-	struct worker_slot *any = NULL;
-	for (int i = 0; i < svc->nslots; i++) {
-		struct worker_slot *s = &svc->slots[i];
-		if (!s->ok || s->exited)
-			continue;
-		if (!s->job[0])
-			return s;
-		if (!any)
-			any = s;
-	}
-	return any;
-}
 
 /* Queues req for slot's worker, unless its uid has LIMIT_REQUESTS_PER_UID
  * requests waiting already (across connections and workers): then it is
@@ -622,7 +318,7 @@ static int defer_to_worker(struct request *rq, struct worker_slot *slot,
 		waiting += worker_count_requests(svc->slots[i].w, uid);
 	if (waiting >= quota_requests_per_uid()) {
 		work_request_destroy(req);
-		rq->data = limit_data("LIMIT_REQUESTS_PER_UID",
+		rq->data = views_limit_data("LIMIT_REQUESTS_PER_UID",
 				      quota_requests_per_uid());
 		return fail(rq, RPC_LIMIT, "uid %u has %d renders and exports "
 			    "waiting for a worker already (the limit); retry "
@@ -630,86 +326,15 @@ static int defer_to_worker(struct request *rq, struct worker_slot *slot,
 	}
 	req->conn = server_conn_id(rq->c);
 	req->uid = uid;
-	req->rpc_id = rq->id ? cJSON_Duplicate(rq->id, 1) : NULL;
+	if (replies_add(svc, req->conn, rq->id, req)) {
+		work_request_destroy(req);
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	}
 	worker_request(slot->w, req);
 	return METHOD_DEFERRED;
 }
 
-/* An export's result: the model package and the reconstruction, by
- * reference (the strings must outlive the reply's printing). */
-static cJSON *export_result(const char *model_b64, const char *png_b64)
-{
-	cJSON *r = cJSON_CreateObject();
-	cJSON *m = cJSON_AddObjectToObject(r, "model");
-	cJSON_AddItemToObject(m, "safetensors",
-			      cJSON_CreateStringReference(model_b64));
-	cJSON *p = cJSON_AddObjectToObject(r, "recon");
-	cJSON_AddItemToObject(p, "png", cJSON_CreateStringReference(png_b64));
-	return r;
-}
-
-void methods_reply(struct service *svc, struct work_request *req)
-{
-	struct conn *c = server_find(svc->server, req->conn);
-	if (c)
-		server_conn_release(c);
-	if (!c || !req->rpc_id) {
-		work_request_destroy(req);
-		return;
-	}
-	if (req->rpc_code) {
-		send_error(c, req->rpc_id, req->rpc_code, req->message, NULL, 0);
-		work_request_destroy(req);
-		return;
-	}
-	cJSON *r;
-	if (req->kind == WORK_EXPORT) {
-		r = export_result(req->model_b64, req->png_b64);
-	} else {
-		r = cJSON_CreateObject();
-		cJSON_AddItemToObject(r, "png",
-				      cJSON_CreateStringReference(req->png_b64));
-	}
-	if (req->has_psnr)
-		cJSON_AddNumberToObject(r, "psnr", req->psnr);
-	else if (req->kind == WORK_EXPORT)
-		cJSON_AddNullToObject(r, "psnr");
-	server_send(c, rpc_result_line(req->rpc_id, r));
-	work_request_destroy(req);
-}
-
 /* ----------------------------------------------------------- methods */
-
-static cJSON *devices_json(struct service *svc)
-{
-	cJSON *a = cJSON_CreateArray();
-	for (int i = 0; i < svc->nslots; i++) {
-		struct worker_slot *s = &svc->slots[i];
-		cJSON *d = cJSON_CreateObject();
-		cJSON_AddNumberToObject(d, "worker", i);
-		if (s->ok) {
-			cJSON_AddStringToObject(d, "name", s->device);
-			cJSON_AddStringToObject(d, "type", s->type);
-		} else {
-			cJSON_AddNullToObject(d, "name");
-		}
-		cJSON_AddStringToObject(d, "state",
-					!s->ready   ? "starting"
-					: !s->ok    ? "unavailable"
-					: s->job[0] ? "running"
-						    : "idle");
-		if (s->job[0])
-			cJSON_AddStringToObject(d, "job", s->job);
-		else
-			cJSON_AddNullToObject(d, "job");
-		cJSON_AddNumberToObject(d, "gpu_bytes",
-					(double)worker_bytes_in_use(s->w));
-		if (s->ready && !s->ok)
-			cJSON_AddStringToObject(d, "error", s->error);
-		cJSON_AddItemToArray(a, d);
-	}
-	return a;
-}
 
 static const char *first_device(struct service *svc)
 {
@@ -758,7 +383,7 @@ static int m_status(struct request *rq, const cJSON *params, cJSON **result)
 		cJSON_AddStringToObject(r, "device", dev);
 	else
 		cJSON_AddNullToObject(r, "device");
-	cJSON_AddItemToObject(r, "devices", devices_json(svc));
+	cJSON_AddItemToObject(r, "devices", views_devices(svc));
 	cJSON_AddStringToObject(r, "state_dir", svc->opt->state_dir);
 	cJSON_AddBoolToObject(r, "stopping", svc->stopping);
 	cJSON *jobs = cJSON_AddObjectToObject(r, "jobs");
@@ -770,10 +395,7 @@ static int m_status(struct request *rq, const cJSON *params, cJSON **result)
 							      JOB_QUEUED));
 	cJSON_AddNumberToObject(r, "connections",
 				server_connection_count(svc->server));
-	int nsubs = 0;
-	for (struct subscription *s = svc->subs; s; s = s->next)
-		nsubs++;
-	cJSON_AddNumberToObject(r, "subscriptions", nsubs);
+	cJSON_AddNumberToObject(r, "subscriptions", subs_count(svc, 0));
 	cJSON *lim = cJSON_AddObjectToObject(r, "limits");
 	cJSON_AddNumberToObject(lim, "line_bytes", LIMIT_LINE_BYTES);
 	cJSON_AddNumberToObject(lim, "connections", quota_connections());
@@ -969,7 +591,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	}
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
-		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
+		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
+					    quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
 			    "limit, ended ones included); remove the ended "
 			    "ones (vkinrctl rm --state done)",
@@ -1009,7 +632,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 		return rc;
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) { /* others may have landed meanwhile */
-		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
+		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
+					    quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
 			    "limit); remove finished ones with job.remove",
 			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
@@ -1033,7 +657,7 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 	cJSON_AddStringToObject(*result, "job", job->id);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(*result, "batch", job->p.batch);
-	service_schedule(svc);
+	schedule_jobs(svc);
 	return 0;
 }
 
@@ -1046,7 +670,7 @@ static int m_list(struct request *rq, const cJSON *params, cJSON **result)
 	cJSON *r = cJSON_CreateObject();
 	cJSON *a = cJSON_AddArrayToObject(r, "jobs");
 	for (struct job *job = rq->svc->queue->head; job; job = job->next)
-		cJSON_AddItemToArray(a, job_json(rq->svc, job));
+		cJSON_AddItemToArray(a, views_job(job));
 	*result = r;
 	return 0;
 }
@@ -1059,7 +683,7 @@ static int m_get(struct request *rq, const cJSON *params, cJSON **result)
 	int rc = check_keys(rq, params, job_only);
 	if (rc || (rc = get_job(rq, params, &job)))
 		return rc;
-	*result = job_json(rq->svc, job);
+	*result = views_job(job);
 	return 0;
 }
 
@@ -1080,14 +704,6 @@ static int m_logs(struct request *rq, const cJSON *params, cJSON **result)
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddItemToObject(*result, "events", events);
 	return 0;
-}
-
-static cJSON *job_state_result(const struct job *job)
-{
-	cJSON *r = cJSON_CreateObject();
-	cJSON_AddStringToObject(r, "job", job->id);
-	cJSON_AddStringToObject(r, "state", job_state_name(job->state));
-	return r;
 }
 
 /* The job named by params (which hold only "job") of a method that acts
@@ -1113,7 +729,16 @@ static void set_state(struct request *rq, struct job *job,
 	job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)", what,
 		  (unsigned)server_conn_uid(rq->c), job_state_name(job->state));
 	queue_set_state(svc->queue, job, state, NULL);
-	methods_job_state(svc, job);
+	subs_job_state(svc, job);
+}
+
+/* A pause or cancel of a running job: answered once the worker has let
+ * it go (subs.c). */
+static int wait_for_state(struct request *rq, struct job *job)
+{
+	if (subs_wait_state(rq->svc, server_conn_id(rq->c), rq->id, job))
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	return METHOD_DEFERRED;
 }
 
 static int m_pause(struct request *rq, const cJSON *params, cJSON **result)
@@ -1136,7 +761,7 @@ static int m_pause(struct request *rq, const cJSON *params, cJSON **result)
 			    "running job can be paused", job->id,
 			    job_state_name(job->state));
 	}
-	*result = job_state_result(job);
+	*result = views_job_state(job);
 	return 0;
 }
 
@@ -1153,7 +778,7 @@ static int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 	case JOB_PAUSED:
 	case JOB_FAILED:
 		set_state(rq, job, JOB_QUEUED);
-		service_schedule(rq->svc);
+		schedule_jobs(rq->svc);
 		break;
 	case JOB_QUEUED:
 	case JOB_RUNNING:
@@ -1163,7 +788,7 @@ static int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 			    "failed job can be resumed", job->id,
 			    job_state_name(job->state));
 	}
-	*result = job_state_result(job);
+	*result = views_job_state(job);
 	return 0;
 }
 
@@ -1188,7 +813,7 @@ static int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 			    "nothing to cancel", job->id,
 			    job_state_name(job->state));
 	}
-	*result = job_state_result(job);
+	*result = views_job_state(job);
 	return 0;
 }
 
@@ -1204,7 +829,7 @@ static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddBoolToObject(*result, "removed", 1);
-	drop_subs(rq->svc, 0, job->id);
+	subs_drop(rq->svc, 0, job->id);
 	log_notice("job %s removed", job->id);
 	queue_remove(rq->svc->queue, job);
 	return 0;
@@ -1226,7 +851,7 @@ static int export_by_worker(struct request *rq, struct job *job)
 		if (stat(path, &st))
 			return fail(rq, RPC_JOB_STATE, "job %s has not run yet; "
 				    "there is no model to export", job->id);
-		slot = pick_worker(svc);
+		slot = schedule_pick_worker(svc);
 		if (!slot)
 			return fail(rq, RPC_DEVICE, "no device is available to "
 				    "render the export");
@@ -1256,8 +881,8 @@ static void export_read(struct decode_job *d)
 	} else if (c && d->read_rc) {
 		rc = export_by_worker(&rq, job);
 	} else if (c) {
-		r = export_result(d->model_b64, d->png_b64);
-		add_num_or_null(r, "psnr", job->export_psnr);
+		r = views_export_result(d->model_b64, d->png_b64);
+		views_add_number(r, "psnr", job->export_psnr);
 	}
 	if (c && rc != METHOD_DEFERRED) {
 		answer(&rq, rc, r); /* printed before pd's strings go */
@@ -1303,28 +928,17 @@ static int m_subscribe(struct request *rq, const cJSON *params,
 	    (rc = get_int(rq, params, "since", 0, 1e12, &since)))
 		return rc;
 	uint64_t conn = server_conn_id(rq->c);
-	drop_subs(svc, conn, job->id);
-	int nsubs = 0;
-	for (struct subscription *s = svc->subs; s; s = s->next)
-		nsubs += s->conn == conn;
+	subs_drop(svc, conn, job->id);
+	int nsubs = subs_count(svc, conn);
 	if (nsubs >= quota_jobs_per_uid()) {
-		rq->data = limit_data("LIMIT_JOBS_PER_UID", quota_jobs_per_uid());
+		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
+					    quota_jobs_per_uid());
 		return fail(rq, RPC_LIMIT, "this connection follows %d jobs "
 			    "already (the limit)", nsubs);
 	}
-	struct subscription *s = calloc(1, sizeof(*s));
+	struct subscription *s = subs_add(svc, conn, job, since);
 	if (!s)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
-	s->conn = conn;
-	snprintf(s->job, sizeof(s->job), "%s", job->id);
-	while (s->cursor < job->nhist && job->hist[s->cursor].epoch <= since)
-		s->cursor++;
-	s->replay_end = job->nhist;
-	s->state_dirty = job_state_is_final(job->state);
-	struct subscription **pp = &svc->subs;
-	while (*pp)
-		pp = &(*pp)->next;
-	*pp = s;
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "job", job->id);
 	cJSON_AddStringToObject(r, "state", job_state_name(job->state));
@@ -1342,7 +956,7 @@ static int m_unsubscribe(struct request *rq, const cJSON *params,
 	int rc = check_keys(rq, params, job_only);
 	if (rc || (rc = get_job(rq, params, &job)))
 		return rc;
-	drop_subs(rq->svc, server_conn_id(rq->c), job->id);
+	subs_drop(rq->svc, server_conn_id(rq->c), job->id);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	return 0;
@@ -1361,7 +975,7 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 		return fail(rq, RPC_INVALID_PARAMS, "\"target\" is %dx%d but "
 			    "the model renders %dx%d", d->image->width,
 			    d->image->height, d->model_w, d->model_h);
-	struct worker_slot *slot = pick_worker(rq->svc);
+	struct worker_slot *slot = schedule_pick_worker(rq->svc);
 	if (!slot)
 		return fail(rq, RPC_DEVICE, "no device is available to render");
 	struct work_request *req = calloc(1, sizeof(*req));
@@ -1503,7 +1117,8 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 		snprintf(msg, sizeof(msg), "the line is longer than %u bytes "
 			 "(LIMIT_LINE_BYTES); it was skipped", LIMIT_LINE_BYTES);
 		send_error(c, NULL, RPC_LIMIT, msg,
-			   limit_data("LIMIT_LINE_BYTES", LIMIT_LINE_BYTES), 0);
+			   views_limit_data("LIMIT_LINE_BYTES",
+					    LIMIT_LINE_BYTES), 0);
 		return;
 	}
 	if (blank(line, len))
@@ -1555,7 +1170,7 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 		};
 		dispatch(&rq, obj);
 		if (!server_conn_closing(c))
-			pump_conn(svc, c);
+			subs_pump_conn(svc, c);
 	}
 	/* results and errors from a client answer nothing: ignored */
 	cJSON_Delete(obj);
@@ -1565,8 +1180,8 @@ void methods_closed(void *ctx, struct conn *c)
 {
 	struct service *svc = ctx;
 	uint64_t id = server_conn_id(c);
-	drop_subs(svc, id, NULL);
-	drop_waiters(svc, id);
+	subs_drop_conn(svc, id);
+	replies_drop_conn(svc, id);
 	/* renders and exports nobody will read are not made */
 	for (int i = 0; i < svc->nslots; i++)
 		worker_drop_requests(svc->slots[i].w, id);
@@ -1574,26 +1189,10 @@ void methods_closed(void *ctx, struct conn *c)
 
 int methods_busy(void *ctx, struct conn *c)
 {
-	struct service *svc = ctx;
-	uint64_t id = server_conn_id(c);
-	for (struct subscription *s = svc->subs; s; s = s->next) {
-		if (s->conn != id)
-			continue;
-		struct job *job = queue_find(svc->queue, s->job);
-		if (job && (!job_state_is_final(job->state) || s->state_dirty ||
-			    s->cursor < job->nhist))
-			return 1;
-	}
-	return 0;
+	return subs_busy(ctx, c);
 }
 
 void methods_drained(void *ctx, struct conn *c)
 {
-	pump_conn(ctx, c);
-}
-
-void methods_finish(struct service *svc)
-{
-	drop_subs(svc, 0, NULL);
-	drop_waiters(svc, 0);
+	subs_pump_conn(ctx, c);
 }

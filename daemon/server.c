@@ -7,7 +7,7 @@
  * daemon serve a slow reader without slowing anyone: above half of
  * LIMIT_SUBSCRIBER_BYTES it stops reading the connection's requests (so a
  * client that never reads its replies cannot make the daemon buffer them);
- * the subscription pump (methods.c) only adds progress while the queue is
+ * the subscription pump (subs.c) only adds progress while the queue is
  * below SERVER_LOW_WATER; and a connection that already has more than
  * LIMIT_SUBSCRIBER_BYTES queued when something else must be sent, or whose
  * output has not moved for SERVER_STALL_SECONDS, is dropped.

@@ -1,6 +1,7 @@
 /*
  * service.h - what the loop thread owns, shared by daemon.c (wiring,
- * scheduling, worker events) and methods.c (requests, subscriptions).
+ * worker events), methods.c (requests), subs.c (who follows a job),
+ * schedule.c (jobs to workers) and views.c (the answers' JSON).
  *
  * Loop thread only; workers see none of it.
  */
@@ -53,6 +54,14 @@ struct state_waiter {
 	char job[16];
 };
 
+/* A render or export handed to a worker, by its number (replies.c). */
+struct pending_reply {
+	struct pending_reply *next;
+	uint64_t number;
+	uint64_t conn;
+	cJSON *rpc_id; /* NULL for a notification */
+};
+
 struct service {
 	uv_loop_t *loop;
 	const struct daemon_options *opt;
@@ -70,9 +79,8 @@ struct service {
 	uid_t uid;       /* the daemon's own */
 	struct subscription *subs;
 	struct state_waiter *waiters;
+	struct pending_reply *replies;
+	uint64_t last_request; /* the number of the last work request */
 };
-
-/* Hands queued jobs to idle workers (daemon.c). */
-void service_schedule(struct service *svc);
 
 #endif

@@ -7,12 +7,15 @@
  * so a pause, cancel, export or render waits at most one epoch. The lock is
  * held only to move pointers and flags, never across an engine call.
  *
- * Every failure of a job ends in WORK_ENDED with state failed and a message
- * for people; device loss is retried (new gpu_context, resume from the
- * checkpoint) a bounded number of times first. Only this thread calls gpu_*
- * and nn_*; it writes the job's checkpoint and exports into the job's
- * folder, and reads its target and init files; it touches no socket and no
- * queue data.
+ * A run (run_job) is a short loop over what each step came to: on to the
+ * next epoch, build the fit again, or leave the worker. Every failure of
+ * a job ends in WORK_ENDED with WORK_END_FAILED and a message for people;
+ * device loss is retried (new gpu_context, resume from the checkpoint) and
+ * a divergence rolled back a bounded number of times first. A request is
+ * answered with 0 or an errors.h code and a sentence. Only this thread
+ * calls gpu_* and nn_*; it writes the job's checkpoint and exports into
+ * the job's folder, and reads its target and init files; it touches no
+ * socket, no queue data and no JSON-RPC.
  */
 #include "worker.h"
 
@@ -31,13 +34,13 @@
 #include "fileio.h"
 #include "image.h"
 #include "log.h"
-#include "protocol.h"
 #include "safetensors.h"
 
 struct worker {
 	int index;
 	char *selector;
-	uv_async_t *wake;
+	void (*wake)(void *arg);
+	void *wake_arg;
 	pthread_t thread;
 	int started;
 
@@ -68,6 +71,14 @@ struct run {
 	double train_seconds, serve_seconds; /* since it started here */
 	uid_t last_uid;      /* whose request was served last */
 	int served_any;
+	int retries;         /* device lost or out of memory, reopened */
+	int rollbacks;       /* diverged, back to the checkpoint */
+	double lr;           /* after a rollback, the lowered rate; else 0 */
+	int reached;         /* the model reached target_psnr */
+	/* how it ended */
+	enum work_end end;
+	double psnr;         /* done: the exported model's */
+	char msg[600];       /* failed, or paused by a failed write: why */
 };
 
 static double mono_seconds(void)
@@ -81,7 +92,6 @@ void work_request_destroy(struct work_request *req)
 {
 	if (!req)
 		return;
-	cJSON_Delete(req->rpc_id);
 	st_destroy(req->model);
 	image_destroy(req->target);
 	free(req->model_b64);
@@ -98,7 +108,7 @@ static void post(struct worker *w, struct work_event *ev)
 	*w->events_tail = ev;
 	w->events_tail = &ev->next;
 	pthread_mutex_unlock(&w->lock);
-	uv_async_send(w->wake);
+	w->wake(w->wake_arg);
 }
 
 static struct work_event *event_new(enum work_event_kind kind,
@@ -118,7 +128,7 @@ static struct work_event *event_new(enum work_event_kind kind,
 }
 
 static void post_ended(struct worker *w, const char *job_id,
-		       enum job_state end, const char *message)
+		       enum work_end end, const char *message)
 {
 	struct work_event *ev = event_new(WORK_ENDED, job_id);
 	ev->end = end;
@@ -306,10 +316,9 @@ static int fill_export(struct nn_fit *fit, struct work_request *req)
 	return rc;
 }
 
-static void fail_request(struct work_request *req, int rpc_code, int rc,
-			 const char *what)
+static void fail_request(struct work_request *req, int rc, const char *what)
 {
-	req->rpc_code = rpc_code;
+	req->rc = rc;
 	snprintf(req->message, sizeof(req->message), "%s: %s", what,
 		 error_message(rc));
 }
@@ -329,11 +338,11 @@ static void export_from_checkpoint(struct worker *w, struct work_request *req)
 	int rc = load_fit(w, req->dir, NULL, 0, &target, &fit, err,
 			  sizeof(err));
 	if (rc) {
-		req->rpc_code = rc == ERR_NOT_FOUND ? RPC_JOB_STATE : RPC_DEVICE;
+		req->rc = rc;
 		snprintf(req->message, sizeof(req->message),
 			 "cannot export job %s: %s", req->job_id, err);
 	} else if ((rc = fill_export(fit, req))) {
-		fail_request(req, RPC_DEVICE, rc, "export failed");
+		fail_request(req, rc, "export failed");
 	}
 	nn_fit_destroy(fit);
 	image_destroy(target);
@@ -349,9 +358,7 @@ static void serve_render(struct worker *w, struct work_request *req)
 	int rc = nn_render(w->gpu, req->model, req->target, &out,
 			   req->target ? &psnr : NULL, err, sizeof(err));
 	if (rc) {
-		req->rpc_code = rc == ERR_INVALID || rc == ERR_FORMAT
-					? RPC_BAD_MODEL
-					: RPC_DEVICE;
+		req->rc = rc;
 		snprintf(req->message, sizeof(req->message), "render failed: %s",
 			 err[0] ? err : error_message(rc));
 		return;
@@ -360,7 +367,7 @@ static void serve_render(struct worker *w, struct work_request *req)
 	if (!rc && !(req->png_b64 = base64_encode(png, png_size)))
 		rc = ERR_NOMEM;
 	if (rc)
-		fail_request(req, RPC_INTERNAL_ERROR, rc, "render failed");
+		fail_request(req, rc, "render failed");
 	req->psnr = psnr;
 	req->has_psnr = req->target && isfinite(psnr);
 	free(png);
@@ -376,7 +383,7 @@ static void serve(struct worker *w, struct work_request *reqs,
 		reqs = req->next;
 		req->next = NULL;
 		if (!w->gpu) {
-			req->rpc_code = RPC_DEVICE;
+			req->rc = ERR_NO_DEVICE;
 			snprintf(req->message, sizeof(req->message),
 				 "the device is not available");
 		} else if (req->kind == WORK_RENDER) {
@@ -384,7 +391,7 @@ static void serve(struct worker *w, struct work_request *reqs,
 		} else if (fit && job_id && !strcmp(req->job_id, job_id)) {
 			int rc = fill_export(fit, req);
 			if (rc)
-				fail_request(req, RPC_DEVICE, rc, "export failed");
+				fail_request(req, rc, "export failed");
 		} else {
 			export_from_checkpoint(w, req);
 		}
@@ -554,176 +561,225 @@ static void describe(int rc, const char *err, char *msg, size_t len)
 	snprintf(msg, len, "%s", err && err[0] ? err : error_message(rc));
 }
 
-/*
- * Runs one job until it ends, is paused, cancelled or stopped. Returns
- * after posting WORK_ENDED.
- */
-static void run_job(struct worker *w, struct work_job *job)
-{
-	struct run r = {.job = job};
-	char err[512] = "", msg[600];
-	int retries = 0;   /* device lost or out of memory, reopened */
-	int rollbacks = 0; /* diverged, back to the checkpoint */
-	double lr = 0;     /* after a rollback, the lowered rate */
+/* ------------------------------------------------------- a job's run */
 
-restart:
-	err[0] = '\0';
-	int rc = load_fit(w, job->dir, job, lr, &r.target, &r.fit, err,
+/*
+ * A run is a loop over what the last step came to: an epoch went well
+ * (on to the next), the fit must be built again (the device was reopened,
+ * or the learning rate halved after a divergence), or the job leaves the
+ * worker (done, paused, cancelled, stopped or failed: r->end and r->msg
+ * say which and why). Each step below returns one of them.
+ */
+enum run_outcome {
+	RUN_NEXT,   /* an epoch ran (or a fit was loaded): go on */
+	RUN_RELOAD, /* build the fit again (from the checkpoint, if any) */
+	RUN_ENDED,  /* the job leaves the worker: r->end, r->msg */
+};
+
+static enum run_outcome ended(struct run *r, enum work_end end)
+{
+	r->end = end;
+	return RUN_ENDED;
+}
+
+/* Builds the fit (again) and says so with WORK_STARTED. */
+static enum run_outcome load(struct worker *w, struct run *r)
+{
+	const struct work_job *job = r->job;
+	char err[512] = "";
+	int rc = load_fit(w, job->dir, job, r->lr, &r->target, &r->fit, err,
 			  sizeof(err));
-	if (device_fault(rc) && retries < WORKER_DEVICE_RETRIES) {
-		log_warn("job %s: %s while loading; reopening the device (retry "
-			 "%d of %d)", job->id, error_message(rc), retries + 1,
-			 WORKER_DEVICE_RETRIES);
-		retries++;
+	if (device_fault(rc) && r->retries < WORKER_DEVICE_RETRIES) {
+		log_warn("job %s: %s while loading; reopening the device "
+			 "(retry %d of %d)", job->id, error_message(rc),
+			 r->retries + 1, WORKER_DEVICE_RETRIES);
+		r->retries++;
 		if (reopen_device(w, err, sizeof(err)) == 0)
-			goto restart;
+			return RUN_RELOAD;
 	}
 	if (rc) {
-		snprintf(msg, sizeof(msg), "cannot start: %s", err);
-		post_ended(w, job->id, JOB_FAILED, msg);
-		image_destroy(r.target);
-		return;
+		snprintf(r->msg, sizeof(r->msg), "cannot start: %s", err);
+		return ended(r, WORK_END_FAILED);
 	}
 	publish_memory(w);
 	struct work_event *ev = event_new(WORK_STARTED, job->id);
-	ev->epoch = r.last_ckpt_epoch = nn_fit_epoch(r.fit);
-	ev->m.lr = nn_fit_config(r.fit)->lr;
+	ev->epoch = r->last_ckpt_epoch = nn_fit_epoch(r->fit);
+	ev->m.lr = nn_fit_config(r->fit)->lr;
 	struct nn_fit_info info;
-	nn_fit_get_info(r.fit, &info);
+	nn_fit_get_info(r->fit, &info);
 	snprintf(ev->message, sizeof(ev->message), "%s", info.precision);
 	post(w, ev);
-	r.last_ckpt_time = mono_seconds();
+	r->last_ckpt_time = mono_seconds();
 	log_info("job %s: running from epoch %d to %d", job->id,
-		 nn_fit_epoch(r.fit), job->cfg.epochs);
+		 nn_fit_epoch(r->fit), job->cfg.epochs);
+	return RUN_NEXT;
+}
 
-	enum job_state end;
-	int reached = 0; /* the last epoch reached target_psnr */
-	msg[0] = '\0';
-	for (;;) {
-		struct work_request *req;
-		int flags = take(w, &r, &req);
-		if (req) {
-			double t = mono_seconds();
-			r.last_uid = req->uid;
-			r.served_any = 1;
-			serve(w, req, job->id, r.fit);
-			r.serve_seconds += mono_seconds() - t;
-		}
-		if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
-			save_checkpoint(w, &r);
-			end = flags & WORK_CANCEL  ? JOB_CANCELLED
-			      : flags & WORK_PAUSE ? JOB_PAUSED
-						   : JOB_QUEUED;
-			break;
-		}
-		if (reached || nn_fit_epoch(r.fit) >= job->cfg.epochs) {
-			double psnr = NAN;
-			save_checkpoint(w, &r);
-			rc = save_exports(&r, &psnr);
-			if (device_fault(rc))
-				goto retry_device;
-			if (rc) {
-				snprintf(msg, sizeof(msg), "cannot write the "
-					 "exported model into %.300s: %s%s", job->dir,
-					 error_message(rc), rc == ERR_NO_SPACE
-					 ? "; paused until there is space again"
-					 : "");
-				end = rc == ERR_NO_SPACE ? JOB_PAUSED : JOB_FAILED;
-				break;
-			}
-			ev = event_new(WORK_ENDED, job->id);
-			ev->end = JOB_DONE;
-			ev->psnr = psnr;
-			ev->has_psnr = isfinite(psnr);
-			ev->target_reached = reached;
-			ev->epoch = nn_fit_epoch(r.fit);
-			post(w, ev);
-			goto out;
-		}
-		struct nn_metrics m;
-		double t = mono_seconds();
-		rc = nn_fit_step(r.fit, &m);
-		r.train_seconds += mono_seconds() - t;
-retry_device:
-		if (device_fault(rc) && retries < WORKER_DEVICE_RETRIES) {
-			retries++;
-			log_warn("job %s: %s at epoch %d; reopening the device "
-				 "and resuming from the checkpoint (retry %d of "
-				 "%d)", job->id, error_message(rc),
-				 nn_fit_epoch(r.fit) + 1, retries,
-				 WORKER_DEVICE_RETRIES);
-			nn_fit_destroy(r.fit);
-			r.fit = NULL;
-			if (reopen_device(w, err, sizeof(err)) == 0)
-				goto restart;
-			snprintf(msg, sizeof(msg), "%s, and the device could "
-				 "not be reopened: %s", error_message(rc), err);
-			end = JOB_FAILED;
-			goto ended;
-		}
-		if (rc == ERR_DIVERGED && rollbacks < WORKER_DIVERGE_RETRIES) {
-			rollbacks++;
-			lr = nn_fit_config(r.fit)->lr / 2;
-			log_warn("job %s: training diverged at epoch %d (the loss "
-				 "is not finite); back to the checkpoint of epoch "
-				 "%d with lr %g (rollback %d of %d)", job->id,
-				 nn_fit_epoch(r.fit) + 1, r.last_ckpt_epoch, lr,
-				 rollbacks, WORKER_DIVERGE_RETRIES);
-			nn_fit_destroy(r.fit);
-			r.fit = NULL;
-			goto restart;
-		}
-		if (rc == ERR_DIVERGED) {
-			snprintf(msg, sizeof(msg), "training diverged at epoch %d "
-				 "(the loss is not finite) after %d rollbacks to "
-				 "its last checkpoint with the learning rate halved "
-				 "each time, down to %g; submit it again with a "
-				 "lower lr", nn_fit_epoch(r.fit) + 1, rollbacks,
-				 nn_fit_config(r.fit)->lr);
-			end = JOB_FAILED;
-			break;
-		}
-		if (rc) {
-			describe(rc, NULL, err, sizeof(err));
-			snprintf(msg, sizeof(msg), "epoch %d failed: %s",
-				 nn_fit_epoch(r.fit) + 1, err);
-			end = JOB_FAILED;
-			break;
-		}
-		ev = event_new(WORK_PROGRESS, job->id);
-		ev->m = m;
-		post(w, ev);
-		publish_memory(w);
-		/* the better of the live and the averaged weights says it may
-		 * be time; the export (which takes that one too) decides */
-		double best = m.psnr_average > m.psnr ? m.psnr_average : m.psnr;
-		if (job->target_psnr > 0 && isfinite(best) &&
-		    best >= job->target_psnr &&
-		    (rc = model_reaches(&r, job->target_psnr, &reached)))
-			goto retry_device;
-		if ((nn_fit_epoch(r.fit) - r.last_ckpt_epoch >= w->ckpt_epochs ||
-		     mono_seconds() - r.last_ckpt_time >= w->ckpt_seconds) &&
-		    (rc = save_checkpoint(w, &r))) {
-			if (device_fault(rc)) /* reading the weights back */
-				goto retry_device;
-			/* A full disk: training on would only lose more.
-			 * Paused with the reason: the daemon retries. Any
-			 * other cause (the folder was removed) fails it. */
-			int space = rc == ERR_NO_SPACE;
-			snprintf(msg, sizeof(msg), "cannot write %.300s/"
-				 "checkpoint.safetensors at epoch %d: %s; %s",
-				 job->dir, nn_fit_epoch(r.fit),
-				 r.write_errno ? strerror(r.write_errno)
-					       : error_message(rc),
-				 space ? "paused until there is space again"
-				       : "the job cannot go on");
-			end = space ? JOB_PAUSED : JOB_FAILED;
-			break;
-		}
+/* What a failed step comes to: a lost device (or its memory run out) is
+ * reopened and the job resumed from its checkpoint, a divergence rolled
+ * back to the checkpoint with half the rate, each a bounded number of
+ * times; anything else fails the job. */
+static enum run_outcome recover(struct worker *w, struct run *r, int rc)
+{
+	const struct work_job *job = r->job;
+	char err[512] = "";
+	if (device_fault(rc) && r->retries < WORKER_DEVICE_RETRIES) {
+		r->retries++;
+		log_warn("job %s: %s at epoch %d; reopening the device and "
+			 "resuming from the checkpoint (retry %d of %d)",
+			 job->id, error_message(rc), nn_fit_epoch(r->fit) + 1,
+			 r->retries, WORKER_DEVICE_RETRIES);
+		nn_fit_destroy(r->fit);
+		r->fit = NULL;
+		if (reopen_device(w, err, sizeof(err)) == 0)
+			return RUN_RELOAD;
+		snprintf(r->msg, sizeof(r->msg), "%s, and the device could not "
+			 "be reopened: %s", error_message(rc), err);
+		return ended(r, WORK_END_FAILED);
 	}
-ended:
-	post_ended(w, job->id, end, msg);
-out:
+	if (rc == ERR_DIVERGED && r->rollbacks < WORKER_DIVERGE_RETRIES) {
+		r->rollbacks++;
+		r->lr = nn_fit_config(r->fit)->lr / 2;
+		log_warn("job %s: training diverged at epoch %d (the loss is "
+			 "not finite); back to the checkpoint of epoch %d with "
+			 "lr %g (rollback %d of %d)", job->id,
+			 nn_fit_epoch(r->fit) + 1, r->last_ckpt_epoch, r->lr,
+			 r->rollbacks, WORKER_DIVERGE_RETRIES);
+		nn_fit_destroy(r->fit);
+		r->fit = NULL;
+		return RUN_RELOAD;
+	}
+	if (rc == ERR_DIVERGED)
+		snprintf(r->msg, sizeof(r->msg), "training diverged at epoch "
+			 "%d (the loss is not finite) after %d rollbacks to "
+			 "its last checkpoint with the learning rate halved "
+			 "each time, down to %g; submit it again with a lower "
+			 "lr",
+			 nn_fit_epoch(r->fit) + 1, r->rollbacks,
+			 nn_fit_config(r->fit)->lr);
+	else
+		snprintf(r->msg, sizeof(r->msg), "epoch %d failed: %s",
+			 nn_fit_epoch(r->fit) + 1, error_message(rc));
+	return ended(r, WORK_END_FAILED);
+}
+
+/* Every epoch has run, or the target is reached: the last checkpoint and
+ * the exports. A full disk pauses the job (the daemon retries). */
+static enum run_outcome finish(struct worker *w, struct run *r)
+{
+	save_checkpoint(w, r);
+	int rc = save_exports(r, &r->psnr);
+	if (device_fault(rc))
+		return recover(w, r, rc);
+	if (rc) {
+		snprintf(r->msg, sizeof(r->msg), "cannot write the exported "
+			 "model into %.300s: %s%s", r->job->dir,
+			 error_message(rc), rc == ERR_NO_SPACE
+			 ? "; paused until there is space again" : "");
+		return ended(r, rc == ERR_NO_SPACE ? WORK_END_PAUSED
+						   : WORK_END_FAILED);
+	}
+	return ended(r, WORK_END_DONE);
+}
+
+/* The checkpoint due every ckpt_epochs epochs or ckpt_seconds seconds. A
+ * full disk: training on would only lose more, so the job is paused with
+ * the reason (the daemon retries); any other cause (the folder was
+ * removed) fails it. */
+static enum run_outcome checkpoint_if_due(struct worker *w, struct run *r)
+{
+	if (nn_fit_epoch(r->fit) - r->last_ckpt_epoch < w->ckpt_epochs &&
+	    mono_seconds() - r->last_ckpt_time < w->ckpt_seconds)
+		return RUN_NEXT;
+	int rc = save_checkpoint(w, r);
+	if (!rc)
+		return RUN_NEXT;
+	if (device_fault(rc)) /* reading the weights back */
+		return recover(w, r, rc);
+	int space = rc == ERR_NO_SPACE;
+	snprintf(r->msg, sizeof(r->msg), "cannot write %.300s/"
+		 "checkpoint.safetensors at epoch %d: %s; %s", r->job->dir,
+		 nn_fit_epoch(r->fit),
+		 r->write_errno ? strerror(r->write_errno) : error_message(rc),
+		 space ? "paused until there is space again"
+		       : "the job cannot go on");
+	return ended(r, space ? WORK_END_PAUSED : WORK_END_FAILED);
+}
+
+/* Serves the request due at this epoch boundary, if any; returns the
+ * flags. */
+static int serve_between_epochs(struct worker *w, struct run *r)
+{
+	struct work_request *req;
+	int flags = take(w, r, &req);
+	if (req) {
+		double t = mono_seconds();
+		r->last_uid = req->uid;
+		r->served_any = 1;
+		serve(w, req, r->job->id, r->fit);
+		r->serve_seconds += mono_seconds() - t;
+	}
+	return flags;
+}
+
+/* One epoch boundary and one epoch: a request served, the flags obeyed,
+ * the end checked, the step, its news, the stop rule and the checkpoint. */
+static enum run_outcome epoch(struct worker *w, struct run *r)
+{
+	const struct work_job *job = r->job;
+	int flags = serve_between_epochs(w, r);
+	if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
+		save_checkpoint(w, r);
+		return ended(r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
+				: flags & WORK_PAUSE ? WORK_END_PAUSED
+						     : WORK_END_QUEUED);
+	}
+	if (r->reached || nn_fit_epoch(r->fit) >= job->cfg.epochs)
+		return finish(w, r);
+	struct nn_metrics m;
+	double t = mono_seconds();
+	int rc = nn_fit_step(r->fit, &m);
+	r->train_seconds += mono_seconds() - t;
+	if (rc)
+		return recover(w, r, rc);
+	struct work_event *ev = event_new(WORK_PROGRESS, job->id);
+	ev->m = m;
+	post(w, ev);
+	publish_memory(w);
+	/* the better of the live and the averaged weights says it may be
+	 * time; the export (which takes that one too) decides */
+	double best = m.psnr_average > m.psnr ? m.psnr_average : m.psnr;
+	if (job->target_psnr > 0 && isfinite(best) &&
+	    best >= job->target_psnr &&
+	    (rc = model_reaches(r, job->target_psnr, &r->reached)))
+		return recover(w, r, rc);
+	return checkpoint_if_due(w, r);
+}
+
+/* Says how the job left the worker (WORK_ENDED). */
+static void post_end(struct worker *w, const struct run *r)
+{
+	struct work_event *ev = event_new(WORK_ENDED, r->job->id);
+	ev->end = r->end;
+	if (r->end == WORK_END_DONE) {
+		ev->psnr = r->psnr;
+		ev->has_psnr = isfinite(r->psnr);
+		ev->target_reached = r->reached;
+		ev->epoch = nn_fit_epoch(r->fit);
+	} else {
+		snprintf(ev->message, sizeof(ev->message), "%s", r->msg);
+	}
+	post(w, ev);
+}
+
+/* Runs one job until it leaves the worker (WORK_ENDED posted). */
+static void run_job(struct worker *w, struct work_job *job)
+{
+	struct run r = {.job = job, .psnr = NAN};
+	enum run_outcome o = RUN_RELOAD;
+	while (o != RUN_ENDED)
+		o = o == RUN_RELOAD ? load(w, &r) : epoch(w, &r);
+	post_end(w, &r);
 	nn_fit_destroy(r.fit);
 	image_destroy(r.target);
 	publish_memory(w);
@@ -765,7 +821,7 @@ static void *worker_main(void *arg)
 			if (w->gpu)
 				run_job(w, job);
 			else
-				post_ended(w, job->id, JOB_QUEUED, NULL);
+				post_ended(w, job->id, WORK_END_QUEUED, NULL);
 			free(job);
 			pthread_mutex_lock(&w->lock);
 			if (!w->pending)
@@ -810,7 +866,7 @@ static int env_int(const char *name, int def)
 }
 
 int worker_create(struct worker **out, int index, const char *selector,
-		  uv_async_t *wake)
+		  void (*wake)(void *wake_arg), void *wake_arg)
 {
 	*out = NULL;
 	struct worker *w = calloc(1, sizeof(*w));
@@ -818,6 +874,7 @@ int worker_create(struct worker **out, int index, const char *selector,
 		return ERR_NOMEM;
 	w->index = index;
 	w->wake = wake;
+	w->wake_arg = wake_arg;
 	w->events_tail = &w->events;
 	w->ckpt_epochs = env_int("VKINRD_CHECKPOINT_EPOCHS",
 				 WORKER_CHECKPOINT_EPOCHS);

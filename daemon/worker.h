@@ -6,9 +6,12 @@
  * The loop thread and a worker meet only in the worker's locked hand-off:
  * the loop hands over a job (worker_start_job), sets flags (pause, cancel,
  * stop) and queues requests (render, export); the worker posts events
- * (ready, started, progress, checkpoint, ended, reply, exited) and wakes the
- * loop with uv_async_send. Nothing passed across points at the loop's
- * data: a job travels as a self-contained work_job, events carry job ids.
+ * (ready, started, progress, checkpoint, ended, reply, exited) and calls
+ * the wake function given to worker_create. Nothing passed across points
+ * at the loop's data: a job travels as a self-contained work_job, events
+ * carry job ids, a request its number. The worker knows nothing of the
+ * protocol: it answers a request with 0 or a negative error code
+ * (errors.h) and a sentence, which the loop puts on the wire.
  *
  * Checkpoints go to the job's folder every WORKER_CHECKPOINT_EPOCHS epochs
  * and every WORKER_CHECKPOINT_SECONDS seconds (whichever comes first), and
@@ -30,13 +33,9 @@
 #include <time.h>
 #include <sys/types.h>
 
-#include <cjson/cJSON.h>
-#include <uv.h>
-
 #include "gpu/gpu.h"
 
 #include "nn/fit.h"
-#include "queue.h"
 
 #define WORKER_CHECKPOINT_EPOCHS 100
 #define WORKER_SERVE_SHARE 0.15 /* of a running job's time, for requests */
@@ -65,9 +64,10 @@ enum work_request_kind { WORK_RENDER, WORK_EXPORT };
 struct work_request {
 	struct work_request *next;
 	enum work_request_kind kind;
-	/* the loop's bookkeeping (the worker reads uid only, for fairness) */
-	uint64_t conn;
-	cJSON *rpc_id;
+	/* the loop's bookkeeping: the worker reads uid (users take turns)
+	 * and conn (worker_drop_requests), and gives number back */
+	uint64_t number;  /* the loop's name for the request */
+	uint64_t conn;    /* the connection that asked */
 	uid_t uid;
 	/* export: the job, from the running fit or from its checkpoint */
 	char job_id[16];
@@ -75,8 +75,9 @@ struct work_request {
 	/* render */
 	struct st_file *model;
 	struct image *target;
-	/* reply: rpc_code 0 or a JSON-RPC error code with message */
-	int rpc_code;
+	/* reply: rc 0, or a negative error code (errors.h) and a message
+	 * for people */
+	int rc;
 	char message[1024];
 	char *model_b64; /* export */
 	char *png_b64;   /* export and render */
@@ -86,13 +87,23 @@ struct work_request {
 
 void work_request_destroy(struct work_request *req);
 
+/* How a job left the worker. */
+enum work_end {
+	WORK_END_DONE,      /* every epoch run (or the target reached) */
+	WORK_END_FAILED,    /* message says why */
+	WORK_END_PAUSED,    /* asked, or a write failed (message says which) */
+	WORK_END_CANCELLED,
+	WORK_END_QUEUED,    /* back to the queue: the worker stops, or has no
+			     * device */
+};
+
 enum work_event_kind {
 	WORK_READY,      /* device opened (ok) or not (message) */
 	WORK_STARTED,    /* job loaded at epoch (from checkpoint or 0), m.lr,
 			  * the precision it runs in as message */
 	WORK_PROGRESS,   /* one epoch finished: m */
 	WORK_CHECKPOINT, /* checkpoint written at epoch */
-	WORK_ENDED,      /* job left the worker: end is its new state */
+	WORK_ENDED,      /* job left the worker: end says how */
 	WORK_REPLY,      /* req answered */
 	WORK_EXITED,     /* the thread is about to return */
 };
@@ -103,7 +114,7 @@ struct work_event {
 	char job_id[16];
 	struct nn_metrics m;
 	int epoch;
-	enum job_state end;  /* done, failed, paused, cancelled, queued */
+	enum work_end end;
 	double psnr;         /* ENDED done: psnr of the exported model */
 	int has_psnr;
 	int target_reached;  /* ENDED done: stopped early at target_psnr */
@@ -116,9 +127,11 @@ struct work_event {
 struct worker;
 
 /* Starts the thread; it opens the device (selector as gpu_create) and
- * posts WORK_READY. wake is signalled whenever an event is posted. */
+ * posts WORK_READY. wake(wake_arg) is called, from the worker's thread,
+ * whenever an event is posted (it must be safe to call from any thread,
+ * as uv_async_send is). */
 int worker_create(struct worker **out, int index, const char *selector,
-		  uv_async_t *wake);
+		  void (*wake)(void *wake_arg), void *wake_arg);
 /* Asks the thread to stop (WORK_STOP), joins it and frees everything.
  * destroy(NULL) does nothing. */
 void worker_destroy(struct worker *w);

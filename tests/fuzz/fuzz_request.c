@@ -13,8 +13,8 @@
  * input. Jobs a fuzz input manages to submit are removed after each
  * input, so every input starts alike.
  *
- * Linking: these stubs and service_schedule stand in for server.o and
- * daemon.o, which therefore never come out of libvkinr.a.
+ * Linking: these stubs stand in for server.o, which therefore never comes
+ * out of libvkinr.a; with no workers (svc.nslots 0) nothing is scheduled.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -99,11 +99,6 @@ int server_activated(const struct server *s) { return 0; }
 struct conn *server_find(struct server *s, uint64_t id)
 {
 	return id == the_conn.id && !the_conn.closing ? &the_conn : NULL;
-}
-
-/* No workers: nothing is ever scheduled. */
-void service_schedule(struct service *s)
-{
 }
 
 /* ---------------------------------------------------------- target */

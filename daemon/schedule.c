@@ -1,0 +1,94 @@
+/*
+ * schedule.c - jobs and requests to workers.
+ *
+ * A worker runs one job at a time; schedule_jobs gives each idle worker
+ * the next job queue_next picks (priority, then submission order), marks
+ * it running and tells its followers. Renders and exports go to an idle
+ * worker when there is one, else they take turns with a running job
+ * between its epochs (worker.h). The engine's config is made here, from
+ * the engine's defaults for the device and the options the job was
+ * submitted with (already checked against proto/params.h at submission).
+ * Loop thread only.
+ */
+#include "schedule.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "events.h"
+#include "log.h"
+#include "subs.h"
+#include "worker.h"
+
+/* The engine options a job was submitted with, over the engine's
+ * defaults. */
+static void apply_engine_options(const struct job_params *p,
+				 struct nn_config *cfg)
+{
+	cfg->recipe = p->recipe; /* resolved at submission */
+	if (p->text[TEXT_PARAM_PRECISION][0])
+		nn_precision_parse(p->text[TEXT_PARAM_PRECISION],
+				   &cfg->precision);
+	if (p->text[TEXT_PARAM_DILATIONS][0])
+		nn_config_parse_dilations(cfg, p->text[TEXT_PARAM_DILATIONS]);
+}
+
+void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
+{
+	nn_config_defaults(cfg, is_cpu);
+	if (!job->p.width)
+		job->p.width = cfg->nf;
+	cfg->nf = job->p.width;
+	if (job->p.lr == NN_LR_AUTO) /* the width is known now */
+		job->p.lr = nn_default_lr(job->p.width);
+	cfg->lr = job->p.lr;
+	cfg->epochs = job->p.epochs;
+	cfg->seed = job->p.seed;
+	apply_engine_options(&job->p, cfg);
+}
+
+void schedule_jobs(struct service *svc)
+{
+	if (svc->stopping)
+		return;
+	for (int i = 0; i < svc->nslots; i++) {
+		struct worker_slot *slot = &svc->slots[i];
+		if (!slot->ok || slot->exited || slot->job[0])
+			continue;
+		struct job *job = queue_next(svc->queue);
+		if (!job)
+			return;
+		struct work_job *wj = calloc(1, sizeof(*wj));
+		if (!wj)
+			return;
+		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
+		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
+		schedule_job_config(job, slot->is_cpu, &wj->cfg);
+		wj->has_init = job->has_init;
+		wj->target_psnr = job->p.target_psnr;
+
+		job->worker = i;
+		snprintf(job->device, sizeof(job->device), "%s", slot->device);
+		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
+		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
+		job_event(svc->queue, job, LOGL_NOTICE,
+			  "starting on %s (worker %d)", slot->device, i);
+		worker_start_job(slot->w, wj);
+		subs_job_state(svc, job);
+	}
+}
+
+struct worker_slot *schedule_pick_worker(struct service *svc)
+{
+	struct worker_slot *any = NULL;
+	for (int i = 0; i < svc->nslots; i++) {
+		struct worker_slot *s = &svc->slots[i];
+		if (!s->ok || s->exited)
+			continue;
+		if (!s->job[0])
+			return s;
+		if (!any)
+			any = s;
+	}
+	return any;
+}

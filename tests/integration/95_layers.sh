@@ -1,0 +1,50 @@
+#!/bin/bash
+# 95_layers.sh - the daemon's files call down, never back up, and the
+# worker knows nothing of the protocol.
+#
+# 1. No circle of calls among daemon/*.c (the loop side; nn/ and gpu/
+#    are not looked at): from the built objects' symbols (nm), an edge
+#    runs from a file to each file whose functions it calls, and tsort
+#    must find no loop in them. A circle such as daemon.c calling
+#    methods.c calling back into daemon.c fails, naming the files.
+# 2. worker.h pulls in neither cJSON nor libuv, and worker.c includes
+#    no protocol header: a work request carries a number and comes back
+#    with an errors.h code; replies.c puts it on the wire.
+. "$(dirname "$0")/lib.bash"
+tap_plan 2
+
+objs=$(ls "$BUILD"/daemon/*.o 2>/dev/null)
+if [ -z "$objs" ] || ! command -v nm >/dev/null || ! command -v tsort >/dev/null; then
+	skip "no objects in $BUILD/daemon, or no nm or tsort"
+else
+	for o in $objs; do
+		nm -g --defined-only "$o" | awk -v f="$(basename "$o" .o).c" \
+			'NF == 3 && $2 ~ /[TDBR]/ { print $3, f }'
+	done | sort >"$T/defs"
+	for o in $objs; do
+		nm -u "$o" | awk -v f="$(basename "$o" .o).c" '{ print $2, f }'
+	done | sort >"$T/uses"
+	# "caller callee", each pair once
+	join "$T/uses" "$T/defs" | awk '$2 != $3 { print $2, $3 }' |
+		sort -u >"$T/calls"
+	check "no circle of calls among daemon/*.c ($(wc -l <"$T/calls") caller-callee pairs)" \
+		sh -c "tsort '$T/calls' >/dev/null"
+fi
+
+worker_is_plain() {
+	local deps
+	deps=$(echo '#include "worker.h"' |
+		cc -std=c11 -D_GNU_SOURCE -I"$ROOT/proto" -I"$ROOT/daemon" \
+			-M -x c - 2>&1) || { echo "$deps"; return 1; }
+	if echo "$deps" | grep -E 'cJSON\.h|/uv\.h'; then
+		echo "worker.h pulls these in"
+		return 1
+	fi
+	if grep -nE '#include "(jsonrpc|protocol)\.h"|cjson|<uv\.h>' \
+		"$ROOT/daemon/worker.c"; then
+		echo "worker.c includes these"
+		return 1
+	fi
+}
+check "the worker knows nothing of JSON-RPC or libuv" worker_is_plain
+tap_done
