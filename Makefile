@@ -28,7 +28,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-	  -pthread -MMD -MP -Iproto -Idaemon -I$(B)/shaders $(PKG_CFLAGS)
+	  -pthread -MMD -MP -I. -Idaemon -I$(B)/shaders $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lm -pthread
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \

@@ -23,10 +23,10 @@
 
 #include "client.h"
 #include "conn.h"
-#include "errors.h"
-#include "fileio.h"
-#include "protocol.h"
-#include "text.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
+#include "proto/protocol.h"
+#include "proto/text.h"
 
 int client_connect(struct client *cl)
 {

@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
+#include "proto/base64.h"
 #include "client.h"
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
 #include "image.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION };
 

@@ -13,13 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base64.h"
+#include "proto/base64.h"
 #include "client.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "format.h"
 #include "image.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 enum { OPT_PNG = OPT_FIRST_COMMAND_OPTION };
 

@@ -34,11 +34,11 @@
 #include <unistd.h>
 #include <wordexp.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
 #include "format.h"
 #include "jobs.h"
-#include "params.h"
+#include "proto/params.h"
 #include "slurm.h"
 
 #define META_DIR ".vkinr"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "client.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 extern const struct cmd_entry cmd_submit_entry;
 extern const struct cmd_entry cmd_list_entry;

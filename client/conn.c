@@ -28,11 +28,11 @@
 
 #include "client.h"
 #include "conn.h"
-#include "errors.h"
-#include "framing.h"
-#include "jsonrpc.h"
-#include "protocol.h"
-#include "text.h"
+#include "proto/errors.h"
+#include "proto/framing.h"
+#include "proto/jsonrpc.h"
+#include "proto/protocol.h"
+#include "proto/text.h"
 
 #define READ_CHUNK (256u << 10)
 

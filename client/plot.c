@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "history.h"
 #include "image.h"
 #include "plot.h"

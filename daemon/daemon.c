@@ -28,12 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "events.h"
 #include "log.h"
 #include "methods.h"
 #include "notify.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 #include "service.h"
 #include "statedir.h"
 

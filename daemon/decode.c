@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
-#include "errors.h"
-#include "fileio.h"
+#include "proto/base64.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
 #include "nn/fit.h"
 
 static int decode_base64(struct decode_input *in)

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 /* The newest part of the file that job.logs returns: thousands of
  * events, and an answer well within the protocol's line limit. */

@@ -17,13 +17,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
 #include "gpu/gpu.h"
 #include "image.h"
 #include "nn/fit.h"
-#include "protocol.h"
-#include "safetensors.h"
+#include "proto/protocol.h"
+#include "proto/safetensors.h"
 
 struct fit_options {
 	const char *image, *model_out, *recon_out, *init, *device;

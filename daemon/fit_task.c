@@ -42,13 +42,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
 #include "gpu/gpu.h"
 #include "gpu/visible.h"
 #include "image.h"
 #include "nn/fit.h"
-#include "safetensors.h"
+#include "proto/safetensors.h"
 
 #define MAX_TASK_GPUS 16
 #define MAX_MANIFEST_BYTES ((size_t)1 << 30)

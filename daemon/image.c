@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
 
 /* A PNG file larger than this is not read (64 Mi pixels of 16-bit RGBA,
  * stored uncompressed, take 512 MiB). */

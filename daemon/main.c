@@ -21,7 +21,7 @@
 #include "daemon.h"
 #include "fit_cli.h"
 #include "fit_task.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 static const char usage[] =
 	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]\n"

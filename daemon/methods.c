@@ -28,16 +28,16 @@
 #include <unistd.h>
 
 #include "decode.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "events.h"
 #include "image.h"
-#include "jsonrpc.h"
-#include "params.h"
+#include "proto/jsonrpc.h"
+#include "proto/params.h"
 #include "log.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 #include "quota.h"
-#include "safetensors.h"
-#include "text.h"
+#include "proto/safetensors.h"
+#include "proto/text.h"
 #include "usertext.h"
 
 #define METHOD_DEFERRED 1

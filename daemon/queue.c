@@ -34,11 +34,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "errors.h"
-#include "fileio.h"
-#include "jsonrpc.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
+#include "proto/jsonrpc.h"
 #include "log.h"
-#include "safetensors.h"
+#include "proto/safetensors.h"
 #include "usertext.h"
 
 #define METRICS_MAX_BYTES (1u << 30)

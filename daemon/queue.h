@@ -26,7 +26,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "params.h"
+#include "proto/params.h"
 #include "nn/fit.h"
 
 enum job_state {

@@ -26,13 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base64.h"
-#include "errors.h"
-#include "fileio.h"
+#include "proto/base64.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
 #include "image.h"
 #include "log.h"
-#include "protocol.h"
-#include "safetensors.h"
+#include "proto/protocol.h"
+#include "proto/safetensors.h"
 
 struct worker {
 	int index;

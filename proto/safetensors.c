@@ -22,7 +22,7 @@
  * little-endian layout only on a little-endian host: the build refuses
  * others rather than silently writing the wrong byte order.
  */
-#include "safetensors.h"
+#include "proto/safetensors.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "proto/fileio.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors.c stores tensors in host order: a little-endian host is needed"

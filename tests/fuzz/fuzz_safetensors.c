@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
-#include "safetensors.h"
+#include "proto/errors.h"
+#include "proto/safetensors.h"
 
 static size_t dtype_size(enum st_dtype t)
 {

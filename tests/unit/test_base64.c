@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "base64.h"
-#include "errors.h"
+#include "proto/base64.h"
+#include "proto/errors.h"
 
 static void test_rfc4648_vectors(void **state)
 {

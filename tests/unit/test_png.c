@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "image.h"
 
 #define W 37
