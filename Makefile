@@ -38,7 +38,7 @@ endif
 
 # Every .c below these folders is part of the library that the programs and
 # the unit tests link; the mains are kept apart.
-LIB_SRC := $(wildcard proto/*.c daemon/*.c daemon/gpu/*.c daemon/nn/*.c)
+LIB_SRC := $(wildcard proto/*.c util/*.c daemon/*.c daemon/gpu/*.c daemon/nn/*.c)
 LIB_SRC := $(filter-out daemon/main.c,$(LIB_SRC))
 CLIENT_SRC := $(wildcard client/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)

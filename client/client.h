@@ -35,10 +35,6 @@
 /* How long watch and wait try to reach a daemon that went away. */
 #define CLIENT_RECONNECT_S 60
 
-/* Where the daemon's socket is when nothing says otherwise. */
-#define CLIENT_DEFAULT_SOCKET "/run/vkinrd/vkinrd.sock"
-#define CLIENT_SOCKET_NAME "vkinrd.sock" /* under $XDG_RUNTIME_DIR */
-
 struct conn;
 
 struct client {

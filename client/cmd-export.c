@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proto/base64.h"
+#include "util/base64.h"
 #include "client.h"
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
 #include "jobs.h"
 #include "proto/protocol.h"
 

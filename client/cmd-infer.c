@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/base64.h"
+#include "util/base64.h"
 #include "client.h"
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
 #include "image.h"
 #include "jobs.h"
 #include "proto/protocol.h"

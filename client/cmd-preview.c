@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proto/base64.h"
+#include "util/base64.h"
 #include "client.h"
 #include "proto/errors.h"
 #include "format.h"

@@ -25,11 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proto/base64.h"
+#include "util/base64.h"
 #include "client.h"
 #include "conn.h"
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
 #include "image.h"
 #include "jobs.h"
 #include "proto/params.h"

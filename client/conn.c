@@ -106,29 +106,6 @@ static void queue_finish(struct msg_queue *q)
 /* Socket                                                                  */
 /* ---------------------------------------------------------------------- */
 
-static const char *env_nonempty(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v ? v : NULL;
-}
-
-char *conn_socket_path(const char *flag)
-{
-	const char *v;
-	char *path;
-
-	if (flag)
-		return strdup(flag);
-	if ((v = env_nonempty("VKINR_SOCKET")))
-		return strdup(v);
-	if ((v = env_nonempty("XDG_RUNTIME_DIR"))) {
-		if (asprintf(&path, "%s/%s", v, CLIENT_SOCKET_NAME) < 0)
-			return NULL;
-		return path;
-	}
-	return strdup(CLIENT_DEFAULT_SOCKET);
-}
-
 int conn_open(const char *path, struct conn **out, char *why, size_t whylen)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};

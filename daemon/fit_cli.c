@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
 #include "gpu/gpu.h"
 #include "image.h"
 #include "nn/fit.h"

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
 
 /* A PNG file larger than this is not read (64 Mi pixels of 16-bit RGBA,
  * stored uncompressed, take 512 MiB). */

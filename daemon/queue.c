@@ -35,7 +35,8 @@
 #include <cjson/cJSON.h>
 
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
+#include "util/path.h"
 #include "proto/jsonrpc.h"
 #include "log.h"
 #include "proto/safetensors.h"
@@ -103,40 +104,12 @@ double job_run_seconds(const struct job *job)
 
 /* ------------------------------------------------------------ paths */
 
-static char *join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *s = malloc(n);
-	if (s)
-		snprintf(s, n, "%s/%s", a, b);
-	return s;
-}
-
 int queue_job_path(const struct queue *q, const struct job *job,
 		   const char *file, char *buf, size_t len)
 {
 	int n = file ? snprintf(buf, len, "%s/%s/%s", q->jobs_dir, job->id, file)
 		     : snprintf(buf, len, "%s/%s", q->jobs_dir, job->id);
 	return n < 0 || (size_t)n >= len ? ERR_TOO_LARGE : 0;
-}
-
-static int mkdir_p(const char *path)
-{
-	char buf[4096];
-	if (strlen(path) >= sizeof(buf))
-		return ERR_TOO_LARGE;
-	strcpy(buf, path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return ERR_IO;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return ERR_IO;
-	return 0;
 }
 
 /* ------------------------------------------------------- job records */
@@ -824,14 +797,14 @@ static void remove_interrupted_writes(struct queue *q, uint64_t number)
 {
 	char name[32];
 	snprintf(name, sizeof(name), "%" PRIu64, number);
-	char *path = join(q->jobs_dir, name);
+	char *path = path_join(q->jobs_dir, name);
 	DIR *dir = path ? opendir(path) : NULL;
 	struct dirent *de;
 	while (dir && (de = readdir(dir))) {
 		const char *tmp = strstr(de->d_name, ".tmp.");
 		if (!tmp || !tmp[5] || strspn(tmp + 5, "0123456789") != strlen(tmp + 5))
 			continue;
-		char *file = join(path, de->d_name);
+		char *file = path_join(path, de->d_name);
 		if (file && unlink(file) == 0)
 			log_info("removed %s, left by an interrupted write", file);
 		free(file);
@@ -870,7 +843,7 @@ static void reload(struct queue *q)
 
 static void save_next_number(struct queue *q)
 {
-	char *path = join(q->state_dir, "next-id");
+	char *path = path_join(q->state_dir, "next-id");
 	char text[32];
 	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n", q->next_number);
 	if (path)
@@ -880,7 +853,7 @@ static void save_next_number(struct queue *q)
 
 static void load_next_number(struct queue *q)
 {
-	char *path = join(q->state_dir, "next-id");
+	char *path = path_join(q->state_dir, "next-id");
 	uint8_t *data;
 	size_t size;
 	if (path && fileio_read(path, &data, &size, 64) == 0) {
@@ -901,12 +874,12 @@ int queue_create(struct queue **out, const char *state_dir, char *err,
 		return ERR_NOMEM;
 	q->next_number = 1;
 	q->state_dir = strdup(state_dir);
-	q->jobs_dir = join(state_dir, "jobs");
+	q->jobs_dir = path_join(state_dir, "jobs");
 	if (!q->state_dir || !q->jobs_dir) {
 		queue_destroy(q);
 		return ERR_NOMEM;
 	}
-	if (mkdir_p(q->jobs_dir)) {
+	if (path_make_dirs(q->jobs_dir, 0700)) {
 		snprintf(err, errlen, "cannot create the state folder %s: %s",
 			 q->jobs_dir, strerror(errno));
 		queue_destroy(q);

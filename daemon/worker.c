@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proto/base64.h"
+#include "util/base64.h"
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
 #include "image.h"
 #include "log.h"
 #include "proto/protocol.h"

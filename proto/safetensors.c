@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors.c stores tensors in host order: a little-endian host is needed"

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "proto/base64.h"
+#include "util/base64.h"
 #include "proto/errors.h"
 
 static void test_rfc4648_vectors(void **state)

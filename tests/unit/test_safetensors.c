@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
-#include "proto/fileio.h"
+#include "util/fileio.h"
 #include "proto/safetensors.h"
 
 static const float f32_data[6] = {1.5f, -2.25f, 0.0f, 3.0e-8f, 1e30f, -0.0f};

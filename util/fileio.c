@@ -31,7 +31,7 @@
  * On failure every function leaves errno set to the cause, for callers that
  * want to tell the user why (strerror).
  */
-#include "proto/fileio.h"
+#include "util/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * as most decoders do. Neither direction ever reads or writes past the
  * buffers it is given, and sizes are checked for overflow first.
  */
-#include "proto/base64.h"
+#include "util/base64.h"
 
 #include <stdint.h>
 #include <stdlib.h>
