@@ -21,7 +21,7 @@
 
 #include "image.h"
 #include "nn/model.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 
 /* One input: base64 text in, bytes and what they decode to out. */
 struct decode_input {

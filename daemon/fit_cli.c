@@ -23,7 +23,7 @@
 #include "image.h"
 #include "nn/fit.h"
 #include "proto/protocol.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 
 struct fit_options {
 	const char *image, *model_out, *recon_out, *init, *device;

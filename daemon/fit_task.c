@@ -49,7 +49,7 @@
 #include "gpu/visible.h"
 #include "image.h"
 #include "nn/fit.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 
 #define MAX_TASK_GPUS 16
 #define MAX_MANIFEST_BYTES ((size_t)1 << 30)

@@ -36,7 +36,7 @@
 #include "log.h"
 #include "proto/protocol.h"
 #include "quota.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 #include "proto/text.h"
 #include "usertext.h"
 

@@ -39,7 +39,7 @@
 #include "util/path.h"
 #include "proto/jsonrpc.h"
 #include "log.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 #include "usertext.h"
 
 #define METRICS_MAX_BYTES (1u << 30)

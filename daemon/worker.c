@@ -32,7 +32,7 @@
 #include "image.h"
 #include "log.h"
 #include "proto/protocol.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 
 struct worker {
 	int index;

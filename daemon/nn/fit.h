@@ -19,7 +19,7 @@
 
 #include "image.h"
 #include "nn/model.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 
 struct gpu_context;
 struct nn_fit;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "proto/errors.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 
 static size_t dtype_size(enum st_dtype t)
 {

@@ -28,7 +28,7 @@
 
 #include "proto/errors.h"
 #include "util/fileio.h"
-#include "proto/safetensors.h"
+#include "safetensors.h"
 
 static const float f32_data[6] = {1.5f, -2.25f, 0.0f, 3.0e-8f, 1e30f, -0.0f};
 static const double f64_data[4] = {3.141592653589793, -1e-300, 2.0, 1e300};

@@ -22,7 +22,7 @@
  * little-endian layout only on a little-endian host: the build refuses
  * others rather than silently writing the wrong byte order.
  */
-#include "proto/safetensors.h"
+#include "safetensors.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
