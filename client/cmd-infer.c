@@ -16,7 +16,7 @@
 #include "client.h"
 #include "proto/errors.h"
 #include "util/fileio.h"
-#include "image.h"
+#include "util/image.h"
 #include "jobs.h"
 #include "proto/protocol.h"
 

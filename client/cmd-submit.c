@@ -30,7 +30,7 @@
 #include "conn.h"
 #include "proto/errors.h"
 #include "util/fileio.h"
-#include "image.h"
+#include "util/image.h"
 #include "jobs.h"
 #include "proto/params.h"
 #include "proto/protocol.h"
