@@ -278,7 +278,7 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		job = queue_find(svc->queue, ev->job_id);
 		if (job && job->state == JOB_RUNNING) {
 			if (queue_add_metrics(svc->queue, job, &ev->m))
-				pause_for_write(svc, slot, job, "metrics.ndjson");
+				pause_for_write(svc, slot, job, JOBFILE_METRICS);
 			methods_job_progress(svc, job);
 		}
 		break;

@@ -46,7 +46,7 @@
 
 /* A job as the worker needs it: where its files are and its config. */
 struct work_job {
-	char id[16];
+	char id[JOB_ID_MAX];
 	char dir[4096];
 	struct nn_config cfg; /* used when there is no checkpoint yet */
 	int has_init;
@@ -70,7 +70,7 @@ struct work_request {
 	cJSON *rpc_id;
 	uid_t uid;
 	/* export: the job, from the running fit or from its checkpoint */
-	char job_id[16];
+	char job_id[JOB_ID_MAX];
 	char dir[4096];
 	/* render */
 	struct st_file *model;
@@ -100,7 +100,7 @@ enum work_event_kind {
 struct work_event {
 	struct work_event *next;
 	enum work_event_kind kind;
-	char job_id[16];
+	char job_id[JOB_ID_MAX];
 	struct nn_metrics m;
 	int epoch;
 	enum job_state end;  /* done, failed, paused, cancelled, queued */
