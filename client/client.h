@@ -20,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-/* Exit codes, as interfaces.md and vkinrctl(1) document them. */
+/* Exit codes, as docs/INTERFACES.md and vkinrctl(1) document them. */
 #define CLIENT_EXIT_OK 0
 #define CLIENT_EXIT_JOB_FAILED 1   /* a job ended failed or cancelled */
 #define CLIENT_EXIT_USAGE 2        /* the command line was wrong */

@@ -8,8 +8,9 @@
  *                                as a Slurm array task runs it (fit_task.c)
  *   vkinrd --devices [--json]    the Vulkan devices it can use
  *
- * It resolves the socket path and the state folder as interfaces.md says
- * (flag, then environment, then the default) and creates the folder.
+ * It resolves the socket path (proto/socket_path.c) and the state folder
+ * as docs/INTERFACES.md says (flag, then environment, then the default)
+ * and creates the folder.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -106,7 +106,7 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 			 char *err, size_t errlen);
 
-/* The model package (see convsiren.md) and the reconstruction. Any output
+/* The model package (docs/MODEL.md) and the reconstruction. Any output
  * pointer may be NULL. psnr is that of the current weights. */
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr);
