@@ -8,7 +8,7 @@
  * one Adam step, metrics read back. A fit is used from one thread only: the
  * worker thread that owns the gpu_context.
  *
- * Checkpoints and model packages are safetensors files (proto/safetensors.h);
+ * Checkpoints and model packages are safetensors files (daemon/safetensors.h);
  * this module builds and reads them, the caller writes them to disk.
  */
 #ifndef VKINR_NN_FIT_H

@@ -1,5 +1,5 @@
 /*
- * test_base64.c - unit tests of proto/base64.c.
+ * test_base64.c - unit tests of util/base64.c.
  *
  * Round trips every length from 0 to 300 (so every padding case, many
  * times over) with bytes covering all 256 values, checks the RFC 4648 test

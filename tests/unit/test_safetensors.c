@@ -1,6 +1,6 @@
 /*
- * test_safetensors.c - unit tests of proto/safetensors.c (and the parts of
- * proto/fileio.c that it uses).
+ * test_safetensors.c - unit tests of daemon/safetensors.c (and the parts of
+ * util/fileio.c that it uses).
  *
  * A file with F32, F64, I64 and U8 tensors (a scalar and an empty tensor
  * among them) and metadata is encoded, its layout checked against what the
