@@ -25,10 +25,18 @@ SPIRV_VAL ?= spirv-val
 PKGS := libuv libcjson libpng vulkan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# vkinrctl needs only these (PNG through zlib, no libpng, no Vulkan)
+CLIENT_PKGS := libcjson zlib
+CLIENT_PKG_CFLAGS := $(shell pkg-config --cflags $(CLIENT_PKGS) 2>/dev/null)
+CLIENT_PKG_LIBS := $(shell pkg-config --libs $(CLIENT_PKGS) 2>/dev/null)
 
+# Includes name their folder from the top ("proto/errors.h",
+# "util/fileio.h"); the daemon's own headers are found through -Idaemon.
+# The shared code and the client see the top folder only (INC below).
+INC = -I. -Idaemon -I$(B)/shaders $(PKG_CFLAGS)
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-	  -pthread -MMD -MP -Iproto -Idaemon -I$(B)/shaders $(PKG_CFLAGS)
+	  -pthread -MMD -MP
 LDLIBS += $(PKG_LIBS) -lm -pthread
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -36,11 +44,15 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-# Every .c below these folders is part of the library that the programs and
-# the unit tests link; the mains are kept apart.
-LIB_SRC := $(wildcard proto/*.c daemon/*.c daemon/gpu/*.c daemon/nn/*.c)
-LIB_SRC := $(filter-out daemon/main.c,$(LIB_SRC))
+# What both programs share: the protocol (proto/) and the utilities
+# (util/), built into their own library; vkinrctl links that alone.
+# Every .c below these folders and the daemon's is part of the library
+# that vkinrd, the unit tests and the tools link; the mains are kept apart.
+SHARED_SRC := $(wildcard proto/*.c util/*.c)
+DAEMON_SRC := $(wildcard daemon/*.c daemon/gpu/*.c daemon/nn/*.c)
+LIB_SRC := $(SHARED_SRC) $(filter-out daemon/main.c,$(DAEMON_SRC))
 CLIENT_SRC := $(wildcard client/*.c)
+CLIENT_OBJ := $(CLIENT_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_SUPPORT_SRC := $(wildcard tests/ref/*.c tests/unit/support_*.c)
 TOOL_SRC := $(wildcard tests/tools/*.c)
@@ -54,6 +66,8 @@ SHADER_HDRS := $(VARIANTS:%=$(B)/shaders/%.h)
 
 LIB := $(B)/libvkinr.a
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(B)/shaders/shaders.o
+SHARED_LIB := $(B)/libvkinr-shared.a
+SHARED_OBJ := $(SHARED_SRC:%.c=$(B)/%.o)
 PROGS := $(B)/vkinrd $(B)/vkinrctl
 TESTS := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TOOLS := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
@@ -62,7 +76,13 @@ all: $(PROGS) $(TOOLS)
 
 $(B)/%.o: %.c | $(B)/shaders/shaders.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
+
+# The shared code and the client are compiled without -Idaemon, and their
+# dependency files are checked: a daemon header included by either stops
+# the build (a header-only use would otherwise slip past the linker).
+$(B)/proto/%.o $(B)/util/%.o: INC = -I. $(CLIENT_PKG_CFLAGS)
+$(B)/client/%.o: INC = -I. $(CLIENT_PKG_CFLAGS)
 
 $(B)/shaders/%.h: shaders/variants.txt $(wildcard shaders/*.comp shaders/*.glsl)
 	@mkdir -p $(dir $@)
@@ -88,17 +108,24 @@ $(B)/shaders/shaders.c: $(SHADER_HDRS) shaders/variants.txt
 	   echo '  {0, 0, 0}};'; } > $@
 
 $(B)/shaders/shaders.o: $(B)/shaders/shaders.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
 $(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SHARED_LIB): $(SHARED_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/vkinrd: $(B)/daemon/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/vkinrctl: $(CLIENT_SRC:%.c=$(B)/%.o) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/vkinrctl: $(CLIENT_OBJ) $(SHARED_LIB)
+	@if grep -l '[ /]daemon/' $(CLIENT_OBJ:.o=.d) $(SHARED_OBJ:.o=.d); then \
+	  echo "the files above include daemon/ headers: vkinrctl and" \
+	       "the shared code may use proto/ and util/ only" >&2; exit 1; fi
+	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_PKG_LIBS) -lm
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(TEST_SUPPORT_SRC:%.c=$(B)/%.o) $(LIB)
 	@mkdir -p $(dir $@)
@@ -106,6 +133,10 @@ $(B)/tests/%: $(B)/tests/unit/%.o $(TEST_SUPPORT_SRC:%.c=$(B)/%.o) $(LIB)
 
 $(B)/tests/unit/%.o: CFLAGS += -Itests
 $(B)/tests/ref/%.o: CFLAGS += -Itests
+
+# the client's PNG coder is tested against the daemon's
+$(B)/tests/test_png8: $(B)/client/png8.o
+$(B)/tests/test_png8: LDLIBS += $(CLIENT_PKG_LIBS)
 
 $(B)/tools/%: $(B)/tests/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)

@@ -23,10 +23,11 @@
 
 #include "client.h"
 #include "conn.h"
-#include "errors.h"
-#include "fileio.h"
-#include "protocol.h"
-#include "text.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
+#include "proto/protocol.h"
+#include "proto/socket_path.h"
+#include "proto/text.h"
 
 int client_connect(struct client *cl)
 {
@@ -36,7 +37,7 @@ int client_connect(struct client *cl)
 	if (cl->conn)
 		return 0;
 	if (!cl->socket_path)
-		cl->socket_path = conn_socket_path(cl->socket_flag);
+		cl->socket_path = socket_path_resolve(cl->socket_flag);
 	if (!cl->socket_path)
 		return ERR_NOMEM;
 	rc = conn_open(cl->socket_path, &cl->conn, why, sizeof why);

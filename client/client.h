@@ -20,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-/* Exit codes, as interfaces.md and vkinrctl(1) document them. */
+/* Exit codes, as docs/INTERFACES.md and vkinrctl(1) document them. */
 #define CLIENT_EXIT_OK 0
 #define CLIENT_EXIT_JOB_FAILED 1   /* a job ended failed or cancelled */
 #define CLIENT_EXIT_USAGE 2        /* the command line was wrong */
@@ -34,10 +34,6 @@
 
 /* How long watch and wait try to reach a daemon that went away. */
 #define CLIENT_RECONNECT_S 60
-
-/* Where the daemon's socket is when nothing says otherwise. */
-#define CLIENT_DEFAULT_SOCKET "/run/vkinrd/vkinrd.sock"
-#define CLIENT_SOCKET_NAME "vkinrd.sock" /* under $XDG_RUNTIME_DIR */
 
 struct conn;
 

@@ -14,9 +14,9 @@
 
 #include "client.h"
 #include "conn.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 enum { OPT_STATE = OPT_FIRST_COMMAND_OPTION };
 

@@ -24,12 +24,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base64.h"
+#include "util/base64.h"
 #include "client.h"
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 enum { OPT_MODEL = OPT_FIRST_COMMAND_OPTION, OPT_RECON, OPT_DIR };
 

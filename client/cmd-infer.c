@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
+#include "util/base64.h"
 #include "client.h"
-#include "errors.h"
-#include "fileio.h"
-#include "image.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
+#include "util/image.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION };
 

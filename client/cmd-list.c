@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "client.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "format.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 #include "slurm.h"
 
 enum { OPT_BATCH = OPT_FIRST_COMMAND_OPTION, OPT_CSV, OPT_STATE, OPT_FORMAT };

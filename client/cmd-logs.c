@@ -10,11 +10,11 @@
 #include <stdlib.h>
 
 #include "client.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "format.h"
 #include "jobs.h"
-#include "protocol.h"
-#include "text.h"
+#include "proto/protocol.h"
+#include "proto/text.h"
 
 static void print_events(const cJSON *events)
 {

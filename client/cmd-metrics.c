@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "client.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "format.h"
 #include "history.h"
 #include "jobs.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "client.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "history.h"
 #include "jobs.h"
 #include "plot.h"

@@ -13,13 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base64.h"
+#include "util/base64.h"
 #include "client.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "format.h"
-#include "image.h"
+#include "png8.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 enum { OPT_PNG = OPT_FIRST_COMMAND_OPTION };
 
@@ -31,7 +31,7 @@ static int show(struct client *cl, const cJSON *id, const uint8_t *png,
 	struct image *img = NULL;
 	char err[256], text[64], num[32];
 
-	if (png_decode(png, size, &img, err, sizeof err) < 0) {
+	if (png8_decode(png, size, &img, err, sizeof err) < 0) {
 		client_warn("the daemon's reconstruction: %s", err);
 		return CLIENT_EXIT_DAEMON;
 	}

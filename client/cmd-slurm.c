@@ -34,11 +34,12 @@
 #include <unistd.h>
 #include <wordexp.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
 #include "format.h"
 #include "jobs.h"
-#include "params.h"
+#include "proto/params.h"
+#include "util/path.h"
 #include "slurm.h"
 
 #define META_DIR ".vkinr"
@@ -291,7 +292,7 @@ static int add_folder_images(struct submission *s, const char *dir)
 		char *path;
 		if (!has_png_suffix(de->d_name))
 			continue;
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+		if (!(path = path_join(dir, de->d_name))) {
 			rc = ERR_NOMEM;
 			break;
 		}
@@ -736,7 +737,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		/* the tasks may start elsewhere: the script names it whole */
 		char cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof cwd) ||
-		    asprintf(&s->out_abs, "%s/%s", cwd, s->out) < 0)
+		    !(s->out_abs = path_join(cwd, s->out)))
 			return client_fail(s->cl, ERR_NOMEM, NULL);
 		s->out = s->out_abs;
 	}

@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include "client.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "format.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 /* "512 B", "48.0 MiB", "1.50 GiB". */
 static const char *fmt_bytes(double bytes, char *buf, size_t n)

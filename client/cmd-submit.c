@@ -25,16 +25,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base64.h"
+#include "util/base64.h"
 #include "client.h"
 #include "conn.h"
-#include "errors.h"
-#include "fileio.h"
-#include "image.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
+#include "util/image.h"
 #include "jobs.h"
-#include "params.h"
-#include "protocol.h"
-#include "text.h"
+#include "proto/params.h"
+#include "proto/protocol.h"
+#include "proto/text.h"
 #include "slurm.h"
 #include "watch.h"
 

@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "client.h"
-#include "protocol.h"
+#include "proto/protocol.h"
+#include "proto/socket_path.h"
 
 extern const struct cmd_entry cmd_submit_entry;
 extern const struct cmd_entry cmd_list_entry;
@@ -75,7 +76,7 @@ void cmd_print_usage(FILE *out)
 		"Options:\n"
 		"  --socket PATH   the daemon's socket (else $VKINR_SOCKET, else\n"
 		"                  $XDG_RUNTIME_DIR/vkinrd.sock, else "
-		CLIENT_DEFAULT_SOCKET ")\n"
+		SOCKET_PATH_DEFAULT ")\n"
 		"  --json          print only JSON on stdout; text for people "
 		"goes to stderr\n"
 		"  -h, --help      this help; `vkinrctl COMMAND --help` for "

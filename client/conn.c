@@ -28,11 +28,11 @@
 
 #include "client.h"
 #include "conn.h"
-#include "errors.h"
-#include "framing.h"
-#include "jsonrpc.h"
-#include "protocol.h"
-#include "text.h"
+#include "proto/errors.h"
+#include "proto/framing.h"
+#include "proto/jsonrpc.h"
+#include "proto/protocol.h"
+#include "proto/text.h"
 
 #define READ_CHUNK (256u << 10)
 
@@ -105,29 +105,6 @@ static void queue_finish(struct msg_queue *q)
 /* ---------------------------------------------------------------------- */
 /* Socket                                                                  */
 /* ---------------------------------------------------------------------- */
-
-static const char *env_nonempty(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v ? v : NULL;
-}
-
-char *conn_socket_path(const char *flag)
-{
-	const char *v;
-	char *path;
-
-	if (flag)
-		return strdup(flag);
-	if ((v = env_nonempty("VKINR_SOCKET")))
-		return strdup(v);
-	if ((v = env_nonempty("XDG_RUNTIME_DIR"))) {
-		if (asprintf(&path, "%s/%s", v, CLIENT_SOCKET_NAME) < 0)
-			return NULL;
-		return path;
-	}
-	return strdup(CLIENT_DEFAULT_SOCKET);
-}
 
 int conn_open(const char *path, struct conn **out, char *why, size_t whylen)
 {

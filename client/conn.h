@@ -21,10 +21,6 @@
 
 struct conn;
 
-/* Resolves the socket path: flag, $VKINR_SOCKET, $XDG_RUNTIME_DIR/vkinrd.sock,
- * /run/vkinrd/vkinrd.sock. Returns a malloc'ed string (NULL: no memory). */
-char *conn_socket_path(const char *flag);
-
 /*
  * Connects to the socket. Returns 0 and *out, or ERR_IO / ERR_INVALID (path
  * too long for a Unix socket) / ERR_NOMEM; why (whylen bytes) then says

@@ -13,10 +13,10 @@
 
 #include "client.h"
 #include "conn.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "history.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 #define HISTORY_WAIT_MS 30000 /* for one replayed epoch: a loaded daemon */
 

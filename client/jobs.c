@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "client.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 const char *job_id_text(const cJSON *id, char *buf, size_t n)
 {

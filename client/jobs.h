@@ -1,6 +1,6 @@
 /*
  * jobs.h - jobs as the client sees them: ids, batches and the fields of a
- * job object (interfaces.md: id, name, state, epoch, epochs, psnr,
+ * job object (proto/PROTOCOL.md: id, name, state, epoch, epochs, psnr,
  * best_psnr, width, image, device, error; and batch when it has one).
  *
  * The client never assumes what an id looks like: ids are kept as the JSON

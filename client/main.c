@@ -14,7 +14,7 @@
 
 #include "client.h"
 #include "conn.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 int main(int argc, char **argv)
 {

@@ -7,15 +7,15 @@
  * polyline per job and panel, thinned to at most PLOT_MAX_POINTS points.
  * PNG is drawn into a float image: lines by Bresenham's algorithm, text in
  * a 3x5 pixel font (digits, capitals and a few signs: enough for numbers
- * and titles) scaled up, then encoded by png_encode.
+ * and titles) scaled up, then encoded by png8_encode.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "history.h"
-#include "image.h"
+#include "png8.h"
 #include "plot.h"
 
 #define PLOT_W 900
@@ -335,7 +335,7 @@ int plot_png(const struct history *h, int n, uint8_t **data, size_t *size)
 	snprintf(text, sizeof text, "EPOCH %d", l.max_epoch);
 	draw_text(img, PLOT_W - PLOT_RIGHT - CHAR_W * (int)strlen(text),
 		  PLOT_H - PLOT_BOTTOM + 8, text, black);
-	rc = png_encode(img, data, size);
+	rc = png8_encode(img, data, size);
 	image_destroy(img);
 	return rc;
 }

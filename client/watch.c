@@ -40,10 +40,10 @@
 
 #include "client.h"
 #include "conn.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "format.h"
 #include "jobs.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 #include "watch.h"
 
 #define SPARK_WIDTH 14 /* bars; 80 columns hold a line with all of them */

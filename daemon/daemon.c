@@ -28,12 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "events.h"
 #include "log.h"
 #include "methods.h"
 #include "notify.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 #include "replies.h"
 #include "schedule.h"
 #include "service.h"
@@ -240,7 +240,7 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		job = queue_find(svc->queue, ev->job_id);
 		if (job && job->state == JOB_RUNNING) {
 			if (queue_add_metrics(svc->queue, job, &ev->m))
-				pause_for_write(svc, slot, job, "metrics.ndjson");
+				pause_for_write(svc, slot, job, JOBFILE_METRICS);
 			subs_job_progress(svc, job);
 		}
 		break;

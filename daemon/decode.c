@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
-#include "errors.h"
-#include "fileio.h"
+#include "util/base64.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
 #include "nn/fit.h"
 
 static int decode_base64(struct decode_input *in)

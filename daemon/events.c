@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 /* The newest part of the file that job.logs returns: thousands of
  * events, and an answer well within the protocol's line limit. */
@@ -36,7 +36,7 @@ static int append_event(struct queue *q, const struct job *job,
 			const char *text)
 {
 	char path[4200];
-	int rc = queue_job_path(q, job, EVENTS_FILE, path, sizeof(path));
+	int rc = queue_job_path(q, job, JOBFILE_EVENTS, path, sizeof(path));
 	if (rc)
 		return rc;
 	cJSON *o = cJSON_CreateObject();
@@ -74,7 +74,7 @@ void job_event(struct queue *q, const struct job *job, enum log_level level,
 	log_msg(level, "job %s: %s", job->id, text);
 	if (append_event(q, job, text))
 		log_warn("job %s: cannot add to its %s: %s", job->id,
-			 EVENTS_FILE, strerror(errno));
+			 JOBFILE_EVENTS, strerror(errno));
 }
 
 /* Reads the newest EVENTS_READ_MAX bytes of the open file into buf. */
@@ -123,7 +123,7 @@ int job_events_read(struct queue *q, const struct job *job, cJSON **out)
 {
 	char path[4200];
 	*out = NULL;
-	int rc = queue_job_path(q, job, EVENTS_FILE, path, sizeof(path));
+	int rc = queue_job_path(q, job, JOBFILE_EVENTS, path, sizeof(path));
 	if (rc)
 		return rc;
 	cJSON *events = cJSON_CreateArray();

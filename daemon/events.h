@@ -18,8 +18,6 @@
 #include "log.h"
 #include "queue.h"
 
-#define EVENTS_FILE "events.ndjson"
-
 /* Logs "job ID: TEXT" at level and keeps TEXT in the job's events; a
  * failed append is logged (as a warning) and otherwise ignored: the
  * events are a record, never a reason to stop a job. */

@@ -17,12 +17,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
 #include "gpu/gpu.h"
 #include "image.h"
 #include "nn/fit.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 #include "safetensors.h"
 
 struct fit_options {

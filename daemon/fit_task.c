@@ -42,8 +42,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
+#include "util/path.h"
 #include "gpu/gpu.h"
 #include "gpu/visible.h"
 #include "image.h"
@@ -274,15 +275,9 @@ static int assigned_selectors(struct task *t, char sel[][16], int max)
 
 /* ------------------------------------------------------------ results */
 
-static char *join(const char *dir, const char *name)
-{
-	char *p;
-	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
-}
-
 static int write_json(const char *dir, const char *file, cJSON *value)
 {
-	char *text = cJSON_PrintUnformatted(value), *path = join(dir, file);
+	char *text = cJSON_PrintUnformatted(value), *path = path_join(dir, file);
 	int rc = text && path ? 0 : ERR_NOMEM;
 	if (rc == 0) {
 		size_t n = strlen(text);
@@ -297,7 +292,7 @@ static int write_json(const char *dir, const char *file, cJSON *value)
 /* Whether OUT/NAME/result.json says done with these settings. */
 static int already_done(const struct task *t, const char *dir)
 {
-	char *path = join(dir, "result.json");
+	char *path = path_join(dir, "result.json");
 	uint8_t *data = NULL;
 	size_t size;
 	int done = 0;
@@ -352,7 +347,7 @@ static int write_metrics(const char *dir, struct nn_fit *fit)
 	int n;
 	const struct nn_metrics *h = nn_fit_history(fit, &n);
 	size_t cap = (size_t)n * 112 + 1, used = 0;
-	char *text = malloc(cap), *path = join(dir, "metrics.ndjson");
+	char *text = malloc(cap), *path = path_join(dir, "metrics.ndjson");
 	int rc = text && path ? 0 : ERR_NOMEM;
 	for (int i = 0; rc == 0 && i < n; i++)
 		used += (size_t)snprintf(text + used, cap - used,
@@ -374,8 +369,8 @@ static int write_result(struct task *t, const char *dir, const char *name,
 	struct st_file *model = NULL;
 	struct image *recon = NULL;
 	double psnr = 0, seconds = 0;
-	char *model_path = join(dir, "model.safetensors");
-	char *recon_path = join(dir, "recon.png");
+	char *model_path = path_join(dir, "model.safetensors");
+	char *recon_path = path_join(dir, "recon.png");
 	int n, rc = model_path && recon_path ? 0 : ERR_NOMEM;
 	const struct nn_metrics *h = nn_fit_history(fit, &n);
 
@@ -468,8 +463,9 @@ static int train(struct task *t, struct nn_fit *fit, const char *name)
  * error. */
 static int fit_image(struct task *t, const char *name, const char *file)
 {
-	char *dir = join(t->out, name), *lock = dir ? join(dir, ".lock") : NULL;
-	char *ckpt = dir ? join(dir, "checkpoint.safetensors") : NULL;
+	char *dir = path_join(t->out, name);
+	char *lock = dir ? path_join(dir, ".lock") : NULL;
+	char *ckpt = dir ? path_join(dir, "checkpoint.safetensors") : NULL;
 	struct image *target = NULL;
 	struct nn_fit *fit = NULL;
 	char err[512];

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "text.h"
+#include "proto/text.h"
 
 static int log_verbose;
 static int log_stamped = -1; /* -1: not decided yet */

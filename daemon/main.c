@@ -8,8 +8,9 @@
  *                                as a Slurm array task runs it (fit_task.c)
  *   vkinrd --devices [--json]    the Vulkan devices it can use
  *
- * It resolves the socket path and the state folder as interfaces.md says
- * (flag, then environment, then the default) and creates the folder.
+ * It resolves the socket path (proto/socket_path.c) and the state folder
+ * as docs/INTERFACES.md says (flag, then environment, then the default)
+ * and creates the folder.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,7 +22,9 @@
 #include "daemon.h"
 #include "fit_cli.h"
 #include "fit_task.h"
-#include "protocol.h"
+#include "proto/protocol.h"
+#include "proto/socket_path.h"
+#include "util/path.h"
 
 static const char usage[] =
 	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]\n"
@@ -31,26 +34,6 @@ static const char usage[] =
 	"       vkinrd --fit-task LIST --out OUT [--shard K/N] [...]\n"
 	"       vkinrd --devices [--json]\n"
 	"       vkinrd --version\n";
-
-static char *path_join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *p = malloc(n);
-	if (p)
-		snprintf(p, n, "%s/%s", a, b);
-	return p;
-}
-
-static char *default_socket(void)
-{
-	const char *env = getenv("VKINR_SOCKET");
-	if (env && *env)
-		return strdup(env);
-	env = getenv("XDG_RUNTIME_DIR");
-	if (env && *env)
-		return path_join(env, "vkinrd.sock");
-	return strdup("/run/vkinrd/vkinrd.sock");
-}
 
 static char *default_state_dir(void)
 {
@@ -68,27 +51,6 @@ static char *default_state_dir(void)
 	char *dir = local ? path_join(local, "vkinrd") : NULL;
 	free(local);
 	return dir;
-}
-
-/* mkdir -p with mode 0700 for what it creates. */
-static int make_dirs(const char *path)
-{
-	char *p = strdup(path);
-	if (!p)
-		return -1;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0700) && errno != EEXIST) {
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	int rc = mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
-	free(p);
-	return rc;
 }
 
 static int has_flag(int argc, char **argv, const char *flag)
@@ -155,14 +117,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!socket_path)
-		socket_path = default_socket();
+		socket_path = socket_path_resolve(NULL);
 	if (!state_dir)
 		state_dir = default_state_dir();
 	if (!socket_path || !state_dir) {
 		fprintf(stderr, "vkinrd: out of memory\n");
 		return 1;
 	}
-	if (make_dirs(state_dir)) {
+	if (path_make_dirs(state_dir, 0700)) {
 		fprintf(stderr, "vkinrd: cannot create the state folder %s: %s\n",
 			state_dir, strerror(errno));
 		return 1;

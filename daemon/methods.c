@@ -26,19 +26,19 @@
 #include <unistd.h>
 
 #include "decode.h"
-#include "errors.h"
+#include "proto/errors.h"
 #include "events.h"
 #include "image.h"
-#include "jsonrpc.h"
-#include "params.h"
+#include "proto/jsonrpc.h"
+#include "proto/params.h"
 #include "log.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 #include "quota.h"
 #include "replies.h"
 #include "safetensors.h"
 #include "schedule.h"
 #include "subs.h"
-#include "text.h"
+#include "proto/text.h"
 #include "usertext.h"
 #include "views.h"
 
@@ -458,7 +458,7 @@ struct pending {
 	const char *method;
 	struct job_params p;     /* job.submit */
 	int width_given;
-	char job_id[16];         /* job.export */
+	char job_id[JOB_ID_MAX]; /* job.export */
 };
 
 static void answer(struct request *rq, int rc, cJSON *result);
@@ -846,7 +846,7 @@ static int export_by_worker(struct request *rq, struct job *job)
 	} else {
 		char path[4200];
 		struct stat st;
-		queue_job_path(svc->queue, job, "checkpoint.safetensors", path,
+		queue_job_path(svc->queue, job, JOBFILE_CHECKPOINT, path,
 			       sizeof(path));
 		if (stat(path, &st))
 			return fail(rq, RPC_JOB_STATE, "job %s has not run yet; "
@@ -904,10 +904,10 @@ static int m_export(struct request *rq, const cJSON *params, cJSON **result)
 	if (!pd)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	snprintf(pd->job_id, sizeof(pd->job_id), "%s", job->id);
-	queue_job_path(rq->svc->queue, job, "model.safetensors", path,
+	queue_job_path(rq->svc->queue, job, JOBFILE_MODEL, path,
 		       sizeof(path));
 	pd->d.read_model = strdup(path);
-	queue_job_path(rq->svc->queue, job, "recon.png", path, sizeof(path));
+	queue_job_path(rq->svc->queue, job, JOBFILE_RECON, path, sizeof(path));
 	pd->d.read_png = strdup(path);
 	if (!pd->d.read_model || !pd->d.read_png) {
 		pending_free(pd);

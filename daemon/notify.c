@@ -20,7 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 int notify_send(const char *state)
 {

@@ -6,12 +6,11 @@
  * run FIFO). A few hundred jobs make a scan cheaper than keeping a heap in
  * step with pause, resume and priority.
  *
- * Every file is written through fileio_write_atomic (temp, fsync, rename;
- * a link planted at a job file's name is replaced, never followed),
- * except metrics.ndjson which is appended one whole line per write(2) while
- * the job runs: a kill -9 can only lose the lines after the last write, and
- * a torn or repeated line is repaired on reload (the file is then rewritten
- * from what was read). The checkpoint is the truth about how far a job got:
+ * The files of a job's folder, how each is written and read back, are
+ * jobfiles.c's; this file decides what goes in them and when. A kill -9
+ * can only lose the metrics lines after the last write, and a torn or
+ * repeated line is repaired on reload (the file is then rewritten from
+ * what was read). The checkpoint is the truth about how far a job got:
  * when the worker resumes a job from it, it reports that epoch and the
  * history is cut back to it (queue_truncate), so every epoch is in the
  * history exactly once.
@@ -34,15 +33,14 @@
 
 #include <cjson/cJSON.h>
 
-#include "errors.h"
-#include "fileio.h"
-#include "jsonrpc.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
+#include "util/path.h"
+#include "proto/jsonrpc.h"
 #include "log.h"
-#include "safetensors.h"
+#include "jobfiles.h"
 #include "usertext.h"
 
-#define METRICS_MAX_BYTES (1u << 30)
-#define SMALL_FILE_MAX (1u << 20)
 
 static const char *const state_names[] = {
 	"queued", "running", "paused", "done", "failed", "cancelled",
@@ -103,40 +101,10 @@ double job_run_seconds(const struct job *job)
 
 /* ------------------------------------------------------------ paths */
 
-static char *join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *s = malloc(n);
-	if (s)
-		snprintf(s, n, "%s/%s", a, b);
-	return s;
-}
-
 int queue_job_path(const struct queue *q, const struct job *job,
 		   const char *file, char *buf, size_t len)
 {
-	int n = file ? snprintf(buf, len, "%s/%s/%s", q->jobs_dir, job->id, file)
-		     : snprintf(buf, len, "%s/%s", q->jobs_dir, job->id);
-	return n < 0 || (size_t)n >= len ? ERR_TOO_LARGE : 0;
-}
-
-static int mkdir_p(const char *path)
-{
-	char buf[4096];
-	if (strlen(path) >= sizeof(buf))
-		return ERR_TOO_LARGE;
-	strcpy(buf, path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return ERR_IO;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return ERR_IO;
-	return 0;
+	return jobfiles_path(q->jobs_dir, job->id, file, buf, len);
 }
 
 /* ------------------------------------------------------- job records */
@@ -162,30 +130,6 @@ static struct job *job_alloc(uint64_t number)
 	job->metrics_fd = -1;
 	job->best_psnr = NAN;
 	return job;
-}
-
-static int write_json(const char *path, cJSON *obj)
-{
-	char *text = obj ? cJSON_Print(obj) : NULL;
-	cJSON_Delete(obj);
-	if (!text)
-		return ERR_NOMEM;
-	int rc = fileio_write_atomic(path, text, strlen(text), 0600);
-	free(text);
-	return rc;
-}
-
-static cJSON *read_json(const char *path)
-{
-	uint8_t *data;
-	size_t size;
-	if (fileio_read(path, &data, &size, SMALL_FILE_MAX))
-		return NULL;
-	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
-	free(data);
-	if (!obj)
-		errno = EINVAL; /* there, but not JSON */
-	return obj;
 }
 
 void job_params_add_given(cJSON *o, const struct job_params *p)
@@ -237,10 +181,6 @@ int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
 
 static int save_request(struct queue *q, struct job *job)
 {
-	char path[4096];
-	int rc = queue_job_path(q, job, "request.json", path, sizeof(path));
-	if (rc)
-		return rc;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "id", job->id);
 	cJSON_AddStringToObject(o, "name", job->p.name);
@@ -260,15 +200,11 @@ static int save_request(struct queue *q, struct job *job)
 	cJSON_AddNumberToObject(o, "image_height", job->img_h);
 	cJSON_AddBoolToObject(o, "init", job->has_init);
 	cJSON_AddNumberToObject(o, "created", job->created);
-	return write_json(path, o);
+	return jobfiles_write_json(q->jobs_dir, job->id, JOBFILE_REQUEST, o);
 }
 
 int queue_save(struct queue *q, struct job *job)
 {
-	char path[4096];
-	int rc = queue_job_path(q, job, "state.json", path, sizeof(path));
-	if (rc)
-		return rc;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
@@ -286,9 +222,11 @@ int queue_save(struct queue *q, struct job *job)
 		cJSON_AddNumberToObject(o, "reached_epoch", job->reached_epoch);
 	if (job->has_export)
 		cJSON_AddNumberToObject(o, "export_psnr", job->export_psnr);
-	rc = write_json(path, o);
+	int rc = jobfiles_write_json(q->jobs_dir, job->id, JOBFILE_STATE, o);
 	if (rc) {
 		int saved = errno;
+		char path[4096];
+		queue_job_path(q, job, JOBFILE_STATE, path, sizeof(path));
 		log_error("job %s: cannot write %s: %s", job->id, path,
 			  strerror(saved));
 		errno = saved;
@@ -343,47 +281,22 @@ static void hist_cut(struct job *job, int epoch)
 			job->best_psnr = job->hist[i].psnr;
 }
 
-static int format_metrics(char *buf, size_t len, const struct nn_metrics *m)
-{
-	return snprintf(buf, len,
-			"{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.17g,"
-			"\"lr\":%.17g,\"ms\":%.6g}\n",
-			m->epoch, m->mse, m->psnr, m->lr, m->ms);
-}
-
 /* Writes the whole history to metrics.ndjson atomically. */
 static int rewrite_metrics(struct queue *q, struct job *job)
 {
-	char path[4096];
-	int rc = queue_job_path(q, job, "metrics.ndjson", path, sizeof(path));
-	if (rc)
-		return rc;
-	size_t cap = (size_t)job->nhist * 128 + 1, len = 0;
-	char *text = malloc(cap);
-	if (!text)
-		return ERR_NOMEM;
-	for (int i = 0; i < job->nhist; i++)
-		len += format_metrics(text + len, cap - len, &job->hist[i]);
 	if (job->metrics_fd >= 0) {
 		close(job->metrics_fd);
 		job->metrics_fd = -1;
 	}
-	rc = fileio_write_atomic(path, text, len, 0600);
-	free(text);
-	return rc;
+	return jobfiles_metrics_rewrite(q->jobs_dir, job->id, job->hist,
+					job->nhist);
 }
 
 static int open_metrics(struct queue *q, struct job *job)
 {
-	char path[4096];
 	if (job->metrics_fd >= 0)
 		return 0;
-	int rc = queue_job_path(q, job, "metrics.ndjson", path, sizeof(path));
-	if (rc)
-		return rc;
-	job->metrics_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-			       O_NOFOLLOW, 0600);
-	return job->metrics_fd < 0 ? ERR_IO : 0;
+	return jobfiles_metrics_open(q->jobs_dir, job->id, &job->metrics_fd);
 }
 
 int queue_add_metrics(struct queue *q, struct job *job,
@@ -399,23 +312,10 @@ int queue_add_metrics(struct queue *q, struct job *job,
 		return rc;
 	if (job->metrics_behind)
 		return ERR_IO; /* appending now would leave a gap on disk */
-	if ((rc = open_metrics(q, job)))
-		goto failed;
-	char line[256];
-	int n = format_metrics(line, sizeof(line), m);
-	off_t before = lseek(job->metrics_fd, 0, SEEK_END);
-	ssize_t put = write(job->metrics_fd, line, n);
-	if (put == n)
+	if (!(rc = open_metrics(q, job)) &&
+	    !(rc = jobfiles_metrics_append(job->metrics_fd, job->id, m)))
 		return 0;
-	/* a short write leaves a torn line: cut it off again */
-	int saved = put < 0 ? errno : ENOSPC;
-	if (put > 0 && before >= 0 && ftruncate(job->metrics_fd, before))
-		log_warn("job %s: cannot cut a torn line off metrics.ndjson: %s",
-			 job->id, strerror(errno));
-	errno = saved;
-	rc = saved == ENOSPC || saved == EDQUOT ? ERR_NO_SPACE : ERR_IO;
-failed:
-	saved = errno;
+	int saved = errno;
 	if (job->metrics_fd >= 0)
 		close(job->metrics_fd);
 	job->metrics_fd = -1;
@@ -450,80 +350,27 @@ int queue_truncate(struct queue *q, struct job *job, int epoch)
 	return rc;
 }
 
-/* Reads metrics.ndjson; returns 1 when the file needs rewriting, -1
- * (why set) when a line other than a torn last one is damaged. A missing
- * file is an empty history. */
+/* Reads metrics.ndjson into the history; returns 1 when the file needs
+ * rewriting (a torn last line, epochs repeated), -1 (why set) when a line
+ * other than a torn last one is damaged. A missing file is an empty
+ * history. */
 static int load_metrics(struct queue *q, struct job *job, char *why,
 			size_t whylen)
 {
-	char path[4096];
-	uint8_t *data;
-	size_t size;
-	if (queue_job_path(q, job, "metrics.ndjson", path, sizeof(path)))
-		return 0;
-	int rc = fileio_read(path, &data, &size, METRICS_MAX_BYTES);
-	if (rc && errno == ENOENT)
-		return 0;
-	if (rc) {
-		snprintf(why, whylen, "cannot read %.300s: %s", path,
-			 strerror(errno));
+	struct nn_metrics *lines;
+	int n, repair;
+	if (jobfiles_metrics_load(q->jobs_dir, job->id, &lines, &n, &repair,
+				  why, whylen))
 		return -1;
-	}
-	int repair = size > 0 && data[size - 1] != '\n';
-	char *p = (char *)data, *end = p + size;
-	for (int line = 1; p < end; line++) {
-		char *nl = memchr(p, '\n', end - p);
-		if (!nl)
-			break; /* torn last line, from a crash: dropped */
-		cJSON *o = cJSON_ParseWithLength(p, nl - p);
-		p = nl + 1;
-		const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "epoch");
-		if (!cJSON_IsNumber(e) || e->valuedouble < 1 ||
-		    e->valuedouble > param_limits[PARAM_EPOCHS].max ||
-		    e->valuedouble != floor(e->valuedouble)) {
-			cJSON_Delete(o);
-			snprintf(why, whylen, "%.300s is damaged: line %d is not "
-				 "an epoch's metrics", path, line);
-			free(data);
-			return -1;
-		}
-		struct nn_metrics m = {
-			.epoch = e->valueint,
-			.mse = get_num(o, "mse", NAN),
-			.psnr = get_num(o, "psnr", NAN),
-			.lr = get_num(o, "lr", 0),
-			.ms = get_num(o, "ms", 0),
-		};
-		cJSON_Delete(o);
-		if (m.epoch <= job_epoch(job)) {
-			hist_cut(job, m.epoch - 1);
+	for (int i = 0; i < n; i++) {
+		if (lines[i].epoch <= job_epoch(job)) {
+			hist_cut(job, lines[i].epoch - 1);
 			repair = 1;
 		}
-		hist_push(job, &m);
+		hist_push(job, &lines[i]);
 	}
-	free(data);
+	free(lines);
 	return repair;
-}
-
-/* The epoch a job's checkpoint was taken at (the engine's "epoch"
- * metadata), 0 when it has none, -1 when it cannot be read. */
-static int checkpoint_epoch(struct queue *q, struct job *job)
-{
-	char path[4096], err[256];
-	struct st_file *ckpt = NULL;
-	struct stat st;
-	if (queue_job_path(q, job, "checkpoint.safetensors", path, sizeof(path)))
-		return -1;
-	if (stat(path, &st))
-		return 0;
-	if (st_load_file(path, &ckpt, err, sizeof(err))) {
-		log_warn("job %s: %s", job->id, err);
-		return -1;
-	}
-	const char *v = st_get_meta(ckpt, "epoch");
-	int epoch = v ? atoi(v) : -1;
-	st_destroy(ckpt);
-	return epoch;
 }
 
 /* An integer field in [lo, hi]; -1 when missing, mistyped or out of range. */
@@ -538,64 +385,13 @@ static int get_exact(const cJSON *o, const char *key, double lo, double hi,
 	return 0;
 }
 
-/* The job's folder must be a real folder of ours and hold only regular
- * files: a symbolic link there would make the daemon read or write
- * outside the state folder. *can_save: whether state.json may be written. */
-static int check_job_folder(struct queue *q, struct job *job, int *can_save,
-			    char *why, size_t whylen)
-{
-	char dir[4096];
-	struct stat st;
-	*can_save = 0;
-	queue_job_path(q, job, NULL, dir, sizeof(dir));
-	if (lstat(dir, &st)) {
-		snprintf(why, whylen, "cannot read %.300s: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "%.300s is %s, not the job's folder; its "
-			 "files are not read", dir, S_ISLNK(st.st_mode)
-			 ? "a symbolic link" : "not a folder");
-		return -1;
-	}
-	if (st.st_uid != geteuid()) {
-		snprintf(why, whylen, "%.300s belongs to uid %u, not to the daemon's "
-			 "uid %u; its files are not read", dir,
-			 (unsigned)st.st_uid, (unsigned)geteuid());
-		return -1;
-	}
-	DIR *d = opendir(dir);
-	if (!d) {
-		snprintf(why, whylen, "cannot read %.300s: %s", dir, strerror(errno));
-		return -1;
-	}
-	*can_save = 1;
-	int rc = 0;
-	struct dirent *de;
-	while (!rc && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    S_ISREG(st.st_mode))
-			continue;
-		snprintf(why, whylen, "%.300s/%.64s is %s; the job's files are not "
-			 "read", dir, de->d_name, S_ISLNK(st.st_mode)
-			 ? "a symbolic link" : "not a regular file");
-		if (!strcmp(de->d_name, "state.json"))
-			*can_save = 0;
-		rc = -1;
-	}
-	closedir(d);
-	return rc;
-}
-
 /* request.json: every field present, of its type and in its range. */
 static int load_request(struct queue *q, struct job *job, char *why,
 			size_t whylen)
 {
 	char path[4096];
-	queue_job_path(q, job, "request.json", path, sizeof(path));
-	cJSON *req = read_json(path);
+	queue_job_path(q, job, JOBFILE_REQUEST, path, sizeof(path));
+	cJSON *req = jobfiles_read_json(q->jobs_dir, job->id, JOBFILE_REQUEST);
 	if (!req || !cJSON_IsObject(req)) {
 		snprintf(why, whylen, "%.300s is %s", path, errno == ENOENT && !req
 			 ? "missing" : "damaged: not a JSON object");
@@ -683,10 +479,8 @@ static int load_request(struct queue *q, struct job *job, char *why,
 /* Whether the job has run: a history or a checkpoint. */
 static int has_run(struct queue *q, struct job *job)
 {
-	char path[4096];
-	struct stat st;
-	queue_job_path(q, job, "checkpoint.safetensors", path, sizeof(path));
-	return job->nhist > 0 || lstat(path, &st) == 0;
+	return job->nhist > 0 ||
+	       jobfiles_exists(q->jobs_dir, job->id, JOBFILE_CHECKPOINT);
 }
 
 /* state.json. A missing one is a submission that a crash interrupted
@@ -695,8 +489,8 @@ static int load_state(struct queue *q, struct job *job, char *why,
 		      size_t whylen)
 {
 	char path[4096];
-	queue_job_path(q, job, "state.json", path, sizeof(path));
-	cJSON *st = read_json(path);
+	queue_job_path(q, job, JOBFILE_STATE, path, sizeof(path));
+	cJSON *st = jobfiles_read_json(q->jobs_dir, job->id, JOBFILE_STATE);
 	job->state = JOB_QUEUED;
 	if (!st && errno == ENOENT && !has_run(q, job))
 		return 0;
@@ -738,26 +532,6 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	return 0;
 }
 
-/* The files the job needs to run: the image, and the init model when it
- * has one. */
-static int check_inputs(struct queue *q, struct job *job, char *why,
-			size_t whylen)
-{
-	const char *need[] = {"target.png", job->has_init ? "init.safetensors"
-							  : NULL};
-	for (int i = 0; i < 2 && need[i]; i++) {
-		char path[4096];
-		struct stat st;
-		queue_job_path(q, job, need[i], path, sizeof(path));
-		if (lstat(path, &st) || st.st_size == 0) {
-			snprintf(why, whylen, "%.300s is %s", path, errno == ENOENT
-				 ? "missing" : "empty");
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /*
  * Reads a job back. Every file is checked; a job whose files are damaged
  * or unsafe (a link where a file should be) is kept, failed, with the
@@ -771,13 +545,15 @@ static struct job *load_job(struct queue *q, uint64_t number)
 		return NULL;
 	char why[sizeof(job->error)] = "";
 	int can_save = 0;
-	if (check_job_folder(q, job, &can_save, why, sizeof(why)) ||
+	if (jobfiles_check_folder(q->jobs_dir, job->id, &can_save, why,
+				  sizeof(why)) ||
 	    load_request(q, job, why, sizeof(why)))
 		goto damaged;
 	int repair = load_metrics(q, job, why, sizeof(why));
 	if (repair < 0 || load_state(q, job, why, sizeof(why)) ||
 	    (!job_state_is_final(job->state) &&
-	     check_inputs(q, job, why, sizeof(why))))
+	     jobfiles_check_inputs(q->jobs_dir, job->id, job->has_init, why,
+				   sizeof(why))))
 		goto damaged;
 	if (repair && rewrite_metrics(q, job))
 		job->metrics_behind = 1;
@@ -785,7 +561,7 @@ static struct job *load_job(struct queue *q, uint64_t number)
 	    job->state == JOB_FAILED) {
 		/* Epochs after the last checkpoint will be run again: forget
 		 * them now, so that nobody is shown an epoch twice. */
-		int epoch = checkpoint_epoch(q, job);
+		int epoch = jobfiles_checkpoint_epoch(q->jobs_dir, job->id);
 		if (epoch >= 0 && epoch < job_epoch(job))
 			queue_truncate(q, job, epoch);
 	}
@@ -816,31 +592,6 @@ static void insert_sorted(struct queue *q, struct job *job)
 	q->count++;
 }
 
-/* A file named NAME.tmp.DIGITS in a job's folder is what fileio_write_atomic
- * left of a write that a crash (kill -9) interrupted; the file it was
- * replacing is intact, so the leftover goes. Run at start, when no write of
- * this daemon can be in flight. */
-static void remove_interrupted_writes(struct queue *q, uint64_t number)
-{
-	char name[32];
-	snprintf(name, sizeof(name), "%" PRIu64, number);
-	char *path = join(q->jobs_dir, name);
-	DIR *dir = path ? opendir(path) : NULL;
-	struct dirent *de;
-	while (dir && (de = readdir(dir))) {
-		const char *tmp = strstr(de->d_name, ".tmp.");
-		if (!tmp || !tmp[5] || strspn(tmp + 5, "0123456789") != strlen(tmp + 5))
-			continue;
-		char *file = join(path, de->d_name);
-		if (file && unlink(file) == 0)
-			log_info("removed %s, left by an interrupted write", file);
-		free(file);
-	}
-	if (dir)
-		closedir(dir);
-	free(path);
-}
-
 static void reload(struct queue *q)
 {
 	DIR *dir = opendir(q->jobs_dir);
@@ -860,7 +611,8 @@ static void reload(struct queue *q)
 		struct stat st;
 		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode))
-			remove_interrupted_writes(q, number);
+			jobfiles_remove_interrupted_writes(q->jobs_dir,
+							   de->d_name);
 		struct job *job = load_job(q, number);
 		if (job)
 			insert_sorted(q, job);
@@ -870,7 +622,7 @@ static void reload(struct queue *q)
 
 static void save_next_number(struct queue *q)
 {
-	char *path = join(q->state_dir, "next-id");
+	char *path = path_join(q->state_dir, "next-id");
 	char text[32];
 	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n", q->next_number);
 	if (path)
@@ -880,7 +632,7 @@ static void save_next_number(struct queue *q)
 
 static void load_next_number(struct queue *q)
 {
-	char *path = join(q->state_dir, "next-id");
+	char *path = path_join(q->state_dir, "next-id");
 	uint8_t *data;
 	size_t size;
 	if (path && fileio_read(path, &data, &size, 64) == 0) {
@@ -901,12 +653,12 @@ int queue_create(struct queue **out, const char *state_dir, char *err,
 		return ERR_NOMEM;
 	q->next_number = 1;
 	q->state_dir = strdup(state_dir);
-	q->jobs_dir = join(state_dir, "jobs");
+	q->jobs_dir = path_join(state_dir, "jobs");
 	if (!q->state_dir || !q->jobs_dir) {
 		queue_destroy(q);
 		return ERR_NOMEM;
 	}
-	if (mkdir_p(q->jobs_dir)) {
+	if (path_make_dirs(q->jobs_dir, 0700)) {
 		snprintf(err, errlen, "cannot create the state folder %s: %s",
 			 q->jobs_dir, strerror(errno));
 		queue_destroy(q);
@@ -971,51 +723,6 @@ int queue_count_state(const struct queue *q, enum job_state state)
 
 /* ---------------------------------------------------------- changes */
 
-static int write_file(struct queue *q, struct job *job, const char *name,
-		      const void *data, size_t size)
-{
-	char path[4096];
-	int rc = queue_job_path(q, job, name, path, sizeof(path));
-	return rc ? rc : fileio_write_atomic(path, data, size, 0600);
-}
-
-/* Removes NAME in the folder dirfd, and everything in it when it is a
- * folder, never following a symbolic link: a link is removed, not what
- * it names. */
-static void remove_tree_at(int dirfd, const char *name)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			O_CLOEXEC);
-	if (fd < 0) {
-		unlinkat(dirfd, name, 0); /* a file or a link */
-		return;
-	}
-	DIR *dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return;
-	}
-	struct dirent *de;
-	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (unlinkat(fd, de->d_name, 0) && errno == EISDIR)
-			remove_tree_at(fd, de->d_name);
-	}
-	closedir(dir);
-	unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
-/* Removes a job's folder (or whatever is in its place). */
-static void remove_job_folder(struct queue *q, const struct job *job)
-{
-	int fd = open(q->jobs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	remove_tree_at(fd, job->id);
-	close(fd);
-}
-
 int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 		 pid_t pid, const void *png, size_t png_size, int img_w,
 		 int img_h, const void *init, size_t init_size,
@@ -1039,32 +746,29 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 	char dir[4096];
 	int rc = 0, made = 0;
 	for (int tries = 0;; tries++) {
-		rc = queue_job_path(q, job, NULL, dir, sizeof(dir));
-		if (!rc && mkdir(dir, 0700) == 0)
-			made = 1;
-		if (rc || made)
+		rc = jobfiles_make_folder(q->jobs_dir, job->id);
+		made = rc == 0;
+		if (made || rc != ERR_IO || errno != EEXIST || tries == 1000)
 			break;
-		if (errno != EEXIST || tries == 1000) {
-			rc = errno == ENOSPC || errno == EDQUOT ? ERR_NO_SPACE
-								: ERR_IO;
-			break;
-		}
 		job->number = ++q->next_number;
 		snprintf(job->id, sizeof(job->id), "%" PRIu64, job->number);
 	}
 	if (!rc)
-		rc = write_file(q, job, "target.png", png, png_size);
+		rc = jobfiles_write(q->jobs_dir, job->id, JOBFILE_TARGET, png,
+				    png_size);
 	if (!rc && init)
-		rc = write_file(q, job, "init.safetensors", init, init_size);
+		rc = jobfiles_write(q->jobs_dir, job->id, JOBFILE_INIT, init,
+				    init_size);
 	if (!rc)
 		rc = save_request(q, job);
 	if (!rc)
 		rc = queue_save(q, job);
 	if (rc) {
+		queue_job_path(q, job, NULL, dir, sizeof(dir));
 		snprintf(err, errlen, "cannot store the job in %s: %s", dir,
 			 error_message(rc));
 		if (made)
-			remove_job_folder(q, job);
+			jobfiles_remove_folder(q->jobs_dir, job->id);
 		job_free(job);
 		return rc;
 	}
@@ -1121,7 +825,7 @@ int queue_remove(struct queue *q, struct job *job)
 			break;
 		}
 	}
-	remove_job_folder(q, job);
+	jobfiles_remove_folder(q->jobs_dir, job->id);
 	job_free(job);
 	return 0;
 }

@@ -6,15 +6,7 @@
  * Vulkan: methods.c turns requests into calls here, daemon.c hands the
  * chosen job to a worker and feeds back what the worker reports.
  *
- * On disk, STATE_DIR/jobs/ID/ holds (all 0600 in 0700 folders):
- *   request.json            the parameters as submitted (written once)
- *   state.json              state, times, device, error (rewritten atomically)
- *   target.png              the image as submitted
- *   init.safetensors        the starting model, when one was given
- *   metrics.ndjson          one line per finished epoch, appended
- *   events.ndjson           one line per job event, appended (events.h)
- *   checkpoint.safetensors  written by the worker (atomically)
- *   model.safetensors, recon.png   written by the worker when the job is done
+ * On disk: STATE_DIR/jobs/ID/, one folder a job (its files: jobfiles.h),
  * and STATE_DIR/next-id the next job number.
  */
 #ifndef VKINR_QUEUE_H
@@ -26,7 +18,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "params.h"
+#include "jobfiles.h"
+#include "proto/params.h"
 #include "nn/fit.h"
 
 enum job_state {
@@ -67,7 +60,7 @@ struct job_params {
 
 struct job {
 	struct job *next;
-	char id[16];               /* "1", "2", ... never reused */
+	char id[JOB_ID_MAX];       /* "1", "2", ... never reused */
 	uint64_t number;
 	struct job_params p;
 	enum job_state state;

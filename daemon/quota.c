@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "log.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 
 static int from_env(const char *name, int limit)
 {

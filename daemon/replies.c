@@ -12,9 +12,9 @@
 
 #include <stdlib.h>
 
-#include "errors.h"
-#include "jsonrpc.h"
-#include "protocol.h"
+#include "proto/errors.h"
+#include "proto/jsonrpc.h"
+#include "proto/protocol.h"
 #include "server.h"
 #include "views.h"
 

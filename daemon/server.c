@@ -31,11 +31,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "framing.h"
-#include "jsonrpc.h"
+#include "proto/errors.h"
+#include "proto/framing.h"
+#include "proto/jsonrpc.h"
 #include "log.h"
-#include "protocol.h"
+#include "proto/protocol.h"
 #include "quota.h"
 
 #define WRITE_BATCH 64

@@ -14,7 +14,7 @@
 
 #include <uv.h>
 
-#include "protocol.h"
+#include "proto/protocol.h"
 
 /* Below this much queued output a connection counts as keeping up: reading
  * its requests resumes and the drained callback fires. */

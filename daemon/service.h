@@ -29,7 +29,7 @@ struct worker_slot {
 	char device[256];
 	char type[16];
 	char error[1024];
-	char job[16];    /* the job it runs, "" when idle */
+	char job[JOB_ID_MAX]; /* the job it runs, "" when idle */
 };
 
 /* A connection following a job: the history is sent from next, paced by
@@ -39,7 +39,7 @@ struct worker_slot {
 struct subscription {
 	struct subscription *next;
 	uint64_t conn;
-	char job[16];
+	char job[JOB_ID_MAX];
 	int cursor;        /* index into the job's history of the next point */
 	int replay_end;
 	int state_dirty;   /* a job.state notification is due */
@@ -51,7 +51,7 @@ struct state_waiter {
 	struct state_waiter *next;
 	uint64_t conn;
 	cJSON *rpc_id;
-	char job[16];
+	char job[JOB_ID_MAX];
 };
 
 /* A render or export handed to a worker, by its number (replies.c). */

@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 static int check_one(const char *path, const struct stat *st, int is_top,
 		     char *err, size_t errlen)

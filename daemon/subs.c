@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
-#include "jsonrpc.h"
-#include "protocol.h"
+#include "proto/errors.h"
+#include "proto/jsonrpc.h"
+#include "proto/protocol.h"
 #include "views.h"
 
 /* ----------------------------------------------------- subscriptions */

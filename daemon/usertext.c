@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 /* The code point at p (len bytes left) and its length, or 0 when the
  * bytes there are not well-formed UTF-8. */

@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base64.h"
-#include "errors.h"
-#include "fileio.h"
+#include "util/base64.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
 #include "image.h"
 #include "log.h"
 #include "safetensors.h"
@@ -48,7 +48,7 @@ struct worker {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct work_job *pending;      /* handed over, not yet taken */
-	char current[16];              /* id of the job it has, "" */
+	char current[JOB_ID_MAX];      /* id of the job it has, "" */
 	int flags;
 	struct work_request *requests; /* FIFO */
 	struct work_event *events, **events_tail;
@@ -422,12 +422,12 @@ static int load_fit(struct worker *w, const char *dir,
 
 	*fit = NULL;
 	if (!*target) {
-		path_in(NULL, dir, "target.png", path, sizeof(path));
+		path_in(NULL, dir, JOBFILE_TARGET, path, sizeof(path));
 		rc = png_load_file(path, target, err, errlen);
 		if (rc)
 			return rc;
 	}
-	path_in(NULL, dir, "checkpoint.safetensors", path, sizeof(path));
+	path_in(NULL, dir, JOBFILE_CHECKPOINT, path, sizeof(path));
 	if (file_exists(path)) {
 		rc = st_load_file(path, &ckpt, err, errlen);
 		if (!rc)
@@ -452,7 +452,7 @@ static int load_fit(struct worker *w, const char *dir,
 		return ERR_NOT_FOUND;
 	} else {
 		if (job->has_init) {
-			path_in(NULL, dir, "init.safetensors", path, sizeof(path));
+			path_in(NULL, dir, JOBFILE_INIT, path, sizeof(path));
 			rc = st_load_file(path, &init, err, errlen);
 			if (rc)
 				return rc;
@@ -481,7 +481,7 @@ static int save_checkpoint(struct worker *w, struct run *r)
 	struct st_file *ckpt = NULL;
 	int rc = nn_fit_checkpoint(r->fit, &ckpt);
 	if (!rc) {
-		path_in(r->job, NULL, "checkpoint.safetensors", path, sizeof(path));
+		path_in(r->job, NULL, JOBFILE_CHECKPOINT, path, sizeof(path));
 		rc = st_save_file(ckpt, path);
 		r->write_errno = rc ? errno : 0;
 	}
@@ -509,13 +509,13 @@ static int save_exports(struct run *r, double *psnr)
 	char path[4200];
 	int rc = nn_fit_export(r->fit, &model, &recon, psnr);
 	if (!rc) {
-		path_in(r->job, NULL, "model.safetensors", path, sizeof(path));
+		path_in(r->job, NULL, JOBFILE_MODEL, path, sizeof(path));
 		rc = st_save_file(model, path);
 	}
 	if (!rc)
 		rc = png_encode(recon, &png, &png_size);
 	if (!rc) {
-		path_in(r->job, NULL, "recon.png", path, sizeof(path));
+		path_in(r->job, NULL, JOBFILE_RECON, path, sizeof(path));
 		rc = fileio_write_atomic(path, png, png_size, 0600);
 	}
 	free(png);

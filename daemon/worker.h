@@ -35,6 +35,7 @@
 
 #include "gpu/gpu.h"
 
+#include "jobfiles.h"
 #include "nn/fit.h"
 
 #define WORKER_CHECKPOINT_EPOCHS 100
@@ -45,7 +46,7 @@
 
 /* A job as the worker needs it: where its files are and its config. */
 struct work_job {
-	char id[16];
+	char id[JOB_ID_MAX];
 	char dir[4096];
 	struct nn_config cfg; /* used when there is no checkpoint yet */
 	int has_init;
@@ -70,7 +71,7 @@ struct work_request {
 	uint64_t conn;    /* the connection that asked */
 	uid_t uid;
 	/* export: the job, from the running fit or from its checkpoint */
-	char job_id[16];
+	char job_id[JOB_ID_MAX];
 	char dir[4096];
 	/* render */
 	struct st_file *model;
@@ -111,7 +112,7 @@ enum work_event_kind {
 struct work_event {
 	struct work_event *next;
 	enum work_event_kind kind;
-	char job_id[16];
+	char job_id[JOB_ID_MAX];
 	struct nn_metrics m;
 	int epoch;
 	enum work_end end;

@@ -1,7 +1,7 @@
 /*
  * errors.c - message and name tables generated from ERROR_LIST.
  */
-#include "errors.h"
+#include "proto/errors.h"
 
 const char *error_message(int code)
 {

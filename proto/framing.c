@@ -15,12 +15,12 @@
  *
  * It must not keep pointers into the caller's data after a feed returns.
  */
-#include "framing.h"
+#include "proto/framing.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 void line_buffer_init(struct line_buffer *lb, size_t max_line)
 {

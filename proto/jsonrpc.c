@@ -7,7 +7,7 @@
  * the '\n' that ends the line. rpc_classify checks the envelope only; what
  * the params mean is the caller's business.
  */
-#include "jsonrpc.h"
+#include "proto/jsonrpc.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * params.c - the table of parameter ranges (params.h) and the one check
  * both programs make against it.
  */
-#include "params.h"
+#include "proto/params.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 const struct param_limit param_limits[PARAM_COUNT] = {
 #define X(id, key, option, min, max, flags, multiple, example)               \

@@ -8,14 +8,14 @@
  * break lines (U+200E, U+200F, U+2028 to U+202E, U+2066 to U+2069), which
  * a name could use to look like another.
  */
-#include "text.h"
+#include "proto/text.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 /* The code point at s (at most len bytes) and its length; -1 for a byte
  * that starts no valid sequence. */

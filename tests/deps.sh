@@ -9,8 +9,8 @@ set -e
 # photographs) and python3-pil (to decode and scale them) are for the
 # quality test and `make bench-quality`.
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
-libpng-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat python3
-systemd tmux plasma-workspace-wallpapers python3-pil"
+libpng-dev zlib1g-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat
+python3 systemd tmux plasma-workspace-wallpapers python3-pil"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

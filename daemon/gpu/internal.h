@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "gpu/gpu.h"
 
 struct gpu_pipeline {

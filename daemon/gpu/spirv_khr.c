@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 enum {
 	OP_EXTENSION = 10,

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 #define VENDOR_NVIDIA 0x10de
 #define VENDOR_AMD 0x1002

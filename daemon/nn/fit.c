@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
 #include "nn/gemm.h"

@@ -8,7 +8,7 @@
  * one Adam step, metrics read back. A fit is used from one thread only: the
  * worker thread that owns the gpu_context.
  *
- * Checkpoints and model packages are safetensors files (proto/safetensors.h);
+ * Checkpoints and model packages are safetensors files (daemon/safetensors.h);
  * this module builds and reads them, the caller writes them to disk.
  */
 #ifndef VKINR_NN_FIT_H
@@ -106,7 +106,7 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 			 char *err, size_t errlen);
 
-/* The model package (see convsiren.md) and the reconstruction. Any output
+/* The model package (docs/MODEL.md) and the reconstruction. Any output
  * pointer may be NULL. psnr is that of the current weights. */
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 {

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "params.h"
+#include "proto/params.h"
 
 #define NN_MAX_BLOCKS 8
 #define NN_ALIGN 64

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "nn/fit_internal.h"
 #include "nn/optim.h"
 #include "nn/passes.h"

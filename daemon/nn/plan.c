@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 #define TILE_OVERHEAD 4096
 #define MIN_CORE 8

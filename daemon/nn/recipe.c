@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "nn/model.h"
 
 enum key_kind { KEY_SCHEDULE, KEY_OPTIMIZER, KEY_AVERAGE, KEY_INT, KEY_REAL };

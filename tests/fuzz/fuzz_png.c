@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -24,7 +24,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "framing.h"
+#include "proto/framing.h"
 #include "log.h"
 #include "methods.h"
 #include "service.h"

@@ -1,7 +1,7 @@
 /*
  * fuzz_safetensors.c - libFuzzer target: st_decode, the reader of model
  * packages that clients send (job.submit init, model.render) and of the
- * daemon's own checkpoints (proto/safetensors.c).
+ * daemon's own checkpoints (daemon/safetensors.c).
  *
  * A file that is accepted must hold what it claims: every tensor's bytes
  * agree with its dtype and shape, and encoding it again and decoding that
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "safetensors.h"
 
 static size_t dtype_size(enum st_dtype t)

@@ -47,7 +47,7 @@ for src in tests/fuzz/fuzz_*.c; do
 	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$B/libvkinr.a" -nt "$bin" ]; then
 		# shellcheck disable=SC2046
 		"$CLANG" -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer $san \
-			-Wall -Wextra -Wno-unused-parameter -Iproto -Idaemon \
+			-Wall -Wextra -Wno-unused-parameter -I. -Idaemon \
 			$(pkg-config --cflags $pkgs) -o "$bin" "$src" "$B/libvkinr.a" \
 			$(pkg-config --libs $pkgs) -lm -pthread || exit 1
 	fi

@@ -34,13 +34,13 @@ fi
 worker_is_plain() {
 	local deps
 	deps=$(echo '#include "worker.h"' |
-		cc -std=c11 -D_GNU_SOURCE -I"$ROOT/proto" -I"$ROOT/daemon" \
+		cc -std=c11 -D_GNU_SOURCE -I"$ROOT" -I"$ROOT/daemon" \
 			-M -x c - 2>&1) || { echo "$deps"; return 1; }
 	if echo "$deps" | grep -E 'cJSON\.h|/uv\.h'; then
 		echo "worker.h pulls these in"
 		return 1
 	fi
-	if grep -nE '#include "(jsonrpc|protocol)\.h"|cjson|<uv\.h>' \
+	if grep -nE '#include "(proto\/)?(jsonrpc|protocol)\.h"|cjson|<uv\.h>' \
 		"$ROOT/daemon/worker.c"; then
 		echo "worker.c includes these"
 		return 1

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "image.h"
 
 /* ==== Deterministic randomness ========================================= */

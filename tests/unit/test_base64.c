@@ -1,5 +1,5 @@
 /*
- * test_base64.c - unit tests of proto/base64.c.
+ * test_base64.c - unit tests of util/base64.c.
  *
  * Round trips every length from 0 to 300 (so every padding case, many
  * times over) with bytes covering all 256 values, checks the RFC 4648 test
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "base64.h"
-#include "errors.h"
+#include "util/base64.h"
+#include "proto/errors.h"
 
 static void test_rfc4648_vectors(void **state)
 {

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "errors.h"
-#include "framing.h"
+#include "proto/errors.h"
+#include "proto/framing.h"
 
 struct seen {
 	int n, too_long;

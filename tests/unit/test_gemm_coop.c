@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "gpu/shaders.h"
 #include "gpu/spirv_khr.h"
 #include "nn/gemm.h"

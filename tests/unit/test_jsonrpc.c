@@ -12,8 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "jsonrpc.h"
-#include "protocol.h"
+#include "proto/jsonrpc.h"
+#include "proto/protocol.h"
 
 /* Checks that line is exactly one line and parses it. */
 static cJSON *parse_line(char *line)

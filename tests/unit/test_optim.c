@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "nn/fit.h"
 #include "nn/fit_internal.h"
 #include "nn/passes.h"

@@ -29,35 +29,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "image.h"
+#include "unit/support_png.h"
 
 #define W 37
 #define H 23
 
 /* ==== Writing test PNGs with libpng ==================================== */
-
-struct membuf {
-	uint8_t *data;
-	size_t size, cap;
-};
-
-static void mem_write(png_structp png, png_bytep p, size_t n)
-{
-	struct membuf *b = png_get_io_ptr(png);
-
-	if (b->size + n > b->cap) {
-		b->cap = (b->size + n) * 2;
-		b->data = realloc(b->data, b->cap);
-		assert_non_null(b->data);
-	}
-	memcpy(b->data + b->size, p, n);
-	b->size += n;
-}
-
-static void mem_flush(png_structp png)
-{
-}
 
 struct variant {
 	const char *name;
@@ -174,7 +153,7 @@ static uint8_t *write_variant(const struct variant *v, size_t *size)
 	assert_non_null(info);
 	if (setjmp(png_jmpbuf(png)))
 		fail_msg("libpng could not write the %s test image", v->name);
-	png_set_write_fn(png, &buf, mem_write, mem_flush);
+	membuf_attach(png, &buf);
 	png_set_IHDR(png, info, W, H, v->depth, v->color_type, v->interlace,
 		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	if (v->color_type == PNG_COLOR_TYPE_PALETTE) {

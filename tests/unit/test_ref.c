@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "nn/model.h"
 #include "ref/ref.h"
 

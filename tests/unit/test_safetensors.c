@@ -1,6 +1,6 @@
 /*
- * test_safetensors.c - unit tests of proto/safetensors.c (and the parts of
- * proto/fileio.c that it uses).
+ * test_safetensors.c - unit tests of daemon/safetensors.c (and the parts of
+ * util/fileio.c that it uses).
  *
  * A file with F32, F64, I64 and U8 tensors (a scalar and an empty tensor
  * among them) and metadata is encoded, its layout checked against what the
@@ -26,8 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
 #include "safetensors.h"
 
 static const float f32_data[6] = {1.5f, -2.25f, 0.0f, 3.0e-8f, 1e30f, -0.0f};

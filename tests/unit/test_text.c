@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "text.h"
+#include "proto/text.h"
 
 static void expect(const char *in, const char *want, int keep_newlines)
 {

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 #include "gpu/visible.h"
 
 enum { COUNT = 6 };

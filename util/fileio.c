@@ -31,7 +31,7 @@
  * On failure every function leaves errno set to the cause, for callers that
  * want to tell the user why (strerror).
  */
-#include "fileio.h"
+#include "util/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +42,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 static int errno_code(int e)
 {

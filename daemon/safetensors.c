@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
-#include "fileio.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors.c stores tensors in host order: a little-endian host is needed"

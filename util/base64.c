@@ -10,12 +10,12 @@
  * as most decoders do. Neither direction ever reads or writes past the
  * buffers it is given, and sizes are checked for overflow first.
  */
-#include "base64.h"
+#include "util/base64.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "errors.h"
+#include "proto/errors.h"
 
 static const char alphabet[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -1,0 +1,47 @@
+/*
+ * image.h - RGB images in memory, shared by the daemon and the client.
+ *
+ * An image is float RGB in [0, 1], row-major, 3 floats a pixel: what the
+ * model is fitted to and what a reconstruction is. The PNG coders are the
+ * daemon's (daemon/image.h, libpng) and the client's (client/png8.h, zlib);
+ * the limits below bound what either accepts.
+ */
+#ifndef VKINR_UTIL_IMAGE_H
+#define VKINR_UTIL_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Documented limits (README, man page). */
+#define IMAGE_MAX_SIDE 16384            /* width and height, pixels */
+#define IMAGE_MAX_PIXELS (64u << 20)    /* width * height */
+#define IMAGE_MAX_CHUNK (8u << 20)      /* one ancillary chunk, bytes */
+
+struct image {
+	int width, height;
+	float *rgb; /* width * height * 3 floats in [0, 1] */
+};
+
+/* Allocates an image of the given size, zeroed. NULL when out of memory. */
+struct image *image_create(int width, int height);
+/* Frees the image; image_destroy(NULL) does nothing. */
+void image_destroy(struct image *img);
+
+/* v in [0, 1] as an 8-bit sample: clamped (NaN is 0), rounded. */
+uint8_t image_byte(float v);
+
+/* Quick check of the 8-byte PNG signature, for clients that only route. */
+int png_has_signature(const void *data, size_t size);
+
+/*
+ * Prints up to IMAGE_PRINT_MAX images side by side on a 24-bit colour
+ * terminal, two pixel rows a character row ("▀", foreground the upper
+ * pixel, background the lower), each scaled down (box mean) to at most
+ * cols columns: `vkinrctl preview` and the demo's pngshow.
+ */
+#define IMAGE_PRINT_MAX 4
+void image_print_blocks(FILE *out, const struct image *const *imgs, int n,
+			int cols);
+
+#endif
