@@ -187,6 +187,87 @@ static void test_tiled_gradient_equals_untiled(void **state)
 	image_destroy(img);
 }
 
+/* Every loss term on, with weights that make each count. */
+static void every_term(struct nn_recipe *r)
+{
+	r->loss_ssim = 0.7;
+	r->loss_grad = 1.3;
+	r->loss_chroma = 0.9;
+}
+
+/* The gradient and the loss terms' sums of one epoch program run. */
+static void terms_gradient_of(const struct nn_config *cfg,
+			      const struct image *img, const float *params,
+			      float *grad, double *sse, double sums[3],
+			      int *tiles)
+{
+	struct nn_fit *fit;
+	char err[256];
+	assert_int_equal(nn_fit_create_sized(&fit, test_gpu, img->width,
+					     img->height, img, cfg, params, err,
+					     sizeof(err)), 0);
+	struct nn_fit_info info;
+	nn_fit_get_info(fit, &info);
+	*tiles = info.tiles_x * info.tiles_y;
+	assert_int_equal(nn_fit_gradient(fit, grad, sse), 0);
+	nn_fit_loss_sums(fit, sums);
+	nn_fit_destroy(fit);
+}
+
+/* With every loss term on: the whole-image gradient and the terms' sums
+ * against the reference, and tiled (halo grown by the loss's radius;
+ * ragged tiles, 37 and 23 are no multiples) against untiled. */
+static void test_loss_terms_gradient(void **state)
+{
+	test_need_gpu();
+	struct nn_config cfg;
+	small_config(&cfg, 16);
+	every_term(&cfg.recipe);
+	struct image *img = test_image(37, 23, 5);
+	float *params;
+	struct st_file *pkg = perturbed_package(&cfg, 37, 23, &params);
+	struct nn_layout l;
+	nn_layout_init(&l, &cfg);
+	float *whole = calloc(l.total, 4), *tiled = calloc(l.total, 4);
+	double *want = calloc(l.total, 8), sse_whole, sse_tiled;
+	double sums_whole[3], sums_tiled[3], want_sums[3];
+	int tiles;
+	terms_gradient_of(&cfg, img, params, whole, &sse_whole, sums_whole,
+			  &tiles);
+	assert_int_equal(tiles, 1);
+	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
+	assert_true(fabs(sse_whole - want_sse) < 1e-4 * want_sse);
+	compare_per_tensor(&l, whole, want, 2e-3);
+
+	/* the reference's terms on the reference's predictions */
+	double *y = calloc(3 * 37 * 23, 8);
+	ref_image_forward(&cfg, &l, params, img, y);
+	struct ref_tile t = {.img_w = 37, .img_h = 23, .tw = 37, .th = 23,
+			     .cw = 37, .ch = 23};
+	ref_loss_terms(&cfg.recipe, &t, img, y, NULL, want_sums);
+	for (int j = 0; j < 3; j++)
+		assert_true(fabs(sums_whole[j] - want_sums[j]) <
+			    1e-4 * want_sums[j]);
+
+	for (int cap = 8; cap <= 16; cap += 8) {
+		struct nn_config tcfg = cfg;
+		tcfg.max_tile = cap;
+		terms_gradient_of(&tcfg, img, params, tiled, &sse_tiled,
+				  sums_tiled, &tiles);
+		assert_true(tiles > 1);
+		assert_true(fabs(sse_whole - sse_tiled) < 1e-5 * sse_whole);
+		for (int j = 0; j < 3; j++)
+			assert_true(fabs(sums_whole[j] - sums_tiled[j]) <
+				    1e-5 * sums_whole[j]);
+		for (size_t i = 0; i < l.total; i++)
+			want[i] = whole[i];
+		compare_per_tensor(&l, tiled, want, 1e-4);
+	}
+	free(whole), free(tiled), free(want), free(params), free(y);
+	st_destroy(pkg);
+	image_destroy(img);
+}
+
 static void run_epochs(struct nn_fit *fit, int n, struct nn_metrics *out)
 {
 	for (int i = 0; i < n; i++)
@@ -270,6 +351,11 @@ static void test_resume_is_exact(void **state)
 		.average = NN_AVERAGE_EMA, .ema_decay = 0.9,
 	};
 	check_resume(&r);
+	/* every loss term, on the default optimizer */
+	struct nn_config d;
+	small_config(&d, 16);
+	every_term(&d.recipe);
+	check_resume(&d.recipe);
 }
 
 static void test_training_fits_and_exports(void **state)
@@ -350,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_gradient_matches_reference),
 		cmocka_unit_test(test_fp16_gradient_matches_reference),
 		cmocka_unit_test(test_tiled_gradient_equals_untiled),
+		cmocka_unit_test(test_loss_terms_gradient),
 		cmocka_unit_test(test_resume_is_exact),
 		cmocka_unit_test(test_training_fits_and_exports),
 		cmocka_unit_test(test_bad_config_is_refused),
