@@ -264,8 +264,9 @@ struct recorder {
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
 		*dwconv_back_rows[NN_MAX_BLOCKS];
 	/* loss terms besides the MSE: the head in halves around loss.comp */
-	int loss_terms;
-	struct gpu_pipeline *head_predict, *loss_sums, *loss_grad, *head_back;
+	int has_loss_terms;
+	struct gpu_pipeline *head_predict, *loss_terms_pass, *loss_grad_pass,
+		*head_back;
 };
 
 /* The loss terms' pipelines, when the recipe has any (record_loss_head). */
@@ -274,15 +275,15 @@ static int get_loss_pipelines(struct recorder *r, const uint32_t spec[2])
 	struct gpu_context *gpu = r->fit->gpu;
 	uint32_t pass = sizeof(struct pass_push);
 	int rc = 0;
-	r->loss_terms = nn_loss_has_terms(&r->fit->cfg.recipe);
-	if (!r->loss_terms)
+	r->has_loss_terms = nn_loss_has_terms(&r->fit->cfg.recipe);
+	if (!r->has_loss_terms)
 		return 0;
 	rc = rc ? rc : gpu_pipeline_get(gpu, "head_predict", 6, pass, spec, 2,
 					&r->head_predict);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_terms", 4, pass, spec, 2,
-					&r->loss_sums);
+					&r->loss_terms_pass);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_grad", 4, pass, spec, 2,
-					&r->loss_grad);
+					&r->loss_grad_pass);
 	rc = rc ? rc : gpu_pipeline_get(gpu, r->half ? "head_back_f16" : "head_back",
 					r->half ? 7 : 6, pass, spec, 2,
 					&r->head_back);
@@ -573,10 +574,10 @@ static void record_loss_head(struct recorder *r, struct pass_push p)
 	lp.off0 = float_bits((float)recipe->loss_ssim);
 	lp.off1 = float_bits((float)recipe->loss_grad);
 	lp.off2 = float_bits((float)recipe->loss_chroma);
-	PASS(r, r->loss_sums, lp, gx, 1, &fit->pred, &fit->target,
+	PASS(r, r->loss_terms_pass, lp, gx, 1, &fit->pred, &fit->target,
 	     &fit->loss_coef, &fit->loss_sums, NULL, NULL);
 	gpu_program_barrier(r->prog);
-	PASS(r, r->loss_grad, lp, gx, 1, &fit->pred, &fit->target,
+	PASS(r, r->loss_grad_pass, lp, gx, 1, &fit->pred, &fit->target,
 	     &fit->loss_coef, &fit->dy, NULL, NULL);
 	gpu_program_barrier(r->prog);
 	const struct gpu_buffer *back_bufs[7] = {
@@ -613,7 +614,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	const struct gpu_buffer *head_bufs[7] = {
 		&fit->params, &fit->s[nb], &fit->target, &fit->g, &fit->dy,
 		&fit->sse, r->half ? &fit->g16 : NULL};
-	if (r->loss_terms)
+	if (r->has_loss_terms)
 		record_loss_head(r, p);
 	else
 		dispatch7(r, r->head, head_bufs, &p, sizeof(p), gx, 1, 1);

@@ -54,9 +54,11 @@ static struct st_file *perturbed_package(const struct nn_config *cfg, int w,
 	return pkg;
 }
 
+/* The gradient of one epoch program run, its sse, and (sums not NULL)
+ * the loss terms' sums. */
 static void gradient_of(const struct nn_config *cfg, const struct image *img,
 			const float *params, float *grad, double *sse,
-			int *tiles)
+			double *sums, int *tiles)
 {
 	struct nn_fit *fit;
 	char err[256];
@@ -67,6 +69,8 @@ static void gradient_of(const struct nn_config *cfg, const struct image *img,
 	nn_fit_get_info(fit, &info);
 	*tiles = info.tiles_x * info.tiles_y;
 	assert_int_equal(nn_fit_gradient(fit, grad, sse), 0);
+	if (sums)
+		nn_fit_loss_sums(fit, sums);
 	nn_fit_destroy(fit);
 }
 
@@ -113,7 +117,7 @@ static void check_gradient(int default_width, enum nn_precision precision,
 	float *grad = calloc(l.total, 4);
 	double *want = calloc(l.total, 8), sse;
 	int tiles;
-	gradient_of(&cfg, img, params, grad, &sse, &tiles);
+	gradient_of(&cfg, img, params, grad, &sse, NULL, &tiles);
 	assert_int_equal(tiles, 1);
 	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
 	assert_true(fabs(sse - want_sse) < sse_tol * want_sse);
@@ -169,13 +173,13 @@ static void test_tiled_gradient_equals_untiled(void **state)
 	float *whole = calloc(l.total, 4), *tiled = calloc(l.total, 4);
 	double *want = calloc(l.total, 8), sse_whole, sse_tiled;
 	int tiles;
-	gradient_of(&cfg, img, params, whole, &sse_whole, &tiles);
+	gradient_of(&cfg, img, params, whole, &sse_whole, NULL, &tiles);
 	assert_int_equal(tiles, 1);
 
 	for (int cap = 8; cap <= 16; cap += 8) {
 		struct nn_config tcfg = cfg;
 		tcfg.max_tile = cap; /* ragged edge tiles: 37 and 23 are not multiples */
-		gradient_of(&tcfg, img, params, tiled, &sse_tiled, &tiles);
+		gradient_of(&tcfg, img, params, tiled, &sse_tiled, NULL, &tiles);
 		assert_true(tiles > 1);
 		assert_true(fabs(sse_whole - sse_tiled) < 1e-5 * sse_whole);
 		for (size_t i = 0; i < l.total; i++)
@@ -193,25 +197,6 @@ static void every_term(struct nn_recipe *r)
 	r->loss_ssim = 0.7;
 	r->loss_grad = 1.3;
 	r->loss_chroma = 0.9;
-}
-
-/* The gradient and the loss terms' sums of one epoch program run. */
-static void terms_gradient_of(const struct nn_config *cfg,
-			      const struct image *img, const float *params,
-			      float *grad, double *sse, double sums[3],
-			      int *tiles)
-{
-	struct nn_fit *fit;
-	char err[256];
-	assert_int_equal(nn_fit_create_sized(&fit, test_gpu, img->width,
-					     img->height, img, cfg, params, err,
-					     sizeof(err)), 0);
-	struct nn_fit_info info;
-	nn_fit_get_info(fit, &info);
-	*tiles = info.tiles_x * info.tiles_y;
-	assert_int_equal(nn_fit_gradient(fit, grad, sse), 0);
-	nn_fit_loss_sums(fit, sums);
-	nn_fit_destroy(fit);
 }
 
 /* With every loss term on: the whole-image gradient and the terms' sums
@@ -232,8 +217,7 @@ static void test_loss_terms_gradient(void **state)
 	double *want = calloc(l.total, 8), sse_whole, sse_tiled;
 	double sums_whole[3], sums_tiled[3], want_sums[3];
 	int tiles;
-	terms_gradient_of(&cfg, img, params, whole, &sse_whole, sums_whole,
-			  &tiles);
+	gradient_of(&cfg, img, params, whole, &sse_whole, sums_whole, &tiles);
 	assert_int_equal(tiles, 1);
 	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
 	assert_true(fabs(sse_whole - want_sse) < 1e-4 * want_sse);
@@ -252,8 +236,8 @@ static void test_loss_terms_gradient(void **state)
 	for (int cap = 8; cap <= 16; cap += 8) {
 		struct nn_config tcfg = cfg;
 		tcfg.max_tile = cap;
-		terms_gradient_of(&tcfg, img, params, tiled, &sse_tiled,
-				  sums_tiled, &tiles);
+		gradient_of(&tcfg, img, params, tiled, &sse_tiled, sums_tiled,
+			    &tiles);
 		assert_true(tiles > 1);
 		assert_true(fabs(sse_whole - sse_tiled) < 1e-5 * sse_whole);
 		for (int j = 0; j < 3; j++)
