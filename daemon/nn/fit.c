@@ -20,6 +20,10 @@
  * into G, Z_k into Z, S_k+1 by the GEMM. Backward, block k: G holds dS_k+1,
  * H_k goes into S_B (free once the head has run), Z holds Z_k, then dZ_k,
  * and G is rewritten with dS_k.
+ *
+ * With loss terms besides the MSE (struct nn_recipe), the head runs in
+ * halves around the loss passes (record_loss_head, shaders/loss.comp) and
+ * the halo grows by the loss's radius; with MSE alone the fused head runs.
  */
 #include "nn/fit.h"
 
