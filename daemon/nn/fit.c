@@ -564,12 +564,14 @@ static void record_forward(struct recorder *r, const struct tile *t)
 /* The head when the loss has terms besides the MSE: y of every tile pixel
  * (and the core's sse, as the fused head writes it), the terms' sums and
  * SSIM's coefficients, dY of every tile pixel, then dS4 (and its fp16
- * copy) from dY. p is the fused head's push block. */
-static void record_loss_head(struct recorder *r, struct pass_push p)
+ * copy) from dY. p and bufs are the fused head's push block and buffers
+ * (params, S_B, target, dS, dY, sse, fp16 dS). */
+static void record_loss_head(struct recorder *r, struct pass_push p,
+			     const struct gpu_buffer *const bufs[7])
 {
 	struct nn_fit *fit = r->fit;
 	const struct nn_recipe *recipe = &fit->cfg.recipe;
-	const struct gpu_buffer *s4 = &fit->s[fit->cfg.nblocks];
+	const struct gpu_buffer *s4 = bufs[1];
 	uint32_t gx = div_up((uint64_t)p.n, GROUP);
 	PASS(r, r->head_predict, p, gx, 1, &fit->params, s4, &fit->target,
 	     &fit->pred, &fit->dy, &fit->sse);
@@ -584,10 +586,7 @@ static void record_loss_head(struct recorder *r, struct pass_push p)
 	PASS(r, r->loss_grad_pass, lp, gx, 1, &fit->pred, &fit->target,
 	     &fit->loss_coef, &fit->dy, NULL, NULL);
 	gpu_program_barrier(r->prog);
-	const struct gpu_buffer *back_bufs[7] = {
-		&fit->params, s4, &fit->target, &fit->g, &fit->dy, &fit->sse,
-		r->half ? &fit->g16 : NULL};
-	dispatch7(r, r->head_back, back_bufs, &p, sizeof(p), gx, 1, 1);
+	dispatch7(r, r->head_back, bufs, &p, sizeof(p), gx, 1, 1);
 }
 
 static void record_tile_backward(struct recorder *r, const struct tile *t,
@@ -619,7 +618,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		&fit->params, &fit->s[nb], &fit->target, &fit->g, &fit->dy,
 		&fit->sse, r->half ? &fit->g16 : NULL};
 	if (r->has_loss_terms)
-		record_loss_head(r, p);
+		record_loss_head(r, p, head_bufs);
 	else
 		dispatch7(r, r->head, head_bufs, &p, sizeof(p), gx, 1, 1);
 	stage_end(r, NN_PASS_HEAD);
