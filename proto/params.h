@@ -28,6 +28,8 @@ enum {
 #define LIMIT_NAME_BYTES 127
 #define LIMIT_SOURCE_BYTES 1023
 #define LIMIT_KEY_BYTES 64
+/* The loss terms' weights: 0 (off) to this */
+#define LIMIT_LOSS_WEIGHT 100
 
 /*     id           key            option            min     max
  *     flags                          multiple example */
@@ -45,7 +47,10 @@ enum {
 	X(PLATEAU, "plateau", "--plateau", 0, 10000000, PARAM_INT, 1, "100") \
 	X(LR_MIN, "lr_min", "--lr-min", 0, 1, 0, 0, "0.1")                   \
 	X(EMA_DECAY, "ema_decay", "--ema-decay", 0, 1,                        \
-	  PARAM_OPEN_MIN | PARAM_OPEN_MAX, 0, "0.99")
+	  PARAM_OPEN_MIN | PARAM_OPEN_MAX, 0, "0.99")                        \
+	X(SSIM, "ssim", "--ssim", 0, LIMIT_LOSS_WEIGHT, 0, 0, "0.1")          \
+	X(GRAD, "grad", "--grad", 0, LIMIT_LOSS_WEIGHT, 0, 0, "0.5")          \
+	X(CHROMA, "chroma", "--chroma", 0, LIMIT_LOSS_WEIGHT, 0, 0, "0.5")
 
 enum param_id {
 #define X(id, key, option, min, max, flags, multiple, example) PARAM_##id,

@@ -12,6 +12,10 @@
 // off0: out_w, off1: out_b.
 // With COPY_F16 (the tensor-core path) dS4 is also written as fp16, times
 // the loss scale (uintBitsToFloat(off2)), in rows of i2 = n_pad values.
+// With loss terms besides the MSE (loss.comp) the head runs in two
+// halves around the loss passes: PREDICT (with RENDER) writes y of every
+// tile pixel into binding 3 (3 x n, channel-major) and the core's sse;
+// FROM_DY reads dY (binding 4, written by loss.comp) and writes dS4 alone.
 #extension GL_GOOGLE_include_directive : require
 #ifdef COPY_F16
 #extension GL_EXT_shader_16bit_storage : require
@@ -28,7 +32,11 @@ layout(binding = 3) writeonly buffer Image { float image[]; };
 layout(binding = 4) buffer Unused { float unused[]; };
 #else
 layout(binding = 3) writeonly buffer GradS { float ds4[]; };
+#ifdef FROM_DY
+layout(binding = 4) readonly buffer GradY { float dy[]; };
+#else
 layout(binding = 4) writeonly buffer GradY { float dy[]; };
+#endif
 #endif
 layout(binding = 5) writeonly buffer Sse { float sse[]; };
 #ifdef COPY_F16
@@ -42,6 +50,9 @@ void main()
 	uint p = gl_GlobalInvocationID.x, n = uint(pc.n);
 	float se = 0.0;
 	if (p < n) {
+#ifdef FROM_DY
+		vec3 g = vec3(dy[p], dy[n + p], dy[2u * n + p]);
+#else
 		vec3 y = vec3(params[pc.off1], params[pc.off1 + 1u],
 			      params[pc.off1 + 2u]);
 		for (uint c = 0u; c < uint(NF); c++) {
@@ -60,7 +71,11 @@ void main()
 			e = y - (2.0 * vec3(target[pix], target[pix + 1u],
 					    target[pix + 2u]) - 1.0);
 		se = dot(e, e);
-#ifdef RENDER
+#if defined(PREDICT)
+		image[p] = y.x;
+		image[n + p] = y.y;
+		image[2u * n + p] = y.z;
+#elif defined(RENDER)
 		if (core) {
 			image[pix] = y.x;
 			image[pix + 1u] = y.y;
@@ -71,6 +86,9 @@ void main()
 		dy[p] = g.x;
 		dy[n + p] = g.y;
 		dy[2u * n + p] = g.z;
+#endif
+#endif /* FROM_DY */
+#ifndef RENDER
 		for (uint c = 0u; c < uint(NF); c++) {
 			float back = params[pc.off0 + c] * g.x +
 				     params[pc.off0 + uint(NF) + c] * g.y +
@@ -90,6 +108,7 @@ void main()
 			dshalf[c * uint(pc.i2) + p] = float16_t(0.0);
 	}
 #endif
+#ifndef FROM_DY
 	uint t = gl_LocalInvocationID.x;
 	partial[t] = se;
 	barrier();
@@ -100,4 +119,5 @@ void main()
 	}
 	if (t == 0u)
 		sse[uint(pc.i0) + gl_WorkGroupID.x] = partial[0];
+#endif
 }

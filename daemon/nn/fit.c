@@ -20,6 +20,10 @@
  * into G, Z_k into Z, S_k+1 by the GEMM. Backward, block k: G holds dS_k+1,
  * H_k goes into S_B (free once the head has run), Z holds Z_k, then dZ_k,
  * and G is rewritten with dS_k.
+ *
+ * With loss terms besides the MSE (struct nn_recipe), the head runs in
+ * halves around the loss passes (record_loss_head, shaders/loss.comp) and
+ * the halo grows by the loss's radius; with MSE alone the fused head runs.
  */
 #include "nn/fit.h"
 
@@ -151,6 +155,8 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 	/* S_0..S_B, Z (or dZ), dS; the fp16 path adds fp16 copies of Z and
 	 * dS, and keeps S_0..S_B-1 in fp16 and no S_B (see alloc_buffers) */
 	lim.bytes_per_pixel = 4 * nf * (uint64_t)(fit->cfg.nblocks + 3) + 16;
+	if (nn_loss_has_terms(&fit->cfg.recipe))
+		lim.bytes_per_pixel += 12 + 36; /* predictions, SSIM's terms */
 	if (fit->precision == NN_PRECISION_FP16)
 		lim.bytes_per_pixel += 2 * 2 * nf;
 	if (fit->half_storage)
@@ -165,8 +171,11 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 			 "in one buffer", fit->width, fit->height);
 		return ERR_TOO_LARGE;
 	}
-	int rc = tile_plan_make(&fit->plan, fit->width, fit->height,
-				nn_config_pad(&fit->cfg), &lim);
+	/* the halo: the receptive field, plus the loss's reach from a core
+	 * pixel, whose predictions must be exact too */
+	int halo = nn_config_pad(&fit->cfg) + nn_loss_radius(&fit->cfg.recipe);
+	int rc = tile_plan_make(&fit->plan, fit->width, fit->height, halo,
+				&lim);
 	if (rc == ERR_DEVICE_OOM)
 		snprintf(err, errlen,
 			 "not enough device memory for width %d even with small "
@@ -183,6 +192,21 @@ static uint32_t row_segments(int tw) { return div_up((uint64_t)tw, ROW_SEGMENT);
 static uint32_t row_chunks(int tw, int th)
 {
 	return div_up((uint64_t)row_segments(tw) * (uint64_t)th, ROW_CHUNK);
+}
+
+/* The loss terms' buffers (see fit_internal.h), when any term is on. */
+static int alloc_loss_buffers(struct nn_fit *fit)
+{
+	struct gpu_arena *a = fit->arena;
+	uint64_t n = (uint64_t)fit->plan.max_region_pixels;
+	int rc = 0;
+	if (!nn_loss_has_terms(&fit->cfg.recipe))
+		return 0;
+	rc = rc ? rc : gpu_buffer_alloc(a, 12 * n, 0, &fit->pred);
+	rc = rc ? rc : gpu_buffer_alloc(a, 36 * n, 0, &fit->loss_coef);
+	rc = rc ? rc : gpu_buffer_alloc(a, 12 * (uint64_t)fit->sse_count, 1,
+					&fit->loss_sums);
+	return rc;
 }
 
 static int alloc_buffers(struct nn_fit *fit)
@@ -241,6 +265,7 @@ static int alloc_buffers(struct nn_fit *fit)
 		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->z16);
 		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->g16);
 	}
+	rc = rc ? rc : alloc_loss_buffers(fit);
 	return rc ? rc : nn_optim_alloc(fit);
 }
 
@@ -269,7 +294,32 @@ struct recorder {
 		*dwconv_tiled_in;
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
 		*dwconv_back_rows[NN_MAX_BLOCKS];
+	/* loss terms besides the MSE: the head in halves around loss.comp */
+	int has_loss_terms;
+	struct gpu_pipeline *head_predict, *loss_terms_pass, *loss_grad_pass,
+		*head_back;
 };
+
+/* The loss terms' pipelines, when the recipe has any (record_loss_head). */
+static int get_loss_pipelines(struct recorder *r, const uint32_t spec[2])
+{
+	struct gpu_context *gpu = r->fit->gpu;
+	uint32_t pass = sizeof(struct pass_push);
+	int rc = 0;
+	r->has_loss_terms = nn_loss_has_terms(&r->fit->cfg.recipe);
+	if (!r->has_loss_terms)
+		return 0;
+	rc = rc ? rc : gpu_pipeline_get(gpu, "head_predict", 6, pass, spec, 2,
+					&r->head_predict);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_terms", 4, pass, spec, 2,
+					&r->loss_terms_pass);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_grad", 4, pass, spec, 2,
+					&r->loss_grad_pass);
+	rc = rc ? rc : gpu_pipeline_get(gpu, r->half ? "head_back_f16" : "head_back",
+					r->half ? 7 : 6, pass, spec, 2,
+					&r->head_back);
+	return rc;
+}
 
 static int get_pipelines(struct recorder *r)
 {
@@ -350,7 +400,7 @@ static int get_pipelines(struct recorder *r)
 	GET(gemm_tn, tn, 4, gemm, 0);
 	GET(gemm_nt, nt, 4, gemm, 0);
 #undef GET
-	return rc;
+	return rc ? rc : get_loss_pipelines(r, spec);
 }
 
 /* Ends a stage: a barrier, then a timestamp; the time since the previous
@@ -575,6 +625,34 @@ static void record_forward(struct recorder *r, const struct tile *t)
 	}
 }
 
+/* The head when the loss has terms besides the MSE: y of every tile pixel
+ * (and the core's sse, as the fused head writes it), the terms' sums and
+ * SSIM's coefficients, dY of every tile pixel, then dS4 (and its fp16
+ * copy) from dY. p and bufs are the fused head's push block and buffers
+ * (params, S_B, target, dS, dY, sse, fp16 dS). */
+static void record_loss_head(struct recorder *r, struct pass_push p,
+			     const struct gpu_buffer *const bufs[7])
+{
+	struct nn_fit *fit = r->fit;
+	const struct nn_recipe *recipe = &fit->cfg.recipe;
+	const struct gpu_buffer *s4 = bufs[1];
+	uint32_t gx = div_up((uint64_t)p.n, GROUP);
+	PASS(r, r->head_predict, p, gx, 1, &fit->params, s4, &fit->target,
+	     &fit->pred, &fit->dy, &fit->sse);
+	gpu_program_barrier(r->prog);
+	struct pass_push lp = p;
+	lp.off0 = float_bits((float)recipe->loss_ssim);
+	lp.off1 = float_bits((float)recipe->loss_grad);
+	lp.off2 = float_bits((float)recipe->loss_chroma);
+	PASS(r, r->loss_terms_pass, lp, gx, 1, &fit->pred, &fit->target,
+	     &fit->loss_coef, &fit->loss_sums, NULL, NULL);
+	gpu_program_barrier(r->prog);
+	PASS(r, r->loss_grad_pass, lp, gx, 1, &fit->pred, &fit->target,
+	     &fit->loss_coef, &fit->dy, NULL, NULL);
+	gpu_program_barrier(r->prog);
+	dispatch7(r, r->head_back, bufs, &p, sizeof(p), gx, 1, 1);
+}
+
 static void record_tile_backward(struct recorder *r, const struct tile *t,
 				 int sse_base)
 {
@@ -603,7 +681,10 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	const struct gpu_buffer *head_bufs[7] = {
 		&fit->params, last_s(fit), &fit->target, &fit->g, &fit->dy,
 		&fit->sse, r->half ? &fit->g16 : NULL};
-	dispatch7(r, r->head, head_bufs, &p, sizeof(p), gx, 1, 1);
+	if (r->has_loss_terms)
+		record_loss_head(r, p, head_bufs);
+	else
+		dispatch7(r, r->head, head_bufs, &p, sizeof(p), gx, 1, 1);
 	stage_end(r, NN_PASS_HEAD);
 	p.i2 = 0;
 	p.off2 = 0;
@@ -901,6 +982,15 @@ static double sum_sse(const struct nn_fit *fit)
 	for (int i = 0; i < fit->sse_count; i++)
 		sum += part[i];
 	return sum;
+}
+
+void nn_fit_loss_sums(const struct nn_fit *fit, double sums[3])
+{
+	const float *part = fit->loss_sums.mapped;
+	sums[0] = sums[1] = sums[2] = 0;
+	for (int i = 0; part && i < fit->sse_count; i++)
+		for (int j = 0; j < 3; j++)
+			sums[j] += part[3 * i + j];
 }
 
 static void collect_pass_times(struct nn_fit *fit)

@@ -40,6 +40,10 @@ struct nn_fit {
 	 * scratch (4 nf x nf), the weight average; unallocated when the
 	 * recipe does not use them */
 	struct gpu_buffer muon_m, muon_x, average;
+	/* loss terms besides the MSE (loss.comp): the tile's predictions
+	 * (3 x n), SSIM's gradient coefficients (9 x n) and the terms'
+	 * per-workgroup sums (3 a workgroup); unallocated when all are off */
+	struct gpu_buffer pred, loss_coef, loss_sums;
 	int exported_average; /* the last export took the average */
 	int sse_count;
 
@@ -69,6 +73,10 @@ int nn_fit_write_state(struct nn_fit *fit, const float *params,
  * summed gradient (l->total floats) and the sum of squared errors; the
  * gradient is then cleared. For the tests. */
 int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse);
+/* The loss terms' raw sums over the image from the last epoch program
+ * run (chroma, grad, 1 - SSIM; see struct nn_recipe), in double, in a
+ * fixed order; zeros when every term is off. For the tests. */
+void nn_fit_loss_sums(const struct nn_fit *fit, double sums[3]);
 /* Renders the current weights: the reconstruction and its PSNR. */
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
 /* Copies a model package's tensors into a flat parameter vector laid out

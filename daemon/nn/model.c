@@ -91,6 +91,14 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 			 "the EMA decay is in (0, 1)");
 		return ERR_INVALID;
 	}
+	const struct nn_recipe *r = &cfg->recipe;
+	if (!(r->loss_ssim >= 0 && r->loss_ssim <= LIMIT_LOSS_WEIGHT) ||
+	    !(r->loss_grad >= 0 && r->loss_grad <= LIMIT_LOSS_WEIGHT) ||
+	    !(r->loss_chroma >= 0 && r->loss_chroma <= LIMIT_LOSS_WEIGHT)) {
+		snprintf(err, errlen, "bad loss weights: ssim, grad and chroma "
+			 "are from 0 (off) to %g", (double)LIMIT_LOSS_WEIGHT);
+		return ERR_INVALID;
+	}
 	if (!(cfg->w0 > 0 && cfg->w0 < 1000)) {
 		snprintf(err, errlen, "w0 %g is out of range", cfg->w0);
 		return ERR_INVALID;
@@ -188,6 +196,18 @@ int nn_config_pad(const struct nn_config *cfg)
 	for (int k = 0; k < cfg->nblocks; k++)
 		pad += cfg->dilations[k];
 	return pad;
+}
+
+int nn_loss_has_terms(const struct nn_recipe *r)
+{
+	return r->loss_ssim > 0 || r->loss_grad > 0 || r->loss_chroma > 0;
+}
+
+int nn_loss_radius(const struct nn_recipe *r)
+{
+	if (r->loss_ssim > 0)
+		return NN_SSIM_RADIUS;
+	return r->loss_grad > 0 ? 1 : 0;
 }
 
 void nn_config_dilations_string(const struct nn_config *cfg, char *buf,

@@ -31,6 +31,10 @@
 #define NN_MIN_WIDTH LIMIT_WIDTH_MIN /* proto/params.h: the client's too */
 #define NN_MAX_WIDTH LIMIT_WIDTH_MAX
 #define NN_W0 30.0f
+/* The SSIM loss's Gaussian window: radius (11x11) and sigma; the loss
+ * passes (shaders/loss.comp) have the same. */
+#define NN_SSIM_RADIUS 5
+#define NN_SSIM_SIGMA 1.5
 
 /*
  * The training recipe. The learning rate is a function of the absolute
@@ -88,6 +92,18 @@ struct nn_recipe {
 	double lr_min_ratio; /* the decay's floor, a fraction of lr */
 	enum nn_average average;
 	double ema_decay;    /* (0, 1): the average's decay an epoch */
+	/* The loss: the mean squared error of the image (what mse and psnr
+	 * report), plus these terms times their weights, each >= 0 (0: off,
+	 * the default). Predictions and target are taken in [-1, 1] as the
+	 * MSE is, and each term counted once, by its centre pixel:
+	 *   ssim:   1 - mean SSIM of each colour channel, in an 11x11
+	 *           Gaussian window (sigma 1.5) cut at the image border, on
+	 *           values in [0, 1] (C1 = 0.01^2, C2 = 0.03^2)
+	 *   grad:   the mean square of the error's finite differences
+	 *           e(x+1,y) - e(x,y) and e(x,y+1) - e(x,y), per channel,
+	 *           over 6 W H (a difference leaving the image counts 0)
+	 *   chroma: the mean square of the error of R-G and B-G, over 2 W H */
+	double loss_ssim, loss_grad, loss_chroma;
 };
 
 struct nn_config {
@@ -117,8 +133,14 @@ void nn_config_defaults(struct nn_config *cfg, int cpu_device);
 void nn_recipe_version1(struct nn_recipe *r);
 /* Checks ranges; returns 0 or ERR_INVALID with a sentence in err. */
 int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen);
-/* Receptive-field radius: the sum of the dilations (the tile halo). */
+/* Receptive-field radius: the sum of the dilations. */
 int nn_config_pad(const struct nn_config *cfg);
+/* How far the loss reaches from a pixel: 5 with SSIM on, 1 with grad
+ * alone, else 0. A tile's halo is nn_config_pad + this, so that every
+ * prediction a core pixel's loss reads is exact. */
+int nn_loss_radius(const struct nn_recipe *r);
+/* Whether any loss term besides the MSE is on. */
+int nn_loss_has_terms(const struct nn_recipe *r);
 /* "1,2,4,8" */
 void nn_config_dilations_string(const struct nn_config *cfg, char *buf,
 				size_t len);
@@ -157,7 +179,8 @@ void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
  * The recipe by name (recipe.c), one table for every front end: `--KEY
  * VALUE` for `vkinrd --fit` and `vkinrctl submit` (with - for _), "KEY":
  * VALUE in job.submit, KEY = VALUE in checkpoints and model packages.
- * Keys: schedule, warmup, plateau, lr_min, optimizer, average, ema_decay.
+ * Keys: schedule, warmup, plateau, lr_min, optimizer, average, ema_decay,
+ * and the loss terms' weights ssim, grad, chroma.
  */
 /* The i-th key, from 0; NULL past the last. */
 const char *nn_recipe_key(int i);

@@ -31,6 +31,9 @@ static const struct recipe_key keys[] = {
 	{"lr_min", KEY_REAL, FIELD(lr_min_ratio)},
 	{"average", KEY_AVERAGE, FIELD(average)},
 	{"ema_decay", KEY_REAL, FIELD(ema_decay)},
+	{"ssim", KEY_REAL, FIELD(loss_ssim)},
+	{"grad", KEY_REAL, FIELD(loss_grad)},
+	{"chroma", KEY_REAL, FIELD(loss_chroma)},
 };
 #undef FIELD
 #define KEY_COUNT ((int)(sizeof(keys) / sizeof(keys[0])))

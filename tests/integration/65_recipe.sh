@@ -1,7 +1,8 @@
 #!/bin/bash
 # 65_recipe.sh - one training recipe everywhere: `vkinrctl submit` recipe
-# options reach the job (job.get's keys, `vkinrctl show`), the model
-# package records the recipe and which weights it holds, a bad recipe is
+# options (the loss terms' weights too) reach the job (job.get's keys,
+# `vkinrctl show`), the model package records the recipe and which
+# weights it holds, a bad recipe is
 # refused with a sentence naming the key, job.get shows the default lr
 # for the width from submission, and a job with Muon and an
 # average resumes after a restart and finishes.
@@ -19,11 +20,13 @@ c = Client()
 r = ctl("submit", "-q", "--wait", "--epochs", "20", "--width", "16", "--lr",
         "3e-3", "--optimizer", "muon", "--schedule", "linear", "--warmup", "4",
         "--plateau", "2", "--lr-min", "0.2", "--average", "ema",
-        "--ema-decay", "0.9", img)
+        "--ema-decay", "0.9", "--ssim", "0.2", "--grad", "0.5", "--chroma",
+        "0.25", img)
 job = r.stdout.strip()
 j = c.call("job.get", {"job": job}) if job.isdigit() else {}
 want = {"optimizer": "muon", "schedule": "linear", "warmup": 4, "plateau": 2,
-        "lr_min": 0.2, "average": "ema", "ema_decay": 0.9}
+        "lr_min": 0.2, "average": "ema", "ema_decay": 0.9, "ssim": 0.2,
+        "grad": 0.5, "chroma": 0.25}
 got = {k: j.get(k) for k in want}
 tap.ok(r.returncode == 0 and j.get("state") == "done" and got == want,
        "submit's recipe options reach the job", (r.returncode, r.stderr, got))
@@ -40,7 +43,9 @@ n = struct.unpack("<Q", blob[:8])[0]
 meta = json.loads(blob[8:8 + n]).get("__metadata__", {})
 tap.ok(meta.get("optimizer") == "muon" and meta.get("average") == "ema"
        and meta.get("weights") in ("live", "average") and "recipe" in meta
-       and meta.get("version") == "2",
+       and meta.get("version") == "2"
+       and float(meta.get("ssim", "nan")) == 0.2
+       and float(meta.get("chroma", "nan")) == 0.25,
        "the package records the recipe and which weights it holds", meta)
 
 bad = c.request("job.submit", {"image": {"png": png_b64(img)},
@@ -48,9 +53,13 @@ bad = c.request("job.submit", {"image": {"png": png_b64(img)},
 err = bad.get("error", {})
 bad2 = c.request("job.submit", {"image": {"png": png_b64(img)},
                                 "ema_decay": 2})
+bad3 = c.request("job.submit", {"image": {"png": png_b64(img)},
+                                "ssim": -1})
 tap.ok(err.get("code") == -32602 and "optimizer" in err.get("message", "")
-       and bad2.get("error", {}).get("code") == -32602,
-       "a bad recipe is refused with a sentence naming the key", (bad, bad2))
+       and bad2.get("error", {}).get("code") == -32602
+       and "ssim" in bad3.get("error", {}).get("message", ""),
+       "a bad recipe is refused with a sentence naming the key",
+       (bad, bad2, bad3))
 
 # the width-dependent default rate: known at submission when width is given
 w64 = c.call("job.get", {"job": submit(c, img, epochs=1, width=64)})

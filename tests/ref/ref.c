@@ -234,6 +234,28 @@ static double head_pass(const struct nn_layout *l, const float *params,
 	return sse;
 }
 
+static void head_back(const struct nn_layout *l, const float *params,
+		      double w0, size_t n, const double *s4, const double *dy,
+		      double *ds4)
+{
+	const float *ow = params + l->out_w;
+	int nf = l->nf;
+	for (int c = 0; c < nf; c++) {
+		for (size_t p = 0; p < n; p++) {
+			double back = 0;
+			for (int o = 0; o < 3; o++)
+				back += (double)ow[o * nf + c] * dy[o * n + p];
+			ds4[c * n + p] = act_deriv(w0, s4[c * n + p]) * back;
+		}
+	}
+}
+
+void ref_head_back(const struct nn_layout *l, const float *params, int n,
+		   const double *s4, const double *dy, double *ds4)
+{
+	head_back(l, params, NN_W0, (size_t)n, s4, dy, ds4);
+}
+
 double ref_head(const struct nn_layout *l, const float *params,
 		const struct ref_tile *t, const struct image *target,
 		const double *s4, double *y, double *dy, double *ds4)
@@ -409,7 +431,18 @@ double ref_tile_grad(const struct nn_config *cfg, const struct nn_layout *l,
 	double sse;
 
 	forward_run(cfg, l, params, t, &f);
-	sse = head_pass(l, params, cfg->w0, t, target, f.s[nb], NULL, dy, ds);
+	if (nn_loss_has_terms(&cfg->recipe)) {
+		/* the MSE's dY, the terms' added, then dS of every pixel */
+		double *y = ref_alloc(3 * n, sizeof(double));
+		sse = head_pass(l, params, cfg->w0, t, target, f.s[nb], y, dy,
+				NULL);
+		ref_loss_terms(&cfg->recipe, t, target, y, dy, NULL);
+		head_back(l, params, cfg->w0, n, f.s[nb], dy, ds);
+		free(y);
+	} else {
+		sse = head_pass(l, params, cfg->w0, t, target, f.s[nb], NULL,
+				dy, ds);
+	}
 	ref_out_back(l->nf, (int)n, cfg->w0, dy, f.s[nb], grad + l->out_w,
 		     grad + l->out_b);
 

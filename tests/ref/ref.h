@@ -54,6 +54,23 @@ double ref_head(const struct nn_layout *l, const float *params,
 		const struct ref_tile *t, const struct image *target,
 		const double *s4, double *y, double *dy, double *ds4);
 
+/* dS4[c,p] = act'(S4[c,p]) * sum_o out_w[o][c] dY[o,p], every pixel: the
+ * head's second half when the loss has terms besides the MSE. */
+void ref_head_back(const struct nn_layout *l, const float *params, int n,
+		   const double *s4, const double *dy, double *ds4);
+
+/*
+ * The loss terms besides the MSE (loss_ref.c; their definitions are at
+ * struct nn_recipe in model.h) on one tile, for the prediction y (3 x N,
+ * [-1, 1], as ref_head writes it): each term counted by its centre pixel
+ * in the core. Adds their gradient into dy (3 x N, may be NULL), writes
+ * their raw sums (chroma, grad, 1 - SSIM) into sums (may be NULL) and
+ * returns their weighted loss.
+ */
+double ref_loss_terms(const struct nn_recipe *r, const struct ref_tile *t,
+		      const struct image *target, const double *y, double *dy,
+		      double sums[3]);
+
 /* dZ[j,p] = sum_c w[c][j] dS[c,p]. */
 void ref_pointwise_back_data(int nf, int n, const float *w, const double *ds,
 			     double *dz);
@@ -80,9 +97,10 @@ void ref_out_back(int nf, int n, float w0, const double *dy, const double *s4,
 
 /*
  * The whole network on one tile: forward, head, backward. Adds the
- * gradient of the loss (the mean over the image's 3 W H values, so summing
- * every tile of a tiling gives the whole-image gradient) into grad
- * (l->total doubles) and returns the core's sum of squared errors.
+ * gradient of the loss (the mean over the image's 3 W H values, plus the
+ * recipe's loss terms, so summing every tile of a tiling gives the
+ * whole-image gradient) into grad (l->total doubles) and returns the
+ * core's sum of squared errors.
  */
 double ref_tile_grad(const struct nn_config *cfg, const struct nn_layout *l,
 		     const float *params, const struct image *target,

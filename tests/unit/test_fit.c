@@ -54,9 +54,11 @@ static struct st_file *perturbed_package(const struct nn_config *cfg, int w,
 	return pkg;
 }
 
+/* The gradient of one epoch program run, its sse, and (sums not NULL)
+ * the loss terms' sums. */
 static void gradient_of(const struct nn_config *cfg, const struct image *img,
 			const float *params, float *grad, double *sse,
-			int *tiles)
+			double *sums, int *tiles)
 {
 	struct nn_fit *fit;
 	char err[256];
@@ -67,6 +69,8 @@ static void gradient_of(const struct nn_config *cfg, const struct image *img,
 	nn_fit_get_info(fit, &info);
 	*tiles = info.tiles_x * info.tiles_y;
 	assert_int_equal(nn_fit_gradient(fit, grad, sse), 0);
+	if (sums)
+		nn_fit_loss_sums(fit, sums);
 	nn_fit_destroy(fit);
 }
 
@@ -113,7 +117,7 @@ static void check_gradient(int default_width, enum nn_precision precision,
 	float *grad = calloc(l.total, 4);
 	double *want = calloc(l.total, 8), sse;
 	int tiles;
-	gradient_of(&cfg, img, params, grad, &sse, &tiles);
+	gradient_of(&cfg, img, params, grad, &sse, NULL, &tiles);
 	assert_int_equal(tiles, 1);
 	double want_sse = ref_image_grad(&cfg, &l, params, img, want);
 	assert_true(fabs(sse - want_sse) < sse_tol * want_sse);
@@ -156,11 +160,40 @@ static void test_fp16_gradient_matches_reference(void **state)
 	check_gradient(32, NN_PRECISION_FP16, 1e-2, 2e-2);
 }
 
-static void test_tiled_gradient_equals_untiled(void **state)
+/* Every loss term on, with weights that make each count. */
+static void every_term(struct nn_recipe *r)
 {
-	test_need_gpu();
+	r->loss_ssim = 0.7;
+	r->loss_grad = 1.3;
+	r->loss_chroma = 0.9;
+}
+
+/* The fit's terms' sums against the reference's, on its predictions. */
+static void check_terms_sums(const struct nn_config *cfg,
+			     const struct nn_layout *l, const float *params,
+			     const struct image *img, const double sums[3])
+{
+	int w = img->width, h = img->height;
+	double *y = calloc((size_t)3 * w * h, 8), want[3];
+	ref_image_forward(cfg, l, params, img, y);
+	struct ref_tile t = {.img_w = w, .img_h = h, .tw = w, .th = h,
+			     .cw = w, .ch = h};
+	ref_loss_terms(&cfg->recipe, &t, img, y, NULL, want);
+	for (int j = 0; j < 3; j++)
+		assert_true(fabs(sums[j] - want[j]) < 1e-4 * want[j]);
+	free(y);
+}
+
+/* Tiled against untiled, ragged edge tiles (37 and 23 are no multiples of
+ * the caps). With every loss term on (terms), the halo grows by the
+ * loss's radius, and the untiled gradient and the terms' sums are also
+ * checked against the reference. */
+static void check_tiled(int terms)
+{
 	struct nn_config cfg;
 	small_config(&cfg, 16);
+	if (terms)
+		every_term(&cfg.recipe);
 	struct image *img = test_image(37, 23, 4);
 	float *params;
 	struct st_file *pkg = perturbed_package(&cfg, 37, 23, &params);
@@ -168,16 +201,27 @@ static void test_tiled_gradient_equals_untiled(void **state)
 	nn_layout_init(&l, &cfg);
 	float *whole = calloc(l.total, 4), *tiled = calloc(l.total, 4);
 	double *want = calloc(l.total, 8), sse_whole, sse_tiled;
+	double sums_whole[3], sums_tiled[3];
 	int tiles;
-	gradient_of(&cfg, img, params, whole, &sse_whole, &tiles);
+	gradient_of(&cfg, img, params, whole, &sse_whole, sums_whole, &tiles);
 	assert_int_equal(tiles, 1);
+	if (terms) {
+		double want_sse = ref_image_grad(&cfg, &l, params, img, want);
+		assert_true(fabs(sse_whole - want_sse) < 1e-4 * want_sse);
+		compare_per_tensor(&l, whole, want, 2e-3);
+		check_terms_sums(&cfg, &l, params, img, sums_whole);
+	}
 
 	for (int cap = 8; cap <= 16; cap += 8) {
 		struct nn_config tcfg = cfg;
-		tcfg.max_tile = cap; /* ragged edge tiles: 37 and 23 are not multiples */
-		gradient_of(&tcfg, img, params, tiled, &sse_tiled, &tiles);
+		tcfg.max_tile = cap;
+		gradient_of(&tcfg, img, params, tiled, &sse_tiled, sums_tiled,
+			    &tiles);
 		assert_true(tiles > 1);
 		assert_true(fabs(sse_whole - sse_tiled) < 1e-5 * sse_whole);
+		for (int j = 0; j < 3; j++)
+			assert_true(fabs(sums_whole[j] - sums_tiled[j]) <=
+				    1e-5 * sums_whole[j]);
 		for (size_t i = 0; i < l.total; i++)
 			want[i] = whole[i];
 		compare_per_tensor(&l, tiled, want, 1e-4);
@@ -185,6 +229,18 @@ static void test_tiled_gradient_equals_untiled(void **state)
 	free(whole), free(tiled), free(want), free(params);
 	st_destroy(pkg);
 	image_destroy(img);
+}
+
+static void test_tiled_gradient_equals_untiled(void **state)
+{
+	test_need_gpu();
+	check_tiled(0);
+}
+
+static void test_loss_terms_gradient(void **state)
+{
+	test_need_gpu();
+	check_tiled(1);
 }
 
 static void run_epochs(struct nn_fit *fit, int n, struct nn_metrics *out)
@@ -270,6 +326,11 @@ static void test_resume_is_exact(void **state)
 		.average = NN_AVERAGE_EMA, .ema_decay = 0.9,
 	};
 	check_resume(&r);
+	/* every loss term, on the default optimizer */
+	struct nn_config d;
+	small_config(&d, 16);
+	every_term(&d.recipe);
+	check_resume(&d.recipe);
 }
 
 static void test_training_fits_and_exports(void **state)
@@ -350,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_gradient_matches_reference),
 		cmocka_unit_test(test_fp16_gradient_matches_reference),
 		cmocka_unit_test(test_tiled_gradient_equals_untiled),
+		cmocka_unit_test(test_loss_terms_gradient),
 		cmocka_unit_test(test_resume_is_exact),
 		cmocka_unit_test(test_training_fits_and_exports),
 		cmocka_unit_test(test_bad_config_is_refused),

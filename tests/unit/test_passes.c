@@ -2,7 +2,8 @@
  * test_passes.c - every shader pass, run alone on the Vulkan device, against
  * the plain-C reference (tests/ref) on small, odd sizes: a 37x23 tile inside
  * a larger image, width 32, every dilation of the default list, GEMMs in all
- * three forms (with split K), the head, the reductions and Adam.
+ * three forms (with split K), the head (fused, and in halves around the
+ * loss terms' passes), the reductions and Adam.
  *
  * Tolerances: the reference is double; the shaders are fp32 with sin(30 s),
  * so errors of a few 1e-5 relative are expected, and the tolerance is
@@ -395,6 +396,94 @@ static void test_head(void **state)
 	image_destroy(target);
 }
 
+/* The head in halves around the loss passes (every loss term on):
+ * head_predict, loss_terms, loss_grad, head_back, against ref_head and
+ * ref_loss_terms. The tile touches the image's left border; elsewhere its
+ * halo covers the core and SSIM's radius. */
+static void test_loss_passes(void **state)
+{
+	static const struct ref_tile lt = {
+		.img_w = 50, .img_h = 40, .tx = 0, .ty = 3, .tw = 37, .th = 23,
+		.cx = 0, .cy = 9, .cw = 30, .ch = 11,
+	};
+	const struct nn_recipe terms = {
+		.loss_ssim = 0.7, .loss_grad = 1.3, .loss_chroma = 0.9};
+	test_need_gpu();
+	struct nn_config cfg;
+	struct nn_layout l;
+	setup_model(&cfg, &l);
+	float *params = random_params(&l, &cfg);
+	struct image *target = test_image(lt.img_w, lt.img_h, 9);
+	float *s4 = malloc(NF * NPIX * 4);
+	test_random(s4, NF * NPIX, 72, -0.05f, 0.05f);
+	int groups = (NPIX + 255) / 256;
+	struct gpu_buffer bp = test_buffer(l.total), bs = test_buffer(NF * NPIX),
+			  bt = test_buffer(lt.img_w * lt.img_h * 3),
+			  by = test_buffer(3 * NPIX), bcoef = test_buffer(9 * NPIX),
+			  bsums = test_buffer(3 * groups), bds = test_buffer(NF * NPIX),
+			  bdy = test_buffer(3 * NPIX), bsse = test_buffer(groups);
+	test_upload(&bp, params, l.total);
+	test_upload(&bs, s4, NF * NPIX);
+	test_upload(&bt, target->rgb, lt.img_w * lt.img_h * 3);
+	struct pass_push p = {
+		.img_w = lt.img_w, .img_h = lt.img_h, .tx = lt.tx, .ty = lt.ty,
+		.tw = lt.tw, .th = lt.th, .cx = lt.cx, .cy = lt.cy, .cw = lt.cw,
+		.ch = lt.ch, .n = NPIX, .off0 = (uint32_t)l.out_w,
+		.off1 = (uint32_t)l.out_b, .i1 = 1};
+	const struct gpu_buffer *head[] = {&bp, &bs, &bt, &by, &bdy, &bsse};
+	test_dispatch("head_predict", NF, W0, head, 6, &p, sizeof(p), groups, 1, 1);
+	struct pass_push lp = p;
+	float w[3] = {(float)terms.loss_ssim, (float)terms.loss_grad,
+		      (float)terms.loss_chroma};
+	memcpy(&lp.off0, &w[0], 4);
+	memcpy(&lp.off1, &w[1], 4);
+	memcpy(&lp.off2, &w[2], 4);
+	const struct gpu_buffer *sums[] = {&by, &bt, &bcoef, &bsums};
+	test_dispatch("loss_terms", NF, W0, sums, 4, &lp, sizeof(lp), groups, 1, 1);
+	const struct gpu_buffer *grad[] = {&by, &bt, &bcoef, &bdy};
+	test_dispatch("loss_grad", NF, W0, grad, 4, &lp, sizeof(lp), groups, 1, 1);
+	const struct gpu_buffer *back[] = {&bp, &bs, &bt, &bds, &bdy, &bsse};
+	test_dispatch("head_back", NF, W0, back, 6, &p, sizeof(p), groups, 1, 1);
+
+	double *s4d = test_to_double(s4, NF * NPIX), *y = malloc(3 * NPIX * 8),
+	       *dy = malloc(3 * NPIX * 8), *ds4 = malloc(NF * NPIX * 8);
+	double want_sums[3];
+	double sse = ref_head(&l, params, &lt, target, s4d, y, dy, NULL);
+	ref_loss_terms(&terms, &lt, target, y, dy, want_sums);
+	ref_head_back(&l, params, NPIX, s4d, dy, ds4);
+
+	float *got = malloc(NF * NPIX * 4), parts[3 * ((NPIX + 255) / 256)];
+	test_download(&by, got, 3 * NPIX);
+	test_close("predictions", got, y, 3 * NPIX, 1e-5, 1e-5);
+	double scale = 0;
+	for (int i = 0; i < 3 * NPIX; i++)
+		scale = fmax(scale, fabs(dy[i]));
+	test_download(&bdy, got, 3 * NPIX);
+	test_close("loss dY", got, dy, 3 * NPIX, 1e-4 * scale, 1e-3);
+	test_download(&bds, got, NF * NPIX);
+	scale = 0;
+	for (int i = 0; i < NF * NPIX; i++)
+		scale = fmax(scale, fabs(ds4[i]));
+	test_close("loss dS4", got, ds4, NF * NPIX, 1e-4 * scale, 1e-3);
+	test_download(&bsse, parts, groups);
+	double total = 0, got_sums[3] = {0, 0, 0};
+	for (int i = 0; i < groups; i++)
+		total += parts[i];
+	assert_true(fabs(total - sse) <= 1e-4 * sse);
+	test_download(&bsums, parts, 3 * groups);
+	for (int i = 0; i < groups; i++)
+		for (int j = 0; j < 3; j++)
+			got_sums[j] += parts[3 * i + j];
+	for (int j = 0; j < 3; j++) {
+		print_message("term %d: sum %.8g, reference %.8g\n", j,
+			      got_sums[j], want_sums[j]);
+		assert_true(fabs(got_sums[j] - want_sums[j]) <=
+			    1e-4 * fabs(want_sums[j]));
+	}
+	free(params), free(s4), free(s4d), free(y), free(dy), free(ds4), free(got);
+	image_destroy(target);
+}
+
 /* The pixel reductions (bias, dw taps, first layer, out layer) followed by
  * the ordered reduce into the gradient, against the reference. */
 static void run_reduce(const char *variant, const struct gpu_buffer *x,
@@ -651,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_dwconv_back_rows),
 		cmocka_unit_test(test_gemm),
 		cmocka_unit_test(test_head),
+		cmocka_unit_test(test_loss_passes),
 		cmocka_unit_test(test_reductions),
 		cmocka_unit_test(test_fp16_storage),
 		cmocka_unit_test(test_adam),

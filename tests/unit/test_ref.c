@@ -100,12 +100,38 @@ static float *perturbed_params(const struct nn_config *cfg,
 	return params;
 }
 
+/* The whole image as one tile with no halo. */
+static struct ref_tile whole_tile(const struct image *img)
+{
+	struct ref_tile t = {
+		.img_w = img->width, .img_h = img->height,
+		.tw = img->width, .th = img->height,
+		.cw = img->width, .ch = img->height,
+	};
+	return t;
+}
+
+/* The MSE, plus the recipe's loss terms when it has any. */
 static double loss_of(const struct nn_config *cfg, const struct nn_layout *l,
 		      const float *params, const struct image *target)
 {
-	double sse = ref_image_forward(cfg, l, params, target, NULL);
-	return sse / (3.0 * target->width * target->height);
+	size_t n = (size_t)target->width * target->height;
+	int terms = nn_loss_has_terms(&cfg->recipe);
+	double *y = terms ? calloc(3 * n, sizeof(double)) : NULL;
+	double sse = ref_image_forward(cfg, l, params, target, y);
+	double loss = sse / (3.0 * (double)n);
+	if (terms) {
+		struct ref_tile t = whole_tile(target);
+		loss += ref_loss_terms(&cfg->recipe, &t, target, y, NULL, NULL);
+	}
+	free(y);
+	return loss;
 }
+
+/* A recipe with every loss term on, for the checks that take one. */
+static const struct nn_recipe every_term = {
+	.loss_ssim = 0.7, .loss_grad = 1.3, .loss_chroma = 0.9,
+};
 
 struct tensor {
 	char name[24];
@@ -219,8 +245,9 @@ static double check_tensor(const struct nn_config *cfg,
 	return worst;
 }
 
+/* terms: the loss terms' weights (NULL: MSE alone). */
 static void check_finite_differences(const int *dilations, int nblocks,
-				     float w0)
+				     float w0, const struct nn_recipe *terms)
 {
 	struct nn_config cfg;
 	struct nn_layout l;
@@ -234,6 +261,11 @@ static void check_finite_differences(const int *dilations, int nblocks,
 
 	make_config(&cfg, 16, dilations, nblocks);
 	cfg.w0 = w0;
+	if (terms) {
+		cfg.recipe.loss_ssim = terms->loss_ssim;
+		cfg.recipe.loss_grad = terms->loss_grad;
+		cfg.recipe.loss_chroma = terms->loss_chroma;
+	}
 	nn_layout_init(&l, &cfg);
 	params = perturbed_params(&cfg, &l);
 	grad = calloc(l.total, sizeof(double));
@@ -241,7 +273,8 @@ static void check_finite_differences(const int *dilations, int nblocks,
 
 	sse = ref_image_grad(&cfg, &l, params, target, grad);
 	loss = loss_of(&cfg, &l, params, target);
-	assert_true(fabs(sse / (3.0 * 13 * 9) - loss) < 1e-12);
+	if (!terms)
+		assert_true(fabs(sse / (3.0 * 13 * 9) - loss) < 1e-12);
 
 	nn_rng_seed(&pick, 2024);
 	ntensors = layout_tensors(&l, tensors);
@@ -259,14 +292,14 @@ static void test_fd_dilations_1_2(void **state)
 {
 	static const int dilations[] = { 1, 2 };
 	(void)state;
-	check_finite_differences(dilations, 2, NN_W0);
+	check_finite_differences(dilations, 2, NN_W0, NULL);
 }
 
 static void test_fd_dilations_default(void **state)
 {
 	static const int dilations[] = { 1, 2, 4, 8 };
 	(void)state;
-	check_finite_differences(dilations, 4, NN_W0);
+	check_finite_differences(dilations, 4, NN_W0, NULL);
 }
 
 /* w0 comes from the config in every pass, the head included. */
@@ -274,7 +307,7 @@ static void test_fd_other_w0(void **state)
 {
 	static const int dilations[] = { 3, 1 };
 	(void)state;
-	check_finite_differences(dilations, 2, 20.0f);
+	check_finite_differences(dilations, 2, 20.0f, NULL);
 }
 
 /* --------------------------------------------------- tiled = untiled */
@@ -328,7 +361,10 @@ static double worst_relative_error(const double *a, const double *b, size_t n)
 	return worst;
 }
 
-static void check_tiled(const int *dilations, int nblocks)
+/* terms: the loss terms' weights (NULL: MSE alone); they widen the halo
+ * by the loss's radius. */
+static void check_tiled(const int *dilations, int nblocks,
+			const struct nn_recipe *terms)
 {
 	struct nn_config cfg;
 	struct nn_layout l;
@@ -339,8 +375,13 @@ static void check_tiled(const int *dilations, int nblocks)
 	int pad;
 
 	make_config(&cfg, 16, dilations, nblocks);
+	if (terms) {
+		cfg.recipe.loss_ssim = terms->loss_ssim;
+		cfg.recipe.loss_grad = terms->loss_grad;
+		cfg.recipe.loss_chroma = terms->loss_chroma;
+	}
 	nn_layout_init(&l, &cfg);
-	pad = nn_config_pad(&cfg);
+	pad = nn_config_pad(&cfg) + nn_loss_radius(&cfg.recipe);
 	params = perturbed_params(&cfg, &l);
 	whole = calloc(l.total, sizeof(double));
 	tiled = calloc(l.total, sizeof(double));
@@ -376,14 +417,14 @@ static void test_tiled_default(void **state)
 {
 	static const int dilations[] = { 1, 2, 4, 8 };
 	(void)state;
-	check_tiled(dilations, 4);
+	check_tiled(dilations, 4, NULL);
 }
 
 static void test_tiled_1_2(void **state)
 {
 	static const int dilations[] = { 1, 2 };
 	(void)state;
-	check_tiled(dilations, 2);
+	check_tiled(dilations, 2, NULL);
 }
 
 /* ---------------------------------------------------- per-pass checks */
@@ -803,7 +844,8 @@ static void test_recipe_keys_round_trip(void **state)
 	static const char *const values[][2] = {
 		{"optimizer", "muon"}, {"schedule", "linear"},
 		{"warmup", "7"}, {"plateau", "9"}, {"lr_min", "0.25"},
-		{"average", "ema"}, {"ema_decay", "0.995"}};
+		{"average", "ema"}, {"ema_decay", "0.995"}, {"ssim", "0.25"},
+		{"grad", "0.5"}, {"chroma", "2"}};
 	struct nn_recipe r = {0};
 	char buf[64], err[128];
 
@@ -823,6 +865,67 @@ static void test_recipe_keys_round_trip(void **state)
 			 ERR_INVALID);
 	assert_int_equal(nn_recipe_set(&r, "warmup", "-1", err, sizeof(err)),
 			 ERR_INVALID);
+}
+
+/* ------------------------------------------------------- loss terms */
+
+/* The whole network's gradient with every loss term on, against finite
+ * differences, and tiled (halo grown by the loss's radius) against
+ * untiled. */
+static void test_fd_loss_terms(void **state)
+{
+	static const int dilations[] = { 1, 2 };
+	(void)state;
+	check_finite_differences(dilations, 2, NN_W0, &every_term);
+}
+
+static void test_tiled_loss_terms(void **state)
+{
+	static const int dilations[] = { 1, 2 };
+	(void)state;
+	check_tiled(dilations, 2, &every_term);
+}
+
+/* ref_loss_terms's dY against central differences of its loss in y, each
+ * term alone and all together, on a core inside the image (windows cut by
+ * the border on two sides only). */
+static void test_loss_terms_fd(void **state)
+{
+	struct image *target = random_image(16, 14, 31);
+	struct ref_tile t = whole_tile(target);
+	size_t n = 16 * 14;
+	struct nn_recipe alone[4] = {
+		{.loss_ssim = 1}, {.loss_grad = 1}, {.loss_chroma = 1},
+		every_term};
+	double *y = random_doubles(3 * n, 8, 1.0), *dy = malloc(3 * n * 8);
+	(void)state;
+	t.cx = 3, t.cy = 2, t.cw = 10, t.ch = 9;
+	for (int r = 0; r < 4; r++) {
+		double worst = 0, scale = 0, sums[3];
+		for (size_t i = 0; i < 3 * n; i++)
+			dy[i] = 0;
+		double loss = ref_loss_terms(&alone[r], &t, target, y, dy, sums);
+		assert_true(loss > 0);
+		for (size_t i = 0; i < 3 * n; i++)
+			scale = fmax(scale, fabs(dy[i]));
+		for (size_t i = 0; i < 3 * n; i++) {
+			double saved = y[i], h = 1e-5;
+			y[i] = saved + h;
+			double up = ref_loss_terms(&alone[r], &t, target, y, NULL, NULL);
+			y[i] = saved - h;
+			double down = ref_loss_terms(&alone[r], &t, target, y, NULL,
+						     NULL);
+			y[i] = saved;
+			double fd = (up - down) / (2 * h);
+			worst = fmax(worst, fabs(fd - dy[i]) / (fabs(dy[i]) + 1e-6 * scale));
+			assert_true(fabs(fd - dy[i]) <= 1e-4 * fabs(dy[i]) + 1e-6 * scale);
+		}
+		print_message("loss terms %g %g %g: loss %.6g, worst relative "
+			      "error %.2e\n", alone[r].loss_ssim, alone[r].loss_grad,
+			      alone[r].loss_chroma, loss, worst);
+	}
+	free(y), free(dy);
+	free_image(target);
 }
 
 /* ------------------------------------------------------------- speed */
@@ -865,6 +968,9 @@ int main(void)
 		cmocka_unit_test(test_fd_other_w0),
 		cmocka_unit_test(test_tiled_default),
 		cmocka_unit_test(test_tiled_1_2),
+		cmocka_unit_test(test_loss_terms_fd),
+		cmocka_unit_test(test_fd_loss_terms),
+		cmocka_unit_test(test_tiled_loss_terms),
 		cmocka_unit_test(test_size_64),
 		cmocka_unit_test(test_init_reproducible),
 		cmocka_unit_test(test_rng_known_answers),
