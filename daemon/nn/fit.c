@@ -124,7 +124,11 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	fit->half_storage = p == NN_PRECISION_FP16 && use_fused_sines(fit->gpu) &&
 			    !(half_s && !strcmp(half_s, "0"));
 	fit->gemm = choose_gemm(fit);
-	fit->grad_scale = 16.0f * 3.0f * (float)fit->width * (float)fit->height;
+	/* the loss terms add to the gradient: heavy weights must not push the
+	 * scaled fp16 copies past their range */
+	const struct nn_recipe *rc = &fit->cfg.recipe;
+	double weights = 1 + rc->loss_ssim + rc->loss_grad + rc->loss_chroma;
+	fit->grad_scale = (float)(16.0 * 3.0 * fit->width * fit->height / weights);
 	return 0;
 }
 
