@@ -60,11 +60,13 @@ RECIPES = {
                                     "--warmup", "10"),
     "muon-lin-3e-3-ema-w10": recipe("muon", "linear", "3e-3", "ema",
                                     "--warmup", "10"),
-    # the default with one loss term added to the MSE
-    "default-ssim-0.02": ["--ssim", "0.02"],
-    "default-ssim-0.1": ["--ssim", "0.1"],
-    "default-grad-0.5": ["--grad", "0.5"],
-    "default-chroma-0.5": ["--chroma", "0.5"],
+    # the default's loss changed: the MSE alone, or with one other term
+    # (the default adds chroma 0.5)
+    "default-mse": ["--chroma", "0"],
+    "default-ssim-0.02": ["--chroma", "0", "--ssim", "0.02"],
+    "default-ssim-0.1": ["--chroma", "0", "--ssim", "0.1"],
+    "default-grad-0.5": ["--chroma", "0", "--grad", "0.5"],
+    "default-chroma-1": ["--chroma", "1"],
 }
 # what runs when --recipes is not given: the default against the
 # alternatives it was chosen over

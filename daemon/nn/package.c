@@ -122,6 +122,9 @@ static int put_recipe(struct st_file *f, const struct nn_config *cfg)
 static int get_recipe(const struct st_file *f, struct nn_config *cfg,
 		      char *err, size_t errlen)
 {
+	/* a checkpoint without the loss terms' keys predates them: it trained
+	 * on the MSE alone, whatever today's defaults */
+	cfg->recipe.loss_ssim = cfg->recipe.loss_grad = cfg->recipe.loss_chroma = 0;
 	for (int i = 0; nn_recipe_key(i); i++) {
 		const char *v = st_get_meta(f, nn_recipe_key(i));
 		if (v && nn_recipe_set(&cfg->recipe, nn_recipe_key(i), v, err, errlen))
