@@ -22,6 +22,7 @@
 #include "gpu/gpu.h"
 #include "image.h"
 #include "nn/fit.h"
+#include "nn/package.h"
 #include "proto/protocol.h"
 #include "safetensors.h"
 

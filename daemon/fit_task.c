@@ -49,6 +49,7 @@
 #include "gpu/visible.h"
 #include "image.h"
 #include "nn/fit.h"
+#include "nn/package.h"
 #include "safetensors.h"
 
 #define MAX_TASK_GPUS 16

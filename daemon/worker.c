@@ -34,6 +34,7 @@
 #include "util/fileio.h"
 #include "image.h"
 #include "log.h"
+#include "nn/package.h"
 #include "safetensors.h"
 
 struct worker {

@@ -36,6 +36,7 @@
 #include "proto/errors.h"
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
+#include "nn/package.h"
 #include "nn/gemm.h"
 #include "nn/optim.h"
 #include "nn/passes.h"

@@ -7,6 +7,8 @@
 #define VKINR_NN_FIT_INTERNAL_H
 
 #include "gpu/gpu.h"
+#include "image.h"
+#include "safetensors.h"
 #include "nn/fit.h"
 #include "nn/plan.h"
 

@@ -16,6 +16,7 @@
 
 #include "proto/errors.h"
 #include "nn/fit_internal.h"
+#include "nn/package.h"
 
 #define CHECKPOINT_FORMAT "vkinr-checkpoint"
 #define PACKAGE_FORMAT "vkinr-convsiren"

@@ -1,0 +1,64 @@
+/*
+ * package.h - a fit's state in and out of files: creating a fit (from the
+ * seed or from a model package), its checkpoints, its model package
+ * (docs/MODEL.md) and reconstruction, and rendering a package.
+ *
+ * Checkpoints and model packages are safetensors files (safetensors.h);
+ * this module builds and reads them, the caller writes them to disk. Used
+ * from the thread that owns the gpu_context, as the fit is.
+ */
+#ifndef VKINR_NN_PACKAGE_H
+#define VKINR_NN_PACKAGE_H
+
+#include <stddef.h>
+
+#include "image.h"
+#include "nn/fit.h"
+#include "nn/model.h"
+#include "safetensors.h"
+
+/*
+ * Creates a fit of cfg to target on gpu. init, when not NULL, is a model
+ * package to start from (its nf and dilations must match cfg). Returns 0,
+ * or a negative error code with a sentence in err (ERR_INVALID for a bad
+ * config, ERR_DEVICE_OOM when even the smallest tile does not fit).
+ */
+int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
+		  const struct image *target, const struct nn_config *cfg,
+		  const struct st_file *init, char *err, size_t errlen);
+/*
+ * Checkpoint: weights, both Adam moments, epoch, config and the metrics
+ * history, with a checksum in the metadata. Restoring into a fit created
+ * with the same target and config continues bit for bit.
+ */
+int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out);
+int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
+		   size_t errlen);
+/* The config stored in a checkpoint (to create the fit to restore into). */
+int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
+			 char *err, size_t errlen);
+
+/* The model package (docs/MODEL.md) and the reconstruction. Any output
+ * pointer may be NULL. psnr is that of the current weights. */
+int nn_fit_export(struct nn_fit *fit, struct st_file **model,
+		  struct image **recon, double *psnr);
+
+/* With an average in the recipe, nn_fit_export renders both the live and
+ * the averaged weights and exports the better: "live" or "average" (also
+ * in the package's "weights" metadata). */
+const char *nn_fit_exported_weights(const struct nn_fit *fit);
+
+/*
+ * Renders a model package on gpu at the size stored in it. With a target
+ * (which must have that size) also returns the PSNR against it.
+ */
+int nn_render(struct gpu_context *gpu, const struct st_file *model,
+	      const struct image *target, struct image **out, double *psnr,
+	      char *err, size_t errlen);
+
+/* Reads nf, dilations and the image size from a package's metadata and
+ * shapes; checks every tensor's shape. */
+int nn_package_config(const struct st_file *model, struct nn_config *cfg,
+		      int *width, int *height, char *err, size_t errlen);
+
+#endif
