@@ -36,7 +36,6 @@
 #include "proto/errors.h"
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
-#include "nn/package.h"
 #include "nn/gemm.h"
 #include "nn/optim.h"
 #include "nn/passes.h"
@@ -944,26 +943,6 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	return 0;
 }
 
-int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
-		  const struct image *target, const struct nn_config *cfg,
-		  const struct st_file *init, char *err, size_t errlen)
-{
-	float *params = NULL;
-	int rc;
-	if (err && errlen)
-		err[0] = 0;
-	if (init) {
-		rc = nn_package_params(init, cfg, target->width, target->height,
-				       &params, err, errlen);
-		if (rc)
-			return rc;
-	}
-	rc = nn_fit_create_sized(out, gpu, target->width, target->height,
-				 target, cfg, params, err, errlen);
-	free(params);
-	return rc;
-}
-
 void nn_fit_destroy(struct nn_fit *fit)
 {
 	if (!fit)
@@ -1184,4 +1163,43 @@ int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
 		img->rgb[i] = (img->rgb[i] + 1.0f) * 0.5f;
 	*recon = img;
 	return 0;
+}
+
+/*
+ * The averaged weights go through fit->params for rendering: the live
+ * weights are kept on the host meanwhile and put back after, so the
+ * recorded programs serve both. Cheap next to an epoch, and only done
+ * when asked (exports, evaluations).
+ */
+int nn_fit_swap_average_in(struct nn_fit *fit, float **live)
+{
+	size_t bytes = fit->layout.total * sizeof(float);
+	float *avg = malloc(bytes);
+	*live = malloc(bytes);
+	int rc = avg && *live ? 0 : ERR_NOMEM;
+	rc = rc ? rc : nn_fit_read_params(fit, *live, NULL, NULL);
+	rc = rc ? rc : gpu_download(fit->gpu, &fit->average, 0, avg, bytes);
+	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, avg, bytes);
+	free(avg);
+	return rc;
+}
+
+int nn_fit_swap_average_out(struct nn_fit *fit, float *live)
+{
+	int rc = live ? gpu_upload(fit->gpu, &fit->params, 0, live,
+				   fit->layout.total * sizeof(float))
+		      : ERR_NOMEM;
+	free(live);
+	return rc;
+}
+
+int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
+{
+	float *live = NULL;
+	if (!fit->average.handle)
+		return ERR_INVALID;
+	int rc = nn_fit_swap_average_in(fit, &live);
+	rc = rc ? rc : nn_fit_render(fit, NULL, psnr);
+	int back = nn_fit_swap_average_out(fit, live);
+	return rc ? rc : back;
 }

@@ -430,9 +430,11 @@ int nn_package_config(const struct st_file *model, struct nn_config *cfg,
 	return 0;
 }
 
-int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
-		      int width, int height, float **params, char *err,
-		      size_t errlen)
+/* Copies a model package's tensors into a flat parameter vector laid out
+ * for cfg (nf and dilations must match). */
+static int package_params(const struct st_file *model,
+			  const struct nn_config *cfg, int width, int height,
+			  float **params, char *err, size_t errlen)
 {
 	struct nn_config pcfg;
 	int pw, ph;
@@ -459,6 +461,26 @@ int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
 		       e[i].count * sizeof(float));
 	*params = p;
 	return 0;
+}
+
+int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
+		  const struct image *target, const struct nn_config *cfg,
+		  const struct st_file *init, char *err, size_t errlen)
+{
+	float *params = NULL;
+	int rc;
+	if (err && errlen)
+		err[0] = 0;
+	if (init) {
+		rc = package_params(init, cfg, target->width, target->height,
+				    &params, err, errlen);
+		if (rc)
+			return rc;
+	}
+	rc = nn_fit_create_sized(out, gpu, target->width, target->height,
+				 target, cfg, params, err, errlen);
+	free(params);
+	return rc;
 }
 
 static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
@@ -514,45 +536,6 @@ static int export_current(struct nn_fit *fit, struct st_file **model,
 	return rc;
 }
 
-/*
- * The averaged weights go through fit->params for rendering: the live
- * weights are kept on the host meanwhile and put back after, so the
- * recorded programs serve both. Cheap next to an epoch, and only done
- * when asked (exports, evaluations).
- */
-static int swap_average_in(struct nn_fit *fit, float **live)
-{
-	size_t bytes = fit->layout.total * sizeof(float);
-	float *avg = malloc(bytes);
-	*live = malloc(bytes);
-	int rc = avg && *live ? 0 : ERR_NOMEM;
-	rc = rc ? rc : nn_fit_read_params(fit, *live, NULL, NULL);
-	rc = rc ? rc : gpu_download(fit->gpu, &fit->average, 0, avg, bytes);
-	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, avg, bytes);
-	free(avg);
-	return rc;
-}
-
-static int swap_average_out(struct nn_fit *fit, float *live)
-{
-	int rc = live ? gpu_upload(fit->gpu, &fit->params, 0, live,
-				   fit->layout.total * sizeof(float))
-		      : ERR_NOMEM;
-	free(live);
-	return rc;
-}
-
-int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
-{
-	float *live = NULL;
-	if (!fit->average.handle)
-		return ERR_INVALID;
-	int rc = swap_average_in(fit, &live);
-	rc = rc ? rc : nn_fit_render(fit, NULL, psnr);
-	int back = swap_average_out(fit, live);
-	return rc ? rc : back;
-}
-
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr)
 {
@@ -568,11 +551,11 @@ int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		return rc;
 	}
 	/* with an average: the better of the two, named in "weights" */
-	rc = swap_average_in(fit, &live);
+	rc = nn_fit_swap_average_in(fit, &live);
 	rc = rc ? rc : export_current(fit, model ? &avg_model : NULL,
 				      recon ? &avg_recon : NULL, &avg_value,
 				      "average");
-	int back = swap_average_out(fit, live);
+	int back = nn_fit_swap_average_out(fit, live);
 	rc = rc ? rc : back;
 	if (rc == 0 && avg_value > value) {
 		fit->exported_average = 1;
@@ -629,7 +612,7 @@ int nn_render(struct gpu_context *gpu, const struct st_file *model,
 	cfg.epochs = 0;
 	/* rendering is cheap: fp32, so a package renders the same everywhere */
 	cfg.precision = NN_PRECISION_FP32;
-	rc = nn_package_params(model, &cfg, width, height, &params, err, errlen);
+	rc = package_params(model, &cfg, width, height, &params, err, errlen);
 	rc = rc ? rc : nn_fit_create_sized(&fit, gpu, width, height, target, &cfg,
 					   params, err, errlen);
 	double value = 0;
