@@ -338,29 +338,19 @@ static int start_fit(struct fit_options *o, struct gpu_context *gpu,
 		     const struct image *target, struct nn_fit **fit)
 {
 	char err[512] = "";
-	struct st_file *file = NULL;
-	int rc;
-	if (o->resume) {
-		struct nn_config cfg;
-		rc = load_package(o->resume, &file);
-		rc = rc ? rc : nn_checkpoint_config(file, &cfg, err, sizeof(err));
-		if (rc == 0 && o->epochs_given)
-			cfg.epochs = o->cfg.epochs;
-		if (rc == 0)
-			o->cfg = cfg;
-		rc = rc ? rc : nn_fit_create(fit, gpu, target, &cfg, NULL, err, sizeof(err));
-		rc = rc ? rc : nn_fit_restore(*fit, file, err, sizeof(err));
-	} else {
-		if (o->init)
-			rc = load_package(o->init, &file);
-		else
-			rc = 0;
-		rc = rc ? rc : nn_fit_create(fit, gpu, target, &o->cfg, file, err,
-					     sizeof(err));
-	}
+	struct st_file *ckpt = NULL, *init = NULL;
+	int rc = 0;
+	if (o->resume)
+		rc = load_package(o->resume, &ckpt);
+	else if (o->init)
+		rc = load_package(o->init, &init);
+	rc = rc ? rc : nn_fit_open(fit, gpu, target, ckpt, init, &o->cfg,
+				   o->epochs_given ? NN_TAKE_EPOCHS : 0, err,
+				   sizeof(err));
 	if (rc && *err)
 		fprintf(stderr, "vkinrd: %s\n", err);
-	st_destroy(file);
+	st_destroy(ckpt);
+	st_destroy(init);
 	return rc;
 }
 

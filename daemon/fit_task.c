@@ -423,13 +423,9 @@ static struct nn_fit *resume_fit(struct task *t, const char *ckpt,
 		same.cfg = cfg;
 		same.cfg.epochs = t->cfg.epochs;
 		describe_settings(&same);
-		if (!strcmp(same.settings, t->settings) &&
-		    nn_fit_create(&fit, t->gpu, target, &same.cfg, NULL, err,
-				  sizeof err) == 0 &&
-		    nn_fit_restore(fit, file, err, sizeof err)) {
-			nn_fit_destroy(fit);
-			fit = NULL;
-		}
+		if (!strcmp(same.settings, t->settings))
+			nn_fit_open(&fit, t->gpu, target, file, NULL, &same.cfg,
+				    NN_TAKE_EPOCHS, err, sizeof err);
 	}
 	if (!fit)
 		fprintf(stderr, "vkinrd: %s: not resumed (other settings or "

@@ -483,6 +483,36 @@ int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
 	return rc;
 }
 
+int nn_fit_open(struct nn_fit **out, struct gpu_context *gpu,
+		const struct image *target, const struct st_file *ckpt,
+		const struct st_file *init, struct nn_config *cfg,
+		unsigned take, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!ckpt)
+		return nn_fit_create(out, gpu, target, cfg, init, err, errlen);
+	struct nn_config stored;
+	int rc = nn_checkpoint_config(ckpt, &stored, err, errlen);
+	if (rc)
+		return rc;
+	if (take & NN_TAKE_EPOCHS)
+		stored.epochs = cfg->epochs;
+	if (take & NN_TAKE_TILING) {
+		stored.max_tile = cfg->max_tile;
+		stored.mem_budget = cfg->mem_budget;
+	}
+	if (take & NN_TAKE_LR)
+		stored.lr = cfg->lr;
+	*cfg = stored;
+	rc = nn_fit_create(out, gpu, target, cfg, NULL, err, errlen);
+	rc = rc ? rc : nn_fit_restore(*out, ckpt, err, errlen);
+	if (rc) {
+		nn_fit_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
 {
 	struct package_entry e[MAX_ENTRIES];

@@ -26,6 +26,26 @@
 int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
 		  const struct image *target, const struct nn_config *cfg,
 		  const struct st_file *init, char *err, size_t errlen);
+/* What the caller's config replaces in a checkpoint's when resuming. */
+#define NN_TAKE_EPOCHS 1u /* the target epochs */
+#define NN_TAKE_TILING 2u /* max_tile and mem_budget */
+#define NN_TAKE_LR 4u     /* the learning rate (a rollback after a
+			   * divergence; the next checkpoint carries it) */
+
+/*
+ * The one way to open a fit of target on gpu: resumed from the checkpoint
+ * ckpt when there is one (bit for bit, in the checkpoint's config but for
+ * the fields named in take, which come from *cfg); else started from the
+ * model package init when there is one; else from *cfg's seed. *cfg is
+ * then the config the fit was created with. Returns 0, or a negative
+ * error code with a sentence in err (left empty by some device errors)
+ * and *out NULL.
+ */
+int nn_fit_open(struct nn_fit **out, struct gpu_context *gpu,
+		const struct image *target, const struct st_file *ckpt,
+		const struct st_file *init, struct nn_config *cfg,
+		unsigned take, char *err, size_t errlen);
+
 /*
  * Checkpoint: weights, both Adam moments, epoch, config and the metrics
  * history, with a checksum in the metadata. Restoring into a fit created
