@@ -1,7 +1,7 @@
 /*
- * fit_internal.h - the fit's fields, shared by fit.c (training) and
- * package.c (checkpoints, model packages, rendering). Nobody else includes
- * it.
+ * fit_internal.h - the fit's fields, shared by fit.c (training),
+ * record.c (its programs) and package.c (checkpoints, model packages,
+ * rendering). Nobody else includes it but the GPU tests.
  */
 #ifndef VKINR_NN_FIT_INTERNAL_H
 #define VKINR_NN_FIT_INTERNAL_H
