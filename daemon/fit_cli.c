@@ -357,18 +357,12 @@ static int start_fit(struct fit_options *o, struct gpu_context *gpu,
 static int write_outputs(const struct fit_options *o, struct nn_fit *fit,
 			 double *psnr)
 {
-	struct st_file *model = NULL;
-	struct image *recon = NULL;
-	int rc = nn_fit_export(fit, o->model_out ? &model : NULL,
-			       o->recon_out ? &recon : NULL, psnr);
-	if (rc == 0 && model && (rc = st_save_file(model, o->model_out)))
-		fprintf(stderr, "vkinrd: cannot write %s: %s\n", o->model_out,
+	const char *failed = NULL;
+	int rc = nn_fit_save_export(fit, o->model_out, o->recon_out, 0644, psnr,
+				    &failed);
+	if (rc && failed)
+		fprintf(stderr, "vkinrd: cannot write %s: %s\n", failed,
 			error_message(rc));
-	if (rc == 0 && recon && (rc = png_save_file(recon, o->recon_out)))
-		fprintf(stderr, "vkinrd: cannot write %s: %s\n", o->recon_out,
-			error_message(rc));
-	st_destroy(model);
-	image_destroy(recon);
 	return rc;
 }
 

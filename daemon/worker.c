@@ -486,26 +486,10 @@ static int save_checkpoint(struct worker *w, struct run *r)
 /* Writes model.safetensors and recon.png for a finished job. */
 static int save_exports(struct run *r, double *psnr)
 {
-	struct st_file *model = NULL;
-	struct image *recon = NULL;
-	uint8_t *png = NULL;
-	size_t png_size = 0;
-	char path[4200];
-	int rc = nn_fit_export(r->fit, &model, &recon, psnr);
-	if (!rc) {
-		path_in(r->job, NULL, JOBFILE_MODEL, path, sizeof(path));
-		rc = st_save_file(model, path);
-	}
-	if (!rc)
-		rc = png_encode(recon, &png, &png_size);
-	if (!rc) {
-		path_in(r->job, NULL, JOBFILE_RECON, path, sizeof(path));
-		rc = fileio_write_atomic(path, png, png_size, 0600);
-	}
-	free(png);
-	st_destroy(model);
-	image_destroy(recon);
-	return rc;
+	char model[4200], recon[4200];
+	path_in(r->job, NULL, JOBFILE_MODEL, model, sizeof(model));
+	path_in(r->job, NULL, JOBFILE_RECON, recon, sizeof(recon));
+	return nn_fit_save_export(r->fit, model, recon, 0600, psnr, NULL);
 }
 
 /*

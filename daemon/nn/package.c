@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "proto/errors.h"
+#include "util/fileio.h"
 #include "nn/fit_internal.h"
 #include "nn/package.h"
 
@@ -615,6 +616,34 @@ int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 	if (psnr)
 		*psnr = value;
 	return 0;
+}
+
+int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
+		       const char *recon_path, unsigned recon_mode,
+		       double *psnr, const char **failed)
+{
+	struct st_file *model = NULL;
+	struct image *recon = NULL;
+	uint8_t *png = NULL;
+	size_t png_size = 0;
+	if (failed)
+		*failed = NULL;
+	int rc = nn_fit_export(fit, model_path ? &model : NULL,
+			       recon_path ? &recon : NULL, psnr);
+	if (rc == 0 && model && (rc = st_save_file(model, model_path)) &&
+	    failed)
+		*failed = model_path;
+	if (rc == 0 && recon) {
+		rc = png_encode(recon, &png, &png_size);
+		rc = rc ? rc : fileio_write_atomic(recon_path, png, png_size,
+						   recon_mode);
+		if (rc && failed)
+			*failed = recon_path;
+	}
+	free(png);
+	st_destroy(model);
+	image_destroy(recon);
+	return rc;
 }
 
 const char *nn_fit_exported_weights(const struct nn_fit *fit)

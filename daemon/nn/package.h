@@ -4,7 +4,8 @@
  * (docs/MODEL.md) and reconstruction, and rendering a package.
  *
  * Checkpoints and model packages are safetensors files (safetensors.h);
- * this module builds and reads them, the caller writes them to disk. Used
+ * this module builds and reads them, the caller writes them to disk (but
+ * for the export, written here once for the daemon and `--fit`). Used
  * from the thread that owns the gpu_context, as the fit is.
  */
 #ifndef VKINR_NN_PACKAGE_H
@@ -62,6 +63,16 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
  * pointer may be NULL. psnr is that of the current weights. */
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr);
+
+/*
+ * nn_fit_export written to files, each atomically: the package to
+ * model_path (mode 0600) and the reconstruction as a PNG to recon_path
+ * (recon_mode); a NULL path is neither built nor written. On a failed
+ * write, *failed (when not NULL) is the path that failed, else NULL.
+ */
+int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
+		       const char *recon_path, unsigned recon_mode,
+		       double *psnr, const char **failed);
 
 /* With an average in the recipe, nn_fit_export renders both the live and
  * the averaged weights and exports the better: "live" or "average" (also
