@@ -13,6 +13,7 @@
 #include "proto/errors.h"
 #include "util/fileio.h"
 #include "nn/fit.h"
+#include "nn/package.h"
 
 static int decode_base64(struct decode_input *in)
 {

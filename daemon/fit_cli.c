@@ -22,6 +22,7 @@
 #include "gpu/gpu.h"
 #include "image.h"
 #include "nn/fit.h"
+#include "nn/package.h"
 #include "proto/protocol.h"
 #include "safetensors.h"
 
@@ -338,47 +339,31 @@ static int start_fit(struct fit_options *o, struct gpu_context *gpu,
 		     const struct image *target, struct nn_fit **fit)
 {
 	char err[512] = "";
-	struct st_file *file = NULL;
-	int rc;
-	if (o->resume) {
-		struct nn_config cfg;
-		rc = load_package(o->resume, &file);
-		rc = rc ? rc : nn_checkpoint_config(file, &cfg, err, sizeof(err));
-		if (rc == 0 && o->epochs_given)
-			cfg.epochs = o->cfg.epochs;
-		if (rc == 0)
-			o->cfg = cfg;
-		rc = rc ? rc : nn_fit_create(fit, gpu, target, &cfg, NULL, err, sizeof(err));
-		rc = rc ? rc : nn_fit_restore(*fit, file, err, sizeof(err));
-	} else {
-		if (o->init)
-			rc = load_package(o->init, &file);
-		else
-			rc = 0;
-		rc = rc ? rc : nn_fit_create(fit, gpu, target, &o->cfg, file, err,
-					     sizeof(err));
-	}
+	struct st_file *ckpt = NULL, *init = NULL;
+	int rc = 0;
+	if (o->resume)
+		rc = load_package(o->resume, &ckpt);
+	else if (o->init)
+		rc = load_package(o->init, &init);
+	rc = rc ? rc : nn_fit_open(fit, gpu, target, ckpt, init, &o->cfg,
+				   o->epochs_given ? NN_TAKE_EPOCHS : 0, err,
+				   sizeof(err));
 	if (rc && *err)
 		fprintf(stderr, "vkinrd: %s\n", err);
-	st_destroy(file);
+	st_destroy(ckpt);
+	st_destroy(init);
 	return rc;
 }
 
 static int write_outputs(const struct fit_options *o, struct nn_fit *fit,
 			 double *psnr)
 {
-	struct st_file *model = NULL;
-	struct image *recon = NULL;
-	int rc = nn_fit_export(fit, o->model_out ? &model : NULL,
-			       o->recon_out ? &recon : NULL, psnr);
-	if (rc == 0 && model && (rc = st_save_file(model, o->model_out)))
-		fprintf(stderr, "vkinrd: cannot write %s: %s\n", o->model_out,
+	const char *failed = NULL;
+	int rc = nn_fit_save_export(fit, o->model_out, o->recon_out, 0644, psnr,
+				    &failed);
+	if (rc && failed)
+		fprintf(stderr, "vkinrd: cannot write %s: %s\n", failed,
 			error_message(rc));
-	if (rc == 0 && recon && (rc = png_save_file(recon, o->recon_out)))
-		fprintf(stderr, "vkinrd: cannot write %s: %s\n", o->recon_out,
-			error_message(rc));
-	st_destroy(model);
-	image_destroy(recon);
 	return rc;
 }
 

@@ -49,6 +49,7 @@
 #include "gpu/visible.h"
 #include "image.h"
 #include "nn/fit.h"
+#include "nn/package.h"
 #include "safetensors.h"
 
 #define MAX_TASK_GPUS 16
@@ -366,17 +367,14 @@ static int write_result(struct task *t, const char *dir, const char *name,
 			const char *file, struct nn_fit *fit,
 			const struct image *target, int resumed_from)
 {
-	struct st_file *model = NULL;
-	struct image *recon = NULL;
 	double psnr = 0, seconds = 0;
 	char *model_path = path_join(dir, "model.safetensors");
 	char *recon_path = path_join(dir, "recon.png");
 	int n, rc = model_path && recon_path ? 0 : ERR_NOMEM;
 	const struct nn_metrics *h = nn_fit_history(fit, &n);
 
-	rc = rc ? rc : nn_fit_export(fit, &model, &recon, &psnr);
-	rc = rc ? rc : st_save_file(model, model_path);
-	rc = rc ? rc : png_save_file(recon, recon_path);
+	rc = rc ? rc : nn_fit_save_export(fit, model_path, recon_path, 0644,
+					  &psnr, NULL);
 	rc = rc ? rc : write_metrics(dir, fit);
 	for (int i = 0; i < n; i++)
 		seconds += h[i].ms / 1000;
@@ -394,8 +392,6 @@ static int write_result(struct task *t, const char *dir, const char *name,
 		rc = write_json(dir, "result.json", r);
 		cJSON_Delete(r);
 	}
-	st_destroy(model);
-	image_destroy(recon);
 	free(model_path);
 	free(recon_path);
 	if (rc == 0 && !t->quiet)
@@ -422,13 +418,9 @@ static struct nn_fit *resume_fit(struct task *t, const char *ckpt,
 		same.cfg = cfg;
 		same.cfg.epochs = t->cfg.epochs;
 		describe_settings(&same);
-		if (!strcmp(same.settings, t->settings) &&
-		    nn_fit_create(&fit, t->gpu, target, &same.cfg, NULL, err,
-				  sizeof err) == 0 &&
-		    nn_fit_restore(fit, file, err, sizeof err)) {
-			nn_fit_destroy(fit);
-			fit = NULL;
-		}
+		if (!strcmp(same.settings, t->settings))
+			nn_fit_open(&fit, t->gpu, target, file, NULL, &same.cfg,
+				    NN_TAKE_EPOCHS, err, sizeof err);
 	}
 	if (!fit)
 		fprintf(stderr, "vkinrd: %s: not resumed (other settings or "

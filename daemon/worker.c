@@ -34,6 +34,7 @@
 #include "util/fileio.h"
 #include "image.h"
 #include "log.h"
+#include "nn/package.h"
 #include "safetensors.h"
 
 struct worker {
@@ -404,8 +405,9 @@ static void serve(struct worker *w, struct work_request *reqs,
 /* ------------------------------------------------------------- jobs */
 
 /*
- * Builds a fit for the job in dir: from checkpoint.safetensors when there
- * is one (bit-exact continuation), else from job->cfg (and init, if any).
+ * Builds a fit for the job in dir (nn_fit_open): from checkpoint.safetensors
+ * when there is one (bit-exact continuation, the job's epochs and tiling),
+ * else from job->cfg (and init, if any).
  * Without job (an export), a checkpoint is required: ERR_NOT_FOUND.
  * lr, when above 0, replaces the learning rate (a rollback after a
  * divergence); the next checkpoint then carries it.
@@ -417,7 +419,8 @@ static int load_fit(struct worker *w, const char *dir,
 {
 	char path[4200];
 	struct st_file *ckpt = NULL, *init = NULL;
-	struct nn_config cfg;
+	struct nn_config cfg = job ? job->cfg : (struct nn_config){0};
+	unsigned take = job ? NN_TAKE_EPOCHS | NN_TAKE_TILING : 0;
 	int rc;
 
 	*fit = NULL;
@@ -430,48 +433,29 @@ static int load_fit(struct worker *w, const char *dir,
 	path_in(NULL, dir, JOBFILE_CHECKPOINT, path, sizeof(path));
 	if (file_exists(path)) {
 		rc = st_load_file(path, &ckpt, err, errlen);
-		if (!rc)
-			rc = nn_checkpoint_config(ckpt, &cfg, err, errlen);
-		if (rc) {
-			st_destroy(ckpt);
+		if (rc)
 			return rc;
-		}
-		if (job) {
-			cfg.epochs = job->cfg.epochs;
-			cfg.max_tile = job->cfg.max_tile;
-			cfg.mem_budget = job->cfg.mem_budget;
-		}
-		if (lr > 0)
-			cfg.lr = lr;
-		rc = nn_fit_create(fit, w->gpu, *target, &cfg, NULL, err, errlen);
-		if (!rc)
-			rc = nn_fit_restore(*fit, ckpt, err, errlen);
-		st_destroy(ckpt);
 	} else if (!job) {
 		snprintf(err, errlen, "it has no checkpoint yet (it has not run)");
 		return ERR_NOT_FOUND;
-	} else {
-		if (job->has_init) {
-			path_in(NULL, dir, JOBFILE_INIT, path, sizeof(path));
-			rc = st_load_file(path, &init, err, errlen);
-			if (rc)
-				return rc;
-		}
-		cfg = job->cfg;
-		if (lr > 0)
-			cfg.lr = lr;
-		rc = nn_fit_create(fit, w->gpu, *target, &cfg, init, err,
-				   errlen);
-		st_destroy(init);
+	} else if (job->has_init) {
+		path_in(NULL, dir, JOBFILE_INIT, path, sizeof(path));
+		rc = st_load_file(path, &init, err, errlen);
+		if (rc)
+			return rc;
 	}
-	if (rc) {
-		nn_fit_destroy(*fit);
-		*fit = NULL;
-		if (!err[0])
-			snprintf(err, errlen, "%s", error_message(rc));
-	} else if (job) {
+	if (lr > 0) {
+		cfg.lr = lr;
+		take |= NN_TAKE_LR;
+	}
+	rc = nn_fit_open(fit, w->gpu, *target, ckpt, init, &cfg, take, err,
+			 errlen);
+	st_destroy(ckpt);
+	st_destroy(init);
+	if (rc && !err[0])
+		snprintf(err, errlen, "%s", error_message(rc));
+	else if (!rc && job)
 		nn_fit_set_epochs(*fit, job->cfg.epochs);
-	}
 	return rc;
 }
 
@@ -502,26 +486,10 @@ static int save_checkpoint(struct worker *w, struct run *r)
 /* Writes model.safetensors and recon.png for a finished job. */
 static int save_exports(struct run *r, double *psnr)
 {
-	struct st_file *model = NULL;
-	struct image *recon = NULL;
-	uint8_t *png = NULL;
-	size_t png_size = 0;
-	char path[4200];
-	int rc = nn_fit_export(r->fit, &model, &recon, psnr);
-	if (!rc) {
-		path_in(r->job, NULL, JOBFILE_MODEL, path, sizeof(path));
-		rc = st_save_file(model, path);
-	}
-	if (!rc)
-		rc = png_encode(recon, &png, &png_size);
-	if (!rc) {
-		path_in(r->job, NULL, JOBFILE_RECON, path, sizeof(path));
-		rc = fileio_write_atomic(path, png, png_size, 0600);
-	}
-	free(png);
-	st_destroy(model);
-	image_destroy(recon);
-	return rc;
+	char model[4200], recon[4200];
+	path_in(r->job, NULL, JOBFILE_MODEL, model, sizeof(model));
+	path_in(r->job, NULL, JOBFILE_RECON, recon, sizeof(recon));
+	return nn_fit_save_export(r->fit, model, recon, 0600, psnr, NULL);
 }
 
 /*

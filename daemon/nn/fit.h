@@ -8,8 +8,8 @@
  * one Adam step, metrics read back. A fit is used from one thread only: the
  * worker thread that owns the gpu_context.
  *
- * Checkpoints and model packages are safetensors files (daemon/safetensors.h);
- * this module builds and reads them, the caller writes them to disk.
+ * Creating a fit, and its checkpoints and model packages, are in
+ * nn/package.h.
  */
 #ifndef VKINR_NN_FIT_H
 #define VKINR_NN_FIT_H
@@ -17,9 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "image.h"
 #include "nn/model.h"
-#include "safetensors.h"
 
 struct gpu_context;
 struct nn_fit;
@@ -57,15 +55,6 @@ enum nn_pass {
 };
 const char *nn_pass_name(enum nn_pass pass);
 
-/*
- * Creates a fit of cfg to target on gpu. init, when not NULL, is a model
- * package to start from (its nf and dilations must match cfg). Returns 0,
- * or a negative error code with a sentence in err (ERR_INVALID for a bad
- * config, ERR_DEVICE_OOM when even the smallest tile does not fit).
- */
-int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
-		  const struct image *target, const struct nn_config *cfg,
-		  const struct st_file *init, char *err, size_t errlen);
 void nn_fit_destroy(struct nn_fit *fit);
 
 /* Runs one epoch (and, on schedule, renders the average: psnr_average).
@@ -94,41 +83,8 @@ struct nn_fit_info {
 };
 void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info);
 
-/*
- * Checkpoint: weights, both Adam moments, epoch, config and the metrics
- * history, with a checksum in the metadata. Restoring into a fit created
- * with the same target and config continues bit for bit.
- */
-int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out);
-int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
-		   size_t errlen);
-/* The config stored in a checkpoint (to create the fit to restore into). */
-int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
-			 char *err, size_t errlen);
-
-/* The model package (docs/MODEL.md) and the reconstruction. Any output
- * pointer may be NULL. psnr is that of the current weights. */
-int nn_fit_export(struct nn_fit *fit, struct st_file **model,
-		  struct image **recon, double *psnr);
-
-/* With an average in the recipe, nn_fit_export renders both the live and
- * the averaged weights and exports the better: "live" or "average" (also
- * in the package's "weights" metadata). */
-const char *nn_fit_exported_weights(const struct nn_fit *fit);
-/* The averaged weights' PSNR (ERR_INVALID when the recipe keeps none). */
+/* Renders the averaged weights: their PSNR (ERR_INVALID when the recipe
+ * keeps no average). */
 int nn_fit_average_psnr(struct nn_fit *fit, double *psnr);
-
-/*
- * Renders a model package on gpu at the size stored in it. With a target
- * (which must have that size) also returns the PSNR against it.
- */
-int nn_render(struct gpu_context *gpu, const struct st_file *model,
-	      const struct image *target, struct image **out, double *psnr,
-	      char *err, size_t errlen);
-
-/* Reads nf, dilations and the image size from a package's metadata and
- * shapes; checks every tensor's shape. */
-int nn_package_config(const struct st_file *model, struct nn_config *cfg,
-		      int *width, int *height, char *err, size_t errlen);
 
 #endif

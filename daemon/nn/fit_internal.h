@@ -1,12 +1,13 @@
 /*
- * fit_internal.h - the fit's fields, shared by fit.c (training) and
- * package.c (checkpoints, model packages, rendering). Nobody else includes
- * it.
+ * fit_internal.h - the fit's fields, shared by fit.c (training),
+ * record.c (its programs) and package.c (checkpoints, model packages,
+ * rendering). Nobody else includes it but the GPU tests.
  */
 #ifndef VKINR_NN_FIT_INTERNAL_H
 #define VKINR_NN_FIT_INTERNAL_H
 
 #include "gpu/gpu.h"
+#include "image.h"
 #include "nn/fit.h"
 #include "nn/plan.h"
 
@@ -79,10 +80,9 @@ int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse);
 void nn_fit_loss_sums(const struct nn_fit *fit, double sums[3]);
 /* Renders the current weights: the reconstruction and its PSNR. */
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
-/* Copies a model package's tensors into a flat parameter vector laid out
- * for cfg (nf and dilations must match). */
-int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
-		      int width, int height, float **params, char *err,
-		      size_t errlen);
+/* The averaged weights in fit->params for a render (the live ones kept
+ * in *live meanwhile), then the live ones back (frees live). */
+int nn_fit_swap_average_in(struct nn_fit *fit, float **live);
+int nn_fit_swap_average_out(struct nn_fit *fit, float *live);
 
 #endif

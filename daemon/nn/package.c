@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "proto/errors.h"
+#include "util/fileio.h"
 #include "nn/fit_internal.h"
+#include "nn/package.h"
 
 #define CHECKPOINT_FORMAT "vkinr-checkpoint"
 #define PACKAGE_FORMAT "vkinr-convsiren"
@@ -432,9 +434,11 @@ int nn_package_config(const struct st_file *model, struct nn_config *cfg,
 	return 0;
 }
 
-int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
-		      int width, int height, float **params, char *err,
-		      size_t errlen)
+/* Copies a model package's tensors into a flat parameter vector laid out
+ * for cfg (nf and dilations must match). */
+static int package_params(const struct st_file *model,
+			  const struct nn_config *cfg, int width, int height,
+			  float **params, char *err, size_t errlen)
 {
 	struct nn_config pcfg;
 	int pw, ph;
@@ -461,6 +465,56 @@ int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
 		       e[i].count * sizeof(float));
 	*params = p;
 	return 0;
+}
+
+int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
+		  const struct image *target, const struct nn_config *cfg,
+		  const struct st_file *init, char *err, size_t errlen)
+{
+	float *params = NULL;
+	int rc;
+	if (err && errlen)
+		err[0] = 0;
+	if (init) {
+		rc = package_params(init, cfg, target->width, target->height,
+				    &params, err, errlen);
+		if (rc)
+			return rc;
+	}
+	rc = nn_fit_create_sized(out, gpu, target->width, target->height,
+				 target, cfg, params, err, errlen);
+	free(params);
+	return rc;
+}
+
+int nn_fit_open(struct nn_fit **out, struct gpu_context *gpu,
+		const struct image *target, const struct st_file *ckpt,
+		const struct st_file *init, struct nn_config *cfg,
+		unsigned take, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!ckpt)
+		return nn_fit_create(out, gpu, target, cfg, init, err, errlen);
+	struct nn_config stored;
+	int rc = nn_checkpoint_config(ckpt, &stored, err, errlen);
+	if (rc)
+		return rc;
+	if (take & NN_TAKE_EPOCHS)
+		stored.epochs = cfg->epochs;
+	if (take & NN_TAKE_TILING) {
+		stored.max_tile = cfg->max_tile;
+		stored.mem_budget = cfg->mem_budget;
+	}
+	if (take & NN_TAKE_LR)
+		stored.lr = cfg->lr;
+	*cfg = stored;
+	rc = nn_fit_create(out, gpu, target, cfg, NULL, err, errlen);
+	rc = rc ? rc : nn_fit_restore(*out, ckpt, err, errlen);
+	if (rc) {
+		nn_fit_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
@@ -516,45 +570,6 @@ static int export_current(struct nn_fit *fit, struct st_file **model,
 	return rc;
 }
 
-/*
- * The averaged weights go through fit->params for rendering: the live
- * weights are kept on the host meanwhile and put back after, so the
- * recorded programs serve both. Cheap next to an epoch, and only done
- * when asked (exports, evaluations).
- */
-static int swap_average_in(struct nn_fit *fit, float **live)
-{
-	size_t bytes = fit->layout.total * sizeof(float);
-	float *avg = malloc(bytes);
-	*live = malloc(bytes);
-	int rc = avg && *live ? 0 : ERR_NOMEM;
-	rc = rc ? rc : nn_fit_read_params(fit, *live, NULL, NULL);
-	rc = rc ? rc : gpu_download(fit->gpu, &fit->average, 0, avg, bytes);
-	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, avg, bytes);
-	free(avg);
-	return rc;
-}
-
-static int swap_average_out(struct nn_fit *fit, float *live)
-{
-	int rc = live ? gpu_upload(fit->gpu, &fit->params, 0, live,
-				   fit->layout.total * sizeof(float))
-		      : ERR_NOMEM;
-	free(live);
-	return rc;
-}
-
-int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
-{
-	float *live = NULL;
-	if (!fit->average.handle)
-		return ERR_INVALID;
-	int rc = swap_average_in(fit, &live);
-	rc = rc ? rc : nn_fit_render(fit, NULL, psnr);
-	int back = swap_average_out(fit, live);
-	return rc ? rc : back;
-}
-
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr)
 {
@@ -570,11 +585,11 @@ int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		return rc;
 	}
 	/* with an average: the better of the two, named in "weights" */
-	rc = swap_average_in(fit, &live);
+	rc = nn_fit_swap_average_in(fit, &live);
 	rc = rc ? rc : export_current(fit, model ? &avg_model : NULL,
 				      recon ? &avg_recon : NULL, &avg_value,
 				      "average");
-	int back = swap_average_out(fit, live);
+	int back = nn_fit_swap_average_out(fit, live);
 	rc = rc ? rc : back;
 	if (rc == 0 && avg_value > value) {
 		fit->exported_average = 1;
@@ -606,6 +621,34 @@ int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 	return 0;
 }
 
+int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
+		       const char *recon_path, unsigned recon_mode,
+		       double *psnr, const char **failed)
+{
+	struct st_file *model = NULL;
+	struct image *recon = NULL;
+	uint8_t *png = NULL;
+	size_t png_size = 0;
+	if (failed)
+		*failed = NULL;
+	int rc = nn_fit_export(fit, model_path ? &model : NULL,
+			       recon_path ? &recon : NULL, psnr);
+	if (rc == 0 && model && (rc = st_save_file(model, model_path)) &&
+	    failed)
+		*failed = model_path;
+	if (rc == 0 && recon) {
+		rc = png_encode(recon, &png, &png_size);
+		rc = rc ? rc : fileio_write_atomic(recon_path, png, png_size,
+						   recon_mode);
+		if (rc && failed)
+			*failed = recon_path;
+	}
+	free(png);
+	st_destroy(model);
+	image_destroy(recon);
+	return rc;
+}
+
 const char *nn_fit_exported_weights(const struct nn_fit *fit)
 {
 	return fit->exported_average ? "average" : "live";
@@ -631,7 +674,7 @@ int nn_render(struct gpu_context *gpu, const struct st_file *model,
 	cfg.epochs = 0;
 	/* rendering is cheap: fp32, so a package renders the same everywhere */
 	cfg.precision = NN_PRECISION_FP32;
-	rc = nn_package_params(model, &cfg, width, height, &params, err, errlen);
+	rc = package_params(model, &cfg, width, height, &params, err, errlen);
 	rc = rc ? rc : nn_fit_create_sized(&fit, gpu, width, height, target, &cfg,
 					   params, err, errlen);
 	double value = 0;

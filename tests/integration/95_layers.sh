@@ -2,21 +2,27 @@
 # 95_layers.sh - the daemon's files call down, never back up, and the
 # worker knows nothing of the protocol.
 #
-# 1. No circle of calls among daemon/*.c (the loop side; nn/ and gpu/
-#    are not looked at): from the built objects' symbols (nm), an edge
-#    runs from a file to each file whose functions it calls, and tsort
-#    must find no loop in them. A circle such as daemon.c calling
-#    methods.c calling back into daemon.c fails, naming the files.
+# 1. No circle of calls among daemon/*.c (the loop side), nor among
+#    daemon/nn/*.c (the engine): from the built objects' symbols (nm), an
+#    edge runs from a file to each file of the same folder whose functions
+#    it calls, and tsort must find no loop in them. A circle such as
+#    daemon.c calling methods.c calling back into daemon.c, or fit.c and
+#    package.c calling each other, fails, naming the files.
 # 2. worker.h pulls in neither cJSON nor libuv, and worker.c includes
 #    no protocol header: a work request carries a number and comes back
 #    with an errors.h code; replies.c puts it on the wire.
 . "$(dirname "$0")/lib.bash"
-tap_plan 2
+tap_plan 3
 
-objs=$(ls "$BUILD"/daemon/*.o 2>/dev/null)
-if [ -z "$objs" ] || ! command -v nm >/dev/null || ! command -v tsort >/dev/null; then
-	skip "no objects in $BUILD/daemon, or no nm or tsort"
-else
+# no_circle DIR: checks 1 on the objects of BUILD/DIR
+no_circle() {
+	local dir=$1 objs o
+	objs=$(ls "$BUILD/$dir"/*.o 2>/dev/null)
+	if [ -z "$objs" ] || ! command -v nm >/dev/null ||
+		! command -v tsort >/dev/null; then
+		skip "no objects in $BUILD/$dir, or no nm or tsort"
+		return
+	fi
 	for o in $objs; do
 		nm -g --defined-only "$o" | awk -v f="$(basename "$o" .o).c" \
 			'NF == 3 && $2 ~ /[TDBR]/ { print $3, f }'
@@ -27,9 +33,11 @@ else
 	# "caller callee", each pair once
 	join "$T/uses" "$T/defs" | awk '$2 != $3 { print $2, $3 }' |
 		sort -u >"$T/calls"
-	check "no circle of calls among daemon/*.c ($(wc -l <"$T/calls") caller-callee pairs)" \
+	check "no circle of calls among $dir/*.c ($(wc -l <"$T/calls") caller-callee pairs)" \
 		sh -c "tsort '$T/calls' >/dev/null"
-fi
+}
+no_circle daemon
+no_circle daemon/nn
 
 worker_is_plain() {
 	local deps

@@ -15,6 +15,7 @@
 
 #include "proto/errors.h"
 #include "nn/fit.h"
+#include "nn/package.h"
 #include "nn/fit_internal.h"
 #include "ref/ref.h"
 #include "unit/support_gpu.h"

@@ -16,6 +16,7 @@
 
 #include "proto/errors.h"
 #include "nn/fit.h"
+#include "nn/package.h"
 #include "nn/fit_internal.h"
 #include "nn/passes.h"
 #include "ref/ref.h"

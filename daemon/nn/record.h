@@ -1,0 +1,43 @@
+/*
+ * record.h - recording a fit's programs (record.c), for fit.c; nobody
+ * else includes it. Also the choices the recording and the planning of
+ * buffers share: which pass family the device gets, how the GEMMs split,
+ * how the row passes chunk a tile.
+ */
+#ifndef VKINR_NN_RECORD_H
+#define VKINR_NN_RECORD_H
+
+#include <stdint.h>
+
+#include "nn/fit_internal.h"
+#include "nn/passes.h"
+
+static inline uint32_t div_up(uint64_t a, uint64_t b)
+{
+	return (uint32_t)((a + b - 1) / b);
+}
+
+/* The row segments of a tile row, and the chunks the backward row pass
+ * sums a tile's segments in (dwconv_rows.comp). */
+static inline uint32_t row_segments(int tw)
+{
+	return div_up((uint64_t)tw, ROW_SEGMENT);
+}
+static inline uint32_t row_chunks(int tw, int th)
+{
+	return div_up((uint64_t)row_segments(tw) * (uint64_t)th, ROW_CHUNK);
+}
+
+/* Whether the device gets the CPU passes, and the fused sines (GPUs). */
+int nn_use_cpu_passes(const struct gpu_context *gpu);
+int nn_use_fused_sines(const struct gpu_context *gpu);
+/* The k-splits of the NT GEMM (weight gradients) over n pixels. */
+int nn_nt_splits(const struct nn_fit *fit, int n);
+
+/* Records fit->epoch_prog (and, through optim.c, the optimizer's) and
+ * allocates the stage timers; records fit->render_prog (and allocates
+ * the image output). 0 or a negative error code. */
+int nn_record_epoch(struct nn_fit *fit);
+int nn_record_render(struct nn_fit *fit);
+
+#endif
