@@ -36,18 +36,6 @@
 #define NS_TILE 64    /* ns_gemm.comp's block of outputs */
 static const float ns_coeff[3] = {3.4445f, -4.7750f, 2.0315f};
 
-static uint32_t float_bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static uint32_t div_up(uint64_t a, uint64_t b)
-{
-	return (uint32_t)((a + b - 1) / b);
-}
-
 uint64_t nn_optim_bytes(const struct nn_fit *fit)
 {
 	uint64_t nn = (uint64_t)fit->cfg.nf * fit->cfg.nf, bytes = 0;
@@ -98,11 +86,11 @@ struct optim_recorder {
 
 static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
 		const struct gpu_buffer *const *bufs, int n,
-		const struct pass_push *p, uint32_t gx, uint32_t gy)
+		const struct pass_push *p, uint32_t gx, uint32_t gy, uint32_t gz)
 {
 	if (r->rc == 0)
 		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, p, sizeof(*p),
-					     gx, gy, 1);
+					     gx, gy, gz);
 	gpu_program_barrier(r->prog);
 }
 
@@ -118,11 +106,7 @@ static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
 				 .i0 = (int32_t)float_bits(p),
 				 .i1 = (int32_t)float_bits(q),
 				 .i2 = (int32_t)stride};
-	if (r->rc == 0)
-		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, 1, &push,
-					     sizeof(push), tiles, tiles,
-					     (uint32_t)r->fit->cfg.nblocks);
-	gpu_program_barrier(r->prog);
+	run(r, pipe, bufs, 1, &push, tiles, tiles, (uint32_t)r->fit->cfg.nblocks);
 }
 
 static int record_muon(struct optim_recorder *r)
@@ -151,13 +135,10 @@ static int record_muon(struct optim_recorder *r)
 		p.off0 = (uint32_t)fit->layout.pw_w[k];
 		p.off1 = (uint32_t)k * stride + xa;
 		p.off2 = (uint32_t)k * nn;
-		run(r, momentum, bufs, 5, &p, div_up(nn, GROUP), 1);
+		run(r, momentum, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
 	}
 	p = (struct pass_push){.off1 = xa, .i2 = (int32_t)stride};
-	if (r->rc == 0)
-		r->rc = gpu_program_dispatch(r->prog, norm, bufs, 5, &p, sizeof(p),
-					     1, 1, (uint32_t)fit->cfg.nblocks);
-	gpu_program_barrier(r->prog);
+	run(r, norm, bufs, 5, &p, 1, 1, (uint32_t)fit->cfg.nblocks);
 	uint32_t x = xa, next = xb;
 	for (int s = 0; s < NS_STEPS; s++) {
 		ns_product(r, gemm_t, x, x, a, a, 0.0f, 1.0f, stride);
@@ -170,7 +151,7 @@ static int record_muon(struct optim_recorder *r)
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
 		p = (struct pass_push){.off0 = (uint32_t)fit->layout.pw_w[k],
 				       .off1 = (uint32_t)k * stride + x};
-		run(r, update, bufs, 5, &p, div_up(nn, GROUP), 1);
+		run(r, update, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
 	}
 	return r->rc;
 }
@@ -198,11 +179,11 @@ int nn_optim_record(struct nn_fit *fit)
 	const struct gpu_buffer *adam_bufs[5] = {&fit->params, &fit->grad,
 						 &fit->adam_m, &fit->adam_v,
 						 &fit->step};
-	run(&r, adam, adam_bufs, 5, &p, groups, 1);
+	run(&r, adam, adam_bufs, 5, &p, groups, 1, 1);
 	if (average) {
 		const struct gpu_buffer *avg_bufs[3] = {&fit->params, &fit->average,
 							&fit->step};
-		run(&r, average, avg_bufs, 3, &p, groups, 1);
+		run(&r, average, avg_bufs, 3, &p, groups, 1, 1);
 	}
 	int to = gpu_program_timestamp(r.prog);
 	if (from >= 0 && to >= 0 && fit->nstages < fit->max_stages)

@@ -7,6 +7,7 @@
 #define VKINR_NN_PASSES_H
 
 #include <stdint.h>
+#include <string.h>
 
 struct pass_push {
 	int32_t img_w, img_h, tx, ty;
@@ -23,6 +24,20 @@ struct gemm_push {
 	uint32_t k_chunk, has_bias;
 	float a_scale, b_scale, out_scale; /* loss scaling, tensor-core path */
 };
+
+/* Workgroups that cover a items, b each. */
+static inline uint32_t div_up(uint64_t a, uint64_t b)
+{
+	return (uint32_t)((a + b - 1) / b);
+}
+
+/* A float's bits, for the push constants' integer fields. */
+static inline uint32_t float_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
 
 /* The pixels one pixel_reduce workgroup sums (the GEMMs' tiles are in
  * nn/gemm.h). */

@@ -281,13 +281,6 @@ static uint32_t padded(uint32_t n)
 	return (n + 15) / 16 * 16;
 }
 
-static uint32_t float_bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 /* The fp16 copies of the pointwise weights, for the tensor-core GEMMs. */
 static void record_half_weights(struct recorder *r)
 {

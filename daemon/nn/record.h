@@ -12,11 +12,6 @@
 #include "nn/fit_internal.h"
 #include "nn/passes.h"
 
-static inline uint32_t div_up(uint64_t a, uint64_t b)
-{
-	return (uint32_t)((a + b - 1) / b);
-}
-
 /* The row segments of a tile row, and the chunks the backward row pass
  * sums a tile's segments in (dwconv_rows.comp). */
 static inline uint32_t row_segments(int tw)
