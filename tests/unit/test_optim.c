@@ -267,6 +267,24 @@ static void test_old_and_new_checkpoint_versions(void **state)
 	assert_true(got.recipe.lr_min_ratio == 0.25);
 	assert_int_equal(nn_fit_restore(fit, v1, err, sizeof(err)), 0);
 
+	/* version 2 written before the loss terms: no ssim, grad, chroma
+	 * keys; it trained on the MSE alone, whatever today's defaults */
+	struct st_file *v2 = st_create();
+	for (int i = 0; i < ck->nmeta; i++) {
+		const char *key = ck->meta[i].key;
+		if (strcmp(key, "ssim") && strcmp(key, "grad") &&
+		    strcmp(key, "chroma"))
+			assert_int_equal(st_set_meta(v2, key, ck->meta[i].value), 0);
+	}
+	assert_int_equal(nn_checkpoint_config(v2, &got, err, sizeof(err)), 0);
+	assert_true(got.recipe.loss_ssim == 0 && got.recipe.loss_grad == 0 &&
+		    got.recipe.loss_chroma == 0);
+	/* and one written since keeps what it says */
+	assert_int_equal(st_set_meta(v2, "chroma", "0.5"), 0);
+	assert_int_equal(nn_checkpoint_config(v2, &got, err, sizeof(err)), 0);
+	assert_true(got.recipe.loss_chroma == 0.5);
+	st_destroy(v2);
+
 	assert_int_equal(st_set_meta(ck, "version", "3"), 0);
 	assert_int_equal(nn_checkpoint_config(ck, &got, err, sizeof(err)),
 			 ERR_FORMAT);
