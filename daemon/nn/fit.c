@@ -187,11 +187,15 @@ static int alloc_buffers(struct nn_fit *fit)
 	uint64_t part_a = (uint64_t)nn_nt_splits(fit, (int)n) * nf * nf;
 	if (part_a < (uint64_t)chunks * 3)
 		part_a = (uint64_t)chunks * 3;
-	int most_chunks = chunks; /* also the row passes' chunks of any tile */
+	int most_chunks = chunks; /* also the depthwise passes' chunks */
 	for (int i = 0; i < fit->plan.count; i++) {
 		const struct tile_rect *t = &fit->plan.tiles[i].region;
 		int c = (int)row_chunks(t->w, t->h);
 		most_chunks = c > most_chunks ? c : most_chunks;
+		for (int k = 0; k < fit->cfg.nblocks; k++) { /* and the strips' */
+			c = (int)dw_strip_chunks(t->w, t->h, fit->cfg.dilations[k]);
+			most_chunks = c > most_chunks ? c : most_chunks;
+		}
 	}
 	uint64_t part_b = (uint64_t)most_chunks * 9 * nf;
 

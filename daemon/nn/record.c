@@ -44,6 +44,15 @@ int nn_use_fused_sines(const struct gpu_context *gpu)
 	return !nn_use_cpu_passes(gpu) && !(fused && !strcmp(fused, "0"));
 }
 
+/* GPUs with the fused sines do the depthwise passes by strips
+ * (dwconv_strip.comp), the backward's two in one; VKINR_DW_STRIP=0 keeps
+ * the per-pixel and block passes, to compare. */
+int nn_use_strip_passes(const struct gpu_context *gpu)
+{
+	const char *strip = getenv("VKINR_DW_STRIP");
+	return nn_use_fused_sines(gpu) && !(strip && !strcmp(strip, "0"));
+}
+
 int nn_nt_splits(const struct nn_fit *fit, int n)
 {
 	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, fit->gemm->rows) *
@@ -75,6 +84,10 @@ struct recorder {
 	 * and the forward one (tiled) goes by blocks through shared memory */
 	int fused, tiled;
 	struct gpu_pipeline *dwconv_tiled;
+	/* or by strips, the backward conv and its taps' sums in one pass */
+	int strips;
+	struct gpu_pipeline *dwconv_strip, *dwconv_strip_copy, *dwconv_strip_in,
+		*dwconv_back_strip;
 	/* the fp16 path's S_k in fp16: the forward convs copy S_k as they
 	 * read it (fp32, from z), the backward passes read the copies */
 	struct gpu_pipeline *dwconv_copy, *dwconv_tiled_copy, *dwconv_in,
@@ -177,6 +190,18 @@ static int get_pipelines(struct recorder *r)
 	if (r->tiled && r->fit->half_storage) {
 		GET(dwconv_tiled_copy, "dwconv_tiled_s_f16_copy", 4, pass, 2);
 		GET(dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, pass, 2);
+	}
+	r->strips = nn_use_strip_passes(gpu);
+	if (r->strips && r->fit->half_storage) {
+		GET(dwconv_strip_copy, "dwconv_strip_s_f16_copy", 4, pass, 2);
+		GET(dwconv_strip_in, "dwconv_strip_s_f16_in", 3, pass, 2);
+		GET(dwconv_back_strip, "dwconv_back_strip_f16_in", 6, pass, 2);
+	} else if (r->strips) {
+		GET(dwconv_strip, r->half ? "dwconv_strip_s_f16" : "dwconv_strip_s",
+		    3, pass, 2);
+		GET(dwconv_back_strip,
+		    r->half ? "dwconv_back_strip_f16" : "dwconv_back_strip",
+		    r->half ? 6 : 5, pass, 2);
 	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
@@ -333,7 +358,14 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 	p.off0 = (uint32_t)fit->layout.dw[k];
 	p.dil = fit->cfg.dilations[k];
 	p.i3 = (int)padded(n);
-	if (r->rows) {
+	if (r->strips) {
+		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_strip_copy
+					    : form == S_HALF ? r->dwconv_strip_in
+							     : r->dwconv_strip;
+		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
+			 sizeof(p), div_up((uint64_t)p.tw, DW_STRIP_X),
+			 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
+	} else if (r->rows) {
 		p.i2 = (int)row_segments(p.tw);
 		PASS(r, r->dwconv_rows[k], p,
 		     div_up((uint64_t)p.i2 * (uint64_t)p.th, ROW_GROUP), nf,
@@ -539,6 +571,14 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			PASS(r, r->dwconv_back_rows[k], bp, dw_chunks, nf,
 			     &fit->params, &fit->s[k], &fit->z, &fit->g,
 			     &fit->part_b, NULL);
+		} else if (r->strips) { /* the same, by strips */
+			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
+			dispatch(r, r->dwconv_back_strip, &fit->params, &fit->s[k],
+				 &fit->z, &fit->g,
+				 r->half ? &fit->g16 : &fit->part_b,
+				 r->half ? &fit->part_b : NULL, &p, sizeof(p),
+				 div_up((uint64_t)p.tw, DW_STRIP_X),
+				 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
 		} else {
 			PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h,
 			     &fit->part_b, NULL, NULL, NULL);

@@ -236,6 +236,10 @@ static void test_tiled_gradient_equals_untiled(void **state)
 {
 	test_need_gpu();
 	check_tiled(0);
+	/* and with the GPUs' passes (by strips, their sums chunked by tile) */
+	setenv("VKINR_PASSES", "gpu", 1);
+	check_tiled(0);
+	unsetenv("VKINR_PASSES");
 }
 
 static void test_loss_terms_gradient(void **state)
