@@ -66,9 +66,9 @@ static double now_ms(void)
  * tiles on CPU devices and small widths, 128x128 on GPUs. VKINR_GEMM=NAME
  * (see gemm.c) overrides with a family of the same operand precision, for
  * benchmarks and for the tests of the tensor-core tiling ("coop_emu"). */
-static const struct gemm_variant *choose_gemm(const struct nn_fit *fit)
+static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
+					      int half)
 {
-	int half = fit->precision == NN_PRECISION_FP16;
 	const struct gemm_variant *v = gemm_variant_find(getenv("VKINR_GEMM"));
 	if (v && v->half == half)
 		return v;
@@ -100,7 +100,8 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	fit->half_storage = p == NN_PRECISION_FP16 &&
 			    nn_use_fused_sines(fit->gpu) &&
 			    !(half_s && !strcmp(half_s, "0"));
-	fit->gemm = choose_gemm(fit);
+	fit->gemm = choose_gemm(fit, p == NN_PRECISION_FP16);
+	fit->gemm32 = choose_gemm(fit, 0);
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
@@ -320,6 +321,8 @@ void nn_fit_destroy(struct nn_fit *fit)
 		return;
 	gpu_program_destroy(fit->epoch_prog);
 	gpu_program_destroy(fit->adam_prog);
+	if (fit->quick_render_prog != fit->render_prog)
+		gpu_program_destroy(fit->quick_render_prog);
 	gpu_program_destroy(fit->render_prog);
 	gpu_arena_destroy(fit->arena);
 	tile_plan_finish(&fit->plan);
@@ -509,16 +512,27 @@ int nn_fit_write_state(struct nn_fit *fit, const float *params,
 	return rc;
 }
 
-int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
+/* Runs the exact or the quick render program (recording it the first
+ * time); psnr from its sums. */
+static int render(struct nn_fit *fit, int quick, double *psnr)
 {
-	int rc = fit->render_prog ? 0 : nn_record_render(fit);
-	rc = rc ? rc : gpu_program_run(fit->render_prog);
-	if (rc)
-		return rc;
-	if (psnr) {
+	int rc = 0;
+	if (!fit->render_prog || !fit->quick_render_prog)
+		rc = nn_record_render(fit);
+	rc = rc ? rc : gpu_program_run(quick ? fit->quick_render_prog
+					     : fit->render_prog);
+	if (rc == 0 && psnr) {
 		double mse = sum_sse(fit) / (3.0 * fit->width * fit->height) / 4.0;
 		*psnr = mse > 0 ? -10 * log10(mse) : 999;
 	}
+	return rc;
+}
+
+int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
+{
+	int rc = render(fit, 0, psnr);
+	if (rc)
+		return rc;
 	if (!recon)
 		return 0;
 	struct image *img = image_create(fit->width, fit->height);
@@ -570,7 +584,7 @@ int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
 	if (!fit->average.handle)
 		return ERR_INVALID;
 	int rc = nn_fit_swap_average_in(fit, &live);
-	rc = rc ? rc : nn_fit_render(fit, NULL, psnr);
+	rc = rc ? rc : render(fit, 1, psnr);
 	int back = nn_fit_swap_average_out(fit, live);
 	return rc ? rc : back;
 }

@@ -23,6 +23,7 @@ struct nn_fit {
 	struct nn_layout layout;
 	int width, height, has_target;
 	const struct gemm_variant *gemm; /* the GEMM family (nn/gemm.h) */
+	const struct gemm_variant *gemm32; /* the fp32 one (exact renders) */
 	enum nn_precision precision; /* resolved: FP32 or FP16 */
 	float grad_scale; /* loss scale of fp16 gradient operands */
 	int fused_sines;  /* the depthwise passes take the sines (GPUs) */
@@ -48,7 +49,11 @@ struct nn_fit {
 	int exported_average; /* the last export took the average */
 	int sse_count;
 
-	struct gpu_program *epoch_prog, *adam_prog, *render_prog;
+	struct gpu_program *epoch_prog, *adam_prog;
+	/* rendering: exact (fp32, as the model package defines the model:
+	 * exports) and quick (the training's precision: the average's PSNR
+	 * every few epochs); the same program on the fp32 path */
+	struct gpu_program *render_prog, *quick_render_prog;
 	struct stage_time *stages;
 	int nstages, max_stages;
 	double pass_ms[NN_PASS_COUNT];

@@ -44,8 +44,9 @@ int nn_use_strip_passes(const struct gpu_context *gpu);
 int nn_nt_splits(const struct nn_fit *fit, int n);
 
 /* Records fit->epoch_prog (and, through optim.c, the optimizer's) and
- * allocates the stage timers; records fit->render_prog (and allocates
- * the image output). 0 or a negative error code. */
+ * allocates the stage timers; records fit->render_prog and
+ * quick_render_prog (and allocates the image output). 0 or a negative
+ * error code. */
 int nn_record_epoch(struct nn_fit *fit);
 int nn_record_render(struct nn_fit *fit);
 

@@ -338,11 +338,14 @@ static void test_resume_is_exact(void **state)
 	check_resume(&d.recipe);
 }
 
-static void test_training_fits_and_exports(void **state)
+/* A short fit trains, exports a package, and the package renders on a
+ * fresh fit to the export's image and PSNR: fp32 both ways, also for an
+ * fp16 fit, whose exports render in fp32 as the package defines. */
+static void check_fits_and_exports(enum nn_precision precision)
 {
-	test_need_gpu();
 	struct nn_config cfg;
 	small_config(&cfg, 32);
+	cfg.precision = precision;
 	cfg.epochs = 150;
 	cfg.lr = 1e-3;
 	struct image *img = test_image(24, 20, 8);
@@ -394,6 +397,16 @@ static void test_training_fits_and_exports(void **state)
 	image_destroy(rendered);
 	nn_fit_destroy(fit);
 	image_destroy(img);
+}
+
+static void test_training_fits_and_exports(void **state)
+{
+	test_need_gpu();
+	check_fits_and_exports(NN_PRECISION_FP32);
+	if (gpu_info(test_gpu)->has_tensor_cores) {
+		print_message("# the same in fp16\n");
+		check_fits_and_exports(NN_PRECISION_FP16);
+	}
 }
 
 static void test_bad_config_is_refused(void **state)
