@@ -74,8 +74,10 @@ static const char usage[] =
 	"  --mem-budget MIB    device memory to plan tiles for\n"
 	"  --device N|NAME     which Vulkan device (see --devices)\n"
 	"  --precision P       auto (the default: fp16 tensor cores where the device\n"
-	"                      has them, else fp32), fp32, or fp16 (tensor cores, on\n"
-	"                      devices with NV or KHR cooperative matrices)\n"
+	"                      has them, then fp32 for the last tenth of the\n"
+	"                      epochs; else fp32), fp32, or fp16 (tensor cores\n"
+	"                      throughout, on devices with NV or KHR cooperative\n"
+	"                      matrices)\n"
 	"  --json              one JSON object per epoch, then a summary\n"
 	"  --timings           per-pass GPU times in the summary\n"
 	"  -q, --quiet         no progress on stderr\n";

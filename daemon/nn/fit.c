@@ -315,20 +315,143 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	return 0;
 }
 
-void nn_fit_destroy(struct nn_fit *fit)
+/* Frees what the fit holds on the device and its plan; the host side
+ * (config, epoch, history) stays. */
+static void release_device(struct nn_fit *fit)
 {
-	if (!fit)
-		return;
 	gpu_program_destroy(fit->epoch_prog);
 	gpu_program_destroy(fit->adam_prog);
 	if (fit->quick_render_prog != fit->render_prog)
 		gpu_program_destroy(fit->quick_render_prog);
 	gpu_program_destroy(fit->render_prog);
+	fit->epoch_prog = fit->adam_prog = NULL;
+	fit->render_prog = fit->quick_render_prog = NULL;
 	gpu_arena_destroy(fit->arena);
+	fit->arena = NULL;
 	tile_plan_finish(&fit->plan);
 	free(fit->stages);
+	fit->stages = NULL;
+}
+
+void nn_fit_destroy(struct nn_fit *fit)
+{
+	if (!fit)
+		return;
+	release_device(fit);
 	free(fit->history);
 	free(fit);
+}
+
+/* ------------------------------------------------- changing precision */
+
+/* What a rebuild carries over, in host memory. */
+struct carried {
+	float *params, *m, *v, *muon_m, *average;
+	struct image *target;
+};
+
+static void carried_free(struct carried *c)
+{
+	free(c->params), free(c->m), free(c->v), free(c->muon_m);
+	free(c->average);
+	image_destroy(c->target);
+}
+
+static int download_buffer(struct nn_fit *fit, const struct gpu_buffer *b,
+			   float **out)
+{
+	*out = NULL;
+	if (!b->handle)
+		return 0;
+	*out = malloc(b->size);
+	return *out ? gpu_download(fit->gpu, b, 0, *out, b->size) : ERR_NOMEM;
+}
+
+static int carry_out(struct nn_fit *fit, struct carried *c)
+{
+	size_t bytes = fit->layout.total * sizeof(float);
+	c->params = malloc(bytes), c->m = malloc(bytes), c->v = malloc(bytes);
+	int rc = c->params && c->m && c->v ? 0 : ERR_NOMEM;
+	rc = rc ? rc : nn_fit_read_params(fit, c->params, c->m, c->v);
+	rc = rc ? rc : download_buffer(fit, &fit->muon_m, &c->muon_m);
+	rc = rc ? rc : download_buffer(fit, &fit->average, &c->average);
+	if (rc == 0 && fit->has_target) {
+		c->target = image_create(fit->width, fit->height);
+		rc = c->target ? 0 : ERR_NOMEM;
+		rc = rc ? rc : gpu_download(fit->gpu, &fit->target, 0,
+					    c->target->rgb,
+					    (uint64_t)fit->width * fit->height * 12);
+	}
+	return rc;
+}
+
+/* A fresh fit in precision p from what was carried, its history and
+ * epoch those of fit. */
+static int rebuild(const struct nn_fit *fit, const struct carried *c,
+		   enum nn_precision p, struct nn_fit **out)
+{
+	struct nn_config cfg = fit->cfg;
+	char err[256] = "";
+	cfg.precision = p;
+	int rc = nn_fit_create_sized(out, fit->gpu, fit->width, fit->height,
+				     c->target, &cfg, c->params, err,
+				     sizeof(err));
+	if (rc)
+		return rc;
+	struct nn_fit *fresh = *out;
+	fresh->has_target = fit->has_target;
+	fresh->cfg.precision = fit->cfg.precision; /* what was asked */
+	rc = nn_fit_write_state(fresh, c->params, c->m, c->v, fit->epoch,
+				fit->history, fit->nhistory);
+	if (rc == 0 && c->muon_m && fresh->muon_m.handle)
+		rc = gpu_upload(fresh->gpu, &fresh->muon_m, 0, c->muon_m,
+				fresh->muon_m.size);
+	if (rc == 0 && c->average && fresh->average.handle)
+		rc = gpu_upload(fresh->gpu, &fresh->average, 0, c->average,
+				fresh->average.size);
+	if (rc) {
+		nn_fit_destroy(fresh);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int nn_fit_set_precision(struct nn_fit *fit, enum nn_precision p)
+{
+	struct carried c = {0};
+	enum nn_precision was = fit->precision;
+	int rc = carry_out(fit, &c);
+	if (rc) {
+		carried_free(&c);
+		return rc;
+	}
+	/* the old device side goes first: both may not fit at once */
+	release_device(fit);
+	struct nn_fit *fresh = NULL;
+	rc = rebuild(fit, &c, p, &fresh);
+	int kept = rc == ERR_DEVICE_OOM && p != was;
+	if (kept)
+		rc = rebuild(fit, &c, was, &fresh);
+	carried_free(&c);
+	if (rc)
+		return rc;
+	fresh->precision_kept = kept;
+	free(fit->history);
+	*fit = *fresh;
+	free(fresh);
+	return 0;
+}
+
+/* The precision epoch t runs in: --precision auto on a device with tensor
+ * cores takes fp16, and fp32 for the last NN_FP32_FINISH of the epochs. */
+static enum nn_precision precision_at(const struct nn_fit *fit, int t)
+{
+	if (fit->cfg.precision != NN_PRECISION_AUTO || fit->precision_kept ||
+	    !gpu_info(fit->gpu)->has_tensor_cores)
+		return fit->precision;
+	int finish = (int)ceil(fit->cfg.epochs * NN_FP32_FINISH);
+	return t > fit->cfg.epochs - finish ? NN_PRECISION_FP32
+					    : NN_PRECISION_FP16;
 }
 
 /* ------------------------------------------------------------ training */
@@ -379,9 +502,13 @@ int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 	int t = fit->epoch + 1;
 	double lr = nn_lr_at(&fit->cfg, t);
 	double start = now_ms();
+	enum nn_precision p = precision_at(fit, t);
+	int rc = p != fit->precision ? nn_fit_set_precision(fit, p) : 0;
+	if (rc)
+		return rc;
 
 	nn_optim_prepare(fit, t, lr);
-	int rc = gpu_program_run(fit->epoch_prog);
+	rc = gpu_program_run(fit->epoch_prog);
 	if (rc)
 		return rc;
 	double sse = sum_sse(fit);

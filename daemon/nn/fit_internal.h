@@ -25,6 +25,7 @@ struct nn_fit {
 	const struct gemm_variant *gemm; /* the GEMM family (nn/gemm.h) */
 	const struct gemm_variant *gemm32; /* the fp32 one (exact renders) */
 	enum nn_precision precision; /* resolved: FP32 or FP16 */
+	int precision_kept; /* a change did not fit the device: no more tries */
 	float grad_scale; /* loss scale of fp16 gradient operands */
 	int fused_sines;  /* the depthwise passes take the sines (GPUs) */
 	int half_storage; /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
