@@ -812,6 +812,8 @@ const struct cmd_entry cmd_submit_entry = {
 		"done and resumes what was checkpointed.\n"
 		"  --sbatch passes partition, time, account, QoS... to sbatch; "
 		"--dry-run\n  prints the batch script; --allow-cpu lets a task "
-		"without a GPU use\n  the CPU device. See vkinrctl(1).\n",
+		"without a GPU use\n  the CPU device. The fit options above "
+		"(not --priority) go on to\n  each task's vkinrd --fit-task. "
+		"See vkinrctl(1).\n",
 	.exec = cmd_submit_exec,
 };
