@@ -36,6 +36,7 @@
 
 #include "proto/errors.h"
 #include "util/fileio.h"
+#include "fitopts.h"
 #include "format.h"
 #include "jobs.h"
 #include "proto/params.h"
@@ -219,12 +220,8 @@ enum {
 	OPT_DRY_RUN,
 	OPT_FROM_FILE,
 	OPT_ALLOW_CPU,
-	OPT_EPOCHS,
-	OPT_WIDTH,
-	OPT_LR,
-	OPT_SEED,
-	OPT_TARGET_PSNR,
 	OPT_CSV,
+	OPT_PARAM, /* then the shared tables' options (fitopts.h) */
 };
 
 struct submission {
@@ -234,7 +231,7 @@ struct submission {
 	char *out_abs;          /* out made absolute, when it was not */
 	long tasks, gpus;
 	int dry_run, quiet, allow_cpu;
-	char fit_args[512];     /* options passed on to vkinrd --fit-task */
+	char fit_args[2048];    /* options passed on to vkinrd --fit-task */
 	struct manifest images; /* what this call fits, names given */
 	struct strmap known;    /* path -> name from OUT's manifest */
 	struct strmap taken;    /* name -> path */
@@ -656,24 +653,27 @@ static int parse_count(const struct cmd_entry *e, const char *opt,
 	return 0;
 }
 
-/* A fit option checked against the table that submit and the daemon use
- * (proto/params.h), then passed on to vkinrd --fit-task as it is. */
-static int parse_fit_param(struct submission *s, enum param_id id,
-			   const char *text)
+/* A fit option checked against the tables that submit and the daemon use
+ * (proto/params.h, fitopts.h), then passed on to vkinrd --fit-task as it
+ * is: the recipe, precision and dilations as well as epochs, width, lr,
+ * seed and target. */
+static int parse_fit_param(struct submission *s, int c, const char *text)
 {
-	char err[256];
-	double v;
-	if (param_parse(id, text, param_limits[id].option, &v, err,
-			sizeof err) < 0)
-		return cmd_usage_error(s->self, "%s", err);
-	add_fit_arg(s, param_limits[id].option, text);
+	struct fit_value v;
+	int rc = fit_option_parse(s->self, c, OPT_PARAM, text, &v);
+	if (rc)
+		return rc;
+	if (c == OPT_PARAM + PARAM_PRIORITY)
+		return cmd_usage_error(s->self, "--priority orders the daemon's "
+				       "queue; with --slurm, pass Slurm's "
+				       "(--sbatch \"--nice=N\")");
+	add_fit_arg(s, v.option, text);
 	return 0;
 }
 
-
 static int parse_submit(struct submission *s, int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 		{"slurm", no_argument, NULL, OPT_SLURM},
 		{"out", required_argument, NULL, OPT_OUT},
 		{"tasks", required_argument, NULL, OPT_TASKS},
@@ -682,19 +682,22 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"from-file", required_argument, NULL, OPT_FROM_FILE},
 		{"allow-cpu", no_argument, NULL, OPT_ALLOW_CPU},
-		{"epochs", required_argument, NULL, OPT_EPOCHS},
-		{"width", required_argument, NULL, OPT_WIDTH},
-		{"lr", required_argument, NULL, OPT_LR},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"target-psnr", required_argument, NULL, OPT_TARGET_PSNR},
 		{"quiet", no_argument, NULL, 'q'},
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
 	};
+	struct option opts[sizeof own / sizeof own[0] + FIT_OPTION_COUNT + 1] =
+		{{0}};
 	const struct cmd_entry *e = s->self;
 	int c, rc;
 
+	memcpy(opts, own, sizeof own);
+	fit_options_table(opts + sizeof own / sizeof own[0], OPT_PARAM);
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+		if (fit_option_is(c, OPT_PARAM)) {
+			if ((rc = parse_fit_param(s, c, optarg)))
+				return rc;
+			continue;
+		}
 		rc = 0;
 		switch (c) {
 		case OPT_SLURM: break;
@@ -711,13 +714,6 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		case OPT_DRY_RUN: s->dry_run = 1; break;
 		case OPT_FROM_FILE: rc = add_list(s, optarg); break;
 		case OPT_ALLOW_CPU: s->allow_cpu = 1; break;
-		case OPT_EPOCHS: rc = parse_fit_param(s, PARAM_EPOCHS, optarg); break;
-		case OPT_WIDTH: rc = parse_fit_param(s, PARAM_WIDTH, optarg); break;
-		case OPT_LR: rc = parse_fit_param(s, PARAM_LR, optarg); break;
-		case OPT_SEED: rc = parse_fit_param(s, PARAM_SEED, optarg); break;
-		case OPT_TARGET_PSNR:
-			rc = parse_fit_param(s, PARAM_TARGET_PSNR, optarg);
-			break;
 		case 'q': s->quiet = 1; break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0)

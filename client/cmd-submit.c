@@ -28,6 +28,7 @@
 #include "util/base64.h"
 #include "client.h"
 #include "conn.h"
+#include "fitopts.h"
 #include "proto/errors.h"
 #include "util/fileio.h"
 #include "util/image.h"
@@ -48,8 +49,7 @@ enum {
 	OPT_WAIT,
 	OPT_FROM_FILE,
 	OPT_SKIP_DONE,
-	OPT_PARAM, /* OPT_PARAM + id: a row of the table of parameters */
-	OPT_TEXT_PARAM = OPT_PARAM + PARAM_COUNT, /* + id: a word parameter */
+	OPT_PARAM, /* then the shared tables' options (fitopts.h) */
 };
 
 /* The options submit's own; the engine's numeric ones come from the
@@ -521,66 +521,37 @@ static int add_init(struct submit *s, const char *path)
 	return 0;
 }
 
-/* Parses a value of the table's parameter id into s->common; 0 or the
- * usage error's exit status. */
-static int parse_param(struct submit *s, enum param_id id, const char *text)
+/* Checks a value of the shared tables' option c into s->common; 0 or
+ * the usage error's exit status. */
+static int parse_param(struct submit *s, int c, const char *text)
 {
-	char err[256];
-	double v;
+	struct fit_value v;
+	int rc = fit_option_parse(s->self, c, OPT_PARAM, text, &v);
 
-	if (param_parse(id, text, param_limits[id].option, &v, err,
-			sizeof err) < 0)
-		return cmd_usage_error(s->self, "%s", err);
-	cJSON_DeleteItemFromObjectCaseSensitive(s->common,
-						param_limits[id].key);
-	cJSON_AddNumberToObject(s->common, param_limits[id].key, v);
-	return 0;
-}
-
-/* The same for a word parameter (schedule, precision, dilations). */
-static int parse_text_param(struct submit *s, enum text_param_id id,
-			    const char *text)
-{
-	char err[256];
-
-	if (text_param_check(id, text, text_params[id].option, err,
-			     sizeof err) < 0)
-		return cmd_usage_error(s->self, "%s", err);
-	cJSON_DeleteItemFromObjectCaseSensitive(s->common, text_params[id].key);
-	cJSON_AddStringToObject(s->common, text_params[id].key, text);
+	if (rc)
+		return rc;
+	cJSON_DeleteItemFromObjectCaseSensitive(s->common, v.key);
+	if (v.is_text)
+		cJSON_AddStringToObject(s->common, v.key, text);
+	else
+		cJSON_AddNumberToObject(s->common, v.key, v.number);
 	return 0;
 }
 
 static int parse_options(struct submit *s, int argc, char **argv,
 			 const char **init, int *rc_out)
 {
-	struct option opts[N_SUBMIT_OPTIONS + PARAM_COUNT + TEXT_PARAM_COUNT +
-			   1] = {{0}};
+	struct option opts[N_SUBMIT_OPTIONS + FIT_OPTION_COUNT + 1] = {{0}};
 	const struct cmd_entry *e = s->self;
 	int c, rc;
 
 	memcpy(opts, submit_options, sizeof submit_options);
-	for (int i = 0; i < PARAM_COUNT; i++)
-		opts[N_SUBMIT_OPTIONS + i] = (struct option){
-			param_limits[i].option + 2, required_argument, NULL,
-			OPT_PARAM + i};
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
-		opts[N_SUBMIT_OPTIONS + PARAM_COUNT + i] = (struct option){
-			text_params[i].option + 2, required_argument, NULL,
-			OPT_TEXT_PARAM + i};
+	fit_options_table(opts + N_SUBMIT_OPTIONS, OPT_PARAM);
 
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		rc = 0;
-		if (c >= OPT_PARAM && c < OPT_PARAM + PARAM_COUNT) {
-			if ((rc = parse_param(s, c - OPT_PARAM, optarg))) {
-				*rc_out = rc;
-				return -1;
-			}
-			continue;
-		}
-		if (c >= OPT_TEXT_PARAM && c < OPT_TEXT_PARAM + TEXT_PARAM_COUNT) {
-			if ((rc = parse_text_param(s, c - OPT_TEXT_PARAM,
-						   optarg))) {
+		if (fit_option_is(c, OPT_PARAM)) {
+			if ((rc = parse_param(s, c, optarg))) {
 				*rc_out = rc;
 				return -1;
 			}
@@ -841,6 +812,8 @@ const struct cmd_entry cmd_submit_entry = {
 		"done and resumes what was checkpointed.\n"
 		"  --sbatch passes partition, time, account, QoS... to sbatch; "
 		"--dry-run\n  prints the batch script; --allow-cpu lets a task "
-		"without a GPU use\n  the CPU device. See vkinrctl(1).\n",
+		"without a GPU use\n  the CPU device. The fit options above "
+		"(not --priority) go on to\n  each task's vkinrd --fit-task. "
+		"See vkinrctl(1).\n",
 	.exec = cmd_submit_exec,
 };

@@ -24,6 +24,7 @@
 #include "nn/fit.h"
 #include "nn/package.h"
 #include "proto/protocol.h"
+#include "recipe_options.h"
 #include "safetensors.h"
 
 struct fit_options {
@@ -120,36 +121,20 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	/* the recipe's keys, spelled with - for _, after the fixed options */
-	enum { MAX_RECIPE = 16 };
-	static char recipe_names[MAX_RECIPE][32];
-	struct option all[sizeof(longs) / sizeof(longs[0]) + MAX_RECIPE];
-	int nlong = 0;
-	for (; longs[nlong].name; nlong++)
-		all[nlong] = longs[nlong];
-	for (int i = 0; i < MAX_RECIPE && nn_recipe_key(i); i++) {
-		char *name = recipe_names[i];
-		snprintf(name, sizeof(recipe_names[i]), "%s", nn_recipe_key(i));
-		for (char *u = strchr(name, '_'); u; u = strchr(u, '_'))
-			*u = '-';
-		all[nlong++] = (struct option){name, required_argument, 0,
-					       O_RECIPE + i};
-	}
-	all[nlong] = (struct option){0, 0, 0, 0};
+	/* then the recipe's keys, spelled with - for _ */
+	struct option all[sizeof(longs) / sizeof(longs[0]) + RECIPE_OPTIONS_MAX];
+	recipe_options_table(longs, all, O_RECIPE);
 	int c, v;
 	char *end;
-	char err[256];
 	nn_config_defaults(&o->cfg, 0);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
-		if (c >= O_RECIPE && c < O_RECIPE + MAX_RECIPE) {
-			if (nn_recipe_set(&o->cfg.recipe, nn_recipe_key(c - O_RECIPE),
-					  optarg, err, sizeof(err))) {
-				fprintf(stderr, "vkinrd: %s\n", err);
-				goto usage_error;
-			}
+		int recipe = recipe_option_apply(&o->cfg.recipe, c, O_RECIPE,
+						 optarg);
+		if (recipe < 0)
+			goto usage_error;
+		if (recipe)
 			continue;
-		}
 		switch (c) {
 		case O_FIT: o->image = optarg; break;
 		case O_EPOCHS:

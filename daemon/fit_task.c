@@ -50,6 +50,7 @@
 #include "image.h"
 #include "nn/fit.h"
 #include "nn/package.h"
+#include "recipe_options.h"
 #include "safetensors.h"
 
 #define MAX_TASK_GPUS 16
@@ -90,9 +91,14 @@ static const char usage[] =
 	"  MANIFEST            lines of NAME<TAB>PATH (vkinrctl submit --slurm)\n"
 	"  --out OUT           results go to OUT/NAME/\n"
 	"  --shard K/N         fit lines K, K+N, ... (default 0/1: every line)\n"
-	"  --epochs N --width NF --lr LR --seed S --warmup N\n"
-	"  --schedule cosine|linear|exp|constant --max-tile PX\n"
+	"  --epochs N --width NF --lr LR --seed S --dilations LIST\n"
+	"  --precision auto|fp32|fp16 --max-tile PX\n"
 	"                      as for vkinrd --fit\n"
+	"  --optimizer NAME --schedule NAME --warmup N --plateau N\n"
+	"  --lr-min R --half-life N --average NAME --ema-decay D\n"
+	"  --ssim W --grad W --chroma W\n"
+	"                      the recipe, with the defaults of vkinrd --fit\n"
+	"                      (see vkinrd --fit --help)\n"
 	"  --target-psnr DB    stop an image early once an epoch reaches DB\n"
 	"  --device N|NAME     a device, when no scheduler assigned one\n"
 	"  --allow-cpu         use the CPU device (lavapipe) when given no GPU\n"
@@ -111,7 +117,8 @@ static int parse_number(const char *s, double lo, double hi, double *out)
 static int parse_args(int argc, char **argv, struct task *t)
 {
 	enum { O_TASK = 256, O_OUT, O_SHARD, O_EPOCHS, O_WIDTH, O_LR, O_SEED,
-	       O_WARMUP, O_SCHED, O_TILE, O_TARGET, O_DEVICE, O_CPU };
+	       O_DIL, O_PRECISION, O_TILE, O_TARGET, O_DEVICE, O_CPU,
+	       O_RECIPE /* then one for each recipe key */ };
 	static const struct option longs[] = {
 		{"fit-task", required_argument, 0, O_TASK},
 		{"out", required_argument, 0, O_OUT},
@@ -120,8 +127,8 @@ static int parse_args(int argc, char **argv, struct task *t)
 		{"width", required_argument, 0, O_WIDTH},
 		{"lr", required_argument, 0, O_LR},
 		{"seed", required_argument, 0, O_SEED},
-		{"warmup", required_argument, 0, O_WARMUP},
-		{"schedule", required_argument, 0, O_SCHED},
+		{"dilations", required_argument, 0, O_DIL},
+		{"precision", required_argument, 0, O_PRECISION},
 		{"max-tile", required_argument, 0, O_TILE},
 		{"target-psnr", required_argument, 0, O_TARGET},
 		{"device", required_argument, 0, O_DEVICE},
@@ -130,15 +137,23 @@ static int parse_args(int argc, char **argv, struct task *t)
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
+	/* then the recipe's keys, as for vkinrd --fit */
+	struct option all[sizeof longs / sizeof longs[0] + RECIPE_OPTIONS_MAX];
 	double v = 0;
 	int c, n;
 
+	recipe_options_table(longs, all, O_RECIPE);
 	nn_config_defaults(&t->cfg, 0);
 	t->shard = 0;
 	t->shards = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
-		int bad = 0;
+	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
+		int bad = 0, recipe = recipe_option_apply(&t->cfg.recipe, c,
+							  O_RECIPE, optarg);
+		if (recipe < 0)
+			goto usage_error;
+		if (recipe)
+			continue;
 		switch (c) {
 		case O_TASK: t->manifest = optarg; break;
 		case O_OUT: t->out = optarg; break;
@@ -161,13 +176,12 @@ static int parse_args(int argc, char **argv, struct task *t)
 			bad = parse_number(optarg, 0, 9007199254740991.0, &v);
 			t->cfg.seed = (uint64_t)v;
 			break;
-		case O_WARMUP:
-		case O_SCHED: {
-			char err[256];
-			bad = nn_recipe_set(&t->cfg.recipe, longs[c - O_TASK].name,
-					    optarg, err, sizeof err) != 0;
+		case O_DIL:
+			bad = nn_config_parse_dilations(&t->cfg, optarg) != 0;
 			break;
-		}
+		case O_PRECISION:
+			bad = nn_precision_parse(optarg, &t->cfg.precision) != 0;
+			break;
 		case O_TILE:
 			bad = parse_number(optarg, 1, 1 << 20, &v);
 			t->cfg.max_tile = (int)v;
@@ -187,8 +201,17 @@ static int parse_args(int argc, char **argv, struct task *t)
 			goto usage_error;
 		}
 	}
-	if (t->manifest && t->out && optind == argc)
+	if (!t->manifest || !t->out || optind != argc)
+		goto usage_error;
+	/* the ranges, weighed together, before any image (the width the
+	 * device picks when none is given is always allowed) */
+	struct nn_config check = t->cfg;
+	char err[256];
+	if (!t->width_given)
+		check.nf = 64;
+	if (nn_config_check(&check, err, sizeof err) == 0)
 		return 0;
+	fprintf(stderr, "vkinrd: %s\n", err);
 usage_error:
 	fputs(usage, stderr);
 	return -1;

@@ -93,7 +93,7 @@ int param_parse(enum param_id id, const char *text, const char *what,
 #define LIMIT_DILATIONS 8
 #define LIMIT_DILATION 64
 #define TEXT_PARAM_LIST(X)                                                   \
-	X(SCHEDULE, "schedule", "--schedule", "constant|cosine|linear",      \
+	X(SCHEDULE, "schedule", "--schedule", "constant|cosine|linear|exp",  \
 	  "cosine")                                                          \
 	X(OPTIMIZER, "optimizer", "--optimizer", "adam|muon", "muon")        \
 	X(AVERAGE, "average", "--average", "none|ema", "ema")                \

@@ -1,0 +1,41 @@
+/*
+ * fitopts.h - the engine's parameters as vkinrctl options, for every way
+ * of submitting a fit: `vkinrctl submit` (to the daemon, cmd-submit.c) and
+ * `vkinrctl submit --slurm` (to vkinrd --fit-task, cmd-slurm.c). One
+ * option per row of the shared tables (proto/params.h: the numbers, then
+ * the words), each checked with the tables' own sentence, so both paths
+ * take the same options and refuse a bad value alike.
+ */
+#ifndef VKINR_FITOPTS_H
+#define VKINR_FITOPTS_H
+
+#include <getopt.h>
+
+#include "client.h"
+#include "proto/params.h"
+
+/* How many options fit_options_table writes. */
+#define FIT_OPTION_COUNT (PARAM_COUNT + TEXT_PARAM_COUNT)
+
+/* Writes FIT_OPTION_COUNT options into opts: param_limits' rows with the
+ * getopt values first + id, then text_params' with first + PARAM_COUNT +
+ * id. */
+void fit_options_table(struct option *opts, int first);
+
+/* One checked value. */
+struct fit_value {
+	const char *key;    /* on the wire: "target_psnr" */
+	const char *option; /* on the command line: "--target-psnr" */
+	int is_text;        /* a word (schedule, dilations...), not a number */
+	double number;      /* the number, when not text */
+};
+
+/* Whether getopt's value c is one of the table's options. */
+int fit_option_is(int c, int first);
+
+/* Checks text for the option c; 0 with *v filled, or the usage error's
+ * exit status (the sentence printed by cmd_usage_error). */
+int fit_option_parse(const struct cmd_entry *e, int c, int first,
+		     const char *text, struct fit_value *v);
+
+#endif
