@@ -117,9 +117,10 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 
 	lim.budget_bytes = fit->cfg.mem_budget ? fit->cfg.mem_budget
 					       : info->budget_bytes / 10 * 8;
-	/* weights, gradient, moments, target and reconstruction, partial
-	 * sums, and what the arena's shared blocks may leave unused */
-	lim.fixed_bytes = 4 * fit->layout.total * 4 + 2 * pixels * 12 +
+	/* weights, gradient, moments, the best weights, target and
+	 * reconstruction, partial sums, and what the arena's shared blocks
+	 * may leave unused */
+	lim.fixed_bytes = 5 * fit->layout.total * 4 + 2 * pixels * 12 +
 			  (96u << 20) + (256u << 20) + nn_optim_bytes(fit);
 	/* S_0..S_B, Z (or dZ), dS; the fp16 path adds fp16 copies of Z and
 	 * dS, and keeps S_0..S_B-1 in fp16 and no S_B (see alloc_buffers) */
@@ -200,7 +201,8 @@ static int alloc_buffers(struct nn_fit *fit)
 	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->grad);
 	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->adam_m);
 	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->adam_v);
-	rc = rc ? rc : gpu_buffer_alloc(a, 16, 1, &fit->step);
+	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->best);
+	rc = rc ? rc : gpu_buffer_alloc(a, NN_STEP_FLOATS * 4, 1, &fit->step);
 	rc = rc ? rc : gpu_buffer_alloc(a, pixels * 12, 0, &fit->target);
 	/* the fp16 path with fused sines keeps S_0..S_B-1 in fp16 for the
 	 * backward; the forward's fp32 S_k, and S_B, live in z meanwhile */
@@ -264,6 +266,7 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	fit->width = width;
 	fit->height = height;
 	fit->has_target = target != NULL;
+	fit->kept = (struct nn_best){.psnr = 0, .epoch = -1};
 	nn_layout_init(&fit->layout, cfg);
 	rc = choose_precision(fit, err, errlen);
 	if (rc) {
@@ -317,6 +320,7 @@ void nn_fit_destroy(struct nn_fit *fit)
 	gpu_program_destroy(fit->epoch_prog);
 	gpu_program_destroy(fit->adam_prog);
 	gpu_program_destroy(fit->render_prog);
+	gpu_program_destroy(fit->keep_average_prog);
 	gpu_arena_destroy(fit->arena);
 	tile_plan_finish(&fit->plan);
 	free(fit->stages);
@@ -367,6 +371,23 @@ static int append_history(struct nn_fit *fit, const struct nn_metrics *m)
 	return 0;
 }
 
+/* Does a measurement of psnr beat the best model so far? */
+static int beats_best(const struct nn_fit *fit, double psnr)
+{
+	return isfinite(psnr) && (fit->kept.epoch < 0 || psnr > fit->kept.psnr);
+}
+
+/* The average, measured after epoch t's step, beat the best: copied on
+ * the device (at most every NN_AVERAGE_EVERY epochs, so a submit of its
+ * own is cheap next to the render that measured it). */
+static int keep_average(struct nn_fit *fit, int t, double psnr)
+{
+	int rc = gpu_program_run(fit->keep_average_prog);
+	if (rc == 0)
+		fit->kept = (struct nn_best){psnr, t, NN_BEST_AVERAGE};
+	return rc;
+}
+
 int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 {
 	int t = fit->epoch + 1;
@@ -384,22 +405,43 @@ int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 		rc = gpu_fill_zero(fit->gpu, &fit->grad);
 		return rc ? rc : ERR_DIVERGED;
 	}
+	double psnr = mse > 0 ? -10 * log10(mse) : 999;
+	/* the weights just measured are those before this epoch's step: the
+	 * optimizer program copies them into the best first when they beat it */
+	int keep = beats_best(fit, psnr);
+	nn_optim_keep_live(fit, keep);
 	rc = gpu_program_run(fit->adam_prog);
 	if (rc)
 		return rc;
+	if (keep)
+		fit->kept = (struct nn_best){psnr, t - 1, NN_BEST_LIVE};
 	collect_pass_times(fit);
 	fit->epoch = t;
 	m->epoch = t;
 	m->mse = mse;
-	m->psnr = mse > 0 ? -10 * log10(mse) : 999;
+	m->psnr = psnr;
 	m->lr = lr;
 	m->psnr_average = 0;
 	if (fit->average.handle &&
 	    (t % NN_AVERAGE_EVERY == 0 || t == fit->cfg.epochs) &&
 	    (rc = nn_fit_average_psnr(fit, &m->psnr_average)))
 		return rc;
+	if (m->psnr_average > 0 && beats_best(fit, m->psnr_average) &&
+	    (rc = keep_average(fit, t, m->psnr_average)))
+		return rc;
+	m->psnr_best = fit->kept.psnr;
 	m->ms = now_ms() - start;
 	return append_history(fit, m);
+}
+
+const char *nn_best_source_name(enum nn_best_source source)
+{
+	return source == NN_BEST_AVERAGE ? "average" : "live";
+}
+
+void nn_fit_best(const struct nn_fit *fit, struct nn_best *best)
+{
+	*best = fit->kept;
 }
 
 int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse)
@@ -533,25 +575,26 @@ int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
 }
 
 /*
- * The averaged weights go through fit->params for rendering: the live
- * weights are kept on the host meanwhile and put back after, so the
- * recorded programs serve both. Cheap next to an epoch, and only done
- * when asked (exports, evaluations).
+ * The averaged or the best weights go through fit->params for rendering:
+ * the live weights are kept on the host meanwhile and put back after, so
+ * the recorded programs serve all. Cheap next to an epoch, and only done
+ * when asked (exports, evaluations, the average every few epochs).
  */
-int nn_fit_swap_average_in(struct nn_fit *fit, float **live)
+int nn_fit_swap_in(struct nn_fit *fit, const struct gpu_buffer *weights,
+		   float **live)
 {
 	size_t bytes = fit->layout.total * sizeof(float);
-	float *avg = malloc(bytes);
+	float *other = malloc(bytes);
 	*live = malloc(bytes);
-	int rc = avg && *live ? 0 : ERR_NOMEM;
+	int rc = other && *live ? 0 : ERR_NOMEM;
 	rc = rc ? rc : nn_fit_read_params(fit, *live, NULL, NULL);
-	rc = rc ? rc : gpu_download(fit->gpu, &fit->average, 0, avg, bytes);
-	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, avg, bytes);
-	free(avg);
+	rc = rc ? rc : gpu_download(fit->gpu, weights, 0, other, bytes);
+	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, other, bytes);
+	free(other);
 	return rc;
 }
 
-int nn_fit_swap_average_out(struct nn_fit *fit, float *live)
+int nn_fit_swap_out(struct nn_fit *fit, float *live)
 {
 	int rc = live ? gpu_upload(fit->gpu, &fit->params, 0, live,
 				   fit->layout.total * sizeof(float))
@@ -565,8 +608,8 @@ int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
 	float *live = NULL;
 	if (!fit->average.handle)
 		return ERR_INVALID;
-	int rc = nn_fit_swap_average_in(fit, &live);
+	int rc = nn_fit_swap_in(fit, &fit->average, &live);
 	rc = rc ? rc : nn_fit_render(fit, NULL, psnr);
-	int back = nn_fit_swap_average_out(fit, live);
+	int back = nn_fit_swap_out(fit, live);
 	return rc ? rc : back;
 }

@@ -252,7 +252,8 @@ static void run_epochs(struct nn_fit *fit, int n, struct nn_metrics *out)
 
 /* Resumes at epoch 5 of 12 and compares every epoch; with the recipe's
  * state (Muon's momentum, the average, the schedule's position) when it
- * has one. */
+ * has one, and the best model kept (its weights, PSNR, epoch, source and
+ * each epoch's psnr_best). */
 static void check_resume(const struct nn_recipe *recipe)
 {
 	struct nn_config cfg;
@@ -270,6 +271,11 @@ static void check_resume(const struct nn_recipe *recipe)
 
 	assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
 	run_epochs(b, 5, mb);
+	struct nn_best saved, restored;
+	nn_fit_best(b, &saved);
+	size_t wbytes = b->best.size;
+	float *w5 = malloc(wbytes), *w = malloc(wbytes);
+	test_download(&b->best, w5, wbytes / sizeof(float));
 	struct st_file *ck;
 	uint8_t *bytes;
 	size_t size;
@@ -285,16 +291,38 @@ static void check_resume(const struct nn_recipe *recipe)
 	assert_int_equal(nn_fit_create(&b, test_gpu, img, &ccfg, NULL, err, sizeof(err)), 0);
 	assert_int_equal(nn_fit_restore(b, loaded, err, sizeof(err)), 0);
 	assert_int_equal(nn_fit_epoch(b), 5);
+	/* the best model as it was when the checkpoint was taken */
+	nn_fit_best(b, &restored);
+	assert_true(saved.epoch >= 0 && restored.psnr == saved.psnr &&
+		    restored.epoch == saved.epoch &&
+		    restored.source == saved.source);
+	test_download(&b->best, w, wbytes / sizeof(float));
+	assert_memory_equal(w, w5, wbytes);
+	free(w5), free(w);
 	run_epochs(b, 7, mb + 5);
 	for (int i = 0; i < 12; i++) {
 		assert_int_equal(ma[i].epoch, mb[i].epoch);
 		assert_true(ma[i].mse == mb[i].mse); /* bit for bit */
 		assert_true(ma[i].lr == mb[i].lr);
+		assert_true(ma[i].psnr_best == mb[i].psnr_best);
 	}
 	int n;
 	const struct nn_metrics *h = nn_fit_history(b, &n);
 	assert_int_equal(n, 12);
 	assert_int_equal(h[11].epoch, 12);
+	for (int i = 0; i < 12; i++)
+		assert_true(h[i].psnr_best == ma[i].psnr_best);
+	struct nn_best best_a, best_b;
+	nn_fit_best(a, &best_a);
+	nn_fit_best(b, &best_b);
+	assert_true(best_a.psnr == best_b.psnr && best_a.psnr == ma[11].psnr_best);
+	assert_int_equal(best_a.epoch, best_b.epoch);
+	assert_int_equal(best_a.source, best_b.source);
+	float *wa = malloc(a->best.size), *wb = malloc(b->best.size);
+	test_download(&a->best, wa, a->best.size / sizeof(float));
+	test_download(&b->best, wb, b->best.size / sizeof(float));
+	assert_memory_equal(wa, wb, a->best.size);
+	free(wa), free(wb);
 	if (cfg.recipe.average != NN_AVERAGE_NONE) {
 		double avg_a, avg_b;
 		assert_int_equal(nn_fit_average_psnr(a, &avg_a), 0);
