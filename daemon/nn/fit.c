@@ -3,14 +3,16 @@
  * Vulkan device (see fit.h for the contract).
  *
  * At creation the fit plans its tiles, allocates every buffer once from an
- * arena (parameters, gradient, both Adam moments, the target, one
- * activation buffer per layer sized for the largest tile, two scratch
- * buffers and the partial-sum buffers) and records two programs
- * (record.c): the epoch (every tile forward, head, backward, with the
- * gradient summed over tiles) and the optimizer step (optim.c). An epoch
- * is then: write the step size into a small host-visible buffer, run the
- * epoch, add up the squared errors on the host in double, run the
- * optimizer. Nothing is recorded or allocated per epoch, and every
+ * arena (parameters, gradient, both Adam moments, the best model's
+ * weights, the target, one activation buffer per layer sized for the
+ * largest tile, two scratch buffers and the partial-sum buffers) and
+ * records two programs (record.c): the epoch (every tile forward, head,
+ * backward, with the gradient summed over tiles) and the optimizer step
+ * (optim.c). An epoch is then: write the step size into a small
+ * host-visible buffer, run the epoch, add up the squared errors on the
+ * host in double, flag whether the weights just measured beat the best
+ * model (fit.h, struct nn_best), run the optimizer, whose first pass then
+ * keeps them. Nothing is recorded or allocated per epoch, and every
  * reduction happens in a fixed order, so a run is deterministic on a
  * given device and a resumed run continues bit for bit.
  *
