@@ -660,30 +660,29 @@ static int export_weights(struct nn_fit *fit, const struct gpu_buffer *w,
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr)
 {
-	struct exported won = {0}, other = {0};
-	snprintf(won.weights, sizeof(won.weights), "live");
-	int rc = export_weights(fit, &fit->params, model != NULL, recon != NULL,
-				&won);
-	for (int i = 0; rc == 0 && i < 2; i++) {
-		const struct gpu_buffer *w = i == 0 ? &fit->average : &fit->best;
-		if (i == 0 && !fit->average.handle)
-			continue;
-		if (i == 0)
-			snprintf(other.weights, sizeof(other.weights), "average");
-		else if (fit->kept.epoch < 0)
-			continue;
-		else
-			snprintf(other.weights, sizeof(other.weights),
-				 "best (%s, epoch %d)",
-				 nn_best_source_name(fit->kept.source),
-				 fit->kept.epoch);
-		rc = export_weights(fit, w, model != NULL, recon != NULL, &other);
-		if (rc == 0 && other.psnr > won.psnr) {
+	const struct gpu_buffer *copies[3] = {&fit->params};
+	struct exported won = {0}, e[3] = {{0}};
+	int n = 1, rc = 0;
+	snprintf(e[0].weights, sizeof(e[0].weights), "live");
+	if (fit->average.handle) {
+		copies[n] = &fit->average;
+		snprintf(e[n++].weights, sizeof(e[0].weights), "average");
+	}
+	if (fit->kept.epoch >= 0) {
+		copies[n] = &fit->best;
+		snprintf(e[n++].weights, sizeof(e[0].weights),
+			 "best (%s, epoch %d)",
+			 nn_best_source_name(fit->kept.source), fit->kept.epoch);
+	}
+	for (int i = 0; rc == 0 && i < n; i++) {
+		rc = export_weights(fit, copies[i], model != NULL, recon != NULL,
+				    &e[i]);
+		if (rc == 0 && (i == 0 || e[i].psnr > won.psnr)) {
 			exported_free(&won);
-			won = other;
-			other.model = NULL, other.recon = NULL;
+			won = e[i];
+		} else {
+			exported_free(&e[i]);
 		}
-		exported_free(&other);
 	}
 	if (rc) {
 		exported_free(&won);
