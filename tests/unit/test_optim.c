@@ -303,9 +303,9 @@ static void check_best(enum nn_average average, double lr)
 		free(before);
 	}
 	/* the point of it: the live weights fell back, the best did not */
-	print_message("%d epochs >0.5 dB below the best, %d bests from the "
-		      "average, best %.2f dB, last %.2f dB\n", drops,
-		      from_average, running, m.psnr);
+	print_message("epoch %d: %.2f dB, more than 1 dB below the best, "
+		      "%.2f dB (%d bests from the average)\n", m.epoch,
+		      m.psnr, running, from_average);
 	assert_true(drops > 0);
 	int n;
 	const struct nn_metrics *h = nn_fit_history(fit, &n);
