@@ -91,7 +91,7 @@ static const char usage[] =
 	"  --out OUT           results go to OUT/NAME/\n"
 	"  --shard K/N         fit lines K, K+N, ... (default 0/1: every line)\n"
 	"  --epochs N --width NF --lr LR --seed S --warmup N\n"
-	"  --schedule cosine|linear|constant --max-tile PX\n"
+	"  --schedule cosine|linear|exp|constant --max-tile PX\n"
 	"                      as for vkinrd --fit\n"
 	"  --target-psnr DB    stop an image early once an epoch reaches DB\n"
 	"  --device N|NAME     a device, when no scheduler assigned one\n"

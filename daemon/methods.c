@@ -526,7 +526,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 					   "key", "warmup", "schedule",
 					   "precision", "dilations",
 					   "optimizer", "average", "plateau",
-					   "lr_min", "ema_decay", "ssim",
+					   "lr_min", "half_life", "ema_decay",
+					   "ssim",
 					   "grad", "chroma", NULL};
 	struct service *svc = rq->svc;
 	struct job_params p;

@@ -68,9 +68,9 @@ static double now_ms(void)
  * tiles on CPU devices and small widths, 128x128 on GPUs. VKINR_GEMM=NAME
  * (see gemm.c) overrides with a family of the same operand precision, for
  * benchmarks and for the tests of the tensor-core tiling ("coop_emu"). */
-static const struct gemm_variant *choose_gemm(const struct nn_fit *fit)
+static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
+					      int half)
 {
-	int half = fit->precision == NN_PRECISION_FP16;
 	const struct gemm_variant *v = gemm_variant_find(getenv("VKINR_GEMM"));
 	if (v && v->half == half)
 		return v;
@@ -102,7 +102,8 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	fit->half_storage = p == NN_PRECISION_FP16 &&
 			    nn_use_fused_sines(fit->gpu) &&
 			    !(half_s && !strcmp(half_s, "0"));
-	fit->gemm = choose_gemm(fit);
+	fit->gemm = choose_gemm(fit, p == NN_PRECISION_FP16);
+	fit->gemm32 = choose_gemm(fit, 0);
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
@@ -190,11 +191,15 @@ static int alloc_buffers(struct nn_fit *fit)
 	uint64_t part_a = (uint64_t)nn_nt_splits(fit, (int)n) * nf * nf;
 	if (part_a < (uint64_t)chunks * 3)
 		part_a = (uint64_t)chunks * 3;
-	int most_chunks = chunks; /* also the row passes' chunks of any tile */
+	int most_chunks = chunks; /* also the depthwise passes' chunks */
 	for (int i = 0; i < fit->plan.count; i++) {
 		const struct tile_rect *t = &fit->plan.tiles[i].region;
 		int c = (int)row_chunks(t->w, t->h);
 		most_chunks = c > most_chunks ? c : most_chunks;
+		for (int k = 0; k < fit->cfg.nblocks; k++) { /* and the strips' */
+			c = (int)dw_strip_chunks(t->w, t->h, fit->cfg.dilations[k]);
+			most_chunks = c > most_chunks ? c : most_chunks;
+		}
 	}
 	uint64_t part_b = (uint64_t)most_chunks * 9 * nf;
 
@@ -315,19 +320,151 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	return 0;
 }
 
+/* Frees what the fit holds on the device and its plan; the host side
+ * (config, epoch, history) stays. */
+static void release_device(struct nn_fit *fit)
+{
+	gpu_program_destroy(fit->epoch_prog);
+	gpu_program_destroy(fit->adam_prog);
+	if (fit->quick_render_prog != fit->render_prog)
+		gpu_program_destroy(fit->quick_render_prog);
+	gpu_program_destroy(fit->render_prog);
+	gpu_program_destroy(fit->keep_average_prog);
+	fit->epoch_prog = fit->adam_prog = fit->keep_average_prog = NULL;
+	fit->render_prog = fit->quick_render_prog = NULL;
+	gpu_arena_destroy(fit->arena);
+	fit->arena = NULL;
+	tile_plan_finish(&fit->plan);
+	free(fit->stages);
+	fit->stages = NULL;
+}
+
 void nn_fit_destroy(struct nn_fit *fit)
 {
 	if (!fit)
 		return;
-	gpu_program_destroy(fit->epoch_prog);
-	gpu_program_destroy(fit->adam_prog);
-	gpu_program_destroy(fit->render_prog);
-	gpu_program_destroy(fit->keep_average_prog);
-	gpu_arena_destroy(fit->arena);
-	tile_plan_finish(&fit->plan);
-	free(fit->stages);
+	release_device(fit);
 	free(fit->history);
 	free(fit);
+}
+
+/* ------------------------------------------------- changing precision */
+
+/* What a rebuild carries over, in host memory. */
+struct carried {
+	float *params, *m, *v, *muon_m, *average, *best;
+	struct image *target;
+};
+
+static void carried_free(struct carried *c)
+{
+	free(c->params), free(c->m), free(c->v), free(c->muon_m);
+	free(c->average), free(c->best);
+	image_destroy(c->target);
+}
+
+static int download_buffer(struct nn_fit *fit, const struct gpu_buffer *b,
+			   float **out)
+{
+	*out = NULL;
+	if (!b->handle)
+		return 0;
+	*out = malloc(b->size);
+	return *out ? gpu_download(fit->gpu, b, 0, *out, b->size) : ERR_NOMEM;
+}
+
+static int carry_out(struct nn_fit *fit, struct carried *c)
+{
+	size_t bytes = fit->layout.total * sizeof(float);
+	c->params = malloc(bytes), c->m = malloc(bytes), c->v = malloc(bytes);
+	int rc = c->params && c->m && c->v ? 0 : ERR_NOMEM;
+	rc = rc ? rc : nn_fit_read_params(fit, c->params, c->m, c->v);
+	rc = rc ? rc : download_buffer(fit, &fit->muon_m, &c->muon_m);
+	rc = rc ? rc : download_buffer(fit, &fit->average, &c->average);
+	rc = rc ? rc : download_buffer(fit, &fit->best, &c->best);
+	if (rc == 0 && fit->has_target) {
+		c->target = image_create(fit->width, fit->height);
+		rc = c->target ? 0 : ERR_NOMEM;
+		rc = rc ? rc : gpu_download(fit->gpu, &fit->target, 0,
+					    c->target->rgb,
+					    (uint64_t)fit->width * fit->height * 12);
+	}
+	return rc;
+}
+
+/* A fresh fit in precision p from what was carried, its history and
+ * epoch those of fit. */
+static int rebuild(const struct nn_fit *fit, const struct carried *c,
+		   enum nn_precision p, struct nn_fit **out)
+{
+	struct nn_config cfg = fit->cfg;
+	char err[256] = "";
+	cfg.precision = p;
+	int rc = nn_fit_create_sized(out, fit->gpu, fit->width, fit->height,
+				     c->target, &cfg, c->params, err,
+				     sizeof(err));
+	if (rc)
+		return rc;
+	struct nn_fit *fresh = *out;
+	fresh->has_target = fit->has_target;
+	fresh->cfg.precision = fit->cfg.precision; /* what was asked */
+	rc = nn_fit_write_state(fresh, c->params, c->m, c->v, fit->epoch,
+				fit->history, fit->nhistory);
+	if (rc == 0 && c->muon_m && fresh->muon_m.handle)
+		rc = gpu_upload(fresh->gpu, &fresh->muon_m, 0, c->muon_m,
+				fresh->muon_m.size);
+	if (rc == 0 && c->average && fresh->average.handle)
+		rc = gpu_upload(fresh->gpu, &fresh->average, 0, c->average,
+				fresh->average.size);
+	/* the best model, its weights and what is known of them */
+	if (rc == 0)
+		rc = gpu_upload(fresh->gpu, &fresh->best, 0, c->best,
+				fresh->best.size);
+	fresh->kept = fit->kept;
+	memcpy(fresh->exported, fit->exported, sizeof(fresh->exported));
+	if (rc) {
+		nn_fit_destroy(fresh);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int nn_fit_set_precision(struct nn_fit *fit, enum nn_precision p)
+{
+	struct carried c = {0};
+	enum nn_precision was = fit->precision;
+	int rc = carry_out(fit, &c);
+	if (rc) {
+		carried_free(&c);
+		return rc;
+	}
+	/* the old device side goes first: both may not fit at once */
+	release_device(fit);
+	struct nn_fit *fresh = NULL;
+	rc = rebuild(fit, &c, p, &fresh);
+	int kept = rc == ERR_DEVICE_OOM && p != was;
+	if (kept)
+		rc = rebuild(fit, &c, was, &fresh);
+	carried_free(&c);
+	if (rc)
+		return rc;
+	fresh->precision_kept = kept;
+	free(fit->history);
+	*fit = *fresh;
+	free(fresh);
+	return 0;
+}
+
+/* The precision epoch t runs in: --precision auto on a device with tensor
+ * cores takes fp16, and fp32 for the last NN_FP32_FINISH of the epochs. */
+static enum nn_precision precision_at(const struct nn_fit *fit, int t)
+{
+	if (fit->cfg.precision != NN_PRECISION_AUTO || fit->precision_kept ||
+	    !gpu_info(fit->gpu)->has_tensor_cores)
+		return fit->precision;
+	int finish = (int)ceil(fit->cfg.epochs * NN_FP32_FINISH);
+	return t > fit->cfg.epochs - finish ? NN_PRECISION_FP32
+					    : NN_PRECISION_FP16;
 }
 
 /* ------------------------------------------------------------ training */
@@ -395,9 +532,13 @@ int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 	int t = fit->epoch + 1;
 	double lr = nn_lr_at(&fit->cfg, t);
 	double start = now_ms();
+	enum nn_precision p = precision_at(fit, t);
+	int rc = p != fit->precision ? nn_fit_set_precision(fit, p) : 0;
+	if (rc)
+		return rc;
 
 	nn_optim_prepare(fit, t, lr);
-	int rc = gpu_program_run(fit->epoch_prog);
+	rc = gpu_program_run(fit->epoch_prog);
 	if (rc)
 		return rc;
 	double sse = sum_sse(fit);
@@ -549,16 +690,27 @@ int nn_fit_write_state(struct nn_fit *fit, const float *params,
 	return rc;
 }
 
-int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
+/* Runs the exact or the quick render program (recording it the first
+ * time); psnr from its sums. */
+static int render(struct nn_fit *fit, int quick, double *psnr)
 {
-	int rc = fit->render_prog ? 0 : nn_record_render(fit);
-	rc = rc ? rc : gpu_program_run(fit->render_prog);
-	if (rc)
-		return rc;
-	if (psnr) {
+	int rc = 0;
+	if (!fit->render_prog || !fit->quick_render_prog)
+		rc = nn_record_render(fit);
+	rc = rc ? rc : gpu_program_run(quick ? fit->quick_render_prog
+					     : fit->render_prog);
+	if (rc == 0 && psnr) {
 		double mse = sum_sse(fit) / (3.0 * fit->width * fit->height) / 4.0;
 		*psnr = mse > 0 ? -10 * log10(mse) : 999;
 	}
+	return rc;
+}
+
+int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
+{
+	int rc = render(fit, 0, psnr);
+	if (rc)
+		return rc;
 	if (!recon)
 		return 0;
 	struct image *img = image_create(fit->width, fit->height);
@@ -611,7 +763,7 @@ int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
 	if (!fit->average.handle)
 		return ERR_INVALID;
 	int rc = nn_fit_swap_in(fit, &fit->average, &live);
-	rc = rc ? rc : nn_fit_render(fit, NULL, psnr);
+	rc = rc ? rc : render(fit, 1, psnr);
 	int back = nn_fit_swap_out(fit, live);
 	return rc ? rc : back;
 }

@@ -86,6 +86,12 @@ void nn_fit_destroy(struct nn_fit *fit);
  * Returns 0, ERR_DEVICE_LOST, ERR_DEVICE_OOM, ERR_VULKAN,
  * or ERR_DIVERGED when the loss is not finite (the step is not applied). */
 int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m);
+/* Rebuilds the fit's device side in another precision (FP32 or FP16),
+ * carrying the weights, the optimizer's state, the average and the
+ * metrics over; nn_fit_step does it for --precision auto. When the new
+ * precision does not fit the device, the fit stays as it was. For tests
+ * and nn_fit_step; 0 or a negative error code (the fit then unusable). */
+int nn_fit_set_precision(struct nn_fit *fit, enum nn_precision p);
 
 /* Epochs finished so far, and the target (changeable: a job extended). */
 int nn_fit_epoch(const struct nn_fit *fit);

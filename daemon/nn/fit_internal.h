@@ -23,7 +23,9 @@ struct nn_fit {
 	struct nn_layout layout;
 	int width, height, has_target;
 	const struct gemm_variant *gemm; /* the GEMM family (nn/gemm.h) */
+	const struct gemm_variant *gemm32; /* the fp32 one (exact renders) */
 	enum nn_precision precision; /* resolved: FP32 or FP16 */
+	int precision_kept; /* a change did not fit the device: no more tries */
 	float grad_scale; /* loss scale of fp16 gradient operands */
 	int fused_sines;  /* the depthwise passes take the sines (GPUs) */
 	int half_storage; /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
@@ -52,8 +54,12 @@ struct nn_fit {
 	char exported[48]; /* what the last export took (package's "weights") */
 	int sse_count;
 
-	struct gpu_program *epoch_prog, *adam_prog, *render_prog;
+	struct gpu_program *epoch_prog, *adam_prog;
 	struct gpu_program *keep_average_prog; /* best = average, when asked */
+	/* rendering: exact (fp32, as the model package defines the model:
+	 * exports) and quick (the training's precision: the average's PSNR
+	 * every few epochs); the same program on the fp32 path */
+	struct gpu_program *render_prog, *quick_render_prog;
 	struct stage_time *stages;
 	int nstages, max_stages;
 	double pass_ms[NN_PASS_COUNT];

@@ -30,6 +30,7 @@ void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 	cfg->recipe.warmup = 10;
 	cfg->recipe.plateau = 0;
 	cfg->recipe.lr_min_ratio = 0.1;
+	cfg->recipe.half_life = 200;
 	cfg->recipe.average = NN_AVERAGE_EMA;
 	cfg->recipe.ema_decay = 0.99;
 	/* the chroma term helped at every width measured, 16 to 512 (README) */
@@ -42,7 +43,8 @@ void nn_recipe_version1(struct nn_recipe *r)
 {
 	*r = (struct nn_recipe){
 		.optimizer = NN_OPTIMIZER_ADAM, .schedule = NN_SCHEDULE_COSINE,
-		.warmup = 50, .lr_min_ratio = 0.1, .average = NN_AVERAGE_NONE,
+		.warmup = 50, .lr_min_ratio = 0.1, .half_life = 200,
+		.average = NN_AVERAGE_NONE,
 		.ema_decay = 0.99};
 }
 
@@ -79,11 +81,12 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 		return ERR_INVALID;
 	}
 	if (cfg->recipe.warmup < 0 || cfg->recipe.plateau < 0 ||
+	    cfg->recipe.half_life < 1 ||
 	    !(cfg->recipe.lr_min_ratio >= 0 && cfg->recipe.lr_min_ratio <= 1) ||
 	    (unsigned)cfg->recipe.schedule >= NN_SCHEDULE_COUNT) {
 		snprintf(err, errlen, "bad learning-rate schedule settings: "
-			 "warmup and plateau are epochs >= 0, the floor a ratio "
-			 "in [0, 1]");
+			 "warmup and plateau are epochs >= 0, the half-life "
+			 "epochs >= 1, the floor a ratio in [0, 1]");
 		return ERR_INVALID;
 	}
 	if ((unsigned)cfg->recipe.optimizer >= NN_OPTIMIZER_COUNT ||
@@ -132,7 +135,8 @@ int nn_precision_parse(const char *text, enum nn_precision *out)
 
 /* ------------------------------------------------------- recipe names */
 
-static const char *const schedule_names[] = {"constant", "cosine", "linear"};
+static const char *const schedule_names[] = {"constant", "cosine", "linear",
+					      "exp"};
 static const char *const optimizer_names[] = {"adam", "muon"};
 static const char *const average_names[] = {"none", "ema"};
 
@@ -334,11 +338,15 @@ double nn_lr_at(const struct nn_config *cfg, int epoch)
 		return cfg->lr * epoch / warmup;
 	if (epoch <= hold)
 		return cfg->lr;
+	double floor = cfg->lr * cfg->recipe.lr_min_ratio;
+	if (cfg->recipe.schedule == NN_SCHEDULE_EXP)
+		return floor + (cfg->lr - floor) *
+				       pow(0.5, (double)(epoch - hold) /
+							cfg->recipe.half_life);
 	int span = cfg->epochs - hold;
 	double t = span > 0 ? (double)(epoch - hold) / span : 1;
 	if (t > 1)
 		t = 1;
-	double floor = cfg->lr * cfg->recipe.lr_min_ratio;
 	double shape = cfg->recipe.schedule == NN_SCHEDULE_LINEAR
 			       ? 1 - t
 			       : 0.5 * (1 + cos(M_PI * t));

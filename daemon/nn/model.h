@@ -39,13 +39,19 @@
 /*
  * The training recipe. The learning rate is a function of the absolute
  * epoch alone: a linear warmup, a plateau at the peak, then a cosine or
- * linear decay to lr * lr_min_ratio at the job's last epoch, so a resumed
+ * linear decay to lr * lr_min_ratio at the job's last epoch (or an
+ * exponential one, see NN_SCHEDULE_EXP), so a resumed
  * job never warms up again. Defaults were chosen by `make bench-quality`.
  */
 enum nn_schedule {
 	NN_SCHEDULE_CONSTANT = 0, /* lr throughout (what the PyTorch peer does) */
 	NN_SCHEDULE_COSINE = 1,   /* warmup, plateau, cosine decay to lr_min */
 	NN_SCHEDULE_LINEAR = 2,   /* warmup, plateau, linear decay to lr_min */
+	/* warmup, plateau, then lr_min + (lr - lr_min) 2^(-e / half_life),
+	 * e the epochs since the plateau: the rate at an epoch does not
+	 * depend on the job's total, so the model is as good early in a
+	 * long job as at the end of a short one */
+	NN_SCHEDULE_EXP = 3,
 	NN_SCHEDULE_COUNT
 };
 /* What moves the weights: Adam for all, or Muon (momentum orthogonalised
@@ -75,10 +81,14 @@ int nn_average_parse(const char *text, enum nn_average *out);
 /* Arithmetic of the pointwise layers (the GEMMs); everything else, the
  * weights and Adam are fp32 always. */
 enum nn_precision {
-	NN_PRECISION_AUTO = 0, /* the fastest measured: fp32 for now */
+	/* fp16 where the device has tensor cores, with the last
+	 * NN_FP32_FINISH of the epochs in fp32 (which brings the end within
+	 * 0.2 dB of an fp32 run at about half its time); fp32 elsewhere */
+	NN_PRECISION_AUTO = 0,
 	NN_PRECISION_FP32 = 1,
 	NN_PRECISION_FP16 = 2, /* fp16 operands, fp32 accumulation */
 };
+#define NN_FP32_FINISH 0.1
 const char *nn_precision_name(enum nn_precision p);
 /* Parses "auto", "fp32" or "fp16"; returns 0 or ERR_INVALID. */
 int nn_precision_parse(const char *text, enum nn_precision *out);
@@ -90,6 +100,7 @@ struct nn_recipe {
 	int warmup;          /* warmup epochs (not when constant) */
 	int plateau;         /* epochs at the peak after warmup */
 	double lr_min_ratio; /* the decay's floor, a fraction of lr */
+	int half_life;       /* exp: epochs that halve lr - floor */
 	enum nn_average average;
 	double ema_decay;    /* (0, 1): the average's decay an epoch */
 	/* The loss: the mean squared error of the image (what mse and psnr
@@ -179,8 +190,8 @@ void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
  * The recipe by name (recipe.c), one table for every front end: `--KEY
  * VALUE` for `vkinrd --fit` and `vkinrctl submit` (with - for _), "KEY":
  * VALUE in job.submit, KEY = VALUE in checkpoints and model packages.
- * Keys: schedule, warmup, plateau, lr_min, optimizer, average, ema_decay,
- * and the loss terms' weights ssim, grad, chroma.
+ * Keys: schedule, warmup, plateau, lr_min, half_life, optimizer, average,
+ * ema_decay, and the loss terms' weights ssim, grad, chroma.
  */
 /* The i-th key, from 0; NULL past the last. */
 const char *nn_recipe_key(int i);

@@ -50,6 +50,14 @@ static inline uint32_t float_bits(float f)
 #define DW_TILED_MAX_DIL 8
 #define GROUP 256
 
+/* GPUs' depthwise passes by strips (dwconv_strip.comp,
+ * dwconv_back_strip.comp): a workgroup is DW_STRIP_X columns by
+ * DW_STRIP_Y strips, a strip DW_STRIP rows of one residue of the
+ * dilation. */
+#define DW_STRIP_X 32
+#define DW_STRIP_Y 8
+#define DW_STRIP 8
+
 /* CPU devices' depthwise passes (dwconv_rows.comp): pixels of a row
  * segment, segments of a summed chunk, invocations of a workgroup. */
 #define ROW_SEGMENT 8

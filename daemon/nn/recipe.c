@@ -29,6 +29,7 @@ static const struct recipe_key keys[] = {
 	{"warmup", KEY_INT, FIELD(warmup)},
 	{"plateau", KEY_INT, FIELD(plateau)},
 	{"lr_min", KEY_REAL, FIELD(lr_min_ratio)},
+	{"half_life", KEY_INT, FIELD(half_life)},
 	{"average", KEY_AVERAGE, FIELD(average)},
 	{"ema_decay", KEY_REAL, FIELD(ema_decay)},
 	{"ssim", KEY_REAL, FIELD(loss_ssim)},
@@ -93,7 +94,7 @@ int nn_recipe_set(struct nn_recipe *cfg, const char *key, const char *value,
 	}
 	if (rc) {
 		static const char *const hints[] = {
-			[KEY_SCHEDULE] = "constant, cosine or linear",
+			[KEY_SCHEDULE] = "constant, cosine, linear or exp",
 			[KEY_OPTIMIZER] = "adam or muon",
 			[KEY_AVERAGE] = "none or ema",
 			[KEY_INT] = "a whole number of epochs",

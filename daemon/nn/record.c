@@ -44,6 +44,15 @@ int nn_use_fused_sines(const struct gpu_context *gpu)
 	return !nn_use_cpu_passes(gpu) && !(fused && !strcmp(fused, "0"));
 }
 
+/* GPUs with the fused sines do the depthwise passes by strips
+ * (dwconv_strip.comp), the backward's two in one; VKINR_DW_STRIP=0 keeps
+ * the per-pixel and block passes, to compare. */
+int nn_use_strip_passes(const struct gpu_context *gpu)
+{
+	const char *strip = getenv("VKINR_DW_STRIP");
+	return nn_use_fused_sines(gpu) && !(strip && !strcmp(strip, "0"));
+}
+
 int nn_nt_splits(const struct nn_fit *fit, int n)
 {
 	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, fit->gemm->rows) *
@@ -63,7 +72,12 @@ struct recorder {
 	struct gpu_program *prog;
 	int last_ts;
 	int rc;
-	int half; /* the fp16 tensor-core path */
+	int half;   /* the fp16 tensor-core path */
+	int half_s; /* and its S_k in fp16 (fit->half_storage) */
+	/* an fp32 forward of an fp16 fit (its exact render), whose S_k go
+	 * fp32 through g (Z through z) */
+	int exact32;
+	const struct gemm_variant *gemm; /* the family recorded */
 	struct gpu_pipeline *to_f16;
 	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
 		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
@@ -75,6 +89,10 @@ struct recorder {
 	 * and the forward one (tiled) goes by blocks through shared memory */
 	int fused, tiled;
 	struct gpu_pipeline *dwconv_tiled;
+	/* or by strips, the backward conv and its taps' sums in one pass */
+	int strips;
+	struct gpu_pipeline *dwconv_strip, *dwconv_strip_copy, *dwconv_strip_in,
+		*dwconv_back_strip;
 	/* the fp16 path's S_k in fp16: the forward convs copy S_k as they
 	 * read it (fp32, from z), the backward passes read the copies */
 	struct gpu_pipeline *dwconv_copy, *dwconv_tiled_copy, *dwconv_in,
@@ -121,7 +139,9 @@ static int get_pipelines(struct recorder *r)
 	r->cpu = nn_use_cpu_passes(gpu);
 	GET(first, "first", 2, pass, 2);
 	GET(activate, r->cpu ? "activate_vec4" : "activate", 2, pass, 2);
-	r->half = r->fit->precision == NN_PRECISION_FP16;
+	r->half = r->fit->precision == NN_PRECISION_FP16 && !r->exact32;
+	r->half_s = r->fit->half_storage && !r->exact32;
+	r->gemm = r->exact32 ? r->fit->gemm32 : r->fit->gemm;
 	if (r->half) {
 		GET(to_f16, "to_f16", 2, pass, 2);
 		GET(dwconv, "dwconv_f16", 3, pass, 2);
@@ -156,7 +176,7 @@ static int get_pipelines(struct recorder *r)
 		GET(dwconv, r->half ? "dwconv_s_f16" : "dwconv_s", 3, pass, 2);
 		GET(reduce_dw, "reduce_dw_s", 3, pass, 2);
 	}
-	if (r->fit->half_storage) {
+	if (r->half_s) {
 		GET(dwconv_copy, "dwconv_s_f16_copy", 4, pass, 2);
 		GET(dwconv_in, "dwconv_s_f16_in", 3, pass, 2);
 		GET(dwconv_back, "dwconv_back_f16_in", 5, pass, 2);
@@ -170,19 +190,31 @@ static int get_pipelines(struct recorder *r)
 	 * against 7.4 ms), so it stays per pixel. */
 	const char *tiled = getenv("VKINR_DW_TILED");
 	r->tiled = r->fused && !(tiled && !strcmp(tiled, "0")) &&
-		   (!r->fit->half_storage || (tiled && !strcmp(tiled, "1")));
+		   (!r->half_s || (tiled && !strcmp(tiled, "1")));
 	if (r->tiled)
 		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
 		    3, pass, 2);
-	if (r->tiled && r->fit->half_storage) {
+	if (r->tiled && r->half_s) {
 		GET(dwconv_tiled_copy, "dwconv_tiled_s_f16_copy", 4, pass, 2);
 		GET(dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, pass, 2);
 	}
+	r->strips = nn_use_strip_passes(gpu);
+	if (r->strips && r->half_s) {
+		GET(dwconv_strip_copy, "dwconv_strip_s_f16_copy", 4, pass, 2);
+		GET(dwconv_strip_in, "dwconv_strip_s_f16_in", 3, pass, 2);
+		GET(dwconv_back_strip, "dwconv_back_strip_f16_in", 6, pass, 2);
+	} else if (r->strips) {
+		GET(dwconv_strip, r->half ? "dwconv_strip_s_f16" : "dwconv_strip_s",
+		    3, pass, 2);
+		GET(dwconv_back_strip,
+		    r->half ? "dwconv_back_strip_f16" : "dwconv_back_strip",
+		    r->half ? 6 : 5, pass, 2);
+	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
-	gemm_shader_name(r->fit->gemm, "nn", nn, sizeof(nn));
-	gemm_shader_name(r->fit->gemm, "tn", tn, sizeof(tn));
-	gemm_shader_name(r->fit->gemm, "nt", nt, sizeof(nt));
+	gemm_shader_name(r->gemm, "nn", nn, sizeof(nn));
+	gemm_shader_name(r->gemm, "tn", tn, sizeof(tn));
+	gemm_shader_name(r->gemm, "nt", nt, sizeof(nt));
 	GET(gemm_nn, nn, 4, gemm, 0);
 	GET(gemm_tn, tn, 4, gemm, 0);
 	GET(gemm_nt, nt, 4, gemm, 0);
@@ -270,8 +302,8 @@ static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 	g.a_scale = a_grad ? scale : 1.0f;
 	g.b_scale = b_grad ? scale : 1.0f;
 	g.out_scale = 1.0f / (g.a_scale * g.b_scale);
-	uint32_t gx = div_up(g.N, r->fit->gemm->cols);
-	uint32_t gy = div_up(g.M, r->fit->gemm->rows);
+	uint32_t gx = div_up(g.N, r->gemm->cols);
+	uint32_t gy = div_up(g.M, r->gemm->rows);
 	dispatch(r, pipe, a, b, c, &r->fit->params, NULL, NULL, &g, sizeof(g),
 		 gx, gy, splits);
 }
@@ -333,7 +365,14 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 	p.off0 = (uint32_t)fit->layout.dw[k];
 	p.dil = fit->cfg.dilations[k];
 	p.i3 = (int)padded(n);
-	if (r->rows) {
+	if (r->strips) {
+		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_strip_copy
+					    : form == S_HALF ? r->dwconv_strip_in
+							     : r->dwconv_strip;
+		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
+			 sizeof(p), div_up((uint64_t)p.tw, DW_STRIP_X),
+			 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
+	} else if (r->rows) {
 		p.i2 = (int)row_segments(p.tw);
 		PASS(r, r->dwconv_rows[k], p,
 		     div_up((uint64_t)p.i2 * (uint64_t)p.th, ROW_GROUP), nf,
@@ -355,11 +394,17 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 	stage_end(r, NN_PASS_DWCONV);
 }
 
+/* Where S_k is in the forward: s[k], or g in an exact render. */
+static const struct gpu_buffer *s_at(const struct recorder *r, int k)
+{
+	return r->exact32 ? &r->fit->g : &r->fit->s[k];
+}
+
 /* Where S_B is after the forward: s[B], or z on the fp16 path with fp16
  * storage (read by the head and the out_w sums before z is written). */
-static const struct gpu_buffer *last_s(const struct nn_fit *fit)
+static const struct gpu_buffer *last_s(const struct recorder *r)
 {
-	return fit->half_storage ? &fit->z : &fit->s[fit->cfg.nblocks];
+	return r->half_s ? &r->fit->z : s_at(r, r->fit->cfg.nblocks);
 }
 
 static void record_forward(struct recorder *r, const struct tile *t)
@@ -374,17 +419,17 @@ static void record_forward(struct recorder *r, const struct tile *t)
 	p.off1 = (uint32_t)l->first_b;
 	/* fp16 storage: every S_k comes fp32 through z, and the conv that
 	 * reads it keeps its fp16 copy in s[k] */
-	int half_s = fit->half_storage;
-	PASS(r, r->first, p, gx, nf, &fit->params, half_s ? &fit->z : &fit->s[0],
+	int half_s = r->half_s;
+	PASS(r, r->first, p, gx, nf, &fit->params, half_s ? &fit->z : s_at(r, 0),
 	     NULL, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		const struct gpu_buffer *next = &fit->s[k + 1];
+		const struct gpu_buffer *next = s_at(r, k + 1);
 		if (half_s) {
 			record_dwconv(r, p, k, &fit->z, S_COPY);
 			next = &fit->z;
 		} else if (r->fused) {
-			record_dwconv(r, p, k, &fit->s[k], S_AS_IS);
+			record_dwconv(r, p, k, s_at(r, k), S_AS_IS);
 		} else {
 			record_activate(r, p, &fit->s[k], &fit->g);
 			record_dwconv(r, p, k, &fit->g, S_AS_IS);
@@ -459,7 +504,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	p.i2 = (int)n_pad;
 	p.off2 = float_bits(fit->grad_scale);
 	const struct gpu_buffer *head_bufs[7] = {
-		&fit->params, last_s(fit), &fit->target, &fit->g, &fit->dy,
+		&fit->params, last_s(r), &fit->target, &fit->g, &fit->dy,
 		&fit->sse, r->half ? &fit->g16 : NULL};
 	if (r->has_loss_terms)
 		record_loss_head(r, p, head_bufs);
@@ -471,7 +516,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	struct pass_push rp = p;
 	rp.i0 = REDUCE_CHUNK;
 	rp.i1 = (int)nf;
-	PASS(r, r->reduce_out, rp, chunks, nf, &fit->dy, last_s(fit), &fit->part_b,
+	PASS(r, r->reduce_out, rp, chunks, nf, &fit->dy, last_s(r), &fit->part_b,
 	     NULL, NULL, NULL);
 	rp.i1 = 3;
 	PASS(r, r->reduce_sum, rp, chunks, 3, &fit->dy, &fit->dy, &fit->part_a,
@@ -494,7 +539,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		p.off3 = float_bits(fit->grad_scale);
 		if (k != nb - 1) /* Z of the last block is still there */
 			record_dwconv(r, p, k, h,
-				      fit->half_storage ? S_HALF : S_AS_IS);
+				      r->half_s ? S_HALF : S_AS_IS);
 		struct gemm_push gw = {
 			.M = nf, .N = nf, .K = n, .lda = n, .ldb = n, .ldc = nf,
 			.k_chunk = k_chunk,
@@ -539,6 +584,14 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			PASS(r, r->dwconv_back_rows[k], bp, dw_chunks, nf,
 			     &fit->params, &fit->s[k], &fit->z, &fit->g,
 			     &fit->part_b, NULL);
+		} else if (r->strips) { /* the same, by strips */
+			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
+			dispatch(r, r->dwconv_back_strip, &fit->params, &fit->s[k],
+				 &fit->z, &fit->g,
+				 r->half ? &fit->g16 : &fit->part_b,
+				 r->half ? &fit->part_b : NULL, &p, sizeof(p),
+				 div_up((uint64_t)p.tw, DW_STRIP_X),
+				 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
 		} else {
 			PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h,
 			     &fit->part_b, NULL, NULL, NULL);
@@ -605,16 +658,15 @@ int nn_record_epoch(struct nn_fit *fit)
 	return nn_optim_record(fit);
 }
 
-/* The render program: forward and the render head for every tile, writing
- * the prediction of each core into the whole-image output. */
-int nn_record_render(struct nn_fit *fit)
+/* A render program: forward and the render head for every tile, writing
+ * the prediction of each core into the whole-image output; exact32 on an
+ * fp16 fit: in fp32. */
+static int record_render(struct nn_fit *fit, int exact32,
+			 struct gpu_program **out)
 {
-	struct recorder r = {.fit = fit};
+	struct recorder r = {.fit = fit, .exact32 = exact32};
 	int rc = get_pipelines(&r);
-	uint64_t pixels = (uint64_t)fit->width * fit->height;
-	if (!rc && !fit->image_out.handle)
-		rc = gpu_buffer_alloc(fit->arena, pixels * 12, 0, &fit->image_out);
-	rc = rc ? rc : begin_program(&r, 0, &fit->render_prog);
+	rc = rc ? rc : begin_program(&r, 0, out);
 	if (rc)
 		return rc;
 	int saved = fit->nstages;
@@ -629,12 +681,34 @@ int nn_record_render(struct nn_fit *fit)
 		p.i0 = sse_base;
 		p.i1 = fit->has_target;
 		PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP), 1,
-		     &fit->params, last_s(fit), &fit->target,
+		     &fit->params, last_s(&r), &fit->target,
 		     &fit->image_out, &fit->dy, &fit->sse);
 		stage_end(&r, NN_PASS_HEAD);
 		sse_base += (int)div_up((uint64_t)p.n, GROUP);
 	}
 	fit->nstages = saved; /* render stages are not timed */
 	rc = r.rc;
-	return rc ? rc : gpu_program_end(fit->render_prog);
+	return rc ? rc : gpu_program_end(*out);
+}
+
+/* The exact render is fp32 whatever the training's precision: what the
+ * model package defines, and what model.render gives back on any device.
+ * An fp16 fit's S_k then go through g and z, fp32 buffers it has (the
+ * fused passes, which every device with tensor cores gets, read nothing
+ * else; without them it renders in fp16 both ways). */
+int nn_record_render(struct nn_fit *fit)
+{
+	uint64_t pixels = (uint64_t)fit->width * fit->height;
+	int rc = 0;
+	if (!fit->image_out.handle)
+		rc = gpu_buffer_alloc(fit->arena, pixels * 12, 0, &fit->image_out);
+	int half = fit->precision == NN_PRECISION_FP16;
+	int exact32 = half && nn_use_fused_sines(fit->gpu);
+	if (!fit->render_prog)
+		rc = rc ? rc : record_render(fit, exact32, &fit->render_prog);
+	if (!fit->quick_render_prog && !exact32)
+		fit->quick_render_prog = fit->render_prog;
+	else if (!fit->quick_render_prog)
+		rc = rc ? rc : record_render(fit, 0, &fit->quick_render_prog);
+	return rc;
 }

@@ -23,15 +23,30 @@ static inline uint32_t row_chunks(int tw, int th)
 	return div_up((uint64_t)row_segments(tw) * (uint64_t)th, ROW_CHUNK);
 }
 
+/* The strips of a tile's channel for dilation d (dwconv_strip.comp), and
+ * the workgroups (the backward's chunks of partial sums) a channel takes. */
+static inline uint32_t dw_strips(int th, int d)
+{
+	return (uint32_t)d * div_up(div_up((uint64_t)th, (uint32_t)d), DW_STRIP);
+}
+static inline uint32_t dw_strip_chunks(int tw, int th, int d)
+{
+	return div_up((uint64_t)tw, DW_STRIP_X) *
+	       div_up(dw_strips(th, d), DW_STRIP_Y);
+}
+
 /* Whether the device gets the CPU passes, and the fused sines (GPUs). */
 int nn_use_cpu_passes(const struct gpu_context *gpu);
 int nn_use_fused_sines(const struct gpu_context *gpu);
+/* Whether the GPU depthwise passes go by strips (dwconv_strip.comp). */
+int nn_use_strip_passes(const struct gpu_context *gpu);
 /* The k-splits of the NT GEMM (weight gradients) over n pixels. */
 int nn_nt_splits(const struct nn_fit *fit, int n);
 
 /* Records fit->epoch_prog (and, through optim.c, the optimizer's) and
- * allocates the stage timers; records fit->render_prog (and allocates
- * the image output). 0 or a negative error code. */
+ * allocates the stage timers; records fit->render_prog and
+ * quick_render_prog (and allocates the image output). 0 or a negative
+ * error code. */
 int nn_record_epoch(struct nn_fit *fit);
 int nn_record_render(struct nn_fit *fit);
 

@@ -19,13 +19,13 @@ c = Client()
 
 r = ctl("submit", "-q", "--wait", "--epochs", "20", "--width", "16", "--lr",
         "3e-3", "--optimizer", "muon", "--schedule", "linear", "--warmup", "4",
-        "--plateau", "2", "--lr-min", "0.2", "--average", "ema",
+        "--plateau", "2", "--lr-min", "0.2", "--half-life", "7", "--average", "ema",
         "--ema-decay", "0.9", "--ssim", "0.2", "--grad", "0.5", "--chroma",
         "0.25", img)
 job = r.stdout.strip()
 j = c.call("job.get", {"job": job}) if job.isdigit() else {}
 want = {"optimizer": "muon", "schedule": "linear", "warmup": 4, "plateau": 2,
-        "lr_min": 0.2, "average": "ema", "ema_decay": 0.9, "ssim": 0.2,
+        "lr_min": 0.2, "half_life": 7, "average": "ema", "ema_decay": 0.9, "ssim": 0.2,
         "grad": 0.5, "chroma": 0.25}
 got = {k: j.get(k) for k in want}
 tap.ok(r.returncode == 0 and j.get("state") == "done" and got == want,

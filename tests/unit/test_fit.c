@@ -236,6 +236,10 @@ static void test_tiled_gradient_equals_untiled(void **state)
 {
 	test_need_gpu();
 	check_tiled(0);
+	/* and with the GPUs' passes (by strips, their sums chunked by tile) */
+	setenv("VKINR_PASSES", "gpu", 1);
+	check_tiled(0);
+	unsetenv("VKINR_PASSES");
 }
 
 static void test_loss_terms_gradient(void **state)
@@ -351,7 +355,7 @@ static void test_resume_is_exact(void **state)
 	/* Muon, the average, a plateau and a linear decay */
 	struct nn_recipe r = {
 		.optimizer = NN_OPTIMIZER_MUON, .schedule = NN_SCHEDULE_LINEAR,
-		.warmup = 2, .plateau = 3, .lr_min_ratio = 0.2,
+		.warmup = 2, .plateau = 3, .lr_min_ratio = 0.2, .half_life = 200,
 		.average = NN_AVERAGE_EMA, .ema_decay = 0.9,
 	};
 	check_resume(&r);
@@ -362,11 +366,74 @@ static void test_resume_is_exact(void **state)
 	check_resume(&d.recipe);
 }
 
-static void test_training_fits_and_exports(void **state)
+/* Rebuilding a fit's device side mid-run (what --precision auto does to
+ * finish in fp32) carries everything over: here in the same precision,
+ * so the run must go on bit for bit, Muon's momentum and the average
+ * included. On tensor-core devices: an auto run of 20 epochs (the last 2
+ * in fp32) equals an fp16 run switched by hand after 18. */
+static void test_precision_change_is_exact(void **state)
 {
 	test_need_gpu();
 	struct nn_config cfg;
+	small_config(&cfg, 16);
+	cfg.epochs = 10;
+	struct image *img = test_image(29, 19, 6);
+	char err[256];
+	struct nn_fit *a, *b;
+	struct nn_metrics ma[20], mb[20];
+	assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	run_epochs(a, 10, ma);
+	assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	run_epochs(b, 4, mb);
+	assert_int_equal(nn_fit_set_precision(b, NN_PRECISION_FP32), 0);
+	assert_int_equal(nn_fit_epoch(b), 4);
+	run_epochs(b, 6, mb + 4);
+	for (int i = 0; i < 10; i++)
+		assert_true(ma[i].mse == mb[i].mse && ma[i].lr == mb[i].lr);
+	double avg_a, avg_b;
+	assert_int_equal(nn_fit_average_psnr(a, &avg_a), 0);
+	assert_int_equal(nn_fit_average_psnr(b, &avg_b), 0);
+	assert_true(avg_a == avg_b);
+	int n;
+	nn_fit_history(b, &n);
+	assert_int_equal(n, 10);
+	nn_fit_destroy(a);
+	nn_fit_destroy(b);
+
+	if (gpu_info(test_gpu)->has_tensor_cores) {
+		print_message("# auto: fp16, then fp32 for the last 2 of 20\n");
+		struct nn_fit_info info;
+		cfg.epochs = 20;
+		cfg.precision = NN_PRECISION_AUTO;
+		assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+		run_epochs(a, 18, ma);
+		nn_fit_get_info(a, &info);
+		assert_string_equal(info.precision, "fp16");
+		run_epochs(a, 2, ma + 18);
+		nn_fit_get_info(a, &info);
+		assert_string_equal(info.precision, "fp32");
+		cfg.precision = NN_PRECISION_FP16;
+		assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+		run_epochs(b, 18, mb);
+		assert_int_equal(nn_fit_set_precision(b, NN_PRECISION_FP32), 0);
+		run_epochs(b, 2, mb + 18);
+		for (int i = 0; i < 20; i++)
+			assert_true(ma[i].mse == mb[i].mse);
+		assert_true(ma[19].mse != ma[17].mse);
+		nn_fit_destroy(a);
+		nn_fit_destroy(b);
+	}
+	image_destroy(img);
+}
+
+/* A short fit trains, exports a package, and the package renders on a
+ * fresh fit to the export's image and PSNR: fp32 both ways, also for an
+ * fp16 fit, whose exports render in fp32 as the package defines. */
+static void check_fits_and_exports(enum nn_precision precision)
+{
+	struct nn_config cfg;
 	small_config(&cfg, 32);
+	cfg.precision = precision;
 	cfg.epochs = 150;
 	cfg.lr = 1e-3;
 	struct image *img = test_image(24, 20, 8);
@@ -420,6 +487,16 @@ static void test_training_fits_and_exports(void **state)
 	image_destroy(img);
 }
 
+static void test_training_fits_and_exports(void **state)
+{
+	test_need_gpu();
+	check_fits_and_exports(NN_PRECISION_FP32);
+	if (gpu_info(test_gpu)->has_tensor_cores) {
+		print_message("# the same in fp16\n");
+		check_fits_and_exports(NN_PRECISION_FP16);
+	}
+}
+
 static void test_bad_config_is_refused(void **state)
 {
 	test_need_gpu();
@@ -442,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_tiled_gradient_equals_untiled),
 		cmocka_unit_test(test_loss_terms_gradient),
 		cmocka_unit_test(test_resume_is_exact),
+		cmocka_unit_test(test_precision_change_is_exact),
 		cmocka_unit_test(test_training_fits_and_exports),
 		cmocka_unit_test(test_bad_config_is_refused),
 	};

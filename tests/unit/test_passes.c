@@ -151,18 +151,29 @@ static const int dilations[] = {1, 2, 3, 4, 8, 11};
 #define ROW_CHUNKS ((ROW_SEGS * 23 + ROW_CHUNK_TEST - 1) / ROW_CHUNK_TEST)
 
 /* The forms of the depthwise passes: the GPUs' per pixel, the CPUs' by
- * row segments, the GPUs' per pixel from S (the sines taken in the pass)
- * and by blocks in shared memory (from S); the last two forward only. */
-enum dw_form { DW_PIXEL, DW_ROWS, DW_FROM_S, DW_BLOCKS };
+ * row segments, the GPUs' per pixel from S (the sines taken in the pass),
+ * by blocks in shared memory (from S; forward only), and by strips (from
+ * S; the backward also sums the taps' gradient). */
+enum dw_form { DW_PIXEL, DW_ROWS, DW_FROM_S, DW_BLOCKS, DW_STRIPS };
+
+/* The grid of the strip passes over the test tile, for dilation d: the
+ * workgroups a channel takes are the backward's chunks of sums. */
+static uint32_t strip_groups_x(void) { return (37 + DW_STRIP_X - 1) / DW_STRIP_X; }
+static uint32_t strip_groups_y(int d)
+{
+	uint32_t strips = (uint32_t)d * (((23 + d - 1) / d + DW_STRIP - 1) / DW_STRIP);
+	return (strips + DW_STRIP_Y - 1) / DW_STRIP_Y;
+}
 
 /* Runs the forward or backward (back) depthwise pass in a form, for
  * dilation d; returns the variant's name. */
 static const char *dispatch_dw(enum dw_form form, int back, int d,
 			       const struct gpu_buffer *const *bufs)
 {
-	static const char *const names[4][2] = {
+	static const char *const names[5][2] = {
 		{"dwconv", "dwconv_back"}, {"dwconv_rows", "dwconv_back_rows"},
-		{"dwconv_s", NULL}, {"dwconv_tiled_s", NULL}};
+		{"dwconv_s", NULL}, {"dwconv_tiled_s", NULL},
+		{"dwconv_strip_s", "dwconv_back_strip"}};
 	float w0 = W0;
 	uint32_t spec[3] = {NF, 0, (uint32_t)d};
 	memcpy(&spec[1], &w0, 4);
@@ -174,7 +185,12 @@ static const char *dispatch_dw(enum dw_form form, int back, int d,
 		p.i2 = ROW_SEGS;
 		gx = back ? ROW_CHUNKS : (ROW_SEGS * 23 + 63) / 64;
 	}
-	int nbufs = back ? 4 + (form == DW_ROWS) : 3;
+	int nbufs = back ? 4 + (form == DW_ROWS || form == DW_STRIPS) : 3;
+	if (form == DW_STRIPS) {
+		test_dispatch_spec(names[form][back], spec, 2, bufs, nbufs, &p,
+				   sizeof(p), strip_groups_x(), strip_groups_y(d), NF);
+		return names[form][back];
+	}
 	if (form == DW_BLOCKS) {
 		test_dispatch_spec(names[form][back], spec, 2, bufs, nbufs, &p,
 				   sizeof(p), (37 + DW_BLOCK_X - 1) / DW_BLOCK_X,
@@ -199,7 +215,7 @@ static void check_dwconv(enum dw_form form)
 		test_random(s, NF * NPIX, 11 + d, -1, 1);
 		test_random(dw, NF * 9, 21 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
-		if (form == DW_FROM_S || form == DW_BLOCKS)
+		if (form == DW_FROM_S || form == DW_BLOCKS || form == DW_STRIPS)
 			test_upload(&bs, s, NF * NPIX);
 		else
 			upload_activated(&bs, s, NF * NPIX);
@@ -241,8 +257,12 @@ static void check_dwconv_back(enum dw_form form)
 		char what[64];
 		snprintf(what, sizeof(what), "%s dS, dilation %d", variant, d);
 		test_close(what, got, want, NF * NPIX, 5e-4, 1e-4);
-		if (form == DW_ROWS) { /* else reduce_dw sums these: test_reductions */
-			reduce_partials(&part, ROW_CHUNKS, NF, 9, 9, 1, gotw);
+		if (form == DW_ROWS || form == DW_STRIPS) {
+			/* else reduce_dw sums these: test_reductions */
+			int chunks = form == DW_ROWS ? ROW_CHUNKS
+						     : (int)(strip_groups_x() * strip_groups_y(d));
+			assert_true(chunks <= ROW_CHUNKS);
+			reduce_partials(&part, chunks, NF, 9, 9, 1, gotw);
 			snprintf(what, sizeof(what), "%s ddw, dilation %d", variant, d);
 			test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
 		}
@@ -257,12 +277,14 @@ static void test_dwconv(void **state)
 	check_dwconv(DW_PIXEL);
 	check_dwconv(DW_FROM_S);
 	check_dwconv(DW_BLOCKS);
+	check_dwconv(DW_STRIPS);
 }
 
 static void test_dwconv_back(void **state)
 {
 	test_need_gpu();
 	check_dwconv_back(DW_PIXEL);
+	check_dwconv_back(DW_STRIPS);
 }
 
 static void test_dwconv_rows(void **state)
@@ -647,7 +669,8 @@ static void test_fp16_storage(void **state)
 	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(count),
 			  bz = half_buffer((size_t)NF * NPAD), bcopy = half_buffer(count),
 			  bdz = test_buffer(count), bout = test_buffer(count),
-			  b16 = half_buffer((size_t)NF * NPAD);
+			  b16 = half_buffer((size_t)NF * NPAD),
+			  part = test_buffer((size_t)ROW_CHUNKS * 9 * NF);
 	float w0 = W0;
 	uint32_t spec[2] = {NF, 0};
 	memcpy(&spec[1], &w0, 4);
@@ -657,17 +680,24 @@ static void test_fp16_storage(void **state)
 		test_random(s, count, 91 + d, -1, 1);
 		test_random(dw, NF * 9, 92 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
-		for (int tiled = 0; tiled <= 1; tiled++) {
-			uint32_t gx = tiled ? (37 + DW_BLOCK_X - 1) / DW_BLOCK_X
-					    : (NPAD + 255) / 256;
-			uint32_t gy = tiled ? (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y : NF;
-			uint32_t gz = tiled ? NF : 1;
+		/* per pixel, by blocks, by strips */
+		for (int form = 0; form <= 2; form++) {
+			int tiled = form == 1, strips = form == 2;
+			static const char *const family[3] = {
+				"dwconv_s_f16", "dwconv_tiled_s_f16",
+				"dwconv_strip_s_f16"};
+			uint32_t gx = tiled    ? (37 + DW_BLOCK_X - 1) / DW_BLOCK_X
+				      : strips ? strip_groups_x()
+					       : (NPAD + 255) / 256;
+			uint32_t gy = tiled    ? (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y
+				      : strips ? strip_groups_y(d)
+					       : NF;
+			uint32_t gz = tiled || strips ? NF : 1;
 			char name[48], what[80];
 
 			/* forward: fp32 S in, fp16 Z and the fp16 copy out */
 			test_upload(&bs, s, count);
-			snprintf(name, sizeof(name), "%s_copy",
-				 tiled ? "dwconv_tiled_s_f16" : "dwconv_s_f16");
+			snprintf(name, sizeof(name), "%s_copy", family[form]);
 			const struct gpu_buffer *fw[] = {&bp, &bs, &bz, &bcopy};
 			test_dispatch_spec(name, spec, 2, fw, 4, &p, sizeof(p), gx, gy, gz);
 			double *sd = test_to_double(s, count);
@@ -686,8 +716,7 @@ static void test_fp16_storage(void **state)
 			float *s16 = malloc(count * 4);
 			memcpy(s16, s, count * 4);
 			upload_phases(&bcopy, s16, count);
-			snprintf(name, sizeof(name), "%s_in",
-				 tiled ? "dwconv_tiled_s_f16" : "dwconv_s_f16");
+			snprintf(name, sizeof(name), "%s_in", family[form]);
 			const struct gpu_buffer *in[] = {&bp, &bcopy, &bz};
 			test_dispatch_spec(name, spec, 2, in, 3, &p, sizeof(p), gx, gy, gz);
 			sd = test_to_double(s16, count);
@@ -697,28 +726,44 @@ static void test_fp16_storage(void **state)
 			test_close(what, got, want, count, 3e-3, 2e-3);
 
 			if (!tiled) {
-				/* dS from the fp16 S, and the taps' sums */
+				/* dS from the fp16 S, and the taps' sums: two
+				 * passes per pixel, one by strips */
 				test_random(dz, count, 93 + d, -1, 1);
 				test_upload(&bdz, dz, count);
 				float scale = 4.0f;
 				p.off3 = 0;
 				memcpy(&p.off3, &scale, 4);
-				const struct gpu_buffer *bk[] = {&bp, &bcopy, &bdz, &bout, &b16};
-				test_dispatch_spec("dwconv_back_f16_in", spec, 2, bk, 5, &p,
-						   sizeof(p), (NPAD + 255) / 256, NF, 1);
+				const struct gpu_buffer *bk[] = {&bp,  &bcopy, &bdz,
+								 &bout, &b16,   &part};
+				snprintf(name, sizeof(name), "%s",
+					 strips ? "dwconv_back_strip_f16_in"
+						: "dwconv_back_f16_in");
+				if (strips)
+					test_dispatch_spec(name, spec, 2, bk, 6, &p,
+							   sizeof(p), gx, gy, gz);
+				else
+					test_dispatch_spec(name, spec, 2, bk, 5, &p,
+							   sizeof(p), (NPAD + 255) / 256,
+							   NF, 1);
 				double *dzd = test_to_double(dz, count);
 				memset(gdw, 0, NF * 9 * 8);
 				ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
 				test_download(&bout, got, count);
-				snprintf(what, sizeof(what), "dwconv_back_f16_in dS, dilation %d", d);
+				snprintf(what, sizeof(what), "%s dS, dilation %d", name, d);
 				test_close(what, got, want, count, 5e-4, 1e-4);
 				download_half(&b16, got, NF, NPIX, NPAD);
 				for (size_t i = 0; i < count; i++)
 					want[i] *= scale;
-				snprintf(what, sizeof(what), "dwconv_back_f16_in fp16 dS, dilation %d", d);
+				snprintf(what, sizeof(what), "%s fp16 dS, dilation %d", name, d);
 				test_close(what, got, want, count, 1e-2, 2e-3);
-				run_reduce("reduce_dw_s_in", &bdz, &bcopy, NF, 9, d, 9, 1, gotw);
-				snprintf(what, sizeof(what), "reduce_dw_s_in, dilation %d", d);
+				if (strips)
+					reduce_partials(&part, (int)(gx * gy), NF, 9, 9, 1,
+							gotw);
+				else
+					run_reduce("reduce_dw_s_in", &bdz, &bcopy, NF, 9, d,
+						   9, 1, gotw);
+				snprintf(what, sizeof(what), "%s taps, dilation %d",
+					 strips ? name : "reduce_dw_s_in", d);
 				test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
 				free(dzd);
 				p.off3 = 0;

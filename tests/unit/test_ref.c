@@ -840,6 +840,35 @@ static void test_lr_plateau_linear(void **state)
 	assert_true(fabs(nn_lr_at(&cfg, 150) - 5e-3) < 1e-15);
 }
 
+/* exp: warmup, plateau, then the rate above the floor halves every
+ * half_life epochs, whatever the job's total (a longer job has the same
+ * rate at the same epoch). */
+static void test_lr_exp(void **state)
+{
+	struct nn_config cfg;
+
+	(void)state;
+	nn_config_defaults(&cfg, 1);
+	cfg.lr = 1e-2;
+	cfg.epochs = 100;
+	cfg.recipe.schedule = NN_SCHEDULE_EXP;
+	cfg.recipe.warmup = 10;
+	cfg.recipe.plateau = 5;
+	cfg.recipe.half_life = 40;
+	cfg.recipe.lr_min_ratio = 0.2;
+	assert_true(fabs(nn_lr_at(&cfg, 5) - 5e-3) < 1e-15);
+	assert_true(nn_lr_at(&cfg, 15) == cfg.lr);
+	assert_true(fabs(nn_lr_at(&cfg, 55) - 6e-3) < 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, 95) - 4e-3) < 1e-15);
+	double at95 = nn_lr_at(&cfg, 95);
+	cfg.epochs = 6000;
+	assert_true(nn_lr_at(&cfg, 95) == at95);
+	assert_true(fabs(nn_lr_at(&cfg, 5000) - 2e-3) < 1e-12);
+	cfg.recipe.half_life = 0;
+	char err[128];
+	assert_int_equal(nn_config_check(&cfg, err, sizeof(err)), ERR_INVALID);
+}
+
 /* Every recipe key reads back what was set, and bad values are refused
  * with a sentence that names the key. */
 static void test_recipe_keys_round_trip(void **state)
@@ -847,7 +876,7 @@ static void test_recipe_keys_round_trip(void **state)
 	static const char *const values[][2] = {
 		{"optimizer", "muon"}, {"schedule", "linear"},
 		{"warmup", "7"}, {"plateau", "9"}, {"lr_min", "0.25"},
-		{"average", "ema"}, {"ema_decay", "0.995"}, {"ssim", "0.25"},
+		{"half_life", "300"}, {"schedule", "exp"}, {"average", "ema"}, {"ema_decay", "0.995"}, {"ssim", "0.25"},
 		{"grad", "0.5"}, {"chroma", "2"}};
 	struct nn_recipe r = {0};
 	char buf[64], err[128];
@@ -981,6 +1010,7 @@ int main(void)
 		cmocka_unit_test(test_lr_constant),
 		cmocka_unit_test(test_lr_cosine),
 		cmocka_unit_test(test_lr_plateau_linear),
+		cmocka_unit_test(test_lr_exp),
 		cmocka_unit_test(test_recipe_keys_round_trip),
 	};
 

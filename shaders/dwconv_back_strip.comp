@@ -1,0 +1,140 @@
+#version 450
+// dwconv_back_strip.comp - the backward of a depthwise conv and of the
+// activation before it, by strips (see dwconv_strip.comp), in one pass:
+//   dSprev[c,p] = act'(Sprev[c,p]) * sum_t dw[c][t] dZ[c, p - disp_t]
+//   ddw[c][t]   = sum_p dZ[c,p] * act(Sprev[c, p + disp_t])
+// It does what dwconv_back.comp and reduce_dw (pixel_reduce.comp) do in
+// two passes: each invocation reads the STRIP + 2 rows of dZ and of Sprev
+// in its three tap columns once, and both results come from those
+// registers. The taps' sums go, per workgroup, through a tree in shared
+// memory in a fixed order to part[chunk][t][c] (chunk: the workgroup's
+// place in the channel's grid, x fastest), which reduce.comp adds in
+// order, so runs are deterministic.
+//
+// Bindings: params, Sprev, dZ, dSprev, then (COPY_F16) the fp16 dS, then
+// the partial sums.
+// COPY_F16 also writes dS as fp16 times the loss scale (uintBitsToFloat(
+// off3)) in rows of i3 = n_pad values, the padding zeroed; IN_F16 reads
+// Sprev as its fp16 phase (see dwconv.comp).
+// Grid: x columns / SX, y strips / SY, z channels.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#if defined(COPY_F16) || defined(IN_F16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#define SX 32
+#define SY 8
+#define STRIP 8
+#define THREADS (SX * SY)
+layout(local_size_x = SX, local_size_y = SY) in;
+#include "common.glsl"
+
+layout(binding = 0) readonly buffer Params { float params[]; };
+#ifdef IN_F16
+layout(binding = 1) readonly buffer Prev { float16_t sprev[]; };
+#define ACT(v) act_phase(float(v))
+#define ACT_GRAD(v) act_grad_phase(float(v))
+#else
+layout(binding = 1) readonly buffer Prev { float sprev[]; };
+#define ACT(v) act(v)
+#define ACT_GRAD(v) act_grad(v)
+#endif
+layout(binding = 2) readonly buffer GradZ { float dz[]; };
+layout(binding = 3) writeonly buffer Out { float dsprev[]; };
+#ifdef COPY_F16
+layout(binding = 4) writeonly buffer Half { float16_t dshalf[]; };
+layout(binding = 5) writeonly buffer Part { float part[]; };
+#else
+layout(binding = 4) writeonly buffer Part { float part[]; };
+#endif
+
+shared float sums[9][THREADS];
+
+void main()
+{
+	uint c = gl_WorkGroupID.z, lid = gl_LocalInvocationIndex;
+	int x = int(gl_GlobalInvocationID.x), s = int(gl_GlobalInvocationID.y);
+	int d = pc.dil, tw = pc.tw, th = pc.th;
+	uint base = c * uint(pc.n);
+
+#ifdef COPY_F16
+	if (gl_WorkGroupID.x == 0u && gl_WorkGroupID.y == 0u) {
+		uint pad = uint(pc.n) + lid;
+		if (pad < uint(pc.i3))
+			dshalf[c * uint(pc.i3) + pad] = float16_t(0.0);
+	}
+#endif
+
+	int run = s / d;
+	int y0 = run * STRIP * d + (s - run * d);
+	bool mine = x < tw && y0 < th;
+
+	float ddw[9];
+	[[unroll]] for (int t = 0; t < 9; t++)
+		ddw[t] = 0.0;
+	if (mine) {
+		/* rows y0 - d .. y0 + STRIP d of the columns x - d, x, x + d:
+		 * dZ, act(Sprev), and act'(Sprev) in the centre */
+		float g[3][STRIP + 2], h[3][STRIP + 2], slope[STRIP];
+		[[unroll]] for (int rr = 0; rr < STRIP + 2; rr++) {
+			int y = y0 + (rr - 1) * d;
+			bool row_in = y >= 0 && y < th;
+			[[unroll]] for (int j = 0; j < 3; j++) {
+				int xx = x + (j - 1) * d;
+				float gv = 0.0, hv = 0.0;
+				if (row_in && xx >= 0 && xx < tw) {
+					uint at = base + uint(y * tw + xx);
+					gv = dz[at];
+					hv = ACT(sprev[at]);
+					if (j == 1 && rr >= 1 && rr <= STRIP)
+						slope[rr - 1] = ACT_GRAD(sprev[at]);
+				}
+				g[j][rr] = gv;
+				h[j][rr] = hv;
+			}
+		}
+
+		float w[9];
+		[[unroll]] for (int t = 0; t < 9; t++)
+			w[t] = params[pc.off0 + 9u * c + uint(t)];
+		[[unroll]] for (int r = 0; r < STRIP; r++) {
+			int y = y0 + r * d;
+			if (y >= th)
+				break;
+			/* tap (i, j) reads dZ at p - disp: row r + 2 - i,
+			 * column 2 - j of the window */
+			float acc = 0.0;
+			[[unroll]] for (int i = 0; i < 3; i++)
+				[[unroll]] for (int j = 0; j < 3; j++)
+					acc += w[i * 3 + j] * g[2 - j][r + 2 - i];
+			float ds = slope[r] * acc;
+			uint p = uint(y * tw + x);
+			dsprev[base + p] = ds;
+#ifdef COPY_F16
+			dshalf[c * uint(pc.i3) + p] =
+				float16_t(ds * uintBitsToFloat(pc.off3));
+#endif
+			/* and dZ here times act(Sprev) at p + disp */
+			float gz = g[1][r + 1];
+			[[unroll]] for (int i = 0; i < 3; i++)
+				[[unroll]] for (int j = 0; j < 3; j++)
+					ddw[i * 3 + j] += gz * h[j][r + i];
+		}
+	}
+
+	/* the workgroup's sums, halving in a fixed order */
+	[[unroll]] for (int t = 0; t < 9; t++)
+		sums[t][lid] = ddw[t];
+	barrier();
+	for (uint half_ = THREADS / 2u; half_ > 0u; half_ /= 2u) {
+		if (lid < half_)
+			[[unroll]] for (int t = 0; t < 9; t++)
+				sums[t][lid] += sums[t][lid + half_];
+		barrier();
+	}
+	if (lid < 9u) {
+		uint chunk = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+		part[(chunk * 9u + lid) * uint(NF) + c] = sums[lid][0];
+	}
+}
