@@ -166,8 +166,10 @@ static void fold_progress(struct wjob *j, const cJSON *p)
 	j->psnr = psnr;
 	j->mse = job_num(p, "mse", NAN);
 	j->lr = job_num(p, "lr", NAN);
-	if (isfinite(psnr) && (!j->have_metrics || psnr > j->best))
-		j->best = psnr;
+	/* the best model's PSNR; a daemon without it: the best epoch's */
+	double best = job_num(p, "psnr_best", psnr);
+	if (isfinite(best) && (!j->have_metrics || best > j->best))
+		j->best = best;
 	if (isfinite(ms) && ms > 0)
 		j->ms = j->ms > 0 ? j->ms + MS_SMOOTHING * (ms - j->ms) : ms;
 	j->have_metrics = 1;

@@ -233,20 +233,20 @@ static double median_ms(const struct nn_metrics *h, int n, int first)
 }
 
 static void print_epoch(const struct fit_options *o, const struct nn_metrics *m,
-			int total, double best)
+			int total)
 {
 	if (o->json) {
 		printf("{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,\"lr\":%.9g,"
 		       "\"ms\":%.3f", m->epoch, m->mse, m->psnr, m->lr, m->ms);
 		if (m->psnr_average > 0)
 			printf(",\"psnr_average\":%.6f", m->psnr_average);
-		printf("}\n");
+		printf(",\"psnr_best\":%.6f}\n", m->psnr_best);
 		fflush(stdout);
 	}
 	if (!o->quiet && (m->epoch % 50 == 0 || m->epoch == total || m->epoch == 1))
 		fprintf(stderr, "epoch %d/%d  psnr %.2f dB (best %.2f)  mse %.3g  "
-			"lr %.3g  %.1f ms\n", m->epoch, total, m->psnr, best,
-			m->mse, m->lr, m->ms);
+			"lr %.3g  %.1f ms\n", m->epoch, total, m->psnr,
+			m->psnr_best, m->mse, m->lr, m->ms);
 }
 
 static void print_summary(const struct fit_options *o, struct nn_fit *fit,
@@ -396,7 +396,7 @@ int fit_cli_run(int argc, char **argv)
 			VKINR_VERSION, o.image, target->width, target->height,
 			gpu_info(gpu)->name);
 
-	double start = now_s(), best = 0, psnr = 0;
+	double start = now_s(), psnr = 0;
 	rc = start_fit(&o, gpu, target, &fit);
 	int first_epoch = fit ? nn_fit_epoch(fit) + 1 : 1;
 	int total = o.cfg.epochs;
@@ -413,11 +413,7 @@ int fit_cli_run(int argc, char **argv)
 				nn_fit_epoch(fit) + 1, error_message(rc));
 		if (rc)
 			break;
-		if (m.psnr > best)
-			best = m.psnr;
-		if (m.psnr_average > best)
-			best = m.psnr_average;
-		print_epoch(&o, &m, total, best);
+		print_epoch(&o, &m, total);
 	}
 	if (rc == 0 && o.checkpoint_out)
 		rc = write_checkpoint(o.checkpoint_out, fit);

@@ -370,14 +370,15 @@ static int write_metrics(const char *dir, struct nn_fit *fit)
 {
 	int n;
 	const struct nn_metrics *h = nn_fit_history(fit, &n);
-	size_t cap = (size_t)n * 112 + 1, used = 0;
+	size_t cap = (size_t)n * 160 + 1, used = 0;
 	char *text = malloc(cap), *path = path_join(dir, "metrics.ndjson");
 	int rc = text && path ? 0 : ERR_NOMEM;
 	for (int i = 0; rc == 0 && i < n; i++)
 		used += (size_t)snprintf(text + used, cap - used,
 			"{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,"
-			"\"lr\":%.9g,\"ms\":%.3f}\n", h[i].epoch, h[i].mse,
-			h[i].psnr, h[i].lr, h[i].ms);
+			"\"lr\":%.9g,\"ms\":%.3f,\"psnr_best\":%.6f}\n",
+			h[i].epoch, h[i].mse, h[i].psnr, h[i].lr, h[i].ms,
+			h[i].psnr_best);
 	if (rc == 0)
 		rc = fileio_write_atomic(path, text, used, 0644);
 	free(text);

@@ -245,18 +245,23 @@ int jobfiles_checkpoint_epoch(const char *jobs_dir, const char *id)
 
 /* ==== metrics.ndjson =================================================== */
 
+/* psnr_best: the best model's so far (0, and left out, in lines written
+ * before it was kept) */
 static int format_metrics(char *buf, size_t len, const struct nn_metrics *m)
 {
+	char best[48] = "";
+	if (m->psnr_best > 0 && isfinite(m->psnr_best))
+		snprintf(best, sizeof(best), ",\"psnr_best\":%.17g", m->psnr_best);
 	return snprintf(buf, len,
 			"{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.17g,"
-			"\"lr\":%.17g,\"ms\":%.6g}\n",
-			m->epoch, m->mse, m->psnr, m->lr, m->ms);
+			"\"lr\":%.17g,\"ms\":%.6g%s}\n",
+			m->epoch, m->mse, m->psnr, m->lr, m->ms, best);
 }
 
 int jobfiles_metrics_rewrite(const char *jobs_dir, const char *id,
 			     const struct nn_metrics *hist, int n)
 {
-	size_t cap = (size_t)n * 128 + 1, len = 0;
+	size_t cap = (size_t)n * 192 + 1, len = 0; /* a line: < 192 */
 	char *text = malloc(cap);
 	if (!text)
 		return ERR_NOMEM;
@@ -358,6 +363,7 @@ int jobfiles_metrics_load(const char *jobs_dir, const char *id,
 			.psnr = get_num(o, "psnr", NAN),
 			.lr = get_num(o, "lr", 0),
 			.ms = get_num(o, "ms", 0),
+			.psnr_best = get_num(o, "psnr_best", 0),
 		};
 		cJSON_Delete(o);
 	}

@@ -254,6 +254,15 @@ static void get_str(const cJSON *o, const char *key, char *buf, size_t len)
 
 /* ---------------------------------------------------------- history */
 
+/* best_psnr: the best model's (psnr_best), or the epoch's own psnr in a
+ * history stored before the best model was kept */
+static void hist_best(struct job *job, const struct nn_metrics *m)
+{
+	double p = m->psnr_best > 0 ? m->psnr_best : m->psnr;
+	if (isfinite(p) && (isnan(job->best_psnr) || p > job->best_psnr))
+		job->best_psnr = p;
+}
+
 static int hist_push(struct job *job, const struct nn_metrics *m)
 {
 	if (job->nhist == job->caphist) {
@@ -265,8 +274,7 @@ static int hist_push(struct job *job, const struct nn_metrics *m)
 		job->caphist = cap;
 	}
 	job->hist[job->nhist++] = *m;
-	if (isfinite(m->psnr) && (isnan(job->best_psnr) || m->psnr > job->best_psnr))
-		job->best_psnr = m->psnr;
+	hist_best(job, m);
 	return 0;
 }
 
@@ -276,9 +284,7 @@ static void hist_cut(struct job *job, int epoch)
 		job->nhist--;
 	job->best_psnr = NAN;
 	for (int i = 0; i < job->nhist; i++)
-		if (isfinite(job->hist[i].psnr) &&
-		    (isnan(job->best_psnr) || job->hist[i].psnr > job->best_psnr))
-			job->best_psnr = job->hist[i].psnr;
+		hist_best(job, &job->hist[i]);
 }
 
 /* Writes the whole history to metrics.ndjson atomically. */

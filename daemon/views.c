@@ -154,20 +154,24 @@ char *views_progress_line(const struct job *job, const struct nn_metrics *m)
 {
 	/* Built by hand: this is the one message sent per epoch per reader. */
 	char buf[512];
-	char psnr[32], mse[32], avg[64] = "";
+	char psnr[32], mse[32], avg[64] = "", best[64] = "";
 	snprintf(psnr, sizeof(psnr), isfinite(m->psnr) ? "%.17g" : "null",
 		 m->psnr);
 	if (m->psnr_average > 0 && isfinite(m->psnr_average))
 		snprintf(avg, sizeof(avg), ",\"psnr_average\":%.17g",
 			 m->psnr_average);
+	/* 0: an epoch stored before the best model was kept */
+	if (m->psnr_best > 0 && isfinite(m->psnr_best))
+		snprintf(best, sizeof(best), ",\"psnr_best\":%.17g",
+			 m->psnr_best);
 	snprintf(mse, sizeof(mse), isfinite(m->mse) ? "%.17g" : "null", m->mse);
 	int n = snprintf(buf, sizeof(buf),
 			 "{\"jsonrpc\":\"2.0\",\"method\":\"" N_JOB_PROGRESS
 			 "\",\"params\":{\"job\":\"%s\",\"epoch\":%d,"
 			 "\"epochs\":%d,\"mse\":%s,\"psnr\":%s,\"lr\":%.17g,"
-			 "\"ms\":%.6g%s}}\n",
+			 "\"ms\":%.6g%s%s}}\n",
 			 job->id, m->epoch, job->p.epochs, mse, psnr, m->lr,
-			 m->ms, avg);
+			 m->ms, avg, best);
 	return n > 0 && (size_t)n < sizeof(buf) ? strdup(buf) : NULL;
 }
 

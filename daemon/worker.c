@@ -714,11 +714,10 @@ static enum run_outcome epoch(struct worker *w, struct run *r)
 	ev->m = m;
 	post(w, ev);
 	publish_memory(w);
-	/* the better of the live and the averaged weights says it may be
-	 * time; the export (which takes that one too) decides */
-	double best = m.psnr_average > m.psnr ? m.psnr_average : m.psnr;
-	if (job->target_psnr > 0 && isfinite(best) &&
-	    best >= job->target_psnr &&
+	/* the best model measured so far says it may be time; the export
+	 * (which takes that one, or better) decides */
+	if (job->target_psnr > 0 && isfinite(m.psnr_best) &&
+	    m.psnr_best >= job->target_psnr &&
 	    (rc = model_reaches(r, job->target_psnr, &r->reached)))
 		return recover(w, r, rc);
 	return checkpoint_if_due(w, r);

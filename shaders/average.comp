@@ -2,6 +2,12 @@
 // average.comp - the weight average: an exponential moving average of the
 // parameters, avg += (params - avg) * step[2], over the flat vector after
 // the optimizer step. n = number of floats.
+//
+// KEEP: the best model kept so far, a copy instead (binding 0 the weights
+// to keep, binding 1 the best): best = params, exactly, when the flag
+// step[i0] is not zero; i0 < 0 copies always. The optimizer program runs
+// it first of all, gated by the flag the host sets after reading the
+// epoch's loss, so that keeping the weights costs no submit of its own.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 #include "common.glsl"
@@ -15,5 +21,11 @@ void main()
 	uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * 65535u * 256u;
 	if (i >= uint(pc.n))
 		return;
+#ifdef KEEP
+	if (pc.i0 >= 0 && step[pc.i0] == 0.0)
+		return;
+	avg[i] = params[i];
+#else
 	avg[i] += (params[i] - avg[i]) * step[2];
+#endif
 }

@@ -155,9 +155,10 @@ def fit(vkinrd, image, width, epochs, recipe):
     clock, curve = 0.0, []
     for i, l in enumerate(history):
         clock += (median if i == 0 else l["ms"]) / 1e3
-        # with an average, the better of the two weights is what is reported
-        curve.append((l["epoch"], clock, max(l["psnr"],
-                                             l.get("psnr_average", 0))))
+        # what is reported and exported: the best model so far (older
+        # vkinrd: the better of the live and averaged weights)
+        curve.append((l["epoch"], clock, l.get("psnr_best", max(
+            l["psnr"], l.get("psnr_average", 0)))))
     return {"curve": curve, "summary": summary}
 
 

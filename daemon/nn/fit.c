@@ -3,14 +3,16 @@
  * Vulkan device (see fit.h for the contract).
  *
  * At creation the fit plans its tiles, allocates every buffer once from an
- * arena (parameters, gradient, both Adam moments, the target, one
- * activation buffer per layer sized for the largest tile, two scratch
- * buffers and the partial-sum buffers) and records two programs
- * (record.c): the epoch (every tile forward, head, backward, with the
- * gradient summed over tiles) and the optimizer step (optim.c). An epoch
- * is then: write the step size into a small host-visible buffer, run the
- * epoch, add up the squared errors on the host in double, run the
- * optimizer. Nothing is recorded or allocated per epoch, and every
+ * arena (parameters, gradient, both Adam moments, the best model's
+ * weights, the target, one activation buffer per layer sized for the
+ * largest tile, two scratch buffers and the partial-sum buffers) and
+ * records two programs (record.c): the epoch (every tile forward, head,
+ * backward, with the gradient summed over tiles) and the optimizer step
+ * (optim.c). An epoch is then: write the step size into a small
+ * host-visible buffer, run the epoch, add up the squared errors on the
+ * host in double, flag whether the weights just measured beat the best
+ * model (fit.h, struct nn_best), run the optimizer, whose first pass then
+ * keeps them. Nothing is recorded or allocated per epoch, and every
  * reduction happens in a fixed order, so a run is deterministic on a
  * given device and a resumed run continues bit for bit.
  *
@@ -118,9 +120,10 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 
 	lim.budget_bytes = fit->cfg.mem_budget ? fit->cfg.mem_budget
 					       : info->budget_bytes / 10 * 8;
-	/* weights, gradient, moments, target and reconstruction, partial
-	 * sums, and what the arena's shared blocks may leave unused */
-	lim.fixed_bytes = 4 * fit->layout.total * 4 + 2 * pixels * 12 +
+	/* weights, gradient, moments, the best weights, target and
+	 * reconstruction, partial sums, and what the arena's shared blocks
+	 * may leave unused */
+	lim.fixed_bytes = 5 * fit->layout.total * 4 + 2 * pixels * 12 +
 			  (96u << 20) + (256u << 20) + nn_optim_bytes(fit);
 	/* S_0..S_B, Z (or dZ), dS; the fp16 path adds fp16 copies of Z and
 	 * dS, and keeps S_0..S_B-1 in fp16 and no S_B (see alloc_buffers) */
@@ -205,7 +208,8 @@ static int alloc_buffers(struct nn_fit *fit)
 	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->grad);
 	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->adam_m);
 	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->adam_v);
-	rc = rc ? rc : gpu_buffer_alloc(a, 16, 1, &fit->step);
+	rc = rc ? rc : gpu_buffer_alloc(a, total, 0, &fit->best);
+	rc = rc ? rc : gpu_buffer_alloc(a, NN_STEP_FLOATS * 4, 1, &fit->step);
 	rc = rc ? rc : gpu_buffer_alloc(a, pixels * 12, 0, &fit->target);
 	/* the fp16 path with fused sines keeps S_0..S_B-1 in fp16 for the
 	 * backward; the forward's fp32 S_k, and S_B, live in z meanwhile */
@@ -269,6 +273,7 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	fit->width = width;
 	fit->height = height;
 	fit->has_target = target != NULL;
+	fit->kept = (struct nn_best){.psnr = 0, .epoch = -1};
 	nn_layout_init(&fit->layout, cfg);
 	rc = choose_precision(fit, err, errlen);
 	if (rc) {
@@ -324,7 +329,8 @@ static void release_device(struct nn_fit *fit)
 	if (fit->quick_render_prog != fit->render_prog)
 		gpu_program_destroy(fit->quick_render_prog);
 	gpu_program_destroy(fit->render_prog);
-	fit->epoch_prog = fit->adam_prog = NULL;
+	gpu_program_destroy(fit->keep_average_prog);
+	fit->epoch_prog = fit->adam_prog = fit->keep_average_prog = NULL;
 	fit->render_prog = fit->quick_render_prog = NULL;
 	gpu_arena_destroy(fit->arena);
 	fit->arena = NULL;
@@ -346,14 +352,14 @@ void nn_fit_destroy(struct nn_fit *fit)
 
 /* What a rebuild carries over, in host memory. */
 struct carried {
-	float *params, *m, *v, *muon_m, *average;
+	float *params, *m, *v, *muon_m, *average, *best;
 	struct image *target;
 };
 
 static void carried_free(struct carried *c)
 {
 	free(c->params), free(c->m), free(c->v), free(c->muon_m);
-	free(c->average);
+	free(c->average), free(c->best);
 	image_destroy(c->target);
 }
 
@@ -375,6 +381,7 @@ static int carry_out(struct nn_fit *fit, struct carried *c)
 	rc = rc ? rc : nn_fit_read_params(fit, c->params, c->m, c->v);
 	rc = rc ? rc : download_buffer(fit, &fit->muon_m, &c->muon_m);
 	rc = rc ? rc : download_buffer(fit, &fit->average, &c->average);
+	rc = rc ? rc : download_buffer(fit, &fit->best, &c->best);
 	if (rc == 0 && fit->has_target) {
 		c->target = image_create(fit->width, fit->height);
 		rc = c->target ? 0 : ERR_NOMEM;
@@ -409,6 +416,12 @@ static int rebuild(const struct nn_fit *fit, const struct carried *c,
 	if (rc == 0 && c->average && fresh->average.handle)
 		rc = gpu_upload(fresh->gpu, &fresh->average, 0, c->average,
 				fresh->average.size);
+	/* the best model, its weights and what is known of them */
+	if (rc == 0)
+		rc = gpu_upload(fresh->gpu, &fresh->best, 0, c->best,
+				fresh->best.size);
+	fresh->kept = fit->kept;
+	memcpy(fresh->exported, fit->exported, sizeof(fresh->exported));
 	if (rc) {
 		nn_fit_destroy(fresh);
 		*out = NULL;
@@ -497,6 +510,23 @@ static int append_history(struct nn_fit *fit, const struct nn_metrics *m)
 	return 0;
 }
 
+/* Does a measurement of psnr beat the best model so far? */
+static int beats_best(const struct nn_fit *fit, double psnr)
+{
+	return isfinite(psnr) && (fit->kept.epoch < 0 || psnr > fit->kept.psnr);
+}
+
+/* The average, measured after epoch t's step, beat the best: copied on
+ * the device (at most every NN_AVERAGE_EVERY epochs, so a submit of its
+ * own is cheap next to the render that measured it). */
+static int keep_average(struct nn_fit *fit, int t, double psnr)
+{
+	int rc = gpu_program_run(fit->keep_average_prog);
+	if (rc == 0)
+		fit->kept = (struct nn_best){psnr, t, NN_BEST_AVERAGE};
+	return rc;
+}
+
 int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 {
 	int t = fit->epoch + 1;
@@ -518,22 +548,43 @@ int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
 		rc = gpu_fill_zero(fit->gpu, &fit->grad);
 		return rc ? rc : ERR_DIVERGED;
 	}
+	double psnr = mse > 0 ? -10 * log10(mse) : 999;
+	/* the weights just measured are those before this epoch's step: the
+	 * optimizer program copies them into the best first when they beat it */
+	int keep = beats_best(fit, psnr);
+	nn_optim_keep_live(fit, keep);
 	rc = gpu_program_run(fit->adam_prog);
 	if (rc)
 		return rc;
+	if (keep)
+		fit->kept = (struct nn_best){psnr, t - 1, NN_BEST_LIVE};
 	collect_pass_times(fit);
 	fit->epoch = t;
 	m->epoch = t;
 	m->mse = mse;
-	m->psnr = mse > 0 ? -10 * log10(mse) : 999;
+	m->psnr = psnr;
 	m->lr = lr;
 	m->psnr_average = 0;
 	if (fit->average.handle &&
 	    (t % NN_AVERAGE_EVERY == 0 || t == fit->cfg.epochs) &&
 	    (rc = nn_fit_average_psnr(fit, &m->psnr_average)))
 		return rc;
+	if (m->psnr_average > 0 && beats_best(fit, m->psnr_average) &&
+	    (rc = keep_average(fit, t, m->psnr_average)))
+		return rc;
+	m->psnr_best = fit->kept.psnr;
 	m->ms = now_ms() - start;
 	return append_history(fit, m);
+}
+
+const char *nn_best_source_name(enum nn_best_source source)
+{
+	return source == NN_BEST_AVERAGE ? "average" : "live";
+}
+
+void nn_fit_best(const struct nn_fit *fit, struct nn_best *best)
+{
+	*best = fit->kept;
 }
 
 int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse)
@@ -678,25 +729,26 @@ int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
 }
 
 /*
- * The averaged weights go through fit->params for rendering: the live
- * weights are kept on the host meanwhile and put back after, so the
- * recorded programs serve both. Cheap next to an epoch, and only done
- * when asked (exports, evaluations).
+ * The averaged or the best weights go through fit->params for rendering:
+ * the live weights are kept on the host meanwhile and put back after, so
+ * the recorded programs serve all. Cheap next to an epoch, and only done
+ * when asked (exports, evaluations, the average every few epochs).
  */
-int nn_fit_swap_average_in(struct nn_fit *fit, float **live)
+int nn_fit_swap_in(struct nn_fit *fit, const struct gpu_buffer *weights,
+		   float **live)
 {
 	size_t bytes = fit->layout.total * sizeof(float);
-	float *avg = malloc(bytes);
+	float *other = malloc(bytes);
 	*live = malloc(bytes);
-	int rc = avg && *live ? 0 : ERR_NOMEM;
+	int rc = other && *live ? 0 : ERR_NOMEM;
 	rc = rc ? rc : nn_fit_read_params(fit, *live, NULL, NULL);
-	rc = rc ? rc : gpu_download(fit->gpu, &fit->average, 0, avg, bytes);
-	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, avg, bytes);
-	free(avg);
+	rc = rc ? rc : gpu_download(fit->gpu, weights, 0, other, bytes);
+	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, other, bytes);
+	free(other);
 	return rc;
 }
 
-int nn_fit_swap_average_out(struct nn_fit *fit, float *live)
+int nn_fit_swap_out(struct nn_fit *fit, float *live)
 {
 	int rc = live ? gpu_upload(fit->gpu, &fit->params, 0, live,
 				   fit->layout.total * sizeof(float))
@@ -710,8 +762,8 @@ int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
 	float *live = NULL;
 	if (!fit->average.handle)
 		return ERR_INVALID;
-	int rc = nn_fit_swap_average_in(fit, &live);
+	int rc = nn_fit_swap_in(fit, &fit->average, &live);
 	rc = rc ? rc : render(fit, 1, psnr);
-	int back = nn_fit_swap_average_out(fit, live);
+	int back = nn_fit_swap_out(fit, live);
 	return rc ? rc : back;
 }

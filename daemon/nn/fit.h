@@ -32,8 +32,32 @@ struct nn_metrics {
 	 * NN_AVERAGE_EVERY epochs and at the last when the recipe keeps an
 	 * average; 0 otherwise (not in checkpoints' history) */
 	double psnr_average;
+	/* the best model's PSNR so far (nn_fit_best): the running maximum of
+	 * every psnr and psnr_average measured up to this epoch; it never
+	 * decreases (0 in histories written before it existed) */
+	double psnr_best;
 };
 #define NN_AVERAGE_EVERY 10
+
+/*
+ * The best model: every epoch measures the live weights (psnr), and now
+ * and then the average (psnr_average); whenever a measurement beats all
+ * before it, those weights are copied, on the device, into the fit's best
+ * copy. The export, the reported PSNR and --target-psnr take that model.
+ *
+ * Its epoch counts the optimizer steps its weights had taken: the epoch
+ * whose END they are. Epoch t's psnr measures the weights before epoch t's
+ * step, so the live weights kept at epoch t are "epoch t - 1" (0: the
+ * initial weights); the average measured after epoch t's step is "epoch t".
+ */
+enum nn_best_source { NN_BEST_LIVE, NN_BEST_AVERAGE };
+struct nn_best {
+	double psnr;
+	int epoch; /* -1: nothing measured yet (a fresh fit, or a checkpoint
+		    * from before the best was kept) */
+	enum nn_best_source source;
+};
+const char *nn_best_source_name(enum nn_best_source source);
 
 /* Per-pass GPU time of the last epoch, from timestamp queries. */
 #define NN_PASS_LIST(X)                                                      \
@@ -57,7 +81,8 @@ const char *nn_pass_name(enum nn_pass pass);
 
 void nn_fit_destroy(struct nn_fit *fit);
 
-/* Runs one epoch (and, on schedule, renders the average: psnr_average).
+/* Runs one epoch (and, on schedule, renders the average: psnr_average),
+ * keeping the best model (psnr_best).
  * Returns 0, ERR_DEVICE_LOST, ERR_DEVICE_OOM, ERR_VULKAN,
  * or ERR_DIVERGED when the loss is not finite (the step is not applied). */
 int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m);
@@ -92,5 +117,8 @@ void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info);
 /* Renders the averaged weights: their PSNR (ERR_INVALID when the recipe
  * keeps no average). */
 int nn_fit_average_psnr(struct nn_fit *fit, double *psnr);
+
+/* The best model measured so far (see struct nn_best). */
+void nn_fit_best(const struct nn_fit *fit, struct nn_best *best);
 
 #endif

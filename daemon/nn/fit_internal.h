@@ -47,10 +47,15 @@ struct nn_fit {
 	 * (3 x n), SSIM's gradient coefficients (9 x n) and the terms'
 	 * per-workgroup sums (3 a workgroup); unallocated when all are off */
 	struct gpu_buffer pred, loss_coef, loss_sums;
-	int exported_average; /* the last export took the average */
+	/* the best model measured so far (struct nn_best): its weights, a
+	 * copy made on the device, and its PSNR, epoch and source */
+	struct gpu_buffer best;
+	struct nn_best kept;
+	char exported[48]; /* what the last export took (package's "weights") */
 	int sse_count;
 
 	struct gpu_program *epoch_prog, *adam_prog;
+	struct gpu_program *keep_average_prog; /* best = average, when asked */
 	/* rendering: exact (fp32, as the model package defines the model:
 	 * exports) and quick (the training's precision: the average's PSNR
 	 * every few epochs); the same program on the fp32 path */
@@ -86,9 +91,11 @@ int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse);
 void nn_fit_loss_sums(const struct nn_fit *fit, double sums[3]);
 /* Renders the current weights: the reconstruction and its PSNR. */
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
-/* The averaged weights in fit->params for a render (the live ones kept
- * in *live meanwhile), then the live ones back (frees live). */
-int nn_fit_swap_average_in(struct nn_fit *fit, float **live);
-int nn_fit_swap_average_out(struct nn_fit *fit, float *live);
+/* Another copy of the weights (fit->average, fit->best) in fit->params
+ * for a render (the live ones kept in *live meanwhile), then the live
+ * ones back (frees live). */
+int nn_fit_swap_in(struct nn_fit *fit, const struct gpu_buffer *weights,
+		   float **live);
+int nn_fit_swap_out(struct nn_fit *fit, float *live);
 
 #endif

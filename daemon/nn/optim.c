@@ -15,10 +15,17 @@
  * its decay, min(decay, (1 + t) / (10 + t)), so early epochs are not
  * dominated by the initial weights.
  *
+ * Before all of it, the best model kept (fit.h, struct nn_best): when the
+ * host found the epoch's loss, measured on the weights before this step,
+ * better than the best so far, the program's first pass copies them into
+ * fit->best; otherwise that pass does nothing. A second, one-pass program
+ * copies the average there instead, when its measurement wins.
+ *
  * Everything is recorded once, into the fit's optimizer program; the
  * per-epoch scalars go through the host-visible step buffer:
  *   step[0] = lr / (1 - 0.9^t)   step[1] = sqrt(1 - 0.999^t)   (Adam)
  *   step[2] = 1 - EMA decay at t  step[3] = Muon's step size
+ *   step[4] = 1: keep the weights as the best model, 0: not
  * Every sum runs in a fixed order: a run is deterministic.
  */
 #include <math.h>
@@ -35,6 +42,7 @@
 #define NS_MATRICES 4 /* scratch matrices a block: X, X', A, B */
 #define NS_TILE 64    /* ns_gemm.comp's block of outputs */
 static const float ns_coeff[3] = {3.4445f, -4.7750f, 2.0315f};
+#define STEP_KEEP 4 /* the step buffer's keep flag */
 
 uint64_t nn_optim_bytes(const struct nn_fit *fit)
 {
@@ -73,7 +81,9 @@ int nn_optim_reset(struct nn_fit *fit, const float *params)
 	if (!rc && fit->average.handle)
 		rc = gpu_upload(fit->gpu, &fit->average, 0, params,
 				fit->layout.total * sizeof(float));
-	return rc;
+	/* no best measured yet (fit->kept.epoch < 0): the weights stand in */
+	return rc ? rc : gpu_upload(fit->gpu, &fit->best, 0, params,
+				    fit->layout.total * sizeof(float));
 }
 
 /* ------------------------------------------------------------ recording */
@@ -156,21 +166,47 @@ static int record_muon(struct optim_recorder *r)
 	return r->rc;
 }
 
+/* best = weights, when step[flag] is not zero (flag < 0: always). */
+static void record_keep(struct optim_recorder *r, struct gpu_pipeline *keep,
+			const struct gpu_buffer *weights, int flag)
+{
+	const struct gpu_buffer *bufs[3] = {weights, &r->fit->best,
+					    &r->fit->step};
+	struct pass_push p = {.n = (int)r->fit->layout.total, .i0 = flag};
+	run(r, keep, bufs, 3, &p, div_up(r->fit->layout.total, GROUP), 1, 1);
+}
+
+/* The program that copies the average into the best, alone. */
+static int record_keep_average(struct nn_fit *fit, struct gpu_pipeline *keep)
+{
+	struct optim_recorder r = {.fit = fit};
+	int rc = gpu_program_create(fit->gpu, 0, &fit->keep_average_prog);
+	if (rc)
+		return rc;
+	r.prog = fit->keep_average_prog;
+	record_keep(&r, keep, &fit->average, -1);
+	return r.rc ? r.rc : gpu_program_end(r.prog);
+}
+
 int nn_optim_record(struct nn_fit *fit)
 {
 	struct optim_recorder r = {.fit = fit};
 	struct gpu_context *gpu = fit->gpu;
 	uint32_t spec[2] = {(uint32_t)fit->cfg.nf, float_bits(fit->cfg.w0)};
 	uint32_t push = sizeof(struct pass_push);
-	struct gpu_pipeline *adam, *average = NULL;
+	struct gpu_pipeline *adam, *keep, *average = NULL;
 	int rc = gpu_program_create(gpu, 2, &fit->adam_prog);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "adam", 5, push, spec, 2, &adam);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "keep_best", 3, push, spec, 2, &keep);
 	if (!rc && fit->average.handle)
 		rc = gpu_pipeline_get(gpu, "average", 3, push, spec, 2, &average);
+	if (!rc && average)
+		rc = record_keep_average(fit, keep);
 	if (rc)
 		return rc;
 	r.prog = fit->adam_prog;
 	int from = gpu_program_timestamp(r.prog);
+	record_keep(&r, keep, &fit->params, STEP_KEEP);
 	if (fit->muon_m.handle && (rc = record_muon(&r)))
 		return rc;
 
@@ -204,4 +240,11 @@ void nn_optim_prepare(struct nn_fit *fit, int t, double lr)
 	step[1] = (float)sqrt(bc2);
 	step[2] = (float)(1 - decay);
 	step[3] = (float)(lr * 0.2 * sqrt((double)fit->cfg.nf));
+	step[STEP_KEEP] = 0;
+}
+
+void nn_optim_keep_live(struct nn_fit *fit, int keep)
+{
+	float *step = fit->step.mapped;
+	step[STEP_KEEP] = keep ? 1.0f : 0.0f;
 }

@@ -3,9 +3,10 @@
  * rendering a package.
  *
  * Both file kinds are safetensors. A checkpoint holds the flat vectors as
- * they are (params, adam_m, adam_v), the metrics history and, in the
- * metadata, the epoch, the whole config and an FNV-1a checksum of the
- * tensor data, verified on load. A model package holds the weights under
+ * they are (params, adam_m, adam_v, and the recipe's and the best model's
+ * state), the metrics history and, in the metadata, the epoch, the whole
+ * config, the best model's PSNR, epoch and source, and an FNV-1a checksum
+ * of the tensor data, verified on load. A model package holds the weights under
  * the PyTorch peer's names and shapes, so the peer loads it as it is.
  */
 #include <math.h>
@@ -97,9 +98,10 @@ static int check_version(const struct st_file *f, const char *what, char *err,
 static uint64_t checkpoint_checksum(const struct st_file *f)
 {
 	static const char *names[] = {"params", "adam_m", "adam_v", "metrics",
-				      "muon_m", "average"};
+				      "muon_m", "average", "best",
+				      "metrics_best"};
 	uint64_t h = 0xcbf29ce484222325ull;
-	for (int i = 0; i < 6; i++) {
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct st_tensor *t = st_find(f, names[i]);
 		if (t)
 			h = fnv1a(h, t->data, t->nbytes);
@@ -183,6 +185,49 @@ static int restore_device_tensor(struct nn_fit *fit, const struct st_file *f,
 		     : gpu_fill_zero(fit->gpu, buf);
 }
 
+/* The best model's state, beside its weights (tensor "best"); and each
+ * epoch's psnr_best, apart from the five columns of "metrics" that older
+ * vkinrd read as they are. */
+static int put_best(struct nn_fit *fit, struct st_file *f)
+{
+	double *col = malloc(((size_t)fit->nhistory + 1) * sizeof(double));
+	if (!col)
+		return ERR_NOMEM;
+	for (int i = 0; i < fit->nhistory; i++)
+		col[i] = fit->history[i].psnr_best;
+	int64_t n[1] = {fit->nhistory};
+	int rc = st_add(f, "metrics_best", ST_F64, 1, n, col);
+	free(col);
+	rc = rc ? rc : add_device_tensor(fit, f, "best", &fit->best);
+	rc = rc ? rc : set_meta_fmt(f, "best_psnr", "%.17g", fit->kept.psnr);
+	rc = rc ? rc : set_meta_fmt(f, "best_epoch", "%d", fit->kept.epoch);
+	return rc ? rc : st_set_meta(f, "best_source",
+				     nn_best_source_name(fit->kept.source));
+}
+
+/* A checkpoint from before the best model was kept (or one whose best is
+ * incomplete) restores none: the live weights stand in until the first
+ * epoch measures them (best_epoch -1, best_psnr 0). */
+static int restore_best(struct nn_fit *fit, const struct st_file *ckpt,
+			const float *live)
+{
+	const struct st_tensor *t = st_find(ckpt, "best");
+	const char *source = st_get_meta(ckpt, "best_source");
+	long long epoch;
+	double psnr;
+	fit->kept = (struct nn_best){.psnr = 0, .epoch = -1};
+	if (t && t->dtype == ST_F32 && t->nbytes == fit->best.size &&
+	    meta_int(ckpt, "best_epoch", -1, 1 << 30, &epoch) == 0 &&
+	    meta_double(ckpt, "best_psnr", &psnr) == 0 && source &&
+	    (!strcmp(source, "live") || !strcmp(source, "average"))) {
+		fit->kept = (struct nn_best){
+			psnr, (int)epoch,
+			!strcmp(source, "average") ? NN_BEST_AVERAGE : NN_BEST_LIVE};
+		return gpu_upload(fit->gpu, &fit->best, 0, t->data, t->nbytes);
+	}
+	return gpu_upload(fit->gpu, &fit->best, 0, live, fit->best.size);
+}
+
 int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 {
 	size_t total = fit->layout.total;
@@ -204,6 +249,7 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 	rc = rc ? rc : st_add(f, "metrics", ST_F64, 2, hist, metrics);
 	rc = rc ? rc : add_device_tensor(fit, f, "muon_m", &fit->muon_m);
 	rc = rc ? rc : add_device_tensor(fit, f, "average", &fit->average);
+	rc = rc ? rc : put_best(fit, f);
 	rc = rc ? rc : st_set_meta(f, "format", CHECKPOINT_FORMAT);
 	rc = rc ? rc : st_set_meta(f, "version", FORMAT_VERSION);
 	rc = rc ? rc : set_meta_fmt(f, "epoch", "%d", fit->epoch);
@@ -317,12 +363,16 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 	if (!hist)
 		return ERR_NOMEM;
 	const double *rows = h->data;
+	const struct st_tensor *hb = st_find(ckpt, "metrics_best");
+	const double *best = hb && hb->dtype == ST_F64 && hb->ndim == 1 &&
+				     hb->shape[0] == n ? hb->data : NULL;
 	for (int i = 0; i < n; i++) {
 		hist[i].epoch = (int)rows[5 * i];
 		hist[i].mse = rows[5 * i + 1];
 		hist[i].psnr = rows[5 * i + 2];
 		hist[i].lr = rows[5 * i + 3];
 		hist[i].ms = rows[5 * i + 4];
+		hist[i].psnr_best = best ? best[i] : 0;
 	}
 	rc = nn_fit_write_state(fit, p->data, m->data, v->data, (int)epoch,
 				hist, n);
@@ -330,7 +380,7 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 	rc = rc ? rc : restore_device_tensor(fit, ckpt, "muon_m", &fit->muon_m, NULL);
 	rc = rc ? rc : restore_device_tensor(fit, ckpt, "average", &fit->average,
 					     p->data);
-	return rc;
+	return rc ? rc : restore_best(fit, ckpt, p->data);
 }
 
 /* --------------------------------------------------------- model package */
@@ -570,54 +620,85 @@ static int export_current(struct nn_fit *fit, struct st_file **model,
 	return rc;
 }
 
+/* What export_current made of one copy of the weights. */
+struct exported {
+	struct st_file *model;
+	struct image *recon;
+	double psnr;
+	char weights[sizeof(((struct nn_fit *)0)->exported)];
+};
+
+static void exported_free(struct exported *e)
+{
+	st_destroy(e->model);
+	image_destroy(e->recon);
+	e->model = NULL;
+	e->recon = NULL;
+}
+
+/* Exports the weights in buffer w (the live ones: fit->params) into *e,
+ * the outputs the caller asked for only. */
+static int export_weights(struct nn_fit *fit, const struct gpu_buffer *w,
+			  int want_model, int want_recon, struct exported *e)
+{
+	float *live = NULL;
+	int rc = w == &fit->params ? 0 : nn_fit_swap_in(fit, w, &live);
+	rc = rc ? rc : export_current(fit, want_model ? &e->model : NULL,
+				      want_recon ? &e->recon : NULL, &e->psnr,
+				      e->weights);
+	int back = w == &fit->params ? 0 : nn_fit_swap_out(fit, live);
+	return rc ? rc : back;
+}
+
+/*
+ * The best of the copies of the weights there are: the live ones, the
+ * average (when the recipe keeps one) and the best model kept (once one
+ * was measured), each rendered now; ties go to the first, in that order.
+ * The export leaves the fit's state as it was, so asking for one does not
+ * change the run.
+ */
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr)
 {
-	double value = 0, avg_value = 0;
-	struct st_file *avg_model = NULL;
-	struct image *avg_recon = NULL;
-	float *live = NULL;
-	fit->exported_average = 0;
-	int rc = export_current(fit, model, recon, &value, "live");
-	if (rc || !fit->average.handle) {
-		if (rc == 0 && psnr)
-			*psnr = value;
-		return rc;
+	const struct gpu_buffer *copies[3] = {&fit->params};
+	struct exported won = {0}, e[3] = {{0}};
+	int n = 1, rc = 0;
+	snprintf(e[0].weights, sizeof(e[0].weights), "live");
+	if (fit->average.handle) {
+		copies[n] = &fit->average;
+		snprintf(e[n++].weights, sizeof(e[0].weights), "average");
 	}
-	/* with an average: the better of the two, named in "weights" */
-	rc = nn_fit_swap_average_in(fit, &live);
-	rc = rc ? rc : export_current(fit, model ? &avg_model : NULL,
-				      recon ? &avg_recon : NULL, &avg_value,
-				      "average");
-	int back = nn_fit_swap_average_out(fit, live);
-	rc = rc ? rc : back;
-	if (rc == 0 && avg_value > value) {
-		fit->exported_average = 1;
-		value = avg_value;
-		if (model) {
-			st_destroy(*model);
-			*model = avg_model, avg_model = NULL;
-		}
-		if (recon) {
-			image_destroy(*recon);
-			*recon = avg_recon, avg_recon = NULL;
+	if (fit->kept.epoch >= 0) {
+		copies[n] = &fit->best;
+		snprintf(e[n++].weights, sizeof(e[0].weights),
+			 "best (%s, epoch %d)",
+			 nn_best_source_name(fit->kept.source), fit->kept.epoch);
+	}
+	for (int i = 0; rc == 0 && i < n; i++) {
+		rc = export_weights(fit, copies[i], model != NULL, recon != NULL,
+				    &e[i]);
+		if (rc == 0 && (i == 0 || e[i].psnr > won.psnr)) {
+			exported_free(&won);
+			won = e[i];
+		} else {
+			exported_free(&e[i]);
 		}
 	}
-	st_destroy(avg_model);
-	image_destroy(avg_recon);
 	if (rc) {
-		if (model) {
-			st_destroy(*model);
+		exported_free(&won);
+		if (model)
 			*model = NULL;
-		}
-		if (recon) {
-			image_destroy(*recon);
+		if (recon)
 			*recon = NULL;
-		}
 		return rc;
 	}
+	snprintf(fit->exported, sizeof(fit->exported), "%s", won.weights);
+	if (model)
+		*model = won.model;
+	if (recon)
+		*recon = won.recon;
 	if (psnr)
-		*psnr = value;
+		*psnr = won.psnr;
 	return 0;
 }
 
@@ -651,7 +732,7 @@ int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
 
 const char *nn_fit_exported_weights(const struct nn_fit *fit)
 {
-	return fit->exported_average ? "average" : "live";
+	return fit->exported[0] ? fit->exported : "live";
 }
 
 int nn_render(struct gpu_context *gpu, const struct st_file *model,

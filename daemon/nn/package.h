@@ -48,8 +48,9 @@ int nn_fit_open(struct nn_fit **out, struct gpu_context *gpu,
 		unsigned take, char *err, size_t errlen);
 
 /*
- * Checkpoint: weights, both Adam moments, epoch, config and the metrics
- * history, with a checksum in the metadata. Restoring into a fit created
+ * Checkpoint: weights, both Adam moments, the recipe's state, the best
+ * model, epoch, config and the metrics history, with a checksum in the
+ * metadata. Restoring into a fit created
  * with the same target and config continues bit for bit.
  */
 int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out);
@@ -59,8 +60,10 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 			 char *err, size_t errlen);
 
-/* The model package (docs/MODEL.md) and the reconstruction. Any output
- * pointer may be NULL. psnr is that of the current weights. */
+/* The model package (docs/MODEL.md) and the reconstruction of the best
+ * of the weights there are (see nn_fit_exported_weights). Any output
+ * pointer may be NULL. psnr is that of the exported weights. The fit's
+ * state is left as it was. */
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr);
 
@@ -74,9 +77,11 @@ int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
 		       const char *recon_path, unsigned recon_mode,
 		       double *psnr, const char **failed);
 
-/* With an average in the recipe, nn_fit_export renders both the live and
- * the averaged weights and exports the better: "live" or "average" (also
- * in the package's "weights" metadata). */
+/* nn_fit_export renders the live weights, the average (when the recipe
+ * keeps one) and the best model kept (nn_fit_best), and exports the best
+ * of them: "live", "average" or "best (SOURCE, epoch N)", SOURCE live or
+ * average and N the epoch whose end the weights are (also the package's
+ * "weights" metadata). */
 const char *nn_fit_exported_weights(const struct nn_fit *fit);
 
 /*

@@ -18,12 +18,18 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 epochs = [r for r in rows if "epoch" in r and "done" not in r]
 assert [r["epoch"] for r in epochs] == list(range(1, 41)), "epochs 1..40"
+best = 0
 for r in epochs:
-    assert set(r) >= {"epoch", "mse", "psnr", "lr", "ms"}, r
+    assert set(r) >= {"epoch", "mse", "psnr", "lr", "ms", "psnr_best"}, r
+    # psnr_best: the running maximum of every measurement
+    best = max(best, r["psnr"], r.get("psnr_average", 0))
+    assert abs(r["psnr_best"] - best) < 2e-6, (r, best)
 s = rows[-1]
 assert s["done"] is True and s["epochs"] == 40 and s["width"] == 16, s
 assert {"psnr", "seconds", "device"} <= set(s), s
 assert epochs[-1]["psnr"] > epochs[0]["psnr"] + 3, "it learns"
+# the export takes the best model, or better weights
+assert s["psnr"] >= best - 1e-3 and s["weights"], (s, best)
 PY' _ "${FIT[@]}"
 
 check "writes the model package and the reconstruction" bash -c '
@@ -54,7 +60,8 @@ full, a, b = ep(t + "/full.ndjson"), ep(t + "/a.ndjson"), ep(t + "/b.ndjson")
 assert [r["epoch"] for r in a] == list(range(1, 16))
 assert [r["epoch"] for r in b] == list(range(16, 41))
 for x, y in zip(full, a + b):
-    assert (x["epoch"], x["mse"], x["lr"]) == (y["epoch"], y["mse"], y["lr"]), (x, y)
+    keys = ("epoch", "mse", "lr", "psnr_best")
+    assert [x[k] for k in keys] == [y[k] for k in keys], (x, y)
 PY' _ "${FIT[@]}"
 
 check "a damaged checkpoint is refused" bash -c '

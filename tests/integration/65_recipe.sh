@@ -42,7 +42,8 @@ blob = base64.b64decode(e["model"]["safetensors"])
 n = struct.unpack("<Q", blob[:8])[0]
 meta = json.loads(blob[8:8 + n]).get("__metadata__", {})
 tap.ok(meta.get("optimizer") == "muon" and meta.get("average") == "ema"
-       and meta.get("weights") in ("live", "average") and "recipe" in meta
+       and re.fullmatch(r"live|average|best \((live|average), epoch \d+\)",
+                        meta.get("weights", "")) and "recipe" in meta
        and meta.get("version") == "2"
        and float(meta.get("ssim", "nan")) == 0.2
        and float(meta.get("chroma", "nan")) == 0.25,

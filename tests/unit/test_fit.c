@@ -254,9 +254,28 @@ static void run_epochs(struct nn_fit *fit, int n, struct nn_metrics *out)
 		assert_int_equal(nn_fit_step(fit, &out[i]), 0);
 }
 
+/* Two fits that kept the same best model, bit for bit: the one of last's
+ * psnr_best. */
+static void assert_same_best(struct nn_fit *a, struct nn_fit *b,
+			     const struct nn_metrics *last)
+{
+	struct nn_best best_a, best_b;
+	nn_fit_best(a, &best_a);
+	nn_fit_best(b, &best_b);
+	assert_true(best_a.psnr == best_b.psnr && best_a.psnr == last->psnr_best);
+	assert_int_equal(best_a.epoch, best_b.epoch);
+	assert_int_equal(best_a.source, best_b.source);
+	float *wa = malloc(a->best.size), *wb = malloc(b->best.size);
+	test_download(&a->best, wa, a->best.size / sizeof(float));
+	test_download(&b->best, wb, b->best.size / sizeof(float));
+	assert_memory_equal(wa, wb, a->best.size);
+	free(wa), free(wb);
+}
+
 /* Resumes at epoch 5 of 12 and compares every epoch; with the recipe's
  * state (Muon's momentum, the average, the schedule's position) when it
- * has one. */
+ * has one, and the best model kept (its weights, PSNR, epoch, source and
+ * each epoch's psnr_best). */
 static void check_resume(const struct nn_recipe *recipe)
 {
 	struct nn_config cfg;
@@ -274,6 +293,11 @@ static void check_resume(const struct nn_recipe *recipe)
 
 	assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
 	run_epochs(b, 5, mb);
+	struct nn_best saved, restored;
+	nn_fit_best(b, &saved);
+	size_t wbytes = b->best.size;
+	float *w5 = malloc(wbytes), *w = malloc(wbytes);
+	test_download(&b->best, w5, wbytes / sizeof(float));
 	struct st_file *ck;
 	uint8_t *bytes;
 	size_t size;
@@ -289,16 +313,28 @@ static void check_resume(const struct nn_recipe *recipe)
 	assert_int_equal(nn_fit_create(&b, test_gpu, img, &ccfg, NULL, err, sizeof(err)), 0);
 	assert_int_equal(nn_fit_restore(b, loaded, err, sizeof(err)), 0);
 	assert_int_equal(nn_fit_epoch(b), 5);
+	/* the best model as it was when the checkpoint was taken */
+	nn_fit_best(b, &restored);
+	assert_true(saved.epoch >= 0 && restored.psnr == saved.psnr &&
+		    restored.epoch == saved.epoch &&
+		    restored.source == saved.source);
+	test_download(&b->best, w, wbytes / sizeof(float));
+	assert_memory_equal(w, w5, wbytes);
+	free(w5), free(w);
 	run_epochs(b, 7, mb + 5);
 	for (int i = 0; i < 12; i++) {
 		assert_int_equal(ma[i].epoch, mb[i].epoch);
 		assert_true(ma[i].mse == mb[i].mse); /* bit for bit */
 		assert_true(ma[i].lr == mb[i].lr);
+		assert_true(ma[i].psnr_best == mb[i].psnr_best);
 	}
 	int n;
 	const struct nn_metrics *h = nn_fit_history(b, &n);
 	assert_int_equal(n, 12);
 	assert_int_equal(h[11].epoch, 12);
+	for (int i = 0; i < 12; i++)
+		assert_true(h[i].psnr_best == ma[i].psnr_best);
+	assert_same_best(a, b, &ma[11]);
 	if (cfg.recipe.average != NN_AVERAGE_NONE) {
 		double avg_a, avg_b;
 		assert_int_equal(nn_fit_average_psnr(a, &avg_a), 0);
@@ -340,8 +376,8 @@ static void test_resume_is_exact(void **state)
 
 /* Rebuilding a fit's device side mid-run (what --precision auto does to
  * finish in fp32) carries everything over: here in the same precision,
- * so the run must go on bit for bit, Muon's momentum and the average
- * included. On tensor-core devices: an auto run of 20 epochs (the last 2
+ * so the run must go on bit for bit, Muon's momentum, the average and
+ * the best model included. On tensor-core devices: an auto run of 20 epochs (the last 2
  * in fp32) equals an fp16 run switched by hand after 18. */
 static void test_precision_change_is_exact(void **state)
 {
@@ -357,11 +393,24 @@ static void test_precision_change_is_exact(void **state)
 	run_epochs(a, 10, ma);
 	assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
 	run_epochs(b, 4, mb);
+	struct nn_best before, after;
+	nn_fit_best(b, &before);
+	float *w4 = malloc(b->best.size), *w = malloc(b->best.size);
+	test_download(&b->best, w4, b->best.size / sizeof(float));
 	assert_int_equal(nn_fit_set_precision(b, NN_PRECISION_FP32), 0);
 	assert_int_equal(nn_fit_epoch(b), 4);
+	/* the best model as it was */
+	nn_fit_best(b, &after);
+	assert_true(before.epoch >= 0 && after.psnr == before.psnr &&
+		    after.epoch == before.epoch && after.source == before.source);
+	test_download(&b->best, w, b->best.size / sizeof(float));
+	assert_memory_equal(w, w4, b->best.size);
+	free(w4), free(w);
 	run_epochs(b, 6, mb + 4);
 	for (int i = 0; i < 10; i++)
-		assert_true(ma[i].mse == mb[i].mse && ma[i].lr == mb[i].lr);
+		assert_true(ma[i].mse == mb[i].mse && ma[i].lr == mb[i].lr &&
+			    ma[i].psnr_best == mb[i].psnr_best);
+	assert_same_best(a, b, &ma[9]);
 	double avg_a, avg_b;
 	assert_int_equal(nn_fit_average_psnr(a, &avg_a), 0);
 	assert_int_equal(nn_fit_average_psnr(b, &avg_b), 0);

@@ -148,9 +148,12 @@ static void metrics_round_trip(void **state)
 {
 	struct fixture *f = *state;
 	struct nn_metrics hist[3] = {
-		{.epoch = 1, .mse = 0.25, .psnr = 6.0206, .lr = 1e-4, .ms = 3},
-		{.epoch = 2, .mse = 0.125, .psnr = 9.0309, .lr = 1e-4, .ms = 2.5},
-		{.epoch = 3, .mse = 0.0625, .psnr = 12.0412, .lr = 9e-5, .ms = 2},
+		{.epoch = 1, .mse = 0.25, .psnr = 6.0206, .lr = 1e-4, .ms = 3,
+		 .psnr_best = 6.0206},
+		{.epoch = 2, .mse = 0.125, .psnr = 9.0309, .lr = 1e-4, .ms = 2.5,
+		 .psnr_best = 9.0309},
+		{.epoch = 3, .mse = 0.0625, .psnr = 2.0412, .lr = 9e-5, .ms = 2,
+		 .psnr_best = 9.0309},
 	};
 	struct nn_metrics *back;
 	int n, torn, fd = -1;
@@ -176,6 +179,7 @@ static void metrics_round_trip(void **state)
 		assert_true(back[i].psnr == hist[i].psnr);
 		assert_true(back[i].lr == hist[i].lr);
 		assert_true(back[i].ms == hist[i].ms);
+		assert_true(back[i].psnr_best == hist[i].psnr_best);
 	}
 	free(back);
 }
@@ -193,6 +197,7 @@ static void metrics_torn_and_damaged(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(torn, 1);
 	assert_true(isnan(back[0].mse)); /* a field missing: not a number */
+	assert_true(back[0].psnr_best == 0); /* a line from before it */
 	free(back);
 
 	put(f, JOBFILE_METRICS, "{\"epoch\":1}\n{\"epoch\":0.5}\n{\"epoch\":3}\n");

@@ -2,8 +2,8 @@
  * test_optim.c - the optimizer passes on the Vulkan device against the
  * plain-C reference (tests/ref/optim_ref.c): Newton-Schulz alone, then
  * whole optimizer steps (Adam; Muon with Adam; the weight average) taken
- * by a real fit; the averaged weights' export; and what old or foreign
- * checkpoints give.
+ * by a real fit; the best model kept, and the export of the best of the
+ * weights; and what old or foreign checkpoints give.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -192,8 +192,19 @@ static void test_muon_ema_step_matches_reference(void **state)
 	check_step(NN_OPTIMIZER_MUON, NN_AVERAGE_EMA);
 }
 
-/* The export takes the better of the live and averaged weights, says
- * which, and the package renders to the PSNR it claims. */
+/* The best model's weights rendered now. */
+static double best_psnr_now(struct nn_fit *fit)
+{
+	float *live = NULL;
+	double psnr = 0;
+	assert_int_equal(nn_fit_swap_in(fit, &fit->best, &live), 0);
+	assert_int_equal(nn_fit_render(fit, NULL, &psnr), 0);
+	assert_int_equal(nn_fit_swap_out(fit, live), 0);
+	return psnr;
+}
+
+/* The export takes the best of the live, averaged and best-kept weights,
+ * says which, and the package renders to the PSNR it claims. */
 static void test_export_takes_the_better_weights(void **state)
 {
 	test_need_gpu();
@@ -205,13 +216,21 @@ static void test_export_takes_the_better_weights(void **state)
 	char err[256];
 	for (int i = 0; i < 30; i++)
 		assert_int_equal(nn_fit_step(fit, &m), 0);
-	double avg, live, exported, rendered;
+	double avg, live, best, exported, rendered;
 	struct st_file *pkg;
 	assert_int_equal(nn_fit_average_psnr(fit, &avg), 0);
 	assert_int_equal(nn_fit_render(fit, NULL, &live), 0);
+	best = best_psnr_now(fit);
 	assert_int_equal(nn_fit_export(fit, &pkg, NULL, &exported), 0);
-	assert_true(exported == fmax(avg, live));
-	const char *which = avg > live ? "average" : "live";
+	assert_true(exported == fmax(fmax(avg, live), best));
+	struct nn_best kept;
+	nn_fit_best(fit, &kept);
+	char best_name[64];
+	snprintf(best_name, sizeof(best_name), "best (%s, epoch %d)",
+		 nn_best_source_name(kept.source), kept.epoch);
+	const char *which = best > fmax(avg, live) ? best_name
+			    : avg > live	   ? "average"
+						   : "live";
 	assert_string_equal(nn_fit_exported_weights(fit), which);
 	assert_string_equal(st_get_meta(pkg, "weights"), which);
 	assert_string_equal(st_get_meta(pkg, "optimizer"), "muon");
@@ -228,8 +247,127 @@ static void test_export_takes_the_better_weights(void **state)
 	image_destroy(img);
 }
 
-/* A version 1 checkpoint (no recipe keys, no Muon or average state)
- * still loads; a newer version fails with a message naming it. */
+/*
+ * The best model kept: a fit at a learning rate high enough that its PSNR
+ * falls back now and then, run until it first falls 1 dB below the best
+ * (so that the best is older than the last epoch). Every epoch, the weights before the step are
+ * copied on the host; the device's best copy must be them, bit for bit,
+ * exactly when the epoch's PSNR beat every measurement before (or the
+ * average, when its measurement did), and stay as it was otherwise.
+ * psnr_best is the running maximum of psnr and psnr_average, and the
+ * export, when it takes the best model, renders to psnr_best.
+ */
+static void check_best(enum nn_average average, double lr)
+{
+	struct nn_config cfg;
+	recipe_config(&cfg, 16, NN_OPTIMIZER_ADAM, average);
+	cfg.epochs = 200;
+	cfg.lr = lr;
+	cfg.recipe.warmup = 0;
+	struct image *img = test_image(20, 16, 7);
+	struct nn_fit *fit = create_fit(&cfg, img);
+	size_t total = fit->layout.total;
+	struct nn_metrics m;
+	double running = 0;
+	int drops = 0, from_average = 0;
+	float *kept = download(&fit->best);
+	for (int t = 1; t <= cfg.epochs && !drops; t++) {
+		float *before = download(&fit->params);
+		assert_int_equal(nn_fit_step(fit, &m), 0);
+		struct nn_best b;
+		nn_fit_best(fit, &b);
+		int live_won = t == 1 || m.psnr > running;
+		running = fmax(running, m.psnr);
+		if (live_won) {
+			memcpy(kept, before, total * sizeof(float));
+		}
+		if (m.psnr_average > running) {
+			running = m.psnr_average;
+			float *avg = download(&fit->average);
+			memcpy(kept, avg, total * sizeof(float));
+			free(avg);
+			assert_int_equal(b.source, NN_BEST_AVERAGE);
+			assert_int_equal(b.epoch, t);
+			from_average++;
+		} else if (live_won) {
+			assert_int_equal(b.source, NN_BEST_LIVE);
+			assert_int_equal(b.epoch, t - 1);
+		}
+		assert_true(m.psnr_best == running);
+		assert_true(b.psnr == running);
+		if (m.psnr < running - 1.0)
+			drops++;
+		float *best = download(&fit->best);
+		assert_memory_equal(best, kept, total * sizeof(float));
+		free(best);
+		free(before);
+	}
+	/* the point of it: the live weights fell back, the best did not */
+	print_message("epoch %d: %.2f dB, more than 1 dB below the best, "
+		      "%.2f dB (%d bests from the average)\n", m.epoch,
+		      m.psnr, running, from_average);
+	assert_true(drops > 0);
+	int n;
+	const struct nn_metrics *h = nn_fit_history(fit, &n);
+	for (int i = 1; i < n; i++)
+		assert_true(h[i].psnr_best >= h[i - 1].psnr_best);
+
+	struct nn_best b;
+	nn_fit_best(fit, &b);
+	double live, avg = 0, exported, rendered;
+	assert_int_equal(nn_fit_render(fit, NULL, &live), 0);
+	if (average != NN_AVERAGE_NONE)
+		assert_int_equal(nn_fit_average_psnr(fit, &avg), 0);
+	struct st_file *pkg;
+	char err[256];
+	assert_int_equal(nn_fit_export(fit, &pkg, NULL, &exported), 0);
+	assert_int_equal(nn_render(test_gpu, pkg, img, NULL, &rendered, err,
+				   sizeof(err)), 0);
+	assert_true(fabs(rendered - exported) < 1e-6);
+	assert_true(exported >= fmax(live, avg));
+	assert_true(exported >= m.psnr_best - 1e-3);
+	print_message("exported %s: %.4f dB (live now %.4f, average %.4f)\n",
+		      st_get_meta(pkg, "weights"), exported, live, avg);
+	if (exported > fmax(live, avg)) {
+		/* the best model won: measured in training, rendered now */
+		assert_true(b.epoch < cfg.epochs);
+		assert_true(!strncmp(st_get_meta(pkg, "weights"), "best (", 6));
+		assert_true(fabs(exported - m.psnr_best) < 1e-3);
+	}
+	free(kept);
+	st_destroy(pkg);
+	nn_fit_destroy(fit);
+	image_destroy(img);
+}
+
+static void test_best_model_is_kept(void **state)
+{
+	test_need_gpu();
+	check_best(NN_AVERAGE_EMA, 6e-3);
+	check_best(NN_AVERAGE_NONE, 6e-3);
+}
+
+/* The checksum version 1 wrote: FNV-1a over its four tensors. */
+static void set_old_checksum(struct st_file *f)
+{
+	static const char *const names[] = {"params", "adam_m", "adam_v",
+					    "metrics"};
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < 4; i++) {
+		const struct st_tensor *t = st_find(f, names[i]);
+		const unsigned char *p = t->data;
+		for (size_t j = 0; j < t->nbytes; j++)
+			h = (h ^ p[j]) * 0x100000001b3ull;
+	}
+	char sum[32];
+	snprintf(sum, sizeof(sum), "%016llx", (unsigned long long)h);
+	assert_int_equal(st_set_meta(f, "checksum", sum), 0);
+}
+
+/* A version 1 checkpoint (no recipe keys, no Muon, average or best
+ * state) still loads, the live weights standing in for the best until the
+ * next epoch measures them; a newer version fails with a message naming
+ * it. */
 static void test_old_and_new_checkpoint_versions(void **state)
 {
 	test_need_gpu();
@@ -248,7 +386,7 @@ static void test_old_and_new_checkpoint_versions(void **state)
 	static const char *const v1_keys[] = {
 		"format", "epoch", "width", "height", "dilations", "nf", "w0",
 		"lr", "warmup", "schedule", "epochs", "seed", "precision",
-		"max_tile", "mem_budget", "checksum"};
+		"max_tile", "mem_budget"};
 	for (size_t i = 0; i < sizeof(v1_keys) / sizeof(v1_keys[0]); i++)
 		assert_int_equal(st_set_meta(v1, v1_keys[i],
 					     st_get_meta(ck, v1_keys[i])), 0);
@@ -265,7 +403,19 @@ static void test_old_and_new_checkpoint_versions(void **state)
 	assert_int_equal(got.recipe.optimizer, NN_OPTIMIZER_ADAM);
 	assert_int_equal(got.recipe.average, NN_AVERAGE_NONE);
 	assert_true(got.recipe.lr_min_ratio == 0.25);
+	set_old_checksum(v1);
 	assert_int_equal(nn_fit_restore(fit, v1, err, sizeof(err)), 0);
+	struct nn_best b;
+	nn_fit_best(fit, &b);
+	assert_int_equal(b.epoch, -1);
+	assert_true(b.psnr == 0);
+	float *best = download(&fit->best), *live = download(&fit->params);
+	assert_memory_equal(best, live, fit->best.size);
+	free(best), free(live);
+	assert_int_equal(nn_fit_step(fit, &m), 0);
+	nn_fit_best(fit, &b);
+	assert_int_equal(b.epoch, 1);
+	assert_true(b.psnr == m.psnr && m.psnr_best == m.psnr);
 
 	/* version 2 written before the loss terms: no ssim, grad, chroma
 	 * keys; it trained on the MSE alone, whatever today's defaults */
@@ -302,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_adam_step_matches_reference),
 		cmocka_unit_test(test_muon_ema_step_matches_reference),
 		cmocka_unit_test(test_export_takes_the_better_weights),
+		cmocka_unit_test(test_best_model_is_kept),
 		cmocka_unit_test(test_old_and_new_checkpoint_versions),
 	};
 	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
