@@ -23,12 +23,10 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
-#define SX 32
-#define SY 8
-#define STRIP 8
+#include "common.glsl"
+#include "strip.glsl"
 #define THREADS (SX * SY)
 layout(local_size_x = SX, local_size_y = SY) in;
-#include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
 #ifdef IN_F16
@@ -66,8 +64,7 @@ void main()
 	}
 #endif
 
-	int run = s / d;
-	int y0 = run * STRIP * d + (s - run * d);
+	int y0 = strip_row0(s, d);
 	bool mine = x < tw && y0 < th;
 
 	float ddw[9];

@@ -9,9 +9,7 @@
 // of its time on instructions (index arithmetic, bounds checks, a sine a
 // tap), not on memory; this one spends about a third as many.
 //
-// Strip s of a channel: residue s % d of the rows, and its (s / d)-th run
-// of STRIP rows of that residue: y0 = (s / d) STRIP d + s % d. There are
-// d * ceil(ceil(th / d) / STRIP) strips (dw_strips() in daemon/nn/record.h).
+// Where strip s lies, and the workgroup's shape: strip.glsl.
 //
 // Z[c,p] = sum_t dw[c][t] H[c, p + disp_t] (FROM_S: H = act(S)); OUT_F16,
 // IN_F16 and COPY_S as in dwconv.comp (the workgroup at (0, 0) of a
@@ -23,11 +21,9 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
-#define SX 32
-#define SY 8
-#define STRIP 8
-layout(local_size_x = SX, local_size_y = SY) in;
 #include "common.glsl"
+#include "strip.glsl"
+layout(local_size_x = SX, local_size_y = SY) in;
 
 layout(binding = 0) readonly buffer Params { float params[]; };
 #ifdef IN_F16
@@ -67,8 +63,7 @@ void main()
 	}
 #endif
 
-	int run = s / d;
-	int y0 = run * STRIP * d + (s - run * d);
+	int y0 = strip_row0(s, d);
 	if (x >= tw || y0 >= th)
 		return;
 
