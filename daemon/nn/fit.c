@@ -98,10 +98,9 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 		p = info->has_tensor_cores ? NN_PRECISION_FP16 : NN_PRECISION_FP32;
 	fit->precision = p;
 	/* VKINR_HALF_STORAGE=0 keeps S in fp32 on the fp16 path, to compare */
-	const char *half_s = getenv("VKINR_HALF_STORAGE");
 	fit->half_storage = p == NN_PRECISION_FP16 &&
 			    nn_use_fused_sines(fit->gpu) &&
-			    !(half_s && !strcmp(half_s, "0"));
+			    !nn_env_is("VKINR_HALF_STORAGE", "0");
 	fit->gemm = choose_gemm(fit, p == NN_PRECISION_FP16);
 	fit->gemm32 = choose_gemm(fit, 0);
 	/* the loss terms add to the gradient: heavy weights must not push the
@@ -363,6 +362,9 @@ static void carried_free(struct carried *c)
 	image_destroy(c->target);
 }
 
+/* A whole buffer to the host (*out NULL when the fit has none), and
+ * back into a fit's buffer of the same role (nothing when either side
+ * has none). */
 static int download_buffer(struct nn_fit *fit, const struct gpu_buffer *b,
 			   float **out)
 {
@@ -371,6 +373,12 @@ static int download_buffer(struct nn_fit *fit, const struct gpu_buffer *b,
 		return 0;
 	*out = malloc(b->size);
 	return *out ? gpu_download(fit->gpu, b, 0, *out, b->size) : ERR_NOMEM;
+}
+
+static int upload_buffer(struct nn_fit *fit, const struct gpu_buffer *b,
+			 const float *data)
+{
+	return data && b->handle ? gpu_upload(fit->gpu, b, 0, data, b->size) : 0;
 }
 
 static int carry_out(struct nn_fit *fit, struct carried *c)
@@ -406,20 +414,13 @@ static int rebuild(const struct nn_fit *fit, const struct carried *c,
 	if (rc)
 		return rc;
 	struct nn_fit *fresh = *out;
-	fresh->has_target = fit->has_target;
 	fresh->cfg.precision = fit->cfg.precision; /* what was asked */
 	rc = nn_fit_write_state(fresh, c->params, c->m, c->v, fit->epoch,
 				fit->history, fit->nhistory);
-	if (rc == 0 && c->muon_m && fresh->muon_m.handle)
-		rc = gpu_upload(fresh->gpu, &fresh->muon_m, 0, c->muon_m,
-				fresh->muon_m.size);
-	if (rc == 0 && c->average && fresh->average.handle)
-		rc = gpu_upload(fresh->gpu, &fresh->average, 0, c->average,
-				fresh->average.size);
+	rc = rc ? rc : upload_buffer(fresh, &fresh->muon_m, c->muon_m);
+	rc = rc ? rc : upload_buffer(fresh, &fresh->average, c->average);
 	/* the best model, its weights and what is known of them */
-	if (rc == 0)
-		rc = gpu_upload(fresh->gpu, &fresh->best, 0, c->best,
-				fresh->best.size);
+	rc = rc ? rc : upload_buffer(fresh, &fresh->best, c->best);
 	fresh->kept = fit->kept;
 	memcpy(fresh->exported, fit->exported, sizeof(fresh->exported));
 	if (rc) {

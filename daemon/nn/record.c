@@ -40,8 +40,7 @@ int nn_use_cpu_passes(const struct gpu_context *gpu)
  * VKINR_FUSED_SINE=0 keeps that pass, to compare. */
 int nn_use_fused_sines(const struct gpu_context *gpu)
 {
-	const char *fused = getenv("VKINR_FUSED_SINE");
-	return !nn_use_cpu_passes(gpu) && !(fused && !strcmp(fused, "0"));
+	return !nn_use_cpu_passes(gpu) && !nn_env_is("VKINR_FUSED_SINE", "0");
 }
 
 /* GPUs with the fused sines do the depthwise passes by strips
@@ -49,8 +48,7 @@ int nn_use_fused_sines(const struct gpu_context *gpu)
  * the per-pixel and block passes, to compare. */
 int nn_use_strip_passes(const struct gpu_context *gpu)
 {
-	const char *strip = getenv("VKINR_DW_STRIP");
-	return nn_use_fused_sines(gpu) && !(strip && !strcmp(strip, "0"));
+	return nn_use_fused_sines(gpu) && !nn_env_is("VKINR_DW_STRIP", "0");
 }
 
 int nn_nt_splits(const struct nn_fit *fit, int n)
@@ -188,9 +186,8 @@ static int get_pipelines(struct recorder *r)
 	 * path's, which also write S's fp16 copy, took 7.0 ms by blocks and
 	 * 6.5 per pixel; the backward by blocks was slower than per pixel (7.9
 	 * against 7.4 ms), so it stays per pixel. */
-	const char *tiled = getenv("VKINR_DW_TILED");
-	r->tiled = r->fused && !(tiled && !strcmp(tiled, "0")) &&
-		   (!r->half_s || (tiled && !strcmp(tiled, "1")));
+	r->tiled = r->fused && !nn_env_is("VKINR_DW_TILED", "0") &&
+		   (!r->half_s || nn_env_is("VKINR_DW_TILED", "1"));
 	if (r->tiled)
 		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
 		    3, pass, 2);

@@ -8,6 +8,8 @@
 #define VKINR_NN_RECORD_H
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "nn/fit_internal.h"
 #include "nn/passes.h"
@@ -33,6 +35,15 @@ static inline uint32_t dw_strip_chunks(int tw, int th, int d)
 {
 	return div_up((uint64_t)tw, DW_STRIP_X) *
 	       div_up(dw_strips(th, d), DW_STRIP_Y);
+}
+
+/* Whether the environment variable name is set to value: the switches
+ * (VKINR_FUSED_SINE=0, VKINR_DW_TILED=1...) that let benchmarks compare
+ * the pass families. */
+static inline int nn_env_is(const char *name, const char *value)
+{
+	const char *v = getenv(name);
+	return v && !strcmp(v, value);
 }
 
 /* Whether the device gets the CPU passes, and the fused sines (GPUs). */
