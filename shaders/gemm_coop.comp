@@ -14,7 +14,8 @@
 // - a workgroup of SG_M x SG_N subgroups of 32 computes a BM x BN tile of C;
 //   each subgroup owns (BM / SG_M) x (BN / SG_N) of it as FM x FN
 //   accumulators of 16 x 8 (the 16x8x16 shape, whose A, B and C types are
-//   all distinct, which the NV-to-KHR translation needs);
+//   all distinct, which the NV-to-KHR translation needs; FRAG_N=16 builds
+//   the 16x16x16 shape for NV alone);
 // - the operand tiles of a K step are copied global -> registers ->
 //   shared memory in 16-byte pieces (uvec4), as they lie in memory, each
 //   shared row skewed by one piece against bank conflicts; the matrix loads
@@ -52,13 +53,23 @@
 #define SG_M 2
 #define SG_N 2
 #endif
+/* FRAG_N: the accumulators' width, 8 (the 16x8x16 shape, every device)
+ * or 16 (16x16x16: NVIDIA only, as its A and B share one type, which the
+ * KHR translation refuses) */
+#ifndef FRAG_N
+#define FRAG_N 8
+#endif
+#if defined(EMULATE) && FRAG_N != 8
+#error "the emulation has the 16x8x16 shape only"
+#endif
 #define THREADS (SG_M * SG_N * 32)
 #define WM (BM / SG_M)     /* rows of C a subgroup owns */
 #define WN (BN / SG_N)     /* columns of C a subgroup owns */
 #define FM (WM / 16)       /* accumulators down */
-#define FN (WN / 8)        /* accumulators across */
-#if (WM % 16) || (WN % 8) || (BK % 16)
-#error "a subgroup's tile must be whole 16x8 accumulators, BK whole 16s"
+#define FN (WN / FRAG_N)   /* accumulators across */
+#define FRAG (16 * FRAG_N) /* values an accumulator */
+#if (WM % 16) || (WN % FRAG_N) || (BK % 16)
+#error "a subgroup's tile must be whole accumulators, BK whole 16s"
 #endif
 
 #ifdef EMULATE
@@ -115,7 +126,7 @@ layout(binding = 3) readonly buffer Bias { float bias[]; };
 shared uvec4 As[A_OUTER * A_ROW];
 shared uvec4 Bs[B_OUTER * B_ROW];
 shared float bias_tile[BM];
-shared float stage[SG_M * SG_N * 128]; /* one 16 x 8 tile a subgroup */
+shared float stage[SG_M * SG_N * FRAG]; /* one accumulator a subgroup */
 
 uvec4 next_a[A_PIECES], next_b[B_PIECES];
 
@@ -253,8 +264,8 @@ Acc mul_add(FragA fa, FragB fb, Acc acc)
 }
 #else
 #define FragA fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define FragB fcoopmatNV<16, gl_ScopeSubgroup, 16, 8>
-#define Acc fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>
+#define FragB fcoopmatNV<16, gl_ScopeSubgroup, 16, FRAG_N>
+#define Acc fcoopmatNV<32, gl_ScopeSubgroup, 16, FRAG_N>
 #define ACC_ZERO Acc(0.0)
 #define LOAD_A(f, at) coopMatLoadNV(f, As, at, A_ROW, COL_A)
 #define LOAD_B(f, at) coopMatLoadNV(f, Bs, at, B_ROW, COL_B)
@@ -272,7 +283,7 @@ Acc mul_add(FragA fa, FragB fb, Acc acc)
 #define SYNC_STAGE() subgroupMemoryBarrierShared(); subgroupBarrier()
 #endif
 
-/* Writes one accumulator, the 16 x 8 block of C at (m, col), through the
+/* Writes one accumulator, the 16 x FRAG_N block of C at (m, col), through the
  * subgroup's stage with bounds checks (edge tiles, or rows not 16-byte
  * aligned). */
 void store_staged(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
@@ -280,17 +291,17 @@ void store_staged(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
 {
 #ifdef EMULATE
 	for (uint q = 0u; q < 4u; q++)
-		stage[sg * 128u + lane * 4u + q] = acc.v[q];
+		stage[sg * FRAG + lane * 4u + q] = acc.v[q];
 #else
-	coopMatStoreNV(acc, stage, sg * 128u, 8u, false);
+	coopMatStoreNV(acc, stage, sg * FRAG, FRAG_N, false);
 #endif
 	SYNC_STAGE();
-	for (uint e = lane; e < 128u; e += 32u) {
-		uint r = m + e / 8u, cc = col + e % 8u;
+	for (uint e = lane; e < FRAG; e += 32u) {
+		uint r = m + e / FRAG_N, cc = col + e % FRAG_N;
 		if (r < g.M && cc < g.N) {
-			float v = stage[sg * 128u + e] * g.out_scale;
+			float v = stage[sg * FRAG + e] * g.out_scale;
 			if (g.has_bias != 0u)
-				v += bias_tile[m_local + e / 8u];
+				v += bias_tile[m_local + e / FRAG_N];
 			c[slice + r * g.ldc + cc] = v;
 		}
 	}
@@ -329,7 +340,7 @@ void main()
 				LOAD_A(fa[i], A_AT(wm * WM + i * 16u, kk));
 			[[unroll]] for (uint j = 0u; j < FN; j++) {
 				FragB fb;
-				LOAD_B(fb, B_AT(kk, wn * WN + j * 8u));
+				LOAD_B(fb, B_AT(kk, wn * WN + j * FRAG_N));
 				[[unroll]] for (uint i = 0u; i < FM; i++)
 					acc[i][j] = mul_add(fa[i], fb, acc[i][j]);
 			}
@@ -342,11 +353,11 @@ void main()
 	[[unroll]] for (uint i = 0u; i < FM; i++) {
 		uint m_local = wm * WM + i * 16u, m = row0 + m_local;
 		[[unroll]] for (uint j = 0u; j < FN; j++) {
-			uint col = col0 + wn * WN + j * 8u;
+			uint col = col0 + wn * WN + j * FRAG_N;
 #ifdef EMULATE
 			store_staged(acc[i][j], sg, lane, slice, m, col, m_local);
 #else
-			if (aligned && m + 16u <= g.M && col + 8u <= g.N) {
+			if (aligned && m + 16u <= g.M && col + FRAG_N <= g.N) {
 				Acc r = acc[i][j] * g.out_scale;
 				if (g.has_bias != 0u) {
 					Acc bias16;

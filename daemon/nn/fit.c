@@ -72,7 +72,8 @@ static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
 					      int half)
 {
 	const struct gemm_variant *v = gemm_variant_find(getenv("VKINR_GEMM"));
-	if (v && v->half == half)
+	const char *api = gpu_info(fit->gpu)->coopmat_api;
+	if (v && v->half == half && !(v->nv_only && strcmp(api, "nv")))
 		return v;
 	if (half)
 		return gemm_variant_find("coop");

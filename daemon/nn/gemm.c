@@ -8,20 +8,25 @@
 #include <string.h>
 
 const struct gemm_variant gemm_variants[] = {
-	{"small", 64, 64, 16, 0, "fp32, 64x64 tiles (CPU devices, small widths)"},
-	{"large", 128, 128, 16, 0, "fp32, 128x128 tiles"},
+	{"small", 64, 64, 16, 0, "fp32, 64x64 tiles (CPU devices, small widths)", 0},
+	{"large", 128, 128, 16, 0, "fp32, 128x128 tiles", 0},
 	{"coop", 128, 128, 64, 1,
-	 "fp16 tensor cores, 128x128, BK 32; 2x4 subgroups (2x2 for the weight gradient)"},
-	{"coop_4", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 32, 2x2 subgroups"},
-	{"coop_w", 128, 256, 64, 1, "fp16 tensor cores, 128x256, BK 32, 2x4 subgroups"},
-	{"coop_t", 256, 128, 64, 1, "fp16 tensor cores, 256x128, BK 32, 4x2 subgroups"},
-	{"coop_8", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 32, 2x4 subgroups"},
-	{"coop_k64", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 64, 2x2 subgroups"},
-	{"coop_k16", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 16, 2x2 subgroups"},
-	{"coop_s", 64, 128, 64, 1, "fp16 tensor cores, 64x128, BK 32, 2x2 subgroups"},
+	 "fp16 tensor cores, 128x128, BK 32; 2x4 subgroups (2x2 for the weight gradient)", 0},
+	{"coop_4", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 32, 2x2 subgroups", 0},
+	{"coop_w", 128, 256, 64, 1, "fp16 tensor cores, 128x256, BK 32, 2x4 subgroups", 0},
+	{"coop_t", 256, 128, 64, 1, "fp16 tensor cores, 256x128, BK 32, 4x2 subgroups", 0},
+	{"coop_8", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 32, 2x4 subgroups", 0},
+	{"coop_k64", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 64, 2x2 subgroups", 0},
+	{"coop_k16", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 16, 2x2 subgroups", 0},
+	{"coop_s", 64, 128, 64, 1, "fp16 tensor cores, 64x128, BK 32, 2x2 subgroups", 0},
+	{"coop_16", 128, 128, 64, 1,
+	 "fp16 tensor cores, 16x16x16 (NV only), 128x128, BK 32; 2x4 subgroups (2x2 for the weight gradient)",
+	 1},
+	{"coop_16w", 128, 256, 64, 1,
+	 "fp16 tensor cores, 16x16x16 (NV only), 128x256, BK 32, 2x4 subgroups", 1},
 	{"coop_emu", 128, 128, 64, 0,
-	 "the coop tiling in fp32 without tensor cores (a test of its indexing)"},
-	{NULL, 0, 0, 0, 0, NULL},
+	 "the coop tiling in fp32 without tensor cores (a test of its indexing)", 0},
+	{NULL, 0, 0, 0, 0, NULL, 0},
 };
 
 const struct gemm_variant *gemm_variant_find(const char *name)

@@ -21,6 +21,8 @@ struct gemm_variant {
 	uint32_t k_step;        /* a split's K chunk is a multiple of this */
 	int half;               /* fp16 operands, cooperative matrices */
 	const char *what;       /* one line for listings */
+	int nv_only;            /* the 16x16x16 shape: VK_NV_cooperative_matrix
+				   alone (the KHR translation refuses it) */
 };
 
 /* Every family, ending with one whose name is NULL. */

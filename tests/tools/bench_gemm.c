@@ -285,6 +285,8 @@ int main(int argc, char **argv)
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++) {
 		if (v->half && !info->has_tensor_cores)
 			continue;
+		if (v->nv_only && strcmp(info->coopmat_api, "nv"))
+			continue;
 		if (families) {
 			char want[64];
 			snprintf(want, sizeof(want), ",%s,", v->name);
