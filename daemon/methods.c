@@ -527,6 +527,7 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 					   "precision", "dilations",
 					   "optimizer", "average", "plateau",
 					   "lr_min", "half_life", "ema_decay",
+					   "early_cycle",
 					   "ssim",
 					   "grad", "chroma", NULL};
 	struct service *svc = rq->svc;

@@ -48,6 +48,8 @@ enum {
 	X(LR_MIN, "lr_min", "--lr-min", 0, 1, 0, 0, "0.1")                   \
 	X(HALF_LIFE, "half_life", "--half-life", 1, 10000000, PARAM_INT, 1,   \
 	  "200")                                                             \
+	X(EARLY_CYCLE, "early_cycle", "--early-cycle", 0, 10000000,          \
+	  PARAM_INT, 1, "400")                                               \
 	X(EMA_DECAY, "ema_decay", "--ema-decay", 0, 1,                        \
 	  PARAM_OPEN_MIN | PARAM_OPEN_MAX, 0, "0.99")                        \
 	X(SSIM, "ssim", "--ssim", 0, LIMIT_LOSS_WEIGHT, 0, 0, "0.1")          \

@@ -31,6 +31,9 @@ void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 	cfg->recipe.plateau = 0;
 	cfg->recipe.lr_min_ratio = 0.1;
 	cfg->recipe.half_life = 200;
+	/* a 3000-epoch job on a 512x512 photo at width 512: 45 dB by epoch
+	 * 400 instead of ~1960, for about 1.5 dB less at its end (README) */
+	cfg->recipe.early_cycle = 400;
 	cfg->recipe.average = NN_AVERAGE_EMA;
 	cfg->recipe.ema_decay = 0.99;
 	/* the chroma term helped at every width measured, 16 to 512 (README) */
@@ -327,24 +330,45 @@ double nn_default_lr(int nf)
 	return lr < 3e-3 ? lr : 3e-3;
 }
 
+int nn_early_cycle(const struct nn_config *cfg)
+{
+	const struct nn_recipe *r = &cfg->recipe;
+	int e = r->early_cycle;
+	if ((r->schedule != NN_SCHEDULE_COSINE &&
+	     r->schedule != NN_SCHEDULE_LINEAR) ||
+	    e <= r->warmup + r->plateau ||
+	    cfg->epochs < NN_EARLY_CYCLE_RATIO * e)
+		return 0;
+	return e;
+}
+
 double nn_lr_at(const struct nn_config *cfg, int epoch)
 {
 	if (cfg->recipe.schedule == NN_SCHEDULE_CONSTANT)
 		return cfg->lr;
+	double floor = cfg->lr * cfg->recipe.lr_min_ratio;
+	/* A cycle runs from start to end; the main one (the only one without
+	 * an early cycle) warms up from the early cycle's floor. */
+	int start = 0, end = cfg->epochs, early = nn_early_cycle(cfg);
+	double rise_from = 0;
+	if (early && epoch <= early)
+		end = early;
+	else if (early)
+		start = early, rise_from = floor;
 	/* Warmup and plateau depend on the config alone, never on the total,
 	 * so extending a job does not start its warmup again. */
 	int warmup = cfg->recipe.warmup, hold = warmup + cfg->recipe.plateau;
-	if (warmup > 0 && epoch <= warmup)
-		return cfg->lr * epoch / warmup;
-	if (epoch <= hold)
+	int e = epoch - start;
+	if (warmup > 0 && e <= warmup)
+		return rise_from + (cfg->lr - rise_from) * e / warmup;
+	if (e <= hold)
 		return cfg->lr;
-	double floor = cfg->lr * cfg->recipe.lr_min_ratio;
 	if (cfg->recipe.schedule == NN_SCHEDULE_EXP)
 		return floor + (cfg->lr - floor) *
-				       pow(0.5, (double)(epoch - hold) /
+				       pow(0.5, (double)(e - hold) /
 							cfg->recipe.half_life);
-	int span = cfg->epochs - hold;
-	double t = span > 0 ? (double)(epoch - hold) / span : 1;
+	int span = end - start - hold;
+	double t = span > 0 ? (double)(e - hold) / span : 1;
 	if (t > 1)
 		t = 1;
 	double shape = cfg->recipe.schedule == NN_SCHEDULE_LINEAR

@@ -89,6 +89,7 @@ enum nn_precision {
 	NN_PRECISION_FP16 = 2, /* fp16 operands, fp32 accumulation */
 };
 #define NN_FP32_FINISH 0.1
+#define NN_EARLY_CYCLE_RATIO 7.5
 const char *nn_precision_name(enum nn_precision p);
 /* Parses "auto", "fp32" or "fp16"; returns 0 or ERR_INVALID. */
 int nn_precision_parse(const char *text, enum nn_precision *out);
@@ -101,6 +102,12 @@ struct nn_recipe {
 	int plateau;         /* epochs at the peak after warmup */
 	double lr_min_ratio; /* the decay's floor, a fraction of lr */
 	int half_life;       /* exp: epochs that halve lr - floor */
+	/* cosine and linear: a first, short cycle (warmup, plateau, decay to
+	 * the floor by this epoch), then the rate warms up again and the main
+	 * decay runs to the job's end, so that a long job holds a good model
+	 * (the best one is kept) from early on. 0: none. Taken only when the
+	 * job is at least NN_EARLY_CYCLE_RATIO times as long. */
+	int early_cycle;
 	enum nn_average average;
 	double ema_decay;    /* (0, 1): the average's decay an epoch */
 	/* The loss: the mean squared error of the image (what mse and psnr
@@ -213,5 +220,8 @@ double nn_default_lr(int nf);
 
 /* Learning rate for the absolute epoch (1-based) of a job. */
 double nn_lr_at(const struct nn_config *cfg, int epoch);
+/* The epoch that ends the early cycle (recipe.early_cycle) when this job
+ * takes one, else 0. */
+int nn_early_cycle(const struct nn_config *cfg);
 
 #endif

@@ -129,6 +129,8 @@ static int get_recipe(const struct st_file *f, struct nn_config *cfg,
 	/* a checkpoint without the loss terms' keys predates them: it trained
 	 * on the MSE alone, whatever today's defaults */
 	cfg->recipe.loss_ssim = cfg->recipe.loss_grad = cfg->recipe.loss_chroma = 0;
+	/* and one without early_cycle had no early cycle */
+	cfg->recipe.early_cycle = 0;
 	for (int i = 0; nn_recipe_key(i); i++) {
 		const char *v = st_get_meta(f, nn_recipe_key(i));
 		if (v && nn_recipe_set(&cfg->recipe, nn_recipe_key(i), v, err, errlen))

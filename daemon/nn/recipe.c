@@ -30,6 +30,7 @@ static const struct recipe_key keys[] = {
 	{"plateau", KEY_INT, FIELD(plateau)},
 	{"lr_min", KEY_REAL, FIELD(lr_min_ratio)},
 	{"half_life", KEY_INT, FIELD(half_life)},
+	{"early_cycle", KEY_INT, FIELD(early_cycle)},
 	{"average", KEY_AVERAGE, FIELD(average)},
 	{"ema_decay", KEY_REAL, FIELD(ema_decay)},
 	{"ssim", KEY_REAL, FIELD(loss_ssim)},

@@ -70,8 +70,9 @@ badw = [("schedule", "--schedule", "step"), ("precision", "--precision", "fp8"),
         ("dilations", "--dilations", "65"), ("warmup", "--warmup", "-1"),
         ("optimizer", "--optimizer", "sgd"), ("average", "--average", "swa"),
         ("plateau", "--plateau", "-1"), ("lr_min", "--lr-min", "1.5"),
-        ("ema_decay", "--ema-decay", "1"), ("half_life", "--half-life", "0")]
-numw = ("warmup", "plateau", "lr_min", "ema_decay", "half_life")
+        ("ema_decay", "--ema-decay", "1"), ("half_life", "--half-life", "0"),
+        ("early_cycle", "--early-cycle", "-1")]
+numw = ("warmup", "plateau", "lr_min", "ema_decay", "half_life", "early_cycle")
 outw = []
 for key, opt, v in badw:
     r = ctl("submit", "-q", opt, v, img)

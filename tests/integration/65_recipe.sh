@@ -19,13 +19,15 @@ c = Client()
 
 r = ctl("submit", "-q", "--wait", "--epochs", "20", "--width", "16", "--lr",
         "3e-3", "--optimizer", "muon", "--schedule", "linear", "--warmup", "4",
-        "--plateau", "2", "--lr-min", "0.2", "--half-life", "7", "--average", "ema",
+        "--plateau", "2", "--lr-min", "0.2", "--half-life", "7",
+        "--early-cycle", "3", "--average", "ema",
         "--ema-decay", "0.9", "--ssim", "0.2", "--grad", "0.5", "--chroma",
         "0.25", img)
 job = r.stdout.strip()
 j = c.call("job.get", {"job": job}) if job.isdigit() else {}
 want = {"optimizer": "muon", "schedule": "linear", "warmup": 4, "plateau": 2,
-        "lr_min": 0.2, "half_life": 7, "average": "ema", "ema_decay": 0.9, "ssim": 0.2,
+        "lr_min": 0.2, "half_life": 7, "early_cycle": 3, "average": "ema",
+        "ema_decay": 0.9, "ssim": 0.2,
         "grad": 0.5, "chroma": 0.25}
 got = {k: j.get(k) for k in want}
 tap.ok(r.returncode == 0 and j.get("state") == "done" and got == want,
@@ -44,7 +46,7 @@ meta = json.loads(blob[8:8 + n]).get("__metadata__", {})
 tap.ok(meta.get("optimizer") == "muon" and meta.get("average") == "ema"
        and re.fullmatch(r"live|average|best \((live|average), epoch \d+\)",
                         meta.get("weights", "")) and "recipe" in meta
-       and meta.get("version") == "2"
+       and meta.get("version") == "2" and meta.get("early_cycle") == "3"
        and float(meta.get("ssim", "nan")) == 0.2
        and float(meta.get("chroma", "nan")) == 0.25,
        "the package records the recipe and which weights it holds", meta)

@@ -423,16 +423,20 @@ static void test_old_and_new_checkpoint_versions(void **state)
 	for (int i = 0; i < ck->nmeta; i++) {
 		const char *key = ck->meta[i].key;
 		if (strcmp(key, "ssim") && strcmp(key, "grad") &&
-		    strcmp(key, "chroma"))
+		    strcmp(key, "chroma") && strcmp(key, "early_cycle"))
 			assert_int_equal(st_set_meta(v2, key, ck->meta[i].value), 0);
 	}
 	assert_int_equal(nn_checkpoint_config(v2, &got, err, sizeof(err)), 0);
 	assert_true(got.recipe.loss_ssim == 0 && got.recipe.loss_grad == 0 &&
 		    got.recipe.loss_chroma == 0);
+	/* nor the early cycle's key: it had none */
+	assert_int_equal(got.recipe.early_cycle, 0);
 	/* and one written since keeps what it says */
 	assert_int_equal(st_set_meta(v2, "chroma", "0.5"), 0);
+	assert_int_equal(st_set_meta(v2, "early_cycle", "400"), 0);
 	assert_int_equal(nn_checkpoint_config(v2, &got, err, sizeof(err)), 0);
 	assert_true(got.recipe.loss_chroma == 0.5);
+	assert_int_equal(got.recipe.early_cycle, 400);
 	st_destroy(v2);
 
 	assert_int_equal(st_set_meta(ck, "version", "3"), 0);

@@ -869,6 +869,47 @@ static void test_lr_exp(void **state)
 	assert_int_equal(nn_config_check(&cfg, err, sizeof(err)), ERR_INVALID);
 }
 
+/* The early cycle: a cosine to the floor by epoch early_cycle, the warmup
+ * again from that floor, then the main cosine to the job's end; taken by
+ * cosine and linear jobs at least NN_EARLY_CYCLE_RATIO times as long. */
+static void test_lr_early_cycle(void **state)
+{
+	struct nn_config cfg;
+
+	(void)state;
+	nn_config_defaults(&cfg, 1);
+	cfg.lr = 1e-2;
+	cfg.recipe.schedule = NN_SCHEDULE_COSINE;
+	cfg.recipe.warmup = 10;
+	cfg.recipe.plateau = 0;
+	cfg.recipe.lr_min_ratio = 0.1;
+	cfg.recipe.early_cycle = 110;
+	cfg.epochs = 1000;
+	assert_int_equal(nn_early_cycle(&cfg), 110);
+	assert_true(fabs(nn_lr_at(&cfg, 5) - 5e-3) < 1e-15);
+	assert_true(nn_lr_at(&cfg, 10) == cfg.lr);
+	/* halfway down the first cosine, then its floor */
+	assert_true(fabs(nn_lr_at(&cfg, 60) - 5.5e-3) < 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, 110) - 1e-3) < 1e-15);
+	/* the warmup again, from the floor */
+	assert_true(fabs(nn_lr_at(&cfg, 115) - 5.5e-3) < 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, 120) - cfg.lr) < 1e-15);
+	/* the main cosine, from epoch 120 to 1000 */
+	assert_true(fabs(nn_lr_at(&cfg, 560) - 5.5e-3) < 1e-15);
+	assert_true(fabs(nn_lr_at(&cfg, 1000) - 1e-3) < 1e-15);
+	/* too short a job, or exp or constant: no early cycle */
+	cfg.epochs = 800;
+	assert_int_equal(nn_early_cycle(&cfg), 0);
+	assert_true(fabs(nn_lr_at(&cfg, 405) - 5.5e-3) < 1e-15);
+	cfg.epochs = 1000;
+	cfg.recipe.schedule = NN_SCHEDULE_EXP;
+	assert_int_equal(nn_early_cycle(&cfg), 0);
+	cfg.recipe.schedule = NN_SCHEDULE_COSINE;
+	cfg.recipe.early_cycle = 0;
+	assert_int_equal(nn_early_cycle(&cfg), 0);
+	assert_true(fabs(nn_lr_at(&cfg, 505) - 5.5e-3) < 1e-15);
+}
+
 /* Every recipe key reads back what was set, and bad values are refused
  * with a sentence that names the key. */
 static void test_recipe_keys_round_trip(void **state)
@@ -876,7 +917,7 @@ static void test_recipe_keys_round_trip(void **state)
 	static const char *const values[][2] = {
 		{"optimizer", "muon"}, {"schedule", "linear"},
 		{"warmup", "7"}, {"plateau", "9"}, {"lr_min", "0.25"},
-		{"half_life", "300"}, {"schedule", "exp"}, {"average", "ema"}, {"ema_decay", "0.995"}, {"ssim", "0.25"},
+		{"half_life", "300"}, {"early_cycle", "250"}, {"schedule", "exp"}, {"average", "ema"}, {"ema_decay", "0.995"}, {"ssim", "0.25"},
 		{"grad", "0.5"}, {"chroma", "2"}};
 	struct nn_recipe r = {0};
 	char buf[64], err[128];
@@ -1011,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_lr_cosine),
 		cmocka_unit_test(test_lr_plateau_linear),
 		cmocka_unit_test(test_lr_exp),
+		cmocka_unit_test(test_lr_early_cycle),
 		cmocka_unit_test(test_recipe_keys_round_trip),
 	};
 
