@@ -72,8 +72,8 @@ static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
 					      int half)
 {
 	const struct gemm_variant *v = gemm_variant_find(getenv("VKINR_GEMM"));
-	const char *api = gpu_info(fit->gpu)->coopmat_api;
-	if (v && v->half == half && !(v->nv_only && strcmp(api, "nv")))
+	if (v && v->half == half &&
+	    gemm_variant_runs(v, gpu_info(fit->gpu)->coopmat_api))
 		return v;
 	if (half)
 		return gemm_variant_find("coop");

@@ -37,6 +37,13 @@ const struct gemm_variant *gemm_variant_find(const char *name)
 	return NULL;
 }
 
+int gemm_variant_runs(const struct gemm_variant *v, const char *coopmat_api)
+{
+	if (!v->half)
+		return 1;
+	return coopmat_api && !(v->nv_only && strcmp(coopmat_api, "nv"));
+}
+
 void gemm_shader_name(const struct gemm_variant *v, const char *form,
 		      char *out, int outlen)
 {

@@ -31,6 +31,10 @@ extern const struct gemm_variant gemm_variants[];
 /* The family called name, or NULL. */
 const struct gemm_variant *gemm_variant_find(const char *name);
 
+/* Whether a device runs family v: its tensor cores go through coopmat_api
+ * ("nv" or "khr"; NULL: it has none). */
+int gemm_variant_runs(const struct gemm_variant *v, const char *coopmat_api);
+
 /* The shader variant of form ("nn", "tn" or "nt") of a family. */
 void gemm_shader_name(const struct gemm_variant *v, const char *form,
 		      char *out, int outlen);

@@ -283,9 +283,7 @@ int main(int argc, char **argv)
 	printf("|---|---|---|---|---|---|---|---|\n");
 	int failed = 0;
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++) {
-		if (v->half && !info->has_tensor_cores)
-			continue;
-		if (v->nv_only && strcmp(info->coopmat_api, "nv"))
+		if (!gemm_variant_runs(v, info->coopmat_api))
 			continue;
 		if (families) {
 			char want[64];

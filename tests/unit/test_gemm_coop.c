@@ -173,9 +173,8 @@ static void test_coop_tensor_cores(void **state)
 	}
 	print_message("# through VK_%s_cooperative_matrix\n",
 		      !strcmp(info->coopmat_api, "khr") ? "KHR" : "NV");
-	int khr = !strcmp(info->coopmat_api, "khr");
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++)
-		if (v->half && !(v->nv_only && khr))
+		if (v->half && gemm_variant_runs(v, info->coopmat_api))
 			check_sizes(v);
 }
 
@@ -264,20 +263,24 @@ static void test_spirv_refuses_shared_type(void **state)
 	assert_null(out);
 }
 
-/* Every embedded tensor-core shader translates, and keeps its size
- * apart from one word a matrix type and the three constants. */
 /* Whether shader is one of a family that only VK_NV_cooperative_matrix
  * runs (the 16x16x16 shape, which the translation refuses). */
 static int nv_only_shader(const char *shader)
 {
-	for (const struct gemm_variant *v = gemm_variants; v->name; v++) {
-		size_t len = strlen(shader), vlen = strlen(v->name);
-		if (v->nv_only && len > vlen + 1 && shader[len - vlen - 1] == '_' &&
-		    !strcmp(shader + len - vlen, v->name))
-			return 1;
-	}
+	static const char *const forms[] = {"nn", "tn", "nt"};
+	for (const struct gemm_variant *v = gemm_variants; v->name; v++)
+		for (int f = 0; v->nv_only && f < 3; f++) {
+			char name[64];
+			gemm_shader_name(v, forms[f], name, sizeof(name));
+			if (!strcmp(name, shader))
+				return 1;
+		}
 	return 0;
 }
+
+/* Every embedded tensor-core shader translates, and keeps its size
+ * apart from one word a matrix type and the three constants; the
+ * NV-only ones are refused. */
 
 static void test_spirv_embedded_shaders(void **state)
 {
