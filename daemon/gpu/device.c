@@ -459,7 +459,7 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 		.queueCount = 1,
 		.pQueuePriorities = &priority,
 	};
-	const char *exts[2];
+	const char *exts[3];
 	uint32_t next = 0;
 	if (has_extension(ctx->physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))
 		exts[next++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
@@ -498,9 +498,23 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 		.pNext = ctx->info.has_float16_storage ? &f16 : NULL,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &queue,
-		.enabledExtensionCount = next,
-		.ppEnabledExtensionNames = exts,
 	};
+	/* a diagnostic for kernel tuning: what the driver made of a shader */
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+		.pNext = (void *)info.pNext,
+		.pipelineExecutableInfo = VK_TRUE,
+	};
+	const char *want_stats = getenv("VKINR_PIPELINE_STATS");
+	if (want_stats && *want_stats && strcmp(want_stats, "0") &&
+	    has_extension(ctx->physical,
+			  VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+		exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+		info.pNext = &stats;
+		ctx->capture_stats = 1;
+	}
+	info.enabledExtensionCount = next;
+	info.ppEnabledExtensionNames = exts;
 	VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
 	if (r != VK_SUCCESS) {
 		snprintf(err, errlen, "cannot open device %s: %s",

@@ -35,6 +35,9 @@ struct gpu_context {
 	struct gpu_pipeline *pipelines;
 	uint64_t bytes_in_use, bytes_peak;
 	int lost;
+	/* VKINR_PIPELINE_STATS: the driver's statistics of each new pipeline
+	 * (registers, shared memory, spills) printed to stderr */
+	int capture_stats;
 	/* test switches (VKINR_FAULT) */
 	long fault_lost_at, fault_oom_at, runs, allocations;
 };

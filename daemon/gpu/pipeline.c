@@ -35,6 +35,108 @@ static struct gpu_pipeline *cached(struct gpu_context *ctx,
 	return NULL;
 }
 
+/* Prints the driver's statistics of p's executables on one stderr line:
+ * "vkinrd: pipeline VARIANT: NAME=VALUE, ..." (VKINR_PIPELINE_STATS). */
+static void print_statistics(struct gpu_context *ctx,
+			     const struct gpu_pipeline *p)
+{
+	PFN_vkGetPipelineExecutableStatisticsKHR get_statistics =
+		(PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(
+			ctx->device, "vkGetPipelineExecutableStatisticsKHR");
+	if (!get_statistics)
+		return;
+	VkPipelineExecutableInfoKHR exe = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+		.pipeline = p->pipeline,
+	};
+	VkPipelineExecutableStatisticKHR stat[32];
+	uint32_t n = 32;
+	for (uint32_t i = 0; i < n; i++)
+		stat[i] = (VkPipelineExecutableStatisticKHR){
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+	VkResult r = get_statistics(ctx->device, &exe, &n, stat);
+	if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+		return;
+	fprintf(stderr, "vkinrd: pipeline %s:", p->variant);
+	for (uint32_t i = 0; i < n; i++) {
+		fprintf(stderr, "%s %s=", i ? "," : "", stat[i].name);
+		switch (stat[i].format) {
+		case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+			fprintf(stderr, "%u", (unsigned)stat[i].value.b32);
+			break;
+		case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+			fprintf(stderr, "%lld", (long long)stat[i].value.i64);
+			break;
+		case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+			fprintf(stderr, "%llu", (unsigned long long)stat[i].value.u64);
+			break;
+		default:
+			fprintf(stderr, "%g", stat[i].value.f64);
+		}
+	}
+	fprintf(stderr, "\n");
+}
+
+static void write_file(const char *dir, const char *name, const char *ext,
+		       const void *data, size_t size)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s%s", dir, name, ext);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return;
+	fwrite(data, 1, size, f);
+	fclose(f);
+}
+
+/* Writes what the driver made of p to dir (VKINR_PIPELINE_DUMP, with
+ * VKINR_PIPELINE_STATS): VARIANT.cache, the pipeline cache's data (on
+ * NVIDIA it holds the machine code), and VARIANT.irN, each internal
+ * representation the driver gives. */
+static void dump_pipeline(struct gpu_context *ctx, const struct gpu_pipeline *p,
+			  VkPipelineCache cache, const char *dir)
+{
+	size_t size = 0;
+	if (cache && vkGetPipelineCacheData(ctx->device, cache, &size, NULL) ==
+			     VK_SUCCESS && size) {
+		void *data = malloc(size);
+		if (data && vkGetPipelineCacheData(ctx->device, cache, &size,
+						   data) == VK_SUCCESS)
+			write_file(dir, p->variant, ".cache", data, size);
+		free(data);
+	}
+	PFN_vkGetPipelineExecutableInternalRepresentationsKHR get_ir =
+		(PFN_vkGetPipelineExecutableInternalRepresentationsKHR)vkGetDeviceProcAddr(
+			ctx->device, "vkGetPipelineExecutableInternalRepresentationsKHR");
+	if (!get_ir)
+		return;
+	VkPipelineExecutableInfoKHR exe = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+		.pipeline = p->pipeline,
+	};
+	VkPipelineExecutableInternalRepresentationKHR ir[8];
+	uint32_t n = 8;
+	for (uint32_t i = 0; i < n; i++)
+		ir[i] = (VkPipelineExecutableInternalRepresentationKHR){
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR};
+	VkResult r = get_ir(ctx->device, &exe, &n, ir);
+	if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		ir[i].pData = malloc(ir[i].dataSize ? ir[i].dataSize : 1);
+		fprintf(stderr, "vkinrd: pipeline %s: representation %u: %s (%s), %zu bytes\n",
+			p->variant, i, ir[i].name, ir[i].description, ir[i].dataSize);
+	}
+	r = get_ir(ctx->device, &exe, &n, ir);
+	for (uint32_t i = 0; i < n; i++) {
+		char ext[16];
+		snprintf(ext, sizeof(ext), ".ir%u", i);
+		if (r == VK_SUCCESS || r == VK_INCOMPLETE)
+			write_file(dir, p->variant, ext, ir[i].pData, ir[i].dataSize);
+		free(ir[i].pData);
+	}
+}
+
 static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 		 struct gpu_pipeline *p)
 {
@@ -114,9 +216,25 @@ static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 		},
 		.layout = p->layout,
 	};
-	VkResult r = vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1,
+	if (ctx->capture_stats)
+		info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR |
+			      VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
+	VkPipelineCache cache = VK_NULL_HANDLE;
+	const char *dump_dir = ctx->capture_stats ? getenv("VKINR_PIPELINE_DUMP") : NULL;
+	VkPipelineCacheCreateInfo cache_info = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+	if (dump_dir && vkCreatePipelineCache(ctx->device, &cache_info, NULL,
+					      &cache) != VK_SUCCESS)
+		cache = VK_NULL_HANDLE;
+	VkResult r = vkCreateComputePipelines(ctx->device, cache, 1,
 					      &info, NULL, &p->pipeline);
 	vkDestroyShaderModule(ctx->device, module, NULL);
+	if (r == VK_SUCCESS && ctx->capture_stats)
+		print_statistics(ctx, p);
+	if (r == VK_SUCCESS && dump_dir)
+		dump_pipeline(ctx, p, cache, dump_dir);
+	if (cache)
+		vkDestroyPipelineCache(ctx->device, cache, NULL);
 	if (r != VK_SUCCESS)
 		return gpu_error(ctx, r, "vkCreateComputePipelines", __FILE__,
 				 __LINE__);

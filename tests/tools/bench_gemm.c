@@ -275,10 +275,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct gpu_device_info *info = gpu_info(b.gpu);
-	printf("# %s; tensor cores: %s; %d pixels, %d dispatches a timing, "
-	       "median of %d\n", info->name,
-	       info->has_tensor_cores ? info->coopmat_api : "none", pixels,
-	       b.reps, RUNS);
+	printf("# %s; tensor cores: %s; %u bytes of shared memory a workgroup; "
+	       "%d pixels, %d dispatches a timing, median of %d\n", info->name,
+	       info->has_tensor_cores ? info->coopmat_api : "none",
+	       info->max_shared_bytes, pixels, b.reps, RUNS);
 	printf("| family    | form | width | pixels | splits | ms | TFLOP/s | max error |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
 	int failed = 0;
