@@ -11,7 +11,7 @@ const struct gemm_variant gemm_variants[] = {
 	{"small", 64, 64, 16, 0, "fp32, 64x64 tiles (CPU devices, small widths)", 0},
 	{"large", 128, 128, 16, 0, "fp32, 128x128 tiles", 0},
 	{"coop", 128, 128, 64, 1,
-	 "fp16 tensor cores, 128x128, BK 32; 2x4 subgroups (2x2 for the weight gradient)", 0},
+	 "fp16 tensor cores, 128x128, 2x4 subgroups; BK 32 (64 for the weight gradient)", 0},
 	{"coop_4", 128, 128, 64, 1, "fp16 tensor cores, 128x128, BK 32, 2x2 subgroups", 0},
 	{"coop_w", 128, 256, 64, 1, "fp16 tensor cores, 128x256, BK 32, 2x4 subgroups", 0},
 	{"coop_t", 256, 128, 64, 1, "fp16 tensor cores, 256x128, BK 32, 4x2 subgroups", 0},
