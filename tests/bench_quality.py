@@ -67,14 +67,36 @@ RECIPES = {
     "default-ssim-0.1": ["--chroma", "0", "--ssim", "0.1"],
     "default-grad-0.5": ["--chroma", "0", "--grad", "0.5"],
     "default-chroma-1": ["--chroma", "1"],
+    # the default's learning rate scaled, at each width (a recipe may be a
+    # function of the width), and its warmup lengthened
+    "default-lr-x0.5": lambda w: ["--lr", f"{0.5 * default_lr(w):.6g}"],
+    "default-lr-x1.5": lambda w: ["--lr", f"{1.5 * default_lr(w):.6g}"],
+    "default-lr-x2": lambda w: ["--lr", f"{2 * default_lr(w):.6g}"],
+    "default-w50": ["--warmup", "50"],
+    "default-lr-x2-w50": lambda w: ["--lr", f"{2 * default_lr(w):.6g}",
+                                    "--warmup", "50"],
 }
+
+
+def default_lr(width):
+    """vkinrd's default peak learning rate at a width (nn_default_lr)."""
+    if width > 128:
+        return 3e-3 * 128 / width
+    return min(6e-3, 6e-3 * (32 / width) ** 0.5)
+
+
+def recipe_options(name, width):
+    options = RECIPES[name]
+    return options(width) if callable(options) else options
 # what runs when --recipes is not given: the default against the
 # alternatives it was chosen over
 CANDIDATES = ["default", "adam-const-1e-4", "adam-const-1e-3",
               "adam-cos-1e-3", "adam-cos-3e-3", "muon-cos-1e-3",
               "muon-cos-3e-3-ema", "muon-cos-2e-3-ema-w10"]
 IMAGES = ["FallenLeaf", "Path", "BytheWater", "ColorfulCups"]
-WALLPAPERS = "/usr/share/wallpapers"
+# VKINR_WALLPAPERS: another folder laid out the same (a copy taken to a
+# machine without the package)
+WALLPAPERS = os.environ.get("VKINR_WALLPAPERS", "/usr/share/wallpapers")
 
 
 def ints(text):
@@ -141,7 +163,7 @@ def photo(name, size, folder):
 
 def fit(vkinrd, image, width, epochs, recipe):
     cmd = [vkinrd, "--fit", image, "--width", str(width), "--epochs",
-           str(epochs), "--json", "-q"] + RECIPES[recipe]
+           str(epochs), "--json", "-q"] + recipe_options(recipe, width)
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         return {"error": run.stderr.strip().splitlines()[-1:] or ["failed"],

@@ -67,7 +67,7 @@ tap.ok(err.get("code") == -32602 and "optimizer" in err.get("message", "")
 # the width-dependent default rate: known at submission when width is given
 w64 = c.call("job.get", {"job": submit(c, img, epochs=1, width=64)})
 auto = c.call("job.get", {"job": submit(c, img, epochs=1)})
-tap.ok(abs(w64["lr"] - 3e-3 * (32 / 64) ** 0.5) < 1e-9 and
+tap.ok(abs(w64["lr"] - 6e-3 * (32 / 64) ** 0.5) < 1e-9 and
        (auto["lr"] == 0 or auto["state"] != "queued"),
        "job.get shows the default lr for the width from submission", (w64, auto))
 
