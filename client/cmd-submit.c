@@ -764,7 +764,7 @@ const struct cmd_entry cmd_submit_entry = {
 		"                       for the rest) or adam\n"
 		"  --schedule S         cosine (the default), linear, exp "
 		"or constant\n"
-		"  --warmup N           warmup epochs (default 10)\n"
+		"  --warmup N           warmup epochs (default 50 at width 16, else 10)\n"
 		"  --plateau N          epochs at the peak after the warmup "
 		"(default 0)\n"
 		"  --lr-min RATIO       the decay's floor, a fraction of lr "

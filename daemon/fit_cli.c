@@ -52,7 +52,7 @@ static const char usage[] =
 	"                      Adam on the rest) or adam\n"
 	"  --schedule NAME     cosine (default), linear, exp or constant (as\n"
 	"                      the PyTorch peer)\n"
-	"  --warmup N          warmup epochs (default 10)\n"
+	"  --warmup N          warmup epochs (default 50 at NF 16, else 10)\n"
 	"  --plateau N         epochs at the peak rate after warmup (default 0)\n"
 	"  --lr-min R          the decay's floor, a fraction of LR (default 0.1)\n"
 	"  --half-life N       exp: epochs that halve the rate above the floor\n"

@@ -443,8 +443,7 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 			    "%s; jobs use %s", a, b);
 	}
 	p->width = cfg->nf;
-	if (p->lr == NN_LR_AUTO)
-		p->lr = nn_default_lr(p->width);
+	nn_width_defaults(p->width, &p->lr, &p->recipe);
 	return 0;
 }
 
@@ -567,9 +566,10 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	cfg.recipe = p.recipe;
 	if (nn_config_check(&cfg, err, sizeof(err)))
 		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
-	/* the default rate depends on the width: known now when given */
-	if (p.lr == NN_LR_AUTO && p.width)
-		p.lr = nn_default_lr(p.width);
+	/* the default rate and warmup depend on the width: known now when
+	 * given */
+	if (p.width)
+		nn_width_defaults(p.width, &p.lr, &p.recipe);
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	if (name) {
 		if (!cJSON_IsString(name))

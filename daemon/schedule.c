@@ -39,8 +39,8 @@ void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
 	if (!job->p.width)
 		job->p.width = cfg->nf;
 	cfg->nf = job->p.width;
-	if (job->p.lr == NN_LR_AUTO) /* the width is known now */
-		job->p.lr = nn_default_lr(job->p.width);
+	/* the width is known now */
+	nn_width_defaults(job->p.width, &job->p.lr, &job->p.recipe);
 	cfg->lr = job->p.lr;
 	cfg->epochs = job->p.epochs;
 	cfg->seed = job->p.seed;

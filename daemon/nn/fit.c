@@ -268,8 +268,7 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 		return ERR_NOMEM;
 	fit->gpu = gpu;
 	fit->cfg = *cfg;
-	if (fit->cfg.lr == NN_LR_AUTO)
-		fit->cfg.lr = nn_default_lr(cfg->nf);
+	nn_width_defaults(cfg->nf, &fit->cfg.lr, &fit->cfg.recipe);
 	fit->width = width;
 	fit->height = height;
 	fit->has_target = target != NULL;

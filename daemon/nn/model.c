@@ -27,7 +27,7 @@ void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 	/* measured with `make bench-quality` (see README) */
 	cfg->recipe.optimizer = NN_OPTIMIZER_MUON;
 	cfg->recipe.schedule = NN_SCHEDULE_COSINE;
-	cfg->recipe.warmup = 10;
+	cfg->recipe.warmup = NN_WARMUP_AUTO; /* by width */
 	cfg->recipe.plateau = 0;
 	cfg->recipe.lr_min_ratio = 0.1;
 	cfg->recipe.half_life = 200;
@@ -83,7 +83,8 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 			 "%d epochs: use 0 to 100000000", cfg->epochs);
 		return ERR_INVALID;
 	}
-	if (cfg->recipe.warmup < 0 || cfg->recipe.plateau < 0 ||
+	if ((cfg->recipe.warmup < 0 && cfg->recipe.warmup != NN_WARMUP_AUTO) ||
+	    cfg->recipe.plateau < 0 ||
 	    cfg->recipe.half_life < 1 ||
 	    !(cfg->recipe.lr_min_ratio >= 0 && cfg->recipe.lr_min_ratio <= 1) ||
 	    (unsigned)cfg->recipe.schedule >= NN_SCHEDULE_COUNT) {
@@ -335,6 +336,22 @@ double nn_default_lr(int nf)
 		return 3e-3 * 128 / w;
 	double lr = 6e-3 * sqrt(32 / w);
 	return lr < 6e-3 ? lr : 6e-3;
+}
+
+/* Measured with `make bench-quality` (four photos, 400 epochs): at width
+ * 16 a 50-epoch warmup adds 0.05 to 0.34 dB on every photo; from width 32
+ * up it does not help. */
+int nn_default_warmup(int nf)
+{
+	return nf <= 16 ? 50 : 10;
+}
+
+void nn_width_defaults(int nf, double *lr, struct nn_recipe *recipe)
+{
+	if (*lr == NN_LR_AUTO)
+		*lr = nn_default_lr(nf);
+	if (recipe->warmup == NN_WARMUP_AUTO)
+		recipe->warmup = nn_default_warmup(nf);
 }
 
 int nn_early_cycle(const struct nn_config *cfg)

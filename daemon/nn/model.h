@@ -98,7 +98,7 @@ int nn_precision_parse(const char *text, enum nn_precision *out);
 struct nn_recipe {
 	enum nn_optimizer optimizer;
 	enum nn_schedule schedule;
-	int warmup;          /* warmup epochs (not when constant) */
+	int warmup;          /* warmup epochs (not when constant); NN_WARMUP_AUTO: by width */
 	int plateau;         /* epochs at the peak after warmup */
 	double lr_min_ratio; /* the decay's floor, a fraction of lr */
 	int half_life;       /* exp: epochs that halve lr - floor */
@@ -130,7 +130,9 @@ struct nn_config {
 	int dilations[NN_MAX_BLOCKS];  /* each 1..64 */
 	float w0;                      /* 30 */
 	double lr;                     /* peak learning rate; NN_LR_AUTO:
-					  nn_default_lr(nf), set by the fit */
+					  nn_default_lr(nf), set by the fit
+					  (nn_width_defaults), as the
+					  recipe's NN_WARMUP_AUTO is */
 	struct nn_recipe recipe;
 	int epochs;                    /* target number of epochs */
 	uint64_t seed;
@@ -142,7 +144,7 @@ struct nn_config {
 
 /* Fills the documented defaults: nf 512 (64 on a CPU device), dilations
  * 1,2,4,8, w0 30, lr by width (NN_LR_AUTO), Muon with Adam, a cosine
- * schedule after a 10-epoch warmup down to a tenth, an EMA of the weights
+ * schedule after a warmup by width (NN_WARMUP_AUTO) down to a tenth, an EMA of the weights
  * (0.99), 1000 epochs, seed 0. */
 void nn_config_defaults(struct nn_config *cfg, int cpu_device);
 /* The recipe of every job before recipes were recorded (checkpoint format
@@ -213,10 +215,20 @@ void nn_recipe_get(const struct nn_recipe *r, const char *key, char *buf,
 void nn_recipe_describe(const struct nn_recipe *r, char *buf, size_t len);
 
 /* The default peak rate depends on the width: wider networks want smaller
- * steps (measured with `make bench-quality`): min(3e-3, 3e-3 sqrt(32/nf)),
- * 3e-3 up to width 32, 2.1e-3 at 64, 7.5e-4 at 512. */
+ * steps (measured with `make bench-quality`): min(6e-3, 6e-3 sqrt(32/nf))
+ * up to width 128, 3e-3 x 128 / nf above (6e-3 up to width 32, 3e-3 at
+ * 128, 7.5e-4 at 512). */
 #define NN_LR_AUTO 0.0
 double nn_default_lr(int nf);
+
+/* The default warmup depends on the width too: 50 epochs at width 16
+ * (whose rate, 6e-3, is the highest), 10 above. */
+#define NN_WARMUP_AUTO (-1)
+int nn_default_warmup(int nf);
+
+/* Fills in what waits for the width: *lr when NN_LR_AUTO, the recipe's
+ * warmup when NN_WARMUP_AUTO. */
+void nn_width_defaults(int nf, double *lr, struct nn_recipe *recipe);
 
 /* Learning rate for the absolute epoch (1-based) of a job. */
 double nn_lr_at(const struct nn_config *cfg, int epoch);

@@ -4,7 +4,7 @@
 # `vkinrctl show`), the model package records the recipe and which
 # weights it holds, a bad recipe is
 # refused with a sentence naming the key, job.get shows the default lr
-# for the width from submission, and a job with Muon and an
+# and warmup for the width from submission, and a job with Muon and an
 # average resumes after a restart and finishes.
 . "$(dirname "$0")/lib.bash"
 tap_plan 6
@@ -64,12 +64,18 @@ tap.ok(err.get("code") == -32602 and "optimizer" in err.get("message", "")
        "a bad recipe is refused with a sentence naming the key",
        (bad, bad2, bad3))
 
-# the width-dependent default rate: known at submission when width is given
+# the width-dependent default rate and warmup: known at submission when
+# width is given; an explicit warmup is kept
 w64 = c.call("job.get", {"job": submit(c, img, epochs=1, width=64)})
+w16 = c.call("job.get", {"job": submit(c, img, epochs=1, width=16)})
+w16k = c.call("job.get", {"job": submit(c, img, epochs=1, width=16, warmup=10)})
 auto = c.call("job.get", {"job": submit(c, img, epochs=1)})
-tap.ok(abs(w64["lr"] - 6e-3 * (32 / 64) ** 0.5) < 1e-9 and
-       (auto["lr"] == 0 or auto["state"] != "queued"),
-       "job.get shows the default lr for the width from submission", (w64, auto))
+tap.ok(abs(w64["lr"] - 6e-3 * (32 / 64) ** 0.5) < 1e-9 and w64["warmup"] == 10
+       and abs(w16["lr"] - 6e-3) < 1e-12 and w16["warmup"] == 50
+       and w16k["warmup"] == 10 and
+       ((auto["lr"] == 0 and auto["warmup"] == -1) or auto["state"] != "queued"),
+       "job.get shows the default lr and warmup for the width from submission",
+       (w64, w16, w16k, auto))
 
 # Muon and the average through a restart: the checkpoint carries them
 long = submit(c, img, epochs=400, width=16, lr=3e-3,

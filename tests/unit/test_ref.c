@@ -759,6 +759,41 @@ static void test_init_values(void **state)
 	}
 }
 
+/* The defaults that wait for the width: the rate and the warmup, filled in
+ * only where they are still automatic. */
+static void test_width_defaults(void **state)
+{
+	struct nn_config cfg;
+
+	(void)state;
+	nn_config_defaults(&cfg, 0);
+	assert_true(cfg.lr == NN_LR_AUTO);
+	assert_int_equal(cfg.recipe.warmup, NN_WARMUP_AUTO);
+	nn_width_defaults(16, &cfg.lr, &cfg.recipe);
+	assert_true(cfg.lr == 6e-3);
+	assert_int_equal(cfg.recipe.warmup, 50);
+	nn_config_defaults(&cfg, 0);
+	nn_width_defaults(512, &cfg.lr, &cfg.recipe);
+	assert_true(fabs(cfg.lr - 7.5e-4) < 1e-15);
+	assert_int_equal(cfg.recipe.warmup, 10);
+	/* continuous where the two laws meet, at width 128 */
+	assert_true(fabs(nn_default_lr(128) - 3e-3) < 1e-15);
+	assert_true(fabs(nn_default_lr(64) - 6e-3 * sqrt(0.5)) < 1e-15);
+	assert_true(fabs(nn_default_lr(256) - 1.5e-3) < 1e-15);
+	/* a value given is kept */
+	cfg.lr = 1e-3;
+	cfg.recipe.warmup = 3;
+	nn_width_defaults(16, &cfg.lr, &cfg.recipe);
+	assert_true(cfg.lr == 1e-3);
+	assert_int_equal(cfg.recipe.warmup, 3);
+	/* an automatic warmup passes the checks; other negatives do not */
+	char err[256];
+	nn_config_defaults(&cfg, 0);
+	assert_int_equal(nn_config_check(&cfg, err, sizeof(err)), 0);
+	cfg.recipe.warmup = -2;
+	assert_int_not_equal(nn_config_check(&cfg, err, sizeof(err)), 0);
+}
+
 static void test_lr_constant(void **state)
 {
 	struct nn_config cfg;
@@ -1048,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(test_init_reproducible),
 		cmocka_unit_test(test_rng_known_answers),
 		cmocka_unit_test(test_init_values),
+		cmocka_unit_test(test_width_defaults),
 		cmocka_unit_test(test_lr_constant),
 		cmocka_unit_test(test_lr_cosine),
 		cmocka_unit_test(test_lr_plateau_linear),
