@@ -28,6 +28,7 @@ import argparse
 import concurrent.futures
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -80,9 +81,15 @@ RECIPES = {
 
 def default_lr(width):
     """vkinrd's default peak learning rate at a width (nn_default_lr)."""
-    if width > 128:
-        return 3e-3 * 128 / width
-    return min(6e-3, 6e-3 * (32 / width) ** 0.5)
+    measured = [(16, 6e-3), (32, 6e-3), (64, 6e-3 * 0.5 ** 0.5), (128, 3e-3),
+                (256, 1.5e-3 * 3 * 0.5 ** 0.5 / 2), (512, 7.5e-4)]
+    if width <= measured[0][0]:
+        return measured[0][1]
+    for (w0, r0), (w1, r1) in zip(measured, measured[1:]):
+        if width <= w1:
+            t = math.log(width / w0) / math.log(w1 / w0)
+            return math.exp(math.log(r0) + t * math.log(r1 / r0))
+    return measured[-1][1] * measured[-1][0] / width
 
 
 def recipe_options(name, width):

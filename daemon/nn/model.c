@@ -325,17 +325,32 @@ void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
 
 /* ----------------------------------------------------------- schedule */
 
-/* Measured with `make bench-quality` on four photos, 400 epochs (README):
- * twice the rate that halves with each quadrupling of the width, up to
- * width 128, and falling as 1/width above it, so that width 512 keeps the
- * 7.5e-4 it was measured best at. */
+/* The peak rates measured best at these widths (`make bench-quality`,
+ * 400 epochs: four photos, two at width 512; README), interpolated
+ * between them on a log-log scale and falling as 1 / width past 512. */
+static const struct {
+	int nf;
+	double lr;
+} measured_lr[] = {
+	{16, 6e-3}, {32, 6e-3}, {64, 6e-3 * M_SQRT1_2}, {128, 3e-3},
+	{256, 1.5e-3 * 3 * M_SQRT1_2 / 2}, {512, 7.5e-4},
+};
+#define MEASURED_LR_COUNT ((int)(sizeof(measured_lr) / sizeof(measured_lr[0])))
+
 double nn_default_lr(int nf)
 {
-	double w = nf > 0 ? nf : 32;
-	if (w > 128)
-		return 3e-3 * 128 / w;
-	double lr = 6e-3 * sqrt(32 / w);
-	return lr < 6e-3 ? lr : 6e-3;
+	if (nf <= measured_lr[0].nf)
+		return measured_lr[0].lr;
+	for (int i = 1; i < MEASURED_LR_COUNT; i++) {
+		if (nf > measured_lr[i].nf)
+			continue;
+		double t = log((double)nf / measured_lr[i - 1].nf) /
+			   log((double)measured_lr[i].nf / measured_lr[i - 1].nf);
+		return exp(log(measured_lr[i - 1].lr) +
+			   t * log(measured_lr[i].lr / measured_lr[i - 1].lr));
+	}
+	const int last = MEASURED_LR_COUNT - 1;
+	return measured_lr[last].lr * measured_lr[last].nf / nf;
 }
 
 /* Measured with `make bench-quality` (four photos, 400 epochs): at width

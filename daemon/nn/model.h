@@ -215,9 +215,9 @@ void nn_recipe_get(const struct nn_recipe *r, const char *key, char *buf,
 void nn_recipe_describe(const struct nn_recipe *r, char *buf, size_t len);
 
 /* The default peak rate depends on the width: wider networks want smaller
- * steps (measured with `make bench-quality`): min(6e-3, 6e-3 sqrt(32/nf))
- * up to width 128, 3e-3 x 128 / nf above (6e-3 up to width 32, 3e-3 at
- * 128, 7.5e-4 at 512). */
+ * steps. The rates measured best with `make bench-quality` (6e-3 at widths
+ * 16 and 32, 4.2e-3 at 64, 3e-3 at 128, 1.6e-3 at 256, 7.5e-4 at 512),
+ * log-log interpolated between them, 7.5e-4 x 512 / nf past 512. */
 #define NN_LR_AUTO 0.0
 double nn_default_lr(int nf);
 

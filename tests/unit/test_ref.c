@@ -776,10 +776,17 @@ static void test_width_defaults(void **state)
 	nn_width_defaults(512, &cfg.lr, &cfg.recipe);
 	assert_true(fabs(cfg.lr - 7.5e-4) < 1e-15);
 	assert_int_equal(cfg.recipe.warmup, 10);
-	/* continuous where the two laws meet, at width 128 */
-	assert_true(fabs(nn_default_lr(128) - 3e-3) < 1e-15);
+	/* the measured rates, log-log between them, 1/width past 512 */
+	assert_true(fabs(nn_default_lr(32) - 6e-3) < 1e-15);
 	assert_true(fabs(nn_default_lr(64) - 6e-3 * sqrt(0.5)) < 1e-15);
-	assert_true(fabs(nn_default_lr(256) - 1.5e-3) < 1e-15);
+	assert_true(fabs(nn_default_lr(128) - 3e-3) < 1e-15);
+	assert_true(fabs(nn_default_lr(256) - 1.5 * 3e-3 * sqrt(1.0 / 8)) < 1e-15);
+	assert_true(nn_default_lr(96) < nn_default_lr(64) &&
+		    nn_default_lr(96) > 3e-3);
+	assert_true(fabs(nn_default_lr(1024) - 3.75e-4) < 1e-15);
+	for (int w = 16; w < 1024; w += 16)
+		assert_true(nn_default_lr(w + 16) <= nn_default_lr(w) &&
+			    nn_default_lr(w) > 0);
 	/* a value given is kept */
 	cfg.lr = 1e-3;
 	cfg.recipe.warmup = 3;
