@@ -22,15 +22,10 @@ float act(float s) { return sin(W0 * s); }
 vec4 act(vec4 s) { return sin(W0 * s); }
 float act_grad(float s) { return W0 * cos(W0 * s); }
 
-// The fp16 storage of S (the tensor-core path) keeps the phase W0 s
-// wrapped into [-pi, pi]: sin and cos lose nothing by it, and fp16 then
-// holds the phase to about 1e-3 rad, against 1.5e-2 for S itself (|W0 S|
-// up to ~30).
-float phase(float s)
-{
-	float x = W0 * s;
-	return x - 6.28318531 * round(x * 0.159154943);
-}
+// The fp16 storage of S (the tensor-core path) keeps its phase
+// (phase.glsl).
+#include "phase.glsl"
+float phase(float s) { return wrap_phase(W0 * s); }
 float act_phase(float x) { return sin(x); }
 float act_grad_phase(float x) { return W0 * cos(x); }
 

@@ -37,6 +37,13 @@
 // slice of C (c_off + z * M * ldc); the reduce pass adds the slices in a
 // fixed order, so runs are deterministic.
 //
+// PHASE_OUT (the forward of the fp16 path, whose S_k is stored as its
+// phase): the epilogue writes the phase of S (phase.glsl) in fp16 instead
+// of S in fp32, for the next block's depthwise pass: half the bytes out,
+// and that pass reads fp16 and writes no copy. Each accumulator goes
+// through the subgroup's stage, where an invocation takes 4 values of a
+// row, wraps them and stores them as one 8-byte piece.
+//
 // EMULATE builds the same tiling with fp32 operands and a plain-arithmetic
 // stand-in for the matrix operations (a fragment is a view of the shared
 // tile, the multiply-add reads it element by element), so that devices
@@ -44,6 +51,13 @@
 // subgroup tiles, the prefetch, the edges and the split-K slices.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_memory_scope_semantics : require
+#extension GL_GOOGLE_include_directive : require
+#ifdef PHASE_OUT
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#include "phase.glsl"
+layout(constant_id = 1) const float W0 = 30.0;
+#endif
 #ifndef EMULATE
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -64,8 +78,8 @@
 #ifndef FRAG_N
 #define FRAG_N 8
 #endif
-#if defined(EMULATE) && FRAG_N != 8
-#error "the emulation has the 16x8x16 shape only"
+#if (defined(EMULATE) || defined(PHASE_OUT)) && FRAG_N != 8
+#error "the emulation and the phase epilogue have the 16x8x16 shape only"
 #endif
 #define THREADS (SG_M * SG_N * 32)
 #define WM (BM / SG_M)     /* rows of C a subgroup owns */
@@ -100,7 +114,12 @@ layout(binding = 1) readonly buffer B { float b[]; };
 layout(binding = 0) readonly buffer A { uvec4 a[]; };
 layout(binding = 1) readonly buffer B { uvec4 b[]; };
 #endif
+#ifdef PHASE_OUT
+layout(binding = 2) writeonly buffer C { float16_t c[]; };
+layout(binding = 2) writeonly buffer C4 { f16vec4 c4[]; }; /* the same, 4 at a time */
+#else
 layout(binding = 2) writeonly buffer C { float c[]; };
+#endif
 layout(binding = 3) readonly buffer Bias { float bias[]; };
 
 /* Shared tiles as they lie in memory: [outer][inner], inner contiguous.
@@ -288,11 +307,8 @@ Acc mul_add(FragA fa, FragB fb, Acc acc)
 #define SYNC_STAGE() subgroupMemoryBarrierShared(); subgroupBarrier()
 #endif
 
-/* Writes one accumulator, the 16 x FRAG_N block of C at (m, col), through the
- * subgroup's stage with bounds checks (edge tiles, or rows not 16-byte
- * aligned). */
-void store_staged(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
-		  uint m_local)
+/* Puts one accumulator in the subgroup's stage, row-major. */
+void stage_accumulator(Acc acc, uint sg, uint lane)
 {
 #ifdef EMULATE
 	for (uint q = 0u; q < 4u; q++)
@@ -300,6 +316,43 @@ void store_staged(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
 #else
 	coopMatStoreNV(acc, stage, sg * FRAG, FRAG_N, false);
 #endif
+}
+
+#ifdef PHASE_OUT
+/* Writes the phase of one accumulator's 16 x 8 block of S at (m, col) in
+ * fp16: invocation l takes row l / 2, columns 4 (l % 2) to 4 (l % 2) + 3;
+ * aligned: rows and the slice start on a multiple of 4 values. */
+void store_phase(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
+		 uint m_local, bool aligned)
+{
+	stage_accumulator(acc, sg, lane);
+	SYNC_STAGE();
+	uint r = lane / 2u, cc = (lane % 2u) * 4u, at = sg * FRAG + r * 8u + cc;
+	vec4 v = vec4(stage[at], stage[at + 1u], stage[at + 2u], stage[at + 3u]) *
+		 g.out_scale;
+	if (g.has_bias != 0u)
+		v += bias_tile[m_local + r];
+	v = wrap_phase(W0 * v);
+	uint gr = m + r, gc = col + cc, to = slice + gr * g.ldc + gc;
+	if (gr < g.M) {
+		if (aligned && gc + 4u <= g.N) {
+			c4[to / 4u] = f16vec4(v);
+		} else {
+			for (uint q = 0u; q < 4u; q++)
+				if (gc + q < g.N)
+					c[to + q] = float16_t(v[q]);
+		}
+	}
+	SYNC_STAGE();
+}
+#else
+/* Writes one accumulator, the 16 x FRAG_N block of C at (m, col), through the
+ * subgroup's stage with bounds checks (edge tiles, or rows not 16-byte
+ * aligned). */
+void store_staged(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
+		  uint m_local)
+{
+	stage_accumulator(acc, sg, lane);
 	SYNC_STAGE();
 	for (uint e = lane; e < FRAG; e += 32u) {
 		uint r = m + e / FRAG_N, cc = col + e % FRAG_N;
@@ -312,6 +365,7 @@ void store_staged(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
 	}
 	SYNC_STAGE();
 }
+#endif
 
 /* The block of C this workgroup computes: (column block, row block). The
  * dispatch is (column blocks, row blocks, splits). */
@@ -365,6 +419,14 @@ void main()
 
 	uint slice = g.c_off + gl_WorkGroupID.z * g.M * g.ldc;
 	bool aligned = g.ldc % 4u == 0u && slice % 4u == 0u;
+#ifdef PHASE_OUT
+	[[unroll]] for (uint i = 0u; i < FM; i++) {
+		uint m_local = wm * WM + i * 16u;
+		[[unroll]] for (uint j = 0u; j < FN; j++)
+			store_phase(acc[i][j], sg, lane, slice, row0 + m_local,
+				    col0 + wn * WN + j * FRAG_N, m_local, aligned);
+	}
+#else
 	[[unroll]] for (uint i = 0u; i < FM; i++) {
 		uint m_local = wm * WM + i * 16u, m = row0 + m_local;
 		[[unroll]] for (uint j = 0u; j < FN; j++) {
@@ -386,4 +448,5 @@ void main()
 #endif
 		}
 	}
+#endif
 }

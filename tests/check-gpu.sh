@@ -33,5 +33,6 @@ else
 fi
 run "passes" "$build/tests/test_passes"
 run "fit" "$build/tests/test_fit"
+run "fit, the forward GEMM writing the phase" VKINR_GEMM_PHASE=1 "$build/tests/test_fit"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -104,6 +104,13 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 			    !nn_env_is("VKINR_HALF_STORAGE", "0");
 	fit->gemm = choose_gemm(fit, p == NN_PRECISION_FP16);
 	fit->gemm32 = choose_gemm(fit, 0);
+	/* VKINR_GEMM_PHASE=1: the forward GEMMs write the next block's fp16
+	 * phase themselves, instead of S through the fp32 scratch that the
+	 * next conv reads and copies. Opt-in until a GPU run has measured it
+	 * (its shader is checked against the reference, emulated, on every
+	 * device; check-gpu runs the whole fit with it). */
+	fit->phase_out = fit->half_storage && fit->gemm->phase_out &&
+			 nn_env_is("VKINR_GEMM_PHASE", "1");
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
@@ -640,6 +647,8 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 		bytes[NN_PASS_DWCONV] = (4 + 2 + z) * e * nb + (2 + z) * e * (nb - 1);
 		bytes[NN_PASS_DWCONV_BACK] -= 2 * 2 * e * nb;
 	}
+	if (fit->phase_out) /* blocks 1..B-1 read the fp16 phase, copy none */
+		bytes[NN_PASS_DWCONV] = (4 + 2 + z) * e + (2 + z) * e * (nb - 1) * 2;
 	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
 	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
 }

@@ -29,6 +29,8 @@ struct nn_fit {
 	float grad_scale; /* loss scale of fp16 gradient operands */
 	int fused_sines;  /* the depthwise passes take the sines (GPUs) */
 	int half_storage; /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
+	int phase_out;    /* and the forward GEMMs write S_1..S_B-1 so, as the
+			     phase the next block's conv reads */
 	int row_passes;   /* the depthwise passes by row segments (CPUs) */
 	struct tile_plan plan;
 

@@ -23,6 +23,8 @@ struct gemm_variant {
 	const char *what;       /* one line for listings */
 	int nv_only;            /* the 16x16x16 shape: VK_NV_cooperative_matrix
 				   alone (the KHR translation refuses it) */
+	int phase_out;          /* has the form "nnp": the forward writing the
+				   fp16 phase of S (gemm_coop.comp PHASE_OUT) */
 };
 
 /* Every family, ending with one whose name is NULL. */

@@ -80,6 +80,10 @@ struct recorder {
 	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
 		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
 		*gemm_nn, *gemm_tn, *gemm_nt;
+	/* the fp16 path's forward GEMM writing the next block's phase
+	 * (fit->phase_out) */
+	int phase_out;
+	struct gpu_pipeline *gemm_nnp;
 	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
 	 * one pipeline a block (the dilation is a specialization constant) */
 	int cpu, rows;
@@ -215,6 +219,12 @@ static int get_pipelines(struct recorder *r)
 	GET(gemm_nn, nn, 4, gemm, 0);
 	GET(gemm_tn, tn, 4, gemm, 0);
 	GET(gemm_nt, nt, 4, gemm, 0);
+	r->phase_out = r->half_s && r->fit->phase_out;
+	if (r->phase_out) {
+		char nnp[32];
+		gemm_shader_name(r->gemm, "nnp", nnp, sizeof(nnp));
+		GET(gemm_nnp, nnp, 4, gemm, 2);
+	}
 #undef GET
 	return rc ? rc : get_loss_pipelines(r, spec);
 }
@@ -422,9 +432,13 @@ static void record_forward(struct recorder *r, const struct tile *t)
 	stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
 		const struct gpu_buffer *next = s_at(r, k + 1);
-		if (half_s) {
+		/* phase_out: the GEMM before block k > 0 wrote its phase */
+		int phase_in = r->phase_out && k > 0;
+		int phase_next = r->phase_out && k + 1 < fit->cfg.nblocks;
+		if (phase_in) {
+			record_dwconv(r, p, k, &fit->s[k], S_HALF);
+		} else if (half_s) {
 			record_dwconv(r, p, k, &fit->z, S_COPY);
-			next = &fit->z;
 		} else if (r->fused) {
 			record_dwconv(r, p, k, s_at(r, k), S_AS_IS);
 		} else {
@@ -436,10 +450,13 @@ static void record_forward(struct recorder *r, const struct tile *t)
 			.a_off = (uint32_t)l->pw_w[k], .bias_off = (uint32_t)l->pw_b[k],
 			.k_chunk = nf, .has_bias = 1,
 		};
+		if (half_s)
+			next = phase_next ? &fit->s[k + 1] : &fit->z;
 		if (r->half) {
 			g.a_off = (uint32_t)k * nf * nf;
 			g.ldb = padded(n);
-			gemm(r, r->gemm_nn, &fit->p16, &fit->z16, next, g, 1, 0, 0);
+			gemm(r, phase_next ? r->gemm_nnp : r->gemm_nn, &fit->p16,
+			     &fit->z16, next, g, 1, 0, 0);
 		} else {
 			gemm(r, r->gemm_nn, &fit->params, &fit->z, next, g, 1, 0, 0);
 		}

@@ -72,6 +72,41 @@ static void sum_slices(const float *part, int splits, int n, float *out)
 	}
 }
 
+/* The forward writing the fp16 phase of S (form "nnp"): W0 S wrapped into
+ * [-pi, pi], as far as fp16 and the GEMM's own rounding allow; compared
+ * around the circle, since a value next to +-pi may wrap either way. */
+static void check_phase(const struct gemm_variant *v,
+			const struct gpu_buffer *const bufs[4],
+			const struct gemm_push *g, uint32_t gx, uint32_t gy,
+			const double *s, size_t count)
+{
+	char name[48];
+	const float w0 = 30.0f;
+	gemm_shader_name(v, "nnp", name, sizeof(name));
+	/* poisoned first, so that every value must be written */
+	_Float16 *h = malloc(count * sizeof(_Float16) + 16);
+	for (size_t i = 0; i < count; i++)
+		h[i] = (_Float16)1000.0f;
+	assert_int_equal(gpu_upload(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
+	test_dispatch(name, (int)g->M, w0, bufs, 4, g, sizeof(*g), gx, gy, 1);
+	assert_int_equal(gpu_download(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
+	double worst = 0;
+	size_t at = 0;
+	for (size_t i = 0; i < count; i++) {
+		double x = w0 * s[i];
+		double want = x - 2 * M_PI * round(x / (2 * M_PI));
+		double d = fabs((double)h[i] - want);
+		d = fmin(d, 2 * M_PI - d);
+		if (!(d <= worst))
+			worst = d, at = i;
+	}
+	free(h);
+	/* fp16 holds [-pi, pi] to 2e-3; S's own error (1e-4) times w0 */
+	if (!(worst <= 6e-3))
+		fail_msg("%s nf %u, %u pixels: phase off by %g at %zu", name,
+			 g->M, g->N, worst, at);
+}
+
 /* The three forms of one family at width nf and npix pixels. */
 static void check_family(const struct gemm_variant *v, int nf, int npix)
 {
@@ -110,6 +145,8 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 	ref_pointwise(nf, npix, w, b, zd, want);
 	snprintf(what, sizeof(what), "%s nf %d, %d pixels", name, nf, npix);
 	test_close(what, got, want, act, 1e-4, 1e-4);
+	if (v->phase_out)
+		check_phase(v, nn, &g, gx, gy, want, act);
 
 	/* data gradient, with the loss scale undone in the epilogue */
 	g.has_bias = 0;
