@@ -14,6 +14,7 @@
 
 #include "gpu/shaders.h"
 #include "gpu/spirv_khr.h"
+#include "util/fileio.h"
 
 const struct shader_blob *shader_find(const char *name)
 {
@@ -77,22 +78,10 @@ static void print_statistics(struct gpu_context *ctx,
 	fprintf(stderr, "\n");
 }
 
-static void write_file(const char *dir, const char *name, const char *ext,
-		       const void *data, size_t size)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s%s", dir, name, ext);
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return;
-	fwrite(data, 1, size, f);
-	fclose(f);
-}
-
 /* Writes what the driver made of p to dir (VKINR_PIPELINE_DUMP, with
  * VKINR_PIPELINE_STATS): VARIANT.cache, the pipeline cache's data (on
- * NVIDIA it holds the machine code), and VARIANT.irN, each internal
- * representation the driver gives. */
+ * NVIDIA it holds the machine code; NVIDIA gives no internal
+ * representations). */
 static void dump_pipeline(struct gpu_context *ctx, const struct gpu_pipeline *p,
 			  VkPipelineCache cache, const char *dir)
 {
@@ -100,40 +89,13 @@ static void dump_pipeline(struct gpu_context *ctx, const struct gpu_pipeline *p,
 	if (cache && vkGetPipelineCacheData(ctx->device, cache, &size, NULL) ==
 			     VK_SUCCESS && size) {
 		void *data = malloc(size);
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s.cache", dir, p->variant);
 		if (data && vkGetPipelineCacheData(ctx->device, cache, &size,
-						   data) == VK_SUCCESS)
-			write_file(dir, p->variant, ".cache", data, size);
+						   data) == VK_SUCCESS &&
+		    fileio_write_atomic(path, data, size, 0644))
+			fprintf(stderr, "vkinrd: cannot write %s\n", path);
 		free(data);
-	}
-	PFN_vkGetPipelineExecutableInternalRepresentationsKHR get_ir =
-		(PFN_vkGetPipelineExecutableInternalRepresentationsKHR)vkGetDeviceProcAddr(
-			ctx->device, "vkGetPipelineExecutableInternalRepresentationsKHR");
-	if (!get_ir)
-		return;
-	VkPipelineExecutableInfoKHR exe = {
-		.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
-		.pipeline = p->pipeline,
-	};
-	VkPipelineExecutableInternalRepresentationKHR ir[8];
-	uint32_t n = 8;
-	for (uint32_t i = 0; i < n; i++)
-		ir[i] = (VkPipelineExecutableInternalRepresentationKHR){
-			.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR};
-	VkResult r = get_ir(ctx->device, &exe, &n, ir);
-	if (r != VK_SUCCESS && r != VK_INCOMPLETE)
-		return;
-	for (uint32_t i = 0; i < n; i++) {
-		ir[i].pData = malloc(ir[i].dataSize ? ir[i].dataSize : 1);
-		fprintf(stderr, "vkinrd: pipeline %s: representation %u: %s (%s), %zu bytes\n",
-			p->variant, i, ir[i].name, ir[i].description, ir[i].dataSize);
-	}
-	r = get_ir(ctx->device, &exe, &n, ir);
-	for (uint32_t i = 0; i < n; i++) {
-		char ext[16];
-		snprintf(ext, sizeof(ext), ".ir%u", i);
-		if (r == VK_SUCCESS || r == VK_INCOMPLETE)
-			write_file(dir, p->variant, ext, ir[i].pData, ir[i].dataSize);
-		free(ir[i].pData);
 	}
 }
 
@@ -217,8 +179,7 @@ static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 		.layout = p->layout,
 	};
 	if (ctx->capture_stats)
-		info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR |
-			      VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
+		info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
 	VkPipelineCache cache = VK_NULL_HANDLE;
 	const char *dump_dir = ctx->capture_stats ? getenv("VKINR_PIPELINE_DUMP") : NULL;
 	VkPipelineCacheCreateInfo cache_info = {
