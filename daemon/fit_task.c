@@ -244,6 +244,10 @@ static int open_device(struct task *t, const char *selector)
 	}
 	if (!t->width_given)
 		t->cfg.nf = gpu_info(t->gpu)->is_cpu ? 64 : 512;
+	/* the width is known: the defaults that follow it are filled in, so
+	 * that the settings match those of a checkpoint or a result made with
+	 * them (an automatic lr or warmup would never match) */
+	nn_width_defaults(t->cfg.nf, &t->cfg.lr, &t->cfg.recipe);
 	describe_settings(t);
 	return 0;
 }
