@@ -533,7 +533,7 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 		.pipelineExecutableInfo = VK_TRUE,
 	};
 	const char *want_stats = getenv("VKINR_PIPELINE_STATS");
-	if (want_stats && *want_stats && strcmp(want_stats, "0") &&
+	if (want_stats && *want_stats == '1' &&
 	    has_extension(ctx->physical,
 			  VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
 		exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
