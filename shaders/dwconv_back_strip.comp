@@ -16,6 +16,11 @@
 // COPY_F16 also writes dS as fp16 times the loss scale (uintBitsToFloat(
 // off3)) in rows of i3 = n_pad values, the padding zeroed; IN_F16 reads
 // Sprev as its fp16 phase (see dwconv.comp).
+// HALF_ONLY (with COPY_F16 and IN_F16: the fp16 path's default, whose
+// later passes read the fp16 dS alone) writes no fp32 dS: the bindings are
+// params, Sprev, dZ, the fp16 dS, the partial sums. DZ_F16 (with
+// HALF_ONLY) reads dZ in fp16 times the loss scale too, as the data
+// gradient's GEMM writes it with HALF_OUT (gemm_coop.comp).
 // Grid: x columns / SX, y strips / SY, z channels.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -38,12 +43,28 @@ layout(binding = 1) readonly buffer Prev { float sprev[]; };
 #define ACT(v) act(v)
 #define ACT_GRAD(v) act_grad(v)
 #endif
+#if defined(DZ_F16) && !defined(HALF_ONLY)
+#error "DZ_F16 goes with HALF_ONLY"
+#endif
+#ifdef HALF_ONLY
+#if !defined(COPY_F16) || !defined(IN_F16)
+#error "HALF_ONLY goes with COPY_F16 and IN_F16"
+#endif
+#ifdef DZ_F16
+layout(binding = 2) readonly buffer GradZ { float16_t dz[]; };
+#else
+layout(binding = 2) readonly buffer GradZ { float dz[]; };
+#endif
+layout(binding = 3) writeonly buffer Half { float16_t dshalf[]; };
+layout(binding = 4) writeonly buffer Part { float part[]; };
+#elif defined(COPY_F16)
 layout(binding = 2) readonly buffer GradZ { float dz[]; };
 layout(binding = 3) writeonly buffer Out { float dsprev[]; };
-#ifdef COPY_F16
 layout(binding = 4) writeonly buffer Half { float16_t dshalf[]; };
 layout(binding = 5) writeonly buffer Part { float part[]; };
 #else
+layout(binding = 2) readonly buffer GradZ { float dz[]; };
+layout(binding = 3) writeonly buffer Out { float dsprev[]; };
 layout(binding = 4) writeonly buffer Part { float part[]; };
 #endif
 
@@ -82,7 +103,7 @@ void main()
 				float gv = 0.0, hv = 0.0;
 				if (row_in && xx >= 0 && xx < tw) {
 					uint at = base + uint(y * tw + xx);
-					gv = dz[at];
+					gv = float(dz[at]);
 					hv = ACT(sprev[at]);
 					if (j == 1 && rr >= 1 && rr <= STRIP)
 						slope[rr - 1] = ACT_GRAD(sprev[at]);
@@ -107,10 +128,17 @@ void main()
 					acc += w[i * 3 + j] * g[2 - j][r + 2 - i];
 			float ds = slope[r] * acc;
 			uint p = uint(y * tw + x);
+#if defined(DZ_F16) /* dZ, and so ds, are already loss-scaled */
+			dshalf[c * uint(pc.i3) + p] = float16_t(ds);
+#elif defined(HALF_ONLY)
+			dshalf[c * uint(pc.i3) + p] =
+				float16_t(ds * uintBitsToFloat(pc.off3));
+#else
 			dsprev[base + p] = ds;
 #ifdef COPY_F16
 			dshalf[c * uint(pc.i3) + p] =
 				float16_t(ds * uintBitsToFloat(pc.off3));
+#endif
 #endif
 			/* and dZ here times act(Sprev) at p + disp */
 			float gz = g[1][r + 1];
@@ -121,8 +149,13 @@ void main()
 	}
 
 	/* the workgroup's sums, halving in a fixed order */
+#ifdef DZ_F16
+	float unscale = 1.0 / uintBitsToFloat(pc.off3);
+#else
+	float unscale = 1.0;
+#endif
 	[[unroll]] for (int t = 0; t < 9; t++)
-		sums[t][lid] = ddw[t];
+		sums[t][lid] = ddw[t] * unscale;
 	barrier();
 	for (uint half_ = THREADS / 2u; half_ > 0u; half_ /= 2u) {
 		if (lid < half_)

@@ -44,6 +44,11 @@
 // through the subgroup's stage, where an invocation takes 4 values of a
 // row, wraps them and stores them as one 8-byte piece.
 //
+// HALF_OUT (the data gradient of the fp16 path): the epilogue writes dZ in
+// fp16, still times the loss scale of its dS operand (out_scale 1), by the
+// same stage as PHASE_OUT, for the depthwise backward that reads it: half
+// the bytes out and in, where the fp32 dZ was only ever read once.
+//
 // EMULATE builds the same tiling with fp32 operands and a plain-arithmetic
 // stand-in for the matrix operations (a fragment is a view of the shared
 // tile, the multiply-add reads it element by element), so that devices
@@ -52,9 +57,12 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_GOOGLE_include_directive : require
-#ifdef PHASE_OUT
+#if defined(PHASE_OUT) || defined(HALF_OUT)
+#define FP16_OUT
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#ifdef PHASE_OUT
 #include "phase.glsl"
 layout(constant_id = 1) const float W0 = 30.0;
 #endif
@@ -78,8 +86,8 @@ layout(constant_id = 1) const float W0 = 30.0;
 #ifndef FRAG_N
 #define FRAG_N 8
 #endif
-#if (defined(EMULATE) || defined(PHASE_OUT)) && FRAG_N != 8
-#error "the emulation and the phase epilogue have the 16x8x16 shape only"
+#if (defined(EMULATE) || defined(FP16_OUT)) && FRAG_N != 8
+#error "the emulation and the fp16 epilogues have the 16x8x16 shape only"
 #endif
 #define THREADS (SG_M * SG_N * 32)
 #define WM (BM / SG_M)     /* rows of C a subgroup owns */
@@ -114,7 +122,7 @@ layout(binding = 1) readonly buffer B { float b[]; };
 layout(binding = 0) readonly buffer A { uvec4 a[]; };
 layout(binding = 1) readonly buffer B { uvec4 b[]; };
 #endif
-#ifdef PHASE_OUT
+#ifdef FP16_OUT
 layout(binding = 2) writeonly buffer C { float16_t c[]; };
 layout(binding = 2) writeonly buffer C4 { f16vec4 c4[]; }; /* the same, 4 at a time */
 #else
@@ -318,11 +326,12 @@ void stage_accumulator(Acc acc, uint sg, uint lane)
 #endif
 }
 
-#ifdef PHASE_OUT
-/* Writes the phase of one accumulator's 16 x 8 block of S at (m, col) in
- * fp16: invocation l takes row l / 2, columns 4 (l % 2) to 4 (l % 2) + 3;
- * aligned: rows and the slice start on a multiple of 4 values. */
-void store_phase(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
+#ifdef FP16_OUT
+/* Writes one accumulator's 16 x 8 block of C at (m, col) in fp16 (its
+ * phase with PHASE_OUT): invocation l takes row l / 2, columns 4 (l % 2)
+ * to 4 (l % 2) + 3; aligned: rows and the slice start on a multiple of 4
+ * values. */
+void store_half(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
 		 uint m_local, bool aligned)
 {
 	stage_accumulator(acc, sg, lane);
@@ -332,7 +341,9 @@ void store_phase(Acc acc, uint sg, uint lane, uint slice, uint m, uint col,
 		 g.out_scale;
 	if (g.has_bias != 0u)
 		v += bias_tile[m_local + r];
+#ifdef PHASE_OUT
 	v = wrap_phase(W0 * v);
+#endif
 	uint gr = m + r, gc = col + cc, to = slice + gr * g.ldc + gc;
 	if (gr < g.M) {
 		if (aligned && gc + 4u <= g.N) {
@@ -419,11 +430,11 @@ void main()
 
 	uint slice = g.c_off + gl_WorkGroupID.z * g.M * g.ldc;
 	bool aligned = g.ldc % 4u == 0u && slice % 4u == 0u;
-#ifdef PHASE_OUT
+#ifdef FP16_OUT
 	[[unroll]] for (uint i = 0u; i < FM; i++) {
 		uint m_local = wm * WM + i * 16u;
 		[[unroll]] for (uint j = 0u; j < FN; j++)
-			store_phase(acc[i][j], sg, lane, slice, row0 + m_local,
+			store_half(acc[i][j], sg, lane, slice, row0 + m_local,
 				    col0 + wn * WN + j * FRAG_N, m_local, aligned);
 	}
 #else

@@ -16,6 +16,8 @@
 // halves around the loss passes: PREDICT (with RENDER) writes y of every
 // tile pixel into binding 3 (3 x n, channel-major) and the core's sse;
 // FROM_DY reads dY (binding 4, written by loss.comp) and writes dS4 alone.
+// HALF_ONLY (with COPY_F16: the fp16 path when its backward reads no fp32
+// dS) writes dS4 in fp16 alone; binding 3 is then left as it was.
 #extension GL_GOOGLE_include_directive : require
 #ifdef COPY_F16
 #extension GL_EXT_shader_16bit_storage : require
@@ -94,7 +96,9 @@ void main()
 				     params[pc.off0 + uint(NF) + c] * g.y +
 				     params[pc.off0 + 2u * uint(NF) + c] * g.z;
 			float ds = act_grad(s4[c * n + p]) * back;
+#ifndef HALF_ONLY
 			ds4[c * n + p] = ds;
+#endif
 #ifdef COPY_F16
 			dshalf[c * uint(pc.i2) + p] =
 				float16_t(ds * uintBitsToFloat(pc.off2));

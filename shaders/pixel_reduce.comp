@@ -8,9 +8,12 @@
 //   MODE_DW    J = 9: X[c,p] Y[c, p + disp_t]   (dw taps; X = dZ, Y = act(Sprev))
 //   MODE_FIRST J = 3: X[c,p] * (u, v, 1)            (first layer; X = dS0)
 //   MODE_OUT   J = 3: X[o,p] act(Y[c,p]) for o<3    (out_w; X = dY, Y = S4)
-// With IN_F16 (MODE_DW) Y is S's fp16 phase (see dwconv.comp).
+// With IN_F16 (MODE_DW) Y is S's fp16 phase (see dwconv.comp). With X_F16
+// (MODE_SUM, MODE_FIRST; GPUs) X is the fp16 path's fp16 dS, in rows of
+// i3 values, times the loss scale uintBitsToFloat(off3), which the sums
+// undo.
 #extension GL_GOOGLE_include_directive : require
-#ifdef IN_F16
+#if defined(IN_F16) || defined(X_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
@@ -33,7 +36,16 @@ layout(local_size_x = 256) in;
 #define J 1
 #endif
 
+#ifdef X_F16
+#if !(defined(MODE_SUM) || defined(MODE_FIRST)) || defined(SUBGROUP_SUMS)
+#error "X_F16 is for the GPUs' bias and first-layer sums"
+#endif
+layout(binding = 0) readonly buffer X { float16_t xs[]; };
+#define X_AT(c, p) float(xs[(c) * uint(pc.i3) + (p)])
+#else
 layout(binding = 0) readonly buffer X { float xs[]; };
+#define X_AT(c, p) xs[(c) * n + (p)]
+#endif
 #ifdef IN_F16
 layout(binding = 1) readonly buffer Y { float16_t ys[]; };
 #else
@@ -64,7 +76,7 @@ void main()
 
 	for (uint p = begin + t; p < end; p += 256u) {
 #if defined(MODE_SUM)
-		acc[0] += xs[c * n + p];
+		acc[0] += X_AT(c, p);
 #elif defined(MODE_DW)
 		float g = xs[c * n + p];
 		ivec2 q = tile_xy(p);
@@ -79,7 +91,7 @@ void main()
 			}
 		}
 #elif defined(MODE_FIRST)
-		float g = xs[c * n + p];
+		float g = X_AT(c, p);
 		ivec2 q = tile_xy(p);
 		int x = pc.tx + q.x, y = pc.ty + q.y;
 		acc[0] += g * (float(2 * x + 1) / float(pc.img_w) - 1.0);
@@ -107,8 +119,13 @@ void main()
 	}
 	return;
 #endif
+#ifdef X_F16
+	float unscale = 1.0 / uintBitsToFloat(pc.off3);
+#else
+	float unscale = 1.0;
+#endif
 	for (int j = 0; j < J; j++)
-		partial[j][t] = acc[j];
+		partial[j][t] = acc[j] * unscale;
 	barrier();
 	for (uint half_ = 128u; half_ > 0u; half_ >>= 1) {
 		if (t < half_)

@@ -37,5 +37,7 @@ fi
 run "passes" "$build/tests/test_passes"
 run "fit" "$build/tests/test_fit"
 run "fit, S through the fp32 scratch" VKINR_GEMM_PHASE=0 "$build/tests/test_fit"
+run "fit, dS through fp32" VKINR_HALF_DS=0 "$build/tests/test_fit"
+run "fit, dZ in fp16 (VKINR_HALF_DZ=1)" VKINR_HALF_DZ=1 "$build/tests/test_fit"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -108,8 +108,21 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	 * instead of S through the fp32 scratch that the next conv reads and
 	 * copies: 21.34 against 21.95 ms an epoch on the H200 (width 512,
 	 * 512x512). VKINR_GEMM_PHASE=0 keeps the scratch, to compare. */
-	fit->phase_out = fit->half_storage && fit->gemm->phase_out &&
+	fit->phase_out = fit->half_storage && fit->gemm->half_out &&
 			 !nn_env_is("VKINR_GEMM_PHASE", "0");
+	/* the backward keeps dS in fp16 alone (the GEMMs read nothing else):
+	 * the head and the depthwise backward by strips write no fp32 copy,
+	 * and the bias and first-layer sums read the fp16 one; 0.5 ms less an
+	 * epoch on the H200. VKINR_HALF_DS=0 keeps the fp32 dS, to compare. */
+	fit->half_ds = fit->half_storage && nn_use_strip_passes(fit->gpu) &&
+		       !nn_env_is("VKINR_HALF_DS", "0");
+	/* VKINR_HALF_DZ=1: and the data gradient's GEMMs write dZ in fp16
+	 * (times the loss scale), which the depthwise backward reads. Off:
+	 * its staged fp16 epilogue made that GEMM 50% slower on the H200
+	 * (5.16 against 3.41 ms an epoch, call 30), more than the 0.3 ms the
+	 * depthwise backward saves. */
+	fit->half_dz = fit->half_ds && fit->gemm->half_out &&
+		       nn_env_is("VKINR_HALF_DZ", "1");
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
@@ -649,6 +662,11 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 	if (fit->phase_out) /* blocks 1..B-1 read the fp16 phase, copy none */
 		bytes[NN_PASS_DWCONV] = (4 + 2 + z) * e + (2 + z) * e * (nb - 1) * 2;
 	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
+	if (fit->half_ds) { /* fp16 S and dZ (fp32 or fp16) in, fp16 dS out */
+		bytes[NN_PASS_DWCONV_BACK] = (fit->half_dz ? 6 : 8) * e * nb;
+		bytes[NN_PASS_HEAD] = 6 * e;
+		bytes[NN_PASS_REDUCE] = 2 * e * (nb + 1) + 4 * e;
+	}
 	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
 }
 

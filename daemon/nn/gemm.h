@@ -23,8 +23,10 @@ struct gemm_variant {
 	const char *what;       /* one line for listings */
 	int nv_only;            /* the 16x16x16 shape: VK_NV_cooperative_matrix
 				   alone (the KHR translation refuses it) */
-	int phase_out;          /* has the form "nnp": the forward writing the
-				   fp16 phase of S (gemm_coop.comp PHASE_OUT) */
+	int half_out;           /* has the forms "nnp", the forward writing the
+				   fp16 phase of S, and "tnh", the data
+				   gradient writing dZ in fp16 (gemm_coop.comp
+				   PHASE_OUT and HALF_OUT) */
 };
 
 /* Every family, ending with one whose name is NULL. */

@@ -84,6 +84,11 @@ struct recorder {
 	 * (fit->phase_out) */
 	int phase_out;
 	struct gpu_pipeline *gemm_nnp;
+	/* its backward with dS in fp16 alone (fit->half_ds): the biases'
+	 * sums read it (reduce_bias: reduce_sum otherwise); and its data
+	 * gradient writing dZ in fp16 (fit->half_dz) */
+	int half_ds, half_dz;
+	struct gpu_pipeline *gemm_tnh, *reduce_bias;
 	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
 	 * one pipeline a block (the dilation is a specialization constant) */
 	int cpu, rows;
@@ -122,7 +127,10 @@ static int get_loss_pipelines(struct recorder *r, const uint32_t spec[2])
 					&r->loss_terms_pass);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_grad", 4, pass, spec, 2,
 					&r->loss_grad_pass);
-	rc = rc ? rc : gpu_pipeline_get(gpu, r->half ? "head_back_f16" : "head_back",
+	const char *back = r->half_ds ? "head_back_f16_only"
+			   : r->half  ? "head_back_f16"
+				      : "head_back";
+	rc = rc ? rc : gpu_pipeline_get(gpu, back,
 					r->half ? 7 : 6, pass, spec, 2,
 					&r->head_back);
 	return rc;
@@ -211,6 +219,17 @@ static int get_pipelines(struct recorder *r)
 		    r->half ? "dwconv_back_strip_f16" : "dwconv_back_strip",
 		    r->half ? 6 : 5, pass, 2);
 	}
+	r->half_ds = r->half_s && r->strips && r->fit->half_ds;
+	r->half_dz = r->half_ds && r->fit->half_dz;
+	r->reduce_bias = r->reduce_sum;
+	if (r->half_ds) {
+		GET(dwconv_back_strip, r->half_dz ? "dwconv_back_strip_f16_dz"
+						  : "dwconv_back_strip_f16_only",
+		    5, pass, 2);
+		GET(head, "head_f16_only", 7, pass, 2);
+		GET(reduce_bias, "reduce_sum_f16", 3, pass, 2);
+		GET(reduce_first, "reduce_first_f16", 3, pass, 2);
+	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
 	gemm_shader_name(r->gemm, "nn", nn, sizeof(nn));
@@ -224,6 +243,11 @@ static int get_pipelines(struct recorder *r)
 		char nnp[32];
 		gemm_shader_name(r->gemm, "nnp", nnp, sizeof(nnp));
 		GET(gemm_nnp, nnp, 4, gemm, 2);
+	}
+	if (r->half_dz) {
+		char tnh[32];
+		gemm_shader_name(r->gemm, "tnh", tnh, sizeof(tnh));
+		GET(gemm_tnh, tnh, 4, gemm, 0);
 	}
 #undef GET
 	return rc ? rc : get_loss_pipelines(r, spec);
@@ -569,8 +593,9 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		rp = p;
 		rp.i0 = REDUCE_CHUNK;
 		rp.i1 = (int)nf;
-		PASS(r, r->reduce_sum, rp, chunks, nf, &fit->g, &fit->g,
-		     &fit->part_b, NULL, NULL, NULL);
+		const struct gpu_buffer *ds = r->half_ds ? &fit->g16 : &fit->g;
+		PASS(r, r->reduce_bias, rp, chunks, nf, ds, ds, &fit->part_b, NULL,
+		     NULL, NULL);
 		stage_end(r, NN_PASS_PW_GRAD_WEIGHT);
 		reduce_into(r, &fit->part_a, (int)splits, (int)(nf * nf), 1, 0, 1,
 			    l->pw_w[k], 1, 0);
@@ -580,7 +605,12 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
 			.a_off = (uint32_t)l->pw_w[k], .k_chunk = nf,
 		};
-		if (r->half) {
+		if (r->half_dz) { /* dZ stays loss-scaled: out_scale 1 */
+			gd.a_off = (uint32_t)k * nf * nf;
+			gd.ldb = n_pad;
+			gemm(r, r->gemm_tnh, &fit->p16, &fit->g16, &fit->z16, gd, 1, 0,
+			     0);
+		} else if (r->half) {
 			gd.a_off = (uint32_t)k * nf * nf;
 			gd.ldb = n_pad;
 			gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd, 1, 0, 1);
@@ -598,6 +628,13 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			PASS(r, r->dwconv_back_rows[k], bp, dw_chunks, nf,
 			     &fit->params, &fit->s[k], &fit->z, &fit->g,
 			     &fit->part_b, NULL);
+		} else if (r->half_ds) { /* the same, dS in fp16 alone */
+			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
+			dispatch(r, r->dwconv_back_strip, &fit->params, &fit->s[k],
+				 r->half_dz ? &fit->z16 : &fit->z, &fit->g16,
+				 &fit->part_b, NULL, &p,
+				 sizeof(p), div_up((uint64_t)p.tw, DW_STRIP_X),
+				 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
 		} else if (r->strips) { /* the same, by strips */
 			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
 			dispatch(r, r->dwconv_back_strip, &fit->params, &fit->s[k],
@@ -621,8 +658,11 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	rp = p;
 	rp.i0 = REDUCE_CHUNK;
 	rp.i1 = (int)nf;
-	PASS(r, r->reduce_first, rp, chunks, nf, &fit->g, &fit->g, &fit->part_b,
-	     NULL, NULL, NULL);
+	rp.i3 = (int)n_pad;
+	rp.off3 = float_bits(fit->grad_scale);
+	const struct gpu_buffer *ds0 = r->half_ds ? &fit->g16 : &fit->g;
+	PASS(r, r->reduce_first, rp, chunks, nf, ds0, ds0, &fit->part_b, NULL,
+	     NULL, NULL);
 	stage_end(r, NN_PASS_REDUCE);
 	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 0, 2, l->first_w, 2, 1);
 	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 2, 1, l->first_b, 1, 0);

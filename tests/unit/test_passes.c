@@ -414,6 +414,39 @@ static void test_head(void **state)
 		total += sse_parts[i];
 	assert_true(fabs(total - sse) <= 1e-4 * sse);
 
+	/* the fp16 path's head with dS4 in fp16 alone: times the loss scale,
+	 * in rows of i2 values, the padding zeroed; the fp32 dS4 untouched */
+	if (gpu_info(test_gpu)->has_float16_storage) {
+		enum { PAD = (NPIX + 15) / 16 * 16 };
+		const float loss_scale = 1024.0f;
+		struct gpu_buffer b16 = test_buffer(NF * PAD / 2 + 1);
+		float poison[NF * NPIX];
+		for (int i = 0; i < NF * NPIX; i++)
+			poison[i] = 7.0f;
+		test_upload(&bds, poison, NF * NPIX);
+		_Float16 *h = malloc(NF * PAD * sizeof(*h));
+		for (int i = 0; i < NF * PAD; i++)
+			h[i] = (_Float16)1000.0f;
+		assert_int_equal(gpu_upload(test_gpu, &b16, 0, h, NF * PAD * sizeof(*h)), 0);
+		p.i2 = PAD;
+		memcpy(&p.off2, &loss_scale, 4);
+		const struct gpu_buffer *hb[] = {&bp, &bs, &bt, &bds, &bdy, &bsse, &b16};
+		test_dispatch("head_f16_only", NF, W0, hb, 7, &p, sizeof(p),
+			      (PAD + 255) / 256, 1, 1);
+		assert_int_equal(gpu_download(test_gpu, &b16, 0, h, NF * PAD * sizeof(*h)), 0);
+		for (int c = 0; c < NF; c++) {
+			for (int i = 0; i < NPIX; i++)
+				got[c * NPIX + i] = (float)h[c * PAD + i] / loss_scale;
+			for (int i = NPIX; i < PAD; i++)
+				assert_true(h[c * PAD + i] == 0);
+		}
+		test_close("head_f16_only dS4", got, ds4, NF * NPIX, 1e-3 * scale, 2e-3);
+		test_download(&bds, got, NF * NPIX);
+		for (int i = 0; i < NF * NPIX; i++)
+			assert_true(got[i] == 7.0f);
+		free(h);
+	}
+
 	free(params), free(s4), free(s4d), free(dy), free(ds4), free(got);
 	image_destroy(target);
 }
@@ -657,6 +690,101 @@ static void download_half(const struct gpu_buffer *b, float *f, int rows,
 	free(h);
 }
 
+/* The pixel sums over an fp16 dS in rows of NPAD, times the loss scale
+ * (reduce_sum_f16, reduce_first_f16). */
+static void run_reduce_half(const char *variant, const struct gpu_buffer *x,
+			    float scale, int J, size_t dst_cs, size_t dst_js,
+			    float *out)
+{
+	int chunk = 128, chunks = (NPIX + chunk - 1) / chunk;
+	struct gpu_buffer part = test_buffer((size_t)chunks * J * NF);
+	struct pass_push p = tile_push(0);
+	p.i0 = chunk;
+	p.i1 = NF;
+	p.i3 = NPAD;
+	memcpy(&p.off3, &scale, 4);
+	const struct gpu_buffer *bufs[] = {x, x, &part};
+	test_dispatch(variant, NF, W0, bufs, 3, &p, sizeof(p), chunks, NF, 1);
+	reduce_partials(&part, chunks, NF, J, dst_cs, dst_js, out);
+}
+
+/* The fp16 path's backward with dS in fp16 alone: dwconv_back_strip_f16_only
+ * reads dZ in fp32, dwconv_back_strip_f16_dz in fp16 times the loss scale
+ * (as the data gradient's GEMM writes it with HALF_OUT); both write dS
+ * times the scale in fp16 alone, every value and the padding. Then the
+ * biases' and the first layer's sums read that fp16 dS. sd: the S that
+ * the fp16 phases in bcopy stand for. */
+static void check_half_ds(struct pass_push p, int d, const float *dw,
+			  const struct gpu_buffer *bp, const struct gpu_buffer *bcopy,
+			  const float *dz, const double *sd, uint32_t gx, uint32_t gy,
+			  int dz_half)
+{
+	size_t count = (size_t)NF * NPIX, padded = (size_t)NF * NPAD;
+	const float scale = 8.0f;
+	const char *variant = dz_half ? "dwconv_back_strip_f16_dz"
+				      : "dwconv_back_strip_f16_only";
+	_Float16 *h = malloc(padded * sizeof(*h));
+	double *dzd = malloc(count * 8), *want = malloc(count * 8);
+	double *gdw = calloc(NF * 9, 8), *dsd = malloc(count * 8);
+	float *got = malloc(count * 4), *gotw = malloc(NF * 9 * 4);
+	for (size_t i = 0; i < count; i++) {
+		h[i] = (_Float16)(dz[i] * scale);
+		dzd[i] = dz_half ? (double)h[i] / scale : dz[i];
+	}
+	struct gpu_buffer bdz = dz_half ? half_buffer(count) : test_buffer(count),
+			  b16 = half_buffer(padded),
+			  part = test_buffer((size_t)gx * gy * 9 * NF);
+	if (dz_half)
+		assert_int_equal(gpu_upload(test_gpu, &bdz, 0, h, count * sizeof(*h)), 0);
+	else
+		test_upload(&bdz, dz, count);
+	for (size_t i = 0; i < padded; i++) /* poisoned: all must be written */
+		h[i] = (_Float16)1000.0f;
+	assert_int_equal(gpu_upload(test_gpu, &b16, 0, h, padded * sizeof(*h)), 0);
+	p.i3 = NPAD;
+	memcpy(&p.off3, &scale, 4);
+	const struct gpu_buffer *bk[] = {bp, bcopy, &bdz, &b16, &part};
+	uint32_t spec[2] = {NF, 0};
+	float w0 = W0;
+	memcpy(&spec[1], &w0, 4);
+	test_dispatch_spec(variant, spec, 2, bk, 5, &p, sizeof(p), gx, gy, NF);
+	char what[80];
+	ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
+	assert_int_equal(gpu_download(test_gpu, &b16, 0, h, padded * sizeof(*h)), 0);
+	for (int c = 0; c < NF; c++) {
+		for (int i = 0; i < NPIX; i++) {
+			size_t at = (size_t)c * NPIX + i;
+			got[at] = (float)h[(size_t)c * NPAD + i];
+			dsd[at] = got[at] / scale;
+			want[at] *= scale;
+		}
+		for (int i = NPIX; i < NPAD; i++)
+			assert_true(h[(size_t)c * NPAD + i] == 0);
+	}
+	snprintf(what, sizeof(what), "%s dS, dilation %d", variant, d);
+	test_close(what, got, want, count, 1e-2, 2e-3);
+	reduce_partials(&part, (int)(gx * gy), NF, 9, 9, 1, gotw);
+	snprintf(what, sizeof(what), "%s taps, dilation %d", variant, d);
+	test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
+
+	/* the sums of the fp16 dS: biases, first layer (weights u, v; bias) */
+	double bias[NF] = {0}, gfw[NF * 2] = {0}, gfb[NF] = {0}, want3[3 * NF];
+	for (int c = 0; c < NF; c++)
+		for (int i = 0; i < NPIX; i++)
+			bias[c] += dsd[(size_t)c * NPIX + i];
+	run_reduce_half("reduce_sum_f16", &b16, scale, 1, 1, 0, gotw);
+	test_close("reduce_sum_f16", gotw, bias, NF, 1e-4, 1e-5);
+	ref_first_back(NF, &tile, dsd, gfw, gfb);
+	for (int c = 0; c < NF; c++) {
+		want3[c * 3] = gfw[2 * c];
+		want3[c * 3 + 1] = gfw[2 * c + 1];
+		want3[c * 3 + 2] = gfb[c];
+	}
+	run_reduce_half("reduce_first_f16", &b16, scale, 3, 3, 1, gotw);
+	test_close("reduce_first_f16", gotw, want3, 3 * NF, 1e-4, 1e-5);
+	free(h), free(dzd), free(want), free(gdw), free(dsd), free(got), free(gotw);
+}
+
 static void test_fp16_storage(void **state)
 {
 	test_need_gpu();
@@ -765,6 +893,9 @@ static void test_fp16_storage(void **state)
 				snprintf(what, sizeof(what), "%s taps, dilation %d",
 					 strips ? name : "reduce_dw_s_in", d);
 				test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
+				for (int dz_half = 0; strips && dz_half <= 1; dz_half++)
+					check_half_ds(p, d, dw, &bp, &bcopy, dz, sd, gx,
+						      gy, dz_half);
 				free(dzd);
 				p.off3 = 0;
 			}
