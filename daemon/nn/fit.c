@@ -659,8 +659,10 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 		bytes[NN_PASS_DWCONV] = (4 + 2 + z) * e * nb + (2 + z) * e * (nb - 1);
 		bytes[NN_PASS_DWCONV_BACK] -= 2 * 2 * e * nb;
 	}
-	if (fit->phase_out) /* blocks 1..B-1 read the fp16 phase, copy none */
-		bytes[NN_PASS_DWCONV] = (4 + 2 + z) * e + (2 + z) * e * (nb - 1) * 2;
+	if (fit->phase_out) { /* every block reads the fp16 phase, copies none */
+		bytes[NN_PASS_FIRST] = 2 * e;
+		bytes[NN_PASS_DWCONV] = (2 + z) * e * (2 * nb - 1);
+	}
 	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
 	if (fit->half_ds) { /* fp16 S and dZ (fp32 or fp16) in, fp16 dS out */
 		bytes[NN_PASS_DWCONV_BACK] = (fit->half_dz ? 6 : 8) * e * nb;

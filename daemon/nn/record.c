@@ -83,7 +83,7 @@ struct recorder {
 	/* the fp16 path's forward GEMM writing the next block's phase
 	 * (fit->phase_out) */
 	int phase_out;
-	struct gpu_pipeline *gemm_nnp;
+	struct gpu_pipeline *gemm_nnp, *first_phase;
 	/* its backward with dS in fp16 alone (fit->half_ds): the biases'
 	 * sums read it (reduce_bias: reduce_sum otherwise); and its data
 	 * gradient writing dZ in fp16 (fit->half_dz) */
@@ -248,6 +248,7 @@ static int get_pipelines(struct recorder *r)
 		char nnp[32];
 		gemm_shader_name(r->gemm, "nnp", nnp, sizeof(nnp));
 		GET(gemm_nnp, nnp, 4, gemm, 2);
+		GET(first_phase, "first_phase", 2, pass, 2);
 	}
 	if (r->half_dz) {
 		char tnh[32];
@@ -454,15 +455,20 @@ static void record_forward(struct recorder *r, const struct tile *t)
 	p.off0 = (uint32_t)l->first_w;
 	p.off1 = (uint32_t)l->first_b;
 	/* fp16 storage: every S_k comes fp32 through z, and the conv that
-	 * reads it keeps its fp16 copy in s[k] */
+	 * reads it keeps its fp16 copy in s[k]; or (phase_out) the first
+	 * layer and the GEMMs before blocks 1..B-1 write that copy, the fp16
+	 * phase, themselves */
 	int half_s = r->half_s;
-	PASS(r, r->first, p, gx, nf, &fit->params, half_s ? &fit->z : s_at(r, 0),
-	     NULL, NULL, NULL, NULL);
+	if (r->phase_out)
+		PASS(r, r->first_phase, p, gx, nf, &fit->params, &fit->s[0], NULL,
+		     NULL, NULL, NULL);
+	else
+		PASS(r, r->first, p, gx, nf, &fit->params,
+		     half_s ? &fit->z : s_at(r, 0), NULL, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
 		const struct gpu_buffer *next = s_at(r, k + 1);
-		/* phase_out: the GEMM before block k > 0 wrote its phase */
-		int phase_in = r->phase_out && k > 0;
+		int phase_in = r->phase_out;
 		int phase_next = r->phase_out && k + 1 < fit->cfg.nblocks;
 		if (phase_in) {
 			record_dwconv(r, p, k, &fit->s[k], S_HALF);

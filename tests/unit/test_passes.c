@@ -787,6 +787,37 @@ static void check_half_ds(struct pass_push p, int d, const float *dw,
 	free(h), free(dzd), free(want), free(gdw), free(dsd), free(got), free(gotw);
 }
 
+/* The first layer writing S0 as its fp16 phase (first_phase), against the
+ * reference's S0 around the circle (a value next to +-pi may wrap either
+ * way). */
+static void check_first_phase(void)
+{
+	struct nn_config cfg;
+	struct nn_layout l;
+	setup_model(&cfg, &l);
+	float *params = random_params(&l, &cfg);
+	struct gpu_buffer bp = test_buffer(l.total), bs = half_buffer(NF * NPIX);
+	test_upload(&bp, params, l.total);
+	struct pass_push p = tile_push(0);
+	p.off0 = (uint32_t)l.first_w;
+	p.off1 = (uint32_t)l.first_b;
+	const struct gpu_buffer *bufs[] = {&bp, &bs};
+	test_dispatch("first_phase", NF, W0, bufs, 2, &p, sizeof(p),
+		      (NPIX + 255) / 256, NF, 1);
+	float *got = malloc(NF * NPIX * 4);
+	double *want = malloc(NF * NPIX * 8), worst = 0;
+	download_half(&bs, got, NF, NPIX, NPIX);
+	ref_first(&l, params, &tile, want);
+	for (int i = 0; i < NF * NPIX; i++) {
+		double x = W0 * want[i];
+		double d = fabs(got[i] - (x - 2 * M_PI * round(x / (2 * M_PI))));
+		worst = fmax(worst, fmin(d, 2 * M_PI - d));
+	}
+	print_message("first_phase: off by %g at worst\n", worst);
+	assert_true(worst <= 3e-3); /* fp16 holds [-pi, pi] to 2e-3 */
+	free(got), free(want), free(params);
+}
+
 static void test_fp16_storage(void **state)
 {
 	test_need_gpu();
@@ -804,6 +835,7 @@ static void test_fp16_storage(void **state)
 	float w0 = W0;
 	uint32_t spec[2] = {NF, 0};
 	memcpy(&spec[1], &w0, 4);
+	check_first_phase();
 	for (int d = 1; d <= 8; d *= 2) {
 		struct pass_push p = tile_push(d);
 		p.i3 = NPAD;
