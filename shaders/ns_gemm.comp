@@ -4,72 +4,135 @@
 // NF x NF row-major matrices in one scratch buffer, at offsets off0 (L),
 // off1 (R), off2 (D), off3 (C), each plus z * i2 for the z-th matrix of
 // the batch (every block's weight goes through one dispatch); p and q are
-// the float bits of i0 and i1.
-// A workgroup computes a 64 x 64 block of C, each invocation 4 x 4 outputs
-// (rows ly + 16 i, columns lx + 16 j), from 16-deep slices of L and R
-// staged in shared memory. Every output sums over k in order, in one
-// accumulator, so a run is deterministic. NF is a multiple of 16; blocks
-// that run past NF read zeros and store nothing there.
+// the float bits of i0 and i1. Every offset is a multiple of 4 floats.
+// A workgroup of 128 invocations computes a 64 x 64 block of C, each
+// invocation 8 contiguous rows by 4 contiguous columns (a warp: 4 x 8 of
+// them), so that one vec4 of a shared tile gives it 4 rows of L or 4
+// columns of R: 3 16-byte shared loads for 32 FMAs. L and R go through
+// shared memory in 16-deep slices, double-buffered: the next slice is read
+// from memory (16 bytes an invocation at a time) into registers while the
+// current one is multiplied, then stored to the other buffer, one barrier
+// a slice. Every output sums over k in order, in one accumulator, so a run
+// is deterministic. NF is a multiple of 16; blocks that run past NF read
+// zeros and store nothing there.
 #extension GL_GOOGLE_include_directive : require
-layout(local_size_x = 16, local_size_y = 16) in;
+layout(local_size_x = 128) in;
 #include "common.glsl"
 
-layout(binding = 0) buffer Scratch { float m[]; };
+const uint KS = 16u; // the depth of a slice
+const uint RM = 8u;  // rows an invocation
+const uint SA = 17u; // vec4s a k of the shared tiles (64 + 4 floats)
 
-shared float tile_l[16][65]; // [k][row of the block]
-shared float tile_r[16][65]; // [k][column of the block]
+layout(binding = 0) buffer Scratch { float m[]; };
+layout(binding = 0) buffer Scratch4 { vec4 m4[]; }; // the same, 4 at a time
+
+shared vec4 tile_l[2u * KS * SA]; // [buffer][k][row / 4]
+shared vec4 tile_r[2u * KS * SA]; // [buffer][k][column / 4]
+
+// m[at..at+3] when ok, else zeros (from m[0..3]: the load is not
+// conditional, so that the loads of a slice are all in flight at once)
+vec4 read4(uint at, bool ok)
+{
+	vec4 v = m4[ok ? at >> 2 : 0u];
+	return mix(vec4(0.0), v, bvec4(ok));
+}
 
 void main()
 {
-	uint n = uint(NF), base = gl_WorkGroupID.z * uint(pc.i2);
-	uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
-	uint t = ly * 16u + lx;
+	uint n = uint(NF), t = gl_LocalInvocationID.x;
+	uint base = gl_WorkGroupID.z * uint(pc.i2);
 	uint row0 = gl_WorkGroupID.y * 64u, col0 = gl_WorkGroupID.x * 64u;
-	float acc[4][4];
-	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < 4; j++)
-			acc[i][j] = 0.0;
+	// a warp of 32 takes 4 row groups x 8 column groups
+	uint lane = t & 31u, w = t >> 5;
+	uint tx = (lane & 7u) + 8u * (w & 1u), ty = (lane >> 3) + 4u * (w >> 1);
 
-	for (uint k0 = 0u; k0 < n; k0 += 16u) {
-		for (uint i = 0u; i < 4u; i++) {
-			// 64 rows x 16 k, read along k
-			uint e = t + 256u * i, r = e >> 4, kk = e & 15u;
-			uint row = row0 + r;
-			tile_l[kk][r] = row < n ? m[base + pc.off0 + row * n + k0 + kk] : 0.0;
+	vec4 acc[RM];
+	for (uint r = 0u; r < RM; r++)
+		acc[r] = vec4(0.0);
+	vec4 pl[2], pr[2];
+
+	// slice loads, two vec4s an invocation each: L's rows along k (vec4
+	// e: row e / 4, k 4 (e % 4)); R's rows along the columns (k e / 16,
+	// column 4 (e % 16)), or with TRANS_R R's rows along k as L's
+	uint lo = base + pc.off0, ro = base + pc.off1;
+#define LOAD(k0)                                                      \
+	for (uint i = 0u; i < 2u; i++) {                              \
+		uint e = t + 128u * i, row = row0 + (e >> 2);         \
+		pl[i] = read4(lo + row * n + (k0) + 4u * (e & 3u),    \
+			      row < n);                               \
+	}                                                             \
+	LOAD_R(k0)
 #ifdef TRANS_R
-			// R^T[k][col] = R[col][k]: rows of R, read along k
-			uint col = col0 + r;
-			tile_r[kk][r] = col < n ? m[base + pc.off1 + col * n + k0 + kk] : 0.0;
+#define LOAD_R(k0)                                                    \
+	for (uint i = 0u; i < 2u; i++) {                              \
+		uint e = t + 128u * i, col = col0 + (e >> 2);         \
+		pr[i] = read4(ro + col * n + (k0) + 4u * (e & 3u),    \
+			      col < n);                               \
+	}
 #else
-			// 16 k x 64 columns, read along the columns
-			uint kr = e >> 6, c = e & 63u, col = col0 + c;
-			tile_r[kr][c] = col < n ? m[base + pc.off1 + (k0 + kr) * n + col] : 0.0;
+#define LOAD_R(k0)                                                    \
+	for (uint i = 0u; i < 2u; i++) {                              \
+		uint e = t + 128u * i, col = col0 + 4u * (e & 15u);   \
+		pr[i] = read4(ro + ((k0) + (e >> 4)) * n + col,       \
+			      col < n);                               \
+	}
+#endif
+
+	LOAD(0u)
+
+	float p = intBitsToFloat(pc.i0);
+	uint buf = 0u;
+	for (uint k0 = 0u;; k0 += KS) {
+		// the registers into shared buffer buf
+		for (uint i = 0u; i < 2u; i++) {
+			uint e = t + 128u * i, r = e >> 2, k = buf * KS + 4u * (e & 3u);
+			vec4 v = pl[i];
+			for (uint c = 0u; c < 4u; c++)
+				tile_l[(k + c) * SA + (r >> 2)][r & 3u] = v[c];
+		}
+		for (uint i = 0u; i < 2u; i++) {
+			uint e = t + 128u * i;
+			vec4 v = pr[i];
+#ifdef TRANS_R
+			uint r = e >> 2, k = buf * KS + 4u * (e & 3u);
+			for (uint c = 0u; c < 4u; c++)
+				tile_r[(k + c) * SA + (r >> 2)][r & 3u] = v[c];
+#else
+			tile_r[(buf * KS + (e >> 4)) * SA + (e & 15u)] = v;
 #endif
 		}
 		barrier();
-		for (uint k = 0u; k < 16u; k++) {
-			float a[4], b[4];
-			for (uint i = 0u; i < 4u; i++) {
-				a[i] = tile_l[k][ly + 16u * i];
-				b[i] = tile_r[k][lx + 16u * i];
-			}
-			for (int i = 0; i < 4; i++)
-				for (int j = 0; j < 4; j++)
-					acc[i][j] += a[i] * b[j];
+		bool more = k0 + KS < n;
+		if (more) {
+			LOAD(k0 + KS)
 		}
-		barrier();
+		for (uint k = 0u; k < KS; k++) {
+			uint kk = buf * KS + k;
+			vec4 b = tile_r[kk * SA + tx];
+			for (uint i = 0u; i < RM / 4u; i++) {
+				vec4 a = tile_l[kk * SA + ty * (RM / 4u) + i];
+				acc[4u * i + 0u] += a.x * b;
+				acc[4u * i + 1u] += a.y * b;
+				acc[4u * i + 2u] += a.z * b;
+				acc[4u * i + 3u] += a.w * b;
+			}
+		}
+		if (!more)
+			break;
+		buf ^= 1u;
 	}
 
-	float p = intBitsToFloat(pc.i0), q = intBitsToFloat(pc.i1);
-	for (uint i = 0u; i < 4u; i++) {
-		uint row = row0 + ly + 16u * i;
-		for (uint j = 0u; j < 4u; j++) {
-			uint col = col0 + lx + 16u * j;
-			if (row < n && col < n) {
-				uint at = base + row * n + col;
-				float d = p != 0.0 ? p * m[at + pc.off2] : 0.0;
-				m[at + pc.off3] = d + q * acc[i][j];
-			}
-		}
+	float q = intBitsToFloat(pc.i1);
+	uint r0 = row0 + ty * RM, c0 = col0 + 4u * tx, co = base + pc.off3;
+	if (c0 >= n)
+		return;
+	for (uint r = 0u; r < RM; r++) {
+		vec4 d = vec4(0.0);
+		if (p != 0.0 && r0 + r < n)
+			d = p * m4[(base + pc.off2 + (r0 + r) * n + c0) >> 2];
+		acc[r] = d + q * acc[r];
 	}
+	for (uint r = 0u; r < RM; r++)
+		if (r0 + r < n)
+			m4[(co + (r0 + r) * n + c0) >> 2] = acc[r];
 }

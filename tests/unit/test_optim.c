@@ -36,71 +36,100 @@ static void recipe_config(struct nn_config *cfg, int nf,
 	cfg->recipe.average = average;
 }
 
-/* Newton-Schulz on the device (the products of ns_gemm.comp, the norm of
- * muon.comp) through a scratch laid out as a Muon fit's: one step of a fit
- * whose gradient is known is checked in test_step_matches_reference; here
- * the orthogonalisation alone, on random matrices, for both GEMM variants,
- * at widths below, at and above the shader's 64-wide blocks, two matrices
- * a dispatch (the batch of blocks). */
+/* Newton-Schulz on the device (the products of ns_gemm.comp) through a
+ * scratch laid out as a Muon fit's, the products dispatched as optim.c's
+ * ns_product does: blocks of 64 x 64 outputs. */
+enum { NS_BATCH = 2, NS_MATRICES = 4 };
+
+static void ns_dispatch(const char *variant, int nf,
+			const struct gpu_buffer *scratch, struct pass_push *p)
+{
+	uint32_t tiles = div_up(nf, 64);
+	const struct gpu_buffer *bufs[1] = {scratch};
+	test_dispatch(variant, nf, 30.0f, bufs, 1, p, sizeof(*p), tiles, tiles,
+		      NS_BATCH);
+}
+
+/* Five steps from the X at the start of each matrix of x (NS_BATCH of
+ * NS_MATRICES nf x nf each); x comes back with the result there, then X',
+ * A and B. */
+static void ns_device(int nf, float *x)
+{
+	size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
+	struct gpu_buffer scratch = test_buffer(NS_BATCH * stride);
+	test_upload(&scratch, x, NS_BATCH * stride);
+	static const float abc[3] = {3.4445f, -4.7750f, 2.0315f};
+	uint32_t cur = 0, next = (uint32_t)nn, a = 2 * (uint32_t)nn,
+		 b = 3 * (uint32_t)nn;
+	for (int s = 0; s < 5; s++) {
+		struct {
+			uint32_t l, r, d, c;
+			float p, q;
+			const char *variant;
+		} steps[3] = {
+			{cur, cur, a, a, 0.0f, 1.0f, "ns_gemm_trans"},
+			{a, a, a, b, abc[1], abc[2], "ns_gemm"},
+			{b, cur, cur, next, abc[0], 1.0f, "ns_gemm"},
+		};
+		for (int i = 0; i < 3; i++) {
+			struct pass_push p = {.off0 = steps[i].l,
+					      .off1 = steps[i].r,
+					      .off2 = steps[i].d,
+					      .off3 = steps[i].c,
+					      .i2 = (int32_t)stride};
+			memcpy(&p.i0, &steps[i].p, 4);
+			memcpy(&p.i1, &steps[i].q, 4);
+			ns_dispatch(steps[i].variant, nf, &scratch, &p);
+		}
+		uint32_t t = cur;
+		cur = next;
+		next = t;
+	}
+	test_download(&scratch, x, NS_BATCH * stride);
+	if (cur)
+		for (int z = 0; z < NS_BATCH; z++)
+			memcpy(x + z * stride, x + z * stride + cur, nn * 4);
+}
+
+/* The orthogonalisation alone, on random matrices, for both GEMM variants,
+ * against the reference: at widths below, between and above the shader's
+ * 64-wide blocks, two matrices a dispatch (the batch of blocks); a run
+ * again gives the same bits. */
 static void test_newton_schulz_matches_reference(void **state)
 {
 	test_need_gpu();
-	static const int widths[] = {16, 48, 144};
-	enum { BATCH = 2, MATRICES = 4 };
+	static const int widths[] = {16, 48, 80, 144, 272};
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
 		int nf = widths[w];
-		size_t nn = (size_t)nf * nf, stride = MATRICES * nn;
+		size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
+		size_t all = NS_BATCH * stride;
 		double *g = malloc(nn * sizeof(double));
-		double *want = malloc(BATCH * nn * sizeof(double));
-		float *x = calloc(BATCH * stride, sizeof(float));
+		double *want = malloc(NS_BATCH * nn * sizeof(double));
+		float *x0 = calloc(all, sizeof(float));
+		float *x = malloc(all * sizeof(float));
 
 		/* per matrix of the batch: X, X', A, B as in optim.c; X =
 		 * g / |g| first */
-		for (int z = 0; z < BATCH; z++) {
+		for (int z = 0; z < NS_BATCH; z++) {
 			test_random_double(g, nn, 11 + nf + z, -1, 1);
 			ref_newton_schulz(nf, g, want + z * nn);
 			double norm = 0;
 			for (size_t i = 0; i < nn; i++)
 				norm += g[i] * g[i];
 			for (size_t i = 0; i < nn; i++)
-				x[z * stride + i] = (float)(g[i] / (sqrt(norm) + 1e-7));
+				x0[z * stride + i] = (float)(g[i] / (sqrt(norm) + 1e-7));
 		}
-		struct gpu_buffer scratch = test_buffer(BATCH * stride);
-		test_upload(&scratch, x, BATCH * stride);
-		static const float abc[3] = {3.4445f, -4.7750f, 2.0315f};
-		uint32_t cur = 0, next = (uint32_t)nn, a = 2 * (uint32_t)nn,
-			 b = 3 * (uint32_t)nn, blocks = (uint32_t)(nf + 63) / 64;
-		for (int s = 0; s < 5; s++) {
-			struct {
-				uint32_t l, r, d, c;
-				float p, q;
-				const char *variant;
-			} steps[3] = {
-				{cur, cur, a, a, 0.0f, 1.0f, "ns_gemm_trans"},
-				{a, a, a, b, abc[1], abc[2], "ns_gemm"},
-				{b, cur, cur, next, abc[0], 1.0f, "ns_gemm"},
-			};
-			for (int i = 0; i < 3; i++) {
-				struct pass_push p = {.off0 = steps[i].l,
-						      .off1 = steps[i].r,
-						      .off2 = steps[i].d,
-						      .off3 = steps[i].c,
-						      .i2 = (int32_t)stride};
-				memcpy(&p.i0, &steps[i].p, 4);
-				memcpy(&p.i1, &steps[i].q, 4);
-				const struct gpu_buffer *bufs[1] = {&scratch};
-				test_dispatch(steps[i].variant, nf, 30.0f, bufs, 1, &p,
-					      sizeof(p), blocks, blocks, BATCH);
-			}
-			uint32_t t = cur;
-			cur = next;
-			next = t;
-		}
-		test_download(&scratch, x, BATCH * stride);
-		for (int z = 0; z < BATCH; z++)
-			test_close("newton-schulz", x + z * stride + cur,
-				   want + z * nn, nn, 2e-4, 2e-4);
-		free(x), free(g), free(want);
+		memcpy(x, x0, all * sizeof(float));
+		ns_device(nf, x);
+		for (int z = 0; z < NS_BATCH; z++)
+			test_close("newton-schulz", x + z * stride, want + z * nn,
+				   nn, 2e-4, 2e-4);
+		float *again = malloc(all * sizeof(float));
+		memcpy(again, x0, all * sizeof(float));
+		ns_device(nf, again);
+		assert_memory_equal(again, x, all * sizeof(float));
+		free(again);
+		free(x0), free(x), free(g), free(want);
 	}
 }
 
@@ -124,10 +153,11 @@ static float *download(const struct gpu_buffer *b)
 
 /* A few epochs in (so every moment is non-zero), one more step against
  * the reference taken from the same state and the same gradient. */
-static void check_step(enum nn_optimizer optimizer, enum nn_average average)
+static void check_step(enum nn_optimizer optimizer, enum nn_average average,
+		       int nf)
 {
 	struct nn_config cfg;
-	recipe_config(&cfg, 16, optimizer, average);
+	recipe_config(&cfg, nf, optimizer, average);
 	struct image *img = test_image(21, 17, 3);
 	struct nn_fit *fit = create_fit(&cfg, img);
 	struct nn_metrics m;
@@ -183,13 +213,15 @@ static void check_step(enum nn_optimizer optimizer, enum nn_average average)
 static void test_adam_step_matches_reference(void **state)
 {
 	test_need_gpu();
-	check_step(NN_OPTIMIZER_ADAM, NN_AVERAGE_NONE);
+	check_step(NN_OPTIMIZER_ADAM, NN_AVERAGE_NONE, 16);
 }
 
 static void test_muon_ema_step_matches_reference(void **state)
 {
 	test_need_gpu();
-	check_step(NN_OPTIMIZER_MUON, NN_AVERAGE_EMA);
+	check_step(NN_OPTIMIZER_MUON, NN_AVERAGE_EMA, 16);
+	/* two blocks of the products a side, the second part past NF */
+	check_step(NN_OPTIMIZER_MUON, NN_AVERAGE_EMA, 80);
 }
 
 /* The best model's weights rendered now. */
