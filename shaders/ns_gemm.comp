@@ -15,6 +15,10 @@
 // a slice. Every output sums over k in order, in one accumulator, so a run
 // is deterministic. NF is a multiple of 16; blocks that run past NF read
 // zeros and store nothing there.
+// With bit 0 of i3 set, L R(^T) and D are symmetric (A = X X^T; b A +
+// c A^2): the dispatch's x enumerates only the blocks on or above the
+// diagonal, row block by row block, and each output (r, c) with r <= c is
+// stored there and, the same value, at (c, r).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -41,7 +45,21 @@ void main()
 {
 	uint n = uint(NF), t = gl_LocalInvocationID.x;
 	uint base = gl_WorkGroupID.z * uint(pc.i2);
-	uint row0 = gl_WorkGroupID.y * 64u, col0 = gl_WorkGroupID.x * 64u;
+	bool sym = (pc.i3 & 1) != 0;
+	uint row0, col0, ct = (n + 63u) / 64u;
+	if (sym) {
+		// row block i holds column blocks i to ct - 1
+		uint i = 0u, idx = gl_WorkGroupID.x;
+		while (idx >= ct - i && i + 1u < ct) {
+			idx -= ct - i;
+			i++;
+		}
+		row0 = i * 64u;
+		col0 = (i + idx) * 64u;
+	} else {
+		row0 = gl_WorkGroupID.y * 64u;
+		col0 = gl_WorkGroupID.x * 64u;
+	}
 	// a warp of 32 takes 4 row groups x 8 column groups
 	uint lane = t & 31u, w = t >> 5;
 	uint tx = (lane & 7u) + 8u * (w & 1u), ty = (lane >> 3) + 4u * (w >> 1);
@@ -132,7 +150,31 @@ void main()
 			d = p * m4[(base + pc.off2 + (r0 + r) * n + c0) >> 2];
 		acc[r] = d + q * acc[r];
 	}
-	for (uint r = 0u; r < RM; r++)
-		if (r0 + r < n)
-			m4[(co + (r0 + r) * n + c0) >> 2] = acc[r];
+	bool above = row0 + 64u <= col0;
+	if (!sym || above) {
+		for (uint r = 0u; r < RM; r++)
+			if (r0 + r < n)
+				m4[(co + (r0 + r) * n + c0) >> 2] = acc[r];
+	}
+	if (sym && above) {
+		// every output at (c, r) too, a column of the invocation's
+		// outputs 4 rows at a time (NF is a multiple of 4: all 4 or
+		// none are past it)
+		for (uint c = 0u; c < 4u; c++)
+			for (uint i = 0u; i < RM / 4u; i++)
+				if (r0 + 4u * i < n)
+					m4[(co + (c0 + c) * n + r0 + 4u * i) >> 2] =
+						vec4(acc[4u * i][c], acc[4u * i + 1u][c],
+						     acc[4u * i + 2u][c], acc[4u * i + 3u][c]);
+	} else if (sym) {
+		// on the diagonal: (r, c) where r <= c, (c, r) where r < c
+		for (uint r = 0u; r < RM; r++)
+			for (uint c = 0u; c < 4u; c++) {
+				uint row = r0 + r, col = c0 + c;
+				if (row <= col)
+					m[co + row * n + col] = acc[r][c];
+				if (row < col)
+					m[co + col * n + row] = acc[r][c];
+			}
+	}
 }

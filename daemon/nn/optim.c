@@ -6,7 +6,8 @@
  * Muon, per block: momentum m = 0.95 m + g and its Nesterov form
  * g + 0.95 m, scaled to unit Frobenius norm, then five Newton-Schulz steps
  * X <- a X + (b A + c A^2) X with A = X X^T (a, b, c = 3.4445, -4.7750,
- * 2.0315), all in fp32; the weight moves by lr * 0.2 sqrt(nf) times the
+ * 2.0315), all in fp32: three products a step (ns_gemm.comp), every block
+ * in one dispatch. The weight moves by lr * 0.2 sqrt(nf) times the
  * result (so that an update has about Adam's RMS and one rate serves both).
  * The momentum pass clears those gradients, so the Adam pass that follows
  * leaves the pointwise weights and their Adam moments at zero change.
@@ -41,6 +42,15 @@
 #define NS_STEPS 5
 #define NS_MATRICES 4 /* scratch matrices a block: X, X', A, B */
 #define NS_TILE 64    /* ns_gemm.comp's block of outputs */
+/* The symmetric products (A and B) dispatch the blocks on and above the
+ * diagonal alone, about half. On the H200 (132 SMs) that pays once the
+ * general grid holds more than about two workgroups an SM: with 4 blocks,
+ * A and B take 119 and 102 us instead of 168 and 163 at NF 768, 229 and
+ * 206 instead of 313 and 289 at NF 1024; but at NF 512 the 144
+ * workgroups still leave some SMs two, and the mirrored stores make it 44
+ * us against 43. */
+#define NS_SYM_GROUPS 512
+#define NS_SYM 1 /* ns_gemm.comp's flag (push i3): a symmetric product */
 static const float ns_coeff[3] = {3.4445f, -4.7750f, 2.0315f};
 #define STEP_KEEP 4 /* the step buffer's keep flag */
 
@@ -105,18 +115,26 @@ static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
 }
 
 /* C = p D + q L R(^T) on NF x NF matrices of the scratch buffer, for
- * every block at once (block k's matrices lie k * stride floats further). */
+ * every block at once (block k's matrices lie k * stride floats further).
+ * NS_SYM: L R(^T) and D are symmetric, and only the blocks that hold some
+ * (r, c) with r <= c are dispatched, row block i's from column block i on
+ * (the shader stores each of those outputs at (c, r) too). */
 static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
-		       uint32_t l, uint32_t rr, uint32_t d, uint32_t c, float p,
-		       float q, uint32_t stride)
+		       int flags, uint32_t l, uint32_t rr, uint32_t d,
+		       uint32_t c, float p, float q, uint32_t stride)
 {
 	const struct gpu_buffer *bufs[1] = {&r->fit->muon_x};
 	uint32_t nf = (uint32_t)r->fit->cfg.nf, tiles = div_up(nf, NS_TILE);
+	uint32_t gx = tiles, gy = tiles;
+	if (flags & NS_SYM) {
+		gx = tiles * (tiles + 1) / 2;
+		gy = 1;
+	}
 	struct pass_push push = {.off0 = l, .off1 = rr, .off2 = d, .off3 = c,
 				 .i0 = (int32_t)float_bits(p),
 				 .i1 = (int32_t)float_bits(q),
-				 .i2 = (int32_t)stride};
-	run(r, pipe, bufs, 1, &push, tiles, tiles, (uint32_t)r->fit->cfg.nblocks);
+				 .i2 = (int32_t)stride, .i3 = flags};
+	run(r, pipe, bufs, 1, &push, gx, gy, (uint32_t)r->fit->cfg.nblocks);
 }
 
 static int record_muon(struct optim_recorder *r)
@@ -149,11 +167,16 @@ static int record_muon(struct optim_recorder *r)
 	}
 	p = (struct pass_push){.off1 = xa, .i2 = (int32_t)stride};
 	run(r, norm, bufs, 5, &p, 1, 1, (uint32_t)fit->cfg.nblocks);
-	uint32_t x = xa, next = xb;
+	/* A = X X^T and B = b A + c A^2 are symmetric */
+	uint32_t tiles = div_up(nf, NS_TILE), x = xa, next = xb;
+	int sym = tiles * tiles * (uint32_t)fit->cfg.nblocks >= NS_SYM_GROUPS
+			  ? NS_SYM
+			  : 0;
 	for (int s = 0; s < NS_STEPS; s++) {
-		ns_product(r, gemm_t, x, x, a, a, 0.0f, 1.0f, stride);
-		ns_product(r, gemm, a, a, a, b, ns_coeff[1], ns_coeff[2], stride);
-		ns_product(r, gemm, b, x, x, next, ns_coeff[0], 1.0f, stride);
+		ns_product(r, gemm_t, sym, x, x, a, a, 0.0f, 1.0f, stride);
+		ns_product(r, gemm, sym, a, a, a, b, ns_coeff[1], ns_coeff[2],
+			   stride);
+		ns_product(r, gemm, 0, b, x, x, next, ns_coeff[0], 1.0f, stride);
 		uint32_t t = x;
 		x = next;
 		next = t;

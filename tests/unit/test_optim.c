@@ -38,22 +38,32 @@ static void recipe_config(struct nn_config *cfg, int nf,
 
 /* Newton-Schulz on the device (the products of ns_gemm.comp) through a
  * scratch laid out as a Muon fit's, the products dispatched as optim.c's
- * ns_product does: blocks of 64 x 64 outputs. */
+ * ns_product does: blocks of 64 x 64 outputs; a symmetric product only
+ * the blocks that hold some (r, c) with r <= c, row block by row block. */
 enum { NS_BATCH = 2, NS_MATRICES = 4 };
 
-static void ns_dispatch(const char *variant, int nf,
+struct ns_config {
+	int sym; /* A and B as symmetric products */
+};
+
+static void ns_dispatch(const char *variant, int nf, int flags,
 			const struct gpu_buffer *scratch, struct pass_push *p)
 {
-	uint32_t tiles = div_up(nf, 64);
+	uint32_t tiles = div_up(nf, 64), gx = tiles, gy = tiles;
+	if (flags & 1) {
+		gx = tiles * (tiles + 1) / 2;
+		gy = 1;
+	}
+	p->i3 = flags;
 	const struct gpu_buffer *bufs[1] = {scratch};
-	test_dispatch(variant, nf, 30.0f, bufs, 1, p, sizeof(*p), tiles, tiles,
+	test_dispatch(variant, nf, 30.0f, bufs, 1, p, sizeof(*p), gx, gy,
 		      NS_BATCH);
 }
 
 /* Five steps from the X at the start of each matrix of x (NS_BATCH of
  * NS_MATRICES nf x nf each); x comes back with the result there, then X',
  * A and B. */
-static void ns_device(int nf, float *x)
+static void ns_device(int nf, const struct ns_config *cfg, float *x)
 {
 	size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
 	struct gpu_buffer scratch = test_buffer(NS_BATCH * stride);
@@ -66,10 +76,11 @@ static void ns_device(int nf, float *x)
 			uint32_t l, r, d, c;
 			float p, q;
 			const char *variant;
+			int flags;
 		} steps[3] = {
-			{cur, cur, a, a, 0.0f, 1.0f, "ns_gemm_trans"},
-			{a, a, a, b, abc[1], abc[2], "ns_gemm"},
-			{b, cur, cur, next, abc[0], 1.0f, "ns_gemm"},
+			{cur, cur, a, a, 0.0f, 1.0f, "ns_gemm_trans", cfg->sym},
+			{a, a, a, b, abc[1], abc[2], "ns_gemm", cfg->sym},
+			{b, cur, cur, next, abc[0], 1.0f, "ns_gemm", 0},
 		};
 		for (int i = 0; i < 3; i++) {
 			struct pass_push p = {.off0 = steps[i].l,
@@ -79,7 +90,8 @@ static void ns_device(int nf, float *x)
 					      .i2 = (int32_t)stride};
 			memcpy(&p.i0, &steps[i].p, 4);
 			memcpy(&p.i1, &steps[i].q, 4);
-			ns_dispatch(steps[i].variant, nf, &scratch, &p);
+			ns_dispatch(steps[i].variant, nf, steps[i].flags, &scratch,
+				    &p);
 		}
 		uint32_t t = cur;
 		cur = next;
@@ -93,12 +105,15 @@ static void ns_device(int nf, float *x)
 
 /* The orthogonalisation alone, on random matrices, for both GEMM variants,
  * against the reference: at widths below, between and above the shader's
- * 64-wide blocks, two matrices a dispatch (the batch of blocks); a run
- * again gives the same bits. */
+ * 64-wide blocks, two matrices a dispatch (the batch of blocks); with A
+ * and B as symmetric products, and with every product general. The
+ * symmetric products' A and B are symmetric bit for bit, and a run again
+ * gives the same bits. */
 static void test_newton_schulz_matches_reference(void **state)
 {
 	test_need_gpu();
 	static const int widths[] = {16, 48, 80, 144, 272};
+	static const struct ns_config cfgs[] = {{1}, {0}};
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
 		int nf = widths[w];
 		size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
@@ -119,16 +134,29 @@ static void test_newton_schulz_matches_reference(void **state)
 			for (size_t i = 0; i < nn; i++)
 				x0[z * stride + i] = (float)(g[i] / (sqrt(norm) + 1e-7));
 		}
-		memcpy(x, x0, all * sizeof(float));
-		ns_device(nf, x);
-		for (int z = 0; z < NS_BATCH; z++)
-			test_close("newton-schulz", x + z * stride, want + z * nn,
-				   nn, 2e-4, 2e-4);
-		float *again = malloc(all * sizeof(float));
-		memcpy(again, x0, all * sizeof(float));
-		ns_device(nf, again);
-		assert_memory_equal(again, x, all * sizeof(float));
-		free(again);
+		for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+			memcpy(x, x0, all * sizeof(float));
+			ns_device(nf, &cfgs[c], x);
+			for (int z = 0; z < NS_BATCH; z++)
+				test_close("newton-schulz", x + z * stride,
+					   want + z * nn, nn, 2e-4, 2e-4);
+			for (int z = 0; z < NS_BATCH && cfgs[c].sym; z++)
+				for (int m = 2; m < 4; m++) {
+					const float *s = x + z * stride + m * nn;
+					for (int i = 0; i < nf; i++)
+						for (int j = 0; j < i; j++)
+							assert_memory_equal(
+								&s[i * nf + j],
+								&s[j * nf + i], 4);
+				}
+			if (c == 0) {
+				float *again = malloc(all * sizeof(float));
+				memcpy(again, x0, all * sizeof(float));
+				ns_device(nf, &cfgs[c], again);
+				assert_memory_equal(again, x, all * sizeof(float));
+				free(again);
+			}
+		}
 		free(x0), free(x), free(g), free(want);
 	}
 }
