@@ -15,10 +15,15 @@
 // a slice. Every output sums over k in order, in one accumulator, so a run
 // is deterministic. NF is a multiple of 16; blocks that run past NF read
 // zeros and store nothing there.
-// With bit 0 of i3 set, L R(^T) and D are symmetric (A = X X^T; b A +
-// c A^2): the dispatch's x enumerates only the blocks on or above the
-// diagonal, row block by row block, and each output (r, c) with r <= c is
-// stored there and, the same value, at (c, r).
+// Flags, in i3:
+//   bit 0: L R(^T) and D are symmetric (A = X X^T; b A + c A^2): the
+//     dispatch's x enumerates only the blocks on or above the diagonal,
+//     row block by row block, and each output (r, c) with r <= c is
+//     stored there and, the same value, at (c, r).
+//   bit 1: the operands come from the unnormalised G (the first step): L,
+//     R and D are read times (1 / s)^e, s = sqrt(trace G G^T) + 1e-7 =
+//     |G|_F + 1e-7 with G G^T at offset n (of pass_push), e the 2-bit
+//     fields at bits 2 (L), 4 (R) and 6 (D).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 128) in;
 #include "common.glsl"
@@ -32,6 +37,7 @@ layout(binding = 0) buffer Scratch4 { vec4 m4[]; }; // the same, 4 at a time
 
 shared vec4 tile_l[2u * KS * SA]; // [buffer][k][row / 4]
 shared vec4 tile_r[2u * KS * SA]; // [buffer][k][column / 4]
+shared float sums[128];
 
 // m[at..at+3] when ok, else zeros (from m[0..3]: the load is not
 // conditional, so that the loads of a slice are all in flight at once)
@@ -98,19 +104,41 @@ void main()
 
 	LOAD(0u)
 
-	float p = intBitsToFloat(pc.i0);
+	// from G (bit 1): the trace sums in a fixed order, so every
+	// workgroup of the matrix finds the same s
+	float scale_l = 1.0, scale_r = 1.0, p = intBitsToFloat(pc.i0);
+	if ((pc.i3 & 2) != 0) {
+		uint at = base + uint(pc.n);
+		float s = 0.0;
+		for (uint i = t; i < n; i += 128u)
+			s += m[at + i * (n + 1u)];
+		sums[t] = s;
+		barrier();
+		for (uint h = 64u; h > 0u; h >>= 1) {
+			if (t < h)
+				sums[t] += sums[t + h];
+			barrier();
+		}
+		float inv = 1.0 / (sqrt(sums[0]) + 1e-7);
+		vec3 e = vec3((uvec3(pc.i3) >> uvec3(2, 4, 6)) & 3u);
+		vec3 f = mix(mix(vec3(1.0), vec3(inv), greaterThan(e, vec3(0.5))),
+			     vec3(inv * inv), greaterThan(e, vec3(1.5)));
+		scale_l = f.x;
+		scale_r = f.y;
+		p *= f.z;
+	}
 	uint buf = 0u;
 	for (uint k0 = 0u;; k0 += KS) {
 		// the registers into shared buffer buf
 		for (uint i = 0u; i < 2u; i++) {
 			uint e = t + 128u * i, r = e >> 2, k = buf * KS + 4u * (e & 3u);
-			vec4 v = pl[i];
+			vec4 v = pl[i] * scale_l;
 			for (uint c = 0u; c < 4u; c++)
 				tile_l[(k + c) * SA + (r >> 2)][r & 3u] = v[c];
 		}
 		for (uint i = 0u; i < 2u; i++) {
 			uint e = t + 128u * i;
-			vec4 v = pr[i];
+			vec4 v = pr[i] * scale_r;
 #ifdef TRANS_R
 			uint r = e >> 2, k = buf * KS + 4u * (e & 3u);
 			for (uint c = 0u; c < 4u; c++)

@@ -7,7 +7,8 @@
  * g + 0.95 m, scaled to unit Frobenius norm, then five Newton-Schulz steps
  * X <- a X + (b A + c A^2) X with A = X X^T (a, b, c = 3.4445, -4.7750,
  * 2.0315), all in fp32: three products a step (ns_gemm.comp), every block
- * in one dispatch. The weight moves by lr * 0.2 sqrt(nf) times the
+ * in one dispatch, the scaling folded into the first step's (the norm is
+ * the trace of G G^T). The weight moves by lr * 0.2 sqrt(nf) times the
  * result (so that an update has about Adam's RMS and one rate serves both).
  * The momentum pass clears those gradients, so the Adam pass that follows
  * leaves the pointwise weights and their Adam moments at zero change.
@@ -50,7 +51,11 @@
  * workgroups still leave some SMs two, and the mirrored stores make it 44
  * us against 43. */
 #define NS_SYM_GROUPS 512
-#define NS_SYM 1 /* ns_gemm.comp's flag (push i3): a symmetric product */
+/* ns_gemm.comp's flags (push i3): a symmetric product; operands from the
+ * unnormalised G, scaled by powers of 1 / s, s = sqrt(trace G G^T) */
+#define NS_SYM 1
+#define NS_FROM_G 2
+#define NS_POW(l, r, d) ((l) << 2 | (r) << 4 | (d) << 6)
 static const float ns_coeff[3] = {3.4445f, -4.7750f, 2.0315f};
 #define STEP_KEEP 4 /* the step buffer's keep flag */
 
@@ -118,10 +123,12 @@ static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
  * every block at once (block k's matrices lie k * stride floats further).
  * NS_SYM: L R(^T) and D are symmetric, and only the blocks that hold some
  * (r, c) with r <= c are dispatched, row block i's from column block i on
- * (the shader stores each of those outputs at (c, r) too). */
+ * (the shader stores each of those outputs at (c, r) too). NS_FROM_G: L,
+ * R and D are scaled as NS_POW says by 1 / s, s = sqrt(trace G G^T) + 1e-7
+ * with G G^T at offset gg. */
 static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
 		       int flags, uint32_t l, uint32_t rr, uint32_t d,
-		       uint32_t c, float p, float q, uint32_t stride)
+		       uint32_t c, float p, float q, uint32_t stride, uint32_t gg)
 {
 	const struct gpu_buffer *bufs[1] = {&r->fit->muon_x};
 	uint32_t nf = (uint32_t)r->fit->cfg.nf, tiles = div_up(nf, NS_TILE);
@@ -130,7 +137,8 @@ static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
 		gx = tiles * (tiles + 1) / 2;
 		gy = 1;
 	}
-	struct pass_push push = {.off0 = l, .off1 = rr, .off2 = d, .off3 = c,
+	struct pass_push push = {.n = (int32_t)gg, .off0 = l, .off1 = rr,
+				 .off2 = d, .off3 = c,
 				 .i0 = (int32_t)float_bits(p),
 				 .i1 = (int32_t)float_bits(q),
 				 .i2 = (int32_t)stride, .i3 = flags};
@@ -144,9 +152,8 @@ static int record_muon(struct optim_recorder *r)
 	uint32_t nf = (uint32_t)fit->cfg.nf, nn = nf * nf;
 	uint32_t spec[2] = {nf, float_bits(fit->cfg.w0)};
 	uint32_t push = sizeof(struct pass_push);
-	struct gpu_pipeline *momentum, *norm, *update, *gemm, *gemm_t;
+	struct gpu_pipeline *momentum, *update, *gemm, *gemm_t;
 	int rc = gpu_pipeline_get(gpu, "muon_momentum", 5, push, spec, 2, &momentum);
-	rc = rc ? rc : gpu_pipeline_get(gpu, "muon_norm", 5, push, spec, 2, &norm);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "muon_update", 5, push, spec, 2, &update);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "ns_gemm", 1, push, spec, 2, &gemm);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "ns_gemm_trans", 1, push, spec, 2,
@@ -165,18 +172,22 @@ static int record_muon(struct optim_recorder *r)
 		p.off2 = (uint32_t)k * nn;
 		run(r, momentum, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
 	}
-	p = (struct pass_push){.off1 = xa, .i2 = (int32_t)stride};
-	run(r, norm, bufs, 5, &p, 1, 1, (uint32_t)fit->cfg.nblocks);
-	/* A = X X^T and B = b A + c A^2 are symmetric */
+	/* X = G / s, s = |G|_F + 1e-7 = sqrt(trace G G^T) + 1e-7, is never
+	 * written (muon.comp's NORM pass took 0.25 ms at NF 512, one
+	 * workgroup a block): the first step computes G G^T, then takes A
+	 * and X from it and G, scaled as they are read. A = X X^T and B =
+	 * b A + c A^2 are symmetric. */
 	uint32_t tiles = div_up(nf, NS_TILE), x = xa, next = xb;
 	int sym = tiles * tiles * (uint32_t)fit->cfg.nblocks >= NS_SYM_GROUPS
 			  ? NS_SYM
 			  : 0;
 	for (int s = 0; s < NS_STEPS; s++) {
-		ns_product(r, gemm_t, sym, x, x, a, a, 0.0f, 1.0f, stride);
-		ns_product(r, gemm, sym, a, a, a, b, ns_coeff[1], ns_coeff[2],
-			   stride);
-		ns_product(r, gemm, 0, b, x, x, next, ns_coeff[0], 1.0f, stride);
+		int g = s ? 0 : NS_FROM_G;
+		ns_product(r, gemm_t, sym, x, x, a, a, 0.0f, 1.0f, stride, 0);
+		ns_product(r, gemm, sym | g | (g ? NS_POW(2, 2, 2) : 0), a, a, a,
+			   b, ns_coeff[1], ns_coeff[2], stride, a);
+		ns_product(r, gemm, g | (g ? NS_POW(0, 1, 1) : 0), b, x, x, next,
+			   ns_coeff[0], 1.0f, stride, a);
 		uint32_t t = x;
 		x = next;
 		next = t;

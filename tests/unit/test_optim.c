@@ -43,7 +43,8 @@ static void recipe_config(struct nn_config *cfg, int nf,
 enum { NS_BATCH = 2, NS_MATRICES = 4 };
 
 struct ns_config {
-	int sym; /* A and B as symmetric products */
+	int sym;  /* A and B as symmetric products */
+	int from_g; /* the first step from G, as optim.c (else from X) */
 };
 
 static void ns_dispatch(const char *variant, int nf, int flags,
@@ -60,9 +61,9 @@ static void ns_dispatch(const char *variant, int nf, int flags,
 		      NS_BATCH);
 }
 
-/* Five steps from the X at the start of each matrix of x (NS_BATCH of
- * NS_MATRICES nf x nf each); x comes back with the result there, then X',
- * A and B. */
+/* Five steps from the G (from_g) or X = G / (|G|_F + 1e-7) at the start of
+ * each matrix of x (NS_BATCH of NS_MATRICES nf x nf each); x comes back
+ * with the result there, then X', A and B. */
 static void ns_device(int nf, const struct ns_config *cfg, float *x)
 {
 	size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
@@ -72,6 +73,9 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 	uint32_t cur = 0, next = (uint32_t)nn, a = 2 * (uint32_t)nn,
 		 b = 3 * (uint32_t)nn;
 	for (int s = 0; s < 5; s++) {
+		/* optim.c's flags: 1 symmetric, 2 from G, 2-bit powers of
+		 * 1 / |G| for L, R and D at bits 2, 4, 6 */
+		int g = s == 0 && cfg->from_g ? 2 : 0;
 		struct {
 			uint32_t l, r, d, c;
 			float p, q;
@@ -79,11 +83,14 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 			int flags;
 		} steps[3] = {
 			{cur, cur, a, a, 0.0f, 1.0f, "ns_gemm_trans", cfg->sym},
-			{a, a, a, b, abc[1], abc[2], "ns_gemm", cfg->sym},
-			{b, cur, cur, next, abc[0], 1.0f, "ns_gemm", 0},
+			{a, a, a, b, abc[1], abc[2], "ns_gemm",
+			 cfg->sym | g | (g ? 2 << 2 | 2 << 4 | 2 << 6 : 0)},
+			{b, cur, cur, next, abc[0], 1.0f, "ns_gemm",
+			 g | (g ? 1 << 4 | 1 << 6 : 0)},
 		};
 		for (int i = 0; i < 3; i++) {
-			struct pass_push p = {.off0 = steps[i].l,
+			struct pass_push p = {.n = (int32_t)a,
+					      .off0 = steps[i].l,
 					      .off1 = steps[i].r,
 					      .off2 = steps[i].d,
 					      .off3 = steps[i].c,
@@ -105,37 +112,48 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 
 /* The orthogonalisation alone, on random matrices, for both GEMM variants,
  * against the reference: at widths below, between and above the shader's
- * 64-wide blocks, two matrices a dispatch (the batch of blocks); with A
- * and B as symmetric products, and with every product general. The
- * symmetric products' A and B are symmetric bit for bit, and a run again
- * gives the same bits. */
+ * 64-wide blocks, two matrices a dispatch (the batch of blocks); as
+ * optim.c runs it (symmetric products, the first step from G), from X,
+ * and with every product general. The symmetric products' A and B are
+ * symmetric bit for bit, and a run again gives the same bits. */
 static void test_newton_schulz_matches_reference(void **state)
 {
 	test_need_gpu();
 	static const int widths[] = {16, 48, 80, 144, 272};
-	static const struct ns_config cfgs[] = {{1}, {0}};
+	static const struct ns_config cfgs[] = {
+		{1, 1}, /* as optim.c */
+		{1, 0},
+		{0, 1},
+		{0, 0},
+	};
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
 		int nf = widths[w];
 		size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
 		size_t all = NS_BATCH * stride;
 		double *g = malloc(nn * sizeof(double));
 		double *want = malloc(NS_BATCH * nn * sizeof(double));
+		float *g0 = calloc(all, sizeof(float));
 		float *x0 = calloc(all, sizeof(float));
 		float *x = malloc(all * sizeof(float));
 
-		/* per matrix of the batch: X, X', A, B as in optim.c; X =
-		 * g / |g| first */
+		/* per matrix of the batch: X, X', A, B as in optim.c; G (of
+		 * norm about 20) or X = G / |G| first */
 		for (int z = 0; z < NS_BATCH; z++) {
 			test_random_double(g, nn, 11 + nf + z, -1, 1);
+			for (size_t i = 0; i < nn; i++)
+				g[i] *= 35.0 / nf;
 			ref_newton_schulz(nf, g, want + z * nn);
 			double norm = 0;
 			for (size_t i = 0; i < nn; i++)
 				norm += g[i] * g[i];
-			for (size_t i = 0; i < nn; i++)
+			for (size_t i = 0; i < nn; i++) {
+				g0[z * stride + i] = (float)g[i];
 				x0[z * stride + i] = (float)(g[i] / (sqrt(norm) + 1e-7));
+			}
 		}
 		for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
-			memcpy(x, x0, all * sizeof(float));
+			const float *from = cfgs[c].from_g ? g0 : x0;
+			memcpy(x, from, all * sizeof(float));
 			ns_device(nf, &cfgs[c], x);
 			for (int z = 0; z < NS_BATCH; z++)
 				test_close("newton-schulz", x + z * stride,
@@ -151,13 +169,13 @@ static void test_newton_schulz_matches_reference(void **state)
 				}
 			if (c == 0) {
 				float *again = malloc(all * sizeof(float));
-				memcpy(again, x0, all * sizeof(float));
+				memcpy(again, from, all * sizeof(float));
 				ns_device(nf, &cfgs[c], again);
 				assert_memory_equal(again, x, all * sizeof(float));
 				free(again);
 			}
 		}
-		free(x0), free(x), free(g), free(want);
+		free(g0), free(x0), free(x), free(g), free(want);
 	}
 }
 
