@@ -26,34 +26,8 @@ float act_grad(float s) { return W0 * cos(W0 * s); }
 // (phase.glsl).
 #include "phase.glsl"
 float phase(float s) { return wrap_phase(W0 * s); }
-#ifdef POLY_SIN
-// POLY_SIN: the sine of a phase by a polynomial on the FMA units instead of
-// the special-function units, which a GPU has an eighth as many of, and
-// which the depthwise passes by strips keep busy (3.75 sines an output):
-// the phase is folded into [-pi/2, pi/2], then the Taylor series to x^11
-// (its error there is under 6e-8; a phase a little past +-pi, as fp16 may
-// round it, folds just as well). cos x = sin(pi/2 - |x|).
-float sin_folded(float y)
-{
-	float y2 = y * y;
-	float p = -2.5052108e-8;
-	p = p * y2 + 2.7557319e-6;
-	p = p * y2 - 1.9841270e-4;
-	p = p * y2 + 8.3333333e-3;
-	p = p * y2 - 1.6666667e-1;
-	return y + y * y2 * p;
-}
-float act_phase(float x)
-{
-	float y = x > 1.57079633 ? 3.14159265 - x
-				 : (x < -1.57079633 ? -3.14159265 - x : x);
-	return sin_folded(y);
-}
-float act_grad_phase(float x) { return W0 * sin_folded(1.57079633 - abs(x)); }
-#else
 float act_phase(float x) { return sin(x); }
 float act_grad_phase(float x) { return W0 * cos(x); }
-#endif
 
 // (p mod w, p / w) without an integer division (which CPUs such as
 // lavapipe's cannot vectorise, and GPUs emulate): a float estimate of

@@ -208,13 +208,9 @@ static int get_pipelines(struct recorder *r)
 		GET(dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, pass, 2);
 	}
 	r->strips = nn_use_strip_passes(gpu);
-	/* VKINR_POLY_SIN=1: the passes by strips that read the fp16 phase
-	 * take its sines by a polynomial (common.glsl POLY_SIN) */
-	int poly = nn_env_is("VKINR_POLY_SIN", "1");
 	if (r->strips && r->half_s) {
 		GET(dwconv_strip_copy, "dwconv_strip_s_f16_copy", 4, pass, 2);
-		GET(dwconv_strip_in, poly ? "dwconv_strip_s_f16_in_poly"
-					  : "dwconv_strip_s_f16_in", 3, pass, 2);
+		GET(dwconv_strip_in, "dwconv_strip_s_f16_in", 3, pass, 2);
 		GET(dwconv_back_strip, "dwconv_back_strip_f16_in", 6, pass, 2);
 	} else if (r->strips) {
 		GET(dwconv_strip, r->half ? "dwconv_strip_s_f16" : "dwconv_strip_s",
@@ -228,7 +224,6 @@ static int get_pipelines(struct recorder *r)
 	r->reduce_bias = r->reduce_sum;
 	if (r->half_ds) {
 		GET(dwconv_back_strip, r->half_dz ? "dwconv_back_strip_f16_dz"
-				       : poly	  ? "dwconv_back_strip_f16_only_poly"
 						  : "dwconv_back_strip_f16_only",
 		    5, pass, 2);
 		GET(head, "head_f16_only", 7, pass, 2);
