@@ -36,8 +36,8 @@ else
 fi
 run "passes" "$build/tests/test_passes"
 run "fit" "$build/tests/test_fit"
-run "fit, S through the fp32 scratch" VKINR_GEMM_PHASE=0 "$build/tests/test_fit"
-run "fit, dS through fp32" VKINR_HALF_DS=0 "$build/tests/test_fit"
-run "fit, dZ in fp16 (VKINR_HALF_DZ=1)" VKINR_HALF_DZ=1 "$build/tests/test_fit"
+run "fit, the forward writing the fp16 phase" VKINR_GEMM_PHASE=1 "$build/tests/test_fit"
+run "fit, dS in fp16 alone (VKINR_HALF_DS=1)" VKINR_HALF_DS=1 "$build/tests/test_fit"
+run "fit, dZ in fp16 too (VKINR_HALF_DZ=1)" VKINR_HALF_DZ=1 "$build/tests/test_fit"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -104,25 +104,32 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 			    !nn_env_is("VKINR_HALF_STORAGE", "0");
 	fit->gemm = choose_gemm(fit, p == NN_PRECISION_FP16);
 	fit->gemm32 = choose_gemm(fit, 0);
-	/* the forward GEMMs write the next block's fp16 phase themselves,
-	 * instead of S through the fp32 scratch that the next conv reads and
-	 * copies: 21.34 against 21.95 ms an epoch on the H200 (width 512,
-	 * 512x512). VKINR_GEMM_PHASE=0 keeps the scratch, to compare. */
+	/* VKINR_GEMM_PHASE=1: the first layer and the forward GEMMs write
+	 * the next block's fp16 phase themselves, instead of S through the
+	 * fp32 scratch that the next conv reads and copies: 21.34 against
+	 * 21.95 ms an epoch on the H200 (width 512, 512x512, call 29). Off by
+	 * default: the forward's sines then come from the fp16 phase (an
+	 * error up to 1e-3 in every activation, against fp32 S otherwise),
+	 * and an fp16 fit of 3000 epochs with it ended at 55.3 dB on the
+	 * Path photo, against 62.2 without (calls 31 and 18). */
 	fit->phase_out = fit->half_storage && fit->gemm->half_out &&
-			 !nn_env_is("VKINR_GEMM_PHASE", "0");
-	/* the backward keeps dS in fp16 alone (the GEMMs read nothing else):
-	 * the head and the depthwise backward by strips write no fp32 copy,
-	 * and the bias and first-layer sums read the fp16 one; 0.5 ms less an
-	 * epoch on the H200. VKINR_HALF_DS=0 keeps the fp32 dS, to compare. */
-	fit->half_ds = fit->half_storage && nn_use_strip_passes(fit->gpu) &&
-		       !nn_env_is("VKINR_HALF_DS", "0");
-	/* VKINR_HALF_DZ=1: and the data gradient's GEMMs write dZ in fp16
-	 * (times the loss scale), which the depthwise backward reads. Off:
-	 * its staged fp16 epilogue made that GEMM 50% slower on the H200
-	 * (5.16 against 3.41 ms an epoch, call 30), more than the 0.3 ms the
-	 * depthwise backward saves. */
-	fit->half_dz = fit->half_ds && fit->gemm->half_out &&
+			 nn_env_is("VKINR_GEMM_PHASE", "1");
+	/* VKINR_HALF_DS=1: the backward keeps dS in fp16 alone (the GEMMs
+	 * read nothing else): the head and the depthwise backward by strips
+	 * write no fp32 copy, and the bias and first-layer sums read the fp16
+	 * one. VKINR_HALF_DZ=1: and the data gradient's GEMMs write dZ in fp16
+	 * (times the loss scale) for the depthwise backward to read. Both off:
+	 * on the H200 (calls 30, 31) the first made the depthwise backward
+	 * 0.44 ms slower an epoch (4.92 against 4.48; the head gained 0.14),
+	 * and the second's GEMM needs 134 registers against 128, which halves
+	 * the workgroups an SM runs: 5.22 against 3.43 ms, though its
+	 * depthwise backward is the fastest (4.17). */
+	fit->half_dz = fit->half_storage && fit->gemm->half_out &&
+		       nn_use_strip_passes(fit->gpu) &&
 		       nn_env_is("VKINR_HALF_DZ", "1");
+	fit->half_ds = fit->half_dz ||
+		       (fit->half_storage && nn_use_strip_passes(fit->gpu) &&
+			nn_env_is("VKINR_HALF_DS", "1"));
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
