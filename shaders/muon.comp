@@ -1,13 +1,12 @@
 #version 450
 // muon.comp - the element-wise parts of a Muon step on one width x width
-// pointwise weight (the products of Newton-Schulz are in ns_gemm.comp).
+// pointwise weight (the products of Newton-Schulz, and the scaling to a
+// unit Frobenius norm folded into their first step, are in ns_gemm.comp).
 // The matrix is nf * nf floats at off0 in the flat vectors; the scratch
 // matrix X at off1 in the scratch buffer. Modes:
 //   MOMENTUM: m = mu m + g; X = g + mu m (Nesterov); the gradient is then
 //             cleared, so the Adam pass that follows leaves these weights
 //             (and their Adam moments) alone. mu = i-bits of i0.
-//   NORM:     one workgroup a matrix: X /= (|X|_F + 1e-7), summed in a
-//             fixed order; workgroup z takes the matrix z * i2 further.
 //   UPDATE:   W -= step[3] * Y, Y the orthogonalised matrix at off1.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
@@ -19,27 +18,6 @@ layout(binding = 2) buffer Momentum { float mom[]; };
 layout(binding = 3) buffer Scratch { float scratch[]; };
 layout(binding = 4) readonly buffer Step { float step[]; };
 
-#ifdef NORM
-shared float sums[256];
-void main()
-{
-	uint count = uint(NF * NF), t = gl_LocalInvocationID.x;
-	uint x = pc.off1 + gl_WorkGroupID.z * uint(pc.i2);
-	float s = 0.0;
-	for (uint i = t; i < count; i += 256u)
-		s += scratch[x + i] * scratch[x + i];
-	sums[t] = s;
-	barrier();
-	for (uint half_ = 128u; half_ > 0u; half_ >>= 1) {
-		if (t < half_)
-			sums[t] += sums[t + half_];
-		barrier();
-	}
-	float scale = 1.0 / (sqrt(sums[0]) + 1e-7);
-	for (uint i = t; i < count; i += 256u)
-		scratch[x + i] *= scale;
-}
-#else
 void main()
 {
 	uint i = gl_GlobalInvocationID.x;
@@ -56,4 +34,3 @@ void main()
 	params[pc.off0 + i] -= step[3] * scratch[pc.off1 + i];
 #endif
 }
-#endif
