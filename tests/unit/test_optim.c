@@ -328,14 +328,16 @@ static void test_export_takes_the_better_weights(void **state)
 /*
  * The best model kept: a fit at a learning rate high enough that its PSNR
  * falls back now and then, run until it first falls 1 dB below the best
- * (so that the best is older than the last epoch). Every epoch, the weights before the step are
+ * (so that the best is older than the last epoch); where it never falls
+ * within its epochs (devices round differently: on an H200 it did not at
+ * 6e-3), check_best says so and the test tries twice the rate. Every epoch, the weights before the step are
  * copied on the host; the device's best copy must be them, bit for bit,
  * exactly when the epoch's PSNR beat every measurement before (or the
  * average, when its measurement did), and stay as it was otherwise.
  * psnr_best is the running maximum of psnr and psnr_average, and the
  * export, when it takes the best model, renders to psnr_best.
  */
-static void check_best(enum nn_average average, double lr)
+static int check_best(enum nn_average average, double lr)
 {
 	struct nn_config cfg;
 	recipe_config(&cfg, 16, NN_OPTIMIZER_ADAM, average);
@@ -380,11 +382,18 @@ static void check_best(enum nn_average average, double lr)
 		free(best);
 		free(before);
 	}
+	if (!drops) {
+		print_message("lr %g: the PSNR never fell 1 dB in %d epochs\n",
+			      lr, cfg.epochs);
+		free(kept);
+		nn_fit_destroy(fit);
+		image_destroy(img);
+		return 0;
+	}
 	/* the point of it: the live weights fell back, the best did not */
 	print_message("epoch %d: %.2f dB, more than 1 dB below the best, "
 		      "%.2f dB (%d bests from the average)\n", m.epoch,
 		      m.psnr, running, from_average);
-	assert_true(drops > 0);
 	int n;
 	const struct nn_metrics *h = nn_fit_history(fit, &n);
 	for (int i = 1; i < n; i++)
@@ -416,13 +425,20 @@ static void check_best(enum nn_average average, double lr)
 	st_destroy(pkg);
 	nn_fit_destroy(fit);
 	image_destroy(img);
+	return 1;
 }
 
 static void test_best_model_is_kept(void **state)
 {
 	test_need_gpu();
-	check_best(NN_AVERAGE_EMA, 6e-3);
-	check_best(NN_AVERAGE_NONE, 6e-3);
+	static const enum nn_average averages[2] = {NN_AVERAGE_EMA,
+						    NN_AVERAGE_NONE};
+	for (int i = 0; i < 2; i++) {
+		int fell = 0;
+		for (double lr = 6e-3; !fell && lr < 0.1; lr *= 2)
+			fell = check_best(averages[i], lr);
+		assert_true(fell);
+	}
 }
 
 /* The checksum version 1 wrote: FNV-1a over its four tensors. */
