@@ -2,9 +2,11 @@
 # check-gpu.sh BUILD - what `make check-gpu` runs on a GPU before a speed
 # claim: the tensor-core GEMMs against the reference through each
 # cooperative-matrix extension the device offers (NV, and KHR by the
-# SPIR-V translation), every shader pass, and the whole-fit gradient
-# checks (fp32 and fp16). Ends with the usual "N passed, N failed, N
-# skipped" line; a device without tensor cores reports those as skipped.
+# SPIR-V translation), every shader pass, the optimizer's (Muon's
+# Newton-Schulz products among them), and the whole-fit gradient checks
+# (fp32 and fp16, and with each fp16 switch). Ends with the usual "N
+# passed, N failed, N skipped" line; a device without tensor cores
+# reports those as skipped.
 set -uo pipefail
 build=${1:-build}
 passed=0 failed=0 skipped=0
@@ -35,6 +37,7 @@ else
 	skipped=$((skipped + 1))
 fi
 run "passes" "$build/tests/test_passes"
+run "optimizer" "$build/tests/test_optim"
 run "fit" "$build/tests/test_fit"
 run "fit, the forward writing the fp16 phase" VKINR_GEMM_PHASE=1 "$build/tests/test_fit"
 run "fit, dS in fp16 alone (VKINR_HALF_DS=1)" VKINR_HALF_DS=1 "$build/tests/test_fit"
