@@ -117,20 +117,31 @@ static void setup_model(struct nn_config *cfg, struct nn_layout *l)
 	nn_layout_init(l, cfg);
 }
 
+/* Runs a first-layer variant into out on random parameters (returned,
+ * with their layout in l). */
+static float *run_first(const char *variant, const struct gpu_buffer *out,
+			struct nn_layout *l)
+{
+	struct nn_config cfg;
+	setup_model(&cfg, l);
+	float *params = random_params(l, &cfg);
+	struct gpu_buffer bp = test_buffer(l->total);
+	test_upload(&bp, params, l->total);
+	struct pass_push p = tile_push(0);
+	p.off0 = (uint32_t)l->first_w;
+	p.off1 = (uint32_t)l->first_b;
+	const struct gpu_buffer *bufs[] = {&bp, out};
+	test_dispatch(variant, NF, W0, bufs, 2, &p, sizeof(p), (NPIX + 255) / 256,
+		      NF, 1);
+	return params;
+}
+
 static void test_first(void **state)
 {
 	test_need_gpu();
-	struct nn_config cfg;
 	struct nn_layout l;
-	setup_model(&cfg, &l);
-	float *params = random_params(&l, &cfg);
-	struct gpu_buffer bp = test_buffer(l.total), bs = test_buffer(NF * NPIX);
-	test_upload(&bp, params, l.total);
-	struct pass_push p = tile_push(0);
-	p.off0 = (uint32_t)l.first_w;
-	p.off1 = (uint32_t)l.first_b;
-	const struct gpu_buffer *bufs[] = {&bp, &bs};
-	test_dispatch("first", NF, W0, bufs, 2, &p, sizeof(p), (NPIX + 255) / 256, NF, 1);
+	struct gpu_buffer bs = test_buffer(NF * NPIX);
+	float *params = run_first("first", &bs, &l);
 
 	float *got = malloc(NF * NPIX * 4);
 	double *want = malloc(NF * NPIX * 8);
@@ -790,18 +801,9 @@ static void check_half_ds(struct pass_push p, int d, const float *dw,
  * way). */
 static void check_first_phase(void)
 {
-	struct nn_config cfg;
 	struct nn_layout l;
-	setup_model(&cfg, &l);
-	float *params = random_params(&l, &cfg);
-	struct gpu_buffer bp = test_buffer(l.total), bs = half_buffer(NF * NPIX);
-	test_upload(&bp, params, l.total);
-	struct pass_push p = tile_push(0);
-	p.off0 = (uint32_t)l.first_w;
-	p.off1 = (uint32_t)l.first_b;
-	const struct gpu_buffer *bufs[] = {&bp, &bs};
-	test_dispatch("first_phase", NF, W0, bufs, 2, &p, sizeof(p),
-		      (NPIX + 255) / 256, NF, 1);
+	struct gpu_buffer bs = half_buffer(NF * NPIX);
+	float *params = run_first("first_phase", &bs, &l);
 	float *got = malloc(NF * NPIX * 4);
 	double *want = malloc(NF * NPIX * 8), worst = 0;
 	download_half(&bs, got, NF, NPIX, NPIX);
