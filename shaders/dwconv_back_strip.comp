@@ -46,24 +46,26 @@ layout(binding = 1) readonly buffer Prev { float sprev[]; };
 #if defined(DZ_F16) && !defined(HALF_ONLY)
 #error "DZ_F16 goes with HALF_ONLY"
 #endif
-#ifdef HALF_ONLY
-#if !defined(COPY_F16) || !defined(IN_F16)
+#if defined(HALF_ONLY) && !(defined(COPY_F16) && defined(IN_F16))
 #error "HALF_ONLY goes with COPY_F16 and IN_F16"
 #endif
+/* dZ's scale: DZ_F16's is the loss scale, and so the fp16 dS's already */
 #ifdef DZ_F16
 layout(binding = 2) readonly buffer GradZ { float16_t dz[]; };
+#define DZ_SCALE uintBitsToFloat(pc.off3)
 #else
 layout(binding = 2) readonly buffer GradZ { float dz[]; };
+#define DZ_SCALE 1.0
 #endif
+/* then dS in fp32 (but with HALF_ONLY), in fp16 (COPY_F16), the sums */
+#if defined(HALF_ONLY)
 layout(binding = 3) writeonly buffer Half { float16_t dshalf[]; };
 layout(binding = 4) writeonly buffer Part { float part[]; };
 #elif defined(COPY_F16)
-layout(binding = 2) readonly buffer GradZ { float dz[]; };
 layout(binding = 3) writeonly buffer Out { float dsprev[]; };
 layout(binding = 4) writeonly buffer Half { float16_t dshalf[]; };
 layout(binding = 5) writeonly buffer Part { float part[]; };
 #else
-layout(binding = 2) readonly buffer GradZ { float dz[]; };
 layout(binding = 3) writeonly buffer Out { float dsprev[]; };
 layout(binding = 4) writeonly buffer Part { float part[]; };
 #endif
@@ -128,17 +130,12 @@ void main()
 					acc += w[i * 3 + j] * g[2 - j][r + 2 - i];
 			float ds = slope[r] * acc;
 			uint p = uint(y * tw + x);
-#if defined(DZ_F16) /* dZ, and so ds, are already loss-scaled */
-			dshalf[c * uint(pc.i3) + p] = float16_t(ds);
-#elif defined(HALF_ONLY)
-			dshalf[c * uint(pc.i3) + p] =
-				float16_t(ds * uintBitsToFloat(pc.off3));
-#else
+#ifndef HALF_ONLY
 			dsprev[base + p] = ds;
+#endif
 #ifdef COPY_F16
 			dshalf[c * uint(pc.i3) + p] =
-				float16_t(ds * uintBitsToFloat(pc.off3));
-#endif
+				float16_t(ds * (uintBitsToFloat(pc.off3) / DZ_SCALE));
 #endif
 			/* and dZ here times act(Sprev) at p + disp */
 			float gz = g[1][r + 1];
@@ -149,13 +146,8 @@ void main()
 	}
 
 	/* the workgroup's sums, halving in a fixed order */
-#ifdef DZ_F16
-	float unscale = 1.0 / uintBitsToFloat(pc.off3);
-#else
-	float unscale = 1.0;
-#endif
 	[[unroll]] for (int t = 0; t < 9; t++)
-		sums[t][lid] = ddw[t] * unscale;
+		sums[t][lid] = ddw[t] * (1.0 / DZ_SCALE);
 	barrier();
 	for (uint half_ = THREADS / 2u; half_ > 0u; half_ /= 2u) {
 		if (lid < half_)

@@ -124,12 +124,11 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	 * and the second's GEMM needs 134 registers against 128, which halves
 	 * the workgroups an SM runs: 5.22 against 3.43 ms, though its
 	 * depthwise backward is the fastest (4.17). */
-	fit->half_dz = fit->half_storage && fit->gemm->half_out &&
-		       nn_use_strip_passes(fit->gpu) &&
+	int half_strips = fit->half_storage && nn_use_strip_passes(fit->gpu);
+	fit->half_dz = half_strips && fit->gemm->half_out &&
 		       nn_env_is("VKINR_HALF_DZ", "1");
 	fit->half_ds = fit->half_dz ||
-		       (fit->half_storage && nn_use_strip_passes(fit->gpu) &&
-			nn_env_is("VKINR_HALF_DS", "1"));
+		       (half_strips && nn_env_is("VKINR_HALF_DS", "1"));
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;

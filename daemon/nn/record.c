@@ -219,7 +219,7 @@ static int get_pipelines(struct recorder *r)
 		    r->half ? "dwconv_back_strip_f16" : "dwconv_back_strip",
 		    r->half ? 6 : 5, pass, 2);
 	}
-	r->half_ds = r->half_s && r->strips && r->fit->half_ds;
+	r->half_ds = r->half_s && r->fit->half_ds; /* implies strips */
 	r->half_dz = r->half_ds && r->fit->half_dz;
 	r->reduce_bias = r->reduce_sum;
 	if (r->half_ds) {
@@ -522,6 +522,13 @@ static void record_loss_head(struct recorder *r, struct pass_push p,
 	dispatch7(r, r->head_back, bufs, &p, sizeof(p), gx, 1, 1);
 }
 
+/* Where the bias and first-layer sums find dS: in g, or (half_ds) in its
+ * fp16 copy, times the loss scale. */
+static const struct gpu_buffer *summed_ds(const struct recorder *r)
+{
+	return r->half_ds ? &r->fit->g16 : &r->fit->g;
+}
+
 static void record_tile_backward(struct recorder *r, const struct tile *t,
 				 int sse_base)
 {
@@ -599,9 +606,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		rp = p;
 		rp.i0 = REDUCE_CHUNK;
 		rp.i1 = (int)nf;
-		const struct gpu_buffer *ds = r->half_ds ? &fit->g16 : &fit->g;
-		PASS(r, r->reduce_bias, rp, chunks, nf, ds, ds, &fit->part_b, NULL,
-		     NULL, NULL);
+		PASS(r, r->reduce_bias, rp, chunks, nf, summed_ds(r), summed_ds(r),
+		     &fit->part_b, NULL, NULL, NULL);
 		stage_end(r, NN_PASS_PW_GRAD_WEIGHT);
 		reduce_into(r, &fit->part_a, (int)splits, (int)(nf * nf), 1, 0, 1,
 			    l->pw_w[k], 1, 0);
@@ -611,15 +617,15 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
 			.a_off = (uint32_t)l->pw_w[k], .k_chunk = nf,
 		};
-		if (r->half_dz) { /* dZ stays loss-scaled: out_scale 1 */
+		if (r->half) {
 			gd.a_off = (uint32_t)k * nf * nf;
 			gd.ldb = n_pad;
-			gemm(r, r->gemm_tnh, &fit->p16, &fit->g16, &fit->z16, gd, 1, 0,
-			     0);
-		} else if (r->half) {
-			gd.a_off = (uint32_t)k * nf * nf;
-			gd.ldb = n_pad;
-			gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd, 1, 0, 1);
+			if (r->half_dz) /* dZ stays loss-scaled: out_scale 1 */
+				gemm(r, r->gemm_tnh, &fit->p16, &fit->g16, &fit->z16,
+				     gd, 1, 0, 0);
+			else
+				gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd,
+				     1, 0, 1);
 		} else {
 			gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1, 0, 1);
 		}
@@ -634,21 +640,22 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			PASS(r, r->dwconv_back_rows[k], bp, dw_chunks, nf,
 			     &fit->params, &fit->s[k], &fit->z, &fit->g,
 			     &fit->part_b, NULL);
-		} else if (r->half_ds) { /* the same, dS in fp16 alone */
+		} else if (r->strips) { /* the same, by strips: params, S, dZ,
+					 * then dS in fp32 and (fp16 path) fp16,
+					 * or in fp16 alone, then the sums */
 			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
-			dispatch(r, r->dwconv_back_strip, &fit->params, &fit->s[k],
-				 r->half_dz ? &fit->z16 : &fit->z, &fit->g16,
-				 &fit->part_b, NULL, &p,
-				 sizeof(p), div_up((uint64_t)p.tw, DW_STRIP_X),
-				 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
-		} else if (r->strips) { /* the same, by strips */
-			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
-			dispatch(r, r->dwconv_back_strip, &fit->params, &fit->s[k],
-				 &fit->z, &fit->g,
-				 r->half ? &fit->g16 : &fit->part_b,
-				 r->half ? &fit->part_b : NULL, &p, sizeof(p),
-				 div_up((uint64_t)p.tw, DW_STRIP_X),
-				 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
+			const struct gpu_buffer *bufs[7] = {
+				&fit->params, &fit->s[k],
+				r->half_dz ? &fit->z16 : &fit->z};
+			int nbufs = 3;
+			if (!r->half_ds)
+				bufs[nbufs++] = &fit->g;
+			if (r->half)
+				bufs[nbufs++] = &fit->g16;
+			bufs[nbufs] = &fit->part_b;
+			dispatch7(r, r->dwconv_back_strip, bufs, &p, sizeof(p),
+				  div_up((uint64_t)p.tw, DW_STRIP_X),
+				  div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
 		} else {
 			PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h,
 			     &fit->part_b, NULL, NULL, NULL);
@@ -666,9 +673,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	rp.i1 = (int)nf;
 	rp.i3 = (int)n_pad;
 	rp.off3 = float_bits(fit->grad_scale);
-	const struct gpu_buffer *ds0 = r->half_ds ? &fit->g16 : &fit->g;
-	PASS(r, r->reduce_first, rp, chunks, nf, ds0, ds0, &fit->part_b, NULL,
-	     NULL, NULL);
+	PASS(r, r->reduce_first, rp, chunks, nf, summed_ds(r), summed_ds(r),
+	     &fit->part_b, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_REDUCE);
 	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 0, 2, l->first_w, 2, 1);
 	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 2, 1, l->first_b, 1, 0);
