@@ -72,6 +72,28 @@ static void sum_slices(const float *part, int splits, int n, float *out)
 	}
 }
 
+/* Runs form `form` of family v, which writes fp16, into bufs[2], poisoned
+ * first so that every value must be written; returns its count values as
+ * floats, name the shader's. */
+static float *run_half_form(const struct gemm_variant *v, const char *form,
+			    const struct gpu_buffer *const bufs[4],
+			    const struct gemm_push *g, uint32_t gx, uint32_t gy,
+			    size_t count, char name[48])
+{
+	gemm_shader_name(v, form, name, 48);
+	_Float16 *h = malloc(count * sizeof(_Float16) + 16);
+	for (size_t i = 0; i < count; i++)
+		h[i] = (_Float16)1000.0f;
+	assert_int_equal(gpu_upload(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
+	test_dispatch(name, (int)g->M, 30.0f, bufs, 4, g, sizeof(*g), gx, gy, 1);
+	assert_int_equal(gpu_download(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
+	float *got = malloc(count * sizeof(float));
+	for (size_t i = 0; i < count; i++)
+		got[i] = (float)h[i];
+	free(h);
+	return got;
+}
+
 /* The forward writing the fp16 phase of S (form "nnp"): W0 S wrapped into
  * [-pi, pi], as far as fp16 and the GEMM's own rounding allow; compared
  * around the circle, since a value next to +-pi may wrap either way. */
@@ -81,15 +103,8 @@ static void check_phase(const struct gemm_variant *v,
 			const double *s, size_t count)
 {
 	char name[48];
-	const float w0 = 30.0f;
-	gemm_shader_name(v, "nnp", name, sizeof(name));
-	/* poisoned first, so that every value must be written */
-	_Float16 *h = malloc(count * sizeof(_Float16) + 16);
-	for (size_t i = 0; i < count; i++)
-		h[i] = (_Float16)1000.0f;
-	assert_int_equal(gpu_upload(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
-	test_dispatch(name, (int)g->M, w0, bufs, 4, g, sizeof(*g), gx, gy, 1);
-	assert_int_equal(gpu_download(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
+	const float w0 = 30.0f; /* the shaders' specialization (run_half_form) */
+	float *h = run_half_form(v, "nnp", bufs, g, gx, gy, count, name);
 	double worst = 0;
 	size_t at = 0;
 	for (size_t i = 0; i < count; i++) {
@@ -115,20 +130,11 @@ static void check_half_dz(const struct gemm_variant *v,
 			  const double *want, size_t count)
 {
 	char name[48], what[96];
-	gemm_shader_name(v, "tnh", name, sizeof(name));
-	_Float16 *h = malloc(count * sizeof(_Float16) + 16);
-	for (size_t i = 0; i < count; i++)
-		h[i] = (_Float16)1000.0f;
-	assert_int_equal(gpu_upload(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
-	test_dispatch(name, (int)g->M, 30.0f, bufs, 4, g, sizeof(*g), gx, gy, 1);
-	assert_int_equal(gpu_download(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
-	float *got = malloc(count * sizeof(float));
-	for (size_t i = 0; i < count; i++)
-		got[i] = (float)h[i];
+	float *got = run_half_form(v, "tnh", bufs, g, gx, gy, count, name);
 	snprintf(what, sizeof(what), "%s nf %u, %u pixels", name, g->M, g->N);
 	/* fp16 keeps 11 bits: 5e-4 relative, on top of the tn form's error */
 	test_close(what, got, want, count, 2e-4, 1e-3);
-	free(h), free(got);
+	free(got);
 }
 
 /* The three forms of one family at width nf and npix pixels. */
