@@ -61,7 +61,11 @@ TOOL_SRC := $(wildcard tests/tools/*.c)
 # defines); each is compiled once, checked by spirv-val, and the checked
 # words become an embedded array spv_NAME. A header of a variant no longer
 # listed (named by an old dependency file) is removed.
-VARIANTS := $(shell awk '!/^\#/ && NF {print $$1}' shaders/variants.txt)
+# Each variant also has a packed twin, NAME_pk, compiled from the source
+# as shaders/packed.awk rewrites it (see shaders/packed.glsl): the engine's
+# packs run those.
+BASE_VARIANTS := $(shell awk '!/^\#/ && NF {print $$1}' shaders/variants.txt)
+VARIANTS := $(BASE_VARIANTS) $(BASE_VARIANTS:%=%_pk)
 SHADER_HDRS := $(VARIANTS:%=$(B)/shaders/%.h)
 
 LIB := $(B)/libvkinr.a
@@ -84,13 +88,17 @@ $(B)/%.o: %.c | $(B)/shaders/shaders.c
 $(B)/proto/%.o $(B)/util/%.o: INC = -I. $(CLIENT_PKG_CFLAGS)
 $(B)/client/%.o: INC = -I. $(CLIENT_PKG_CFLAGS)
 
-$(B)/shaders/%.h: shaders/variants.txt $(wildcard shaders/*.comp shaders/*.glsl)
-	@mkdir -p $(dir $@)
-	@set -- $$(awk -v n=$* '$$1 == n { $$1 = ""; print }' shaders/variants.txt); \
+$(B)/shaders/%.h: shaders/variants.txt shaders/packed.awk $(wildcard shaders/*.comp shaders/*.glsl)
+	@mkdir -p $(dir $@) $(B)/shaders/pk
+	@name=$*; dir=shaders; case $$name in *_pk) name=$${name%_pk}; \
+		dir=$(B)/shaders/pk;; esac; \
+	set -- $$(awk -v n=$$name '$$1 == n { $$1 = ""; print }' shaders/variants.txt); \
 	if [ $$# = 0 ]; then rm -f $@; exit 0; fi; \
 	src=$$1; shift; \
+	if [ $$dir != shaders ]; then awk -f shaders/packed.awk shaders/$$src \
+		> $(B)/shaders/pk/$*.comp || exit 1; src=$*.comp; fi; \
 	$(GLSLANG) -V --target-env vulkan1.2 -Ishaders "$$@" \
-		-o $(B)/shaders/$*.spv shaders/$$src > $@.log && \
+		-o $(B)/shaders/$*.spv $$dir/$$src > $@.log && \
 	$(SPIRV_VAL) --target-env vulkan1.2 $(B)/shaders/$*.spv >> $@.log 2>&1 && \
 	{ echo "const uint32_t spv_$*[] = {"; \
 	  od -An -v -tx4 $(B)/shaders/$*.spv | \

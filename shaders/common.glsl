@@ -10,13 +10,30 @@
 layout(constant_id = 0) const int NF = 64;
 layout(constant_id = 1) const float W0 = 30.0;
 
-layout(push_constant) uniform Pass {
-	int img_w, img_h, tx, ty;
-	int tw, th, cx, cy;
-	int cw, ch, n, dil;
-	uint off0, off1, off2, off3;
+#define PASS_FIELDS                                                          \
+	int img_w, img_h, tx, ty;                                            \
+	int tw, th, cx, cy;                                                  \
+	int cw, ch, n, dil;                                                  \
+	uint off0, off1, off2, off3;                                         \
 	int i0, i1, i2, i3;
-} pc;
+#ifdef PACKED
+// the packed variants (packed.glsl): the slot's own, from its entry
+struct Pass { PASS_FIELDS };
+Pass pc;
+void pk_load_push(uint slot)
+{
+	int w[16];
+	for (int k = 0; k < 12; k++)
+		w[k] = int(PK_PUSH(slot, k));
+	pc = Pass(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9],
+		  w[10], w[11], PK_PUSH(slot, 12), PK_PUSH(slot, 13),
+		  PK_PUSH(slot, 14), PK_PUSH(slot, 15), int(PK_PUSH(slot, 16)),
+		  int(PK_PUSH(slot, 17)), int(PK_PUSH(slot, 18)),
+		  int(PK_PUSH(slot, 19)));
+}
+#else
+layout(push_constant) uniform Pass { PASS_FIELDS } pc;
+#endif
 
 float act(float s) { return sin(W0 * s); }
 vec4 act(vec4 s) { return sin(W0 * s); }

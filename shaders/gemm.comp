@@ -28,13 +28,7 @@
 
 layout(local_size_x = THREADS) in;
 
-layout(push_constant) uniform Gemm {
-	uint M, N, K;
-	uint lda, ldb, ldc;
-	uint a_off, b_off, c_off, bias_off;
-	uint k_chunk, has_bias;
-	float a_scale, b_scale, out_scale; /* used by gemm_coop.comp only */
-} g;
+#include "gemm_push.glsl"
 
 layout(binding = 0) readonly buffer A { float a[]; };
 layout(binding = 1) readonly buffer B { float b[]; };

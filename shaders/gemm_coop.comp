@@ -107,13 +107,7 @@ layout(constant_id = 1) const float W0 = 30.0;
 
 layout(local_size_x = THREADS) in;
 
-layout(push_constant) uniform Gemm {
-	uint M, N, K;
-	uint lda, ldb, ldc;
-	uint a_off, b_off, c_off, bias_off;
-	uint k_chunk, has_bias;
-	float a_scale, b_scale, out_scale;
-} g;
+#include "gemm_push.glsl"
 
 #ifdef EMULATE
 layout(binding = 0) readonly buffer A { float a[]; };

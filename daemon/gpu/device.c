@@ -299,10 +299,14 @@ static void describe(VkPhysicalDevice pd, int index,
 	VkPhysicalDevice16BitStorageFeatures storage16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
 	};
+	VkPhysicalDeviceBufferDeviceAddressFeatures addresses = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+	};
 	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
 		.pNext = &storage16,
 	};
+	storage16.pNext = &addresses;
 	VkPhysicalDeviceFeatures2 features = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
 		.pNext = &f16,
@@ -334,6 +338,12 @@ static void describe(VkPhysicalDevice pd, int index,
 	info->vendor_id = props.properties.vendorID;
 	info->device_id = props.properties.deviceID;
 	info->max_storage_range = props.properties.limits.maxStorageBufferRange;
+	info->max_groups_z = props.properties.limits.maxComputeWorkGroupCount[2];
+	/* VKINR_PACKS=0 leaves them off, to compare */
+	const char *packs = getenv("VKINR_PACKS");
+	info->has_packs = addresses.bufferDeviceAddress &&
+			  info->api_version >= VK_API_VERSION_1_2 &&
+			  !(packs && !strcmp(packs, "0"));
 	info->max_allocation = maint3.maxMemoryAllocationSize;
 	info->max_shared_bytes = props.properties.limits.maxComputeSharedMemorySize;
 	info->subgroup_size = subgroup.subgroupSize;
@@ -520,9 +530,16 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 		exts[next++] = khr ? COOPMAT_KHR_EXTENSION
 				   : VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
 	}
+	/* the packed programs reach buffers by their device addresses */
+	VkPhysicalDeviceBufferDeviceAddressFeatures addresses = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+		.pNext = ctx->info.has_float16_storage ? (void *)&f16 : NULL,
+		.bufferDeviceAddress = VK_TRUE,
+	};
 	VkDeviceCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-		.pNext = ctx->info.has_float16_storage ? &f16 : NULL,
+		.pNext = ctx->info.has_packs ? (void *)&addresses
+		       : ctx->info.has_float16_storage ? (void *)&f16 : NULL,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &queue,
 	};

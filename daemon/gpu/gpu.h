@@ -53,6 +53,10 @@ struct gpu_device_info {
 	int has_float16_storage;     /* and 16-bit storage buffers: enabled
 				      * (the fp16 passes run; lavapipe's too) */
 	int is_cpu;
+	/* buffer device addresses (Vulkan 1.2's bufferDeviceAddress): the
+	 * packed programs (gpu_pack_program_create) run */
+	int has_packs;
+	uint32_t max_groups_z;       /* maxComputeWorkGroupCount[2] */
 	/* Identity, to find the device a scheduler assigned (visible.c). */
 	uint8_t uuid[VK_UUID_SIZE];  /* VkPhysicalDeviceIDProperties */
 	int has_pci;                 /* VK_EXT_pci_bus_info was offered */
@@ -89,6 +93,7 @@ struct gpu_buffer {
 	VkBuffer handle;
 	VkDeviceSize size;
 	void *mapped; /* host-visible buffers only */
+	uint64_t address; /* its device address (info.has_packs), else 0 */
 };
 
 /* An arena hands out buffers from large blocks and frees them together. */
@@ -144,6 +149,29 @@ int gpu_program_end(struct gpu_program *prog);
 int gpu_program_run(struct gpu_program *prog);
 /* Submits several programs in order in one submission, and waits. */
 int gpu_programs_run(struct gpu_program *const *progs, int n);
+/*
+ * Packed programs: one program that does the work of n programs recorded
+ * alike (the same pipelines, dispatch by dispatch, and the same barriers;
+ * gpu_programs_alike), each with its own buffers, push constants and
+ * workgroup counts. Each dispatch of the packed program runs the variant
+ * "NAME_pk" of the pipeline (built by the Makefile from the same source:
+ * buffers reached by their device addresses, one slot a program, the slot
+ * in the workgroup's z), so n small fits cost the launches of one. Each
+ * slot computes exactly what its own program would, bit for bit.
+ *
+ * mask is a host-visible buffer of at least n uint32 that the caller
+ * writes before each run: slot i runs only while mask[i] is not 0.
+ * Timestamps are not recorded. Returns ERR_INVALID when the programs are
+ * not alike or the device has no packs.
+ */
+int gpu_programs_alike(const struct gpu_program *a, const struct gpu_program *b);
+int gpu_pack_program_create(struct gpu_context *ctx,
+			    struct gpu_program *const *progs, int n,
+			    const struct gpu_buffer *mask,
+			    struct gpu_program **out);
+/* Dispatches a program recorded (0 for a packed one). */
+int gpu_program_dispatches(const struct gpu_program *prog);
+
 /* Milliseconds between two timestamp slots of the last run (0 when the
  * device has no timestamps on its compute queue). */
 double gpu_program_elapsed_ms(const struct gpu_program *prog, int from, int to);

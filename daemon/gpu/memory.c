@@ -15,7 +15,7 @@
 
 /* Blocks start small and double, so a tiny fit holds little memory and a
  * large one still makes few allocations. */
-#define ARENA_FIRST_BLOCK (16ull << 20)
+#define ARENA_FIRST_BLOCK (1ull << 20)
 #define ARENA_MAX_BLOCK (256ull << 20)
 
 struct arena_block {
@@ -99,8 +99,13 @@ static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
 	struct arena_block *b = calloc(1, sizeof(*b));
 	if (!b)
 		return ERR_NOMEM;
+	VkMemoryAllocateFlagsInfo flags = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+		.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
+	};
 	VkMemoryAllocateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.pNext = ctx->info.has_packs ? &flags : NULL,
 		.allocationSize = size,
 		.memoryTypeIndex = type,
 	};
@@ -161,7 +166,10 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 		.size = size,
 		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
 			 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-			 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+			 VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+			 (ctx->info.has_packs
+				  ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
+				  : 0),
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
 	};
 	VkResult r = vkCreateBuffer(ctx->device, &info, NULL, &entry->handle);
@@ -209,6 +217,13 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 	out->handle = entry->handle;
 	out->size = size;
 	out->mapped = block->mapped ? (char *)block->mapped + offset : NULL;
+	if (ctx->info.has_packs) {
+		VkBufferDeviceAddressInfo where = {
+			.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+			.buffer = entry->handle,
+		};
+		out->address = vkGetBufferDeviceAddress(ctx->device, &where);
+	}
 	return 0;
 }
 

@@ -14,10 +14,24 @@
 
 #define SETS_PER_POOL 256
 
+static void barrier(VkCommandBuffer cmd);
+
 struct pool_node {
 	struct pool_node *next;
 	VkDescriptorPool pool;
 	int used;
+};
+
+/* What a program recorded, op by op, so that programs recorded alike can
+ * be packed into one (gpu_pack_program_create, pack.c). */
+enum op_kind { OP_DISPATCH, OP_BARRIER, OP_ZERO };
+struct program_op {
+	enum op_kind kind;
+	struct gpu_pipeline *pipe;
+	VkBuffer zero;                           /* OP_ZERO's buffer */
+	uint64_t address[GPU_MAX_BINDINGS];      /* the buffers bound */
+	uint32_t push[GPU_MAX_PUSH / 4];
+	uint32_t groups[3];
 };
 
 struct gpu_program {
@@ -28,7 +42,28 @@ struct gpu_program {
 	int max_timestamps, timestamps;
 	uint64_t *ticks;
 	int error; /* first recording error, reported by end */
+	struct program_op *ops;
+	int nops, ops_cap, ndispatch;
+	/* a packed program's slot table lives here */
+	struct gpu_arena *arena;
 };
+
+static void note_op(struct gpu_program *prog, const struct program_op *op)
+{
+	if (prog->error)
+		return;
+	if (prog->nops == prog->ops_cap) {
+		int cap = prog->ops_cap ? 2 * prog->ops_cap : 64;
+		struct program_op *ops = realloc(prog->ops, (size_t)cap * sizeof(*ops));
+		if (!ops) {
+			prog->error = ERR_NOMEM;
+			return;
+		}
+		prog->ops = ops;
+		prog->ops_cap = cap;
+	}
+	prog->ops[prog->nops++] = *op;
+}
 
 int gpu_program_create(struct gpu_context *ctx, int max_timestamps,
 		       struct gpu_program **out)
@@ -94,6 +129,8 @@ void gpu_program_destroy(struct gpu_program *prog)
 	if (prog->cmd)
 		vkFreeCommandBuffers(dev, prog->ctx->command_pool, 1, &prog->cmd);
 	free(prog->ticks);
+	free(prog->ops);
+	gpu_arena_destroy(prog->arena);
 	free(prog);
 }
 
@@ -176,10 +213,23 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 				   push);
 	if (gx && gy && gz)
 		vkCmdDispatch(prog->cmd, gx, gy, gz);
+	struct program_op op = {.kind = OP_DISPATCH, .pipe = pipe,
+				.groups = {gx, gy, gz}};
+	for (int i = 0; i < nbuffers; i++)
+		op.address[i] = buffers[i]->address;
+	memcpy(op.push, push, push_bytes);
+	note_op(prog, &op);
+	prog->ndispatch++;
 	return 0;
 }
 
 void gpu_program_barrier(struct gpu_program *prog)
+{
+	note_op(prog, &(struct program_op){.kind = OP_BARRIER});
+	barrier(prog->cmd);
+}
+
+static void barrier(VkCommandBuffer cmd)
 {
 	VkMemoryBarrier barrier = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -190,7 +240,7 @@ void gpu_program_barrier(struct gpu_program *prog)
 				 VK_ACCESS_TRANSFER_READ_BIT |
 				 VK_ACCESS_TRANSFER_WRITE_BIT,
 	};
-	vkCmdPipelineBarrier(prog->cmd,
+	vkCmdPipelineBarrier(cmd,
 			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
 				     VK_PIPELINE_STAGE_TRANSFER_BIT,
 			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
@@ -200,6 +250,7 @@ void gpu_program_barrier(struct gpu_program *prog)
 
 void gpu_program_zero(struct gpu_program *prog, const struct gpu_buffer *buf)
 {
+	note_op(prog, &(struct program_op){.kind = OP_ZERO, .zero = buf->handle});
 	vkCmdFillBuffer(prog->cmd, buf->handle, 0, VK_WHOLE_SIZE, 0);
 }
 
@@ -259,4 +310,151 @@ double gpu_program_elapsed_ms(const struct gpu_program *prog, int from, int to)
 		return 0;
 	uint64_t a = prog->ticks[from], b = prog->ticks[to];
 	return b >= a ? (double)(b - a) * prog->ctx->timestamp_period * 1e-6 : 0;
+}
+
+/* ------------------------------------------------------------ packs */
+
+int gpu_program_dispatches(const struct gpu_program *prog)
+{
+	return prog->ndispatch;
+}
+
+int gpu_programs_alike(const struct gpu_program *a, const struct gpu_program *b)
+{
+	if (a->nops != b->nops || a->arena || b->arena)
+		return 0;
+	for (int i = 0; i < a->nops; i++) {
+		const struct program_op *x = &a->ops[i], *y = &b->ops[i];
+		if (x->kind != y->kind || x->pipe != y->pipe)
+			return 0;
+	}
+	return 1;
+}
+
+/* One slot's entry for one dispatch in the table of a packed program;
+ * shaders/packed.glsl reads it (struct PkEntry). */
+struct pack_entry {
+	uint32_t push[GPU_MAX_PUSH / 4];
+	uint64_t address[GPU_MAX_BINDINGS];
+	uint32_t groups[4];
+	uint32_t pad[12];
+};
+_Static_assert(sizeof(struct pack_entry) == 256, "PkEntry is 256 bytes");
+
+/* What a packed dispatch pushes (packed.glsl's PackPush). */
+struct pack_push {
+	uint64_t table; /* this dispatch's first entry */
+	uint64_t mask;
+	uint32_t zdim;  /* workgroups in z a slot */
+	uint32_t slot0; /* the first slot of this dispatch */
+};
+
+static int packed_pipeline(struct gpu_context *ctx, const struct gpu_pipeline *p,
+			   struct gpu_pipeline **out)
+{
+	char name[80];
+	snprintf(name, sizeof(name), "%s_pk", p->variant);
+	return gpu_pipeline_get(ctx, name, 0, sizeof(struct pack_push), p->spec,
+				p->nspec, out);
+}
+
+/* Records dispatch d of the pack: the largest workgroup counts of any
+ * slot, the slots spread over z in as few dispatches as the device's
+ * limit allows (each slot's own counts are in its entry). */
+static int record_packed_dispatch(struct gpu_program *out,
+				  struct gpu_program *const *progs, int n,
+				  int op, uint64_t table, uint64_t mask)
+{
+	uint32_t gmax[3] = {0, 0, 0};
+	for (int s = 0; s < n; s++)
+		for (int k = 0; k < 3; k++)
+			if (progs[s]->ops[op].groups[k] > gmax[k])
+				gmax[k] = progs[s]->ops[op].groups[k];
+	if (!gmax[0] || !gmax[1] || !gmax[2])
+		return 0;
+	struct gpu_pipeline *pipe;
+	int rc = packed_pipeline(out->ctx, progs[0]->ops[op].pipe, &pipe);
+	if (rc)
+		return rc;
+	uint32_t zlimit = out->ctx->info.max_groups_z ? out->ctx->info.max_groups_z
+						      : 65535;
+	uint32_t per = zlimit / gmax[2];
+	if (per < 1)
+		return ERR_INVALID;
+	vkCmdBindPipeline(out->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+			  pipe->pipeline);
+	for (uint32_t s0 = 0; s0 < (uint32_t)n; s0 += per) {
+		uint32_t count = (uint32_t)n - s0 < per ? (uint32_t)n - s0 : per;
+		struct pack_push push = {table, mask, gmax[2], s0};
+		vkCmdPushConstants(out->cmd, pipe->layout,
+				   VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
+				   &push);
+		vkCmdDispatch(out->cmd, gmax[0], gmax[1], gmax[2] * count);
+	}
+	return 0;
+}
+
+int gpu_pack_program_create(struct gpu_context *ctx,
+			    struct gpu_program *const *progs, int n,
+			    const struct gpu_buffer *mask,
+			    struct gpu_program **out)
+{
+	*out = NULL;
+	if (!ctx->info.has_packs || n < 1 || !mask->address)
+		return ERR_INVALID;
+	for (int s = 1; s < n; s++)
+		if (!gpu_programs_alike(progs[0], progs[s]))
+			return ERR_INVALID;
+	int ndispatch = progs[0]->ndispatch;
+	size_t entries = (size_t)ndispatch * (size_t)n;
+	struct pack_entry *table = calloc(entries ? entries : 1, sizeof(*table));
+	if (!table)
+		return ERR_NOMEM;
+	for (int op = 0, d = 0; op < progs[0]->nops; op++) {
+		if (progs[0]->ops[op].kind != OP_DISPATCH)
+			continue;
+		for (int s = 0; s < n; s++) {
+			const struct program_op *o = &progs[s]->ops[op];
+			struct pack_entry *e = &table[(size_t)d * n + s];
+			memcpy(e->push, o->push, sizeof(e->push));
+			memcpy(e->address, o->address, sizeof(e->address));
+			memcpy(e->groups, o->groups, sizeof(o->groups));
+		}
+		d++;
+	}
+	struct gpu_program *prog = NULL;
+	struct gpu_buffer buf = {0};
+	int rc = gpu_program_create(ctx, 0, &prog);
+	rc = rc ? rc : gpu_arena_create(ctx, &prog->arena);
+	size_t table_bytes = entries * sizeof(*table);
+	rc = rc ? rc : gpu_buffer_alloc(prog->arena, table_bytes ? table_bytes : 16,
+					0, &buf);
+	rc = rc || !table_bytes ? rc : gpu_upload(ctx, &buf, 0, table, table_bytes);
+	free(table);
+	for (int op = 0, d = 0; rc == 0 && op < progs[0]->nops; op++) {
+		const struct program_op *o = &progs[0]->ops[op];
+		if (o->kind == OP_BARRIER) {
+			barrier(prog->cmd);
+		} else if (o->kind == OP_ZERO) {
+			for (int s = 0; s < n; s++)
+				vkCmdFillBuffer(prog->cmd, progs[s]->ops[op].zero,
+						0, VK_WHOLE_SIZE, 0);
+		} else {
+			uint64_t at = buf.address +
+				      (uint64_t)d * n * sizeof(struct pack_entry);
+			rc = record_packed_dispatch(prog, progs, n, op, at,
+						    mask->address);
+			d++;
+		}
+	}
+	prog->ndispatch = 0;
+	prog->nops = 0;
+	rc = rc ? rc : gpu_program_end(prog);
+	if (rc) {
+		gpu_program_destroy(prog);
+		return rc;
+	}
+	/* a packed program is not packed again (gpu_programs_alike) */
+	*out = prog;
+	return 0;
 }

@@ -291,7 +291,9 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	fit = calloc(1, sizeof(*fit));
 	if (!fit)
 		return ERR_NOMEM;
+	static uint64_t serials;
 	fit->gpu = gpu;
+	fit->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 	fit->cfg = *cfg;
 	nn_width_defaults(cfg->nf, &fit->cfg.lr, &fit->cfg.recipe);
 	fit->width = width;
@@ -353,9 +355,10 @@ static void release_device(struct nn_fit *fit)
 	if (fit->quick_render_prog != fit->render_prog)
 		gpu_program_destroy(fit->quick_render_prog);
 	gpu_program_destroy(fit->render_prog);
+	gpu_program_destroy(fit->avg_render_prog);
 	gpu_program_destroy(fit->keep_average_prog);
 	fit->epoch_prog = fit->adam_prog = fit->keep_average_prog = NULL;
-	fit->render_prog = fit->quick_render_prog = NULL;
+	fit->render_prog = fit->quick_render_prog = fit->avg_render_prog = NULL;
 	gpu_arena_destroy(fit->arena);
 	fit->arena = NULL;
 	tile_plan_finish(&fit->plan);
@@ -542,65 +545,106 @@ static int beats_best(const struct nn_fit *fit, double psnr)
 	return isfinite(psnr) && (fit->kept.epoch < 0 || psnr > fit->kept.psnr);
 }
 
-/* The average, measured after epoch t's step, beat the best: copied on
- * the device (at most every NN_AVERAGE_EVERY epochs, so a submit of its
- * own is cheap next to the render that measured it). */
-static int keep_average(struct nn_fit *fit, int t, double psnr)
+int nn_step_begin(struct nn_fit *fit, struct nn_step *st)
 {
-	int rc = gpu_program_run(fit->keep_average_prog);
-	if (rc == 0)
-		fit->kept = (struct nn_best){psnr, t, NN_BEST_AVERAGE};
-	return rc;
-}
-
-int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
-{
-	int t = fit->epoch + 1;
-	double lr = nn_lr_at(&fit->cfg, t);
-	double start = now_ms();
-	enum nn_precision p = precision_at(fit, t);
+	st->t = fit->epoch + 1;
+	st->lr = nn_lr_at(&fit->cfg, st->t);
+	st->start_ms = now_ms();
+	st->keep = 0;
+	enum nn_precision p = precision_at(fit, st->t);
 	int rc = p != fit->precision ? nn_fit_set_precision(fit, p) : 0;
 	if (rc)
 		return rc;
+	nn_optim_prepare(fit, st->t, st->lr);
+	return 0;
+}
 
-	nn_optim_prepare(fit, t, lr);
-	rc = gpu_program_run(fit->epoch_prog);
-	if (rc)
-		return rc;
+int nn_step_measure(struct nn_fit *fit, struct nn_step *st, struct nn_metrics *m)
+{
 	double sse = sum_sse(fit);
 	double mse = sse / (3.0 * fit->width * fit->height) / 4.0;
 	if (!isfinite(mse)) {
 		/* drop this epoch's gradient; the weights stay as they were */
-		rc = gpu_fill_zero(fit->gpu, &fit->grad);
+		int rc = gpu_fill_zero(fit->gpu, &fit->grad);
 		return rc ? rc : ERR_DIVERGED;
 	}
 	double psnr = mse > 0 ? -10 * log10(mse) : 999;
 	/* the weights just measured are those before this epoch's step: the
 	 * optimizer program copies them into the best first when they beat it */
-	int keep = beats_best(fit, psnr);
-	nn_optim_keep_live(fit, keep);
-	rc = gpu_program_run(fit->adam_prog);
-	if (rc)
-		return rc;
-	if (keep)
-		fit->kept = (struct nn_best){psnr, t - 1, NN_BEST_LIVE};
+	st->keep = beats_best(fit, psnr);
+	nn_optim_keep_live(fit, st->keep);
+	m->mse = mse;
+	m->psnr = psnr;
+	return 0;
+}
+
+void nn_step_applied(struct nn_fit *fit, const struct nn_step *st,
+		     struct nn_metrics *m)
+{
+	int t = st->t;
+	if (st->keep)
+		fit->kept = (struct nn_best){m->psnr, t - 1, NN_BEST_LIVE};
 	collect_pass_times(fit);
 	fit->epoch = t;
 	m->epoch = t;
-	m->mse = mse;
-	m->psnr = psnr;
-	m->lr = lr;
+	m->lr = st->lr;
 	m->psnr_average = 0;
-	if (fit->average.handle &&
-	    (t % NN_AVERAGE_EVERY == 0 || t == fit->cfg.epochs) &&
-	    (rc = nn_fit_average_psnr(fit, &m->psnr_average)))
-		return rc;
-	if (m->psnr_average > 0 && beats_best(fit, m->psnr_average) &&
-	    (rc = keep_average(fit, t, m->psnr_average)))
-		return rc;
+}
+
+int nn_step_average_due(const struct nn_fit *fit, const struct nn_step *st)
+{
+	return fit->average.handle &&
+	       (st->t % NN_AVERAGE_EVERY == 0 || st->t == fit->cfg.epochs);
+}
+
+static double psnr_of_sse(const struct nn_fit *fit)
+{
+	double mse = sum_sse(fit) / (3.0 * fit->width * fit->height) / 4.0;
+	return mse > 0 ? -10 * log10(mse) : 999;
+}
+
+int nn_step_average_measured(struct nn_fit *fit, struct nn_metrics *m)
+{
+	m->psnr_average = psnr_of_sse(fit);
+	return m->psnr_average > 0 && beats_best(fit, m->psnr_average);
+}
+
+void nn_step_average_kept(struct nn_fit *fit, const struct nn_step *st,
+			  const struct nn_metrics *m)
+{
+	fit->kept = (struct nn_best){m->psnr_average, st->t, NN_BEST_AVERAGE};
+}
+
+int nn_step_end(struct nn_fit *fit, const struct nn_step *st,
+		struct nn_metrics *m)
+{
 	m->psnr_best = fit->kept.psnr;
-	m->ms = now_ms() - start;
+	m->ms = now_ms() - st->start_ms;
 	return append_history(fit, m);
+}
+
+int nn_fit_step(struct nn_fit *fit, struct nn_metrics *m)
+{
+	struct nn_step st;
+	int rc = nn_step_begin(fit, &st);
+	rc = rc ? rc : gpu_program_run(fit->epoch_prog);
+	rc = rc ? rc : nn_step_measure(fit, &st, m);
+	rc = rc ? rc : gpu_program_run(fit->adam_prog);
+	if (rc)
+		return rc;
+	nn_step_applied(fit, &st, m);
+	if (nn_step_average_due(fit, &st)) {
+		rc = nn_fit_record_renders(fit);
+		rc = rc ? rc : gpu_program_run(fit->avg_render_prog);
+		if (rc)
+			return rc;
+		if (nn_step_average_measured(fit, m)) {
+			if ((rc = gpu_program_run(fit->keep_average_prog)))
+				return rc;
+			nn_step_average_kept(fit, &st, m);
+		}
+	}
+	return nn_step_end(fit, &st, m);
 }
 
 const char *nn_best_source_name(enum nn_best_source source)
@@ -725,19 +769,23 @@ int nn_fit_write_state(struct nn_fit *fit, const float *params,
 	return rc;
 }
 
+int nn_fit_record_renders(struct nn_fit *fit)
+{
+	return fit->render_prog && fit->quick_render_prog &&
+			       (fit->avg_render_prog || !fit->average.handle)
+		       ? 0
+		       : nn_record_render(fit);
+}
+
 /* Runs the exact or the quick render program (recording it the first
  * time); psnr from its sums. */
 static int render(struct nn_fit *fit, int quick, double *psnr)
 {
-	int rc = 0;
-	if (!fit->render_prog || !fit->quick_render_prog)
-		rc = nn_record_render(fit);
+	int rc = nn_fit_record_renders(fit);
 	rc = rc ? rc : gpu_program_run(quick ? fit->quick_render_prog
 					     : fit->render_prog);
-	if (rc == 0 && psnr) {
-		double mse = sum_sse(fit) / (3.0 * fit->width * fit->height) / 4.0;
-		*psnr = mse > 0 ? -10 * log10(mse) : 999;
-	}
+	if (rc == 0 && psnr)
+		*psnr = psnr_of_sse(fit);
 	return rc;
 }
 
@@ -794,11 +842,11 @@ int nn_fit_swap_out(struct nn_fit *fit, float *live)
 
 int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
 {
-	float *live = NULL;
 	if (!fit->average.handle)
 		return ERR_INVALID;
-	int rc = nn_fit_swap_in(fit, &fit->average, &live);
-	rc = rc ? rc : render(fit, 1, psnr);
-	int back = nn_fit_swap_out(fit, live);
-	return rc ? rc : back;
+	int rc = nn_fit_record_renders(fit);
+	rc = rc ? rc : gpu_program_run(fit->avg_render_prog);
+	if (rc == 0)
+		*psnr = psnr_of_sse(fit);
+	return rc;
 }

@@ -64,6 +64,11 @@ struct nn_fit {
 	 * exports) and quick (the training's precision: the average's PSNR
 	 * every few epochs); the same program on the fp32 path */
 	struct gpu_program *render_prog, *quick_render_prog;
+	/* the quick render of the average (its weights read in place) */
+	struct gpu_program *avg_render_prog;
+	/* names this device side (buffers and programs): a new one whenever
+	 * they are rebuilt, so that a pack knows its programs are stale */
+	uint64_t serial;
 	struct stage_time *stages;
 	int nstages, max_stages;
 	double pass_ms[NN_PASS_COUNT];
@@ -72,6 +77,40 @@ struct nn_fit {
 	struct nn_metrics *history;
 	int nhistory, history_cap;
 };
+
+/*
+ * An epoch in steps, so that a pack (pack.c) runs the same steps for
+ * many fits around its packed programs, and nn_fit_step around the fit's
+ * own:
+ *   nn_step_begin      the rate, the precision, the step buffer;
+ *   (the epoch program)
+ *   nn_step_measure    the loss; ERR_DIVERGED (gradient dropped) or the
+ *                      keep flag set for the optimizer;
+ *   (the optimizer program)
+ *   nn_step_applied    the epoch counted, *m filled;
+ *   nn_step_average_due: whether the average is measured now;
+ *   (the average's render) nn_step_average_measured: its PSNR read,
+ *   and whether it beats the best (then the keep-average program runs,
+ *   and nn_step_average_kept);
+ *   nn_step_end        the best's PSNR, the time, the history.
+ */
+struct nn_step {
+	int t;
+	double lr, start_ms;
+	int keep;
+};
+int nn_step_begin(struct nn_fit *fit, struct nn_step *st);
+int nn_step_measure(struct nn_fit *fit, struct nn_step *st, struct nn_metrics *m);
+void nn_step_applied(struct nn_fit *fit, const struct nn_step *st,
+		     struct nn_metrics *m);
+int nn_step_average_due(const struct nn_fit *fit, const struct nn_step *st);
+int nn_step_average_measured(struct nn_fit *fit, struct nn_metrics *m);
+void nn_step_average_kept(struct nn_fit *fit, const struct nn_step *st,
+			  const struct nn_metrics *m);
+int nn_step_end(struct nn_fit *fit, const struct nn_step *st,
+		struct nn_metrics *m);
+/* Records the render programs, if not yet (the average's too). */
+int nn_fit_record_renders(struct nn_fit *fit);
 
 /* Creates a fit of a width x height image; target may be NULL (render
  * only), init_params NULL (fresh init from the seed). */

@@ -776,5 +776,13 @@ int nn_record_render(struct nn_fit *fit)
 		fit->quick_render_prog = fit->render_prog;
 	else if (!fit->quick_render_prog)
 		rc = rc ? rc : record_render(fit, 0, &fit->quick_render_prog);
+	/* the average's: the quick render with the average in the weights'
+	 * place (their fp16 copy, which each epoch makes anew, included) */
+	if (!rc && fit->average.handle && !fit->avg_render_prog) {
+		struct gpu_buffer live = fit->params;
+		fit->params = fit->average;
+		rc = record_render(fit, 0, &fit->avg_render_prog);
+		fit->params = live;
+	}
 	return rc;
 }

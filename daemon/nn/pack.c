@@ -1,0 +1,297 @@
+/*
+ * pack.c - several fits stepped as one program (see pack.h).
+ *
+ * The fits of a step are sorted into groups of fits whose programs were
+ * recorded alike (gpu_programs_alike: the epoch, the optimizer step, the
+ * average's render and the program that keeps the average as the best).
+ * A group of several gets packed programs of each kind, with a mask that
+ * says which slots run: before each kind runs, the host writes the mask
+ * (a fit whose epoch diverged takes no optimizer step, only the fits
+ * whose average is due render it). Around the programs, each fit takes
+ * the same steps as nn_fit_step (fit_internal.h, struct nn_step), so the
+ * metrics, the best model and the history are kept alike.
+ *
+ * The groups are kept while the list of fits (and each fit's device side,
+ * by its serial) stays the same, and built again when it changes.
+ */
+#include "nn/pack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/errors.h"
+#include "gpu/gpu.h"
+#include "nn/fit_internal.h"
+
+enum pack_program { PK_EPOCH, PK_OPTIM, PK_AVG_RENDER, PK_KEEP_AVG, PK_KINDS };
+
+struct pack_group {
+	int n;
+	struct nn_fit **fits;   /* slot order */
+	int *index;             /* each slot's place in the caller's list */
+	/* packed programs (NULL where the group has one fit, or the kind is
+	 * not recorded: no average) */
+	struct gpu_program *prog[PK_KINDS];
+	struct gpu_arena *arena;
+	struct gpu_buffer mask; /* n uint32, host-visible */
+};
+
+struct nn_pack {
+	struct gpu_context *gpu;
+	struct pack_group *groups;
+	int ngroups;
+	/* the list the groups were built for */
+	struct nn_fit **fits;
+	uint64_t *serials;
+	int nfits;
+};
+
+int nn_pack_supported(const struct gpu_context *gpu)
+{
+	return gpu_info(gpu)->has_packs;
+}
+
+int nn_pack_create(struct nn_pack **out, struct gpu_context *gpu)
+{
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return ERR_NOMEM;
+	(*out)->gpu = gpu;
+	return 0;
+}
+
+static void free_groups(struct nn_pack *pack)
+{
+	for (int g = 0; g < pack->ngroups; g++) {
+		struct pack_group *grp = &pack->groups[g];
+		for (int k = 0; k < PK_KINDS; k++)
+			gpu_program_destroy(grp->prog[k]);
+		gpu_arena_destroy(grp->arena);
+		free(grp->fits);
+		free(grp->index);
+	}
+	free(pack->groups);
+	pack->groups = NULL;
+	pack->ngroups = 0;
+	free(pack->fits);
+	free(pack->serials);
+	pack->fits = NULL;
+	pack->serials = NULL;
+	pack->nfits = 0;
+}
+
+void nn_pack_destroy(struct nn_pack *pack)
+{
+	if (!pack)
+		return;
+	free_groups(pack);
+	free(pack);
+}
+
+void nn_pack_shape(const struct nn_pack *pack, int *groups, int *fits)
+{
+	*groups = pack->ngroups;
+	*fits = pack->nfits;
+}
+
+/* A fit's program of a kind (NULL where it has none). */
+static struct gpu_program *own_program(const struct nn_fit *fit,
+				       enum pack_program kind)
+{
+	switch (kind) {
+	case PK_EPOCH:
+		return fit->epoch_prog;
+	case PK_OPTIM:
+		return fit->adam_prog;
+	case PK_AVG_RENDER:
+		return fit->avg_render_prog;
+	default:
+		return fit->keep_average_prog;
+	}
+}
+
+static int fits_alike(const struct nn_fit *a, const struct nn_fit *b)
+{
+	for (int k = 0; k < PK_KINDS; k++) {
+		struct gpu_program *x = own_program(a, k), *y = own_program(b, k);
+		if (!x != !y || (x && !gpu_programs_alike(x, y)))
+			return 0;
+	}
+	return 1;
+}
+
+static int same_list(const struct nn_pack *pack, struct nn_fit *const *fits,
+		     int n)
+{
+	if (n != pack->nfits)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (fits[i] != pack->fits[i] ||
+		    fits[i]->serial != pack->serials[i])
+			return 0;
+	return 1;
+}
+
+/* The packed programs of a group of several fits, and its mask. */
+static int record_group(struct nn_pack *pack, struct pack_group *grp)
+{
+	struct gpu_program *progs[grp->n];
+	int rc = gpu_arena_create(pack->gpu, &grp->arena);
+	rc = rc ? rc : gpu_buffer_alloc(grp->arena, 4 * (uint64_t)grp->n, 1,
+					&grp->mask);
+	for (int k = 0; rc == 0 && k < PK_KINDS; k++) {
+		if (!own_program(grp->fits[0], k))
+			continue;
+		for (int s = 0; s < grp->n; s++)
+			progs[s] = own_program(grp->fits[s], k);
+		rc = gpu_pack_program_create(pack->gpu, progs, grp->n,
+					     &grp->mask, &grp->prog[k]);
+	}
+	return rc;
+}
+
+static int build_groups(struct nn_pack *pack, struct nn_fit *const *fits,
+			int n)
+{
+	free_groups(pack);
+	pack->groups = calloc((size_t)n, sizeof(*pack->groups));
+	pack->fits = malloc((size_t)n * sizeof(*pack->fits));
+	pack->serials = malloc((size_t)n * sizeof(*pack->serials));
+	if (!pack->groups || !pack->fits || !pack->serials)
+		return ERR_NOMEM;
+	for (int i = 0; i < n; i++) {
+		pack->fits[i] = fits[i];
+		pack->serials[i] = fits[i]->serial;
+	}
+	pack->nfits = n;
+	for (int i = 0; i < n; i++) {
+		struct pack_group *grp = NULL;
+		for (int g = 0; g < pack->ngroups && !grp; g++)
+			if (fits_alike(pack->groups[g].fits[0], fits[i]))
+				grp = &pack->groups[g];
+		if (!grp) {
+			grp = &pack->groups[pack->ngroups++];
+			grp->fits = malloc((size_t)n * sizeof(*grp->fits));
+			grp->index = malloc((size_t)n * sizeof(*grp->index));
+			if (!grp->fits || !grp->index)
+				return ERR_NOMEM;
+		}
+		grp->index[grp->n] = i;
+		grp->fits[grp->n++] = fits[i];
+	}
+	for (int g = 0; g < pack->ngroups; g++) {
+		struct pack_group *grp = &pack->groups[g];
+		if (grp->n > 1) {
+			int rc = record_group(pack, grp);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Runs the programs of one kind for the fits whose flag is set: each
+ * group's packed program with its mask written, or a lone fit's own
+ * program; all in as few submissions as gpu_programs_run takes.
+ */
+static int run_kind(struct nn_pack *pack, enum pack_program kind,
+		    const int *flag)
+{
+	struct gpu_program *batch[64];
+	int nbatch = 0, rc = 0;
+	for (int g = 0; rc == 0 && g < pack->ngroups; g++) {
+		struct pack_group *grp = &pack->groups[g];
+		struct gpu_program *prog = NULL;
+		int any = 0;
+		uint32_t *mask = grp->mask.mapped;
+		for (int s = 0; s < grp->n; s++) {
+			int on = flag[grp->index[s]];
+			any |= on;
+			if (mask)
+				mask[s] = (uint32_t)on;
+		}
+		if (!any)
+			continue;
+		prog = grp->n > 1 ? grp->prog[kind]
+				  : own_program(grp->fits[0], kind);
+		if (!prog)
+			continue;
+		batch[nbatch++] = prog;
+		if (nbatch == 64) {
+			rc = gpu_programs_run(batch, nbatch);
+			nbatch = 0;
+		}
+	}
+	/* a group's mask is read while its program runs: the last batch
+	 * runs before any mask is written again */
+	if (rc == 0 && nbatch)
+		rc = gpu_programs_run(batch, nbatch);
+	return rc;
+}
+
+int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
+		 struct nn_metrics *m, int *rcs)
+{
+	struct nn_step *st = calloc((size_t)n + 1, sizeof(*st));
+	int *on = calloc((size_t)n + 1, sizeof(*on));
+	int rc = st && on ? 0 : ERR_NOMEM;
+
+	for (int i = 0; rc == 0 && i < n; i++) {
+		memset(&m[i], 0, sizeof(m[i]));
+		rcs[i] = nn_step_begin(fits[i], &st[i]);
+		rcs[i] = rcs[i] ? rcs[i] : nn_fit_record_renders(fits[i]);
+		on[i] = rcs[i] == 0;
+	}
+	if (rc == 0 && !same_list(pack, fits, n))
+		rc = build_groups(pack, fits, n);
+	if (rc) {
+		free_groups(pack); /* rebuilt next time */
+		goto out;
+	}
+
+	rc = run_kind(pack, PK_EPOCH, on);
+	for (int i = 0; rc == 0 && i < n; i++) {
+		if (!on[i])
+			continue;
+		rcs[i] = nn_step_measure(fits[i], &st[i], &m[i]);
+		on[i] = rcs[i] == 0;
+	}
+	rc = rc ? rc : run_kind(pack, PK_OPTIM, on);
+	if (rc)
+		goto out;
+
+	int any_due = 0;
+	for (int i = 0; i < n; i++) {
+		if (!on[i])
+			continue;
+		nn_step_applied(fits[i], &st[i], &m[i]);
+		any_due |= nn_step_average_due(fits[i], &st[i]);
+	}
+	if (any_due) {
+		int *due = calloc((size_t)n, sizeof(*due));
+		rc = due ? 0 : ERR_NOMEM;
+		for (int i = 0; rc == 0 && i < n; i++)
+			due[i] = on[i] && nn_step_average_due(fits[i], &st[i]);
+		rc = rc ? rc : run_kind(pack, PK_AVG_RENDER, due);
+		int any_keep = 0;
+		for (int i = 0; rc == 0 && i < n; i++) {
+			if (due[i])
+				due[i] = nn_step_average_measured(fits[i], &m[i]);
+			any_keep |= due[i];
+		}
+		if (rc == 0 && any_keep)
+			rc = run_kind(pack, PK_KEEP_AVG, due);
+		for (int i = 0; rc == 0 && i < n; i++)
+			if (due[i])
+				nn_step_average_kept(fits[i], &st[i], &m[i]);
+		free(due);
+	}
+	for (int i = 0; rc == 0 && i < n; i++)
+		if (on[i])
+			rcs[i] = nn_step_end(fits[i], &st[i], &m[i]);
+out:
+	free(st);
+	free(on);
+	return rc;
+}

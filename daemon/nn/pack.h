@@ -1,0 +1,45 @@
+/*
+ * pack.h - many fits trained as one program: a dataset at the GPU's speed.
+ *
+ * A pack steps several fits an epoch at a time, each exactly as
+ * nn_fit_step would (its own image, weights, optimizer state, schedule,
+ * epochs, loss terms and metrics), but with each pass dispatched once for
+ * all of them: the fits whose programs were recorded alike (same width,
+ * dilations, precision, recipe and tile count; image sizes may differ) form
+ * a group, and each group runs packed programs (gpu_pack_program_create)
+ * in which every fit is a slot. A fit alone in its group runs its own
+ * programs. Results are those of each fit alone, bit for bit.
+ *
+ * The caller names the fits of each epoch: a fit joins by being named, and
+ * leaves by not being named (the packed programs are recorded again when
+ * the list changes, which costs a few milliseconds, not an epoch). Used on
+ * the thread that owns the fits' gpu_context.
+ */
+#ifndef VKINR_NN_PACK_H
+#define VKINR_NN_PACK_H
+
+#include "nn/fit.h"
+
+struct gpu_context;
+struct nn_pack;
+
+/* Whether the device runs packed programs (buffer device addresses). */
+int nn_pack_supported(const struct gpu_context *gpu);
+
+int nn_pack_create(struct nn_pack **out, struct gpu_context *gpu);
+void nn_pack_destroy(struct nn_pack *pack);
+
+/*
+ * One epoch of each of the n fits, as nn_fit_step: rcs[i] and m[i] are
+ * what nn_fit_step(fits[i], &m[i]) would have returned and filled. Returns
+ * 0, or an error of the device (ERR_DEVICE_LOST, ERR_DEVICE_OOM, ...) that
+ * leaves every fit's epoch undone or unknown: then each fit is to be
+ * rebuilt from its checkpoint, as after a failed nn_fit_step.
+ */
+int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
+		 struct nn_metrics *m, int *rcs);
+
+/* Groups and fits of the last step, for logs and the benchmark. */
+void nn_pack_shape(const struct nn_pack *pack, int *groups, int *fits);
+
+#endif

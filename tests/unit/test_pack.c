@@ -1,0 +1,155 @@
+/*
+ * test_pack.c - fits trained in a pack give what they give alone, bit for
+ * bit: jobs of different image sizes, epochs, rates, seeds and recipes,
+ * joining and leaving the pack between epochs, one of them stopping
+ * mid-way (as a paused or cancelled job does), on the Vulkan device (the
+ * packed shader variants on lavapipe in CI).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/errors.h"
+#include "nn/fit.h"
+#include "nn/fit_internal.h"
+#include "nn/pack.h"
+#include "nn/package.h"
+#include "unit/support_gpu.h"
+
+#define JOBS 5
+
+/* What each job is: size, epochs, and a recipe of its own. */
+struct job_spec {
+	int w, h, epochs, seed, muon, first_epoch, stop_at;
+	double lr;
+};
+
+/* Four share a recipe (different sizes, rates, seeds, epochs) and one
+ * uses Adam alone, so the pack holds two groups. Job 2 joins at epoch 4;
+ * job 3 stops at epoch 7 (paused or cancelled). */
+static const struct job_spec specs[JOBS] = {
+	{16, 16, 12, 1, 1, 0, 0, 1e-3},
+	{12, 10, 9, 2, 1, 0, 0, 2e-3},
+	{9, 13, 12, 3, 1, 4, 0, 1e-3},
+	{16, 16, 12, 4, 1, 0, 7, 5e-4},
+	{14, 11, 10, 5, 0, 0, 0, 1e-3},
+};
+
+static void job_config(const struct job_spec *s, struct nn_config *cfg)
+{
+	nn_config_defaults(cfg, 1);
+	cfg->precision = NN_PRECISION_FP32;
+	cfg->nf = 16;
+	cfg->seed = (uint64_t)s->seed;
+	cfg->epochs = s->epochs;
+	cfg->lr = s->lr;
+	cfg->recipe.warmup = 2;
+	if (!s->muon)
+		cfg->recipe.optimizer = NN_OPTIMIZER_ADAM;
+}
+
+static struct nn_fit *make_fit(int j, struct image **img)
+{
+	struct nn_config cfg;
+	char err[256];
+	struct nn_fit *fit = NULL;
+	job_config(&specs[j], &cfg);
+	*img = test_image(specs[j].w, specs[j].h, 10 + (uint64_t)j);
+	assert_int_equal(nn_fit_create(&fit, test_gpu, *img, &cfg, NULL, err,
+				       sizeof(err)), 0);
+	return fit;
+}
+
+static int last_epoch(int j)
+{
+	return specs[j].stop_at ? specs[j].stop_at : specs[j].epochs;
+}
+
+static void read_weights(struct nn_fit *fit, float **w)
+{
+	size_t bytes = fit->layout.total * sizeof(float);
+	*w = malloc(bytes);
+	assert_non_null(*w);
+	assert_int_equal(nn_fit_read_params(fit, *w, NULL, NULL), 0);
+}
+
+static void test_pack_equals_alone(void **state)
+{
+	(void)state;
+	test_need_gpu();
+	if (!nn_pack_supported(test_gpu))
+		skip();
+	struct nn_fit *alone[JOBS], *packed[JOBS];
+	struct image *img[JOBS], *img2[JOBS];
+	for (int j = 0; j < JOBS; j++) {
+		alone[j] = make_fit(j, &img[j]);
+		struct nn_metrics m;
+		while (nn_fit_epoch(alone[j]) < last_epoch(j))
+			assert_int_equal(nn_fit_step(alone[j], &m), 0);
+		packed[j] = make_fit(j, &img2[j]);
+	}
+
+	struct nn_pack *pack;
+	assert_int_equal(nn_pack_create(&pack, test_gpu), 0);
+	int max_groups = 0;
+	for (int epoch = 0;; epoch++) {
+		struct nn_fit *list[JOBS];
+		int n = 0;
+		for (int j = 0; j < JOBS; j++)
+			if (epoch >= specs[j].first_epoch &&
+			    nn_fit_epoch(packed[j]) < last_epoch(j))
+				list[n++] = packed[j];
+		if (!n)
+			break;
+		struct nn_metrics m[JOBS];
+		int rcs[JOBS];
+		assert_int_equal(nn_pack_step(pack, list, n, m, rcs), 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(rcs[i], 0);
+		int groups, fits;
+		nn_pack_shape(pack, &groups, &fits);
+		assert_int_equal(fits, n);
+		max_groups = groups > max_groups ? groups : max_groups;
+	}
+	assert_int_equal(max_groups, 2);
+	nn_pack_destroy(pack);
+
+	for (int j = 0; j < JOBS; j++) {
+		float *a, *b;
+		read_weights(alone[j], &a);
+		read_weights(packed[j], &b);
+		assert_memory_equal(a, b, alone[j]->layout.total * sizeof(float));
+		int na, nb;
+		const struct nn_metrics *ha = nn_fit_history(alone[j], &na);
+		const struct nn_metrics *hb = nn_fit_history(packed[j], &nb);
+		assert_int_equal(na, nb);
+		for (int e = 0; e < na; e++) {
+			assert_true(ha[e].psnr == hb[e].psnr);
+			assert_true(ha[e].psnr_average == hb[e].psnr_average);
+			assert_true(ha[e].psnr_best == hb[e].psnr_best);
+		}
+		struct nn_best ba, bb;
+		nn_fit_best(alone[j], &ba);
+		nn_fit_best(packed[j], &bb);
+		assert_true(ba.psnr == bb.psnr && ba.epoch == bb.epoch);
+		free(a);
+		free(b);
+		nn_fit_destroy(alone[j]);
+		nn_fit_destroy(packed[j]);
+		image_destroy(img[j]);
+		image_destroy(img2[j]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pack_equals_alone),
+	};
+	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
+}
