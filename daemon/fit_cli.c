@@ -9,6 +9,7 @@
  * let tests stop a run part way and --resume continue it.
  */
 #include "fit_cli.h"
+#include "fit_many.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -30,6 +31,10 @@
 struct fit_options {
 	const char *image, *model_out, *recon_out, *init, *device;
 	const char *checkpoint_out, *resume;
+	const char *out; /* several images: their folder of outputs */
+	int pack;        /* several images: fits a pack at most */
+	char **more;     /* several images: the other paths */
+	int nmore;
 	int json, quiet, timings;
 	int stop_after;
 	int epochs_given;
@@ -74,6 +79,10 @@ static const char usage[] =
 	"  --checkpoint PATH   write a checkpoint at the end (or at --stop-after)\n"
 	"  --resume PATH       continue from a checkpoint\n"
 	"  --stop-after K      stop after epoch K (with --checkpoint)\n"
+	"several images (vkinrd --fit A.png B.png ... or --fit FOLDER):\n"
+	"  --out DIR           write DIR/NAME.safetensors and DIR/NAME.png\n"
+	"  --pack N            train at most N images at once as one program\n"
+	"                      (default: as many as the device's memory holds)\n"
 	"  --max-tile PX       cap a tile's core side (tests, small memories)\n"
 	"  --mem-budget MIB    device memory to plan tiles for\n"
 	"  --device N|NAME     which Vulkan device (see --devices)\n"
@@ -100,7 +109,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 {
 	enum { O_FIT = 256, O_EPOCHS, O_WIDTH, O_LR, O_SEED, O_DIL, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
 	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_PRECISION,
-	       O_RECIPE /* then one for each recipe key */ };
+	       O_OUT, O_PACK, O_RECIPE /* then one for each recipe key */ };
 	static const struct option longs[] = {
 		{"fit", required_argument, 0, O_FIT},
 		{"epochs", required_argument, 0, O_EPOCHS},
@@ -120,6 +129,8 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{"json", no_argument, 0, O_JSON},
 		{"timings", no_argument, 0, O_TIMINGS},
 		{"precision", required_argument, 0, O_PRECISION},
+		{"out", required_argument, 0, O_OUT},
+		{"pack", required_argument, 0, O_PACK},
 		{"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
@@ -189,13 +200,23 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 			if (nn_precision_parse(optarg, &o->cfg.precision))
 				goto bad;
 			break;
+		case O_OUT: o->out = optarg; break;
+		case O_PACK:
+			if (parse_int(optarg, 1, 1 << 20, &o->pack))
+				goto bad;
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		default: goto usage_error;
 		}
 	}
-	if (!o->image || optind != argc)
+	o->more = argv + optind;
+	o->nmore = argc - optind;
+	if (!o->image || ((o->nmore || o->out) && !o->out)) {
+		if (o->image && o->nmore)
+			fprintf(stderr, "vkinrd: several images need --out DIR\n");
 		goto usage_error;
+	}
 	return 0;
 bad:
 	fprintf(stderr, "vkinrd: bad value \"%s\" for --%s\n", optarg,
@@ -371,6 +392,30 @@ static int write_checkpoint(const char *path, struct nn_fit *fit)
 	return rc;
 }
 
+/* Several images (or a folder) into --out: fit_many.c. */
+static int run_many(struct fit_options *o)
+{
+	struct gpu_context *gpu = NULL;
+	char err[512];
+	if (gpu_create(&gpu, o->device, err, sizeof(err))) {
+		fprintf(stderr, "vkinrd: %s\n", err);
+		return 1;
+	}
+	struct fit_many_options many = {
+		.cfg = o->cfg, .out = o->out, .pack = o->pack,
+		.json = o->json, .quiet = o->quiet,
+	};
+	if (!o->width_given)
+		many.cfg.nf = gpu_info(gpu)->is_cpu ? 64 : 512;
+	char *paths[o->nmore + 1];
+	paths[0] = (char *)o->image;
+	for (int i = 0; i < o->nmore; i++)
+		paths[i + 1] = o->more[i];
+	int status = fit_many_run(&many, paths, o->nmore + 1, gpu);
+	gpu_destroy(gpu);
+	return status;
+}
+
 int fit_cli_run(int argc, char **argv)
 {
 	struct fit_options o = {0};
@@ -383,6 +428,8 @@ int fit_cli_run(int argc, char **argv)
 	fileio_follow_links(1); /* the user's own --model-out, --recon-out */
 	if (parse_args(argc, argv, &o))
 		return 2;
+	if (o.out)
+		return run_many(&o);
 	if ((rc = png_load_file(o.image, &target, err, sizeof(err)))) {
 		fprintf(stderr, "vkinrd: %s: %s\n", o.image, err);
 		return 1;

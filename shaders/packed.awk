@@ -22,6 +22,12 @@ function rename(line, m,   out, i, pre, post)
 	return out line
 }
 
+BEGIN {
+	align["float"] = 4; align["uint"] = 4; align["int"] = 4
+	align["float16_t"] = 2; align["f16vec2"] = 4; align["f16vec4"] = 8
+	align["vec2"] = 8; align["vec4"] = 16; align["uvec4"] = 16
+}
+
 /^#version/ {
 	print
 	print "#extension GL_GOOGLE_include_directive : require"
@@ -39,7 +45,13 @@ function rename(line, m,   out, i, pre, post)
 	rest = line; sub(/^layout\(binding *= *[0-9]+\) */, "", rest)
 	block = rest; sub(/^.*buffer +/, "", block); sub(/ *\{.*/, "", block)
 	member = rest; sub(/^.*\{ *[A-Za-z0-9_]+ +/, "", member); sub(/\[\].*/, "", member)
-	print "layout(buffer_reference, std430, buffer_reference_align = 16) " rest
+	type = rest; sub(/^.*\{ */, "", type); sub(/ .*/, "", type)
+	if (!(type in align)) {
+		print FILENAME ":" FNR ": packed.awk knows no alignment for " type > "/dev/stderr"
+		exit 1
+	}
+	# the element's own size: every element's address is that aligned
+	print "layout(buffer_reference, std430, buffer_reference_align = " align[type] ") " rest
 	print "#define PK_" member " " block "(pk_addr[" binding "])." member
 	members[member] = 1
 	next

@@ -40,10 +40,14 @@ static const struct job_spec specs[JOBS] = {
 	{14, 11, 10, 5, 0, 0, 0, 1e-3},
 };
 
+/* fp32, or (the second test) the default, which takes the tensor cores
+ * where the device has them and trains the last tenth in fp32 */
+static enum nn_precision precision = NN_PRECISION_FP32;
+
 static void job_config(const struct job_spec *s, struct nn_config *cfg)
 {
 	nn_config_defaults(cfg, 1);
-	cfg->precision = NN_PRECISION_FP32;
+	cfg->precision = precision;
 	cfg->nf = 16;
 	cfg->seed = (uint64_t)s->seed;
 	cfg->epochs = s->epochs;
@@ -116,7 +120,7 @@ static void test_pack_equals_alone(void **state)
 		assert_int_equal(fits, n);
 		max_groups = groups > max_groups ? groups : max_groups;
 	}
-	assert_int_equal(max_groups, 2);
+	assert_true(max_groups >= 2);
 	nn_pack_destroy(pack);
 
 	for (int j = 0; j < JOBS; j++) {
@@ -146,10 +150,18 @@ static void test_pack_equals_alone(void **state)
 	}
 }
 
+static void test_pack_equals_alone_auto(void **state)
+{
+	precision = NN_PRECISION_AUTO;
+	test_pack_equals_alone(state);
+	precision = NN_PRECISION_FP32;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pack_equals_alone),
+		cmocka_unit_test(test_pack_equals_alone_auto),
 	};
 	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
 }

@@ -1,0 +1,23 @@
+/*
+ * fit_many.h - `vkinrd --fit` of several images (or a folder): each image
+ * fitted with the same settings, as packs (fit_many.c).
+ */
+#ifndef VKINR_FIT_MANY_H
+#define VKINR_FIT_MANY_H
+
+#include "nn/model.h"
+
+struct gpu_context;
+
+struct fit_many_options {
+	struct nn_config cfg;
+	const char *out; /* OUT/NAME.safetensors, OUT/NAME.png */
+	int pack;        /* fits a pack at most; 0: as the device holds */
+	int json, quiet;
+};
+
+/* args: image paths or folders; returns the exit status. */
+int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
+		 struct gpu_context *gpu);
+
+#endif

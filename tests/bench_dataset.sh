@@ -1,0 +1,91 @@
+#!/bin/bash
+# bench_dataset.sh BUILD - fitting a dataset (`make bench-dataset`): N
+# images of SIZE x SIZE at WIDTH, EPOCHS each, the default recipe, in one
+# run side by side:
+#   engine     `vkinrd --fit DIR --out OUT` (packs sized by the device)
+#   daemon     the real daemon and client: `vkinrctl submit DIR --wait`,
+#              with the median fixed cost of a job (submission to first
+#              epoch, last epoch to done) from the daemon's records
+#   alone      the same engine one image at a time (--pack 1), on the
+#              first ALONE images
+#   peer       PyTorch fitting the images as one batched program
+#              (PEER=path/to/torch_convsiren_grouped.py, PEER_N at once)
+# Each prints one line: images/s, mean and worst PSNR, TFLOP/s achieved.
+# The images come from DATA (a folder of PNGs), else crops of Debian's
+# wallpapers (tests/mkdataset.py). MODES picks the runs (default: all).
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+n=${N:-256} size=${SIZE:-32} width=${WIDTH:-32} epochs=${EPOCHS:-300}
+alone=${ALONE:-8} modes=${MODES:-engine daemon alone peer}
+here=$(cd "$(dirname "$0")" && pwd)
+t=$(mktemp -d)
+daemon=
+trap '[ -n "$daemon" ] && kill -TERM $daemon 2>/dev/null; rm -rf "$t"' EXIT
+
+data=${DATA:-}
+if [ -z "$data" ]; then
+	data=$t/data
+	/usr/bin/python3 "$here/mkdataset.py" "$data" "$n" "$size"
+fi
+mkdir -p "$t/in" "$t/one"
+# the first n (and ALONE) images, linked (no pipes: pipefail and SIGPIPE)
+files=("$data"/*.png)
+for f in "${files[@]:0:$n}"; do ln -s "$(readlink -f "$f")" "$t/in/"; done
+for f in "${files[@]:0:$alone}"; do ln -s "$(readlink -f "$f")" "$t/one/"; done
+count=$(ls "$t/in" | wc -l)
+echo "dataset: $count images of ${size}x${size}, width $width, $epochs epochs" \
+	"on $("$build/vkinrd" --devices | head -1)"
+
+summary() { # the engine's summary line -> one line of figures
+	python3 -c '
+import json, sys
+r = [json.loads(l) for l in sys.stdin if "\"images_per_s\"" in l][-1]
+print("%-8s %5d images  %8.2f images/s  %7.2f s  mean %.2f dB  worst %.2f  %.2f TFLOP/s  pack %d" % (
+    sys.argv[1], r["images"], r["images_per_s"], r["seconds"], r["mean_psnr"],
+    r["worst_psnr"], r["tflops"], r["pack"]))' "$1"
+}
+
+for mode in $modes; do
+	case $mode in
+	engine)
+		"$build/vkinrd" --fit "$t/in" --out "$t/out-engine" --width "$width" \
+			--epochs "$epochs" --json -q ${PACK:+--pack $PACK} | summary engine ;;
+	alone)
+		"$build/vkinrd" --fit "$t/one" --out "$t/out-alone" --width "$width" \
+			--epochs "$epochs" --json -q --pack 1 | summary alone ;;
+	daemon)
+		sock=$t/sock
+		"$build/vkinrd" --socket "$sock" --state-dir "$t/state" \
+			${PACK:+--pack $PACK} 2>"$t/daemon.log" &
+		daemon=$!
+		for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
+		"$build/vkinrctl" --socket "$sock" status >/dev/null
+		start=$(date +%s.%N)
+		"$build/vkinrctl" --socket "$sock" submit "$t/in" --width "$width" \
+			--epochs "$epochs" --wait -q >/dev/null
+		end=$(date +%s.%N)
+		"$build/vkinrctl" --socket "$sock" --json list >"$t/list.json"
+		python3 - "$t/list.json" "$start" "$end" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+jobs = data["jobs"] if isinstance(data, dict) else data
+secs = float(sys.argv[3]) - float(sys.argv[2])
+done = [j for j in jobs if j.get("state") == "done"]
+ps = [j.get("psnr") or 0 for j in done]
+print("%-8s %5d images  %8.2f images/s  %7.2f s  mean %.2f dB  worst %.2f" % (
+    "daemon", len(done), len(done) / secs, secs, sum(ps) / max(len(ps), 1),
+    min(ps) if ps else 0))
+PY
+		grep -E "fixed cost|pack of" "$t/daemon.log" | tail -3 || true
+		kill -TERM $daemon; wait $daemon 2>/dev/null || true; daemon= ;;
+	peer)
+		[ -n "${PEER:-}" ] || { echo "peer     skipped (PEER=path/to/torch_convsiren_grouped.py)"; continue; }
+		python3 "$PEER" --images "$t/in" --n "${PEER_N:-$count}" --nf "$width" \
+			--epochs "$epochs" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read().strip().splitlines()[-1])
+print("%-8s %5d images  %8.2f images/s  %7.2f s  mean %.2f dB  worst %.2f  (%.3f ms an epoch)" % (
+    "peer", r["n"], r["images_per_s"], r["total_s"], r["psnr_mean"], r["psnr_min"],
+    r["ms_per_epoch_median"]))' ;;
+	esac
+done
