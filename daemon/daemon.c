@@ -423,8 +423,8 @@ int daemon_run(const struct daemon_options *opt)
 		svc->nslots = DAEMON_MAX_DEVICES;
 	for (int i = 0; i < svc->nslots; i++) {
 		const char *sel = opt->ndevices > 0 ? opt->devices[i] : NULL;
-		rc = worker_create(&svc->slots[i].w, i, sel, wake_loop,
-				   &svc->wake);
+		rc = worker_create(&svc->slots[i].w, i, sel, opt->pack,
+				   wake_loop, &svc->wake);
 		if (rc) {
 			log_error("cannot start worker %d: %s", i,
 				  error_message(rc));

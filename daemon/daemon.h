@@ -17,6 +17,8 @@ struct daemon_options {
 	const char *state_dir;   /* resolved by main.c, created if missing */
 	const char *devices[DAEMON_MAX_DEVICES]; /* selectors; NULL = auto */
 	int ndevices;            /* 0 means one worker on the preferred one */
+	int pack;                /* jobs a worker trains at once at most
+				  * (--pack; 0: as its device holds) */
 	int verbose;
 };
 

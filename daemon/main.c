@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "daemon.h"
+#include "worker.h"
 #include "fit_cli.h"
 #include "fit_task.h"
 #include "proto/protocol.h"
@@ -27,7 +28,8 @@
 #include "util/path.h"
 
 static const char usage[] =
-	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]\n"
+	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]...\n"
+	"              [--pack N] [-v]\n"
 	"       vkinrd --fit IMG.png [--epochs N] [--width NF] [--lr LR] [--seed S]\n"
 	"                            [--model OUT.safetensors] [--recon OUT.png] [--json]\n"
 	"                            (vkinrd --fit x --help lists every option)\n"
@@ -76,6 +78,7 @@ int main(int argc, char **argv)
 		{"socket", required_argument, 0, 's'},
 		{"state-dir", required_argument, 0, 'd'},
 		{"device", required_argument, 0, 'D'},
+		{"pack", required_argument, 0, 'P'},
 		{"verbose", no_argument, 0, 'v'},
 		{"version", no_argument, 0, 'V'},
 		{"help", no_argument, 0, 'h'},
@@ -96,6 +99,17 @@ int main(int argc, char **argv)
 			}
 			opt.devices[opt.ndevices++] = optarg;
 			break;
+		case 'P': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (end == optarg || *end || n < 1 || n > WORKER_PACK_MOST) {
+				fprintf(stderr, "vkinrd: --pack takes a number of "
+					"jobs from 1 to %d\n", WORKER_PACK_MOST);
+				return 2;
+			}
+			opt.pack = (int)n;
+			break;
+		}
 		case 'v': opt.verbose++; break;
 		case 'V': printf("vkinrd %s (protocol %d)\n", VKINR_VERSION,
 				 PROTOCOL_VERSION);

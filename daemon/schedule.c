@@ -1,9 +1,11 @@
 /*
  * schedule.c - jobs and requests to workers.
  *
- * A worker runs one job at a time; schedule_jobs gives each idle worker
- * the next job queue_next picks (priority, then submission order), marks
- * it running and tells its followers. Renders and exports go to an idle
+ * A worker trains as many jobs at once as it has room for (worker_room:
+ * one without packs, else up to its pack's size while its device's memory
+ * holds them); schedule_jobs gives each worker the next jobs queue_next
+ * picks (priority, then submission order), marks them running and tells
+ * their followers. Renders and exports go to an idle
  * worker when there is one, else they take turns with a running job
  * between its epochs (worker.h). The engine's config is made here, from
  * the engine's defaults for the device and the options the job was
@@ -47,20 +49,32 @@ void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
 	apply_engine_options(&job->p, cfg);
 }
 
+static int start_one(struct service *svc, struct worker_slot *slot, int i);
+
 void schedule_jobs(struct service *svc)
 {
 	if (svc->stopping)
 		return;
 	for (int i = 0; i < svc->nslots; i++) {
 		struct worker_slot *slot = &svc->slots[i];
-		if (!slot->ok || slot->exited || slot->job[0])
+		if (!slot->ok || slot->exited)
 			continue;
+		for (int room = worker_room(slot->w); room > 0; room--)
+			if (start_one(svc, slot, i))
+				return;
+	}
+}
+
+/* Hands the next queued job to worker i; 1 when there is none. */
+static int start_one(struct service *svc, struct worker_slot *slot, int i)
+{
+	{
 		struct job *job = queue_next(svc->queue);
 		if (!job)
-			return;
+			return 1;
 		struct work_job *wj = calloc(1, sizeof(*wj));
 		if (!wj)
-			return;
+			return 1;
 		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
 		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
 		schedule_job_config(job, slot->is_cpu, &wj->cfg);
@@ -76,6 +90,7 @@ void schedule_jobs(struct service *svc)
 		worker_start_job(slot->w, wj);
 		subs_job_state(svc, job);
 	}
+	return 0;
 }
 
 struct worker_slot *schedule_pick_worker(struct service *svc)
@@ -85,7 +100,7 @@ struct worker_slot *schedule_pick_worker(struct service *svc)
 		struct worker_slot *s = &svc->slots[i];
 		if (!s->ok || s->exited)
 			continue;
-		if (!s->job[0])
+		if (!worker_jobs(s->w))
 			return s;
 		if (!any)
 			any = s;

@@ -34,6 +34,7 @@
 #include "util/fileio.h"
 #include "image.h"
 #include "log.h"
+#include "nn/pack.h"
 #include "nn/package.h"
 #include "safetensors.h"
 
@@ -48,17 +49,28 @@ struct worker {
 	/* the hand-off, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct work_job *pending;      /* handed over, not yet taken */
-	char current[JOB_ID_MAX];      /* id of the job it has, "" */
-	int flags;
+	struct held *held;             /* the jobs it has, oldest first */
+	int nheld;
+	int full;                      /* its pack fills the device's memory */
+	int flags;                     /* WORK_STOP */
 	struct work_request *requests; /* FIFO */
 	struct work_event *events, **events_tail;
 	uint64_t bytes_in_use;         /* gpu_bytes_in_use, as published */
 
 	/* the thread's own */
+	int pack;                      /* jobs at once at most (1: no packs) */
 	struct gpu_context *gpu;
 	int ckpt_epochs;
 	double ckpt_seconds;
+};
+
+/* A job the loop handed over: its flags, and the job until the thread
+ * takes it (NULL after). */
+struct held {
+	struct held *next;
+	char id[JOB_ID_MAX];
+	int flags;
+	struct work_job *job;
 };
 
 /* One job being run: the fit and what is needed to rebuild it. */
@@ -76,6 +88,8 @@ struct run {
 	int rollbacks;       /* diverged, back to the checkpoint */
 	double lr;           /* after a rollback, the lowered rate; else 0 */
 	int reached;         /* the model reached target_psnr */
+	int shared;          /* in a pack with others (the device is theirs
+				too: a fault is handled for all) */
 	/* how it ended */
 	enum work_end end;
 	double psnr;         /* done: the exported model's */
@@ -169,22 +183,91 @@ struct work_event *worker_take_events(struct worker *w)
 
 void worker_start_job(struct worker *w, struct work_job *job)
 {
+	struct held *h = calloc(1, sizeof(*h));
+	if (!h) {
+		log_error("out of memory handing job %s to worker %d", job->id,
+			  w->index);
+		abort(); /* as event_new: the loop would lose track of it */
+	}
+	snprintf(h->id, sizeof(h->id), "%s", job->id);
+	h->job = job;
 	pthread_mutex_lock(&w->lock);
-	free(w->pending);
-	w->pending = job;
-	snprintf(w->current, sizeof(w->current), "%s", job->id);
-	w->flags &= WORK_STOP; /* flags meant for the previous job are gone */
+	struct held **pp = &w->held;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = h;
+	w->nheld++;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+}
+
+int worker_jobs(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	int n = w->nheld;
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
+int worker_room(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	int room = w->full ? 0 : w->pack - w->nheld;
+	pthread_mutex_unlock(&w->lock);
+	return room > 0 ? room : 0;
+}
+
+/* The held entry of a job (under lock). */
+static struct held *find_held(struct worker *w, const char *job_id)
+{
+	for (struct held *h = w->held; h; h = h->next)
+		if (!strcmp(h->id, job_id))
+			return h;
+	return NULL;
 }
 
 void worker_flag(struct worker *w, const char *job_id, int flags)
 {
 	pthread_mutex_lock(&w->lock);
-	if (!strcmp(w->current, job_id))
-		w->flags |= flags;
+	struct held *h = find_held(w, job_id);
+	if (h)
+		h->flags |= flags;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+}
+
+/* The job leaves the worker: its entry goes (before WORK_ENDED is
+ * posted, so the loop never sees room the worker has not). */
+static void release_held(struct worker *w, const char *job_id)
+{
+	pthread_mutex_lock(&w->lock);
+	for (struct held **pp = &w->held; *pp; pp = &(*pp)->next) {
+		if (strcmp((*pp)->id, job_id))
+			continue;
+		struct held *h = *pp;
+		*pp = h->next;
+		free(h->job);
+		free(h);
+		w->nheld--;
+		w->full = 0;
+		break;
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* The oldest job handed over and not yet taken (ownership stays with
+ * its held entry), or NULL. */
+static struct work_job *take_job(struct worker *w)
+{
+	struct work_job *job = NULL;
+	pthread_mutex_lock(&w->lock);
+	for (struct held *h = w->held; h && !job; h = h->next)
+		if (h->job) {
+			job = h->job;
+			h->job = NULL;
+		}
+	pthread_mutex_unlock(&w->lock);
+	return job;
 }
 
 void worker_request(struct worker *w, struct work_request *req)
@@ -217,7 +300,8 @@ static int take(struct worker *w, struct run *r, struct work_request **req)
 {
 	*req = NULL;
 	pthread_mutex_lock(&w->lock);
-	int flags = w->flags;
+	struct held *h = find_held(w, r->job->id);
+	int flags = (w->flags & WORK_STOP) | (h ? h->flags : 0);
 	int may = r->serve_seconds <= WORKER_SERVE_SHARE *
 				      (r->train_seconds + r->serve_seconds);
 	if (w->requests && may) {
@@ -557,6 +641,16 @@ static enum run_outcome load(struct worker *w, struct run *r)
 	char err[512] = "";
 	int rc = load_fit(w, job->dir, job, r->lr, &r->target, &r->fit, err,
 			  sizeof(err));
+	if (rc == ERR_DEVICE_OOM && r->shared) {
+		/* others train on this device: it is full, not faulty; the
+		 * job waits in the queue until one leaves */
+		pthread_mutex_lock(&w->lock);
+		w->full = 1;
+		pthread_mutex_unlock(&w->lock);
+		log_info("job %s: the device's memory is full with its pack; "
+			 "back to the queue", job->id);
+		return ended(r, WORK_END_QUEUED);
+	}
 	if (device_fault(rc) && r->retries < WORKER_DEVICE_RETRIES) {
 		log_warn("job %s: %s while loading; reopening the device "
 			 "(retry %d of %d)", job->id, error_message(rc),
@@ -726,6 +820,7 @@ static enum run_outcome epoch(struct worker *w, struct run *r)
 /* Says how the job left the worker (WORK_ENDED). */
 static void post_end(struct worker *w, const struct run *r)
 {
+	release_held(w, r->job->id);
 	struct work_event *ev = event_new(WORK_ENDED, r->job->id);
 	ev->end = r->end;
 	if (r->end == WORK_END_DONE) {
@@ -752,6 +847,243 @@ static void run_job(struct worker *w, struct work_job *job)
 	publish_memory(w);
 }
 
+/* ------------------------------------------------------------ packs */
+
+/* Whether a job was handed over and not yet taken (under lock). */
+static int has_untaken(struct worker *w)
+{
+	for (struct held *h = w->held; h; h = h->next)
+		if (h->job)
+			return 1;
+	return 0;
+}
+
+/* Every job handed over and not taken goes back to the queue. */
+static void hand_back(struct worker *w)
+{
+	struct work_job *job;
+	while ((job = take_job(w))) {
+		release_held(w, job->id);
+		post_ended(w, job->id, WORK_END_QUEUED, NULL);
+		free(job);
+	}
+}
+
+/* The job leaves the worker: WORK_ENDED, and its run freed. */
+static void end_run(struct worker *w, struct run *r)
+{
+	post_end(w, r);
+	nn_fit_destroy(r->fit);
+	image_destroy(r->target);
+	free(r->job);
+	free(r);
+}
+
+/* Builds the run's fit until it has one or has ended. */
+static enum run_outcome load_run(struct worker *w, struct run *r)
+{
+	enum run_outcome o;
+	while ((o = load(w, r)) == RUN_RELOAD)
+		;
+	return o;
+}
+
+/* The flags of a job at an epoch boundary (the daemon's stop too). */
+static int flags_of(struct worker *w, const char *job_id)
+{
+	pthread_mutex_lock(&w->lock);
+	struct held *h = find_held(w, job_id);
+	int flags = (w->flags & WORK_STOP) | (h ? h->flags : 0);
+	pthread_mutex_unlock(&w->lock);
+	return flags;
+}
+
+/* Serves the request due at this boundary, with the fit of the job it
+ * names when that job is in the pack. */
+static void serve_pack(struct worker *w, struct run **runs, int n)
+{
+	struct work_request *req;
+	take(w, runs[0], &req);
+	if (!req)
+		return;
+	double t = mono_seconds();
+	struct run *of = NULL;
+	for (int i = 0; i < n && !of; i++)
+		if (!strcmp(runs[i]->job->id, req->job_id))
+			of = runs[i];
+	runs[0]->last_uid = req->uid;
+	runs[0]->served_any = 1;
+	serve(w, req, of ? of->job->id : NULL, of ? of->fit : NULL);
+	runs[0]->serve_seconds += mono_seconds() - t;
+}
+
+/* A fault of the device while a pack trains: every fit goes, the device
+ * is reopened once, and each job is loaded again from its checkpoint
+ * (or fails, past its retries). */
+static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
+		      struct nn_pack **pack)
+{
+	char err[512] = "";
+	log_warn("worker %d: %s while training a pack of %d; reopening the "
+		 "device and resuming each job from its checkpoint", w->index,
+		 error_message(rc), n);
+	nn_pack_destroy(*pack);
+	*pack = NULL;
+	for (int i = 0; i < n; i++) {
+		nn_fit_destroy(runs[i]->fit);
+		runs[i]->fit = NULL;
+	}
+	int reopened = reopen_device(w, err, sizeof(err)) == 0 &&
+		       nn_pack_create(pack, w->gpu) == 0;
+	int kept = 0;
+	for (int i = 0; i < n; i++) {
+		struct run *r = runs[i];
+		enum run_outcome o = RUN_ENDED;
+		if (!reopened)
+			snprintf(r->msg, sizeof(r->msg), "%s, and the device "
+				 "could not be reopened: %s", error_message(rc),
+				 err);
+		else if (++r->retries > WORKER_DEVICE_RETRIES)
+			snprintf(r->msg, sizeof(r->msg), "%s, %d times",
+				 error_message(rc), r->retries);
+		else
+			o = load_run(w, r);
+		if (o == RUN_ENDED) {
+			if (!reopened || r->retries > WORKER_DEVICE_RETRIES)
+				r->end = WORK_END_FAILED;
+			end_run(w, r);
+		} else {
+			runs[kept++] = r;
+		}
+	}
+	return kept;
+}
+
+/*
+ * Trains the jobs handed over as one pack (nn/pack.h) until none is left:
+ * between two epochs jobs join (taken as they come, while the pack has
+ * room and the device memory) and leave (done, paused, cancelled,
+ * stopped, failed), each exactly as run_job would run it alone.
+ */
+static void run_pack(struct worker *w)
+{
+	struct run **runs = calloc((size_t)w->pack, sizeof(*runs));
+	struct nn_fit **fits = calloc((size_t)w->pack, sizeof(*fits));
+	struct nn_metrics *m = calloc((size_t)w->pack, sizeof(*m));
+	int *rcs = calloc((size_t)w->pack, sizeof(*rcs));
+	struct nn_pack *pack = NULL;
+	int n = 0;
+	if (!runs || !fits || !m || !rcs || nn_pack_create(&pack, w->gpu)) {
+		log_error("worker %d: out of memory for a pack", w->index);
+		hand_back(w);
+		goto out;
+	}
+	uint64_t budget = (uint64_t)(gpu_info(w->gpu)->budget_bytes *
+				     WORKER_PACK_MEMORY);
+	for (;;) {
+		struct work_job *job;
+		while (n < w->pack && (job = take_job(w))) {
+			struct run *r = calloc(1, sizeof(*r));
+			if (!r) {
+				release_held(w, job->id);
+				post_ended(w, job->id, WORK_END_QUEUED, NULL);
+				free(job);
+				continue;
+			}
+			*r = (struct run){.job = job, .psnr = NAN, .shared = n > 0};
+			if (load_run(w, r) == RUN_ENDED) {
+				end_run(w, r);
+				continue;
+			}
+			runs[n++] = r;
+			if (gpu_bytes_in_use(w->gpu) > budget) {
+				pthread_mutex_lock(&w->lock);
+				w->full = 1;
+				pthread_mutex_unlock(&w->lock);
+			}
+		}
+		if (!n)
+			break;
+		serve_pack(w, runs, n);
+		for (int i = 0; i < n; i++) {
+			struct run *r = runs[i];
+			r->shared = n > 1;
+			int flags = flags_of(w, r->job->id);
+			enum run_outcome o = RUN_NEXT;
+			if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
+				save_checkpoint(w, r);
+				o = ended(r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
+					     : flags & WORK_PAUSE ? WORK_END_PAUSED
+								  : WORK_END_QUEUED);
+			} else if (r->reached ||
+				   nn_fit_epoch(r->fit) >= r->job->cfg.epochs) {
+				o = finish(w, r);
+			}
+			if (o == RUN_RELOAD)
+				o = load_run(w, r);
+			if (o == RUN_ENDED) {
+				end_run(w, r);
+				runs[i--] = runs[--n];
+			}
+		}
+		if (!n)
+			continue;
+		for (int i = 0; i < n; i++)
+			fits[i] = runs[i]->fit;
+		double t = mono_seconds();
+		int rc = nn_pack_step(pack, fits, n, m, rcs);
+		double dt = mono_seconds() - t;
+		for (int i = 0; rc == 0 && i < n; i++)
+			if (device_fault(rcs[i]))
+				rc = rcs[i];
+		if (rc) {
+			n = pack_fault(w, runs, n, rc, &pack);
+			if (!pack) {
+				for (int i = 0; i < n; i++)
+					end_run(w, runs[i]);
+				n = 0;
+				break;
+			}
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			struct run *r = runs[i];
+			const struct work_job *jb = r->job;
+			enum run_outcome o;
+			r->train_seconds += dt;
+			if (rcs[i]) {
+				o = recover(w, r, rcs[i]);
+				if (o == RUN_RELOAD)
+					o = load_run(w, r);
+			} else {
+				struct work_event *ev = event_new(WORK_PROGRESS, jb->id);
+				ev->m = m[i];
+				post(w, ev);
+				int trc = 0;
+				if (jb->target_psnr > 0 && isfinite(m[i].psnr_best) &&
+				    m[i].psnr_best >= jb->target_psnr)
+					trc = model_reaches(r, jb->target_psnr,
+							    &r->reached);
+				o = trc ? recover(w, r, trc) : checkpoint_if_due(w, r);
+				if (o == RUN_RELOAD)
+					o = load_run(w, r);
+			}
+			if (o == RUN_ENDED) {
+				end_run(w, r);
+				runs[i--] = runs[--n];
+			}
+		}
+		publish_memory(w);
+	}
+out:
+	nn_pack_destroy(pack);
+	free(runs);
+	free(fits);
+	free(m);
+	free(rcs);
+	publish_memory(w);
+}
+
 /* ------------------------------------------------------------ thread */
 
 static void *worker_main(void *arg)
@@ -766,16 +1098,19 @@ static void *worker_main(void *arg)
 	} else {
 		ev->ok = 1;
 		ev->info = *gpu_info(w->gpu);
+		if (!nn_pack_supported(w->gpu)) {
+			pthread_mutex_lock(&w->lock);
+			w->pack = 1;
+			pthread_mutex_unlock(&w->lock);
+		}
 	}
 	publish_memory(w);
 	post(w, ev);
 
 	for (;;) {
 		pthread_mutex_lock(&w->lock);
-		while (!(w->flags & WORK_STOP) && !w->pending && !w->requests)
+		while (!(w->flags & WORK_STOP) && !has_untaken(w) && !w->requests)
 			pthread_cond_wait(&w->cond, &w->lock);
-		struct work_job *job = w->pending;
-		w->pending = NULL;
 		struct work_request *reqs = w->requests;
 		w->requests = NULL;
 		int stop = w->flags & WORK_STOP;
@@ -784,20 +1119,20 @@ static void *worker_main(void *arg)
 		serve(w, reqs, NULL, NULL);
 		if (reqs)
 			publish_memory(w);
-		if (job) {
-			if (w->gpu)
-				run_job(w, job);
-			else
-				post_ended(w, job->id, WORK_END_QUEUED, NULL);
-			free(job);
-			pthread_mutex_lock(&w->lock);
-			if (!w->pending)
-				w->current[0] = '\0';
-			pthread_mutex_unlock(&w->lock);
-		}
 		if (stop)
 			break;
+		if (!w->gpu) {
+			hand_back(w);
+		} else if (w->pack > 1) {
+			run_pack(w);
+		} else {
+			struct work_job *job = take_job(w);
+			if (job)
+				run_job(w, job);
+			free(job);
+		}
 	}
+	hand_back(w);
 	/* Every job is on disk now: say so before releasing the device,
 	 * which some drivers take seconds to do; the daemon waits for that
 	 * only briefly (worker_join). */
@@ -833,13 +1168,14 @@ static int env_int(const char *name, int def)
 }
 
 int worker_create(struct worker **out, int index, const char *selector,
-		  void (*wake)(void *wake_arg), void *wake_arg)
+		  int pack, void (*wake)(void *wake_arg), void *wake_arg)
 {
 	*out = NULL;
 	struct worker *w = calloc(1, sizeof(*w));
 	if (!w)
 		return ERR_NOMEM;
 	w->index = index;
+	w->pack = pack > 0 ? pack : WORKER_PACK_MOST;
 	w->wake = wake;
 	w->wake_arg = wake_arg;
 	w->events_tail = &w->events;
@@ -870,7 +1206,12 @@ void worker_destroy(struct worker *w)
 		worker_stop(w);
 		pthread_join(w->thread, NULL);
 	}
-	free(w->pending);
+	while (w->held) {
+		struct held *h = w->held;
+		w->held = h->next;
+		free(h->job);
+		free(h);
+	}
 	while (w->requests) {
 		struct work_request *req = w->requests;
 		w->requests = req->next;

@@ -43,6 +43,10 @@
 #define WORKER_CHECKPOINT_SECONDS 30.0
 #define WORKER_DEVICE_RETRIES 3
 #define WORKER_DIVERGE_RETRIES 3
+/* Packs (nn/pack.h): the jobs one worker trains at once at most, and the
+ * share of the device's memory budget their fits may take together. */
+#define WORKER_PACK_MOST 1024
+#define WORKER_PACK_MEMORY 0.6
 
 /* A job as the worker needs it: where its files are and its config. */
 struct work_job {
@@ -132,7 +136,7 @@ struct worker;
  * whenever an event is posted (it must be safe to call from any thread,
  * as uv_async_send is). */
 int worker_create(struct worker **out, int index, const char *selector,
-		  void (*wake)(void *wake_arg), void *wake_arg);
+		  int pack, void (*wake)(void *wake_arg), void *wake_arg);
 /* Asks the thread to stop (WORK_STOP), joins it and frees everything.
  * destroy(NULL) does nothing. */
 void worker_destroy(struct worker *w);
@@ -143,10 +147,17 @@ void worker_stop(struct worker *w);
  * (CLOCK_REALTIME); 0, or ERR_BUSY when it is still releasing its device. */
 int worker_join(struct worker *w, const struct timespec *deadline);
 
-/* Hands a job over (ownership passes); the worker must be idle. */
+/* Hands a job over (ownership passes); the worker must have room
+ * (worker_room). */
 void worker_start_job(struct worker *w, struct work_job *job);
-/* Sets WORK_PAUSE or WORK_CANCEL for the job with that id, if it is the
- * one the worker has. */
+/* How many more jobs the worker takes now: 1 when idle and 0 when busy
+ * without packs; with packs, its pack's free places while its device's
+ * memory holds more (0 once it is full, until a job leaves). */
+int worker_room(struct worker *w);
+/* How many jobs it has (handed over and not yet ended). */
+int worker_jobs(struct worker *w);
+/* Sets WORK_PAUSE or WORK_CANCEL for the job with that id, if the
+ * worker has it; wakes the worker. */
 void worker_flag(struct worker *w, const char *job_id, int flags);
 /* Queues a request (ownership passes; it comes back in WORK_REPLY).
  * While a job runs, the worker serves at most one request per epoch, the

@@ -123,16 +123,28 @@ static void test_pack_equals_alone(void **state)
 	assert_true(max_groups >= 2);
 	nn_pack_destroy(pack);
 
+	/* Bit for bit on CPU devices, where the packed variant compiles to
+	 * the same arithmetic; a GPU's compiler may contract the packed
+	 * variant's products into fused multiply-adds differently (it is
+	 * another shader: buffers by address), so there the PSNR agrees
+	 * within 0.01 dB. In any pack, a job's results are bit for bit the
+	 * same (test_pack_neighbours). */
+	int exact = gpu_info(test_gpu)->is_cpu;
 	for (int j = 0; j < JOBS; j++) {
 		float *a, *b;
 		read_weights(alone[j], &a);
 		read_weights(packed[j], &b);
-		assert_memory_equal(a, b, alone[j]->layout.total * sizeof(float));
+		if (exact)
+			assert_memory_equal(a, b, alone[j]->layout.total * sizeof(float));
 		int na, nb;
 		const struct nn_metrics *ha = nn_fit_history(alone[j], &na);
 		const struct nn_metrics *hb = nn_fit_history(packed[j], &nb);
 		assert_int_equal(na, nb);
 		for (int e = 0; e < na; e++) {
+			if (!exact) {
+				assert_true(fabs(ha[e].psnr - hb[e].psnr) < 0.01);
+				continue;
+			}
 			assert_true(ha[e].psnr == hb[e].psnr);
 			assert_true(ha[e].psnr_average == hb[e].psnr_average);
 			assert_true(ha[e].psnr_best == hb[e].psnr_best);
@@ -140,7 +152,9 @@ static void test_pack_equals_alone(void **state)
 		struct nn_best ba, bb;
 		nn_fit_best(alone[j], &ba);
 		nn_fit_best(packed[j], &bb);
-		assert_true(ba.psnr == bb.psnr && ba.epoch == bb.epoch);
+		assert_true(fabs(ba.psnr - bb.psnr) < 0.01);
+		if (exact)
+			assert_true(ba.psnr == bb.psnr && ba.epoch == bb.epoch);
 		free(a);
 		free(b);
 		nn_fit_destroy(alone[j]);
@@ -148,6 +162,45 @@ static void test_pack_equals_alone(void **state)
 		image_destroy(img[j]);
 		image_destroy(img2[j]);
 	}
+}
+
+/* Job 0 in a pack with jobs 1 and 4, then with job 3 alone: the same
+ * weights, bit for bit, on every device. */
+static void test_pack_neighbours(void **state)
+{
+	(void)state;
+	test_need_gpu();
+	if (!nn_pack_supported(test_gpu))
+		skip();
+	const int sets[2][3] = {{0, 1, 4}, {0, 3, -1}};
+	float *w[2];
+	for (int k = 0; k < 2; k++) {
+		struct nn_fit *fits[3];
+		struct image *img[3];
+		int n = 0;
+		for (int i = 0; i < 3 && sets[k][i] >= 0; i++)
+			fits[n++] = make_fit(sets[k][i], &img[i]);
+		struct nn_pack *pack;
+		assert_int_equal(nn_pack_create(&pack, test_gpu), 0);
+		for (int e = 0; e < 6; e++) {
+			struct nn_metrics m[3];
+			int rcs[3];
+			assert_int_equal(nn_pack_step(pack, fits, n, m, rcs), 0);
+		}
+		nn_pack_destroy(pack);
+		read_weights(fits[0], &w[k]);
+		for (int i = 0; i < n; i++) {
+			nn_fit_destroy(fits[i]);
+			image_destroy(img[i]);
+		}
+	}
+	struct nn_layout l;
+	struct nn_config cfg;
+	job_config(&specs[0], &cfg);
+	nn_layout_init(&l, &cfg);
+	assert_memory_equal(w[0], w[1], l.total * sizeof(float));
+	free(w[0]);
+	free(w[1]);
 }
 
 static void test_pack_equals_alone_auto(void **state)
@@ -162,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pack_equals_alone),
 		cmocka_unit_test(test_pack_equals_alone_auto),
+		cmocka_unit_test(test_pack_neighbours),
 	};
 	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
 }
