@@ -203,6 +203,18 @@ static int save_request(struct queue *q, struct job *job)
 	return jobfiles_write_json(q->jobs_dir, job->id, JOBFILE_REQUEST, o);
 }
 
+int queue_save_request(struct queue *q, struct job *job)
+{
+	int rc = save_request(q, job);
+	if (rc) {
+		int saved = errno;
+		log_error("job %s: cannot write %s: %s", job->id,
+			  JOBFILE_REQUEST, strerror(saved));
+		errno = saved;
+	}
+	return rc;
+}
+
 int queue_save(struct queue *q, struct job *job)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -461,13 +473,16 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	get_str(req, "source", job->p.source, sizeof(job->p.source));
 	get_str(req, "key", job->p.key, sizeof(job->p.key));
 	/* jobs saved before recipes were recorded train as they always did:
-	 * Adam, a cosine schedule, no average (and what they were given) */
+	 * Adam, a cosine schedule, no average (and what they were given).
+	 * A recipe that cannot be read fails the job: training it with
+	 * another recipe would give other weights under the same settings. */
 	char err[256];
 	nn_recipe_version1(&job->p.recipe);
 	if (job_recipe_read(req, &job->p.recipe, err, sizeof(err))) {
-		log_warn("job %s: its saved recipe is not readable (%s); "
-			 "using the defaults", job->id, err);
-		nn_recipe_version1(&job->p.recipe);
+		snprintf(why, whylen, "%.200s is damaged: its recipe is not "
+			 "readable (%.200s)", path, err);
+		cJSON_Delete(req);
+		return -1;
 	}
 	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
 		get_str(req, text_params[i].key, job->p.text[i],

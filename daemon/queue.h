@@ -133,6 +133,10 @@ int queue_count_state(const struct queue *q, enum job_state state);
  * or why it was paused (a failed write), else NULL. */
 int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		    const char *error);
+/* Rewrites request.json: after the settings left to the daemon (width,
+ * lr, warmup) were chosen when the job started, so that a restart keeps
+ * them. */
+int queue_save_request(struct queue *q, struct job *job);
 /* Rewrites state.json (after changing device, export_psnr...). */
 int queue_save(struct queue *q, struct job *job);
 

@@ -63,7 +63,13 @@ void schedule_jobs(struct service *svc)
 			return;
 		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
 		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
+		struct job_params given = job->p;
 		schedule_job_config(job, slot->is_cpu, &wj->cfg);
+		/* what was left to the daemon is chosen now: kept, so that a
+		 * restart neither shows nor trains anything else */
+		if (given.width != job->p.width || given.lr != job->p.lr ||
+		    given.recipe.warmup != job->p.recipe.warmup)
+			queue_save_request(svc->queue, job);
 		wj->has_init = job->has_init;
 		wj->target_psnr = job->p.target_psnr;
 
