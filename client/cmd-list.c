@@ -442,12 +442,26 @@ static const char *field_text(const cJSON *f, char *buf, size_t n)
 	return buf;
 }
 
-/* Every field of a job, known ones first and formatted, the rest raw. */
+/* " (default)" when the job's "defaults" names key (a setting left to
+ * the daemon), else "". */
+static const char *default_mark(const cJSON *job, const char *key)
+{
+	const cJSON *d;
+	cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(job, "defaults"))
+		if (cJSON_IsString(d) && !strcmp(d->valuestring, key))
+			return " (default)";
+	return "";
+}
+
+/* Every field of a job, known ones first and formatted, the rest raw;
+ * a setting left to the daemon is marked "(default)", and one not chosen
+ * yet (the width, until a device takes the job) says so. */
 static void show_job(const cJSON *job)
 {
 	static const char *const known[] = {
 		"id", "name", "batch", "state", "epoch", "epochs", "psnr",
-		"best_psnr", "width", "image", "device", "error", NULL};
+		"best_psnr", "width", "image", "device", "error", "defaults",
+		NULL};
 	char id[128], size[32], psnr[32], best[32];
 	const cJSON *field;
 
@@ -465,7 +479,12 @@ static void show_job(const cJSON *job)
 	       fmt_number("%.2f", job_num(job, "best_psnr", NAN), best,
 			  sizeof best));
 	printf("  %-12s %s\n", "image", size_text(job, size, sizeof size));
-	printf("  %-12s %.0f\n", "width", job_num(job, "width", 0));
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(job, "width")))
+		printf("  %-12s %.0f%s\n", "width", job_num(job, "width", 0),
+		       default_mark(job, "width"));
+	else
+		printf("  %-12s %s\n", "width",
+		       "the device's default, chosen when it starts");
 	printf("  %-12s %s\n", "device", device_text(job));
 	if (job_str(job, "error", NULL))
 		printf("  %-12s %s\n", "error", job_str(job, "error", ""));
@@ -477,8 +496,12 @@ static void show_job(const cJSON *job)
 			seen = field->string && !strcmp(field->string, known[i]);
 		if (seen || !field->string)
 			continue;
-		printf("  %-12s %s\n", field->string,
-		       field_text(field, text, sizeof text));
+		if (cJSON_IsNull(field) && *default_mark(job, field->string))
+			printf("  %-12s by width (default)\n", field->string);
+		else
+			printf("  %-12s %s%s\n", field->string,
+			       field_text(field, text, sizeof text),
+			       default_mark(job, field->string));
 	}
 }
 

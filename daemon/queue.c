@@ -61,6 +61,8 @@ static int state_parse(const char *name)
 	return -1;
 }
 
+const char *const job_default_names[3] = {"width", "lr", "warmup"};
+
 int job_state_is_final(enum job_state state)
 {
 	return state == JOB_DONE || state == JOB_FAILED ||
@@ -194,6 +196,11 @@ static int save_request(struct queue *q, struct job *job)
 	if (job->p.target_psnr > 0)
 		cJSON_AddNumberToObject(o, "target_psnr", job->p.target_psnr);
 	job_params_add_given(o, &job->p);
+	cJSON *defaults = cJSON_AddArrayToObject(o, "defaults");
+	for (int i = 0; i < 3; i++)
+		if (job->p.defaults & (1u << i))
+			cJSON_AddItemToArray(defaults, cJSON_CreateString(
+							       job_default_names[i]));
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);
@@ -484,6 +491,20 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		cJSON_Delete(req);
 		return -1;
 	}
+	/* what was left to the daemon; saved before "defaults" was: what
+	 * still holds its placeholder */
+	const cJSON *defaults = cJSON_GetObjectItemCaseSensitive(req, "defaults");
+	for (const cJSON *d = cJSON_IsArray(defaults) ? defaults->child : NULL;
+	     d; d = d->next)
+		for (int i = 0; i < 3; i++)
+			if (cJSON_IsString(d) &&
+			    !strcmp(d->valuestring, job_default_names[i]))
+				job->p.defaults |= 1u << i;
+	if (!cJSON_IsArray(defaults))
+		job->p.defaults = (!job->p.width ? JOB_DEFAULT_WIDTH : 0) |
+				  (job->p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+				  (job->p.recipe.warmup == NN_WARMUP_AUTO
+					   ? JOB_DEFAULT_WARMUP : 0);
 	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
 		get_str(req, text_params[i].key, job->p.text[i],
 			sizeof(job->p.text[i]));

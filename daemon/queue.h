@@ -56,7 +56,21 @@ struct job_params {
 	struct nn_recipe recipe;
 	/* The other engine options (proto/params.h); "": the default. */
 	char text[TEXT_PARAM_COUNT][32]; /* precision, dilations */
+	/* What the submitter left to the daemon (JOB_DEFAULT_*): shown as
+	 * "(default)". width, lr and the recipe's warmup hold 0, NN_LR_AUTO
+	 * and NN_WARMUP_AUTO until the width is known (at submission when
+	 * given, else when the job first runs), then the values chosen. */
+	unsigned defaults;
 };
+
+enum {
+	JOB_DEFAULT_WIDTH = 1, /* the device's default width */
+	JOB_DEFAULT_LR = 2,    /* nn_default_lr of the width */
+	JOB_DEFAULT_WARMUP = 4 /* nn_default_warmup of the width */
+};
+/* The names of the JOB_DEFAULT_* bits, as job objects and request.json
+ * list them ("defaults"): "width", "lr", "warmup". */
+extern const char *const job_default_names[3];
 
 struct job {
 	struct job *next;

@@ -18,6 +18,7 @@
 #include "events.h"
 #include "log.h"
 #include "subs.h"
+#include "views.h"
 #include "worker.h"
 
 /* The engine options a job was submitted with, over the engine's
@@ -31,6 +32,24 @@ static void apply_engine_options(const struct job_params *p,
 				   &cfg->precision);
 	if (p->text[TEXT_PARAM_DILATIONS][0])
 		nn_config_parse_dilations(cfg, p->text[TEXT_PARAM_DILATIONS]);
+}
+
+int schedule_default_width(const struct service *svc)
+{
+	int kind = -1;
+	for (int i = 0; i < svc->nslots; i++) {
+		const struct worker_slot *s = &svc->slots[i];
+		if (!s->ok || s->exited)
+			continue;
+		if (kind >= 0 && kind != s->is_cpu)
+			return 0;
+		kind = s->is_cpu;
+	}
+	if (kind < 0)
+		return 0;
+	struct nn_config cfg;
+	nn_config_defaults(&cfg, kind);
+	return cfg.nf;
 }
 
 void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
@@ -77,8 +96,11 @@ void schedule_jobs(struct service *svc)
 		snprintf(job->device, sizeof(job->device), "%s", slot->device);
 		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
 		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
+		char settings[160];
+		views_settings_text(&job->p, settings, sizeof settings);
 		job_event(svc->queue, job, LOGL_NOTICE,
-			  "starting on %s (worker %d)", slot->device, i);
+			  "starting on %s (worker %d): %s", slot->device, i,
+			  settings);
 		worker_start_job(slot->w, wj);
 		subs_job_state(svc, job);
 	}

@@ -6,9 +6,11 @@
 # of the daemon, and the ones restarted before or while they ran end with
 # the same weights, byte for byte, as an uninterrupted run. A saved recipe
 # that cannot be read fails its job with the reason; it never becomes
-# another recipe.
+# another recipe. A job not started yet shows the width, rate and warmup
+# it will use, marked "(default)" when left to the daemon, in show and
+# in logs.
 . "$(dirname "$0")/lib.bash"
-tap_plan 9
+tap_plan 11
 need_device
 export VKINRD_CHECKPOINT_EPOCHS=5
 export VKINR_SOCKET=$SOCK
@@ -66,6 +68,22 @@ queued=$("$CTL" submit -q "${fit[@]}")
 paused=$("$CTL" submit -q "${fit[@]}")
 "$CTL" pause "$paused" >/dev/null
 record "$ref" "$queued" "$paused"
+
+# not started yet, they show the values they will use, never a placeholder
+shows_defaults() {
+	"$CTL" show "$1" >"$T/show.txt" &&
+	grep -Eq '^  width +[0-9]+ \(default\)$' "$T/show.txt" &&
+	grep -Eq '^  lr +[0-9.e-]+ \(default\)$' "$T/show.txt" &&
+	grep -Eq '^  warmup +[0-9]+ \(default\)$' "$T/show.txt" &&
+	"$CTL" logs "$1" >"$T/logs.txt" &&
+	grep -Eq 'width [0-9]+ \(default\), lr [0-9.e-]+ \(default\), warmup [0-9]+ \(default\)' "$T/logs.txt" &&
+	! grep -Eq 'width 0|lr 0[ ,]|warmup -1' "$T/show.txt" "$T/logs.txt"
+}
+check "show and logs of a queued job: the values it will use, marked (default)" \
+	shows_defaults "$queued"
+check "a queued and a paused job show the settings the done run used" \
+	bash -c "diff '$T/settings.$ref' '$T/settings.$queued' &&
+		 diff '$T/settings.$ref' '$T/settings.$paused'"
 
 restart TERM
 check "SIGTERM: done, queued and paused jobs keep their settings" \
