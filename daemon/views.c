@@ -118,13 +118,14 @@ cJSON *views_job(const struct job *job, int default_width)
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(o, "epoch", job_epoch(job));
 	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
-	/* A done job's PSNR is its exported model's, the one export writes
-	 * and infer measures; the epochs' are measured before their step. */
-	double psnr = job->has_export ? job->export_psnr
-				      : last ? last->psnr : NAN;
+	/* One PSNR: the model's, the weights an export writes (the best
+	 * model, struct nn_best; a done job's exported model, which infer
+	 * measures too). The last epoch's own figure, measured before its
+	 * step, is live_psnr. best_psnr is psnr again, for clients of old. */
+	double psnr = job->has_export ? job->export_psnr : job->best_psnr;
 	views_add_number(o, "psnr", psnr);
-	views_add_number(o, "best_psnr", isfinite(psnr) && psnr > job->best_psnr
-						? psnr : job->best_psnr);
+	views_add_number(o, "live_psnr", last ? last->psnr : NAN);
+	views_add_number(o, "best_psnr", psnr);
 	views_add_number(o, "mse", last ? last->mse : NAN);
 	views_add_number(o, "ms", last ? last->ms : NAN);
 	if (shown.width)
