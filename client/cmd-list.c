@@ -53,7 +53,7 @@ static const char *device_text(const cJSON *job)
 
 #define CSV_HEADER                                                           \
 	"id,name,batch,state,width,height,epoch,epochs,psnr,best_psnr,"     \
-	"seconds,device,net_width,error,source\n"
+	"seconds,device,net_width,error,source,live_psnr\n"
 
 static void csv_row(const cJSON *job)
 {
@@ -76,7 +76,8 @@ static void csv_row(const cJSON *job)
 	fmt_csv_field(stdout, strcmp(device_text(job), "-") ? device_text(job) : "", 0);
 	fmt_csv_number(stdout, job_num(job, "width", NAN), "%.0f", 0);
 	fmt_csv_field(stdout, job_str(job, "error", ""), 0);
-	fmt_csv_field(stdout, job_str(job, "source", ""), 1);
+	fmt_csv_field(stdout, job_str(job, "source", ""), 0);
+	fmt_csv_number(stdout, job_num(job, "live_psnr", NAN), "%.4f", 1);
 }
 
 /* The device's name up to its first " (": "llvmpipe", not "llvmpipe
@@ -127,6 +128,10 @@ static const char *col_best(const cJSON *j, char *b, size_t n)
 {
 	return fmt_number("%.2f", job_num(j, "best_psnr", NAN), b, n);
 }
+static const char *col_live(const cJSON *j, char *b, size_t n)
+{
+	return fmt_number("%.2f", job_num(j, "live_psnr", NAN), b, n);
+}
 static const char *col_time(const cJSON *j, char *b, size_t n)
 {
 	return fmt_duration(job_seconds(j), b, n);
@@ -162,7 +167,8 @@ static const struct column columns[] = {
 	{"epoch", "EPOCH", 11, 1, col_epoch},
 	{"size", "SIZE", 9, 1, size_text},
 	{"psnr", "PSNR", 6, 1, col_psnr},
-	{"best", "BEST", 6, 1, col_best},
+	{"live", "LIVE", 6, 1, col_live},
+	{"best", "PSNR", 6, 1, col_best}, /* psnr, as it was called once */
 	{"time", "TIME", 7, 1, col_time},
 	{"age", "AGE", 8, 1, col_age},
 	{"batch", "BATCH", 7, 0, col_batch},
@@ -191,7 +197,7 @@ static int parse_format(const struct cmd_entry *self, const char *format,
 		if (!columns[i].name || *ncols == LIST_MAX_COLUMNS)
 			status = cmd_usage_error(
 				self, "--format takes columns among id, name, "
-				      "state, priority, epoch, size, psnr, best, "
+				      "state, priority, epoch, size, psnr, live, "
 				      "time, age, batch, device, source; not '%s'",
 				w);
 		else
@@ -380,10 +386,13 @@ const struct cmd_entry cmd_list_entry = {
 		"  --json      {\"jobs\": [...]}, the daemon's job objects\n"
 		"  --format C  the table's columns, comma-separated, among id, "
 		"name, state,\n"
-		"              priority, epoch, size, psnr, best, time, age, "
+		"              priority, epoch, size, psnr, live, time, age, "
 		"batch, device,\n"
-		"              source (default: all but size, best, age and "
-		"source)\n"
+		"              source (default: all but size, live, age and "
+		"source); psnr\n"
+		"              is the model's, the weights export writes; live "
+		"the last\n"
+		"              epoch's own\n"
 		"  --out OUT   a dataset fitted on Slurm (submit --slurm): each "
 		"image's\n              result, and the Slurm state of the "
 		"unfinished ones\n",
@@ -442,13 +451,27 @@ static const char *field_text(const cJSON *f, char *buf, size_t n)
 	return buf;
 }
 
-/* Every field of a job, known ones first and formatted, the rest raw. */
+/* " (default)" when the job's "defaults" names key (a setting left to
+ * the daemon), else "". */
+static const char *default_mark(const cJSON *job, const char *key)
+{
+	const cJSON *d;
+	cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(job, "defaults"))
+		if (cJSON_IsString(d) && !strcmp(d->valuestring, key))
+			return " (default)";
+	return "";
+}
+
+/* Every field of a job, known ones first and formatted, the rest raw;
+ * a setting left to the daemon is marked "(default)", and one not chosen
+ * yet (the width, until a device takes the job) says so. */
 static void show_job(const cJSON *job)
 {
 	static const char *const known[] = {
 		"id", "name", "batch", "state", "epoch", "epochs", "psnr",
-		"best_psnr", "width", "image", "device", "error", NULL};
-	char id[128], size[32], psnr[32], best[32];
+		"best_psnr", "live_psnr", "model_psnr", "width", "image",
+		"device", "error", "defaults", NULL};
+	char id[128], size[32], psnr[32], live[32];
 	const cJSON *field;
 
 	printf("job %s\n",
@@ -460,12 +483,17 @@ static void show_job(const cJSON *job)
 	printf("  %-12s %s\n", "state", job_str(job, "state", "?"));
 	printf("  %-12s %.0f of %.0f\n", "epoch", job_num(job, "epoch", 0),
 	       job_num(job, "epochs", 0));
-	printf("  %-12s %s dB (best %s dB)\n", "psnr",
+	printf("  %-12s %s dB (live %s dB)\n", "psnr",
 	       fmt_number("%.2f", job_num(job, "psnr", NAN), psnr, sizeof psnr),
-	       fmt_number("%.2f", job_num(job, "best_psnr", NAN), best,
-			  sizeof best));
+	       fmt_number("%.2f", job_num(job, "live_psnr", NAN), live,
+			  sizeof live));
 	printf("  %-12s %s\n", "image", size_text(job, size, sizeof size));
-	printf("  %-12s %.0f\n", "width", job_num(job, "width", 0));
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(job, "width")))
+		printf("  %-12s %.0f%s\n", "width", job_num(job, "width", 0),
+		       default_mark(job, "width"));
+	else
+		printf("  %-12s %s\n", "width",
+		       "the device's default, chosen when it starts");
 	printf("  %-12s %s\n", "device", device_text(job));
 	if (job_str(job, "error", NULL))
 		printf("  %-12s %s\n", "error", job_str(job, "error", ""));
@@ -477,8 +505,12 @@ static void show_job(const cJSON *job)
 			seen = field->string && !strcmp(field->string, known[i]);
 		if (seen || !field->string)
 			continue;
-		printf("  %-12s %s\n", field->string,
-		       field_text(field, text, sizeof text));
+		if (cJSON_IsNull(field) && *default_mark(job, field->string))
+			printf("  %-12s by width (default)\n", field->string);
+		else
+			printf("  %-12s %s%s\n", field->string,
+			       field_text(field, text, sizeof text),
+			       default_mark(job, field->string));
 	}
 }
 

@@ -19,7 +19,7 @@
 
 enum { OPT_CSV = OPT_FIRST_COMMAND_OPTION };
 
-#define METRICS_CSV_HEADER "job,name,epoch,psnr,mse,lr,ms\n"
+#define METRICS_CSV_HEADER "job,name,epoch,psnr,mse,lr,ms,live_psnr\n"
 
 static void print_csv(FILE *out, const struct history *h)
 {
@@ -31,18 +31,21 @@ static void print_csv(FILE *out, const struct history *h)
 		fmt_csv_number(out, r->psnr, "%.6f", 0);
 		fmt_csv_number(out, r->mse, "%.6e", 0);
 		fmt_csv_number(out, r->lr, "%.6e", 0);
-		fmt_csv_number(out, r->ms, "%.3f", 1);
+		fmt_csv_number(out, r->ms, "%.3f", 0);
+		fmt_csv_number(out, r->live_psnr, "%.6f", 1);
 	}
 }
 
 static void print_table(FILE *out, const struct history *h)
 {
-	char psnr[32], mse[32], lr[32], ms[32];
+	char psnr[32], live[32], mse[32], lr[32], ms[32];
 
 	for (int i = 0; i < h->n; i++) {
 		const struct history_row *r = &h->rows[i];
-		fprintf(out, "%-6s %8d %9s %11s %9s %9s\n", h->idtext, r->epoch,
+		fprintf(out, "%-6s %8d %9s %9s %11s %9s %9s\n", h->idtext,
+			r->epoch,
 			fmt_number("%.2f", r->psnr, psnr, sizeof psnr),
+			fmt_number("%.2f", r->live_psnr, live, sizeof live),
 			fmt_number("%.3e", r->mse, mse, sizeof mse),
 			fmt_number("%.2e", r->lr, lr, sizeof lr),
 			fmt_number("%.1f", r->ms, ms, sizeof ms));
@@ -64,6 +67,8 @@ static cJSON *history_json(const struct history *h)
 		cJSON_AddNumberToObject(row, "epoch", r->epoch);
 		if (isfinite(r->psnr))
 			cJSON_AddNumberToObject(row, "psnr", r->psnr);
+		if (isfinite(r->live_psnr))
+			cJSON_AddNumberToObject(row, "live_psnr", r->live_psnr);
 		if (isfinite(r->mse))
 			cJSON_AddNumberToObject(row, "mse", r->mse);
 		if (isfinite(r->lr))
@@ -121,8 +126,8 @@ static int cmd_metrics_exec(struct client *cl, const struct cmd_entry *self,
 	if (csv)
 		fputs(METRICS_CSV_HEADER, out);
 	else if (!cl->json)
-		fprintf(out, "%-6s %8s %9s %11s %9s %9s\n", "JOB", "EPOCH",
-			"PSNR", "MSE", "LR", "MS");
+		fprintf(out, "%-6s %8s %9s %9s %11s %9s %9s\n", "JOB",
+			"EPOCH", "PSNR", "LIVE", "MSE", "LR", "MS");
 	cJSON_ArrayForEach(id, ids) {
 		struct history h;
 		char what[96];
@@ -168,10 +173,13 @@ const struct cmd_entry cmd_metrics_entry = {
 	.args = "ID|BATCH... [--csv] [-o FILE] [--force]",
 	.summary = "every epoch's PSNR, MSE, learning rate and time",
 	.help = "The whole history of the jobs, from the first epoch on: a "
-		"table, CSV with\n--csv (header " "job,name,epoch,psnr,mse,lr,ms"
+		"table, CSV with\n--csv (header "
+		"job,name,epoch,psnr,mse,lr,ms,live_psnr"
 		", for pandas or gnuplot),\nor {\"jobs\":[{\"job\",\"name\","
-		"\"history\":[{\"epoch\",\"psnr\",\"mse\",\"lr\",\"ms\"}]}]} "
-		"with --json.\n"
+		"\"history\":[{\"epoch\",\"psnr\",\"mse\",\"lr\",\"ms\",\n"
+		"\"live_psnr\"}]}]} with --json. psnr is the model's after the "
+		"epoch (the weights\nan export writes); live_psnr the epoch's "
+		"own, measured before its step.\n"
 		"\n"
 		"Options:\n"
 		"  --csv            comma-separated values\n"

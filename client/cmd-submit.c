@@ -84,8 +84,11 @@ struct submit {
 	int no_batch;        /* the daemon refused the batch parameter */
 
 	int skip_done;       /* --skip-done */
-	cJSON *done_keys;    /* {KEY: job id} of this user's done jobs */
+	/* {KEY: {"job","state","batch"}}: this user's jobs that cover an
+	 * image (queued, running, paused or done) */
+	cJSON *done_keys;
 	int nskipped;
+	cJSON *skipped;      /* [{"file","job","state","batch"}] */
 
 	cJSON *done;         /* [{"job","file","name"}] */
 	cJSON *errors;       /* [{"file","error"}] */
@@ -367,7 +370,10 @@ static void job_key(const struct submit *s, const uint8_t *png, size_t size,
 		 (unsigned long long)mix(b));
 }
 
-/* The keys of this user's done jobs, for --skip-done: one job.list. */
+/* The keys of this user's jobs that cover an image, for --skip-done: one
+ * job.list. Any live job does (queued, running, paused, done): one that
+ * failed or was cancelled does not. A done job is preferred to one that
+ * will run. */
 static int load_done_keys(struct submit *s)
 {
 	cJSON *list = NULL;
@@ -380,11 +386,26 @@ static int load_done_keys(struct submit *s)
 	cJSON_ArrayForEach(job, jobs_of_list(list)) {
 		const char *key = job_str(job, "key", NULL);
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
-		if (key && id && !strcmp(job_str(job, "state", ""), S_DONE) &&
-		    job_num(job, "uid", getuid()) == getuid() &&
-		    !cJSON_HasObjectItem(s->done_keys, key))
-			cJSON_AddItemToObject(s->done_keys, key,
-					      cJSON_Duplicate(id, 1));
+		const char *state = job_str(job, "state", "");
+		const cJSON *had = cJSON_GetObjectItemCaseSensitive(s->done_keys,
+								     key ? key : "");
+		if (!key || !id || (job_state_ended(state) && strcmp(state, S_DONE)))
+			continue;
+		if (job_num(job, "uid", getuid()) != getuid() ||
+		    (had && (!strcmp(job_str(had, "state", ""), S_DONE) ||
+			     strcmp(state, S_DONE))))
+			continue;
+		cJSON *cover = cJSON_CreateObject();
+		cJSON_AddItemToObject(cover, "job", cJSON_Duplicate(id, 1));
+		cJSON_AddStringToObject(cover, "state", state);
+		if (job_str(job, "batch", NULL))
+			cJSON_AddStringToObject(cover, "batch",
+						job_str(job, "batch", ""));
+		if (had)
+			cJSON_ReplaceItemInObjectCaseSensitive(s->done_keys, key,
+							       cover);
+		else
+			cJSON_AddItemToObject(s->done_keys, key, cover);
 	}
 	cJSON_Delete(list);
 	return s->done_keys ? 0 : ERR_NOMEM;
@@ -430,12 +451,32 @@ static int submit_one(struct submit *s, const char *path)
 			  ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
 			  : NULL;
 	if (done_as) {
-		char text[64];
+		char text[64], batch[64] = "";
+		const cJSON *cid = cJSON_GetObjectItemCaseSensitive(done_as, "job");
+		const char *state = job_str(done_as, "state", "");
+		cJSON *entry = cJSON_CreateObject();
 		free(data);
 		s->nskipped++;
-		if (!s->quiet && !s->cl->json)
-			client_say(s->cl, "skipped %s: done already as job %s\n",
-				   path, job_id_text(done_as, text, sizeof text));
+		job_id_text(cid, text, sizeof text);
+		if (job_str(done_as, "batch", NULL))
+			snprintf(batch, sizeof batch, ", batch %s",
+				 job_str(done_as, "batch", ""));
+		/* -q: the covering id, so that `wait $(submit -q ...)` waits
+		 * for every image */
+		if (s->quiet && !s->cl->json)
+			printf("%s\n", text);
+		else if (!s->cl->json)
+			client_say(s->cl, "skipped %s: %s already as job %s%s\n",
+				   path, !strcmp(state, S_DONE) ? "done"
+								: state,
+				   text, batch);
+		cJSON_AddStringToObject(entry, "file", path);
+		cJSON_AddItemToObject(entry, "job", cJSON_Duplicate(cid, 1));
+		cJSON_AddStringToObject(entry, "state", state);
+		if (job_str(done_as, "batch", NULL))
+			cJSON_AddStringToObject(entry, "batch",
+						job_str(done_as, "batch", ""));
+		cJSON_AddItemToArray(s->skipped, entry);
 		return 0;
 	}
 	b64 = base64_encode(data, size);
@@ -622,9 +663,11 @@ static void print_json_summary(struct submit *s, const char *batch)
 						cJSON_GetArrayItem(s->done, 0),
 						"job"),
 					1));
-	if (batch)
+	if (batch && cJSON_GetArraySize(s->done) > 0) /* else none was made */
 		cJSON_AddStringToObject(out, "batch", batch);
 	cJSON_AddItemReferenceToObject(out, "jobs", s->done);
+	if (s->skip_done)
+		cJSON_AddItemReferenceToObject(out, "skipped", s->skipped);
 	cJSON_AddItemReferenceToObject(out, "errors", s->errors);
 	client_print_json(out);
 	cJSON_Delete(out);
@@ -667,6 +710,7 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	s.common = cJSON_CreateObject();
 	s.done = cJSON_CreateArray();
 	s.errors = cJSON_CreateArray();
+	s.skipped = cJSON_CreateArray();
 	if (!s.common || !s.done || !s.errors) {
 		status = client_fail(cl, ERR_NOMEM, NULL);
 		goto out;
@@ -710,8 +754,9 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 			       n == 1 ? "" : "s");
 	}
 	if (s.nskipped && !cl->json)
-		client_warn("%d image%s skipped: done already with the same "
-			    "options (--skip-done)", s.nskipped,
+		client_warn("%d image%s skipped: covered already by a job "
+			    "with the same options, queued, running, paused "
+			    "or done (--skip-done)", s.nskipped,
 			    s.nskipped == 1 ? "" : "s");
 	if (s.nbad)
 		client_warn("%d input%s not submitted (named above)", s.nbad,
@@ -727,6 +772,7 @@ out:
 	free(s.paths);
 	cJSON_Delete(s.common);
 	cJSON_Delete(s.done_keys);
+	cJSON_Delete(s.skipped);
 	cJSON_Delete(s.done);
 	cJSON_Delete(s.errors);
 	return status;
@@ -792,8 +838,11 @@ const struct cmd_entry cmd_submit_entry = {
 		"  --from-file LIST     read paths from LIST, one a line\n"
 		"  --watch              follow the jobs live until they end\n"
 		"  --wait               wait silently until they end\n"
-		"  --skip-done          skip the images already done with the "
-		"same options\n"
+		"  --skip-done          skip the images a job of yours covers "
+		"with the same\n"
+		"                       options, queued, running, paused or "
+		"done (named;\n"
+		"                       -q prints its id)\n"
 		"                       (the same bytes, epochs, width, lr, "
 		"seed, target, init)\n"
 		"  -q, --quiet          print only the new job ids, one a line,"

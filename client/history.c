@@ -24,7 +24,8 @@ static int add_row(struct history *h, const cJSON *p)
 {
 	struct history_row r = {
 		.epoch = (int)job_num(p, "epoch", 0),
-		.psnr = job_num(p, "psnr", NAN),
+		.psnr = job_num(p, "psnr_best", job_num(p, "psnr", NAN)),
+		.live_psnr = job_num(p, "psnr", NAN),
 		.mse = job_num(p, "mse", NAN),
 		.lr = job_num(p, "lr", NAN),
 		.ms = job_num(p, "ms", NAN),

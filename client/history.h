@@ -10,9 +10,12 @@
 
 struct client;
 
+/* psnr: the model's after the epoch, the weights an export writes
+ * (job.progress's psnr_best; the epoch's own before a daemon kept one);
+ * live_psnr: the epoch's own, measured before its step. */
 struct history_row {
 	int epoch;
-	double psnr, mse, lr, ms;
+	double psnr, live_psnr, mse, lr, ms;
 };
 
 struct history {

@@ -1,7 +1,8 @@
 /*
- * plot.c - PSNR, MSE and learning rate against epoch, in SVG or PNG.
+ * plot.c - PSNR (the model's, then the live one), MSE and learning rate
+ * against epoch, in SVG or PNG.
  *
- * Both pictures come from one layout: three panels stacked, sharing the
+ * Both pictures come from one layout: four panels stacked, sharing the
  * epoch axis, each with its own range (MSE on a log10 scale), its bounds
  * written at the left and its title above. SVG is written as text: one
  * polyline per job and panel, thinned to at most PLOT_MAX_POINTS points.
@@ -26,10 +27,13 @@
 #define PLOT_GAP 40    /* between panels: the next one's title */
 #define PLOT_BOTTOM 40 /* the epoch axis */
 #define PLOT_MAX_POINTS 2000
-#define PLOT_PANELS 3
+#define PLOT_PANELS 4
+#define PANEL_MSE 2 /* drawn on a log10 scale */
 
+/* PSNR: the model's (the weights an export writes); live: each epoch's
+ * own, measured before its step */
 static const char *const panel_title[PLOT_PANELS] = {
-	"PSNR (dB)", "MSE (log scale)", "learning rate"};
+	"PSNR (dB)", "live PSNR (dB)", "MSE (log scale)", "learning rate"};
 
 static const float palette[][3] = {
 	{0.12f, 0.47f, 0.71f}, {1.00f, 0.50f, 0.05f}, {0.17f, 0.63f, 0.17f},
@@ -56,7 +60,8 @@ static double value_of(const struct history_row *r, int panel)
 {
 	switch (panel) {
 	case 0: return r->psnr;
-	case 1: return r->mse > 0 ? log10(r->mse) : NAN;
+	case 1: return r->live_psnr;
+	case PANEL_MSE: return r->mse > 0 ? log10(r->mse) : NAN;
 	default: return r->lr;
 	}
 }
@@ -112,7 +117,7 @@ static double y_of(const struct panel *p, double v)
 /* A bound as written at the axis: MSE as 10^v, others as they are. */
 static void bound_text(int panel, double v, char *buf, size_t n)
 {
-	snprintf(buf, n, "%.3g", panel == 1 ? pow(10, v) : v);
+	snprintf(buf, n, "%.3g", panel == PANEL_MSE ? pow(10, v) : v);
 }
 
 /* ---- SVG ---- */

@@ -19,7 +19,7 @@
  *     job, running ones first, as many as fit in the terminal's rows less
  *     one (so drawing never scrolls); each line is cut to the columns it
  *     takes on screen (wide characters count two), its fields in order of
- *     use (PSNR, ETA, the sparkline, then best, rate, mse, lr only when
+ *     use (PSNR, ETA, the sparkline, then live, rate, mse, lr only when
  *     they fit), redrawn in place at most every REDRAW_MS. Only a running
  *     job has a rate and an ETA; a job with a target PSNR has the ETA of
  *     the epochs its PSNR's recent rise needs to reach it, when fewer. The
@@ -28,6 +28,9 @@
  *     job, and always the last point and the change of state;
  *   - --json: every notification as one JSON object on stdout, unthrottled;
  *   - wait: nothing until the end, then one summary per job.
+ * The PSNR shown is the model's, that of the weights an export writes
+ * (job objects' psnr, progress's psnr_best, a done job's state psnr); the
+ * last epoch's own figure is labelled "live".
  * This file knows nothing of sockets: it calls and reads through client.h
  * and conn.h.
  */
@@ -63,6 +66,8 @@ struct wjob {
 	cJSON *last;        /* the latest job object from job.get */
 
 	int epoch, epochs;  /* last finished, target */
+	/* psnr: the last epoch's live figure; best: the model's, the
+	 * weights an export writes (what every command calls PSNR) */
 	double psnr, best, mse, lr;
 	double target_psnr; /* 0: none */
 	double ms;          /* smoothed wall time of one epoch */
@@ -144,13 +149,20 @@ static void fold_job(struct wjob *j, const cJSON *job)
 	j->target_psnr = job_num(job, "target_psnr", 0);
 	if (epoch >= j->epoch) {
 		j->epoch = epoch;
-		j->psnr = job_num(job, "psnr", j->psnr);
+		/* a daemon without live_psnr called the live figure psnr */
+		j->psnr = job_num(job, cJSON_GetObjectItemCaseSensitive(
+					       job, "live_psnr") ? "live_psnr"
+								 : "psnr",
+				  j->psnr);
 		j->mse = job_num(job, "mse", j->mse);
 		j->lr = job_num(job, "lr", j->lr);
 		if (epoch > 0)
 			j->have_metrics = 1;
 	}
-	j->best = fmax(j->best, job_num(job, "best_psnr", j->best));
+	if (cJSON_GetObjectItemCaseSensitive(job, "live_psnr"))
+		j->best = job_num(job, "psnr", j->best); /* the model's */
+	else
+		j->best = fmax(j->best, job_num(job, "best_psnr", j->best));
 	cJSON_Delete(j->last);
 	j->last = cJSON_Duplicate(job, 1);
 }
@@ -300,7 +312,7 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 	cols = cols > 1 ? cols - 1 : 0;
 	if (j->have_metrics)
 		add_field(buf, n, cols, "%6s dB",
-			  fmt_number("%.2f", j->psnr, num, sizeof num));
+			  fmt_number("%.2f", j->best, num, sizeof num));
 	if (j->error) {
 		char *err = strdup(j->error);
 		if (err && cols > 0 && fmt_columns(buf) + 2 < (size_t)cols)
@@ -316,8 +328,8 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 		add_field(buf, n, cols, "%s",
 			  fmt_series_sparkline(&j->series, SPARK_WIDTH, spark));
 	if (j->have_metrics)
-		add_field(buf, n, cols, "best %s",
-			  fmt_number("%.2f", j->best, num, sizeof num));
+		add_field(buf, n, cols, "live %s",
+			  fmt_number("%.2f", j->psnr, num, sizeof num));
 	if (is_running(j) && j->ms > 0)
 		add_field(buf, n, cols, "%.1f ep/s", 1000.0 / j->ms);
 	if (j->have_metrics) {
@@ -353,8 +365,8 @@ static struct totals count_jobs(const struct watch *w)
 			t.paused++;
 		else
 			t.queued++;
-		if (j->have_metrics && isfinite(j->psnr)) {
-			t.psnr_sum += j->psnr;
+		if (j->have_metrics && isfinite(j->best)) {
+			t.psnr_sum += j->best;
 			t.psnr_n++;
 		}
 		if (j->ms > 0) {
@@ -453,10 +465,10 @@ static void plain_progress(struct watch *w, struct wjob *j)
 	char eta[32], psnr[32], best[32], mse[32], lr[32];
 
 	fprintf(w->out,
-		"job %s %s: epoch %d/%d psnr %s best %s mse %s lr %s",
+		"job %s %s: epoch %d/%d psnr %s live %s mse %s lr %s",
 		j->idtext, j->name, j->epoch, j->epochs,
-		fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
 		fmt_number("%.2f", j->best, best, sizeof best),
+		fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
 		fmt_number("%.3e", j->mse, mse, sizeof mse),
 		fmt_number("%.2e", j->lr, lr, sizeof lr));
 	if (is_running(j) && j->ms > 0)
@@ -470,17 +482,15 @@ static void plain_progress(struct watch *w, struct wjob *j)
 
 static void plain_state(struct watch *w, struct wjob *j)
 {
-	char line[1024], psnr[32], best[32];
+	char line[1024], best[32];
 
 	if (j->ended && j->have_metrics && j->printed_epoch != j->epoch)
 		plain_progress(w, j); /* the last point always goes out */
 	snprintf(j->told, sizeof j->told, "%s", j->state);
 	fprintf(w->out, "job %s %s: %s", j->idtext, j->name, j->state);
 	if (j->ended && j->have_metrics)
-		fprintf(w->out, " at epoch %d/%d, psnr %s dB, best %s dB",
-			j->epoch, j->epochs,
-			fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
-			fmt_number("%.2f", j->best, best, sizeof best));
+		fprintf(w->out, " at epoch %d/%d, psnr %s dB", j->epoch,
+			j->epochs, fmt_number("%.2f", j->best, best, sizeof best));
 	if (j->error)
 		fprintf(w->out, ": %s", j->error);
 	fputc('\n', w->out);
@@ -553,6 +563,8 @@ static void on_notification(struct watch *w, const cJSON *msg)
 			return;
 		set_state(j, state);
 		set_error(j, job_str(params, "error", NULL));
+		/* done: the exported model's PSNR, the one export reports */
+		j->best = job_num(params, "psnr", j->best);
 		if (w->mode == WATCH_PLAIN && strcmp(j->told, j->state))
 			plain_state(w, j);
 	}
@@ -699,12 +711,11 @@ static void print_summary(struct watch *w)
 	}
 	for (int i = 0; i < w->n; i++) {
 		struct wjob *j = &w->jobs[i];
-		char psnr[32], best[32];
+		char best[32];
 		printf("job %s %s: %s", j->idtext, j->name, j->state);
 		if (j->have_metrics)
-			printf(" at epoch %d/%d, psnr %s dB, best %s dB",
-			       j->epoch, j->epochs,
-			       fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
+			printf(" at epoch %d/%d, psnr %s dB", j->epoch,
+			       j->epochs,
 			       fmt_number("%.2f", j->best, best, sizeof best));
 		if (j->error)
 			printf(": %s", j->error);

@@ -230,8 +230,10 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		if (job) {
 			queue_truncate(svc->queue, job, ev->epoch);
 			subs_job_truncated(svc, job);
-			if (ev->m.lr > 0)
+			if (ev->m.lr > 0 && ev->m.lr != job->p.lr) {
 				job->p.lr = ev->m.lr; /* lowered after a divergence */
+				queue_save_request(svc->queue, job);
+			}
 			snprintf(job->precision, sizeof(job->precision), "%.7s",
 				 ev->message);
 		}

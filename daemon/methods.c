@@ -443,6 +443,7 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 			    "%s; jobs use %s", a, b);
 	}
 	p->width = cfg->nf;
+	p->defaults &= ~(unsigned)JOB_DEFAULT_WIDTH; /* the init model's */
 	nn_width_defaults(p->width, &p->lr, &p->recipe);
 	return 0;
 }
@@ -566,6 +567,9 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	cfg.recipe = p.recipe;
 	if (nn_config_check(&cfg, err, sizeof(err)))
 		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	p.defaults = (!p.width ? JOB_DEFAULT_WIDTH : 0) |
+		     (p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+		     (p.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP : 0);
 	/* the default rate and warmup depend on the width: known now when
 	 * given */
 	if (p.width)
@@ -651,11 +655,14 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 		return fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
 			    "%s", err);
 	}
+	struct job_params shown =
+		views_job_settings(job, schedule_default_width(svc));
+	char settings[160];
+	views_settings_text(&shown, settings, sizeof settings);
 	job_event(svc->queue, job, LOGL_NOTICE, "submitted by uid %u: %dx%d, "
-		  "%d epochs, width %d, lr %g, seed %llu, priority %d",
+		  "%d epochs, %s, seed %llu, priority %d",
 		  (unsigned)job->uid, job->img_w, job->img_h, job->p.epochs,
-		  job->p.width, job->p.lr, (unsigned long long)job->p.seed,
-		  job->p.priority);
+		  settings, (unsigned long long)job->p.seed, job->p.priority);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	if (job->p.batch[0])
@@ -672,8 +679,9 @@ static int m_list(struct request *rq, const cJSON *params, cJSON **result)
 		return rc;
 	cJSON *r = cJSON_CreateObject();
 	cJSON *a = cJSON_AddArrayToObject(r, "jobs");
+	int default_width = schedule_default_width(rq->svc);
 	for (struct job *job = rq->svc->queue->head; job; job = job->next)
-		cJSON_AddItemToArray(a, views_job(job));
+		cJSON_AddItemToArray(a, views_job(job, default_width));
 	*result = r;
 	return 0;
 }
@@ -686,7 +694,7 @@ static int m_get(struct request *rq, const cJSON *params, cJSON **result)
 	int rc = check_keys(rq, params, job_only);
 	if (rc || (rc = get_job(rq, params, &job)))
 		return rc;
-	*result = views_job(job);
+	*result = views_job(job, schedule_default_width(rq->svc));
 	return 0;
 }
 

@@ -61,6 +61,8 @@ static int state_parse(const char *name)
 	return -1;
 }
 
+const char *const job_default_names[3] = {"width", "lr", "warmup"};
+
 int job_state_is_final(enum job_state state)
 {
 	return state == JOB_DONE || state == JOB_FAILED ||
@@ -194,6 +196,11 @@ static int save_request(struct queue *q, struct job *job)
 	if (job->p.target_psnr > 0)
 		cJSON_AddNumberToObject(o, "target_psnr", job->p.target_psnr);
 	job_params_add_given(o, &job->p);
+	cJSON *defaults = cJSON_AddArrayToObject(o, "defaults");
+	for (int i = 0; i < 3; i++)
+		if (job->p.defaults & (1u << i))
+			cJSON_AddItemToArray(defaults, cJSON_CreateString(
+							       job_default_names[i]));
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);
@@ -201,6 +208,18 @@ static int save_request(struct queue *q, struct job *job)
 	cJSON_AddBoolToObject(o, "init", job->has_init);
 	cJSON_AddNumberToObject(o, "created", job->created);
 	return jobfiles_write_json(q->jobs_dir, job->id, JOBFILE_REQUEST, o);
+}
+
+int queue_save_request(struct queue *q, struct job *job)
+{
+	int rc = save_request(q, job);
+	if (rc) {
+		int saved = errno;
+		log_error("job %s: cannot write %s: %s", job->id,
+			  JOBFILE_REQUEST, strerror(saved));
+		errno = saved;
+	}
+	return rc;
 }
 
 int queue_save(struct queue *q, struct job *job)
@@ -461,14 +480,31 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	get_str(req, "source", job->p.source, sizeof(job->p.source));
 	get_str(req, "key", job->p.key, sizeof(job->p.key));
 	/* jobs saved before recipes were recorded train as they always did:
-	 * Adam, a cosine schedule, no average (and what they were given) */
+	 * Adam, a cosine schedule, no average (and what they were given).
+	 * A recipe that cannot be read fails the job: training it with
+	 * another recipe would give other weights under the same settings. */
 	char err[256];
 	nn_recipe_version1(&job->p.recipe);
 	if (job_recipe_read(req, &job->p.recipe, err, sizeof(err))) {
-		log_warn("job %s: its saved recipe is not readable (%s); "
-			 "using the defaults", job->id, err);
-		nn_recipe_version1(&job->p.recipe);
+		snprintf(why, whylen, "%.200s is damaged: its recipe is not "
+			 "readable (%.200s)", path, err);
+		cJSON_Delete(req);
+		return -1;
 	}
+	/* what was left to the daemon; saved before "defaults" was: what
+	 * still holds its placeholder */
+	const cJSON *defaults = cJSON_GetObjectItemCaseSensitive(req, "defaults");
+	for (const cJSON *d = cJSON_IsArray(defaults) ? defaults->child : NULL;
+	     d; d = d->next)
+		for (int i = 0; i < 3; i++)
+			if (cJSON_IsString(d) &&
+			    !strcmp(d->valuestring, job_default_names[i]))
+				job->p.defaults |= 1u << i;
+	if (!cJSON_IsArray(defaults))
+		job->p.defaults = (!job->p.width ? JOB_DEFAULT_WIDTH : 0) |
+				  (job->p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+				  (job->p.recipe.warmup == NN_WARMUP_AUTO
+					   ? JOB_DEFAULT_WARMUP : 0);
 	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
 		get_str(req, text_params[i].key, job->p.text[i],
 			sizeof(job->p.text[i]));

@@ -56,7 +56,21 @@ struct job_params {
 	struct nn_recipe recipe;
 	/* The other engine options (proto/params.h); "": the default. */
 	char text[TEXT_PARAM_COUNT][32]; /* precision, dilations */
+	/* What the submitter left to the daemon (JOB_DEFAULT_*): shown as
+	 * "(default)". width, lr and the recipe's warmup hold 0, NN_LR_AUTO
+	 * and NN_WARMUP_AUTO until the width is known (at submission when
+	 * given, else when the job first runs), then the values chosen. */
+	unsigned defaults;
 };
+
+enum {
+	JOB_DEFAULT_WIDTH = 1, /* the device's default width */
+	JOB_DEFAULT_LR = 2,    /* nn_default_lr of the width */
+	JOB_DEFAULT_WARMUP = 4 /* nn_default_warmup of the width */
+};
+/* The names of the JOB_DEFAULT_* bits, as job objects and request.json
+ * list them ("defaults"): "width", "lr", "warmup". */
+extern const char *const job_default_names[3];
 
 struct job {
 	struct job *next;
@@ -133,6 +147,10 @@ int queue_count_state(const struct queue *q, enum job_state state);
  * or why it was paused (a failed write), else NULL. */
 int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		    const char *error);
+/* Rewrites request.json: after the settings left to the daemon (width,
+ * lr, warmup) were chosen when the job started, so that a restart keeps
+ * them. */
+int queue_save_request(struct queue *q, struct job *job);
 /* Rewrites state.json (after changing device, export_psnr...). */
 int queue_save(struct queue *q, struct job *job);
 

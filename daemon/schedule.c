@@ -20,6 +20,7 @@
 #include "events.h"
 #include "log.h"
 #include "subs.h"
+#include "views.h"
 #include "worker.h"
 
 /* The engine options a job was submitted with, over the engine's
@@ -33,6 +34,24 @@ static void apply_engine_options(const struct job_params *p,
 				   &cfg->precision);
 	if (p->text[TEXT_PARAM_DILATIONS][0])
 		nn_config_parse_dilations(cfg, p->text[TEXT_PARAM_DILATIONS]);
+}
+
+int schedule_default_width(const struct service *svc)
+{
+	int kind = -1;
+	for (int i = 0; i < svc->nslots; i++) {
+		const struct worker_slot *s = &svc->slots[i];
+		if (!s->ok || s->exited)
+			continue;
+		if (kind >= 0 && kind != s->is_cpu)
+			return 0;
+		kind = s->is_cpu;
+	}
+	if (kind < 0)
+		return 0;
+	struct nn_config cfg;
+	nn_config_defaults(&cfg, kind);
+	return cfg.nf;
 }
 
 void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
@@ -77,7 +96,13 @@ static int start_one(struct service *svc, struct worker_slot *slot, int i)
 			return 1;
 		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
 		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
+		struct job_params given = job->p;
 		schedule_job_config(job, slot->is_cpu, &wj->cfg);
+		/* what was left to the daemon is chosen now: kept, so that a
+		 * restart neither shows nor trains anything else */
+		if (given.width != job->p.width || given.lr != job->p.lr ||
+		    given.recipe.warmup != job->p.recipe.warmup)
+			queue_save_request(svc->queue, job);
 		wj->has_init = job->has_init;
 		wj->target_psnr = job->p.target_psnr;
 
@@ -85,8 +110,11 @@ static int start_one(struct service *svc, struct worker_slot *slot, int i)
 		snprintf(job->device, sizeof(job->device), "%s", slot->device);
 		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
 		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
+		char settings[160];
+		views_settings_text(&job->p, settings, sizeof settings);
 		job_event(svc->queue, job, LOGL_NOTICE,
-			  "starting on %s (worker %d)", slot->device, i);
+			  "starting on %s (worker %d): %s", slot->device, i,
+			  settings);
 		worker_start_job(slot->w, wj);
 		subs_job_state(svc, job);
 	}

@@ -18,6 +18,10 @@ void schedule_jobs(struct service *svc);
 /* A worker for a render or an export of a job that is not running: an
  * idle one if there is, else any that has its device; NULL when none. */
 struct worker_slot *schedule_pick_worker(struct service *svc);
+/* The width a job left to the daemon would get now: the default of the
+ * open devices when they agree (all CPUs, or none), else 0 (not known
+ * until a worker takes it, or no device is open yet). */
+int schedule_default_width(const struct service *svc);
 /* The engine's config for job on a device (is_cpu: lavapipe and the like,
  * whose defaults differ). The width and the learning rate left to the
  * daemon are chosen here and kept in the job's parameters. */

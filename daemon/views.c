@@ -73,8 +73,43 @@ void views_add_number(cJSON *o, const char *key, double v)
 		cJSON_AddNullToObject(o, key);
 }
 
-cJSON *views_job(const struct job *job)
+struct job_params views_job_settings(const struct job *job, int default_width)
 {
+	struct job_params p = job->p;
+	if (!p.width && default_width)
+		p.width = default_width;
+	if (p.width)
+		nn_width_defaults(p.width, &p.lr, &p.recipe);
+	return p;
+}
+
+void views_settings_text(const struct job_params *p, char *buf, size_t len)
+{
+	char width[48], lr[48], warmup[48];
+	const char *def = " (default)";
+	if (p->width)
+		snprintf(width, sizeof width, "%d", p->width);
+	else
+		snprintf(width, sizeof width, "by device");
+	if (p->lr != NN_LR_AUTO)
+		snprintf(lr, sizeof lr, "%g", p->lr);
+	else
+		snprintf(lr, sizeof lr, "by width");
+	if (p->recipe.warmup != NN_WARMUP_AUTO)
+		snprintf(warmup, sizeof warmup, "%d", p->recipe.warmup);
+	else
+		snprintf(warmup, sizeof warmup, "by width");
+	snprintf(buf, len, "width %s%s, lr %s%s, warmup %s%s", width,
+		 p->defaults & JOB_DEFAULT_WIDTH ? def : "", lr,
+		 p->defaults & JOB_DEFAULT_LR ? def : "", warmup,
+		 p->defaults & JOB_DEFAULT_WARMUP ? def : "");
+}
+
+cJSON *views_job(const struct job *job, int default_width)
+{
+	/* what the job will use, never a placeholder: null when not known
+	 * yet (the device that runs it chooses the width) */
+	struct job_params shown = views_job_settings(job, default_width);
 	cJSON *o = cJSON_CreateObject();
 	const struct nn_metrics *last =
 		job->nhist ? &job->hist[job->nhist - 1] : NULL;
@@ -83,17 +118,18 @@ cJSON *views_job(const struct job *job)
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(o, "epoch", job_epoch(job));
 	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
-	/* A done job's PSNR is its exported model's, the one export writes
-	 * and infer measures; the epochs' are measured before their step. */
-	double psnr = job->has_export ? job->export_psnr
-				      : last ? last->psnr : NAN;
+	/* One PSNR: the model's, the weights an export writes (the best
+	 * model, struct nn_best; a done job's exported model, which infer
+	 * measures too). The last epoch's own figure, measured before its
+	 * step, is live_psnr. best_psnr is psnr again, for clients of old. */
+	double psnr = job->has_export ? job->export_psnr : job->best_psnr;
 	views_add_number(o, "psnr", psnr);
-	views_add_number(o, "best_psnr", isfinite(psnr) && psnr > job->best_psnr
-						? psnr : job->best_psnr);
+	views_add_number(o, "live_psnr", last ? last->psnr : NAN);
+	views_add_number(o, "best_psnr", psnr);
 	views_add_number(o, "mse", last ? last->mse : NAN);
 	views_add_number(o, "ms", last ? last->ms : NAN);
-	if (job->p.width)
-		cJSON_AddNumberToObject(o, "width", job->p.width);
+	if (shown.width)
+		cJSON_AddNumberToObject(o, "width", shown.width);
 	else
 		cJSON_AddNullToObject(o, "width");
 	cJSON *img = cJSON_AddObjectToObject(o, "image");
@@ -107,14 +143,25 @@ cJSON *views_job(const struct job *job)
 		cJSON_AddNullToObject(o, "device");
 	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(o, "error", job->error);
-	cJSON_AddNumberToObject(o, "lr", job->p.lr);
+	if (shown.lr != NN_LR_AUTO)
+		cJSON_AddNumberToObject(o, "lr", shown.lr);
+	else
+		cJSON_AddNullToObject(o, "lr");
 	rpc_add_exact_integer(o, "seed", job->p.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	else
 		cJSON_AddNullToObject(o, "batch");
-	job_params_add_given(o, &job->p);
+	job_params_add_given(o, &shown);
+	if (shown.recipe.warmup == NN_WARMUP_AUTO)
+		cJSON_ReplaceItemInObjectCaseSensitive(o, "warmup",
+						       cJSON_CreateNull());
+	cJSON *defaults = cJSON_AddArrayToObject(o, "defaults");
+	for (int i = 0; i < 3; i++)
+		if (shown.defaults & (1u << i))
+			cJSON_AddItemToArray(defaults, cJSON_CreateString(
+							       job_default_names[i]));
 	views_add_number(o, "target_psnr",
 			job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
 	if (job->reached_epoch)

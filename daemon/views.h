@@ -18,8 +18,17 @@
 /* Adds key: v, or key: null when v is not finite. */
 void views_add_number(cJSON *o, const char *key, double v);
 
-/* A job as job.get and job.list show it. */
-cJSON *views_job(const struct job *job);
+/* The settings a job will use: its parameters with what waits for the
+ * width filled in for default_width (the width its device would give it,
+ * schedule_default_width; 0 when not known yet). */
+struct job_params views_job_settings(const struct job *job, int default_width);
+/* "width 64 (default), lr 0.00424 (default), warmup 10 (default)" for
+ * events and logs; what is not known yet is said to be "by device" or
+ * "by width". */
+void views_settings_text(const struct job_params *p, char *buf, size_t len);
+/* A job as job.get and job.list show it: the settings it will use
+ * (views_job_settings), "defaults" naming those left to the daemon. */
+cJSON *views_job(const struct job *job, int default_width);
 /* {job, state}: the answer of the methods that change a job's state. */
 cJSON *views_job_state(const struct job *job);
 /* The params of a job.state notification. */

@@ -14,7 +14,11 @@
 #include "proto/errors.h"
 #include "nn/model.h"
 
-enum key_kind { KEY_SCHEDULE, KEY_OPTIMIZER, KEY_AVERAGE, KEY_INT, KEY_REAL };
+/* KEY_EPOCHS_AUTO: epochs, or NN_WARMUP_AUTO ("-1" or "auto": by width,
+ * resolved once the width is known; written as -1 so that a job saved
+ * before its width was chosen reads back as it was given). */
+enum key_kind { KEY_SCHEDULE, KEY_OPTIMIZER, KEY_AVERAGE, KEY_INT, KEY_REAL,
+		KEY_EPOCHS_AUTO };
 
 struct recipe_key {
 	const char *name;
@@ -26,7 +30,7 @@ struct recipe_key {
 static const struct recipe_key keys[] = {
 	{"optimizer", KEY_OPTIMIZER, FIELD(optimizer)},
 	{"schedule", KEY_SCHEDULE, FIELD(schedule)},
-	{"warmup", KEY_INT, FIELD(warmup)},
+	{"warmup", KEY_EPOCHS_AUTO, FIELD(warmup)},
 	{"plateau", KEY_INT, FIELD(plateau)},
 	{"lr_min", KEY_REAL, FIELD(lr_min_ratio)},
 	{"half_life", KEY_INT, FIELD(half_life)},
@@ -78,6 +82,12 @@ int nn_recipe_set(struct nn_recipe *cfg, const char *key, const char *value,
 	case KEY_AVERAGE:
 		rc = nn_average_parse(value, (enum nn_average *)field);
 		break;
+	case KEY_EPOCHS_AUTO:
+		if (!strcmp(value, "auto") || !strcmp(value, "-1")) {
+			*(int *)field = NN_WARMUP_AUTO;
+			break;
+		}
+		/* fall through */
 	case KEY_INT: {
 		long v = strtol(value, &end, 10);
 		rc = end == value || *end || v < 0 || v > 100000000 ? ERR_INVALID : 0;
@@ -100,6 +110,8 @@ int nn_recipe_set(struct nn_recipe *cfg, const char *key, const char *value,
 			[KEY_AVERAGE] = "none or ema",
 			[KEY_INT] = "a whole number of epochs",
 			[KEY_REAL] = "a number",
+			[KEY_EPOCHS_AUTO] = "a whole number of epochs, or "
+					    "auto (by width)",
 		};
 		snprintf(err, errlen, "bad value \"%s\" for %s: use %s", value,
 			 k->name, hints[k->kind]);
@@ -127,6 +139,7 @@ void nn_recipe_get(const struct nn_recipe *cfg, const char *key, char *buf,
 		snprintf(buf, len, "%s", nn_average_name(cfg->average));
 		break;
 	case KEY_INT:
+	case KEY_EPOCHS_AUTO:
 		snprintf(buf, len, "%d", *(const int *)field);
 		break;
 	case KEY_REAL:

@@ -68,7 +68,7 @@ check "submit (people): names the job" bash -c '"$1" submit --epochs 5 "$2/a.png
 
 # ---- watch ----
 check "watch (not a tty) of a job that ends done: exit 0" rc_is 0 "$CTL" watch "$A"
-check "watch lines: epoch N/T psnr best mse lr" grep -q "^job $A a: epoch [0-9]*/20 psnr [0-9.]* best [0-9.]* mse [0-9.e+-]* lr" "$T/out"
+check "watch lines: epoch N/T psnr live mse lr" grep -q "^job $A a: epoch [0-9]*/20 psnr [0-9.]* live [0-9.]* mse [0-9.e+-]* lr" "$T/out"
 check "watch ends with the done line" bash -c 'tail -1 "$1" | grep -q "done at epoch 20/20"' _ "$T/out"
 check "watch output is throttled (a fast job: few lines)" [ "$(wc -l <"$T/out")" -le 6 ]
 check "watch --json: exit 0" rc_is 0 "$CTL" --json watch "$A"

@@ -65,15 +65,18 @@ tap.ok(err.get("code") == -32602 and "optimizer" in err.get("message", "")
        (bad, bad2, bad3))
 
 # the width-dependent default rate and warmup: known at submission when
-# width is given; an explicit warmup is kept
+# width is given, else those of the devices' default width (64 on a CPU);
+# an explicit warmup is kept; "defaults" names what was left out
 w64 = c.call("job.get", {"job": submit(c, img, epochs=1, width=64)})
 w16 = c.call("job.get", {"job": submit(c, img, epochs=1, width=16)})
 w16k = c.call("job.get", {"job": submit(c, img, epochs=1, width=16, warmup=10)})
 auto = c.call("job.get", {"job": submit(c, img, epochs=1)})
 tap.ok(abs(w64["lr"] - 6e-3 * (32 / 64) ** 0.5) < 1e-9 and w64["warmup"] == 10
        and abs(w16["lr"] - 6e-3) < 1e-12 and w16["warmup"] == 50
-       and w16k["warmup"] == 10 and
-       ((auto["lr"] == 0 and auto["warmup"] == -1) or auto["state"] != "queued"),
+       and w16k["warmup"] == 10 and w16k["defaults"] == ["lr"]
+       and w16["defaults"] == ["lr", "warmup"]
+       and auto["width"] in (64, 512) and auto["lr"] > 0
+       and auto["defaults"] == ["width", "lr", "warmup"] and auto["warmup"] == 10,
        "job.get shows the default lr and warmup for the width from submission",
        (w64, w16, w16k, auto))
 
