@@ -110,6 +110,8 @@ struct member {
 struct tally {
 	int done, failed;
 	double psnr_sum, psnr_worst, gflop;
+	/* where the time went: fits built, epochs stepped, results written */
+	double join_s, step_s, finish_s;
 };
 
 static void report(const struct fit_many_options *o, const char *path,
@@ -216,7 +218,9 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	while (rc == 0 && (n || next < count)) {
 		while (n < cap && next < count) {
 			int oom;
+			double t0 = now_s();
 			struct nn_fit *fit = join(o, gpu, images, next, &oom, &t);
+			t.join_s += now_s() - t0;
 			if (oom && n) { /* full: the pack is this large */
 				cap = n;
 				break;
@@ -245,7 +249,10 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		}
 		for (int i = 0; i < n; i++)
 			fits[i] = live[i].fit;
+		double t0 = now_s();
 		rc = nn_pack_step(pack, fits, n, m, rcs);
+		t.step_s += now_s() - t0;
+		t0 = now_s();
 		for (int i = 0; rc == 0 && i < n; i++) {
 			struct member *mb = &live[i];
 			int over = nn_fit_epoch(mb->fit) >= nn_fit_config(mb->fit)->epochs;
@@ -263,6 +270,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			nn_fit_destroy(mb->fit);
 			live[i--] = live[--n];
 		}
+		t.finish_s += now_s() - t0;
 	}
 	if (rc)
 		fprintf(stderr, "vkinrd: the pack failed: %s\n", error_message(rc));
@@ -271,10 +279,12 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		printf("{\"done\":true,\"images\":%d,\"failed\":%d,\"seconds\":%.3f,"
 		       "\"images_per_s\":%.3f,\"mean_psnr\":%.6f,"
 		       "\"worst_psnr\":%.6f,\"tflops\":%.3f,\"pack\":%d,"
+		       "\"join_s\":%.3f,\"step_s\":%.3f,\"finish_s\":%.3f,"
 		       "\"device\":\"%s\"}\n",
 		       t.done, t.failed, seconds, t.done / seconds,
 		       t.done ? t.psnr_sum / t.done : 0, t.psnr_worst,
-		       t.gflop / seconds * 1e-3, cap, gpu_info(gpu)->name);
+		       t.gflop / seconds * 1e-3, cap, t.join_s, t.step_s,
+		       t.finish_s, gpu_info(gpu)->name);
 	else if (!o->quiet)
 		fprintf(stderr, "done: %d images (%d failed) in %.1f s: %.2f "
 			"images/s, mean PSNR %.2f dB, worst %.2f\n", t.done,

@@ -40,9 +40,9 @@ summary() { # the engine's summary line -> one line of figures
 	python3 -c '
 import json, sys
 r = [json.loads(l) for l in sys.stdin if "\"images_per_s\"" in l][-1]
-print("%-8s %5d images  %8.2f images/s  %7.2f s  mean %.2f dB  worst %.2f  %.2f TFLOP/s  pack %d" % (
+print("%-8s %5d images  %8.2f images/s  %7.2f s  mean %.2f dB  worst %.2f  %.2f TFLOP/s  pack %d  (build %.1f s, epochs %.1f s, outputs %.1f s)" % (
     sys.argv[1], r["images"], r["images_per_s"], r["seconds"], r["mean_psnr"],
-    r["worst_psnr"], r["tflops"], r["pack"]))' "$1"
+    r["worst_psnr"], r["tflops"], r["pack"], r["join_s"], r["step_s"], r["finish_s"]))' "$1"
 }
 
 for mode in $modes; do
