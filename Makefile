@@ -22,7 +22,7 @@ CC ?= cc
 GLSLANG ?= glslangValidator
 SPIRV_VAL ?= spirv-val
 
-PKGS := libuv libcjson libpng vulkan
+PKGS := libuv libcjson libpng libjpeg vulkan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # vkinrctl needs only these (PNG through zlib, no libpng, no Vulkan)

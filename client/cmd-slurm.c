@@ -2,8 +2,10 @@
  * cmd-slurm.c - a dataset fitted as a Slurm job array: `vkinrctl submit
  * --slurm --out OUT ...`, `vkinrctl list --out OUT` and `wait --out OUT`.
  *
- * submit gathers the images (files, folders' *.png, --from-file lists),
- * gives each a folder name unique in OUT (the file's name without .png,
+ * submit gathers the images (files, folders' *.png, *.jpg and *.jpeg,
+ * --from-file lists; every other entry of a folder is named with the
+ * reason it is left out), gives each a folder name unique in OUT (the
+ * file's name without .png or .jpg,
  * then -2, -3... for a second image of that name; names given by an
  * earlier submission to OUT are kept), and writes under OUT/.vkinr/:
  *   images.tsv   the manifest, NAME<TAB>PATH a line; task K of N fits
@@ -40,6 +42,7 @@
 #include "format.h"
 #include "jobs.h"
 #include "proto/params.h"
+#include "util/image.h"
 #include "util/path.h"
 #include "slurm.h"
 
@@ -266,13 +269,8 @@ static int by_string(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int has_png_suffix(const char *name)
-{
-	size_t n = strlen(name);
-	return n > 4 && !strcasecmp(name + n - 4, ".png") && name[0] != '.';
-}
-
-/* A folder stands for its *.png files, sorted by name. */
+/* A folder stands for its PNG and JPEG files, sorted by name; the rest is
+ * named with the reason. */
 static int add_folder_images(struct submission *s, const char *dir)
 {
 	size_t first = s->ninputs;
@@ -287,18 +285,31 @@ static int add_folder_images(struct submission *s, const char *dir)
 	}
 	while (rc == 0 && (de = readdir(d))) {
 		char *path;
-		if (!has_png_suffix(de->d_name))
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (!(path = path_join(dir, de->d_name))) {
 			rc = ERR_NOMEM;
 			break;
 		}
-		rc = add_input_path(s, path);
+		const char *why = de->d_name[0] == '.' ? "a hidden file"
+				  : stat(path, &st) < 0 ? "cannot read it"
+				  : S_ISDIR(st.st_mode)
+					  ? "a folder (folders inside are not searched)"
+				  : !S_ISREG(st.st_mode) ? "not a regular file"
+				  : !image_suffix_len(de->d_name)
+					  ? "not named .png, .jpg or .jpeg"
+					  : NULL;
+		if (why)
+			client_warn("left out %s: %s", path, why);
+		else
+			rc = add_input_path(s, path);
 		free(path);
 	}
 	closedir(d);
 	if (rc == 0 && s->ninputs == first)
-		client_warn("%s: the folder holds no .png files", dir);
+		client_warn("%s: the folder holds no .png, .jpg or .jpeg files",
+			    dir);
 	qsort(s->inputs + first, s->ninputs - first, sizeof(char *), by_string);
 	return rc;
 }
@@ -337,13 +348,13 @@ static int add_list(struct submission *s, const char *list)
 	return rc;
 }
 
-/* The file's name without .png, made a safe folder name. */
+/* The file's name without .png (.jpg, .jpeg), made a safe folder name. */
 static char *base_name(const char *path)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t n = strlen(base);
-	if (n > 4 && !strcasecmp(base + n - 4, ".png"))
-		n -= 4;
+	if (image_suffix_len(base) < n)
+		n -= image_suffix_len(base);
 	char *name = strndup(n ? base : "image", n ? n : 5);
 	for (char *c = name; c && *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("._+-", *c))
@@ -738,8 +749,9 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		s->out = s->out_abs;
 	}
 	if (s->ninputs == 0 && s->nmissing == 0)
-		return cmd_usage_error(e, "name at least one PNG file, a "
-					  "folder, or --from-file LIST");
+		return cmd_usage_error(e, "name at least one PNG or JPEG "
+					  "file, a folder, or --from-file "
+					  "LIST");
 	return -1;
 }
 
