@@ -121,6 +121,10 @@ $(SHARED_LIB): $(SHARED_OBJ)
 $(B)/vkinrd: $(B)/daemon/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The Slurm batch script falls back on the installed vkinrd, not the
+# build tree's (client/cmd-slurm.c).
+$(B)/client/cmd-slurm.o: CFLAGS += -DVKINR_BINDIR='"$(PREFIX)/bin"'
+
 $(B)/vkinrctl: $(CLIENT_OBJ) $(SHARED_LIB)
 	@if grep -l '[ /]daemon/' $(CLIENT_OBJ:.o=.d) $(SHARED_OBJ:.o=.d); then \
 	  echo "the files above include daemon/ headers: vkinrctl and" \
