@@ -13,6 +13,8 @@ struct client;
 struct history_row {
 	int epoch;
 	double psnr, mse, lr, ms;
+	double best;    /* the model's PSNR (psnr_best), NAN when not sent */
+	double seconds; /* training time up to this epoch (the ms summed) */
 };
 
 struct history {
