@@ -1,6 +1,7 @@
 #!/bin/bash
 # 57_pictures.sh - pictures and histories of real jobs: `plot BATCH -o
-# F.png` (a 900x660 PNG) and `-o F.svg` (three panels, a line per job),
+# F.png` (a 900x660 PNG) and `-o F.svg` (three panels, a line per job,
+# and a dashed one for each model's PSNR),
 # `metrics --csv` (a header and one row per epoch and job, the epochs in
 # order, the figures the daemon's replay holds) and into a file with -o
 # (never over one without --force), `preview --png` of a running job (a PNG
@@ -31,8 +32,12 @@ tap.ok(r1.returncode == 0 and head[:8] == b"\x89PNG\r\n\x1a\n"
 lines = []
 if r2.returncode == 0:
     lines = ET.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}polyline")
-tap.ok(len(lines) == 6 and all(len(l.get("points").split()) == 25 for l in lines),
-       "plot -o c.svg: three panels of two lines, 25 points each", (r2, len(lines)))
+solid = [l for l in lines if not l.get("stroke-dasharray")]
+dashed = [l for l in lines if l.get("stroke-dasharray")]
+tap.ok(len(solid) == 6 and len(dashed) == 2
+       and all(len(l.get("points").split()) == 25 for l in lines),
+       "plot -o c.svg: three panels of two lines and the two models' PSNR, 25 points each",
+       (r2, len(lines)))
 
 r = ctl("metrics", batch, "--csv")
 rows = list(csv.DictReader(io.StringIO(r.stdout.decode())))
