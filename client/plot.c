@@ -25,7 +25,7 @@
 #include "plot.h"
 
 #define PLOT_W 900
-#define PLOT_H 800
+#define PLOT_H 660
 #define PLOT_LEFT 90   /* room for the tick labels */
 #define PLOT_RIGHT 20
 #define PLOT_GAP 40    /* between panels: the next one's title */
