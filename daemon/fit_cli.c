@@ -79,7 +79,7 @@ static const char usage[] =
 	"  --checkpoint PATH   write a checkpoint at the end (or at --stop-after)\n"
 	"  --resume PATH       continue from a checkpoint\n"
 	"  --stop-after K      stop after epoch K (with --checkpoint)\n"
-	"several images (vkinrd --fit A.png B.png ... or --fit FOLDER):\n"
+	"several images (vkinrd --fit A.png B.jpg ... or --fit FOLDER):\n"
 	"  --out DIR           write DIR/NAME.safetensors and DIR/NAME.png\n"
 	"  --pack N            train at most N images at once as one program\n"
 	"                      (default: as many as the device's memory holds)\n"
