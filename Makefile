@@ -22,7 +22,7 @@ CC ?= cc
 GLSLANG ?= glslangValidator
 SPIRV_VAL ?= spirv-val
 
-PKGS := libuv libcjson libpng vulkan
+PKGS := libuv libcjson libpng libjpeg vulkan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # vkinrctl needs only these (PNG through zlib, no libpng, no Vulkan)
@@ -128,6 +128,10 @@ $(SHARED_LIB): $(SHARED_OBJ)
 
 $(B)/vkinrd: $(B)/daemon/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The Slurm batch script falls back on the installed vkinrd, not the
+# build tree's (client/cmd-slurm.c).
+$(B)/client/cmd-slurm.o: CFLAGS += -DVKINR_BINDIR='"$(PREFIX)/bin"'
 
 $(B)/vkinrctl: $(CLIENT_OBJ) $(SHARED_LIB)
 	@if grep -l '[ /]daemon/' $(CLIENT_OBJ:.o=.d) $(SHARED_OBJ:.o=.d); then \

@@ -1,6 +1,7 @@
 /*
  * cmd-plot.c - `vkinrctl plot`: the loss curves of jobs (or a batch) as a
- * picture, PSNR, MSE and learning rate against epoch (plot.c draws them),
+ * picture, PSNR, MSE and learning rate against epoch or, with --time,
+ * training time (plot.c draws them),
  * SVG or PNG by the name's ending, written through client_write_file.
  */
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static int ends_with(const char *s, const char *end)
 
 /* Renders the histories in the format path asks for; 0 or exit status. */
 static int render(const char *path, const struct history *h, int n,
-		  int force)
+		  int force, int x_time)
 {
 	uint8_t *png = NULL;
 	char *svg = NULL;
@@ -29,7 +30,7 @@ static int render(const char *path, const struct history *h, int n,
 	int status;
 
 	if (ends_with(path, ".png")) {
-		if (plot_png(h, n, &png, &size) < 0) {
+		if (plot_png(h, n, x_time, &png, &size) < 0) {
 			client_warn("%s", error_message(ERR_NOMEM));
 			return CLIENT_EXIT_DAEMON;
 		}
@@ -41,7 +42,7 @@ static int render(const char *path, const struct history *h, int n,
 		client_warn("%s", error_message(ERR_NOMEM));
 		return CLIENT_EXIT_DAEMON;
 	}
-	plot_svg(out, h, n);
+	plot_svg(out, h, n, x_time);
 	fclose(out);
 	status = client_write_file(path, svg, size, force);
 	free(svg);
@@ -54,6 +55,7 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, 'f'},
+		{"time", no_argument, NULL, 't'},
 		CMD_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
@@ -61,11 +63,13 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 	struct history *h = NULL;
 	cJSON *ids = NULL;
 	const cJSON *id;
-	int c, rc, n = 0, force = 0, status = CLIENT_EXIT_OK;
+	int c, rc, n = 0, force = 0, x_time = 0, status = CLIENT_EXIT_OK;
 
 	while ((c = getopt_long(argc, argv, "fho:", opts, NULL)) != -1) {
 		if (c == 'o')
 			output = optarg;
+		else if (c == 't')
+			x_time = 1;
 		else if (c == 'f')
 			force = 1;
 		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
@@ -95,7 +99,7 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 		n++;
 	}
 	if (status == CLIENT_EXIT_OK)
-		status = render(output, h, n, force);
+		status = render(output, h, n, force, x_time);
 	if (status == CLIENT_EXIT_OK)
 		client_say(cl, "wrote %s (%d job%s)\n", output, n,
 			   n == 1 ? "" : "s");
@@ -109,15 +113,19 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_plot_entry = {
 	.name = "plot",
 	.alias = NULL,
-	.args = "ID|BATCH... -o FILE.png|FILE.svg [--force]",
+	.args = "ID|BATCH... -o FILE.png|FILE.svg [--time] [--force]",
 	.summary = "draw PSNR, loss and learning rate against epoch",
-	.help = "Three panels sharing the epoch axis: PSNR (dB), MSE (log "
-		"scale) and the\nlearning rate, one line per job. The file's "
-		"ending picks the format: .svg\n(text, with the job names) or "
-		".png.\n"
+	.help = "Four panels sharing the x axis: PSNR (dB, the model's, the "
+		"weights an export\nwrites), live PSNR (each epoch's own), MSE "
+		"(log scale) and the learning rate,\none line per job, with "
+		"ticks and a grid; the legend names the jobs. Jobs\nwith no "
+		"epoch yet give a sentence, not empty axes. The file's ending "
+		"picks\nthe format: .svg (text) or .png.\n"
 		"\n"
 		"Options:\n"
 		"  -o, --output F   the picture to write (required)\n"
+		"  --time           training time (s) on the x axis, not "
+		"epochs\n"
 		"  -f, --force      replace F if it exists\n",
 	.exec = cmd_plot_exec,
 };

@@ -2,19 +2,29 @@
  * cmd-slurm.c - a dataset fitted as a Slurm job array: `vkinrctl submit
  * --slurm --out OUT ...`, `vkinrctl list --out OUT` and `wait --out OUT`.
  *
- * submit gathers the images (files, folders' *.png, --from-file lists),
- * gives each a folder name unique in OUT (the file's name without .png,
- * then -2, -3... for a second image of that name; names given by an
- * earlier submission to OUT are kept), and writes under OUT/.vkinr/:
+ * submit gathers the images (files, folders' *.png, *.jpg and *.jpeg,
+ * --from-file lists; every other entry of a folder is named with the
+ * reason it is left out), gives each a folder name unique in OUT (the
+ * file's name without .png or .jpg, then -2, -3... for a second image of
+ * that name; names given by an earlier submission to OUT are kept), and
+ * writes under OUT/.vkinr/:
  *   images.tsv   the manifest, NAME<TAB>PATH a line; task K of N fits
  *                lines K, K+N, K+2N... (vkinrd --fit-task)
  *   fit.sbatch   the batch script of the array
  *   jobs         "JOBID TASKS" a line, one per submission
- *   logs/        each task's output, %A_%a.log
- * then runs sbatch and prints the job id. The batch script passes Slurm's
- * warning signal (--signal=B:USR1@T) on to vkinrd, which checkpoints, and
- * requeues the task; a TERM (scancel, preemption) checkpoints too, but
- * Slurm decides whether the task comes back.
+ * and each task's output in OUT/logs/%A_%a.log, then runs sbatch and
+ * prints the job id. The batch script passes Slurm's warning signal
+ * (--signal=B:USR1@T) on to vkinrd, which checkpoints, and requeues the
+ * task; a TERM (scancel, preemption) checkpoints too, but Slurm decides
+ * whether the task comes back.
+ *
+ * The script is one an admin can read and run by hand: every request is
+ * an #SBATCH line (the array and its throttle, stated defaults for time,
+ * memory and CPUs, then --sbatch's own arguments, which win), so `sbatch
+ * OUT/.vkinr/fit.sbatch` submits the same array; every path is quoted;
+ * vkinrd is taken from PATH (after the --setup lines, e.g. `module load`)
+ * or where `make install` puts it, never from a build tree, unless
+ * --vkinrd names one.
  *
  * list and wait read the folders (OUT/NAME/result.json is the mark of an
  * ended image) and ask squeue about the last submission's tasks for the
@@ -40,6 +50,7 @@
 #include "format.h"
 #include "jobs.h"
 #include "proto/params.h"
+#include "util/image.h"
 #include "util/path.h"
 #include "slurm.h"
 
@@ -48,6 +59,17 @@
 #define MAX_LIST_BYTES ((size_t)1 << 30)
 #define DEFAULT_MAX_TASKS 1000 /* Slurm's default MaxArraySize is 1001 */
 #define WARN_SECONDS 120       /* --signal=B:USR1@WARN_SECONDS */
+#define LOG_DIR "logs"         /* OUT/logs/%A_%a.log */
+/* What a task asks for unless told otherwise: a long fit of a big image
+ * at width 512 takes hours on one GPU, and a few GiB of host memory for
+ * its decoding, checkpoints and the Vulkan driver. */
+#define DEFAULT_TIME "08:00:00"
+#define DEFAULT_MEM "4G"
+#define DEFAULT_CPUS 2
+#define MAX_SETUP_LINES 16
+#ifndef VKINR_BINDIR
+#define VKINR_BINDIR "/usr/local/bin" /* make install's $(PREFIX)/bin */
+#endif
 
 int slurm_has_option(int argc, char **argv, const char *option)
 {
@@ -221,6 +243,12 @@ enum {
 	OPT_FROM_FILE,
 	OPT_ALLOW_CPU,
 	OPT_CSV,
+	OPT_MAX_RUNNING,
+	OPT_TIME,
+	OPT_MEM,
+	OPT_CPUS,
+	OPT_SETUP,
+	OPT_VKINRD,
 	OPT_PARAM, /* then the shared tables' options (fitopts.h) */
 };
 
@@ -229,7 +257,13 @@ struct submission {
 	struct client *cl;
 	const char *out, *sbatch_args;
 	char *out_abs;          /* out made absolute, when it was not */
-	long tasks, gpus;
+	long tasks, gpus, max_running, cpus;
+	const char *time, *mem; /* --time, --mem */
+	const char *setup[MAX_SETUP_LINES]; /* --setup lines */
+	int nsetup;
+	const char *vkinrd;     /* --vkinrd, else PATH's or the installed */
+	wordexp_t sbatch_words; /* --sbatch split as the shell would */
+	int have_words;
 	int dry_run, quiet, allow_cpu;
 	char fit_args[2048];    /* options passed on to vkinrd --fit-task */
 	struct manifest images; /* what this call fits, names given */
@@ -266,13 +300,8 @@ static int by_string(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int has_png_suffix(const char *name)
-{
-	size_t n = strlen(name);
-	return n > 4 && !strcasecmp(name + n - 4, ".png") && name[0] != '.';
-}
-
-/* A folder stands for its *.png files, sorted by name. */
+/* A folder stands for its PNG and JPEG files, sorted by name; the rest is
+ * named with the reason. */
 static int add_folder_images(struct submission *s, const char *dir)
 {
 	size_t first = s->ninputs;
@@ -287,18 +316,31 @@ static int add_folder_images(struct submission *s, const char *dir)
 	}
 	while (rc == 0 && (de = readdir(d))) {
 		char *path;
-		if (!has_png_suffix(de->d_name))
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (!(path = path_join(dir, de->d_name))) {
 			rc = ERR_NOMEM;
 			break;
 		}
-		rc = add_input_path(s, path);
+		const char *why = de->d_name[0] == '.' ? "a hidden file"
+				  : stat(path, &st) < 0 ? "cannot read it"
+				  : S_ISDIR(st.st_mode)
+					  ? "a folder (folders inside are not searched)"
+				  : !S_ISREG(st.st_mode) ? "not a regular file"
+				  : !image_suffix_len(de->d_name)
+					  ? "not named .png, .jpg or .jpeg"
+					  : NULL;
+		if (why)
+			client_warn("left out %s: %s", path, why);
+		else
+			rc = add_input_path(s, path);
 		free(path);
 	}
 	closedir(d);
 	if (rc == 0 && s->ninputs == first)
-		client_warn("%s: the folder holds no .png files", dir);
+		client_warn("%s: the folder holds no .png, .jpg or .jpeg files",
+			    dir);
 	qsort(s->inputs + first, s->ninputs - first, sizeof(char *), by_string);
 	return rc;
 }
@@ -337,13 +379,13 @@ static int add_list(struct submission *s, const char *list)
 	return rc;
 }
 
-/* The file's name without .png, made a safe folder name. */
+/* The file's name without .png (.jpg, .jpeg), made a safe folder name. */
 static char *base_name(const char *path)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t n = strlen(base);
-	if (n > 4 && !strcasecmp(base + n - 4, ".png"))
-		n -= 4;
+	if (image_suffix_len(base) < n)
+		n -= image_suffix_len(base);
 	char *name = strndup(n ? base : "image", n ? n : 5);
 	for (char *c = name; c && *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("._+-", *c))
@@ -409,47 +451,121 @@ static void put_quoted(FILE *f, const char *text)
 	fputc('\'', f);
 }
 
-/* vkinrd next to this vkinrctl, else the one on PATH. */
-static void find_vkinrd(char *buf, size_t n)
+/* text as it is when the shell would read it so, else quoted. */
+static void put_word(FILE *f, const char *text)
 {
-	char self[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (len > 0) {
-		self[len] = 0;
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			snprintf(slash + 1, sizeof self - (size_t)(slash + 1 - self),
-				 "vkinrd");
-			if (access(self, X_OK) == 0) {
-				snprintf(buf, n, "%s", self);
-				return;
-			}
-		}
+	if (*text && strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
+				  "RSTUVWXYZ0123456789.,_+-:/=@%") == strlen(text))
+		fputs(text, f);
+	else
+		put_quoted(f, text);
+}
+
+/* One #SBATCH value: sbatch reads these lines itself and takes double
+ * quotes and backslashes as a shell does, so a value with a space stays
+ * whole. In a file pattern (pattern_dir: the folder of one) a literal '%'
+ * is written %%; tail, written as it is, holds the pattern's own. */
+static void put_sbatch_value(FILE *f, const char *text, int pattern_dir,
+			     const char *tail)
+{
+	int plain = *text && !strpbrk(text, " \t\"\\#'$`");
+	if (!plain)
+		fputc('"', f);
+	for (; *text; text++) {
+		if (!plain && (*text == '"' || *text == '\\'))
+			fputc('\\', f);
+		if (pattern_dir && *text == '%')
+			fputc('%', f);
+		fputc(*text, f);
 	}
-	snprintf(buf, n, "vkinrd");
+	fputs(tail, f);
+	if (!plain)
+		fputc('"', f);
+}
+
+/* One of --sbatch's words: --name=VALUE with the value quoted if need be. */
+static void put_sbatch_word(FILE *f, const char *word)
+{
+	const char *eq = word[0] == '-' ? strchr(word, '=') : NULL;
+	if (eq) {
+		fprintf(f, "%.*s", (int)(eq + 1 - word), word);
+		word = eq + 1;
+	}
+	put_sbatch_value(f, word, 0, "");
+}
+
+/* --sbatch's words as #SBATCH lines: an option starts a line, the words
+ * that follow it (a value given apart: --partition gpu) join it. */
+static void put_sbatch_args(const struct submission *s, FILE *f)
+{
+	if (!s->have_words || !s->sbatch_words.we_wordc)
+		return;
+	fputs("# from --sbatch (a later line wins over an earlier one)", f);
+	for (size_t i = 0; i < s->sbatch_words.we_wordc; i++) {
+		const char *w = s->sbatch_words.we_wordv[i];
+		fputs(w[0] == '-' || i == 0 ? "\n#SBATCH " : " ", f);
+		put_sbatch_word(f, w);
+	}
+	fputc('\n', f);
+}
+
+/* Whether an executable named name is on PATH here. */
+static int on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy = path ? strdup(path) : NULL, *save = NULL;
+	int found = 0;
+	for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL;
+	     dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		char *full = path_join(*dir ? dir : ".", name);
+		found = full && access(full, X_OK) == 0;
+		free(full);
+	}
+	free(copy);
+	return found;
 }
 
 static void write_script(const struct submission *s, FILE *f, long tasks)
 {
-	char vkinrd[PATH_MAX], *shards = meta_path(s->out, "shards");
-	char *logs = meta_path(s->out, "logs");
+	char *shards = meta_path(s->out, "shards");
 
-	find_vkinrd(vkinrd, sizeof vkinrd);
 	fprintf(f, "#!/bin/bash\n"
 		   "# Written by vkinrctl submit --slurm: task K of %ld fits "
-		   "the images of\n# shards/K.tsv (lines K, K+%ld, ... of "
-		   "images.tsv) into OUT/NAME/;\n# done images are skipped, "
-		   "checkpointed ones resume.\n", tasks, tasks);
-	fprintf(f, "#SBATCH --job-name=vkinr\n#SBATCH --array=0-%ld\n"
-		   "#SBATCH --ntasks=1\n", tasks - 1);
+		   "the images of\n# .vkinr/shards/K.tsv (lines K, K+%ld, ... "
+		   "of .vkinr/images.tsv) into\n# OUT/NAME/; done images are "
+		   "skipped, checkpointed ones resume. To submit\n# it again "
+		   "by hand: sbatch fit.sbatch\n", tasks, tasks);
+	fprintf(f, "#SBATCH --job-name=vkinr\n#SBATCH --array=0-%ld", tasks - 1);
+	if (s->max_running)
+		fprintf(f, "%%%ld", s->max_running);
+	fputs("\n#SBATCH --ntasks=1\n", f);
 	if (s->gpus > 0)
 		fprintf(f, "#SBATCH --gres=gpu:%ld\n", s->gpus);
+	fprintf(f, "#SBATCH --time=%s\n#SBATCH --mem=%s\n"
+		   "#SBATCH --cpus-per-task=%ld\n",
+		s->time ? s->time : DEFAULT_TIME, s->mem ? s->mem : DEFAULT_MEM,
+		s->cpus ? s->cpus : DEFAULT_CPUS);
 	fprintf(f, "#SBATCH --signal=B:USR1@%d\n#SBATCH --requeue\n"
-		   "#SBATCH --open-mode=append\n#SBATCH --output=%s/%%A_%%a.log\n",
-		WARN_SECONDS, logs);
+		   "#SBATCH --open-mode=append\n#SBATCH --output=", WARN_SECONDS);
+	put_sbatch_value(f, s->out, 1, "/" LOG_DIR "/%A_%a.log");
+	fputc('\n', f);
+	put_sbatch_args(s, f);
 	fputs("set -u\n", f);
-	put_quoted(f, vkinrd);
-	fputs(" --fit-task ", f);
+	if (s->nsetup)
+		fputs("# from --setup\n", f);
+	for (int i = 0; i < s->nsetup; i++)
+		fprintf(f, "%s\n", s->setup[i]);
+	if (s->vkinrd) {
+		fputs("vkinrd=", f);
+		put_quoted(f, s->vkinrd);
+		fputc('\n', f);
+	} else {
+		fputs("# vkinrd from PATH, else where make install put it\n"
+		      "vkinrd=$(command -v vkinrd || echo ", f);
+		put_quoted(f, VKINR_BINDIR "/vkinrd");
+		fputs(")\n", f);
+	}
+	fputs("\"$vkinrd\" --fit-task ", f);
 	put_quoted(f, shards);
 	fputs("/\"$SLURM_ARRAY_TASK_ID\".tsv --out ", f);
 	put_quoted(f, s->out);
@@ -466,7 +582,6 @@ static void write_script(const struct submission *s, FILE *f, long tasks)
 	      "\tscontrol requeue \"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"\n"
 	      "fi\nexit $status\n", f);
 	free(shards);
-	free(logs);
 }
 
 /* Runs argv, its stdout into *out (malloc'ed); the exit status, or -1. */
@@ -517,6 +632,21 @@ static int make_dir(const char *path)
 	return mkdir(path, 0755) && errno != EEXIST ? ERR_IO : 0;
 }
 
+/* path and the folders above it that are missing (mkdir -p). */
+static int make_dirs(const char *path)
+{
+	char *copy = strdup(path);
+	int rc = copy ? 0 : ERR_NOMEM;
+	for (char *slash = copy ? strchr(copy + 1, '/') : NULL; slash && !rc;
+	     slash = strchr(slash + 1, '/')) {
+		*slash = 0;
+		rc = make_dir(copy);
+		*slash = '/';
+	}
+	free(copy);
+	return rc ? rc : make_dir(path);
+}
+
 /* shards/K.tsv: the lines of task K, so that each of a thousand tasks
  * reads its thousandth of the manifest, not all of it. */
 static int write_shards(const struct submission *s, long tasks)
@@ -549,14 +679,14 @@ static int write_shards(const struct submission *s, long tasks)
 /* The manifest, the shards and the script under OUT/.vkinr. */
 static int write_meta(const struct submission *s, long tasks, char **script)
 {
-	char *dir = meta_path(s->out, ""), *logs = meta_path(s->out, "logs");
+	char *dir = meta_path(s->out, ""), *logs = path_join(s->out, LOG_DIR);
 	char *manifest = meta_path(s->out, MANIFEST);
 	char *text = NULL;
 	size_t size = 0;
 	int rc = dir && logs && manifest ? 0 : ERR_NOMEM;
 
 	*script = meta_path(s->out, "fit.sbatch");
-	rc = rc ? rc : make_dir(s->out);
+	rc = rc ? rc : make_dirs(s->out);
 	rc = rc ? rc : make_dir(dir);
 	rc = rc ? rc : make_dir(logs);
 	if (rc == ERR_IO)
@@ -580,33 +710,12 @@ static int write_meta(const struct submission *s, long tasks, char **script)
 	return rc;
 }
 
-/* sbatch [--sbatch ARGS] SCRIPT; the job id into id. */
-static int run_sbatch(const struct submission *s, const char *script,
-		      char *id, size_t idlen)
+/* sbatch SCRIPT (--sbatch's arguments are in it); the job id into id. */
+static int run_sbatch(const char *script, char *id, size_t idlen)
 {
-	wordexp_t words = {0};
-	char *out = NULL;
-	int status = -1;
+	char *argv[] = {"sbatch", "--parsable", (char *)script, NULL}, *out;
+	int status = run_capture(argv, &out);
 
-	if (s->sbatch_args &&
-	    wordexp(s->sbatch_args, &words, WRDE_NOCMD | WRDE_UNDEF)) {
-		client_warn("--sbatch \"%s\": cannot split it into arguments",
-			    s->sbatch_args);
-		return CLIENT_EXIT_USAGE;
-	}
-	char **argv = calloc(words.we_wordc + 4, sizeof(char *));
-	if (argv) {
-		size_t n = 0;
-		argv[n++] = "sbatch";
-		argv[n++] = "--parsable";
-		for (size_t i = 0; i < words.we_wordc; i++)
-			argv[n++] = words.we_wordv[i];
-		argv[n++] = (char *)script;
-		status = run_capture(argv, &out);
-	}
-	if (s->sbatch_args)
-		wordfree(&words);
-	free(argv);
 	if (status == 0 && out && isdigit((unsigned char)out[0])) {
 		snprintf(id, idlen, "%.*s", (int)strspn(out, "0123456789"), out);
 	} else {
@@ -630,12 +739,17 @@ static int append_job(const char *out, const char *id, long tasks)
 	return rc;
 }
 
+/* " OPTION VALUE", the value quoted for the shell when it needs it. */
 static void add_fit_arg(struct submission *s, const char *option,
 			const char *value)
 {
 	size_t n = strlen(s->fit_args);
-	snprintf(s->fit_args + n, sizeof s->fit_args - n, " %s %s", option,
-		 value);
+	FILE *f = fmemopen(s->fit_args + n, sizeof s->fit_args - n, "w");
+	if (!f)
+		return;
+	fprintf(f, " %s ", option);
+	put_word(f, value);
+	fclose(f);
 }
 
 /* A whole number from lo to hi for option opt; 0 or the usage error's
@@ -671,6 +785,14 @@ static int parse_fit_param(struct submission *s, int c, const char *text)
 	return 0;
 }
 
+/* Slurm's --mem: a number of MiB, or with a unit (4G). */
+static int mem_is_valid(const char *text)
+{
+	size_t digits = strspn(text, "0123456789");
+	const char *unit = text + digits;
+	return digits && (!*unit || (strchr("KMGTkmgt", *unit) && !unit[1]));
+}
+
 static int parse_submit(struct submission *s, int argc, char **argv)
 {
 	static const struct option own[] = {
@@ -682,6 +804,12 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"from-file", required_argument, NULL, OPT_FROM_FILE},
 		{"allow-cpu", no_argument, NULL, OPT_ALLOW_CPU},
+		{"max-running", required_argument, NULL, OPT_MAX_RUNNING},
+		{"time", required_argument, NULL, OPT_TIME},
+		{"mem", required_argument, NULL, OPT_MEM},
+		{"cpus-per-task", required_argument, NULL, OPT_CPUS},
+		{"setup", required_argument, NULL, OPT_SETUP},
+		{"vkinrd", required_argument, NULL, OPT_VKINRD},
 		{"quiet", no_argument, NULL, 'q'},
 		CMD_COMMON_OPTIONS,
 	};
@@ -714,6 +842,38 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		case OPT_DRY_RUN: s->dry_run = 1; break;
 		case OPT_FROM_FILE: rc = add_list(s, optarg); break;
 		case OPT_ALLOW_CPU: s->allow_cpu = 1; break;
+		case OPT_MAX_RUNNING:
+			rc = parse_count(e, "--max-running", optarg, 1, 1000000,
+					 &s->max_running);
+			break;
+		case OPT_CPUS:
+			rc = parse_count(e, "--cpus-per-task", optarg, 1, 4096,
+					 &s->cpus);
+			break;
+		case OPT_TIME:
+			if (!optarg[0] || strspn(optarg, "0123456789:-") !=
+						  strlen(optarg))
+				rc = cmd_usage_error(e, "--time takes Slurm's "
+						     "form: MINUTES, H:MM:SS or "
+						     "D-HH:MM:SS");
+			s->time = optarg;
+			break;
+		case OPT_MEM:
+			if (!mem_is_valid(optarg))
+				rc = cmd_usage_error(e, "--mem takes Slurm's "
+						     "form: a number of MiB, or "
+						     "with K, M, G or T (4G)");
+			s->mem = optarg;
+			break;
+		case OPT_SETUP:
+			if (s->nsetup == MAX_SETUP_LINES || strchr(optarg, '\n'))
+				rc = cmd_usage_error(e, "--setup takes one line "
+						     "each time, at most %d",
+						     MAX_SETUP_LINES);
+			else
+				s->setup[s->nsetup++] = optarg;
+			break;
+		case OPT_VKINRD: s->vkinrd = optarg; break;
 		case 'q': s->quiet = 1; break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0)
@@ -737,9 +897,25 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			return client_fail(s->cl, ERR_NOMEM, NULL);
 		s->out = s->out_abs;
 	}
+	if (s->gpus == 0 && !s->allow_cpu)
+		return cmd_usage_error(e, "--gpus-per-task 0 leaves each task "
+				       "only the CPU device, which vkinrd "
+				       "refuses unless told: add --allow-cpu "
+				       "to fit on the CPU");
+	if (s->sbatch_args) {
+		int bad = wordexp(s->sbatch_args, &s->sbatch_words,
+				  WRDE_NOCMD | WRDE_UNDEF);
+		if (bad)
+			return cmd_usage_error(e, "--sbatch \"%s\": cannot "
+					       "split it into arguments (quote "
+					       "as in a shell; no $(...))",
+					       s->sbatch_args);
+		s->have_words = 1;
+	}
 	if (s->ninputs == 0 && s->nmissing == 0)
-		return cmd_usage_error(e, "name at least one PNG file, a "
-					  "folder, or --from-file LIST");
+		return cmd_usage_error(e, "name at least one PNG or JPEG "
+					  "file, a folder, or --from-file "
+					  "LIST");
 	return -1;
 }
 
@@ -768,9 +944,32 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
 					      : DEFAULT_MAX_TASKS);
 	if ((size_t)tasks > s.images.n)
 		tasks = (long)s.images.n; /* no task without an image */
+	if (!s.vkinrd && !s.nsetup && !on_path("vkinrd"))
+		client_warn("vkinrd is not on PATH here: the tasks look for it "
+			    "on theirs, then in " VKINR_BINDIR "; name it with "
+			    "--vkinrd PATH or load it with --setup");
 	if (s.dry_run) {
-		write_script(&s, stdout, tasks);
 		status = s.nmissing ? CLIENT_EXIT_DAEMON : CLIENT_EXIT_OK;
+		if (!cl->json) {
+			write_script(&s, stdout, tasks);
+			goto out;
+		}
+		char *text = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&text, &size);
+		cJSON *o = cJSON_CreateObject();
+		if (f) {
+			write_script(&s, f, tasks);
+			fclose(f);
+		}
+		cJSON_AddStringToObject(o, "script", text ? text : "");
+		cJSON_AddStringToObject(o, "out", s.out);
+		cJSON_AddNumberToObject(o, "tasks", tasks);
+		cJSON_AddNumberToObject(o, "images", s.images.n);
+		cJSON_AddNumberToObject(o, "missing", s.nmissing);
+		client_print_json(o);
+		cJSON_Delete(o);
+		free(text);
 		goto out;
 	}
 	if ((rc = write_meta(&s, tasks, &script)) < 0) {
@@ -779,7 +978,7 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
 		status = CLIENT_EXIT_DAEMON;
 		goto out;
 	}
-	if ((status = run_sbatch(&s, script, id, sizeof id)))
+	if ((status = run_sbatch(script, id, sizeof id)))
 		goto out;
 	if (append_job(s.out, id, tasks))
 		client_warn("cannot record job %s in %s/" META_DIR "/jobs: "
@@ -805,6 +1004,8 @@ out:
 	free(s.inputs);
 	free(s.out_abs);
 	free(script);
+	if (s.have_words)
+		wordfree(&s.sbatch_words);
 	manifest_finish(&s.images);
 	strmap_finish(&s.known);
 	strmap_finish(&s.taken);

@@ -1,15 +1,17 @@
 /*
- * cmd-submit.c - `vkinrctl submit`: read PNG files here, send each to the
- * daemon as one job, and optionally follow them.
+ * cmd-submit.c - `vkinrctl submit`: read PNG and JPEG files here, send
+ * each to the daemon as one job, and optionally follow them.
  *
  * The daemon never opens a path a client names, so the client reads every
- * image itself and sends its bytes in base64 (`image: {"png": B64}`, and
- * `init: {"safetensors": B64}` for --init). Inputs are files, folders (their
- * *.png, sorted by name) and --from-file lists (one path per line, `-` for
- * stdin). Files are read and sent one at a time, so a folder of thousands
- * costs the memory of one image. A file that can't be read, is not a PNG
- * or is too large for one request is named on stderr and skipped; the
- * others still go, and the exit status is then 3. A call that submits
+ * image itself and sends its bytes in base64 (`image: {"png": B64}` or
+ * `{"jpeg": B64}`, and `init: {"safetensors": B64}` for --init). Inputs
+ * are files, folders (their *.png, *.jpg and *.jpeg, sorted by name) and
+ * --from-file lists (one path per line, `-` for stdin). Every other entry
+ * of a folder is named on stderr with the reason it is left out. Files
+ * are read and sent one at a time, so a folder of thousands costs the
+ * memory of one image. A file that can't be read, is neither a PNG nor a
+ * JPEG or is too large for one request is named on stderr and skipped;
+ * the others still go, and the exit status is then 3. A call that submits
  * several images gives them one batch id (sent as `batch`), which every
  * command that takes job ids also takes.
  */
@@ -135,10 +137,21 @@ static int add_path(struct submit *s, const char *path)
 	return 0;
 }
 
-static int is_png_name(const char *name)
+/* Why a folder's entry is left out, or NULL when it is an image. */
+static const char *left_out_why(const char *name, const char *path)
 {
-	size_t n = strlen(name);
-	return n > 4 && !strcasecmp(name + n - 4, ".png") && name[0] != '.';
+	struct stat st;
+	if (name[0] == '.')
+		return "a hidden file";
+	if (stat(path, &st) < 0)
+		return "cannot read it";
+	if (S_ISDIR(st.st_mode))
+		return "a folder (folders inside are not searched)";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	if (!image_suffix_len(name))
+		return "not named .png, .jpg or .jpeg";
+	return NULL;
 }
 
 static int by_name(const void *a, const void *b)
@@ -146,7 +159,8 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A folder stands for its PNG files (not its subfolders), by name. */
+/* A folder stands for its PNG and JPEG files (not its subfolders), by
+ * name; everything else in it is named with the reason. */
 static int add_folder(struct submit *s, const char *dir)
 {
 	size_t first = s->npaths;
@@ -161,8 +175,8 @@ static int add_folder(struct submit *s, const char *dir)
 		return 0;
 	}
 	while (rc == 0 && (de = readdir(d))) {
-		struct stat st;
-		if (!is_png_name(de->d_name))
+		const char *why;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (asprintf(&path, "%s%s%s", dir,
 			     dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",
@@ -170,13 +184,15 @@ static int add_folder(struct submit *s, const char *dir)
 			rc = ERR_NOMEM;
 			break;
 		}
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		if ((why = left_out_why(de->d_name, path)))
+			client_warn("left out %s: %s", path, why);
+		else
 			rc = add_path(s, path);
 		free(path);
 	}
 	closedir(d);
 	if (rc == 0 && s->npaths == first)
-		refuse(s, dir, "the folder holds no .png files");
+		refuse(s, dir, "the folder holds no .png, .jpg or .jpeg files");
 	qsort(s->paths + first, s->npaths - first, sizeof *s->paths, by_name);
 	return rc;
 }
@@ -253,15 +269,15 @@ static uint8_t *read_file(struct submit *s, const char *path, size_t *size,
 	return data;
 }
 
-/* The job's name: --name, else the file's name without .png. */
+/* The job's name: --name, else the file's name without .png (.jpg...). */
 static char *job_name(const struct submit *s, const char *path)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t n = strlen(base);
 	char *name;
 
-	if (n > 4 && !strcasecmp(base + n - 4, ".png"))
-		n -= 4;
+	if (image_suffix_len(base) < n)
+		n -= image_suffix_len(base);
 	if (s->name && s->npaths == 1)
 		return strdup(s->name);
 	if (s->name) {
@@ -441,9 +457,11 @@ static int submit_one(struct submit *s, const char *path)
 
 	if (!(data = read_file(s, path, &size, "image")))
 		return 0;
-	if (!png_has_signature(data, size)) {
+	int jpeg = jpeg_has_signature(data, size);
+	if (!jpeg && !png_has_signature(data, size)) {
 		free(data);
-		refuse(s, path, "not a PNG file (vkinrd fits PNG images)");
+		refuse(s, path, "neither a PNG nor a JPEG file (by its first "
+		       "bytes; vkinrd fits PNG and JPEG images)");
 		return 0;
 	}
 	job_key(s, data, size, key, sizeof key);
@@ -491,7 +509,8 @@ static int submit_one(struct submit *s, const char *path)
 		cJSON_Delete(image);
 		return ERR_NOMEM;
 	}
-	cJSON_AddItemToObject(image, "png", cJSON_CreateStringReference(b64));
+	cJSON_AddItemToObject(image, jpeg ? "jpeg" : "png",
+			      cJSON_CreateStringReference(b64));
 	cJSON_AddItemToObject(params, "image", image);
 	cJSON_AddStringToObject(params, "name", name);
 	cJSON_AddStringToObject(params, "key", key);
@@ -718,8 +737,9 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	if (parse_options(&s, argc, argv, &init, &status) < 0)
 		goto out;
 	if (s.npaths == 0 && s.nbad == 0) {
-		status = cmd_usage_error(self, "name at least one PNG file, "
-					       "a folder, or --from-file LIST");
+		status = cmd_usage_error(self, "name at least one PNG or JPEG "
+					       "file, a folder, or --from-file "
+					       "LIST");
 		goto out;
 	}
 	if (init && (status = add_init(&s, init)) != 0)
@@ -781,14 +801,16 @@ out:
 const struct cmd_entry cmd_submit_entry = {
 	.name = "submit",
 	.alias = NULL,
-	.args = "IMG.png|DIR... [--from-file LIST] [--epochs N] [--width NF] "
+	.args = "IMG.png|IMG.jpg|DIR... [--from-file LIST] [--epochs N] [--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
 		"[RECIPE OPTIONS] [--watch | --wait] [-q]",
-	.summary = "fit a network to each image: one job per PNG",
-	.help = "Reads each PNG here and sends it to the daemon as a new job. "
-		"A folder stands\nfor its *.png files; --from-file LIST reads "
-		"one path per line ('-': stdin).\nSeveral images in one call "
+	.summary = "fit a network to each image: one job per PNG or JPEG",
+	.help = "Reads each PNG or JPEG here and sends it to the daemon as a "
+		"new job. A folder\nstands for its *.png, *.jpg and *.jpeg "
+		"files (every other entry is named);\n--from-file LIST reads "
+		"one path per line ('-': stdin). A JPEG is turned\nupright as "
+		"its EXIF orientation says.\nSeveral images in one call "
 		"share a batch id, usable wherever a job id is.\n"
 		"\n"
 		"Options:\n"
@@ -799,7 +821,7 @@ const struct cmd_entry cmd_submit_entry = {
 		"  --lr LR              learning rate, above 0 and below 1\n"
 		"  --seed S             random seed of the initial weights\n"
 		"  --name NAME          the job's name (default: the file's "
-		"name without .png;\n"
+		"name without .png/.jpg;\n"
 		"                       with several files, a prefix)\n"
 		"  --priority P         higher runs first, -100 to 100\n"
 		"  --init M.safetensors start from this model package\n"
@@ -849,24 +871,41 @@ const struct cmd_entry cmd_submit_entry = {
 		" and for a batch\n"
 		"                       a last line 'batch ID'\n"
 		"\n"
-		"A file that can't be read or is not a PNG is named on stderr "
-		"and skipped;\nthe others are still submitted and the exit "
-		"status is 3. With --watch or\n--wait the status is the jobs' "
+		"A file that can't be read or is not a PNG or JPEG is named on "
+		"stderr and\nskipped; the others are still submitted and the exit "
+		"status is 3. With --watch\nor --wait the status is the jobs' "
 		"outcome (0 all done, 1 any failed/cancelled).\n"
 		"\n"
 		"On a Slurm cluster, without the daemon:\n"
 		"  submit --slurm --out OUT IMG|DIR...|--from-file LIST "
 		"[--tasks N]\n"
-		"         [--gpus-per-task G] [--sbatch \"ARGS\"] [--allow-cpu] "
-		"[--dry-run]\n"
+		"         [--max-running N] [--gpus-per-task G] [--time T] "
+		"[--mem M]\n"
+		"         [--cpus-per-task C] [--sbatch \"ARGS\"] [--setup "
+		"LINE] [--vkinrd PATH]\n"
+		"         [--allow-cpu] [--dry-run]\n"
 		"  fits the images as one job array (N tasks, default one per "
-		"image up to\n  1000), each image into OUT/NAME/; prints the "
-		"Slurm job id (-q: alone).\n  Submitting again skips what is "
-		"done and resumes what was checkpointed.\n"
-		"  --sbatch passes partition, time, account, QoS... to sbatch; "
-		"--dry-run\n  prints the batch script; --allow-cpu lets a task "
-		"without a GPU use\n  the CPU device. The fit options above "
-		"(not --priority) go on to\n  each task's vkinrd --fit-task. "
-		"See vkinrctl(1).\n",
+		"image up to\n  1000), each image into OUT/NAME/, the tasks' "
+		"logs into OUT/logs/; prints\n  the Slurm job id (-q: alone). "
+		"Submitting again skips what is done and\n  resumes what was "
+		"checkpointed. Every request is an #SBATCH line of\n  "
+		"OUT/.vkinr/fit.sbatch (--dry-run prints it; --json: as JSON):\n"
+		"  --max-running N   at most N tasks at once (--array=0-K%N)\n"
+		"  --time T          time limit a task (default 08:00:00; "
+		"checkpointed and\n"
+		"                    requeued at the limit)\n"
+		"  --mem M           host memory a task (default 4G)\n"
+		"  --cpus-per-task C (default 2)\n"
+		"  --gpus-per-task G (default 1; 0 needs --allow-cpu)\n"
+		"  --sbatch \"ARGS\"   partition, account, QoS... (these win)\n"
+		"  --setup LINE      a line run first, e.g. 'module load "
+		"vulkan' (repeatable)\n"
+		"  --vkinrd PATH     the vkinrd to run (default: on the "
+		"tasks' PATH, else\n"
+		"                    the installed one)\n"
+		"  --allow-cpu       a task without a GPU may use the CPU "
+		"device\n"
+		"  The fit options above (not --priority) go on to each "
+		"task's\n  vkinrd --fit-task. See vkinrctl(1).\n",
 	.exec = cmd_submit_exec,
 };

@@ -41,6 +41,9 @@ static int add_row(struct history *h, const cJSON *p)
 		h->rows = rows;
 		h->cap = cap;
 	}
+	/* the training time so far: the epochs' own times, summed */
+	r.seconds = (h->n ? h->rows[h->n - 1].seconds : 0) +
+		    (isfinite(r.ms) && r.ms > 0 ? r.ms / 1000.0 : 0);
 	h->rows[h->n++] = r;
 	return 0;
 }

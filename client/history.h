@@ -16,6 +16,7 @@ struct client;
 struct history_row {
 	int epoch;
 	double psnr, live_psnr, mse, lr, ms;
+	double seconds; /* training time up to this epoch (the ms summed) */
 };
 
 struct history {

@@ -1,6 +1,7 @@
 /*
- * plot.h - loss curves as pictures: PSNR, MSE (log scale) and learning
- * rate against epoch, one panel each, one line per job, as SVG (text, for
+ * plot.h - loss curves as pictures: PSNR (the last epoch's and the
+ * model's), MSE (log scale) and learning rate against epoch or training
+ * time, one panel each, one line per job, as SVG (text, for
  * a browser or a paper) or PNG (pixels, libpng through image.h).
  */
 #ifndef VKINR_CLIENT_PLOT_H
@@ -12,9 +13,11 @@
 
 struct history;
 
-/* Writes the SVG document of the histories to out. */
-void plot_svg(FILE *out, const struct history *h, int n);
+/* Writes the SVG document of the histories to out; x_time: training
+ * seconds on the x axis instead of epochs. */
+void plot_svg(FILE *out, const struct history *h, int n, int x_time);
 /* Encodes the PNG of the histories; 0 or ERR_NOMEM. */
-int plot_png(const struct history *h, int n, uint8_t **data, size_t *size);
+int plot_png(const struct history *h, int n, int x_time, uint8_t **data,
+	     size_t *size);
 
 #endif

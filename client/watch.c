@@ -19,8 +19,10 @@
  *     job, running ones first, as many as fit in the terminal's rows less
  *     one (so drawing never scrolls); each line is cut to the columns it
  *     takes on screen (wide characters count two), its fields in order of
- *     use (PSNR, ETA, the sparkline, then live, rate, mse, lr only when
- *     they fit), redrawn in place at most every REDRAW_MS. Only a running
+ *     use (epochs and their percentage, the model's PSNR, the time it has
+ *     run, ETA, the sparkline in the room left, then the live PSNR, rate,
+ *     mse, lr only when they fit: 80 columns keep the first five),
+ *     redrawn in place at most every REDRAW_MS. Only a running
  *     job has a rate and an ETA; a job with a target PSNR has the ETA of
  *     the epochs its PSNR's recent rise needs to reach it, when fewer. The
  *     sparkline covers the run so far (fmt_series), replay included;
@@ -31,10 +33,13 @@
  * The PSNR shown is the model's, that of the weights an export writes
  * (job objects' psnr, progress's psnr_best, a done job's state psnr); the
  * last epoch's own figure is labelled "live".
+ * Ctrl-C while following says that the jobs go on in the daemon and how
+ * to watch them again (exit status 130).
  * This file knows nothing of sockets: it calls and reads through client.h
  * and conn.h.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +54,8 @@
 #include "proto/protocol.h"
 #include "watch.h"
 
-#define SPARK_WIDTH 14 /* bars; 80 columns hold a line with all of them */
+#define SPARK_WIDTH 14 /* bars at most; fewer in a narrow terminal */
+#define SPARK_MIN 6    /* ... and at least, or none */
 #define REDRAW_MS 100
 #define PLAIN_INTERVAL 1.0 /* seconds between two lines of one job */
 #define QUIET_AFTER 2.0    /* seconds without news before asking job.get */
@@ -69,6 +75,9 @@ struct wjob {
 	/* psnr: the last epoch's live figure; best: the model's, the
 	 * weights an export writes (what every command calls PSNR) */
 	double psnr, best, mse, lr;
+	double model_psnr;  /* the exported model's, once known (NAN) */
+	double run_s;       /* seconds it has run, as of run_at ... */
+	double run_at;      /* ... when running (now_s), else 0 */
 	double target_psnr; /* 0: none */
 	double ms;          /* smoothed wall time of one epoch */
 	int have_metrics;
@@ -123,8 +132,18 @@ enum watch_mode watch_pick_mode(const struct client *cl, FILE *out)
 /* Folding news into a job                                                 */
 /* ---------------------------------------------------------------------- */
 
+static double now_s(void);
+
 static void set_state(struct wjob *j, const char *state)
 {
+	int running = !strcmp(state, S_RUNNING);
+	/* the clock of its run goes on only while it runs */
+	if (j->run_at > 0 && !running)
+		j->run_s += now_s() - j->run_at;
+	if (running && j->run_at <= 0)
+		j->run_at = now_s();
+	else if (!running)
+		j->run_at = 0;
 	snprintf(j->state, sizeof j->state, "%s", state);
 	j->ended = job_state_ended(state) || !strcmp(state, "removed");
 }
@@ -135,6 +154,11 @@ static void set_error(struct wjob *j, const char *error)
 		return;
 	free(j->error);
 	j->error = strdup(error);
+}
+
+static int is_running_state(const struct wjob *j)
+{
+	return !j->ended && !strcmp(j->state, S_RUNNING);
 }
 
 /* A job object (job.get, job.list): name, state, epochs, latest metrics. */
@@ -163,6 +187,11 @@ static void fold_job(struct wjob *j, const cJSON *job)
 		j->best = job_num(job, "psnr", j->best); /* the model's */
 	else
 		j->best = fmax(j->best, job_num(job, "best_psnr", j->best));
+	j->model_psnr = job_num(job, "model_psnr", j->model_psnr);
+	if (isfinite(job_num(job, "seconds", NAN))) {
+		j->run_s = job_num(job, "seconds", 0);
+		j->run_at = is_running_state(j) ? now_s() : 0;
+	}
 	cJSON_Delete(j->last);
 	j->last = cJSON_Duplicate(job, 1);
 }
@@ -250,7 +279,7 @@ static int ask_all(struct watch *w)
 
 static int is_running(const struct wjob *j)
 {
-	return !j->ended && !strcmp(j->state, S_RUNNING);
+	return is_running_state(j);
 }
 
 /* Epochs still to go: to the end, or fewer when the PSNR's recent rise
@@ -267,6 +296,20 @@ static double epochs_left(const struct wjob *j)
 			left = fmin(left, (j->target_psnr - j->psnr) / slope);
 	}
 	return left > 0 ? left : 0;
+}
+
+/* The PSNR of the weights an export writes: the exported model's once
+ * done, the best model's before; NAN while there is none. */
+static double model_psnr(const struct wjob *j)
+{
+	if (isfinite(j->model_psnr))
+		return j->model_psnr;
+	return j->have_metrics && isfinite(j->best) ? j->best : NAN;
+}
+
+static double run_seconds(const struct wjob *j)
+{
+	return j->run_s + (j->run_at > 0 ? now_s() - j->run_at : 0);
 }
 
 static double eta_seconds(const struct wjob *j)
@@ -304,15 +347,20 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 	fmt_append_cols(buf, n, j->idtext, 5);
 	strcat(buf, " ");
 	fmt_append_cols(buf, n, j->name, 12);
-	snprintf(head, sizeof head, " %-9s %13s", j->state, "");
-	snprintf(head + 11, sizeof head - 11, "%6d/%-6d", j->epoch, j->epochs);
+	snprintf(head, sizeof head, " %-9s %d/%d", j->state, j->epoch,
+		 j->epochs);
 	strncat(buf, head, n - strlen(buf) - 1);
+	if (j->epochs > 0) {
+		snprintf(head, sizeof head, " %d%%",
+			 (int)(100.0 * j->epoch / j->epochs));
+		strncat(buf, head, n - strlen(buf) - 1);
+	}
 	if (cols > 1)
 		fmt_truncate(buf, (size_t)cols - 1);
 	cols = cols > 1 ? cols - 1 : 0;
-	if (j->have_metrics)
-		add_field(buf, n, cols, "%6s dB",
-			  fmt_number("%.2f", j->best, num, sizeof num));
+	if (isfinite(model_psnr(j)))
+		add_field(buf, n, cols, "%s dB",
+			  fmt_number("%.2f", model_psnr(j), num, sizeof num));
 	if (j->error) {
 		char *err = strdup(j->error);
 		if (err && cols > 0 && fmt_columns(buf) + 2 < (size_t)cols)
@@ -321,13 +369,23 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 			add_field(buf, n, cols, "%s", err);
 		free(err);
 	}
-	if (is_running(j) && j->ms > 0)
-		add_field(buf, n, cols, "ETA %-7s",
-			  fmt_duration(eta_seconds(j), eta, sizeof eta));
-	if (j->series.n > 0)
+	if (run_seconds(j) > 0 || is_running(j))
 		add_field(buf, n, cols, "%s",
-			  fmt_series_sparkline(&j->series, SPARK_WIDTH, spark));
-	if (j->have_metrics)
+			  fmt_duration(run_seconds(j), num, sizeof num));
+	if (is_running(j) && j->ms > 0)
+		add_field(buf, n, cols, "ETA %s",
+			  fmt_duration(eta_seconds(j), eta, sizeof eta));
+	if (j->series.n > 0) {
+		/* the room left, up to SPARK_WIDTH bars */
+		int room = cols > 0 ? cols - (int)fmt_columns(buf) - 1
+				    : SPARK_WIDTH;
+		if (room > SPARK_WIDTH)
+			room = SPARK_WIDTH;
+		if (room >= SPARK_MIN)
+			add_field(buf, n, cols, "%s",
+				  fmt_series_sparkline(&j->series, room, spark));
+	}
+	if (j->have_metrics && isfinite(j->psnr) && !j->ended)
 		add_field(buf, n, cols, "live %s",
 			  fmt_number("%.2f", j->psnr, num, sizeof num));
 	if (is_running(j) && j->ms > 0)
@@ -490,7 +548,8 @@ static void plain_state(struct watch *w, struct wjob *j)
 	fprintf(w->out, "job %s %s: %s", j->idtext, j->name, j->state);
 	if (j->ended && j->have_metrics)
 		fprintf(w->out, " at epoch %d/%d, psnr %s dB", j->epoch,
-			j->epochs, fmt_number("%.2f", j->best, best, sizeof best));
+			j->epochs,
+			fmt_number("%.2f", model_psnr(j), best, sizeof best));
 	if (j->error)
 		fprintf(w->out, ": %s", j->error);
 	fputc('\n', w->out);
@@ -565,10 +624,62 @@ static void on_notification(struct watch *w, const cJSON *msg)
 		set_error(j, job_str(params, "error", NULL));
 		/* done: the exported model's PSNR, the one export reports */
 		j->best = job_num(params, "psnr", j->best);
+		j->model_psnr = job_num(params, "psnr", j->model_psnr);
 		if (w->mode == WATCH_PLAIN && strcmp(j->told, j->state))
 			plain_state(w, j);
 	}
 	w->dirty = 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Ctrl-C                                                                  */
+/* ---------------------------------------------------------------------- */
+
+/* Written by the SIGINT handler, which may only write(2) and _exit. */
+static char interrupt_text[1024];
+static size_t interrupt_len;
+
+static void on_interrupt(int sig)
+{
+	ssize_t ignored = write(2, interrupt_text, interrupt_len);
+	(void)ignored;
+	_exit(130);
+}
+
+/* What Ctrl-C says: the jobs go on, and the command that watches them
+ * again (by their batch when they are one, else their ids). */
+static void prepare_interrupt(const struct watch *w)
+{
+	const char *batch = w->n > 1 && w->jobs[0].last
+				    ? job_str(w->jobs[0].last, "batch", NULL)
+				    : NULL;
+	char ids[512] = "";
+	int going = 0;
+
+	for (int i = 0; i < w->n; i++) {
+		const char *b = w->jobs[i].last
+					? job_str(w->jobs[i].last, "batch", NULL)
+					: NULL;
+		if (!b || !batch || strcmp(b, batch))
+			batch = NULL;
+		going += !w->jobs[i].ended;
+	}
+	for (int i = 0; i < w->n && strlen(ids) + 80 < sizeof ids; i++)
+		snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%s",
+			 i ? " " : "", w->jobs[i].idtext);
+	if (!batch && strlen(ids) + 80 >= sizeof ids)
+		strcat(ids, " ...");
+	snprintf(interrupt_text, sizeof interrupt_text,
+		 "\nvkinrctl: stopped watching; %s %s on in vkinrd.\n"
+		 "Watch again: vkinrctl%s%s watch %s\n"
+		 "(to stop %s: vkinrctl cancel %s)\n",
+		 going == 1 ? "the job" : "the jobs",
+		 going == 1 ? "goes" : "go",
+		 w->cl->socket_flag ? " --socket " : "",
+		 w->cl->socket_flag ? w->cl->socket_flag : "",
+		 batch ? batch : ids, going == 1 ? "it" : "them",
+		 batch ? batch : ids);
+	interrupt_len = strlen(interrupt_text);
 }
 
 /* Every job has ended and its whole replayed history has arrived (the
@@ -644,6 +755,10 @@ static int follow(struct watch *w)
 		for (int i = 0; i < w->n; i++)
 			if (!w->jobs[i].ended)
 				plain_state(w, &w->jobs[i]);
+	if (w->mode == WATCH_LIVE || w->mode == WATCH_PLAIN) {
+		prepare_interrupt(w);
+		signal(SIGINT, on_interrupt);
+	}
 	while (!all_ended(w)) {
 		rc = conn_next_notification(w->cl->conn, next_timeout_ms(w),
 					    &msg);
@@ -815,7 +930,7 @@ int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
 		j->id = cJSON_Duplicate(id, 1);
 		job_id_text(id, j->idtext, sizeof j->idtext);
 		j->printed_at = -INFINITY;
-		j->psnr = j->mse = j->lr = NAN;
+		j->psnr = j->mse = j->lr = j->model_psnr = NAN;
 		j->best = -INFINITY;
 		fmt_series_init(&j->series);
 	}
@@ -831,6 +946,7 @@ int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
 			break;
 		again = 1;
 	}
+	signal(SIGINT, SIG_DFL);
 	if (rc < 0)
 		status = client_fail(cl, rc, NULL);
 	if (rc == 0) {

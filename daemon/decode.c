@@ -1,8 +1,14 @@
 /*
- * decode.c - base64, PNG and model-package decoding on libuv's thread
+ * decode.c - base64, image and model-package decoding on libuv's thread
  * pool (see decode.h). The worker function touches nothing but the
  * decode_job; the after-work callback runs on the loop and hands the job
  * to its done callback.
+ *
+ * An image may come as PNG or JPEG; a JPEG is decoded (turned upright as
+ * its EXIF orientation says) and its bytes are then replaced by the
+ * same pixels as a PNG, so what the job keeps on disk, and everything
+ * that reads it back, sees one format. The 8-bit samples survive the
+ * round trip exactly.
  */
 #include "decode.h"
 
@@ -51,8 +57,20 @@ static void run(uv_work_t *work)
 			d->png_b64 = read_b64(d->read_png, &d->read_rc);
 	}
 	if (d->png.b64 && !decode_base64(&d->png))
-		d->png.rc = png_decode(d->png.bytes, d->png.size, &d->image,
-				       d->png.err, sizeof(d->png.err));
+		d->png.rc = image_decode(d->png.bytes, d->png.size, &d->image,
+					 d->png.err, sizeof(d->png.err));
+	if (d->image && jpeg_has_signature(d->png.bytes, d->png.size)) {
+		uint8_t *png;
+		size_t size;
+		if ((d->png.rc = png_encode(d->image, &png, &size))) {
+			image_destroy(d->image);
+			d->image = NULL;
+		} else {
+			free(d->png.bytes);
+			d->png.bytes = png;
+			d->png.size = size;
+		}
+	}
 	if (d->model.b64 && !decode_base64(&d->model)) {
 		d->model.rc = st_decode(d->model.bytes, d->model.size,
 					&d->package, d->model.err,

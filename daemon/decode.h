@@ -1,7 +1,8 @@
 /*
  * decode.h - the heavy part of a request, off the loop thread.
  *
- * A job.submit or model.render carries base64 text: an image (PNG), a
+ * A job.submit or model.render carries base64 text: an image (PNG or
+ * JPEG; kept as PNG), a
  * model package (.safetensors); a job.export of a done job sends two
  * files as base64. Decoding and validating the former can take seconds (a
  * small PNG may declare a huge image), reading and encoding the latter
@@ -35,7 +36,8 @@ struct decode_input {
 
 struct decode_job {
 	uv_work_t work;            /* first: the work's address is the job's */
-	struct decode_input png;   /* a PNG: decoded into image */
+	struct decode_input png;   /* a PNG or JPEG: decoded into image;
+				    * bytes are a PNG after */
 	struct decode_input model; /* a model package: into package, cfg */
 	struct image *image;
 	struct st_file *package;

@@ -1,5 +1,5 @@
 /*
- * fit_cli.c - one fit in the foreground: `vkinrd --fit IMG.png ...`.
+ * fit_cli.c - one fit in the foreground: `vkinrd --fit IMG ...` (PNG or JPEG).
  *
  * It is the same engine the daemon's workers run (nn/fit.h), driven from
  * the command line: load the PNG, create the fit on the chosen device (or
@@ -44,7 +44,7 @@ struct fit_options {
 };
 
 static const char usage[] =
-	"usage: vkinrd --fit IMG.png [options]\n"
+	"usage: vkinrd --fit IMG.png|IMG.jpg [options]\n"
 	"  --epochs N          epochs to train (default 1000)\n"
 	"  --width NF          network width, a multiple of 16 (default 512 on a\n"
 	"                      GPU, 64 on a CPU device)\n"
@@ -79,7 +79,7 @@ static const char usage[] =
 	"  --checkpoint PATH   write a checkpoint at the end (or at --stop-after)\n"
 	"  --resume PATH       continue from a checkpoint\n"
 	"  --stop-after K      stop after epoch K (with --checkpoint)\n"
-	"several images (vkinrd --fit A.png B.png ... or --fit FOLDER):\n"
+	"several images (vkinrd --fit A.png B.jpg ... or --fit FOLDER):\n"
 	"  --out DIR           write DIR/NAME.safetensors and DIR/NAME.png\n"
 	"  --pack N            train at most N images at once as one program\n"
 	"                      (default: as many as the device's memory holds)\n"
@@ -430,7 +430,7 @@ int fit_cli_run(int argc, char **argv)
 		return 2;
 	if (o.out)
 		return run_many(&o);
-	if ((rc = png_load_file(o.image, &target, err, sizeof(err)))) {
+	if ((rc = image_load_file(o.image, &target, err, sizeof(err)))) {
 		fprintf(stderr, "vkinrd: %s: %s\n", o.image, err);
 		return 1;
 	}

@@ -1,6 +1,6 @@
 /*
  * fit_many.c - several images in the foreground, as packs:
- * `vkinrd --fit A.png B.png ... --out DIR` (or --fit FOLDER --out DIR).
+ * `vkinrd --fit A.png B.jpg ... --out DIR` (or --fit FOLDER --out DIR).
  *
  * Every image gets a fit with the same settings; up to --pack of them
  * train together as one program (nn/pack.h), and as each one finishes it
@@ -42,7 +42,8 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The images named, a folder standing for its .png files (sorted). */
+/* The images named, a folder standing for its .png, .jpg and .jpeg files
+ * (sorted). */
 static int gather(char **args, int nargs, char ***out, int *count)
 {
 	int n = 0, cap = 16;
@@ -60,8 +61,8 @@ static int gather(char **args, int nargs, char ***out, int *count)
 				snprintf(path, sizeof(path), "%s", one);
 				one = NULL;
 			} else {
-				size_t len = strlen(e->d_name);
-				if (len < 5 || strcmp(e->d_name + len - 4, ".png"))
+				if (e->d_name[0] == '.' ||
+				    !image_suffix_len(e->d_name))
 					continue;
 				snprintf(path, sizeof(path), "%s/%s", args[i],
 					 e->d_name);
@@ -90,7 +91,7 @@ static int gather(char **args, int nargs, char ***out, int *count)
 	return 0;
 }
 
-/* NAME of path/NAME.png */
+/* NAME of path/NAME.png (or .jpg, .jpeg) */
 static void base_name(const char *path, char *name, size_t len)
 {
 	const char *slash = strrchr(path, '/');
@@ -172,7 +173,7 @@ static struct nn_fit *join(const struct fit_many_options *o,
 	struct image *target = NULL;
 	struct nn_fit *fit = NULL;
 	char err[512] = "";
-	int rc = png_load_file(images[i], &target, err, sizeof(err));
+	int rc = image_load_file(images[i], &target, err, sizeof(err));
 	if (rc == 0)
 		rc = nn_fit_create(&fit, gpu, target, &o->cfg, NULL, err,
 				   sizeof(err));
@@ -193,7 +194,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	struct tally t = {0};
 	int rc = gather(args, nargs, &images, &count);
 	if (rc || count == 0) {
-		fprintf(stderr, "vkinrd: no .png image to fit\n");
+		fprintf(stderr, "vkinrd: no .png, .jpg or .jpeg image to fit\n");
 		free(images);
 		return 1;
 	}

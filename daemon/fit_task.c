@@ -513,7 +513,7 @@ static int fit_image(struct task *t, const char *name, const char *file)
 		t->skipped++;
 		goto out;
 	}
-	if (png_load_file(file, &target, err, sizeof err)) {
+	if (image_load_file(file, &target, err, sizeof err)) {
 		record_failure(t, dir, name, file, err);
 		goto out;
 	}

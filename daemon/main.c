@@ -3,7 +3,7 @@
  *
  *   vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]
  *       the daemon (daemon.c), in the foreground
- *   vkinrd --fit IMG.png [...]   one fit in the foreground (fit_cli.c)
+ *   vkinrd --fit IMG.png|.jpg [...] one fit in the foreground (fit_cli.c)
  *   vkinrd --fit-task LIST --out OUT [...]   one task of a dataset fit,
  *                                as a Slurm array task runs it (fit_task.c)
  *   vkinrd --devices [--json]    the Vulkan devices it can use
@@ -30,7 +30,7 @@
 static const char usage[] =
 	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]...\n"
 	"              [--pack N] [-v]\n"
-	"       vkinrd --fit IMG.png [--epochs N] [--width NF] [--lr LR] [--seed S]\n"
+	"       vkinrd --fit IMG.png|IMG.jpg [--epochs N] [--width NF] [--lr LR] [--seed S]\n"
 	"                            [--model OUT.safetensors] [--recon OUT.png] [--json]\n"
 	"                            (vkinrd --fit x --help lists every option)\n"
 	"       vkinrd --fit-task LIST --out OUT [--shard K/N] [...]\n"

@@ -78,23 +78,18 @@ static int fail(struct request *rq, int code, const char *fmt, ...)
 	return code;
 }
 
-/* A PNG that png_decode refused: over a size limit is RPC_LIMIT naming
- * the limit (IMAGE_MAX_SIDE or IMAGE_MAX_PIXELS, from the IHDR that
- * png_decode checked; IMAGE_MAX_CHUNK when the size is within those),
- * anything else RPC_BAD_IMAGE. */
+/* An image that image_decode refused: over a size limit is RPC_LIMIT
+ * naming the limit (IMAGE_MAX_SIDE or IMAGE_MAX_PIXELS, from the size the
+ * PNG's IHDR or the JPEG's frame header states; IMAGE_MAX_CHUNK when the
+ * size is within those), anything else RPC_BAD_IMAGE. */
 static int image_refused(struct request *rq, const char *key, int rc,
-			 const char *err, const uint8_t *png, size_t size)
+			 const char *err, const uint8_t *bytes, size_t size)
 {
 	if (rc != ERR_TOO_LARGE)
 		return fail(rq, RPC_BAD_IMAGE, "\"%s\" was refused: %s", key,
 			    err[0] ? err : error_message(rc));
 	uint32_t w = 0, h = 0;
-	if (size >= 24) {
-		w = (uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 |
-		    (uint32_t)png[18] << 8 | png[19];
-		h = (uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 |
-		    (uint32_t)png[22] << 8 | png[23];
-	}
+	image_stated_size(bytes, size, &w, &h);
 	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE || !w || !h)
 		rq->data = views_limit_data("IMAGE_MAX_SIDE", IMAGE_MAX_SIDE);
 	else if ((uint64_t)w * h > IMAGE_MAX_PIXELS)
@@ -238,6 +233,14 @@ static int get_b64(struct request *rq, const cJSON *params, const char *key,
 	return 0;
 }
 
+/* The key of an image object: {"jpeg": B64} for a JPEG, else
+ * {"png": B64} (the daemon tells the two apart by their bytes anyway). */
+static const char *image_key(const cJSON *params, const char *key)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(params, key);
+	return cJSON_GetObjectItemCaseSensitive(o, "jpeg") ? "jpeg" : "png";
+}
+
 /* A decoded input that was refused: bad base64, or what its decoder said. */
 static int input_refused(struct request *rq, const char *key,
 			 const char *sub, const struct decode_input *in)
@@ -248,7 +251,7 @@ static int input_refused(struct request *rq, const char *key,
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"%s.%s\" is not valid base64 (RFC 4648, with "
 			    "padding)", key, sub);
-	if (!strcmp(sub, "png"))
+	if (strcmp(sub, "safetensors"))
 		return image_refused(rq, key, in->rc, in->err, in->bytes,
 				     in->size);
 	return fail(rq, RPC_BAD_MODEL, "\"%s\" was refused: %s", key,
@@ -611,7 +614,8 @@ static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	pd->p = p;
 	pd->width_given = p.width != 0;
-	if ((rc = get_b64(rq, params, "image", "png", 1, &pd->d.png.b64)) ||
+	if ((rc = get_b64(rq, params, "image", image_key(params, "image"), 1,
+			  &pd->d.png.b64)) ||
 	    (rc = get_b64(rq, params, "init", "safetensors", 0,
 			  &pd->d.model.b64))) {
 		pending_free(pd);
@@ -631,7 +635,7 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 		return fail(rq, RPC_SHUTTING_DOWN, "the daemon is stopping; "
 			    "submit again once it is back");
 	if (d->png.rc)
-		return input_refused(rq, "image", "png", &d->png);
+		return input_refused(rq, "image", "image", &d->png);
 	if (d->model.rc)
 		return input_refused(rq, "init", "safetensors", &d->model);
 	if (d->model.bytes &&
@@ -980,7 +984,7 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 	if (d->model.rc)
 		return input_refused(rq, "model", "safetensors", &d->model);
 	if (d->png.rc)
-		return input_refused(rq, "target", "png", &d->png);
+		return input_refused(rq, "target", "image", &d->png);
 	if (d->image && (d->image->width != d->model_w ||
 			 d->image->height != d->model_h))
 		return fail(rq, RPC_INVALID_PARAMS, "\"target\" is %dx%d but "
@@ -1027,7 +1031,8 @@ static int m_render(struct request *rq, const cJSON *params, cJSON **result)
 	pd->d.keep_package = 1;
 	if ((rc = get_b64(rq, params, "model", "safetensors", 1,
 			  &pd->d.model.b64)) ||
-	    (rc = get_b64(rq, params, "target", "png", 0, &pd->d.png.b64))) {
+	    (rc = get_b64(rq, params, "target", image_key(params, "target"), 0,
+			  &pd->d.png.b64))) {
 		pending_free(pd);
 		return rc;
 	}

@@ -9,7 +9,7 @@ set -e
 # photographs) and python3-pil (to decode and scale them) are for the
 # quality test and `make bench-quality`.
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
-libpng-dev zlib1g-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat
+libpng-dev libjpeg62-turbo-dev zlib1g-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat
 python3 systemd tmux plasma-workspace-wallpapers python3-pil"
 missing=""
 for p in $pkgs; do

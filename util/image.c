@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G',
 					 '\r', '\n', 0x1a, '\n'};
@@ -48,6 +49,24 @@ int png_has_signature(const void *data, size_t size)
 {
 	return size >= sizeof png_signature &&
 	       !memcmp(data, png_signature, sizeof png_signature);
+}
+
+int jpeg_has_signature(const void *data, size_t size)
+{
+	const uint8_t *p = data;
+	return size >= 3 && p[0] == 0xff && p[1] == 0xd8 && p[2] == 0xff;
+}
+
+size_t image_suffix_len(const char *name)
+{
+	static const char *const suffixes[] = {".png", ".jpg", ".jpeg"};
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+		size_t k = strlen(suffixes[i]);
+		if (n > k && !strcasecmp(name + n - k, suffixes[i]))
+			return k;
+	}
+	return 0;
 }
 
 uint8_t image_byte(float v)

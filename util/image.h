@@ -33,6 +33,11 @@ uint8_t image_byte(float v);
 
 /* Quick check of the 8-byte PNG signature, for clients that only route. */
 int png_has_signature(const void *data, size_t size);
+/* JPEG's start of image (FF D8 FF). */
+int jpeg_has_signature(const void *data, size_t size);
+/* The length of name's image suffix (".png", ".jpg", ".jpeg", any case),
+ * or 0: how a folder's images are told from its other files. */
+size_t image_suffix_len(const char *name);
 
 /*
  * Prints up to IMAGE_PRINT_MAX images side by side on a 24-bit colour

@@ -1,6 +1,7 @@
 /*
- * fuzz_png.c - libFuzzer target: png_decode, the loader every image a
- * client submits goes through (daemon/image.c).
+ * fuzz_png.c - libFuzzer target: image_decode, the loader every image a
+ * client submits goes through (daemon/image.c): PNG, and JPEG through
+ * libjpeg with the EXIF orientation read by hand.
  *
  * A decoded image must have the size it claims, inside the documented
  * limits, and every sample in [0, 1]; anything else is refused with a
@@ -17,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct image *img = NULL;
 	char err[512];
-	int rc = png_decode(data, size, &img, err, sizeof(err));
+	int rc = image_decode(data, size, &img, err, sizeof(err));
 	if (rc) {
 		/* a refusal always says why */
 		if (img || (rc != ERR_NOMEM && !err[0]))

@@ -13,7 +13,11 @@ file to the real daemon.
 tests/fuzz/corpus/fuzz_png/: ok-* are small valid PNGs of each colour type;
 bad-* are broken: truncated, bad CRC, zero and huge dimensions, a zlib bomb
 (a 16384x16384 header over a few KiB of deflated zeros), bad palettes, bad
-zlib data, garbage. 80_bad_input.sh submits every bad-* one.
+zlib data, garbage. The *jpeg-* seeds other than bad-jpeg were written
+once by PIL and are kept by hand (a JPEG on its side with EXIF orientation
+6, grey, progressive, truncated, a frame header claiming 60000x60000, an
+EXIF directory running past its marker). 80_bad_input.sh submits every
+bad-* one.
 
 tests/fuzz/corpus/fuzz_safetensors/: a valid file and broken ones.
 

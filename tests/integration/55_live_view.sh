@@ -1,6 +1,8 @@
 #!/bin/bash
 # 55_live_view.sh - `vkinrctl watch` read off a real terminal: tmux at
-# 80x24 with 30 jobs of a batch on one worker. The view fits the screen
+# 80x24 with 30 jobs of a batch on one worker, one job at a time (--pack
+# 1: a pack of all 30 would leave no paused job on screen, the running
+# ones coming first). The view fits the screen
 # (a summary line first, no line over 80 columns, nothing scrolled into
 # tmux's history across redraws); the running job shows an ETA and a
 # sparkline that fills while it runs; a paused job shows neither a rate
@@ -13,7 +15,7 @@ if ! command -v tmux >/dev/null; then
 	exit 0
 fi
 need_device
-start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
+start_daemon --pack 1 || { echo "not ok 1 - daemon starts"; exit 1; }
 export TMUX_TMPDIR=$T   # a private tmux server, gone with $T
 trap 'tmux kill-server 2>/dev/null; cleanup' EXIT
 run_py <<'EOF_PY'

@@ -1,6 +1,7 @@
 #!/bin/bash
 # 57_pictures.sh - pictures and histories of real jobs: `plot BATCH -o
-# F.png` (a 900x660 PNG) and `-o F.svg` (three panels, a line per job),
+# F.png` (a 900x660 PNG) and `-o F.svg` (four panels: the model's PSNR,
+# the live PSNR, MSE and rate, a line per job),
 # `metrics --csv` (a header and one row per epoch and job, the epochs in
 # order, the figures the daemon's replay holds) and into a file with -o
 # (never over one without --force), `preview --png` of a running job (a PNG
@@ -31,8 +32,10 @@ tap.ok(r1.returncode == 0 and head[:8] == b"\x89PNG\r\n\x1a\n"
 lines = []
 if r2.returncode == 0:
     lines = ET.parse(svg).getroot().findall("{http://www.w3.org/2000/svg}polyline")
-tap.ok(len(lines) == 6 and all(len(l.get("points").split()) == 25 for l in lines),
-       "plot -o c.svg: three panels of two lines, 25 points each", (r2, len(lines)))
+tap.ok(len(lines) == 8 and not any(l.get("stroke-dasharray") for l in lines)
+       and all(len(l.get("points").split()) == 25 for l in lines),
+       "plot -o c.svg: four panels of two lines, 25 points each",
+       (r2, len(lines)))
 
 r = ctl("metrics", batch, "--csv")
 rows = list(csv.DictReader(io.StringIO(r.stdout.decode())))
@@ -41,7 +44,9 @@ hist = {j: [json.loads(l) for l in open(os.path.join(os.environ["STATE"], "jobs"
                                                       "metrics.ndjson"))] for j in jobs}
 tap.ok(r.returncode == 0 and len(jobs) == 2 and len(rows) == 50
        and all([int(x["epoch"]) for x in rows if x["job"] == j] == list(range(1, 26)) for j in jobs)
-       and all(abs(float(x["psnr"]) - hist[x["job"]][int(x["epoch"]) - 1]["psnr"]) < 1e-5
+       and all(abs(float(x["psnr"]) - hist[x["job"]][int(x["epoch"]) - 1].get(
+                   "psnr_best", hist[x["job"]][int(x["epoch"]) - 1]["psnr"])) < 1e-5
+               and abs(float(x["live_psnr"]) - hist[x["job"]][int(x["epoch"]) - 1]["psnr"]) < 1e-5
                for x in rows),
        "metrics --csv: every epoch of both jobs, in order, the daemon's figures", r.stdout[:300])
 out = os.path.join(T, "m.csv")

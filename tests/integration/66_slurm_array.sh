@@ -6,20 +6,25 @@
 # refitting nothing; a task signalled mid-fit (Slurm's time-limit warning,
 # USR1), requeued, ending with exactly the result of an uninterrupted fit;
 # a list with missing and broken files, those reported and the rest
-# fitted; --dry-run writing nothing.
+# fitted; --dry-run writing nothing; an --out with a space in it, a
+# throttled array (--max-running) and a --setup line, the tasks finding
+# vkinrd on PATH and logging into OUT/logs/.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/slurm.bash"
-tap_plan 12
+tap_plan 13
 need_device
 need_slurm
 CTL=$BUILD/vkinrctl
 export VKINR_SOCKET=$SOCK
+# the tasks find vkinrd on PATH, as on a cluster where it is installed
+# (sbatch passes this environment on)
+export PATH=$BUILD:$PATH
 
 finish() {
 	slurm_stop
 	stop_daemon
 	if [ "$TAP_FAILED" != 0 ]; then
-		echo "# task logs:"; tail -n 8 "$T"/out*/.vkinr/logs/*.log 2>/dev/null | sed 's/^/#   /'
+		echo "# task logs:"; tail -n 8 "$T"/out*/logs/*.log 2>/dev/null | sed 's/^/#   /'
 		slurm_logs
 	fi
 	cleanup
@@ -45,6 +50,8 @@ for i in 1 2 3 4 5 6 7; do "$MKSAMPLE" "$T/data/img$i.png" 16 16 "$i" >/dev/null
 E=${VKINR_SANITIZED:+10}; E=${E:-20}
 LONG_E=${VKINR_SANITIZED:+150}; LONG_E=${LONG_E:-300}
 FIT=(--epochs "$E" --width 16 --lr 2e-3 --allow-cpu)
+# what the test node has (slurm.bash: 1000 MB), not the stated defaults
+SL=(--mem 200M --cpus-per-task 1)
 
 # results as "name state psnr" lines, and the files of every folder
 results() {
@@ -70,7 +77,7 @@ check "--dry-run prints the array script and writes nothing" bash -c '
 	grep -q -- "--fit-task" "'$T'/dry.sh" && [ ! -e "'$T'/dry" ]'
 
 # 1. eight images over four tasks
-JOB=$("$CTL" submit --slurm -q --out "$T/out" "$T/data" "$T/more/img1.png" --tasks 4 "${FIT[@]}" 2>"$T/submit.err")
+JOB=$("$CTL" submit --slurm -q --out "$T/out" "$T/data" "$T/more/img1.png" --tasks 4 "${FIT[@]}" "${SL[@]}" 2>"$T/submit.err")
 check "submit prints the Slurm job id of a 4-task array" bash -c '
 	[[ "'$JOB'" =~ ^[0-9]+$ ]] &&
 	[ "$(grep -c . "'$T'/out/.vkinr/images.tsv")" = 8 ] &&
@@ -116,13 +123,13 @@ assert o[\"done\"] == 8 and len(o[\"images\"]) == 8, o"'
 
 # 2. the same submission again: nothing is refitted
 stat -c '%n %i %Y' "$T"/out/*/result.json "$T"/out/*/model.safetensors >"$T/before"
-JOB2=$("$CTL" submit --slurm -q --out "$T/out" "$T/data" "$T/more/img1.png" --tasks 4 "${FIT[@]}" 2>>"$T/submit.err")
+JOB2=$("$CTL" submit --slurm -q --out "$T/out" "$T/data" "$T/more/img1.png" --tasks 4 "${FIT[@]}" "${SL[@]}" 2>>"$T/submit.err")
 "$CTL" wait --out "$T/out" >/dev/null 2>&1
 for _ in $(seq 1 100); do [ -z "$(squeue -h -j "$JOB2")" ] && break; sleep 0.1; done
 stat -c '%n %i %Y' "$T"/out/*/result.json "$T"/out/*/model.safetensors >"$T/after"
 check "submitting again refits nothing" bash -c '
 	diff "'$T'/before" "'$T'/after" &&
-	[ "$(grep -h "0 fitted, [0-9] skipped, 0 failed" "'$T'"/out/.vkinr/logs/'$JOB2'_*.log | wc -l)" = 4 ] &&
+	[ "$(grep -h "0 fitted, [0-9] skipped, 0 failed" "'$T'"/out/logs/'$JOB2'_*.log | wc -l)" = 4 ] &&
 	[ "$(grep -c . "'$T'/out/.vkinr/images.tsv")" = 8 ]'
 phase "resubmitted"
 
@@ -130,8 +137,8 @@ phase "resubmitted"
 printf 'long\t%s\n' "$T/data/img3.png" >"$T/long.tsv"
 LONG=(--epochs "$LONG_E" --width 16 --lr 2e-3 --allow-cpu)
 "$VKINRD" --fit-task "$T/long.tsv" --out "$T/uninterrupted" -q "${LONG[@]}" 2>"$T/unint.err"
-JOB3=$("$CTL" submit --slurm -q --out "$T/out3" "$T/data/img3.png" "${LONG[@]}" 2>>"$T/submit.err")
-log3=$T/out3/.vkinr/logs/${JOB3}_0.log
+JOB3=$("$CTL" submit --slurm -q --out "$T/out3" "$T/data/img3.png" "${LONG[@]}" "${SL[@]}" 2>>"$T/submit.err")
+log3=$T/out3/logs/${JOB3}_0.log
 # the first progress line (a tenth of the way) says it is fitting
 for _ in $(seq 1 600); do grep -q "epoch [0-9]*/$LONG_E" "$log3" 2>/dev/null && break; sleep 0.05; done
 scancel --signal=USR1 --batch "${JOB3}_0"
@@ -156,7 +163,7 @@ printf 'this is text, not a PNG\n' >"$T/more/text.png"
 head -c 100 "$T/data/img2.png" >"$T/more/cut.png"
 printf '%s\n' "$T/data/img4.png" "$T/more/missing.png" "$T/more/text.png" \
 	"# a comment" "$T/more/cut.png" "$T/data/img5.png" >"$T/list"
-JOB4=$("$CTL" submit --slurm -q --out "$T/out4" --from-file "$T/list" --tasks 2 "${FIT[@]}" 2>"$T/submit4.err")
+JOB4=$("$CTL" submit --slurm -q --out "$T/out4" --from-file "$T/list" --tasks 2 "${FIT[@]}" "${SL[@]}" 2>"$T/submit4.err")
 submit4_rc=$?
 "$CTL" wait --out "$T/out4" >"$T/wait4.out" 2>&1
 wait4_rc=$?
@@ -180,6 +187,22 @@ check "a task given no GPU, or one Vulkan does not show, fails without --allow-c
 	grep -q "given no GPU" "'$T'/nogpu.err" &&
 	! CUDA_VISIBLE_DEVICES=GPU-00112233-4455-6677-8899-aabbccddeeff "'$VKINRD'" --fit-task "'$T'/long.tsv" --out "'$T'/nogpu" 2>"'$T'/nogpu.err" &&
 	grep -q "CUDA_VISIBLE_DEVICES names GPU-00112233" "'$T'/nogpu.err" && [ ! -e "'$T'/nogpu/long" ]'
+
+# 5. an --out with a space, a throttle and a --setup line
+SP="$T/out with space"
+JOB5=$("$CTL" submit --slurm -q --out "$SP" "$T/data/img1.png" "$T/data/img2.png" \
+	--max-running 1 --setup 'export VKINR_SETUP_RAN=yes; echo "setup ran: $VKINR_SETUP_RAN"' \
+	"${FIT[@]}" "${SL[@]}" 2>"$T/submit5.err")
+"$CTL" wait --out "$SP" >"$T/wait5.out" 2>&1
+wait5_rc=$?
+phase "out with a space"
+check "an --out with a space, --max-running 1 and --setup: fitted, logs in OUT/logs" bash -c '
+	[ '$wait5_rc' = 0 ] && grep -q "2 images: 2 done" "'$T'/wait5.out" &&
+	grep -q "^#SBATCH --array=0-1%1$" "'"$SP"'/.vkinr/fit.sbatch" &&
+	! grep -q "'$BUILD'" "'"$SP"'/.vkinr/fit.sbatch" &&
+	[ "$(cat "'"$SP"'"/logs/'$JOB5'_*.log | grep -c "setup ran: yes")" = 2 ] &&
+	[ -f "'"$SP"'/img1/result.json" ] && [ -f "'"$SP"'/img2/model.safetensors" ]' ||
+	{ cat "$T/wait5.out" "$T/submit5.err"; ls -R "$SP"; }
 
 check "no temporary file is left in any result folder" bash -c '
 	! find "'$T'"/out "'$T'"/out3 "'$T'"/out4 -name "*.tmp*" | grep -q .'

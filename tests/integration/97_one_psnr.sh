@@ -51,7 +51,7 @@ check "metrics --json: psnr and live_psnr in every row" \
 assert len(h) == 60 and all('psnr' in r and 'live_psnr' in r for r in h)"
 "$CTL" plot "$job" -o "$T/p.svg" >/dev/null
 check "plot: the model's PSNR and the live PSNR each have a panel" \
-	bash -c "grep -q '>PSNR (dB)<' '$T/p.svg' && grep -q '>live PSNR (dB)<' '$T/p.svg'"
+	bash -c "grep -q '>psnr (dB)<' '$T/p.svg' && grep -q '>live psnr (dB)<' '$T/p.svg'"
 
 slow=$("$CTL" submit -q --epochs 100000 --width 16 --seed 2 "$T/s.png")
 for _ in $(seq 1 200); do
