@@ -31,6 +31,7 @@
 #include "image.h"
 #include "proto/jsonrpc.h"
 #include "proto/params.h"
+#include "proto/strict.h"
 #include "log.h"
 #include "proto/protocol.h"
 #include "quota.h"
@@ -233,6 +234,12 @@ static int get_b64(struct request *rq, const cJSON *params, const char *key,
 			    "\"%s\" must be an object {\"%s\": BASE64} (the "
 			    "daemon never opens a path a client names)",
 			    key, sub);
+	for (const cJSON *k = o->child; k; k = k->next)
+		if (strcmp(k->string, sub))
+			return fail(rq, RPC_INVALID_PARAMS,
+				    "unknown parameter \"%.64s\" in \"%s\"; it "
+				    "takes only \"%s\": {\"%s\": BASE64}",
+				    k->string, key, sub, sub);
 	*text = s->valuestring;
 	s->valuestring = NULL; /* cJSON_Delete skips a NULL string */
 	return 0;
@@ -1156,13 +1163,39 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 			   "object; send one object per line", NULL, 0);
 		return;
 	}
+	struct strict_id exact;
+	if (strict_check(line, len, &exact, msg, sizeof(msg)) < 0) {
+		cJSON_Delete(obj);
+		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
+		return;
+	}
 	const char *why = NULL;
 	enum rpc_kind kind = rpc_classify(obj, &why);
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
-	if (kind == RPC_KIND_INVALID) {
-		snprintf(msg, sizeof(msg), "invalid request: %s", why);
-		send_error(c, cJSON_IsNumber(id) || cJSON_IsString(id) ? id : NULL,
+	int id_usable = cJSON_IsNumber(id) || cJSON_IsString(id);
+	const char *where = "", *twice = strict_duplicate(obj, &where);
+	int id_twice = twice && !where[0] && !strcmp(twice, "id");
+	if (twice) {
+		/* cJSON keeps the first copy: a second "epochs" would be
+		 * silently ignored, so neither is taken */
+		snprintf(msg, sizeof(msg), "invalid request: the key \"%.64s\" "
+			 "is given twice%s%.64s%s; give each key once", twice,
+			 where[0] ? " in \"" : "", where, where[0] ? "\"" : "");
+		usertext_sanitize(msg);
+	}
+	if (strict_keep_id(obj, &exact) < 0) { /* twice is gone now */
+		cJSON_Delete(obj);
+		send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory", NULL, 0);
+		return;
+	}
+	id = cJSON_GetObjectItemCaseSensitive(obj, "id");
+	if (twice) {
+		send_error(c, id_usable && !id_twice ? id : NULL,
 			   RPC_INVALID_REQUEST, msg, NULL, 0);
+	} else if (kind == RPC_KIND_INVALID) {
+		snprintf(msg, sizeof(msg), "invalid request: %s", why);
+		send_error(c, id_usable ? id : NULL, RPC_INVALID_REQUEST, msg,
+			   NULL, 0);
 	} else if (kind == RPC_KIND_REQUEST || kind == RPC_KIND_NOTIFICATION) {
 		struct request rq = {
 			.svc = svc,
