@@ -18,6 +18,7 @@ struct daemon_options {
 	const char *devices[DAEMON_MAX_DEVICES]; /* selectors; NULL = auto */
 	int ndevices;            /* 0 means one worker on the preferred one */
 	int verbose;
+	const char *log_path;    /* --log FILE: stderr goes there; NULL: as is */
 };
 
 /* Returns the process exit status. */

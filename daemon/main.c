@@ -1,7 +1,8 @@
 /*
  * main.c - vkinrd's entry point: picks the mode from the command line.
  *
- *   vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]
+ *   vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]...
+ *          [--log FILE] [-v]
  *       the daemon (daemon.c), in the foreground
  *   vkinrd --fit IMG.png [...]   one fit in the foreground (fit_cli.c)
  *   vkinrd --fit-task LIST --out OUT [...]   one task of a dataset fit,
@@ -22,12 +23,14 @@
 #include "daemon.h"
 #include "fit_cli.h"
 #include "fit_task.h"
+#include "log.h"
 #include "proto/protocol.h"
 #include "proto/socket_path.h"
 #include "util/path.h"
 
 static const char usage[] =
-	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]\n"
+	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]...\n"
+	"              [--log FILE] [-v]\n"
 	"       vkinrd --fit IMG.png [--epochs N] [--width NF] [--lr LR] [--seed S]\n"
 	"                            [--model OUT.safetensors] [--recon OUT.png] [--json]\n"
 	"                            (vkinrd --fit x --help lists every option)\n"
@@ -76,6 +79,7 @@ int main(int argc, char **argv)
 		{"socket", required_argument, 0, 's'},
 		{"state-dir", required_argument, 0, 'd'},
 		{"device", required_argument, 0, 'D'},
+		{"log", required_argument, 0, 'L'},
 		{"verbose", no_argument, 0, 'v'},
 		{"version", no_argument, 0, 'V'},
 		{"help", no_argument, 0, 'h'},
@@ -96,6 +100,7 @@ int main(int argc, char **argv)
 			}
 			opt.devices[opt.ndevices++] = optarg;
 			break;
+		case 'L': opt.log_path = optarg; break;
 		case 'v': opt.verbose++; break;
 		case 'V': printf("vkinrd %s (protocol %d)\n", VKINR_VERSION,
 				 PROTOCOL_VERSION);
@@ -108,13 +113,22 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	if ((socket_path && !*socket_path) || (state_dir && !*state_dir)) {
+	if ((socket_path && !*socket_path) || (state_dir && !*state_dir) ||
+	    (opt.log_path && !*opt.log_path)) {
 		fprintf(stderr, "vkinrd: %s needs a path; it was given an empty "
 			"one\n", socket_path && !*socket_path ? "--socket"
-							  : "--state-dir");
+				  : state_dir && !*state_dir ? "--state-dir"
+							     : "--log");
 		free(socket_path);
 		free(state_dir);
 		return 2;
+	}
+	if (opt.log_path && log_open(opt.log_path)) {
+		fprintf(stderr, "vkinrd: cannot open the log file %s: %s\n",
+			opt.log_path, strerror(errno));
+		free(socket_path);
+		free(state_dir);
+		return 1;
 	}
 	if (!socket_path)
 		socket_path = socket_path_resolve(NULL);
