@@ -845,6 +845,47 @@ static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
+/* Why a job that is not running has nothing to export: it never ran, or
+ * it ran some epochs but its weights went before a checkpoint kept them
+ * (the checkpoint is the only copy of a job no worker holds). */
+static int no_checkpoint(struct request *rq, const struct job *job)
+{
+	int epoch = job_epoch(job);
+	const char *why;
+
+	if (!epoch && !job->started)
+		return fail(rq, RPC_JOB_STATE, "job %s has not run yet; there "
+			    "is no model to export", job->id);
+	switch (job->state) {
+	case JOB_QUEUED:
+		why = "the daemon stopped before its first checkpoint "
+		      "(written every 100 epochs and every 30 s), so its "
+		      "epochs were lost and it starts again from epoch 0 "
+		      "when a worker takes it; export it once it runs";
+		break;
+	case JOB_PAUSED:
+		why = job->write_paused
+			      ? "its checkpoint could not be written (see its "
+				"error); the daemon retries, and queues it "
+				"again once it can write"
+			      : "it was paused before a checkpoint was kept; "
+				"resume it and export it while it runs";
+		break;
+	case JOB_FAILED:
+		why = "it failed before a checkpoint was written (see its "
+		      "error)";
+		break;
+	default:
+		why = "it stopped before a checkpoint was written";
+		break;
+	}
+	if (!epoch) /* a restart cut its history back to no checkpoint */
+		return fail(rq, RPC_JOB_STATE, "job %s has run but has no "
+			    "checkpoint to export from: %s", job->id, why);
+	return fail(rq, RPC_JOB_STATE, "job %s ran %d epochs but has no "
+		    "checkpoint to export from: %s", job->id, epoch, why);
+}
+
 /* An export made by a worker: from the running fit, or rendered from the
  * job's checkpoint. */
 static int export_by_worker(struct request *rq, struct job *job)
@@ -859,8 +900,7 @@ static int export_by_worker(struct request *rq, struct job *job)
 		queue_job_path(svc->queue, job, JOBFILE_CHECKPOINT, path,
 			       sizeof(path));
 		if (stat(path, &st))
-			return fail(rq, RPC_JOB_STATE, "job %s has not run yet; "
-				    "there is no model to export", job->id);
+			return no_checkpoint(rq, job);
 		slot = schedule_pick_worker(svc);
 		if (!slot)
 			return fail(rq, RPC_DEVICE, "no device is available to "
