@@ -10,8 +10,9 @@
  *   vkinrd --devices [--json]    the Vulkan devices it can use
  *
  * It resolves the socket path (proto/socket_path.c) and the state folder
- * as docs/INTERFACES.md says (flag, then environment, then the default)
- * and creates the folder.
+ * as docs/INTERFACES.md says (flag, then environment, then the default),
+ * creates the folder and resolves its path once (statedir_resolve): the
+ * daemon uses only the real path.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +27,7 @@
 #include "log.h"
 #include "proto/protocol.h"
 #include "proto/socket_path.h"
+#include "statedir.h"
 #include "util/path.h"
 
 static const char usage[] =
@@ -143,6 +145,16 @@ int main(int argc, char **argv)
 			state_dir, strerror(errno));
 		return 1;
 	}
+	char err[1024];
+	char *real = statedir_resolve(state_dir, err, sizeof err);
+	if (!real) {
+		fprintf(stderr, "vkinrd: %s\n", err);
+		free(socket_path);
+		free(state_dir);
+		return 1;
+	}
+	free(state_dir);
+	state_dir = real; /* the only path used from here on */
 	opt.socket_path = socket_path;
 	opt.state_dir = state_dir;
 	int status = daemon_run(&opt);
