@@ -655,7 +655,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 			  d->model.size, &job, err, sizeof(err));
 	if (rc) {
 		log_error("job.submit: %s", err);
-		return fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
+		return fail(rq, rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
+				    ? RPC_LIMIT : RPC_INTERNAL_ERROR,
 			    "%s", err);
 	}
 	job_event(svc->queue, job, LOGL_NOTICE, "submitted by uid %u: %dx%d, "
