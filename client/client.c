@@ -40,7 +40,8 @@ int client_connect(struct client *cl)
 		cl->socket_path = socket_path_resolve(cl->socket_flag);
 	if (!cl->socket_path)
 		return ERR_NOMEM;
-	rc = conn_open(cl->socket_path, &cl->conn, why, sizeof why);
+	rc = conn_open(cl->socket_path, (int)(cl->call_timeout_s * 1000 + 0.5),
+		       &cl->conn, why, sizeof why);
 	if (rc < 0) {
 		snprintf(cl->unreachable, sizeof cl->unreachable,
 			 "cannot reach vkinrd at %s (%s). Start the daemon "
@@ -52,6 +53,17 @@ int client_connect(struct client *cl)
 	}
 	if (!cl->json)
 		conn_escape_text(cl->conn);
+	return 0;
+}
+
+int client_set_call_timeout(struct client *cl, const char *text)
+{
+	char *end;
+	errno = 0;
+	double s = strtod(text, &end);
+	if (errno || end == text || *end || !(s >= 0 && s <= 86400))
+		return -1;
+	cl->call_timeout_s = s;
 	return 0;
 }
 
@@ -108,6 +120,15 @@ int client_fail(struct client *cl, int rc, const char *context)
 	}
 	if (!cl->conn && cl->unreachable[0]) {
 		client_warn("%s", cl->unreachable);
+		return CLIENT_EXIT_UNREACHABLE;
+	}
+	if (rc == CLIENT_ERR_TIMEOUT && cl->conn) {
+		client_warn("%s%s%s (vkinrd at %s): it may be stopped (SIGSTOP) "
+			    "or overloaded. Try again, or wait longer with "
+			    "--call-timeout S or VKINR_CALL_TIMEOUT (0: "
+			    "forever; now %g s).", context, sep,
+			    conn_why(cl->conn), cl->socket_path,
+			    cl->call_timeout_s);
 		return CLIENT_EXIT_UNREACHABLE;
 	}
 	if (rc == ERR_IO && cl->conn) {

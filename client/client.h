@@ -31,6 +31,12 @@
  * message are kept in the connection (conn_last_error). Client-only: it
  * never travels on the wire, so it lives here and not in errors.h. */
 #define CLIENT_ERR_RPC (-1000)
+/* The daemon did not answer a call in time (conn.c says which). */
+#define CLIENT_ERR_TIMEOUT (-1001)
+
+/* How long a call waits for the daemon (--call-timeout,
+ * VKINR_CALL_TIMEOUT; 0 waits forever). */
+#define CLIENT_CALL_TIMEOUT_S 20
 
 /* How long watch and wait try to reach a daemon that went away. */
 #define CLIENT_RECONNECT_S 60
@@ -42,6 +48,7 @@ struct client {
 	const char *socket_flag; /* --socket, NULL when not given */
 	int json;                /* --json: stdout carries only JSON */
 	double reconnect_s;      /* watch, wait: --timeout to reconnect */
+	double call_timeout_s;   /* --call-timeout: each call's; 0: none */
 	char *socket_path;       /* resolved when first connecting */
 	struct conn *conn;       /* NULL until client_connect */
 	char unreachable[512];   /* why connecting failed, for client_fail */
@@ -71,11 +78,17 @@ void cmd_print_usage(FILE *out);
  * "h" to its short options, and hand every option the command does not
  * handle itself to cmd_common_option().
  */
-enum { OPT_JSON = 0x100, OPT_SOCKET, OPT_FIRST_COMMAND_OPTION };
+enum {
+	OPT_JSON = 0x100,
+	OPT_SOCKET,
+	OPT_CALL_TIMEOUT,
+	OPT_FIRST_COMMAND_OPTION
+};
 #define CMD_COMMON_OPTIONS                                                   \
 	{"help", no_argument, NULL, 'h'},                                    \
 	{"json", no_argument, NULL, OPT_JSON},                               \
-	{"socket", required_argument, NULL, OPT_SOCKET}
+	{"socket", required_argument, NULL, OPT_SOCKET},                     \
+	{"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT}
 
 /* Returns -1 when the option was handled and parsing goes on, else the
  * exit status to return now (0 after --help, 2 after a bad option). */
@@ -91,6 +104,9 @@ void cmd_getopt_reset(void);
 /* Connects if not yet connected. 0, or a negative code (the reason is
  * printed by client_fail). */
 int client_connect(struct client *cl);
+/* Parses seconds for --call-timeout or VKINR_CALL_TIMEOUT (a number from
+ * 0, forever, to a day) into cl; 0, or -1 when text is not one. */
+int client_set_call_timeout(struct client *cl, const char *text);
 /* Sends one request and waits for its answer; see conn_call. */
 int client_call(struct client *cl, const char *method, cJSON *params,
 		cJSON **result);

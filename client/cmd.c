@@ -62,7 +62,8 @@ const struct cmd_entry *cmd_find(const char *name)
 void cmd_print_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: vkinrctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
+		"usage: vkinrctl [--socket PATH] [--call-timeout S] [--json] "
+		"COMMAND [ARGS...]\n"
 		"\n"
 		"Control vkinrd, the daemon that fits a small neural network "
 		"to each image\non a Vulkan GPU.\n"
@@ -77,6 +78,8 @@ void cmd_print_usage(FILE *out)
 		"  --socket PATH   the daemon's socket (else $VKINR_SOCKET, else\n"
 		"                  $XDG_RUNTIME_DIR/vkinrd.sock, else "
 		SOCKET_PATH_DEFAULT ")\n"
+		"  --call-timeout S  how long a call waits for the daemon (else\n"
+		"                  $VKINR_CALL_TIMEOUT, else 20; 0: forever)\n"
 		"  --json          print only JSON on stdout; text for people "
 		"goes to stderr\n"
 		"  -h, --help      this help; `vkinrctl COMMAND --help` for "
@@ -97,6 +100,8 @@ void cmd_print_help(const struct cmd_entry *e, FILE *out)
 	fprintf(out, "\nCommon options:\n"
 		     "  --json          print only JSON on stdout\n"
 		     "  --socket PATH   the daemon's socket\n"
+		     "  --call-timeout S  how long a call waits for the "
+		     "daemon\n"
 		     "  -h, --help      this help\n");
 }
 
@@ -125,6 +130,12 @@ int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt)
 	case OPT_SOCKET:
 		cl->socket_flag = optarg;
 		return -1;
+	case OPT_CALL_TIMEOUT:
+		if (client_set_call_timeout(cl, optarg) == 0)
+			return -1;
+		return cmd_usage_error(e, "--call-timeout takes seconds from 0 "
+				       "(wait forever) to 86400, not '%s'",
+				       optarg);
 	default:
 		/* getopt has already said what was wrong. */
 		fprintf(stderr, "Try 'vkinrctl %s --help'.\n", e->name);

@@ -12,6 +12,17 @@
  * on sending, a request longer than the daemon's documented limit is
  * refused here, before it is sent, with ERR_TOO_LARGE.
  *
+ * Every call has a deadline (conn_open's timeout): a daemon that was
+ * stopped (SIGSTOP) or hangs must not hang its client. Connecting and
+ * sending use SO_SNDTIMEO (a Unix socket's connect waits on a full
+ * backlog that long, then fails with EAGAIN); waiting for an answer uses
+ * poll. A method whose answer waits for a worker (an export, a render, a
+ * pause or cancel at the epoch boundary, a submission's decoding) may
+ * rightly take longer: at its deadline a second connection asks the
+ * daemon `hello`, and the call goes on waiting as long as that is
+ * answered in time. Notifications (watch, wait) are waited for as long
+ * as the caller asks.
+ *
  * This module prints nothing and knows no command; it reports failures as
  * codes and sentences that the caller shows.
  */
@@ -52,6 +63,8 @@ struct conn {
 	int eof;                       /* the daemon closed its side */
 	int bad_line;                  /* the daemon sent a non-JSON-RPC line */
 	int escape_text;               /* text_escape_tree every message */
+	int timeout_ms;                /* per call; -1: none */
+	char *path;                    /* the socket, for the liveness probe */
 
 	int rpc_code;        /* last JSON-RPC error */
 	char *rpc_message;
@@ -106,30 +119,42 @@ static void queue_finish(struct msg_queue *q)
 /* Socket                                                                  */
 /* ---------------------------------------------------------------------- */
 
-int conn_open(const char *path, struct conn **out, char *why, size_t whylen)
+/* SO_SNDTIMEO (connect, send) of timeout_ms, when there is one. */
+static void set_send_timeout(int fd, int timeout_ms)
+{
+	struct timeval tv = {.tv_sec = timeout_ms / 1000,
+			     .tv_usec = (timeout_ms % 1000) * 1000};
+	if (timeout_ms > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/* A connected socket to path, or -1 with why set. */
+static int connect_to(const char *path, int timeout_ms, char *why,
+		      size_t whylen)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct conn *c;
 	int fd;
 
-	*out = NULL;
 	if (!*path) {
 		snprintf(why, whylen, "the socket path is empty");
-		return ERR_INVALID;
+		errno = EINVAL;
+		return -1;
 	}
 	if (strlen(path) >= sizeof addr.sun_path) {
 		snprintf(why, whylen,
 			 "the path is longer than a Unix socket allows "
 			 "(%zu bytes)", sizeof addr.sun_path - 1);
-		return ERR_INVALID;
+		errno = ENAMETOOLONG;
+		return -1;
 	}
 	memcpy(addr.sun_path, path, strlen(path) + 1);
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		snprintf(why, whylen, "socket: %s", strerror(errno));
-		return ERR_IO;
+		return -1;
 	}
+	set_send_timeout(fd, timeout_ms);
 	while (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
 		if (errno == EINTR)
 			continue;
@@ -142,22 +167,48 @@ int conn_open(const char *path, struct conn **out, char *why, size_t whylen)
 		if (saved == ENOENT && stat(dir, &st))
 			snprintf(why, whylen, "its folder %s: %s", dir,
 				 strerror(errno));
+		else if (saved == EAGAIN || saved == EWOULDBLOCK)
+			snprintf(why, whylen, "it accepted no connection "
+				 "within %g s: it may be stopped (SIGSTOP) or "
+				 "overloaded; --call-timeout S or "
+				 "VKINR_CALL_TIMEOUT gives it longer",
+				 timeout_ms / 1000.0);
 		else
 			snprintf(why, whylen, "%s", strerror(saved));
 		close(fd);
-		return ERR_IO;
+		errno = saved;
+		return -1;
 	}
+	return fd;
+}
 
+int conn_open(const char *path, int timeout_ms, struct conn **out,
+	      char *why, size_t whylen)
+{
+	struct conn *c;
+	int fd;
+
+	*out = NULL;
+	if ((fd = connect_to(path, timeout_ms, why, whylen)) < 0)
+		return errno == EINVAL || errno == ENAMETOOLONG ? ERR_INVALID
+								 : ERR_IO;
 	c = calloc(1, sizeof *c);
 	if (c)
 		c->chunk = malloc(READ_CHUNK);
-	if (!c || !c->chunk) {
+	if (c)
+		c->path = strdup(path);
+	if (!c || !c->chunk || !c->path) {
+		if (c) {
+			free(c->chunk);
+			free(c->path);
+		}
 		free(c);
 		close(fd);
 		snprintf(why, whylen, "%s", error_message(ERR_NOMEM));
 		return ERR_NOMEM;
 	}
 	c->fd = fd;
+	c->timeout_ms = timeout_ms > 0 ? timeout_ms : -1;
 	line_buffer_init(&c->lines, CONN_MAX_ANSWER_BYTES);
 	*out = c;
 	return 0;
@@ -177,6 +228,7 @@ void conn_close(struct conn *c)
 	queue_finish(&c->answers);
 	queue_finish(&c->notifications);
 	free(c->chunk);
+	free(c->path);
 	free(c->rpc_message);
 	cJSON_Delete(c->rpc_data);
 	free(c);
@@ -189,6 +241,12 @@ static int send_all(struct conn *c, const char *data, size_t n)
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				snprintf(c->why, sizeof c->why, "vkinrd read "
+					 "nothing of the request for %g s",
+					 c->timeout_ms / 1000.0);
+				return CLIENT_ERR_TIMEOUT;
+			}
 			snprintf(c->why, sizeof c->why,
 				 "sending to vkinrd failed: %s", strerror(errno));
 			return ERR_IO;
@@ -319,6 +377,57 @@ static void keep_error(struct conn *c, const cJSON *msg)
 	c->rpc_data = data ? cJSON_Duplicate(data, 1) : NULL;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether the daemon's answer to method may wait for a worker's epoch
+ * boundary (or for an image to be decoded), and so rightly take longer
+ * than the timeout while the daemon is well. */
+static int may_wait_for_worker(const char *method)
+{
+	static const char *const slow[] = {M_JOB_EXPORT, M_MODEL_RENDER,
+					   M_JOB_PAUSE, M_JOB_CANCEL,
+					   M_JOB_SUBMIT};
+	for (size_t i = 0; i < sizeof slow / sizeof slow[0]; i++)
+		if (!strcmp(method, slow[i]))
+			return 1;
+	return 0;
+}
+
+/* Whether the daemon answers `hello` on a second connection within the
+ * timeout: it is alive, and a slow answer is only waiting for a worker. */
+static int daemon_answers(const struct conn *c)
+{
+	static const char hello[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" M_HELLO "\"}\n";
+	char why[256], buf[4096];
+	long long deadline = now_ms() + c->timeout_ms;
+	int fd = connect_to(c->path, c->timeout_ms, why, sizeof why), ok = 0;
+
+	if (fd < 0)
+		return 0;
+	if (send(fd, hello, sizeof hello - 1, MSG_NOSIGNAL) ==
+	    (ssize_t)(sizeof hello - 1)) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		long long left;
+		while (!ok && (left = deadline - now_ms()) > 0) {
+			int n = poll(&pfd, 1, (int)left);
+			if (n < 0 && errno == EINTR)
+				continue;
+			ssize_t k = n > 0 ? recv(fd, buf, sizeof buf, 0) : -1;
+			if (k <= 0)
+				break;
+			ok = memchr(buf, '\n', (size_t)k) != NULL;
+		}
+	}
+	close(fd);
+	return ok;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Calls                                                                   */
 /* ---------------------------------------------------------------------- */
@@ -327,11 +436,13 @@ int conn_call(struct conn *c, const char *method, cJSON *params,
 	      cJSON **result)
 {
 	int id = ++c->next_id, rc;
+	long long deadline;
 	char *line;
 	size_t len;
 	cJSON *msg;
 
 	*result = NULL;
+	deadline = c->timeout_ms > 0 ? now_ms() + c->timeout_ms : -1;
 	line = rpc_request_line(id, method, params);
 	if (!line)
 		return ERR_NOMEM;
@@ -371,16 +482,19 @@ int conn_call(struct conn *c, const char *method, cJSON *params,
 			c->bad_line = 0;
 			return ERR_FORMAT;
 		}
-		if ((rc = read_some(c, -1)) < 0)
+		if (deadline >= 0 && now_ms() >= deadline) {
+			if (!may_wait_for_worker(method) || !daemon_answers(c)) {
+				snprintf(c->why, sizeof c->why, "vkinrd did not "
+					 "answer %s within %g s", method,
+					 c->timeout_ms / 1000.0);
+				return CLIENT_ERR_TIMEOUT;
+			}
+			deadline = now_ms() + c->timeout_ms; /* it is alive */
+		}
+		if ((rc = read_some(c, deadline < 0 ? -1
+				    : (int)(deadline - now_ms()))) < 0)
 			return rc;
 	}
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int conn_next_notification(struct conn *c, int timeout_ms, cJSON **msg)

@@ -24,9 +24,11 @@ struct conn;
 /*
  * Connects to the socket. Returns 0 and *out, or ERR_IO / ERR_INVALID (path
  * too long for a Unix socket) / ERR_NOMEM; why (whylen bytes) then says
- * what failed in words.
+ * what failed in words. timeout_ms (0: none) bounds connecting and every
+ * conn_call: see conn.c.
  */
-int conn_open(const char *path, struct conn **out, char *why, size_t whylen);
+int conn_open(const char *path, int timeout_ms, struct conn **out,
+	      char *why, size_t whylen);
 /* From now on, every string in what the daemon sends is escaped for a
  * terminal (text_escape) as it arrives, for commands that print for
  * people. */
@@ -37,7 +39,9 @@ void conn_close(struct conn *c);
 /*
  * Calls method with params (consumed). Returns 0 and *result (the caller
  * deletes it; may be JSON null), CLIENT_ERR_RPC when the daemon answered
- * with an error (see conn_last_error), ERR_TOO_LARGE when the request
+ * with an error (see conn_last_error), CLIENT_ERR_TIMEOUT when the daemon
+ * did not answer in time (conn_why says which call; the connection is
+ * then of no further use), ERR_TOO_LARGE when the request
  * exceeds the daemon's line limit, ERR_IO when the connection failed or
  * closed (conn_why says how), ERR_FORMAT when the daemon sent a line that
  * is not JSON-RPC, ERR_NOMEM.

@@ -24,14 +24,22 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"socket", required_argument, NULL, OPT_SOCKET},
+		{"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
 		{NULL, 0, NULL, 0},
 	};
 	struct client cl = {.prog = "vkinrctl",
-			    .reconnect_s = CLIENT_RECONNECT_S};
+			    .reconnect_s = CLIENT_RECONNECT_S,
+			    .call_timeout_s = CLIENT_CALL_TIMEOUT_S};
+	const char *env = getenv("VKINR_CALL_TIMEOUT");
 	const struct cmd_entry *e;
 	int c, status;
 
 	signal(SIGPIPE, SIG_IGN);
+	if (env && *env && client_set_call_timeout(&cl, env)) {
+		fprintf(stderr, "vkinrctl: VKINR_CALL_TIMEOUT takes seconds "
+			"from 0 (wait forever) to 86400, not '%s'.\n", env);
+		return CLIENT_EXIT_USAGE;
+	}
 	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
@@ -47,6 +55,13 @@ int main(int argc, char **argv)
 		case OPT_SOCKET:
 			cl.socket_flag = optarg;
 			break;
+		case OPT_CALL_TIMEOUT:
+			if (client_set_call_timeout(&cl, optarg) == 0)
+				break;
+			fprintf(stderr, "vkinrctl: --call-timeout takes seconds "
+				"from 0 (wait forever) to 86400, not '%s'.\n",
+				optarg);
+			return CLIENT_EXIT_USAGE;
 		default:
 			fprintf(stderr, "Try 'vkinrctl --help'.\n");
 			return CLIENT_EXIT_USAGE;

@@ -10,7 +10,9 @@
  * notifications (subs.c); schedule_jobs (schedule.c) then hands the best
  * queued job to each idle worker whose device is open.
  *
- * Stopping (SIGTERM, SIGINT): the socket stops accepting, every worker is
+ * Signals (handle_signals): SIGHUP opens the log file again, SIGUSR1 and
+ * SIGUSR2 log a status line, SIGTSTP is ignored (with a line), and
+ * stopping is SIGTERM, SIGINT or SIGQUIT: the socket stops accepting, every worker is
  * told to stop (a running job checkpoints at its next epoch boundary and
  * goes back to queued), and once every worker has exited the loop's
  * handles are closed and daemon_run returns. If a worker has not exited
@@ -318,8 +320,9 @@ static void finish_stop(struct service *svc)
 	server_close(svc->server);
 	svc->server = NULL;
 	close_handle((uv_handle_t *)&svc->wake);
-	close_handle((uv_handle_t *)&svc->sigterm);
-	close_handle((uv_handle_t *)&svc->sigint);
+	for (size_t i = 0; i < sizeof svc->signals / sizeof svc->signals[0]; i++)
+		if (svc->signals[i].data)
+			close_handle((uv_handle_t *)&svc->signals[i]);
 	close_handle((uv_handle_t *)&svc->stop_timer);
 	close_handle((uv_handle_t *)&svc->retry_timer);
 }
@@ -332,16 +335,16 @@ static void on_stop_timeout(uv_timer_t *t)
 	_exit(0);
 }
 
-static void on_signal(uv_signal_t *sig, int signum)
+static void on_stop_signal(uv_signal_t *sig, int signum)
 {
 	struct service *svc = sig->data;
 	if (svc->stopping) {
-		log_warn("second signal; exiting now");
+		log_warn("second signal (%s); exiting now", strsignal(signum));
 		fflush(stderr);
 		_exit(0);
 	}
-	log_notice("signal %d: checkpointing running jobs and stopping",
-		   signum);
+	log_notice("signal %d (%s): checkpointing running jobs and stopping",
+		   signum, strsignal(signum));
 	svc->stopping = 1;
 	notify_send("STOPPING=1\nSTATUS=checkpointing running jobs");
 	server_stop_listening(svc->server);
@@ -350,6 +353,98 @@ static void on_signal(uv_signal_t *sig, int signum)
 	uv_timer_start(&svc->stop_timer, on_stop_timeout,
 		       DAEMON_STOP_SECONDS * 1000, 0);
 	uv_async_send(&svc->wake); /* finish now if no worker runs */
+}
+
+/* One line with what daemon.status says in short: jobs by state, what
+ * each worker does, connections. */
+static void log_status(struct service *svc, const char *why)
+{
+	char workers[512] = "";
+	size_t n = 0;
+	for (int i = 0; i < svc->nslots && n < sizeof workers; i++) {
+		const struct worker_slot *s = &svc->slots[i];
+		n += (size_t)snprintf(workers + n, sizeof workers - n,
+				      "%s%d %s%s", i ? ", " : "", i,
+				      !s->ok ? "unavailable"
+				      : s->job[0] ? "running job " : "idle",
+				      s->ok ? s->job : "");
+	}
+	log_notice("%s: %d jobs (%d queued, %d running, %d paused, %d done, "
+		   "%d failed, %d cancelled); workers: %s; %d connections, "
+		   "%d subscriptions%s", why, svc->queue->count,
+		   queue_count_state(svc->queue, JOB_QUEUED),
+		   queue_count_state(svc->queue, JOB_RUNNING),
+		   queue_count_state(svc->queue, JOB_PAUSED),
+		   queue_count_state(svc->queue, JOB_DONE),
+		   queue_count_state(svc->queue, JOB_FAILED),
+		   queue_count_state(svc->queue, JOB_CANCELLED), workers,
+		   server_connection_count(svc->server), subs_count(svc, 0),
+		   svc->stopping ? "; stopping" : "");
+}
+
+/* SIGHUP, as daemons take it: the log file opened again (logrotate moved
+ * it); there is nothing else to reload, options and environment being
+ * read once at start. Never a stop. */
+static void on_hangup(uv_signal_t *sig, int signum)
+{
+	struct service *svc = sig->data;
+	(void)signum;
+	if (svc->notified_ready)
+		notify_send("RELOADING=1");
+	int rc = log_reopen();
+	if (rc < 0)
+		log_error("SIGHUP: cannot open the log file again (%s); "
+			  "still writing to the old one", strerror(errno));
+	else
+		log_notice("SIGHUP: %s; nothing else to reload (options and "
+			   "environment are read at start)",
+			   rc ? "log file opened again" : "no log file to reopen");
+	log_status(svc, "SIGHUP");
+	if (svc->notified_ready)
+		notify_send("READY=1");
+}
+
+/* SIGUSR1, SIGUSR2: a status line in the log; nothing changes. */
+static void on_status_signal(uv_signal_t *sig, int signum)
+{
+	log_status(sig->data, strsignal(signum));
+}
+
+/* SIGTSTP (^Z on the terminal it runs in): a daemon others use is not
+ * suspended by a keystroke; SIGSTOP still stops it. */
+static void on_terminal_stop(uv_signal_t *sig, int signum)
+{
+	(void)sig;
+	log_notice("signal %d (%s) ignored: other users' clients would hang; "
+		   "SIGTERM stops the daemon", signum, strsignal(signum));
+}
+
+static void handle_signals(struct service *svc)
+{
+	static const struct {
+		int signum;
+		uv_signal_cb cb;
+	} table[] = {
+		{SIGTERM, on_stop_signal},    {SIGINT, on_stop_signal},
+		{SIGQUIT, on_stop_signal},    {SIGHUP, on_hangup},
+		{SIGUSR1, on_status_signal},  {SIGUSR2, on_status_signal},
+		{SIGTSTP, on_terminal_stop},
+	};
+	_Static_assert(sizeof table / sizeof table[0] <=
+			       sizeof svc->signals / sizeof svc->signals[0],
+		       "one uv_signal_t per handled signal");
+	/* no handler to run: a file over RLIMIT_FSIZE is a write error
+	 * (EFBIG) like a full disk, and reading or writing the terminal
+	 * from the background never stops the daemon (SIGPIPE is ignored
+	 * from the start) */
+	signal(SIGXFSZ, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+		uv_signal_init(svc->loop, &svc->signals[i]);
+		svc->signals[i].data = svc;
+		uv_signal_start(&svc->signals[i], table[i].cb, table[i].signum);
+	}
 }
 
 /* Joins the stopped workers, waiting DAEMON_RELEASE_SECONDS at most for
@@ -411,11 +506,7 @@ int daemon_run(const struct daemon_options *opt)
 	}
 	uv_async_init(&loop, &svc->wake, on_wake);
 	svc->wake.data = svc;
-	uv_signal_init(&loop, &svc->sigterm);
-	uv_signal_init(&loop, &svc->sigint);
-	svc->sigterm.data = svc->sigint.data = svc;
-	uv_signal_start(&svc->sigterm, on_signal, SIGTERM);
-	uv_signal_start(&svc->sigint, on_signal, SIGINT);
+	handle_signals(svc);
 	uv_timer_init(&loop, &svc->stop_timer);
 	uv_timer_init(&loop, &svc->retry_timer);
 	svc->retry_timer.data = svc;

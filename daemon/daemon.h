@@ -20,6 +20,7 @@ struct daemon_options {
 	int pack;                /* jobs a worker trains at once at most
 				  * (--pack; 0: as its device holds) */
 	int verbose;
+	const char *log_path;    /* --log FILE: stderr goes there; NULL: as is */
 };
 
 /* Returns the process exit status. */

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "proto/errors.h"
 #include "proto/params.h"
+#include "proto/strict.h"
 #include "safetensors.h"
 #include "util/fileio.h"
 
@@ -106,6 +107,19 @@ int jobfiles_write_json(const char *jobs_dir, const char *id,
 	return rc;
 }
 
+unsigned long long jobfiles_number(const char *name, size_t len)
+{
+	unsigned long long n = 0;
+	if (!len || len > 16 || name[0] == '0')
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+		n = n * 10 + (unsigned)(name[i] - '0');
+	}
+	return n <= JOB_NUMBER_MAX ? n : 0;
+}
+
 cJSON *jobfiles_read_json(const char *jobs_dir, const char *id,
 			  const char *file)
 {
@@ -118,10 +132,19 @@ cJSON *jobfiles_read_json(const char *jobs_dir, const char *id,
 	}
 	if (fileio_read(path, &data, &size, SMALL_FILE_MAX))
 		return NULL;
+	/* what the daemon reads back passes the wire's checks: no NUL in a
+	 * string (it would cut it), no key twice (which copy is meant?) */
+	char why[160];
 	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
+	if (obj && (strict_check((const char *)data, size, NULL, why,
+				 sizeof why) ||
+		    strict_duplicate(obj, NULL))) {
+		cJSON_Delete(obj);
+		obj = NULL;
+	}
 	free(data);
 	if (!obj)
-		errno = EINVAL; /* there, but not JSON */
+		errno = EINVAL; /* there, but not JSON we would take */
 	return obj;
 }
 

@@ -48,7 +48,14 @@ struct cJSON;
 
 /* A job id is its number in decimal ("1", "2", ... never reused); this
  * many bytes hold one with its NUL. */
-#define JOB_ID_MAX 16
+#define JOB_ID_MAX 17
+/* The largest job number: 2^53 - 1, the largest a client can send as a
+ * JSON number exactly (and 16 digits, so an id fits JOB_ID_MAX). */
+#define JOB_NUMBER_MAX 9007199254740991ull
+/* The number a job folder's name (or next-id's text) holds: decimal
+ * digits, no sign, no leading zero, 1 to JOB_NUMBER_MAX; 0 for anything
+ * else, which is no job of this daemon's. len: the name's bytes. */
+unsigned long long jobfiles_number(const char *name, size_t len);
 
 /* JOBS_DIR/ID/FILE (FILE NULL: the folder) into buf; ERR_TOO_LARGE when
  * it does not fit. */

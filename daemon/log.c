@@ -5,19 +5,58 @@
  */
 #include "log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "proto/text.h"
 
 static int log_verbose;
 static int log_stamped = -1; /* -1: not decided yet */
+static char *log_path;       /* --log FILE, NULL for stderr as given */
 
 void log_set_verbose(int verbose)
 {
 	log_verbose = verbose;
+}
+
+int log_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	/* one dup2: a thread writing a line meanwhile writes it to the old
+	 * file or the new one, never nowhere */
+	fflush(stderr);
+	int rc = dup2(fd, STDERR_FILENO);
+	int saved = errno;
+	close(fd);
+	if (rc < 0) {
+		errno = saved;
+		return -1;
+	}
+	if (path != log_path) {
+		char *copy = strdup(path);
+		if (copy) {
+			free(log_path);
+			log_path = copy;
+		}
+	}
+	/* a file is not journald's stream, whatever the environment says */
+	log_stamped = 1;
+	return 0;
+}
+
+int log_reopen(void)
+{
+	if (!log_path)
+		return 0;
+	return log_open(log_path) ? -1 : 1;
 }
 
 static void stamp(char *buf, size_t n)

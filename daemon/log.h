@@ -5,7 +5,9 @@
  * notices show: one line when the daemon is ready (version, devices,
  * socket, state) and when it stops, and one per job event (submitted,
  * started, ended, removed), so an operator sees what happens without -v.
- * -v adds info lines, -vv debug. Each line starts with the local time,
+ * -v adds info lines, -vv debug. With --log FILE, stderr itself is that
+ * file (log_open), opened again on SIGHUP (log_reopen) so that logrotate
+ * can move it away. Each line starts with the local time,
  * unless journald collects stderr ($JOURNAL_STREAM), which stamps lines
  * itself. Whatever a line holds, it is escaped (text_escape): a value a
  * client chose cannot forge log lines or drive a terminal.
@@ -17,6 +19,13 @@ enum log_level { LOGL_ERROR, LOGL_WARN, LOGL_NOTICE, LOGL_INFO, LOGL_DEBUG };
 
 /* verbose: 0 errors, warnings and notices, 1 also info, 2 also debug. */
 void log_set_verbose(int verbose);
+/* Points stderr (fd 2, so the drivers' messages too) at path, appended,
+ * created 0600; remembered for log_reopen. 0, or -1 with errno. */
+int log_open(const char *path);
+/* Opens the remembered path again (after logrotate moved it): 1 when it
+ * did, 0 when there is no log file (stderr is left alone), -1 with errno
+ * when the path cannot be opened (stderr then keeps the old file). */
+int log_reopen(void);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -1,7 +1,8 @@
 /*
  * main.c - vkinrd's entry point: picks the mode from the command line.
  *
- *   vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... [-v]
+ *   vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]...
+ *          [--pack N] [--log FILE] [-v]
  *       the daemon (daemon.c), in the foreground
  *   vkinrd --fit IMG.png|.jpg [...] one fit in the foreground (fit_cli.c)
  *   vkinrd --fit-task LIST --out OUT [...]   one task of a dataset fit,
@@ -9,8 +10,9 @@
  *   vkinrd --devices [--json]    the Vulkan devices it can use
  *
  * It resolves the socket path (proto/socket_path.c) and the state folder
- * as docs/INTERFACES.md says (flag, then environment, then the default)
- * and creates the folder.
+ * as docs/INTERFACES.md says (flag, then environment, then the default),
+ * creates the folder and resolves its path once (statedir_resolve): the
+ * daemon uses only the real path.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,13 +25,15 @@
 #include "worker.h"
 #include "fit_cli.h"
 #include "fit_task.h"
+#include "log.h"
 #include "proto/protocol.h"
 #include "proto/socket_path.h"
+#include "statedir.h"
 #include "util/path.h"
 
 static const char usage[] =
 	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]...\n"
-	"              [--pack N] [-v]\n"
+	"              [--pack N] [--log FILE] [-v]\n"
 	"       vkinrd --fit IMG.png|IMG.jpg [--epochs N] [--width NF] [--lr LR] [--seed S]\n"
 	"                            [--model OUT.safetensors] [--recon OUT.png] [--json]\n"
 	"                            (vkinrd --fit x --help lists every option)\n"
@@ -79,6 +83,7 @@ int main(int argc, char **argv)
 		{"state-dir", required_argument, 0, 'd'},
 		{"device", required_argument, 0, 'D'},
 		{"pack", required_argument, 0, 'P'},
+		{"log", required_argument, 0, 'L'},
 		{"verbose", no_argument, 0, 'v'},
 		{"version", no_argument, 0, 'V'},
 		{"help", no_argument, 0, 'h'},
@@ -110,6 +115,7 @@ int main(int argc, char **argv)
 			opt.pack = (int)n;
 			break;
 		}
+		case 'L': opt.log_path = optarg; break;
 		case 'v': opt.verbose++; break;
 		case 'V': printf("vkinrd %s (protocol %d)\n", VKINR_VERSION,
 				 PROTOCOL_VERSION);
@@ -122,13 +128,22 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	if ((socket_path && !*socket_path) || (state_dir && !*state_dir)) {
+	if ((socket_path && !*socket_path) || (state_dir && !*state_dir) ||
+	    (opt.log_path && !*opt.log_path)) {
 		fprintf(stderr, "vkinrd: %s needs a path; it was given an empty "
 			"one\n", socket_path && !*socket_path ? "--socket"
-							  : "--state-dir");
+				  : state_dir && !*state_dir ? "--state-dir"
+							     : "--log");
 		free(socket_path);
 		free(state_dir);
 		return 2;
+	}
+	if (opt.log_path && log_open(opt.log_path)) {
+		fprintf(stderr, "vkinrd: cannot open the log file %s: %s\n",
+			opt.log_path, strerror(errno));
+		free(socket_path);
+		free(state_dir);
+		return 1;
 	}
 	if (!socket_path)
 		socket_path = socket_path_resolve(NULL);
@@ -143,6 +158,16 @@ int main(int argc, char **argv)
 			state_dir, strerror(errno));
 		return 1;
 	}
+	char err[1024];
+	char *real = statedir_resolve(state_dir, err, sizeof err);
+	if (!real) {
+		fprintf(stderr, "vkinrd: %s\n", err);
+		free(socket_path);
+		free(state_dir);
+		return 1;
+	}
+	free(state_dir);
+	state_dir = real; /* the only path used from here on */
 	opt.socket_path = socket_path;
 	opt.state_dir = state_dir;
 	int status = daemon_run(&opt);

@@ -31,6 +31,7 @@
 #include "image.h"
 #include "proto/jsonrpc.h"
 #include "proto/params.h"
+#include "proto/strict.h"
 #include "log.h"
 #include "proto/protocol.h"
 #include "quota.h"
@@ -228,6 +229,12 @@ static int get_b64(struct request *rq, const cJSON *params, const char *key,
 			    "\"%s\" must be an object {\"%s\": BASE64} (the "
 			    "daemon never opens a path a client names)",
 			    key, sub);
+	for (const cJSON *k = o->child; k; k = k->next)
+		if (strcmp(k->string, sub))
+			return fail(rq, RPC_INVALID_PARAMS,
+				    "unknown parameter \"%.64s\" in \"%s\"; it "
+				    "takes only \"%s\": {\"%s\": BASE64}",
+				    k->string, key, sub, sub);
 	*text = s->valuestring;
 	s->valuestring = NULL; /* cJSON_Delete skips a NULL string */
 	return 0;
@@ -656,7 +663,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 			  d->model.size, &job, err, sizeof(err));
 	if (rc) {
 		log_error("job.submit: %s", err);
-		return fail(rq, rc == ERR_NO_SPACE ? RPC_LIMIT : RPC_INTERNAL_ERROR,
+		return fail(rq, rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
+				    ? RPC_LIMIT : RPC_INTERNAL_ERROR,
 			    "%s", err);
 	}
 	struct job_params shown =
@@ -850,6 +858,47 @@ static int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
+/* Why a job that is not running has nothing to export: it never ran, or
+ * it ran some epochs but its weights went before a checkpoint kept them
+ * (the checkpoint is the only copy of a job no worker holds). */
+static int no_checkpoint(struct request *rq, const struct job *job)
+{
+	int epoch = job_epoch(job);
+	const char *why;
+
+	if (!epoch && !job->started)
+		return fail(rq, RPC_JOB_STATE, "job %s has not run yet; there "
+			    "is no model to export", job->id);
+	switch (job->state) {
+	case JOB_QUEUED:
+		why = "the daemon stopped before its first checkpoint "
+		      "(written every 100 epochs and every 30 s), so its "
+		      "epochs were lost and it starts again from epoch 0 "
+		      "when a worker takes it; export it once it runs";
+		break;
+	case JOB_PAUSED:
+		why = job->write_paused
+			      ? "its checkpoint could not be written (see its "
+				"error); the daemon retries, and queues it "
+				"again once it can write"
+			      : "it was paused before a checkpoint was kept; "
+				"resume it and export it while it runs";
+		break;
+	case JOB_FAILED:
+		why = "it failed before a checkpoint was written (see its "
+		      "error)";
+		break;
+	default:
+		why = "it stopped before a checkpoint was written";
+		break;
+	}
+	if (!epoch) /* a restart cut its history back to no checkpoint */
+		return fail(rq, RPC_JOB_STATE, "job %s has run but has no "
+			    "checkpoint to export from: %s", job->id, why);
+	return fail(rq, RPC_JOB_STATE, "job %s ran %d epochs but has no "
+		    "checkpoint to export from: %s", job->id, epoch, why);
+}
+
 /* An export made by a worker: from the running fit, or rendered from the
  * job's checkpoint. */
 static int export_by_worker(struct request *rq, struct job *job)
@@ -864,8 +913,7 @@ static int export_by_worker(struct request *rq, struct job *job)
 		queue_job_path(svc->queue, job, JOBFILE_CHECKPOINT, path,
 			       sizeof(path));
 		if (stat(path, &st))
-			return fail(rq, RPC_JOB_STATE, "job %s has not run yet; "
-				    "there is no model to export", job->id);
+			return no_checkpoint(rq, job);
 		slot = schedule_pick_worker(svc);
 		if (!slot)
 			return fail(rq, RPC_DEVICE, "no device is available to "
@@ -1169,13 +1217,39 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 			   "object; send one object per line", NULL, 0);
 		return;
 	}
+	struct strict_id exact;
+	if (strict_check(line, len, &exact, msg, sizeof(msg)) < 0) {
+		cJSON_Delete(obj);
+		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
+		return;
+	}
 	const char *why = NULL;
 	enum rpc_kind kind = rpc_classify(obj, &why);
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
-	if (kind == RPC_KIND_INVALID) {
-		snprintf(msg, sizeof(msg), "invalid request: %s", why);
-		send_error(c, cJSON_IsNumber(id) || cJSON_IsString(id) ? id : NULL,
+	int id_usable = cJSON_IsNumber(id) || cJSON_IsString(id);
+	const char *where = "", *twice = strict_duplicate(obj, &where);
+	int id_twice = twice && !where[0] && !strcmp(twice, "id");
+	if (twice) {
+		/* cJSON keeps the first copy: a second "epochs" would be
+		 * silently ignored, so neither is taken */
+		snprintf(msg, sizeof(msg), "invalid request: the key \"%.64s\" "
+			 "is given twice%s%.64s%s; give each key once", twice,
+			 where[0] ? " in \"" : "", where, where[0] ? "\"" : "");
+		usertext_sanitize(msg);
+	}
+	if (strict_keep_id(obj, &exact) < 0) { /* twice is gone now */
+		cJSON_Delete(obj);
+		send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory", NULL, 0);
+		return;
+	}
+	id = cJSON_GetObjectItemCaseSensitive(obj, "id");
+	if (twice) {
+		send_error(c, id_usable && !id_twice ? id : NULL,
 			   RPC_INVALID_REQUEST, msg, NULL, 0);
+	} else if (kind == RPC_KIND_INVALID) {
+		snprintf(msg, sizeof(msg), "invalid request: %s", why);
+		send_error(c, id_usable ? id : NULL, RPC_INVALID_REQUEST, msg,
+			   NULL, 0);
 	} else if (kind == RPC_KIND_REQUEST || kind == RPC_KIND_NOTIFICATION) {
 		struct request rq = {
 			.svc = svc,

@@ -39,7 +39,9 @@
 #include "proto/jsonrpc.h"
 #include "log.h"
 #include "jobfiles.h"
+#include "proto/params.h"
 #include "usertext.h"
+#include "util/image.h"
 
 
 static const char *const state_names[] = {
@@ -253,22 +255,31 @@ int queue_save(struct queue *q, struct job *job)
 	return rc;
 }
 
+/* The readers below take what the daemon wrote itself, but a file may
+ * have been damaged or edited: a number out of an int's range (casting it
+ * would be undefined), one not finite, or text that the wire refuses
+ * gives the default, or the text made safe. */
 static int get_int(const cJSON *o, const char *key, int def)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) ? (int)v->valuedouble : def;
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+			       v->valuedouble <= 2147483647.0
+		       ? (int)v->valuedouble
+		       : def;
 }
 
 static double get_num(const cJSON *o, const char *key, double def)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : def;
+	return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble
+							     : def;
 }
 
 static void get_str(const cJSON *o, const char *key, char *buf, size_t len)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 	snprintf(buf, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
+	usertext_sanitize(buf); /* what others see: as the wire allows */
 }
 
 /* ---------------------------------------------------------- history */
@@ -428,16 +439,17 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		double lo, hi;
 	} fields[] = {
 		{"epochs", 1, param_limits[PARAM_EPOCHS].max},
-		{"width", 0, NN_MAX_WIDTH},
+		{"width", 0, param_limits[PARAM_WIDTH].max},
 		{"seed", 0, param_limits[PARAM_SEED].max},
 		{"priority", param_limits[PARAM_PRIORITY].min,
 		 param_limits[PARAM_PRIORITY].max},
 		{"uid", 0, 4294967295.0},
 		{"pid", 0, 4294967295.0},
-		{"image_width", 1, 1 << 20},
-		{"image_height", 1, 1 << 20},
+		{"image_width", 1, IMAGE_MAX_SIDE},
+		{"image_height", 1, IMAGE_MAX_SIDE},
 	};
 	double v[8];
+	char err[256];
 	const char *bad = NULL;
 	for (size_t i = 0; i < 8 && !bad; i++)
 		if (get_exact(req, fields[i].key, fields[i].lo, fields[i].hi, &v[i]))
@@ -451,8 +463,14 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		     strlen(name->valuestring) >= JOB_NAME_MAX))
 		bad = "name";
 	if (!bad && (!cJSON_IsNumber(lr) || !(lr->valuedouble >= 0) ||
-		     !(lr->valuedouble <= 1))) /* 0: NN_LR_AUTO, by width */
+		     !(lr->valuedouble < 1))) /* 0: NN_LR_AUTO, by width */
 		bad = "lr";
+	/* 0 (the device's default, chosen at the first run) or the wire's */
+	if (!bad && v[1] && param_check(PARAM_WIDTH, v[1], "", err,
+					sizeof err))
+		bad = "width";
+	if (!bad && v[6] * v[7] > IMAGE_MAX_PIXELS)
+		bad = "image_width";
 	if (bad) {
 		snprintf(why, whylen, "%.300s is damaged: \"%s\" is missing or "
 			 "out of range", path, bad);
@@ -483,7 +501,6 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	 * Adam, a cosine schedule, no average (and what they were given).
 	 * A recipe that cannot be read fails the job: training it with
 	 * another recipe would give other weights under the same settings. */
-	char err[256];
 	nn_recipe_version1(&job->p.recipe);
 	if (job_recipe_read(req, &job->p.recipe, err, sizeof(err))) {
 		snprintf(why, whylen, "%.200s is damaged: its recipe is not "
@@ -564,9 +581,13 @@ static int load_state(struct queue *q, struct job *job, char *why,
 		job->precision[0] = '\0'; /* not one we write: forgotten */
 	get_str(st, "error", job->error, sizeof(job->error));
 	job->seconds = get_num(st, "seconds", 0);
+	if (job->seconds < 0)
+		job->seconds = 0;
 	job->reached_epoch = get_int(st, "reached_epoch", 0);
+	if (job->reached_epoch > job->p.epochs)
+		job->reached_epoch = 0;
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "export_psnr");
-	if (cJSON_IsNumber(e)) {
+	if (cJSON_IsNumber(e) && isfinite(e->valuedouble)) {
 		job->export_psnr = e->valuedouble;
 		job->has_export = 1;
 	}
@@ -641,12 +662,19 @@ static void reload(struct queue *q)
 		return;
 	struct dirent *de;
 	while ((de = readdir(dir))) {
-		char *end;
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+		if (de->d_name[0] == '.')
 			continue;
-		uint64_t number = strtoull(de->d_name, &end, 10);
-		if (*end)
+		/* a name the daemon never gives (a sign, a leading zero,
+		 * beyond 2^53 - 1) is no job of this daemon's: left alone,
+		 * and it cannot push the counter past what clients can name */
+		uint64_t number = jobfiles_number(de->d_name,
+						  strlen(de->d_name));
+		if (!number) {
+			log_warn("%s/%s is not a job folder (job ids are 1 to "
+				 "%llu); left alone", q->jobs_dir, de->d_name,
+				 JOB_NUMBER_MAX);
 			continue;
+		}
 		/* counted even if it cannot be loaded: never given again */
 		if (number >= q->next_number)
 			q->next_number = number + 1;
@@ -678,8 +706,17 @@ static void load_next_number(struct queue *q)
 	uint8_t *data;
 	size_t size;
 	if (path && fileio_read(path, &data, &size, 64) == 0) {
-		uint64_t n = strtoull((char *)data, NULL, 10);
-		if (n > q->next_number)
+		size_t len = size && data[size - 1] == '\n' ? size - 1 : size;
+		uint64_t n = jobfiles_number((char *)data, len);
+		/* JOB_NUMBER_MAX + 1: every id given (jobfiles_number
+		 * refuses it, being no job's) */
+		if (!n && len == 16 && !memcmp(data, "9007199254740992", 16))
+			n = JOB_NUMBER_MAX + 1;
+		if (!n)
+			log_warn("%s holds no job number (1 to %llu); the "
+				 "job folders give the next id", path,
+				 JOB_NUMBER_MAX);
+		else if (n > q->next_number)
 			q->next_number = n;
 		free(data);
 	}
@@ -771,6 +808,12 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 		 struct job **out, char *err, size_t errlen)
 {
 	*out = NULL;
+	if (q->next_number > JOB_NUMBER_MAX) {
+		snprintf(err, errlen, "every job id up to %llu has been given "
+			 "(next-id in the state folder); ids are never "
+			 "reused", JOB_NUMBER_MAX);
+		return ERR_TOO_LARGE;
+	}
 	struct job *job = job_alloc(q->next_number);
 	if (!job)
 		return ERR_NOMEM;
@@ -790,7 +833,8 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 	for (int tries = 0;; tries++) {
 		rc = jobfiles_make_folder(q->jobs_dir, job->id);
 		made = rc == 0;
-		if (made || rc != ERR_IO || errno != EEXIST || tries == 1000)
+		if (made || rc != ERR_IO || errno != EEXIST || tries == 1000 ||
+		    q->next_number >= JOB_NUMBER_MAX)
 			break;
 		job->number = ++q->next_number;
 		snprintf(job->id, sizeof(job->id), "%" PRIu64, job->number);

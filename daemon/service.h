@@ -70,7 +70,7 @@ struct service {
 	struct worker_slot slots[DAEMON_MAX_DEVICES];
 	int nslots;
 	uv_async_t wake;
-	uv_signal_t sigterm, sigint;
+	uv_signal_t signals[8]; /* the ones the daemon handles (daemon.c) */
 	uv_timer_t stop_timer;
 	uv_timer_t retry_timer; /* jobs paused by a failed write (daemon.c) */
 	int stopping;

@@ -1,9 +1,11 @@
 /*
  * statedir.c - the state folder's safety checks and its lock.
  *
- * The check walks the folder's real path (realpath, so a symbolic link
- * owned by root such as /var/run -> /run is fine) from the folder up to
- * '/': the folder itself must belong to us and be writable by us alone;
+ * The path is resolved once (statedir_resolve: realpath, after refusing
+ * a link along the given path that another uid owns) and only the
+ * resolved one is used from then on. The check walks that real path from
+ * the folder up to '/' (so a symbolic link owned by root such as
+ * /var/run -> /run is fine): the folder itself must belong to us and be writable by us alone;
  * each folder above must belong to us or root and be writable by nobody
  * else, except a sticky one like /tmp, where others cannot rename or
  * remove what is ours. Once that holds, nobody but us and root can plant
@@ -56,6 +58,40 @@ static int check_one(const char *path, const struct stat *st, int is_top,
 	return 0;
 }
 
+char *statedir_resolve(const char *dir, char *err, size_t errlen)
+{
+	uid_t me = geteuid();
+	char *prefix = strdup(dir);
+	if (!prefix) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* every prefix of dir that ends before a '/', and dir itself */
+	for (size_t i = 1, n = strlen(dir); i <= n; i++) {
+		struct stat st;
+		if (i < n && dir[i] != '/')
+			continue;
+		prefix[i] = '\0';
+		if (!lstat(prefix, &st) && S_ISLNK(st.st_mode) &&
+		    st.st_uid != me && st.st_uid != 0) {
+			snprintf(err, errlen, "refusing the state folder %s: "
+				 "%s is a symbolic link that belongs to uid %u, "
+				 "who could point it at another folder; give "
+				 "the folder's real path to --state-dir", dir,
+				 prefix, (unsigned)st.st_uid);
+			free(prefix);
+			return NULL;
+		}
+		prefix[i] = dir[i];
+	}
+	free(prefix);
+	char *real = realpath(dir, NULL);
+	if (!real)
+		snprintf(err, errlen, "cannot open the state folder %s: %s", dir,
+			 strerror(errno));
+	return real;
+}
+
 int statedir_check(const char *dir, char *err, size_t errlen)
 {
 	char *real = realpath(dir, NULL);
@@ -63,6 +99,12 @@ int statedir_check(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open the state folder %s: %s", dir,
 			 strerror(errno));
 		return ERR_IO;
+	}
+	if (strcmp(real, dir)) { /* a link on the way changed meanwhile */
+		snprintf(err, errlen, "the state folder %s now resolves to %s; "
+			 "refusing a path that moves", dir, real);
+		free(real);
+		return ERR_PERMISSION;
 	}
 	int rc = 0;
 	for (int top = 1;; top = 0) {

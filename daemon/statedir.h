@@ -14,7 +14,19 @@
 #include <stddef.h>
 
 /*
- * The state folder (created by main.c) must be a folder owned by this
+ * The path the daemon uses for the state folder dir (it exists: main.c
+ * created it): its real path (realpath), resolved once, malloc'ed; the
+ * daemon never uses dir again, so a link on the way that is later
+ * pointed elsewhere moves nothing. A symbolic link along dir itself that
+ * belongs to another uid than this process's or root is refused: its
+ * owner chose the folder. NULL with a sentence in err when refused or
+ * unreadable.
+ */
+char *statedir_resolve(const char *dir, char *err, size_t errlen);
+
+/*
+ * The state folder (a path statedir_resolve gave: one that is its own
+ * real path, else it is refused) must be a folder owned by this
  * process's effective uid that nobody else can write; every folder above
  * its real path must be owned by that uid or root and be writable by
  * nobody else, unless it is sticky (/tmp). Returns 0, or ERR_PERMISSION

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "proto/errors.h"
+#include "proto/text.h"
 
 /* The code point at p (len bytes left) and its length, or 0 when the
  * bytes there are not well-formed UTF-8. */
@@ -44,14 +45,11 @@ static int decode(const unsigned char *p, size_t len, uint32_t *cp)
 	return n + 1;
 }
 
-/* Control characters, and the invisible ones that reorder text or break
- * lines: what must not reach another user's terminal. */
+/* Control characters and invisible ones (proto/text.c lists them): what
+ * must not reach another user's terminal. */
 static int refused(uint32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
-	       (cp >= 0x200e && cp <= 0x200f) ||  /* LRM, RLM */
-	       (cp >= 0x2028 && cp <= 0x202e) ||  /* separators, embeddings */
-	       (cp >= 0x2066 && cp <= 0x2069);    /* isolates */
+	return text_char_refused((int32_t)cp);
 }
 
 /* Whether the last len bytes are the start of a character that an
@@ -92,8 +90,9 @@ int usertext_check(const char *s, size_t max_bytes, char *why,
 			return ERR_INVALID;
 		}
 		if (refused(cp)) {
-			snprintf(why, whylen, "contains the control character "
+			snprintf(why, whylen, "contains the %s character "
 				 "U+%04X at byte %zu; use printable text",
+				 cp < 0xA0 ? "control" : "invisible",
 				 (unsigned)cp, i);
 			return ERR_INVALID;
 		}

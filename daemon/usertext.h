@@ -5,9 +5,10 @@
  * `watch`, and error messages quote what a client sent; a string with
  * escape sequences could retitle or clear a terminal, or spoof lines. So
  * text a client gives is refused at the door unless it is valid UTF-8
- * without control characters (C0, DEL, C1) or the invisible characters
- * that reorder or break lines (bidirectional overrides and isolates, the
- * line and paragraph separators), and within a length limit.
+ * without control characters (C0, DEL, C1) or invisible characters
+ * (bidirectional overrides and isolates, line separators, zero-width
+ * spaces and joiners, the byte-order mark, fillers, tags: the list is
+ * proto/text.c's text_char_refused), and within a length limit.
  */
 #ifndef VKINR_USERTEXT_H
 #define VKINR_USERTEXT_H

@@ -137,10 +137,12 @@ cJSON *views_job(const struct job *job, int default_width)
 	cJSON_AddNumberToObject(img, "height", job->img_h);
 	if (job->device[0])
 		cJSON_AddStringToObject(o, "device", job->device);
-	if (job->precision[0])
-		cJSON_AddStringToObject(o, "precision_used", job->precision);
 	else
 		cJSON_AddNullToObject(o, "device");
+	/* absent until the job first starts (it has a device a moment
+	 * before: between the hand-off and the worker's first word) */
+	if (job->precision[0])
+		cJSON_AddStringToObject(o, "precision_used", job->precision);
 	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(o, "error", job->error);
 	if (shown.lr != NN_LR_AUTO)

@@ -4,9 +4,11 @@
  * One decoder walks the bytes: a well-formed UTF-8 sequence (no overlong
  * form, no surrogate, nothing past U+10FFFF) is one code point, anything
  * else is one bad byte. A code point is printed as it is unless it is a
- * control (C0, DEL, C1) or one of the invisible characters that reorder or
- * break lines (U+200E, U+200F, U+2028 to U+202E, U+2066 to U+2069), which
- * a name could use to look like another.
+ * control (C0, DEL, C1) or one of the invisible characters (format
+ * characters and the default-ignorable ones: zero-width spaces and
+ * joiners, the byte-order mark, bidirectional marks and overrides, line
+ * separators, fillers, tags, variation selectors), which a name could
+ * use to look like another, to hide text, or to reorder a line.
  */
 #include "proto/text.h"
 
@@ -49,11 +51,41 @@ static int32_t decode(const unsigned char *s, size_t len, size_t *n)
 	return (int32_t)cp;
 }
 
-static int unsafe(int32_t cp)
+int text_char_refused(int32_t cp)
 {
-	return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x200E ||
-	       cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
+	static const struct {
+		int32_t lo, hi;
+	} hidden[] = {
+		{0x00AD, 0x00AD},   /* soft hyphen */
+		{0x034F, 0x034F},   /* combining grapheme joiner */
+		{0x0600, 0x0605},   /* Arabic number signs */
+		{0x061C, 0x061C},   /* Arabic letter mark */
+		{0x06DD, 0x06DD}, {0x070F, 0x070F}, {0x0890, 0x0891},
+		{0x08E2, 0x08E2},
+		{0x115F, 0x1160},   /* Hangul fillers */
+		{0x17B4, 0x17B5},   /* Khmer inherent vowels */
+		{0x180B, 0x180F},   /* Mongolian selectors, vowel separator */
+		{0x200B, 0x200F},   /* zero-width space, joiners, LRM, RLM */
+		{0x2028, 0x202E},   /* separators, embeddings, overrides */
+		{0x2060, 0x206F},   /* word joiner, invisible operators, isolates */
+		{0x3164, 0x3164},   /* Hangul filler */
+		{0xFE00, 0xFE0F},   /* variation selectors */
+		{0xFEFF, 0xFEFF},   /* byte-order mark */
+		{0xFFA0, 0xFFA0},   /* halfwidth Hangul filler */
+		{0xFFF0, 0xFFFB},   /* unassigned specials, annotations */
+		{0x110BD, 0x110BD}, {0x110CD, 0x110CD},
+		{0x13430, 0x1343F}, /* Egyptian format controls */
+		{0x1BCA0, 0x1BCA3}, /* shorthand format controls */
+		{0x1D173, 0x1D17A}, /* musical format controls */
+		{0xE0000, 0xE0FFF}, /* tags, variation selectors supplement */
+	};
+
+	if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+		return 1;
+	for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
+		if (cp >= hidden[i].lo && cp <= hidden[i].hi)
+			return 1;
+	return 0;
 }
 
 int text_is_clean(const char *s, size_t len)
@@ -63,7 +95,7 @@ int text_is_clean(const char *s, size_t len)
 
 	for (size_t i = 0; i < len; i += n) {
 		int32_t cp = decode(p + i, len - i, &n);
-		if (cp < 0 || unsafe(cp))
+		if (cp < 0 || text_char_refused(cp))
 			return 0;
 	}
 	return 1;
@@ -80,7 +112,7 @@ char *text_escape(const char *s, int keep_newlines)
 	for (size_t i = 0; i < len; i += n) {
 		int32_t cp = decode(p + i, len - i, &n);
 
-		if ((cp >= 0 && !unsafe(cp)) || (cp == '\n' && keep_newlines)) {
+		if ((cp >= 0 && !text_char_refused(cp)) || (cp == '\n' && keep_newlines)) {
 			memcpy(out + o, s + i, n);
 			o += n;
 		} else if (cp == '\n' || cp == '\t' || cp == '\r') {

@@ -7,16 +7,23 @@
  * UTF-8. text_escape is the one function every human output goes through:
  * it keeps printable UTF-8 as it is and writes everything else as a visible
  * escape: \n, \t, \r; \x1b for another control (C0, DEL, C1: \x9b) or
- * a byte that is not UTF-8; \u202e for a line separator or a
- * bidirectional override.
+ * a byte that is not UTF-8; \u202e for an invisible character (a line
+ * separator, a bidirectional override, a zero-width space, a byte-order
+ * mark, a filler, a tag: text_char_refused lists them).
  */
 #ifndef VKINR_TEXT_H
 #define VKINR_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
+/* Whether the code point is one that text from someone else must not
+ * carry: a control (C0, DEL, C1) or an invisible character (Unicode's
+ * format characters and default-ignorable code points). The one list
+ * that names (the daemon refuses them) and printing (escaped) share. */
+int text_char_refused(int32_t cp);
 /* Whether s (len bytes) is valid UTF-8 without anything text_escape
  * would change. */
 int text_is_clean(const char *s, size_t len);
