@@ -10,6 +10,7 @@
 #   make bench      the benchmark (see bench/README or README.md)
 #   make bench-quality  training recipes compared on real photographs
 #   make bench-gemm every GEMM family timed and checked (tests/tools/bench_gemm.c)
+#   make bench-dataset  a dataset of small images, packed, against the peer
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # B is the build folder; `make B=build-asan SAN=1` is the sanitizer build.
@@ -179,6 +180,12 @@ bench: all
 bench-quality: all
 	python3 tests/bench_quality.py --vkinrd $(B)/vkinrd $(QUALITY)
 
+# a dataset through the engine, the daemon, one job at a time and the
+# PyTorch batched peer (tests/bench_dataset.sh: N, SIZE, WIDTH, EPOCHS,
+# DATA, MODES, PEER)
+bench-dataset: all
+	./tests/bench_dataset.sh $(B)
+
 # on a GPU, before a speed claim: the tensor-core kernels through NV and
 # KHR cooperative matrices, every pass, the whole-fit gradient checks
 check-gpu: tests
@@ -228,7 +235,7 @@ install: $(PROGS)
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all tests deps check check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
+.PHONY: bench-dataset all tests deps check check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
 .DELETE_ON_ERROR:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
