@@ -74,13 +74,18 @@ void schedule_jobs(struct service *svc)
 {
 	if (svc->stopping)
 		return;
-	for (int i = 0; i < svc->nslots; i++) {
-		struct worker_slot *slot = &svc->slots[i];
-		if (!slot->ok || slot->exited)
-			continue;
-		for (int room = worker_room(slot->w); room > 0; room--)
+	/* one job a worker a round, so that jobs spread over the workers
+	 * (and their devices) before any pack grows */
+	for (int given = 1; given;) {
+		given = 0;
+		for (int i = 0; i < svc->nslots; i++) {
+			struct worker_slot *slot = &svc->slots[i];
+			if (!slot->ok || slot->exited || worker_room(slot->w) < 1)
+				continue;
 			if (start_one(svc, slot, i))
 				return;
+			given = 1;
+		}
 	}
 }
 

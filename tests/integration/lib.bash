@@ -38,8 +38,11 @@ need_device() {
 }
 
 # Extra arguments go to vkinrd (e.g. --device 0 --device 0).
+# The tests of the queue's order, states and workers run one job at a time
+# a worker (--pack 1) unless PACK says otherwise; 76_packs.sh tests packs.
 start_daemon() {
-	"$VKINRD" --socket "$SOCK" --state-dir "$STATE" -v "$@" >>"$T/daemon.log" 2>&1 &
+	"$VKINRD" --socket "$SOCK" --state-dir "$STATE" --pack "${PACK:-1}" -v "$@" \
+		>>"$T/daemon.log" 2>&1 &
 	DPID=$!
 	# 30 s: a sanitizer build on a loaded machine starts slowly
 	for _ in $(seq 1 300); do
