@@ -74,18 +74,23 @@ void schedule_jobs(struct service *svc)
 {
 	if (svc->stopping)
 		return;
-	/* one job a worker a round, so that jobs spread over the workers
-	 * (and their devices) before any pack grows */
-	for (int given = 1; given;) {
-		given = 0;
+	/* each job to the worker with room that has the fewest, so that
+	 * jobs spread over the workers (and their devices) before any pack
+	 * grows */
+	for (;;) {
+		int best = -1, fewest = 0;
 		for (int i = 0; i < svc->nslots; i++) {
 			struct worker_slot *slot = &svc->slots[i];
 			if (!slot->ok || slot->exited || worker_room(slot->w) < 1)
 				continue;
-			if (start_one(svc, slot, i))
-				return;
-			given = 1;
+			int jobs = worker_jobs(slot->w);
+			if (best < 0 || jobs < fewest) {
+				best = i;
+				fewest = jobs;
+			}
 		}
+		if (best < 0 || start_one(svc, &svc->slots[best], best))
+			return;
 	}
 }
 
