@@ -935,10 +935,23 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 	}
 	int reopened = reopen_device(w, err, sizeof(err)) == 0 &&
 		       nn_pack_create(pack, w->gpu) == 0;
+	/* out of memory with others: the pack was too large, not the device
+	 * faulty; the first job goes on, the others wait in the queue */
+	int shrink = rc == ERR_DEVICE_OOM && n > 1;
+	if (shrink) {
+		pthread_mutex_lock(&w->lock);
+		w->full = 1;
+		pthread_mutex_unlock(&w->lock);
+	}
 	int kept = 0;
 	for (int i = 0; i < n; i++) {
 		struct run *r = runs[i];
 		enum run_outcome o = RUN_ENDED;
+		if (shrink && i > 0) {
+			r->end = WORK_END_QUEUED;
+			end_run(w, r);
+			continue;
+		}
 		if (!reopened)
 			snprintf(r->msg, sizeof(r->msg), "%s, and the device "
 				 "could not be reopened: %s", error_message(rc),

@@ -27,7 +27,9 @@ log = open(log_path, "a")
 
 def start(fault, *devices):
     env = dict(os.environ, VKINR_FAULT=fault)
-    args = [os.environ["VKINRD"], "--socket", SOCK, "--state-dir", state, "-v"]
+    # one job at a time: the faults are counted for a job's own programs
+    args = [os.environ["VKINRD"], "--socket", SOCK, "--state-dir", state,
+            "--pack", "1", "-v"]
     for dev in devices:
         args += ["--device", dev]
     d = subprocess.Popen(args, stdout=log, stderr=log, env=env)

@@ -341,7 +341,10 @@ static int nv_only_shader(const char *shader)
 		for (int f = 0; v->nv_only && f < 3; f++) {
 			char name[64];
 			gemm_shader_name(v, forms[f], name, sizeof(name));
-			if (!strcmp(name, shader))
+			size_t len = strlen(name);
+			/* its packed twin (NAME_pk) too */
+			if (!strncmp(name, shader, len) &&
+			    (!shader[len] || !strcmp(shader + len, "_pk")))
 				return 1;
 		}
 	return 0;
