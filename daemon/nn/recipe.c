@@ -110,8 +110,8 @@ int nn_recipe_set(struct nn_recipe *cfg, const char *key, const char *value,
 			[KEY_AVERAGE] = "none or ema",
 			[KEY_INT] = "a whole number of epochs",
 			[KEY_REAL] = "a number",
-			[KEY_EPOCHS_AUTO] = "a whole number of epochs, or "
-					    "auto (by width)",
+			[KEY_EPOCHS_AUTO] = ("a whole number of epochs, or "
+					     "auto (by width)"),
 		};
 		snprintf(err, errlen, "bad value \"%s\" for %s: use %s", value,
 			 k->name, hints[k->kind]);
