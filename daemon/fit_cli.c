@@ -212,7 +212,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 	}
 	o->more = argv + optind;
 	o->nmore = argc - optind;
-	if (!o->image || ((o->nmore || o->out) && !o->out)) {
+	if (!o->image || (o->nmore && !o->out)) {
 		if (o->image && o->nmore)
 			fprintf(stderr, "vkinrd: several images need --out DIR\n");
 		goto usage_error;

@@ -226,6 +226,13 @@ static struct held *find_held(struct worker *w, const char *job_id)
 	return NULL;
 }
 
+/* A job's flags and the daemon's stop (under lock). */
+static int held_flags(struct worker *w, const char *job_id)
+{
+	struct held *h = find_held(w, job_id);
+	return (w->flags & WORK_STOP) | (h ? h->flags : 0);
+}
+
 void worker_flag(struct worker *w, const char *job_id, int flags)
 {
 	pthread_mutex_lock(&w->lock);
@@ -300,8 +307,7 @@ static int take(struct worker *w, struct run *r, struct work_request **req)
 {
 	*req = NULL;
 	pthread_mutex_lock(&w->lock);
-	struct held *h = find_held(w, r->job->id);
-	int flags = (w->flags & WORK_STOP) | (h ? h->flags : 0);
+	int flags = held_flags(w, r->job->id);
 	int may = r->serve_seconds <= WORKER_SERVE_SHARE *
 				      (r->train_seconds + r->serve_seconds);
 	if (w->requests && may) {
@@ -768,20 +774,31 @@ static enum run_outcome checkpoint_if_due(struct worker *w, struct run *r)
 	return ended(r, space ? WORK_END_PAUSED : WORK_END_FAILED);
 }
 
-/* Serves the request due at this epoch boundary, if any; returns the
- * flags. */
-static int serve_between_epochs(struct worker *w, struct run *r)
+/* Serves the request due at this epoch boundary, if any, with the fit of
+ * the job it names when that job is among the n runs (the first keeps the
+ * account of users and time); returns the first run's flags. */
+static int serve_due(struct worker *w, struct run **runs, int n)
 {
 	struct work_request *req;
-	int flags = take(w, r, &req);
-	if (req) {
-		double t = mono_seconds();
-		r->last_uid = req->uid;
-		r->served_any = 1;
-		serve(w, req, r->job->id, r->fit);
-		r->serve_seconds += mono_seconds() - t;
-	}
+	int flags = take(w, runs[0], &req);
+	if (!req)
+		return flags;
+	double t = mono_seconds();
+	struct run *of = NULL;
+	for (int i = 0; i < n && !of; i++)
+		if (!strcmp(runs[i]->job->id, req->job_id))
+			of = runs[i];
+	runs[0]->last_uid = req->uid;
+	runs[0]->served_any = 1;
+	serve(w, req, of ? of->job->id : NULL, of ? of->fit : NULL);
+	runs[0]->serve_seconds += mono_seconds() - t;
 	return flags;
+}
+
+/* The same for a job alone. */
+static int serve_between_epochs(struct worker *w, struct run *r)
+{
+	return serve_due(w, &r, 1);
 }
 
 /* One epoch boundary and one epoch: a request served, the flags obeyed,
@@ -892,29 +909,9 @@ static enum run_outcome load_run(struct worker *w, struct run *r)
 static int flags_of(struct worker *w, const char *job_id)
 {
 	pthread_mutex_lock(&w->lock);
-	struct held *h = find_held(w, job_id);
-	int flags = (w->flags & WORK_STOP) | (h ? h->flags : 0);
+	int flags = held_flags(w, job_id);
 	pthread_mutex_unlock(&w->lock);
 	return flags;
-}
-
-/* Serves the request due at this boundary, with the fit of the job it
- * names when that job is in the pack. */
-static void serve_pack(struct worker *w, struct run **runs, int n)
-{
-	struct work_request *req;
-	take(w, runs[0], &req);
-	if (!req)
-		return;
-	double t = mono_seconds();
-	struct run *of = NULL;
-	for (int i = 0; i < n && !of; i++)
-		if (!strcmp(runs[i]->job->id, req->job_id))
-			of = runs[i];
-	runs[0]->last_uid = req->uid;
-	runs[0]->served_any = 1;
-	serve(w, req, of ? of->job->id : NULL, of ? of->fit : NULL);
-	runs[0]->serve_seconds += mono_seconds() - t;
 }
 
 /* A fault of the device while a pack trains: every fit goes, the device
@@ -1017,7 +1014,7 @@ static void run_pack(struct worker *w)
 		}
 		if (!n)
 			break;
-		serve_pack(w, runs, n);
+		serve_due(w, runs, n);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
 			r->shared = n > 1;

@@ -223,8 +223,8 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 			nbatch = 0;
 		}
 	}
-	/* a group's mask is read while its program runs: the last batch
-	 * runs before any mask is written again */
+	/* each group has its own mask, written above before its program
+	 * runs */
 	if (rc == 0 && nbatch)
 		rc = gpu_programs_run(batch, nbatch);
 	return rc;
