@@ -300,6 +300,14 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	fit->height = height;
 	fit->has_target = target != NULL;
 	fit->kept = (struct nn_best){.psnr = 0, .epoch = -1};
+	/* VKINR_AVERAGE_EVERY and VKINR_FP32_FINISH override the two for
+	 * measurements (tests/bench_precision.sh), not for users */
+	const char *every = getenv("VKINR_AVERAGE_EVERY");
+	const char *finish = getenv("VKINR_FP32_FINISH");
+	fit->average_every = every && atoi(every) > 0 ? atoi(every)
+						      : NN_AVERAGE_EVERY;
+	fit->fp32_finish = finish && atof(finish) >= 0 && atof(finish) <= 1
+				   ? atof(finish) : NN_FP32_FINISH;
 	nn_layout_init(&fit->layout, cfg);
 	rc = choose_precision(fit, err, errlen);
 	if (rc) {
@@ -491,7 +499,7 @@ static enum nn_precision precision_at(const struct nn_fit *fit, int t)
 	if (fit->cfg.precision != NN_PRECISION_AUTO || fit->precision_kept ||
 	    !gpu_info(fit->gpu)->has_tensor_cores)
 		return fit->precision;
-	int finish = (int)ceil(fit->cfg.epochs * NN_FP32_FINISH);
+	int finish = (int)ceil(fit->cfg.epochs * fit->fp32_finish);
 	return t > fit->cfg.epochs - finish ? NN_PRECISION_FP32
 					    : NN_PRECISION_FP16;
 }
@@ -594,7 +602,7 @@ void nn_step_applied(struct nn_fit *fit, const struct nn_step *st,
 int nn_step_average_due(const struct nn_fit *fit, const struct nn_step *st)
 {
 	return fit->average.handle &&
-	       (st->t % NN_AVERAGE_EVERY == 0 || st->t == fit->cfg.epochs);
+	       (st->t % fit->average_every == 0 || st->t == fit->cfg.epochs);
 }
 
 static double psnr_of_sse(const struct nn_fit *fit)

@@ -34,6 +34,8 @@ struct nn_fit {
 	int half_ds;      /* and the backward keeps dS in fp16 alone */
 	int half_dz;      /* and the data gradient's GEMMs write dZ in fp16 */
 	int row_passes;   /* the depthwise passes by row segments (CPUs) */
+	int average_every;  /* epochs between evaluations of the average */
+	double fp32_finish; /* auto: the fraction of the epochs run in fp32 */
 	struct tile_plan plan;
 
 	struct gpu_arena *arena;
