@@ -37,7 +37,10 @@ struct nn_metrics {
 	 * decreases (0 in histories written before it existed) */
 	double psnr_best;
 };
-#define NN_AVERAGE_EVERY 10
+/* A render of the average costs about 30% of an epoch (the forward
+ * alone): every 20 epochs it adds 1.5% to a job's time, every 10 it added
+ * 3% (512x512, width 512, H200; tests/bench-h200.md, call 37). */
+#define NN_AVERAGE_EVERY 20
 
 /*
  * The best model: every epoch measures the live weights (psnr), and now
