@@ -82,13 +82,15 @@ int nn_average_parse(const char *text, enum nn_average *out);
  * weights and Adam are fp32 always. */
 enum nn_precision {
 	/* fp16 where the device has tensor cores, with the last
-	 * NN_FP32_FINISH of the epochs in fp32 (which brings the end within
-	 * 0.2 dB of an fp32 run at about half its time); fp32 elsewhere */
+	 * NN_FP32_FINISH of the epochs in fp32 (which keeps the end within
+	 * 0.2 dB of an fp32 run or above it, for 7.5% more time than fp16
+	 * throughout; a tenth cost 15%: tests/bench-h200.md, calls 37, 38);
+	 * fp32 elsewhere */
 	NN_PRECISION_AUTO = 0,
 	NN_PRECISION_FP32 = 1,
 	NN_PRECISION_FP16 = 2, /* fp16 operands, fp32 accumulation */
 };
-#define NN_FP32_FINISH 0.1
+#define NN_FP32_FINISH 0.05
 #define NN_EARLY_CYCLE_RATIO 7.5
 const char *nn_precision_name(enum nn_precision p);
 /* Parses "auto", "fp32" or "fp16"; returns 0 or ERR_INVALID. */

@@ -100,6 +100,10 @@ struct recorder {
 	int strips;
 	struct gpu_pipeline *dwconv_strip, *dwconv_strip_copy, *dwconv_strip_in,
 		*dwconv_back_strip;
+	/* and the forward two columns an invocation where the pairs align
+	 * (dwconv_pair.comp) */
+	int pairs;
+	struct gpu_pipeline *dwconv_pair, *dwconv_pair_copy, *dwconv_pair_in;
 	/* the fp16 path's S_k in fp16: the forward convs copy S_k as they
 	 * read it (fp32, from z), the backward passes read the copies */
 	struct gpu_pipeline *dwconv_copy, *dwconv_tiled_copy, *dwconv_in,
@@ -218,6 +222,14 @@ static int get_pipelines(struct recorder *r)
 		GET(dwconv_back_strip,
 		    r->half ? "dwconv_back_strip_f16" : "dwconv_back_strip",
 		    r->half ? 6 : 5, pass, 2);
+	}
+	r->pairs = r->strips && !nn_env_is("VKINR_DW_PAIR", "0");
+	if (r->pairs && r->half_s) {
+		GET(dwconv_pair_copy, "dwconv_pair_s_f16_copy", 4, pass, 2);
+		GET(dwconv_pair_in, "dwconv_pair_s_f16_in", 3, pass, 2);
+	} else if (r->pairs) {
+		GET(dwconv_pair, r->half ? "dwconv_pair_s_f16" : "dwconv_pair_s",
+		    3, pass, 2);
 	}
 	r->half_ds = r->half_s && r->fit->half_ds; /* implies strips */
 	r->half_dz = r->half_ds && r->fit->half_dz;
@@ -397,7 +409,14 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 	p.off0 = (uint32_t)fit->layout.dw[k];
 	p.dil = fit->cfg.dilations[k];
 	p.i3 = (int)padded(n);
-	if (r->strips) {
+	if (r->pairs && p.tw % 2 == 0 && (p.dil == 1 || p.dil % 2 == 0)) {
+		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_pair_copy
+					    : form == S_HALF ? r->dwconv_pair_in
+							     : r->dwconv_pair;
+		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
+			 sizeof(p), div_up((uint64_t)p.tw / 2, DW_STRIP_X),
+			 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
+	} else if (r->strips) {
 		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_strip_copy
 					    : form == S_HALF ? r->dwconv_strip_in
 							     : r->dwconv_strip;

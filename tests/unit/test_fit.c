@@ -377,8 +377,8 @@ static void test_resume_is_exact(void **state)
 /* Rebuilding a fit's device side mid-run (what --precision auto does to
  * finish in fp32) carries everything over: here in the same precision,
  * so the run must go on bit for bit, Muon's momentum, the average and
- * the best model included. On tensor-core devices: an auto run of 20 epochs (the last 2
- * in fp32) equals an fp16 run switched by hand after 18. */
+ * the best model included. On tensor-core devices: an auto run of 40 epochs (the last 2
+ * in fp32) equals an fp16 run switched by hand after 38. */
 static void test_precision_change_is_exact(void **state)
 {
 	test_need_gpu();
@@ -388,7 +388,7 @@ static void test_precision_change_is_exact(void **state)
 	struct image *img = test_image(29, 19, 6);
 	char err[256];
 	struct nn_fit *a, *b;
-	struct nn_metrics ma[20], mb[20];
+	struct nn_metrics ma[40], mb[40];
 	assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
 	run_epochs(a, 10, ma);
 	assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
@@ -422,25 +422,28 @@ static void test_precision_change_is_exact(void **state)
 	nn_fit_destroy(b);
 
 	if (gpu_info(test_gpu)->has_tensor_cores) {
-		print_message("# auto: fp16, then fp32 for the last 2 of 20\n");
+		/* NN_FP32_FINISH of 40 epochs: the last 2 */
+		enum { ALL = 40, FP32 = 2 };
+		assert_int_equal((int)ceil(ALL * NN_FP32_FINISH), FP32);
+		print_message("# auto: fp16, then fp32 for the last 2 of 40\n");
 		struct nn_fit_info info;
-		cfg.epochs = 20;
+		cfg.epochs = ALL;
 		cfg.precision = NN_PRECISION_AUTO;
 		assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
-		run_epochs(a, 18, ma);
+		run_epochs(a, ALL - FP32, ma);
 		nn_fit_get_info(a, &info);
 		assert_string_equal(info.precision, "fp16");
-		run_epochs(a, 2, ma + 18);
+		run_epochs(a, FP32, ma + ALL - FP32);
 		nn_fit_get_info(a, &info);
 		assert_string_equal(info.precision, "fp32");
 		cfg.precision = NN_PRECISION_FP16;
 		assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
-		run_epochs(b, 18, mb);
+		run_epochs(b, ALL - FP32, mb);
 		assert_int_equal(nn_fit_set_precision(b, NN_PRECISION_FP32), 0);
-		run_epochs(b, 2, mb + 18);
-		for (int i = 0; i < 20; i++)
+		run_epochs(b, FP32, mb + ALL - FP32);
+		for (int i = 0; i < ALL; i++)
 			assert_true(ma[i].mse == mb[i].mse);
-		assert_true(ma[19].mse != ma[17].mse);
+		assert_true(ma[ALL - 1].mse != ma[ALL - 3].mse);
 		nn_fit_destroy(a);
 		nn_fit_destroy(b);
 	}

@@ -41,7 +41,7 @@ static const struct job_spec specs[JOBS] = {
 };
 
 /* fp32, or (the second test) the default, which takes the tensor cores
- * where the device has them and trains the last tenth in fp32 */
+ * where the device has them and trains the last twentieth in fp32 */
 static enum nn_precision precision = NN_PRECISION_FP32;
 
 static void job_config(const struct job_spec *s, struct nn_config *cfg)

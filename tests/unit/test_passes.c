@@ -818,6 +818,82 @@ static void check_first_phase(void)
 	free(got), free(want), free(params);
 }
 
+/* The forward by pairs of columns (dwconv_pair.comp) against the one by
+ * strips, which the tests above check against the C reference: the same
+ * outputs (Z, and the fp16 copy of S), on a tile of even width (38x23),
+ * for dilations 1, 2, 4 and 8, in each of the four forms. */
+static void test_dwconv_pairs(void **state)
+{
+	test_need_gpu();
+	enum { W = 38, H = 23, N = W * H, NP = (N + 15) / 16 * 16 };
+	static const struct {
+		const char *pair, *strip;
+		int in16, out16, copy;
+	} forms[] = {
+		{"dwconv_pair_s", "dwconv_strip_s", 0, 0, 0},
+		{"dwconv_pair_s_f16", "dwconv_strip_s_f16", 0, 1, 0},
+		{"dwconv_pair_s_f16_copy", "dwconv_strip_s_f16_copy", 0, 1, 1},
+		{"dwconv_pair_s_f16_in", "dwconv_strip_s_f16_in", 1, 1, 0},
+	};
+	if (!gpu_info(test_gpu)->has_float16_storage)
+		skip();
+	size_t count = (size_t)NF * N;
+	float *s = malloc(count * 4), *dw = malloc(NF * 9 * 4);
+	float *got = malloc(count * 4), *ref = malloc(count * 4);
+	double *want = malloc(count * 8);
+	struct gpu_buffer bp = test_buffer(NF * 9), bs32 = test_buffer(count),
+			  bs16 = half_buffer(count), bz = test_buffer(count),
+			  bz16 = half_buffer((size_t)NF * NP),
+			  bcopy = half_buffer(count);
+	float w0 = W0;
+	uint32_t spec[2] = {NF, 0};
+	memcpy(&spec[1], &w0, 4);
+	for (int d = 1; d <= 8; d *= 2) {
+		struct pass_push p = tile_push(d);
+		p.tw = W, p.th = H, p.n = N, p.i3 = NP;
+		test_random(s, count, 71 + d, -1, 1);
+		test_random(dw, NF * 9, 72 + d, -1, 1);
+		test_upload(&bp, dw, NF * 9);
+		test_upload(&bs32, s, count);
+		memcpy(got, s, count * 4); /* upload_phases rounds what it has */
+		upload_phases(&bs16, got, count);
+		uint32_t gy = (d * ((H + d - 1) / d + DW_STRIP - 1) / DW_STRIP +
+			       DW_STRIP_Y - 1) / DW_STRIP_Y;
+		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+			const struct gpu_buffer *out = forms[f].out16 ? &bz16 : &bz;
+			const struct gpu_buffer *bufs[] = {
+				&bp, forms[f].in16 ? &bs16 : &bs32, out, &bcopy};
+			float *results[2] = {ref, got};
+			for (int pair = 0; pair < 2; pair++) {
+				uint32_t cols = pair ? (W / 2 + DW_STRIP_X - 1) / DW_STRIP_X
+						     : (W + DW_STRIP_X - 1) / DW_STRIP_X;
+				test_dispatch_spec(pair ? forms[f].pair : forms[f].strip,
+						   spec, 2, bufs, 3 + forms[f].copy, &p,
+						   sizeof(p), cols, gy, NF);
+				if (forms[f].out16)
+					download_half(out, results[pair], NF, N, NP);
+				else
+					test_download(out, results[pair], count);
+			}
+			for (size_t i = 0; i < count; i++)
+				want[i] = ref[i];
+			char what[80];
+			snprintf(what, sizeof(what), "%s Z, dilation %d", forms[f].pair, d);
+			test_close(what, got, want, count, 1e-6,
+				   forms[f].out16 ? 1e-3 : 1e-6);
+			if (forms[f].copy) {
+				download_half(&bcopy, got, NF, N, N);
+				for (size_t i = 0; i < count; i++)
+					want[i] = phase16(s[i]);
+				snprintf(what, sizeof(what), "%s copy, dilation %d",
+					 forms[f].pair, d);
+				test_close(what, got, want, count, 4e-3, 0);
+			}
+		}
+	}
+	free(s), free(dw), free(got), free(ref), free(want);
+}
+
 static void test_fp16_storage(void **state)
 {
 	test_need_gpu();
@@ -953,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_loss_passes),
 		cmocka_unit_test(test_reductions),
 		cmocka_unit_test(test_fp16_storage),
+		cmocka_unit_test(test_dwconv_pairs),
 		cmocka_unit_test(test_adam),
 	};
 	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
