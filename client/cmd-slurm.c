@@ -767,17 +767,16 @@ static int parse_count(const struct cmd_entry *e, const char *opt,
 	return 0;
 }
 
-/* A fit option checked against the tables that submit and the daemon use
- * (proto/params.h, fitopts.h), then passed on to vkinrd --fit-task as it
- * is: the recipe, precision and dilations as well as epochs, width, lr,
- * seed and target. */
+/* A training option checked against the table that submit, the daemon
+ * and vkinrd use (proto/params.h, fitopts.h), then passed on to vkinrd
+ * --fit-task as it is: every row but the queue's own (priority). */
 static int parse_fit_param(struct submission *s, int c, const char *text)
 {
 	struct fit_value v;
 	int rc = fit_option_parse(s->self, c, OPT_PARAM, text, &v);
 	if (rc)
 		return rc;
-	if (c == OPT_PARAM + PARAM_PRIORITY)
+	if (param_table[v.id].flags & PARAM_QUEUE)
 		return cmd_usage_error(s->self, "--priority orders the daemon's "
 				       "queue; with --slurm, pass Slurm's "
 				       "(--sbatch \"--nice=N\")");

@@ -357,23 +357,21 @@ static void job_key(const struct submit *s, const uint8_t *png, size_t size,
 
 	a = fnv1a(a, png, size);
 	b = fnv1a(b, png, size);
+	/* the numbers, then the words: the table's order */
 	for (int i = 0; i < PARAM_COUNT; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-			s->common, param_limits[i].key);
+			s->common, param_table[i].key);
 		char field[96];
-		if (i == PARAM_PRIORITY || !cJSON_IsNumber(v))
+		if (i == PARAM_PRIORITY || !v)
 			continue;
-		snprintf(field, sizeof field, ";%s=%.17g", param_limits[i].key,
-			 v->valuedouble);
-		a = fnv1a(a, field, strlen(field));
-		b = fnv1a(b, field, strlen(field));
-	}
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
-		const char *v = job_str(s->common, text_params[i].key, NULL);
-		char field[96];
-		if (!v)
+		if (cJSON_IsNumber(v))
+			snprintf(field, sizeof field, ";%s=%.17g",
+				 param_table[i].key, v->valuedouble);
+		else if (cJSON_IsString(v))
+			snprintf(field, sizeof field, ";%s=%s",
+				 param_table[i].key, v->valuestring);
+		else
 			continue;
-		snprintf(field, sizeof field, ";%s=%s", text_params[i].key, v);
 		a = fnv1a(a, field, strlen(field));
 		b = fnv1a(b, field, strlen(field));
 	}
@@ -591,6 +589,8 @@ static int parse_param(struct submit *s, int c, const char *text)
 	if (rc)
 		return rc;
 	cJSON_DeleteItemFromObjectCaseSensitive(s->common, v.key);
+	if (v.is_auto) /* the daemon's default: left out */
+		return 0;
 	if (v.is_text)
 		cJSON_AddStringToObject(s->common, v.key, text);
 	else
@@ -804,7 +804,7 @@ const struct cmd_entry cmd_submit_entry = {
 	.args = "IMG.png|IMG.jpg|DIR... [--from-file LIST] [--epochs N] [--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
-		"[RECIPE OPTIONS] [--watch | --wait] [-q]",
+		"[TRAINING OPTIONS] [--watch | --wait] [-q]",
 	.summary = "fit a network to each image: one job per PNG or JPEG",
 	.help = "Reads each PNG or JPEG here and sends it to the daemon as a "
 		"new job. A folder\nstands for its *.png, *.jpg and *.jpeg "
@@ -814,49 +814,10 @@ const struct cmd_entry cmd_submit_entry = {
 		"share a batch id, usable wherever a job id is.\n"
 		"\n"
 		"Options:\n"
-		"  --epochs N           epochs to train (daemon's default "
-		"otherwise)\n"
-		"  --width NF           network width, a multiple of 16 from "
-		"16 to 1024\n"
-		"  --lr LR              learning rate, above 0 and below 1\n"
-		"  --seed S             random seed of the initial weights\n"
 		"  --name NAME          the job's name (default: the file's "
 		"name without .png/.jpg;\n"
 		"                       with several files, a prefix)\n"
-		"  --priority P         higher runs first, -100 to 100\n"
 		"  --init M.safetensors start from this model package\n"
-		"  --target-psnr DB     stop early, as done, once the model "
-		"reaches DB\n"
-		"  --optimizer O        muon (the default: Muon for the weight "
-		"matrices, Adam\n"
-		"                       for the rest) or adam\n"
-		"  --schedule S         cosine (the default), linear, exp "
-		"or constant\n"
-		"  --warmup N           warmup epochs (default 50 at width 16, else 10)\n"
-		"  --plateau N          epochs at the peak after the warmup "
-		"(default 0)\n"
-		"  --lr-min RATIO       the decay's floor, a fraction of lr "
-		"(default 0.1)\n"
-		"  --half-life N        exp: epochs that halve the rate above "
-		"the floor\n"
-		"                       (default 200)\n"
-		"  --early-cycle N      cosine, linear: in jobs of 7.5 N "
-		"epochs or more, a first\n"
-		"                       decay by epoch N, then the main "
-		"one (default 400; 0: none)\n"
-		"  --average A          ema (the default) or none\n"
-		"  --ema-decay D        the average's decay an epoch (default "
-		"0.99)\n"
-		"  --ssim W, --grad W, --chroma W\n"
-		"                       loss terms added to the MSE, times W "
-		"(chroma 0.5,\n"
-		"                       the others 0, off, by default)\n"
-		"  --dilations LIST     e.g. 1,2,4,8 (the default)\n"
-		"  --precision P        auto (the default: tensor cores, the "
-		"last tenth in fp32),\n"
-		"                       fp32 or fp16\n"
-		"                       (the same options and defaults as "
-		"vkinrd --fit)\n"
 		"  --from-file LIST     read paths from LIST, one a line\n"
 		"  --watch              follow the jobs live until they end\n"
 		"  --wait               wait silently until they end\n"
@@ -874,8 +835,9 @@ const struct cmd_entry cmd_submit_entry = {
 		"A file that can't be read or is not a PNG or JPEG is named on "
 		"stderr and\nskipped; the others are still submitted and the exit "
 		"status is 3. With --watch\nor --wait the status is the jobs' "
-		"outcome (0 all done, 1 any failed/cancelled).\n"
-		"\n"
+		"outcome (0 all done, 1 any failed/cancelled).\n",
+	.help_table = 1,
+	.help_more = "\n"
 		"On a Slurm cluster, without the daemon:\n"
 		"  submit --slurm --out OUT IMG|DIR...|--from-file LIST "
 		"[--tasks N]\n"
@@ -905,7 +867,7 @@ const struct cmd_entry cmd_submit_entry = {
 		"                    the installed one)\n"
 		"  --allow-cpu       a task without a GPU may use the CPU "
 		"device\n"
-		"  The fit options above (not --priority) go on to each "
+		"  The training options above (not --priority) go on to each "
 		"task's\n  vkinrd --fit-task. See vkinrctl(1).\n",
 	.exec = cmd_submit_exec,
 };

@@ -148,25 +148,37 @@ static int get_int(struct request *rq, const cJSON *params, const char *key,
 	return 0;
 }
 
-/* A numeric job parameter, checked against the table the client also
- * checks (proto/params.h); *value keeps its default when it is absent. */
+/* A training option (proto/params.h), checked against the table the
+ * command lines also check, into cfg (or *job_value, for a row that is
+ * the job's alone); untouched when absent. */
 static int get_param(struct request *rq, const cJSON *params,
-		     enum param_id id, double *value)
+		     enum param_id id, struct nn_config *cfg, double *job_value,
+		     char *word, size_t wordlen)
 {
-	const char *key = param_limits[id].key;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	const struct param *l = &param_table[id];
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, l->key);
 	char what[64], err[256];
+	int rc;
 
 	if (!v)
 		return 0;
-	snprintf(what, sizeof what, "\"%s\"", key);
-	if (!cJSON_IsNumber(v))
-		return fail(rq, RPC_INVALID_PARAMS, "%s must be a number",
-			    what);
-	if (param_check(id, v->valuedouble, what, err, sizeof err) < 0)
-		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
-	*value = v->valuedouble;
-	return 0;
+	snprintf(what, sizeof what, "\"%s\"", l->key);
+	if (l->flags & PARAM_WORD) {
+		if (!cJSON_IsString(v) || strlen(v->valuestring) >= wordlen)
+			return fail(rq, RPC_INVALID_PARAMS, "%s must be a short "
+				    "string, e.g. \"%s\"", what, l->example);
+		rc = nn_option_set(cfg, id, v->valuestring, what, err,
+				   sizeof err);
+		snprintf(word, wordlen, "%s", v->valuestring);
+	} else {
+		if (!cJSON_IsNumber(v))
+			return fail(rq, RPC_INVALID_PARAMS,
+				    "%s must be a number", what);
+		rc = nn_option_set_number(cfg, id, v->valuedouble, what, err,
+					  sizeof err);
+		*job_value = v->valuedouble;
+	}
+	return rc ? fail(rq, RPC_INVALID_PARAMS, "%s", err) : 0;
 }
 
 /* An optional string kept for the client (source, key): UTF-8 text
@@ -183,27 +195,6 @@ static int get_text(struct request *rq, const cJSON *params, const char *key,
 		return fail(rq, RPC_INVALID_PARAMS, "\"%s\" must be a string of "
 			    "at most %zu bytes of UTF-8 without control "
 			    "characters", key, size - 1);
-	snprintf(buf, size, "%s", v->valuestring);
-	return 0;
-}
-
-/* An engine option that is a word (proto/params.h), checked as the client
- * checks it; buf stays "" when it is absent. */
-static int get_text_param(struct request *rq, const cJSON *params,
-			  enum text_param_id id, char *buf, size_t size)
-{
-	const char *key = text_params[id].key;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
-	char what[64], err[256];
-
-	if (!v)
-		return 0;
-	snprintf(what, sizeof what, "\"%s\"", key);
-	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
-		return fail(rq, RPC_INVALID_PARAMS, "%s must be a short string, "
-			    "e.g. \"%s\"", what, text_params[id].example);
-	if (text_param_check(id, v->valuestring, what, err, sizeof err) < 0)
-		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
 	snprintf(buf, size, "%s", v->valuestring);
 	return 0;
 }
@@ -421,19 +412,6 @@ static int m_status(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
-/* The defaults a job gets for what its submitter left out. */
-static void job_defaults(struct job_params *p)
-{
-	struct nn_config cfg;
-	nn_config_defaults(&cfg, 0);
-	memset(p, 0, sizeof(*p));
-	p->epochs = cfg.epochs;
-	p->lr = cfg.lr;
-	p->recipe = cfg.recipe;
-	p->seed = cfg.seed;
-	p->width = 0; /* the device's default, chosen when it runs */
-}
-
 /* The init model (decoded) fits the job: its width, its dilations. */
 static int check_init(struct request *rq, const struct nn_config *cfg,
 		      struct job_params *p, int width_given)
@@ -454,7 +432,7 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 	}
 	p->width = cfg->nf;
 	p->defaults &= ~(unsigned)JOB_DEFAULT_WIDTH; /* the init model's */
-	nn_width_defaults(p->width, &p->lr, &p->recipe);
+	nn_resolve_auto(&p->width, 0, &p->lr, &p->recipe);
 	return 0;
 }
 
@@ -530,60 +508,48 @@ static void submit_decoded(struct decode_job *d)
 
 static int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
-	static const char *const keys[] = {"image", "epochs", "width", "lr",
-					   "seed", "name", "priority", "init",
-					   "batch", "target_psnr", "source",
-					   "key", "warmup", "schedule",
-					   "precision", "dilations",
-					   "optimizer", "average", "plateau",
-					   "lr_min", "half_life", "ema_decay",
-					   "early_cycle",
-					   "ssim",
-					   "grad", "chroma", NULL};
+	/* the job's own keys, then every training option's */
+	static const char *const own[] = {"image", "name", "init", "batch",
+					  "source", "key"};
+	const char *keys[sizeof own / sizeof own[0] + PARAM_COUNT + 1];
 	struct service *svc = rq->svc;
-	struct job_params p;
-	int rc = check_keys(rq, params, keys);
-	if (rc)
+	struct job_params p = {0};
+	int n = 0, rc;
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+		keys[n++] = own[i];
+	for (int i = 0; i < PARAM_COUNT; i++)
+		keys[n++] = param_table[i].key;
+	keys[n] = NULL;
+	if ((rc = check_keys(rq, params, keys)))
 		return rc;
 	if (svc->stopping)
 		return fail(rq, RPC_SHUTTING_DOWN, "the daemon is stopping; "
 			    "submit again once it is back");
-	job_defaults(&p);
-	double num[PARAM_COUNT] = {
-		[PARAM_EPOCHS] = p.epochs, [PARAM_WIDTH] = 0, [PARAM_LR] = p.lr,
-		[PARAM_SEED] = (double)p.seed, [PARAM_PRIORITY] = 0,
-		[PARAM_TARGET_PSNR] = 0};
-	for (int i = 0; i < PARAM_COUNT; i++)
-		if ((rc = get_param(rq, params, i, &num[i])))
-			return rc;
-	p.epochs = (int)num[PARAM_EPOCHS];
-	p.width = (int)num[PARAM_WIDTH];
-	p.lr = num[PARAM_LR];
-	p.seed = (uint64_t)num[PARAM_SEED];
-	p.priority = (int)num[PARAM_PRIORITY];
-	p.target_psnr = num[PARAM_TARGET_PSNR];
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
-		if ((rc = get_text_param(rq, params, i, p.text[i],
-					 sizeof(p.text[i]))))
-			return rc;
-	/* the recipe: the defaults with the keys given set over them (each
-	 * already in its range; nn_config_check weighs them together) */
+	/* the table's defaults (width, lr and warmup auto), the options
+	 * given set over them, each checked against its row */
 	struct nn_config cfg;
-	char err[256];
-	nn_config_defaults(&cfg, 0);
-	cfg.lr = p.lr;
-	if (job_recipe_read(params, &p.recipe, err, sizeof(err)))
-		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
-	cfg.recipe = p.recipe;
-	if (nn_config_check(&cfg, err, sizeof(err)))
-		return fail(rq, RPC_INVALID_PARAMS, "%s", err);
+	double job_value[PARAM_COUNT] = {0};
+	nn_config_from_table(&cfg);
+	for (int i = 0; i < PARAM_COUNT; i++) {
+		char *word = i >= PARAM_FIRST_WORD ? JOB_WORD(&p, i) : NULL;
+		if ((rc = get_param(rq, params, i, &cfg, &job_value[i], word,
+				    sizeof p.text[0])))
+			return rc;
+	}
+	p.epochs = cfg.epochs;
+	p.width = cfg.nf;
+	p.lr = cfg.lr;
+	p.seed = cfg.seed;
+	p.recipe = cfg.recipe;
+	p.priority = (int)job_value[PARAM_PRIORITY];
+	p.target_psnr = job_value[PARAM_TARGET_PSNR];
 	p.defaults = (!p.width ? JOB_DEFAULT_WIDTH : 0) |
 		     (p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
 		     (p.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP : 0);
 	/* the default rate and warmup depend on the width: known now when
 	 * given */
 	if (p.width)
-		nn_width_defaults(p.width, &p.lr, &p.recipe);
+		nn_resolve_auto(&p.width, 0, &p.lr, &p.recipe);
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	if (name) {
 		if (!cJSON_IsString(name))
