@@ -2,9 +2,9 @@
  * cmd-slurm.c - a dataset fitted as a Slurm job array: `vkinrctl submit
  * --slurm --out OUT ...`, `vkinrctl list --out OUT` and `wait --out OUT`.
  *
- * submit gathers the images (files, folders' *.png, *.jpg and *.jpeg,
- * --from-file lists; every other entry of a folder is named with the
- * reason it is left out), gives each a folder name unique in OUT (the
+ * submit gathers the images as plain submit does (inputs.c: files,
+ * folders' *.png, *.jpg and *.jpeg, --from-file lists; every other entry
+ * of a folder is named with the reason it is left out), gives each a folder name unique in OUT (the
  * file's name without .png or .jpg, then -2, -3... for a second image of
  * that name; names given by an earlier submission to OUT are kept), and
  * writes under OUT/.vkinr/:
@@ -47,6 +47,7 @@
 #include "proto/errors.h"
 #include "util/fileio.h"
 #include "fitopts.h"
+#include "inputs.h"
 #include "format.h"
 #include "jobs.h"
 #include "proto/params.h"
@@ -269,115 +270,9 @@ struct submission {
 	struct manifest images; /* what this call fits, names given */
 	struct strmap known;    /* path -> name from OUT's manifest */
 	struct strmap taken;    /* name -> path */
-	char **inputs;          /* absolute paths, in order */
-	size_t ninputs, cap;
-	int nmissing;
+	/* absolute paths, in order; the refused counted (nbad: missing) */
+	struct inputs in;
 };
-
-static int add_input_path(struct submission *s, const char *path)
-{
-	char *abs = realpath(path, NULL);
-	if (!abs) {
-		client_warn("%s: cannot read it: %s", path, strerror(errno));
-		s->nmissing++;
-		return 0;
-	}
-	if (s->ninputs == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		char **p = realloc(s->inputs, cap * sizeof(*p));
-		if (!p) {
-			free(abs);
-			return ERR_NOMEM;
-		}
-		s->inputs = p, s->cap = cap;
-	}
-	s->inputs[s->ninputs++] = abs;
-	return 0;
-}
-
-static int by_string(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A folder stands for its PNG and JPEG files, sorted by name; the rest is
- * named with the reason. */
-static int add_folder_images(struct submission *s, const char *dir)
-{
-	size_t first = s->ninputs;
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int rc = 0;
-	if (!d) {
-		client_warn("%s: cannot open the folder: %s", dir,
-			    strerror(errno));
-		s->nmissing++;
-		return 0;
-	}
-	while (rc == 0 && (de = readdir(d))) {
-		char *path;
-		struct stat st;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!(path = path_join(dir, de->d_name))) {
-			rc = ERR_NOMEM;
-			break;
-		}
-		const char *why = de->d_name[0] == '.' ? "a hidden file"
-				  : stat(path, &st) < 0 ? "cannot read it"
-				  : S_ISDIR(st.st_mode)
-					  ? "a folder (folders inside are not searched)"
-				  : !S_ISREG(st.st_mode) ? "not a regular file"
-				  : !image_suffix_len(de->d_name)
-					  ? "not named .png, .jpg or .jpeg"
-					  : NULL;
-		if (why)
-			client_warn("left out %s: %s", path, why);
-		else
-			rc = add_input_path(s, path);
-		free(path);
-	}
-	closedir(d);
-	if (rc == 0 && s->ninputs == first)
-		client_warn("%s: the folder holds no .png, .jpg or .jpeg files",
-			    dir);
-	qsort(s->inputs + first, s->ninputs - first, sizeof(char *), by_string);
-	return rc;
-}
-
-static int add_any(struct submission *s, const char *path)
-{
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return add_folder_images(s, path);
-	return add_input_path(s, path);
-}
-
-/* One path per line ('-': stdin); blank lines and '#' lines skipped. */
-static int add_list(struct submission *s, const char *list)
-{
-	FILE *f = strcmp(list, "-") ? fopen(list, "r") : stdin;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int rc = 0;
-	if (!f) {
-		client_warn("%s: cannot read the list: %s", list,
-			    strerror(errno));
-		s->nmissing++;
-		return 0;
-	}
-	while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-		while (len > 0 && isspace((unsigned char)line[len - 1]))
-			line[--len] = 0;
-		if (len && line[0] != '#')
-			rc = add_any(s, line);
-	}
-	free(line);
-	if (f != stdin)
-		fclose(f);
-	return rc;
-}
 
 /* The file's name without .png (.jpg, .jpeg), made a safe folder name. */
 static char *base_name(const char *path)
@@ -409,8 +304,8 @@ static int assign_names(struct submission *s)
 	}
 	manifest_finish(&old);
 	struct strmap listed = {0};
-	for (size_t i = 0; i < s->ninputs && rc == 0; i++) {
-		const char *path = s->inputs[i];
+	for (size_t i = 0; i < s->in.n && rc == 0; i++) {
+		const char *path = s->in.paths[i];
 		const char *name = strmap_get(&s->known, path);
 		char *made = NULL;
 		if (strmap_get(&listed, path))
@@ -839,7 +734,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			break;
 		case OPT_SBATCH: s->sbatch_args = optarg; break;
 		case OPT_DRY_RUN: s->dry_run = 1; break;
-		case OPT_FROM_FILE: rc = add_list(s, optarg); break;
+		case OPT_FROM_FILE: rc = inputs_add_list(&s->in, optarg); break;
 		case OPT_ALLOW_CPU: s->allow_cpu = 1; break;
 		case OPT_MAX_RUNNING:
 			rc = parse_count(e, "--max-running", optarg, 1, 1000000,
@@ -883,7 +778,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			return rc > 0 ? rc : client_fail(s->cl, rc, NULL);
 	}
 	for (int i = optind; i < argc; i++)
-		if ((rc = add_any(s, argv[i])) < 0)
+		if ((rc = inputs_add(&s->in, argv[i])) < 0)
 			return client_fail(s->cl, rc, NULL);
 	if (!s->out)
 		return cmd_usage_error(e, "--slurm needs --out OUT, the folder "
@@ -911,7 +806,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 					       s->sbatch_args);
 		s->have_words = 1;
 	}
-	if (s->ninputs == 0 && s->nmissing == 0)
+	if (s->in.n == 0 && s->in.nbad == 0)
 		return cmd_usage_error(e, "name at least one PNG or JPEG "
 					  "file, a folder, or --from-file "
 					  "LIST");
@@ -921,7 +816,8 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
 		      int argc, char **argv)
 {
-	struct submission s = {.self = self, .cl = cl, .gpus = 1};
+	struct submission s = {.self = self, .cl = cl, .gpus = 1,
+				.in = {.absolute = 1}};
 	char *script = NULL, id[64] = "";
 	int status = parse_submit(&s, argc, argv), rc;
 
@@ -948,7 +844,7 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
 			    "on theirs, then in " VKINR_BINDIR "; name it with "
 			    "--vkinrd PATH or load it with --setup");
 	if (s.dry_run) {
-		status = s.nmissing ? CLIENT_EXIT_DAEMON : CLIENT_EXIT_OK;
+		status = s.in.nbad ? CLIENT_EXIT_DAEMON : CLIENT_EXIT_OK;
 		if (!cl->json) {
 			write_script(&s, stdout, tasks);
 			goto out;
@@ -965,7 +861,7 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_AddStringToObject(o, "out", s.out);
 		cJSON_AddNumberToObject(o, "tasks", tasks);
 		cJSON_AddNumberToObject(o, "images", s.images.n);
-		cJSON_AddNumberToObject(o, "missing", s.nmissing);
+		cJSON_AddNumberToObject(o, "missing", s.in.nbad);
 		client_print_json(o);
 		cJSON_Delete(o);
 		free(text);
@@ -985,22 +881,20 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
 			    s.out);
 	if (cl->json)
 		printf("{\"slurm_job\":\"%s\",\"tasks\":%ld,\"images\":%zu,"
-		       "\"missing\":%d}\n", id, tasks, s.images.n, s.nmissing);
+		       "\"missing\":%d}\n", id, tasks, s.images.n, s.in.nbad);
 	else if (s.quiet)
 		printf("%s\n", id);
 	else
 		printf("Slurm job %s: %zu images over %ld tasks, results in "
 		       "%s/NAME/\n(vkinrctl wait --out %s)\n", id, s.images.n,
 		       tasks, s.out, s.out);
-	if (s.nmissing) {
-		client_warn("%d input%s not found (named above)", s.nmissing,
-			    s.nmissing == 1 ? " was" : "s were");
+	if (s.in.nbad) {
+		client_warn("%d input%s not found (named above)", s.in.nbad,
+			    s.in.nbad == 1 ? " was" : "s were");
 		status = CLIENT_EXIT_DAEMON;
 	}
 out:
-	for (size_t i = 0; i < s.ninputs; i++)
-		free(s.inputs[i]);
-	free(s.inputs);
+	inputs_free(&s.in);
 	free(s.out_abs);
 	free(script);
 	if (s.have_words)
