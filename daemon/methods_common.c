@@ -87,7 +87,7 @@ int check_keys(struct request *rq, const cJSON *params,
 			ok |= !strcmp(item->string, *k);
 		if (ok)
 			continue;
-		char list[256] = "";
+		char list[512] = ""; /* every key of job.submit fits */
 		for (const char *const *k = known; *k; k++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list),
 				 "%s%s", k == known ? "" : ", ", *k);
