@@ -60,6 +60,10 @@ struct cmd_entry {
 	const char *args;    /* synopsis after the name */
 	const char *summary; /* one line for `vkinrctl --help` */
 	const char *help;    /* the rest of `vkinrctl CMD --help` */
+	/* then, when set: the training options (the table of
+	 * proto/params.h, printed from it), and what help_more says */
+	int help_table;
+	const char *help_more;
 	int (*exec)(struct client *cl, const struct cmd_entry *self, int argc,
 		    char **argv);
 };

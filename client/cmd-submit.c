@@ -6,8 +6,8 @@
  * image itself and sends its bytes in base64 (`image: {"png": B64}` or
  * `{"jpeg": B64}`, and `init: {"safetensors": B64}` for --init). Inputs
  * are files, folders (their *.png, *.jpg and *.jpeg, sorted by name) and
- * --from-file lists (one path per line, `-` for stdin). Every other entry
- * of a folder is named on stderr with the reason it is left out. Files
+ * --from-file lists (one path per line, `-` for stdin), gathered as
+ * --slurm gathers them (inputs.c). Files
  * are read and sent one at a time, so a folder of thousands costs the
  * memory of one image. A file that can't be read, is neither a PNG nor a
  * JPEG or is too large for one request is named on stderr and skipped;
@@ -31,6 +31,7 @@
 #include "client.h"
 #include "conn.h"
 #include "fitopts.h"
+#include "inputs.h"
 #include "proto/errors.h"
 #include "util/fileio.h"
 #include "util/image.h"
@@ -79,10 +80,9 @@ struct submit {
 	int quiet;           /* -q */
 	int follow;          /* OPT_WATCH, OPT_WAIT or 0 */
 
-	char **paths;        /* images, folders already expanded */
-	size_t npaths, cap;
-	int nbad;            /* inputs that were refused */
-	int expanded;        /* a folder or a list was named: a batch */
+	/* the images, folders already expanded; refused inputs counted
+	 * (nbad), a folder or a list named (expanded: a batch) */
+	struct inputs in;
 	int no_batch;        /* the daemon refused the batch parameter */
 
 	int skip_done;       /* --skip-done */
@@ -103,17 +103,12 @@ struct submit {
 static void refuse(struct submit *s, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void refuse(struct submit *s, const char *file, const char *fmt, ...)
+/* A refused input's entry in the JSON summary (inputs.c calls it too). */
+static void note_refused(void *ctx, const char *file, const char *why)
 {
-	char why[512];
-	va_list ap;
+	struct submit *s = ctx;
 	cJSON *e;
 
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof why, fmt, ap);
-	va_end(ap);
-	client_warn("%s: %s", file, why);
-	s->nbad++;
 	if ((e = cJSON_CreateObject())) {
 		cJSON_AddStringToObject(e, "file", file);
 		cJSON_AddStringToObject(e, "error", why);
@@ -121,116 +116,17 @@ static void refuse(struct submit *s, const char *file, const char *fmt, ...)
 	}
 }
 
-static int add_path(struct submit *s, const char *path)
+static void refuse(struct submit *s, const char *file, const char *fmt, ...)
 {
-	if (s->npaths == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **paths = realloc(s->paths, cap * sizeof *paths);
-		if (!paths)
-			return ERR_NOMEM;
-		s->paths = paths;
-		s->cap = cap;
-	}
-	if (!(s->paths[s->npaths] = strdup(path)))
-		return ERR_NOMEM;
-	s->npaths++;
-	return 0;
-}
+	char why[512];
+	va_list ap;
 
-/* Why a folder's entry is left out, or NULL when it is an image. */
-static const char *left_out_why(const char *name, const char *path)
-{
-	struct stat st;
-	if (name[0] == '.')
-		return "a hidden file";
-	if (stat(path, &st) < 0)
-		return "cannot read it";
-	if (S_ISDIR(st.st_mode))
-		return "a folder (folders inside are not searched)";
-	if (!S_ISREG(st.st_mode))
-		return "not a regular file";
-	if (!image_suffix_len(name))
-		return "not named .png, .jpg or .jpeg";
-	return NULL;
-}
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A folder stands for its PNG and JPEG files (not its subfolders), by
- * name; everything else in it is named with the reason. */
-static int add_folder(struct submit *s, const char *dir)
-{
-	size_t first = s->npaths;
-	struct dirent *de;
-	char *path;
-	DIR *d;
-	int rc = 0;
-
-	s->expanded = 1;
-	if (!(d = opendir(dir))) {
-		refuse(s, dir, "cannot open the folder: %s", strerror(errno));
-		return 0;
-	}
-	while (rc == 0 && (de = readdir(d))) {
-		const char *why;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (asprintf(&path, "%s%s%s", dir,
-			     dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",
-			     de->d_name) < 0) {
-			rc = ERR_NOMEM;
-			break;
-		}
-		if ((why = left_out_why(de->d_name, path)))
-			client_warn("left out %s: %s", path, why);
-		else
-			rc = add_path(s, path);
-		free(path);
-	}
-	closedir(d);
-	if (rc == 0 && s->npaths == first)
-		refuse(s, dir, "the folder holds no .png, .jpg or .jpeg files");
-	qsort(s->paths + first, s->npaths - first, sizeof *s->paths, by_name);
-	return rc;
-}
-
-static int add_input(struct submit *s, const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return add_folder(s, path);
-	return add_path(s, path); /* problems are named when it is read */
-}
-
-/* One path per line; blank lines and lines starting with '#' are skipped. */
-static int add_list_file(struct submit *s, const char *list)
-{
-	FILE *f = strcmp(list, "-") ? fopen(list, "r") : stdin;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int rc = 0;
-
-	s->expanded = 1;
-	if (!f) {
-		refuse(s, list, "cannot read the list: %s", strerror(errno));
-		return 0;
-	}
-	while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-		while (len > 0 && isspace((unsigned char)line[len - 1]))
-			line[--len] = '\0';
-		if (len == 0 || line[0] == '#')
-			continue;
-		rc = add_input(s, line);
-	}
-	free(line);
-	if (f != stdin)
-		fclose(f);
-	return rc;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	client_warn("%s: %s", file, why);
+	s->in.nbad++;
+	note_refused(s, file, why);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -278,7 +174,7 @@ static char *job_name(const struct submit *s, const char *path)
 
 	if (image_suffix_len(base) < n)
 		n -= image_suffix_len(base);
-	if (s->name && s->npaths == 1)
+	if (s->name && s->in.n == 1)
 		return strdup(s->name);
 	if (s->name) {
 		if (asprintf(&name, "%s-%.*s", s->name, (int)n, base) < 0)
@@ -357,23 +253,21 @@ static void job_key(const struct submit *s, const uint8_t *png, size_t size,
 
 	a = fnv1a(a, png, size);
 	b = fnv1a(b, png, size);
+	/* the numbers, then the words: the table's order */
 	for (int i = 0; i < PARAM_COUNT; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-			s->common, param_limits[i].key);
+			s->common, param_table[i].key);
 		char field[96];
-		if (i == PARAM_PRIORITY || !cJSON_IsNumber(v))
+		if (i == PARAM_PRIORITY || !v)
 			continue;
-		snprintf(field, sizeof field, ";%s=%.17g", param_limits[i].key,
-			 v->valuedouble);
-		a = fnv1a(a, field, strlen(field));
-		b = fnv1a(b, field, strlen(field));
-	}
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
-		const char *v = job_str(s->common, text_params[i].key, NULL);
-		char field[96];
-		if (!v)
+		if (cJSON_IsNumber(v))
+			snprintf(field, sizeof field, ";%s=%.17g",
+				 param_table[i].key, v->valuedouble);
+		else if (cJSON_IsString(v))
+			snprintf(field, sizeof field, ";%s=%s",
+				 param_table[i].key, v->valuestring);
+		else
 			continue;
-		snprintf(field, sizeof field, ";%s=%s", text_params[i].key, v);
 		a = fnv1a(a, field, strlen(field));
 		b = fnv1a(b, field, strlen(field));
 	}
@@ -591,6 +485,8 @@ static int parse_param(struct submit *s, int c, const char *text)
 	if (rc)
 		return rc;
 	cJSON_DeleteItemFromObjectCaseSensitive(s->common, v.key);
+	if (v.is_auto) /* the daemon's default: left out */
+		return 0;
 	if (v.is_text)
 		cJSON_AddStringToObject(s->common, v.key, text);
 	else
@@ -640,7 +536,7 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			s->follow = c;
 			break;
 		case OPT_FROM_FILE:
-			if ((rc = add_list_file(s, optarg)) < 0)
+			if ((rc = inputs_add_list(&s->in, optarg)) < 0)
 				rc = client_fail(s->cl, rc, NULL);
 			break;
 		case 'q':
@@ -662,7 +558,7 @@ static int parse_options(struct submit *s, int argc, char **argv,
 		}
 	}
 	for (int i = optind; i < argc; i++)
-		if ((rc = add_input(s, argv[i])) < 0) {
+		if ((rc = inputs_add(&s->in, argv[i])) < 0) {
 			*rc_out = client_fail(s->cl, rc, NULL);
 			return -1;
 		}
@@ -721,6 +617,8 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 {
 	struct submit s = {.self = self, .cl = cl};
 	const char *init = NULL;
+	s.in.refused = note_refused;
+	s.in.ctx = &s;
 	char batch[16];
 	int status = CLIENT_EXIT_OK, rc = 0, batched;
 
@@ -736,7 +634,7 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	}
 	if (parse_options(&s, argc, argv, &init, &status) < 0)
 		goto out;
-	if (s.npaths == 0 && s.nbad == 0) {
+	if (s.in.n == 0 && s.in.nbad == 0) {
 		status = cmd_usage_error(self, "name at least one PNG or JPEG "
 					       "file, a folder, or --from-file "
 					       "LIST");
@@ -746,7 +644,7 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 		goto out;
 
 	/* One call of several images (or of a folder or a list) is a batch. */
-	batched = s.npaths + (size_t)s.nbad > 1 || s.expanded;
+	batched = s.in.n + (size_t)s.in.nbad > 1 || s.in.expanded;
 	if (batched) {
 		new_batch_id(batch, sizeof batch);
 		cJSON_AddStringToObject(s.common, "batch", batch);
@@ -756,8 +654,8 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 		status = client_fail(cl, rc, NULL);
 		goto out;
 	}
-	for (size_t i = 0; i < s.npaths && rc == 0; i++)
-		rc = submit_one(&s, s.paths[i]);
+	for (size_t i = 0; i < s.in.n && rc == 0; i++)
+		rc = submit_one(&s, s.in.paths[i]);
 	batched = batched && !s.no_batch;
 	if (cl->json)
 		print_json_summary(&s, batched ? batch : NULL);
@@ -778,18 +676,16 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 			    "with the same options, queued, running, paused "
 			    "or done (--skip-done)", s.nskipped,
 			    s.nskipped == 1 ? "" : "s");
-	if (s.nbad)
-		client_warn("%d input%s not submitted (named above)", s.nbad,
-			    s.nbad == 1 ? " was" : "s were");
+	if (s.in.nbad)
+		client_warn("%d input%s not submitted (named above)", s.in.nbad,
+			    s.in.nbad == 1 ? " was" : "s were");
 	if (s.follow && cJSON_GetArraySize(s.done) > 0)
 		status = follow(&s);
-	if (s.nbad)
+	if (s.in.nbad)
 		status = CLIENT_EXIT_DAEMON;
 
 out:
-	for (size_t i = 0; i < s.npaths; i++)
-		free(s.paths[i]);
-	free(s.paths);
+	inputs_free(&s.in);
 	cJSON_Delete(s.common);
 	cJSON_Delete(s.done_keys);
 	cJSON_Delete(s.skipped);
@@ -804,7 +700,7 @@ const struct cmd_entry cmd_submit_entry = {
 	.args = "IMG.png|IMG.jpg|DIR... [--from-file LIST] [--epochs N] [--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
-		"[RECIPE OPTIONS] [--watch | --wait] [-q]",
+		"[TRAINING OPTIONS] [--watch | --wait] [-q]",
 	.summary = "fit a network to each image: one job per PNG or JPEG",
 	.help = "Reads each PNG or JPEG here and sends it to the daemon as a "
 		"new job. A folder\nstands for its *.png, *.jpg and *.jpeg "
@@ -814,49 +710,10 @@ const struct cmd_entry cmd_submit_entry = {
 		"share a batch id, usable wherever a job id is.\n"
 		"\n"
 		"Options:\n"
-		"  --epochs N           epochs to train (daemon's default "
-		"otherwise)\n"
-		"  --width NF           network width, a multiple of 16 from "
-		"16 to 1024\n"
-		"  --lr LR              learning rate, above 0 and below 1\n"
-		"  --seed S             random seed of the initial weights\n"
 		"  --name NAME          the job's name (default: the file's "
 		"name without .png/.jpg;\n"
 		"                       with several files, a prefix)\n"
-		"  --priority P         higher runs first, -100 to 100\n"
 		"  --init M.safetensors start from this model package\n"
-		"  --target-psnr DB     stop early, as done, once the model "
-		"reaches DB\n"
-		"  --optimizer O        muon (the default: Muon for the weight "
-		"matrices, Adam\n"
-		"                       for the rest) or adam\n"
-		"  --schedule S         cosine (the default), linear, exp "
-		"or constant\n"
-		"  --warmup N           warmup epochs (default 50 at width 16, else 10)\n"
-		"  --plateau N          epochs at the peak after the warmup "
-		"(default 0)\n"
-		"  --lr-min RATIO       the decay's floor, a fraction of lr "
-		"(default 0.1)\n"
-		"  --half-life N        exp: epochs that halve the rate above "
-		"the floor\n"
-		"                       (default 200)\n"
-		"  --early-cycle N      cosine, linear: in jobs of 7.5 N "
-		"epochs or more, a first\n"
-		"                       decay by epoch N, then the main "
-		"one (default 400; 0: none)\n"
-		"  --average A          ema (the default) or none\n"
-		"  --ema-decay D        the average's decay an epoch (default "
-		"0.99)\n"
-		"  --ssim W, --grad W, --chroma W\n"
-		"                       loss terms added to the MSE, times W "
-		"(chroma 0.5,\n"
-		"                       the others 0, off, by default)\n"
-		"  --dilations LIST     e.g. 1,2,4,8 (the default)\n"
-		"  --precision P        auto (the default: tensor cores, the "
-		"last tenth in fp32),\n"
-		"                       fp32 or fp16\n"
-		"                       (the same options and defaults as "
-		"vkinrd --fit)\n"
 		"  --from-file LIST     read paths from LIST, one a line\n"
 		"  --watch              follow the jobs live until they end\n"
 		"  --wait               wait silently until they end\n"
@@ -874,8 +731,9 @@ const struct cmd_entry cmd_submit_entry = {
 		"A file that can't be read or is not a PNG or JPEG is named on "
 		"stderr and\nskipped; the others are still submitted and the exit "
 		"status is 3. With --watch\nor --wait the status is the jobs' "
-		"outcome (0 all done, 1 any failed/cancelled).\n"
-		"\n"
+		"outcome (0 all done, 1 any failed/cancelled).\n",
+	.help_table = 1,
+	.help_more = "\n"
 		"On a Slurm cluster, without the daemon:\n"
 		"  submit --slurm --out OUT IMG|DIR...|--from-file LIST "
 		"[--tasks N]\n"
@@ -905,7 +763,7 @@ const struct cmd_entry cmd_submit_entry = {
 		"                    the installed one)\n"
 		"  --allow-cpu       a task without a GPU may use the CPU "
 		"device\n"
-		"  The fit options above (not --priority) go on to each "
+		"  The training options above (not --priority) go on to each "
 		"task's\n  vkinrd --fit-task. See vkinrctl(1).\n",
 	.exec = cmd_submit_exec,
 };

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "proto/params.h"
 #include "proto/protocol.h"
 #include "proto/socket_path.h"
 
@@ -97,6 +98,14 @@ void cmd_print_help(const struct cmd_entry *e, FILE *out)
 		e->name, e->args, e->summary);
 	if (e->help && *e->help)
 		fprintf(out, "\n%s", e->help);
+	if (e->help_table) {
+		fprintf(out, "\nTraining options (the same names, bounds and "
+			"defaults as job.submit,\nvkinrd --fit and --fit-task; "
+			"--width, --lr and --warmup also take auto):\n");
+		param_print_help(out, 0);
+	}
+	if (e->help_more)
+		fprintf(out, "%s", e->help_more);
 	fprintf(out, "\nCommon options:\n"
 		     "  --json          print only JSON on stdout\n"
 		     "  --socket PATH   the daemon's socket\n"

@@ -1,18 +1,14 @@
 /*
- * fitopts.c - the shared tables of the engine's parameters as getopt
- * options for vkinrctl's submit paths (see fitopts.h).
+ * fitopts.c - the table of training options as getopt options for
+ * vkinrctl's submit paths (see fitopts.h).
  */
 #include "fitopts.h"
 
 void fit_options_table(struct option *opts, int first)
 {
 	for (int i = 0; i < PARAM_COUNT; i++)
-		opts[i] = (struct option){param_limits[i].option + 2,
+		opts[i] = (struct option){param_table[i].option + 2,
 					  required_argument, NULL, first + i};
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
-		opts[PARAM_COUNT + i] = (struct option){
-			text_params[i].option + 2, required_argument, NULL,
-			first + PARAM_COUNT + i};
 }
 
 int fit_option_is(int c, int first)
@@ -24,20 +20,13 @@ int fit_option_parse(const struct cmd_entry *e, int c, int first,
 		     const char *text, struct fit_value *v)
 {
 	char err[256];
-	int i = c - first;
+	int i = c - first, rc;
 
-	if (i < PARAM_COUNT) {
-		*v = (struct fit_value){param_limits[i].key,
-					param_limits[i].option, 0, 0};
-		if (param_parse(i, text, v->option, &v->number, err,
-				sizeof err) < 0)
-			return cmd_usage_error(e, "%s", err);
-		return 0;
-	}
-	i -= PARAM_COUNT;
-	*v = (struct fit_value){text_params[i].key, text_params[i].option, 1,
-				0};
-	if (text_param_check(i, text, v->option, err, sizeof err) < 0)
+	*v = (struct fit_value){i, param_table[i].key, param_table[i].option,
+				(param_table[i].flags & PARAM_WORD) != 0, 0, 0};
+	rc = param_parse(i, text, v->option, &v->number, err, sizeof err);
+	if (rc < 0)
 		return cmd_usage_error(e, "%s", err);
+	v->is_auto = rc == 1;
 	return 0;
 }

@@ -1,10 +1,10 @@
 /*
- * fitopts.h - the engine's parameters as vkinrctl options, for every way
- * of submitting a fit: `vkinrctl submit` (to the daemon, cmd-submit.c) and
- * `vkinrctl submit --slurm` (to vkinrd --fit-task, cmd-slurm.c). One
- * option per row of the shared tables (proto/params.h: the numbers, then
- * the words), each checked with the tables' own sentence, so both paths
- * take the same options and refuse a bad value alike.
+ * fitopts.h - the table of training options (proto/params.h) as vkinrctl
+ * options, for every way of submitting a fit: `vkinrctl submit` (to the
+ * daemon, cmd-submit.c) and `vkinrctl submit --slurm` (to vkinrd
+ * --fit-task, cmd-slurm.c). One option per row, each checked with the
+ * table's own sentence, so both paths take the same options and refuse a
+ * bad value alike, as job.submit and vkinrd --fit do.
  */
 #ifndef VKINR_FITOPTS_H
 #define VKINR_FITOPTS_H
@@ -15,19 +15,20 @@
 #include "proto/params.h"
 
 /* How many options fit_options_table writes. */
-#define FIT_OPTION_COUNT (PARAM_COUNT + TEXT_PARAM_COUNT)
+#define FIT_OPTION_COUNT PARAM_COUNT
 
-/* Writes FIT_OPTION_COUNT options into opts: param_limits' rows with the
- * getopt values first + id, then text_params' with first + PARAM_COUNT +
- * id. */
+/* Writes FIT_OPTION_COUNT options into opts: the table's rows with the
+ * getopt values first + id. */
 void fit_options_table(struct option *opts, int first);
 
 /* One checked value. */
 struct fit_value {
+	enum param_id id;
 	const char *key;    /* on the wire: "target_psnr" */
 	const char *option; /* on the command line: "--target-psnr" */
 	int is_text;        /* a word (schedule, dilations...), not a number */
-	double number;      /* the number, when not text */
+	int is_auto;        /* "auto": the default, by width or device */
+	double number;      /* the number, when neither */
 };
 
 /* Whether getopt's value c is one of the table's options. */

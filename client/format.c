@@ -12,6 +12,8 @@
 
 #include "format.h"
 
+#include "proto/text.h"
+
 const char *fmt_duration(double seconds, char *buf, size_t n)
 {
 	long s;
@@ -98,24 +100,17 @@ const char *fmt_sparkline(const float *values, int n, char *buf)
 	return buf;
 }
 
-/* The code point at p (UTF-8 already checked by text_escape: a bad byte
- * counts as one) and its length. */
+/* The code point at p (NUL-terminated; UTF-8 already checked by
+ * text_escape: a bad byte counts as one) and its length, by the project's
+ * one decoder (proto/text.c). */
 static unsigned decode(const unsigned char *p, int *len)
 {
-	unsigned cp = p[0];
-	int n = cp >= 0xF0 ? 4 : cp >= 0xE0 ? 3 : cp >= 0xC0 ? 2 : 1;
+	size_t n;
+	int32_t cp = text_decode((const char *)p, strnlen((const char *)p, 4),
+				 &n);
 
-	if (n > 1)
-		cp &= 0x3F >> (n - 1);
-	for (int i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80) {
-			*len = 1;
-			return p[0];
-		}
-		cp = cp << 6 | (p[i] & 0x3F);
-	}
-	*len = n;
-	return cp;
+	*len = (int)n;
+	return cp < 0 ? p[0] : (unsigned)cp;
 }
 
 /* East Asian wide and fullwidth ranges, and the emoji planes. */

@@ -38,41 +38,15 @@ struct fit_options {
 	int json, quiet, timings;
 	int stop_after;
 	int epochs_given;
-	struct nn_config cfg;
-	/* which config fields the user set, so device defaults fill the rest */
-	int width_given;
+	struct nn_config cfg; /* nf 0: the device's width */
+	double target_psnr;   /* 0: none */
 };
 
-static const char usage[] =
+static const char usage_head[] =
 	"usage: vkinrd --fit IMG.png|IMG.jpg [options]\n"
-	"  --epochs N          epochs to train (default 1000)\n"
-	"  --width NF          network width, a multiple of 16 (default 512 on a\n"
-	"                      GPU, 64 on a CPU device)\n"
-	"  --lr LR             peak learning rate (default by width: 6e-3 up to\n"
-	"                      NF 32, 3e-3 at 128, 7.5e-4 at 512)\n"
-	"  --seed S            initialisation seed (default 0)\n"
-	"  --dilations LIST    e.g. 1,2,4,8 (the default)\n"
-	"the recipe (defaults measured by `make bench-quality`):\n"
-	"  --optimizer NAME    muon (default: Muon on the pointwise weights,\n"
-	"                      Adam on the rest) or adam\n"
-	"  --schedule NAME     cosine (default), linear, exp or constant (as\n"
-	"                      the PyTorch peer)\n"
-	"  --warmup N          warmup epochs (default 50 at NF 16, else 10)\n"
-	"  --plateau N         epochs at the peak rate after warmup (default 0)\n"
-	"  --lr-min R          the decay's floor, a fraction of LR (default 0.1)\n"
-	"  --half-life N       exp: epochs that halve the rate above the floor\n"
-	"                      (default 200)\n"
-	"  --early-cycle N     cosine, linear: in jobs of 7.5 N epochs or more,\n"
-	"                      a first decay by epoch N, then the main one\n"
-	"                      (default 400; 0: none)\n"
-	"  --average NAME      ema (default: export the better of the live\n"
-	"                      and the averaged weights) or none\n"
-	"  --ema-decay D       the EMA's decay an epoch (default 0.99)\n"
-	"  --ssim W, --grad W, --chroma W\n"
-	"                      loss terms added to the MSE, times W (chroma\n"
-	"                      0.5, the others 0, off, by default): 1 - SSIM\n"
-	"                      (11x11 window), the error's finite differences,\n"
-	"                      the error of R-G and B-G\n"
+	"training (the same options, bounds and defaults as vkinrctl submit;\n"
+	"the recipe's defaults measured by `make bench-quality`):\n";
+static const char usage_tail[] =
 	"  --init M.safetensors  start from a model package\n"
 	"  --model OUT.safetensors  write the fitted model package\n"
 	"  --recon OUT.png     write the reconstruction\n"
@@ -86,14 +60,20 @@ static const char usage[] =
 	"  --max-tile PX       cap a tile's core side (tests, small memories)\n"
 	"  --mem-budget MIB    device memory to plan tiles for\n"
 	"  --device N|NAME     which Vulkan device (see --devices)\n"
-	"  --precision P       auto (the default: fp16 tensor cores where the device\n"
-	"                      has them, then fp32 for the last tenth of the\n"
-	"                      epochs; else fp32), fp32, or fp16 (tensor cores\n"
-	"                      throughout, on devices with NV or KHR cooperative\n"
-	"                      matrices)\n"
 	"  --json              one JSON object per epoch, then a summary\n"
 	"  --timings           per-pass GPU times in the summary\n"
 	"  -q, --quiet         no progress on stderr\n";
+
+/* The table's rows that vkinrd --fit takes: all but the queue's
+ * priority. */
+#define FIT_SKIP PARAM_QUEUE
+
+static void print_usage(FILE *out)
+{
+	fputs(usage_head, out);
+	param_print_help(out, FIT_SKIP);
+	fputs(usage_tail, out);
+}
 
 static int parse_int(const char *s, long lo, long hi, int *out)
 {
@@ -107,16 +87,11 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 
 static int parse_args(int argc, char **argv, struct fit_options *o)
 {
-	enum { O_FIT = 256, O_EPOCHS, O_WIDTH, O_LR, O_SEED, O_DIL, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
-	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_PRECISION,
-	       O_OUT, O_PACK, O_RECIPE /* then one for each recipe key */ };
+	enum { O_FIT = 256, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
+	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_OUT, O_PACK,
+	       O_TABLE /* then one for each row of the table */ };
 	static const struct option longs[] = {
 		{"fit", required_argument, 0, O_FIT},
-		{"epochs", required_argument, 0, O_EPOCHS},
-		{"width", required_argument, 0, O_WIDTH},
-		{"lr", required_argument, 0, O_LR},
-		{"seed", required_argument, 0, O_SEED},
-		{"dilations", required_argument, 0, O_DIL},
 		{"init", required_argument, 0, O_INIT},
 		{"model", required_argument, 0, O_MODEL},
 		{"recon", required_argument, 0, O_RECON},
@@ -128,60 +103,38 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{"device", required_argument, 0, O_DEVICE},
 		{"json", no_argument, 0, O_JSON},
 		{"timings", no_argument, 0, O_TIMINGS},
-		{"precision", required_argument, 0, O_PRECISION},
 		{"out", required_argument, 0, O_OUT},
 		{"pack", required_argument, 0, O_PACK},
 		{"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	/* then the recipe's keys, spelled with - for _ */
+	/* then the table's options (proto/params.h) */
 	struct option all[sizeof(longs) / sizeof(longs[0]) + RECIPE_OPTIONS_MAX];
-	recipe_options_table(longs, all, O_RECIPE);
+	double job[PARAM_COUNT] = {0};
 	int c, v;
-	char *end;
+	recipe_options_table(longs, all, O_TABLE, FIT_SKIP);
 	nn_config_defaults(&o->cfg, 0);
+	o->cfg.nf = 0; /* auto: the device's, once it is open */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
-		int recipe = recipe_option_apply(&o->cfg.recipe, c, O_RECIPE,
-						 optarg);
-		if (recipe < 0)
+		int table = recipe_option_apply(&o->cfg, job, c, O_TABLE,
+						optarg);
+		if (table < 0)
 			goto usage_error;
-		if (recipe)
+		if (table) {
+			o->epochs_given |= c == O_TABLE + PARAM_EPOCHS;
 			continue;
+		}
 		switch (c) {
 		case O_FIT: o->image = optarg; break;
-		case O_EPOCHS:
-			if (parse_int(optarg, 0, 100000000, &o->cfg.epochs))
-				goto bad;
-			o->epochs_given = 1;
-			break;
-		case O_WIDTH:
-			if (parse_int(optarg, 1, 1 << 20, &o->cfg.nf))
-				goto bad;
-			o->width_given = 1;
-			break;
-		case O_LR:
-			o->cfg.lr = strtod(optarg, &end);
-			if (end == optarg || *end)
-				goto bad;
-			break;
-		case O_SEED:
-			o->cfg.seed = strtoull(optarg, &end, 10);
-			if (end == optarg || *end)
-				goto bad;
-			break;
-		case O_DIL:
-			if (nn_config_parse_dilations(&o->cfg, optarg))
-				goto bad;
-			break;
 		case O_INIT: o->init = optarg; break;
 		case O_MODEL: o->model_out = optarg; break;
 		case O_RECON: o->recon_out = optarg; break;
 		case O_CKPT: o->checkpoint_out = optarg; break;
 		case O_RESUME: o->resume = optarg; break;
 		case O_STOP:
-			if (parse_int(optarg, 1, 100000000, &o->stop_after))
+			if (parse_int(optarg, 1, LIMIT_EPOCHS, &o->stop_after))
 				goto bad;
 			break;
 		case O_TILE:
@@ -196,25 +149,27 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		case O_DEVICE: o->device = optarg; break;
 		case O_JSON: o->json = 1; break;
 		case O_TIMINGS: o->timings = 1; break;
-		case O_PRECISION:
-			if (nn_precision_parse(optarg, &o->cfg.precision))
-				goto bad;
-			break;
 		case O_OUT: o->out = optarg; break;
 		case O_PACK:
 			if (parse_int(optarg, 1, 1 << 20, &o->pack))
 				goto bad;
 			break;
 		case 'q': o->quiet = 1; break;
-		case 'h': fputs(usage, stdout); exit(0);
+		case 'h': print_usage(stdout); exit(0);
 		default: goto usage_error;
 		}
 	}
 	o->more = argv + optind;
 	o->nmore = argc - optind;
+	o->target_psnr = job[PARAM_TARGET_PSNR];
 	if (!o->image || (o->nmore && !o->out)) {
 		if (o->image && o->nmore)
 			fprintf(stderr, "vkinrd: several images need --out DIR\n");
+		goto usage_error;
+	}
+	if (o->out && o->target_psnr > 0) {
+		fprintf(stderr, "vkinrd: --target-psnr stops one image; "
+			"several (--out) train every epoch\n");
 		goto usage_error;
 	}
 	return 0;
@@ -222,7 +177,7 @@ bad:
 	fprintf(stderr, "vkinrd: bad value \"%s\" for --%s\n", optarg,
 		longs[c - O_FIT].name);
 usage_error:
-	fputs(usage, stderr);
+	print_usage(stderr);
 	return -1;
 }
 
@@ -413,8 +368,8 @@ static int run_many(struct fit_options *o)
 		.cfg = o->cfg, .out = o->out, .pack = o->pack,
 		.json = o->json, .quiet = o->quiet,
 	};
-	if (!o->width_given)
-		many.cfg.nf = gpu_info(gpu)->is_cpu ? 64 : 512;
+	if (!many.cfg.nf)
+		many.cfg.nf = nn_default_width(gpu_info(gpu)->is_cpu);
 	char *paths[o->nmore + 1];
 	paths[0] = (char *)o->image;
 	for (int i = 0; i < o->nmore; i++)
@@ -447,8 +402,8 @@ int fit_cli_run(int argc, char **argv)
 		image_destroy(target);
 		return 1;
 	}
-	if (!o.width_given)
-		o.cfg.nf = gpu_info(gpu)->is_cpu ? 64 : 512;
+	if (!o.cfg.nf)
+		o.cfg.nf = nn_default_width(gpu_info(gpu)->is_cpu);
 	if (!o.quiet)
 		fprintf(stderr, "vkinrd %s: fitting %s (%dx%d) on %s\n",
 			VKINR_VERSION, o.image, target->width, target->height,
@@ -473,6 +428,8 @@ int fit_cli_run(int argc, char **argv)
 		if (rc)
 			break;
 		print_epoch(&o, &m, total);
+		if (o.target_psnr > 0 && m.psnr >= o.target_psnr)
+			break; /* reached: done early, as a task stops */
 	}
 	double train_seconds = now_s() - train_start;
 	if (rc == 0 && o.checkpoint_out)

@@ -60,8 +60,8 @@ struct task {
 	const char *manifest, *out, *device;
 	int shard, shards;     /* this task is shard of shards */
 	int slot, slots;       /* and this process slot of slots (GPUs) */
-	struct nn_config cfg;
-	int width_given, allow_cpu, quiet;
+	struct nn_config cfg;  /* nf 0: the device's width */
+	int allow_cpu, quiet;
 	double target_psnr;    /* 0: none */
 	char settings[512];    /* what a finished result must match */
 	struct gpu_context *gpu;
@@ -86,74 +86,60 @@ static void catch_stop_signals(void)
 
 /* ------------------------------------------------------------ options */
 
-static const char usage[] =
+static const char usage_head[] =
 	"usage: vkinrd --fit-task MANIFEST --out OUT [--shard K/N] [options]\n"
 	"  MANIFEST            lines of NAME<TAB>PATH (vkinrctl submit --slurm)\n"
 	"  --out OUT           results go to OUT/NAME/\n"
 	"  --shard K/N         fit lines K, K+N, ... (default 0/1: every line)\n"
-	"  --epochs N --width NF --lr LR --seed S --dilations LIST\n"
-	"  --precision auto|fp32|fp16 --max-tile PX\n"
-	"                      as for vkinrd --fit\n"
-	"  --optimizer NAME --schedule NAME --warmup N --plateau N\n"
-	"  --lr-min R --half-life N --early-cycle N --average NAME\n"
-	"  --ema-decay D\n"
-	"  --ssim W --grad W --chroma W\n"
-	"                      the recipe, with the defaults of vkinrd --fit\n"
-	"                      (see vkinrd --fit --help)\n"
-	"  --target-psnr DB    stop an image early once an epoch reaches DB\n"
+	"training (the same options, bounds and defaults as vkinrd --fit and\n"
+	"vkinrctl submit; a target stops each image early):\n";
+static const char usage_tail[] =
+	"  --max-tile PX       as for vkinrd --fit\n"
 	"  --device N|NAME     a device, when no scheduler assigned one\n"
 	"  --allow-cpu         use the CPU device (lavapipe) when given no GPU\n"
 	"  -q, --quiet         no per-image lines on stderr\n";
 
-static int parse_number(const char *s, double lo, double hi, double *out)
+static void print_usage(FILE *out)
 {
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || *end || !isfinite(v) || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
+	fputs(usage_head, out);
+	param_print_help(out, PARAM_QUEUE);
+	fputs(usage_tail, out);
 }
 
 static int parse_args(int argc, char **argv, struct task *t)
 {
-	enum { O_TASK = 256, O_OUT, O_SHARD, O_EPOCHS, O_WIDTH, O_LR, O_SEED,
-	       O_DIL, O_PRECISION, O_TILE, O_TARGET, O_DEVICE, O_CPU,
-	       O_RECIPE /* then one for each recipe key */ };
+	enum { O_TASK = 256, O_OUT, O_SHARD, O_TILE, O_DEVICE, O_CPU,
+	       O_TABLE /* then one for each row of the table */ };
 	static const struct option longs[] = {
 		{"fit-task", required_argument, 0, O_TASK},
 		{"out", required_argument, 0, O_OUT},
 		{"shard", required_argument, 0, O_SHARD},
-		{"epochs", required_argument, 0, O_EPOCHS},
-		{"width", required_argument, 0, O_WIDTH},
-		{"lr", required_argument, 0, O_LR},
-		{"seed", required_argument, 0, O_SEED},
-		{"dilations", required_argument, 0, O_DIL},
-		{"precision", required_argument, 0, O_PRECISION},
 		{"max-tile", required_argument, 0, O_TILE},
-		{"target-psnr", required_argument, 0, O_TARGET},
 		{"device", required_argument, 0, O_DEVICE},
 		{"allow-cpu", no_argument, 0, O_CPU},
 		{"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
-	/* then the recipe's keys, as for vkinrd --fit */
+	/* then the table's options (proto/params.h), as for vkinrd --fit */
 	struct option all[sizeof longs / sizeof longs[0] + RECIPE_OPTIONS_MAX];
-	double v = 0;
+	double job[PARAM_COUNT] = {0};
+	char *end;
+	long v;
 	int c, n;
 
-	recipe_options_table(longs, all, O_RECIPE);
+	recipe_options_table(longs, all, O_TABLE, PARAM_QUEUE);
 	nn_config_defaults(&t->cfg, 0);
+	t->cfg.nf = 0; /* auto: the device's, once it is open */
 	t->shard = 0;
 	t->shards = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
-		int bad = 0, recipe = recipe_option_apply(&t->cfg.recipe, c,
-							  O_RECIPE, optarg);
-		if (recipe < 0)
+		int bad = 0, table = recipe_option_apply(&t->cfg, job, c,
+							 O_TABLE, optarg);
+		if (table < 0)
 			goto usage_error;
-		if (recipe)
+		if (table)
 			continue;
 		switch (c) {
 		case O_TASK: t->manifest = optarg; break;
@@ -163,37 +149,15 @@ static int parse_args(int argc, char **argv, struct task *t)
 				     &n) != 2 || optarg[n] || t->shards < 1 ||
 			      t->shard < 0 || t->shard >= t->shards;
 			break;
-		case O_EPOCHS:
-			bad = parse_number(optarg, 1, 1e8, &v);
-			t->cfg.epochs = (int)v;
-			break;
-		case O_WIDTH:
-			bad = parse_number(optarg, 1, 1 << 20, &v);
-			t->cfg.nf = (int)v;
-			t->width_given = 1;
-			break;
-		case O_LR: bad = parse_number(optarg, 1e-12, 10, &t->cfg.lr); break;
-		case O_SEED:
-			bad = parse_number(optarg, 0, 9007199254740991.0, &v);
-			t->cfg.seed = (uint64_t)v;
-			break;
-		case O_DIL:
-			bad = nn_config_parse_dilations(&t->cfg, optarg) != 0;
-			break;
-		case O_PRECISION:
-			bad = nn_precision_parse(optarg, &t->cfg.precision) != 0;
-			break;
 		case O_TILE:
-			bad = parse_number(optarg, 1, 1 << 20, &v);
+			v = strtol(optarg, &end, 10);
+			bad = end == optarg || *end || v < 1 || v > 1 << 20;
 			t->cfg.max_tile = (int)v;
-			break;
-		case O_TARGET:
-			bad = parse_number(optarg, 1e-3, 1000, &t->target_psnr);
 			break;
 		case O_DEVICE: t->device = optarg; break;
 		case O_CPU: t->allow_cpu = 1; break;
 		case 'q': t->quiet = 1; break;
-		case 'h': fputs(usage, stdout); exit(0);
+		case 'h': print_usage(stdout); exit(0);
 		default: goto usage_error;
 		}
 		if (bad) {
@@ -202,19 +166,12 @@ static int parse_args(int argc, char **argv, struct task *t)
 			goto usage_error;
 		}
 	}
+	t->target_psnr = job[PARAM_TARGET_PSNR];
 	if (!t->manifest || !t->out || optind != argc)
 		goto usage_error;
-	/* the ranges, weighed together, before any image (the width the
-	 * device picks when none is given is always allowed) */
-	struct nn_config check = t->cfg;
-	char err[256];
-	if (!t->width_given)
-		check.nf = 64;
-	if (nn_config_check(&check, err, sizeof err) == 0)
-		return 0;
-	fprintf(stderr, "vkinrd: %s\n", err);
+	return 0;
 usage_error:
-	fputs(usage, stderr);
+	print_usage(stderr);
 	return -1;
 }
 
@@ -242,12 +199,11 @@ static int open_device(struct task *t, const char *selector)
 		fprintf(stderr, "vkinrd: %s\n", err);
 		return rc;
 	}
-	if (!t->width_given)
-		t->cfg.nf = gpu_info(t->gpu)->is_cpu ? 64 : 512;
 	/* the width is known: the defaults that follow it are filled in, so
 	 * that the settings match those of a checkpoint or a result made with
 	 * them (an automatic lr or warmup would never match) */
-	nn_width_defaults(t->cfg.nf, &t->cfg.lr, &t->cfg.recipe);
+	nn_resolve_auto(&t->cfg.nf, gpu_info(t->gpu)->is_cpu, &t->cfg.lr,
+			&t->cfg.recipe);
 	describe_settings(t);
 	return 0;
 }

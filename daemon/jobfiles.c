@@ -362,7 +362,7 @@ int jobfiles_metrics_load(const char *jobs_dir, const char *id,
 		p = nl + 1;
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "epoch");
 		if (!cJSON_IsNumber(e) || e->valuedouble < 1 ||
-		    e->valuedouble > param_limits[PARAM_EPOCHS].max ||
+		    e->valuedouble > param_table[PARAM_EPOCHS].max ||
 		    e->valuedouble != floor(e->valuedouble)) {
 			cJSON_Delete(o);
 			snprintf(why, whylen, "%.300s is damaged: line %d is not "

@@ -143,19 +143,20 @@ void job_params_add_given(cJSON *o, const struct job_params *p)
 	if (p->key[0])
 		cJSON_AddStringToObject(o, "key", p->key);
 	for (int i = 0; nn_recipe_key(i); i++) {
-		char value[64], *end;
+		char value[64];
+		if (!nn_recipe_is_word(i)) { /* a number goes out as one */
+			cJSON_AddNumberToObject(o, nn_recipe_key(i),
+						nn_recipe_number(&p->recipe, i));
+			continue;
+		}
 		nn_recipe_get(&p->recipe, nn_recipe_key(i), value, sizeof(value));
-		double x = strtod(value, &end);
-		if (end != value && !*end) /* a number goes out as one */
-			cJSON_AddNumberToObject(o, nn_recipe_key(i), x);
-		else
-			cJSON_AddStringToObject(o, nn_recipe_key(i), value);
+		cJSON_AddStringToObject(o, nn_recipe_key(i), value);
 	}
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++)
-		if (p->text[i][0] &&
-		    !cJSON_HasObjectItem(o, text_params[i].key))
-			cJSON_AddStringToObject(o, text_params[i].key,
-						p->text[i]);
+	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++)
+		if (JOB_WORD(p, i)[0] &&
+		    !cJSON_HasObjectItem(o, param_table[i].key))
+			cJSON_AddStringToObject(o, param_table[i].key,
+						JOB_WORD(p, i));
 }
 
 int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
@@ -164,19 +165,19 @@ int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
 	for (int i = 0; nn_recipe_key(i); i++) {
 		const char *key = nn_recipe_key(i);
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-		char value[64];
+		int rc;
 		if (!v)
 			continue;
 		if (cJSON_IsString(v))
-			snprintf(value, sizeof(value), "%s", v->valuestring);
+			rc = nn_recipe_set(r, key, v->valuestring, err, errlen);
 		else if (cJSON_IsNumber(v))
-			snprintf(value, sizeof(value), "%.17g", v->valuedouble);
+			rc = nn_recipe_set_number(r, i, v->valuedouble, err,
+						  errlen);
 		else {
 			snprintf(err, errlen, "\"%s\" must be a string or a "
 				 "number", key);
 			return ERR_INVALID;
 		}
-		int rc = nn_recipe_set(r, key, value, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -438,11 +439,11 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		const char *key;
 		double lo, hi;
 	} fields[] = {
-		{"epochs", 1, param_limits[PARAM_EPOCHS].max},
-		{"width", 0, param_limits[PARAM_WIDTH].max},
-		{"seed", 0, param_limits[PARAM_SEED].max},
-		{"priority", param_limits[PARAM_PRIORITY].min,
-		 param_limits[PARAM_PRIORITY].max},
+		{"epochs", 1, param_table[PARAM_EPOCHS].max},
+		{"width", 0, param_table[PARAM_WIDTH].max},
+		{"seed", 0, param_table[PARAM_SEED].max},
+		{"priority", param_table[PARAM_PRIORITY].min,
+		 param_table[PARAM_PRIORITY].max},
 		{"uid", 0, 4294967295.0},
 		{"pid", 0, 4294967295.0},
 		{"image_width", 1, IMAGE_MAX_SIDE},
@@ -493,7 +494,7 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		job->p.batch[0] = '\0';
 	job->p.target_psnr = get_num(req, "target_psnr", 0);
 	if (!(job->p.target_psnr >= 0 &&
-	      job->p.target_psnr <= param_limits[PARAM_TARGET_PSNR].max))
+	      job->p.target_psnr <= param_table[PARAM_TARGET_PSNR].max))
 		job->p.target_psnr = 0;
 	get_str(req, "source", job->p.source, sizeof(job->p.source));
 	get_str(req, "key", job->p.key, sizeof(job->p.key));
@@ -522,12 +523,11 @@ static int load_request(struct queue *q, struct job *job, char *why,
 				  (job->p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
 				  (job->p.recipe.warmup == NN_WARMUP_AUTO
 					   ? JOB_DEFAULT_WARMUP : 0);
-	for (int i = 0; i < TEXT_PARAM_COUNT; i++) {
-		get_str(req, text_params[i].key, job->p.text[i],
-			sizeof(job->p.text[i]));
-		if (job->p.text[i][0] &&
-		    text_param_check(i, job->p.text[i], "", err, sizeof err))
-			job->p.text[i][0] = '\0';
+	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++) {
+		char *word = JOB_WORD(&job->p, i);
+		get_str(req, param_table[i].key, word, sizeof(job->p.text[0]));
+		if (word[0] && param_check_word(i, word, "", err, sizeof err))
+			word[0] = '\0';
 	}
 	job->has_init = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
 	job->created = get_num(req, "created", 0);
@@ -559,10 +559,10 @@ static int load_state(struct queue *q, struct job *job, char *why,
 		s = state_parse(v->valuestring);
 	double prio = job->p.priority, epochs = job->p.epochs;
 	if (s < 0 || (cJSON_GetObjectItem(st, "priority") &&
-		      get_exact(st, "priority", param_limits[PARAM_PRIORITY].min,
-				param_limits[PARAM_PRIORITY].max, &prio)) ||
+		      get_exact(st, "priority", param_table[PARAM_PRIORITY].min,
+				param_table[PARAM_PRIORITY].max, &prio)) ||
 	    (cJSON_GetObjectItem(st, "epochs") &&
-	     get_exact(st, "epochs", 1, param_limits[PARAM_EPOCHS].max, &epochs))) {
+	     get_exact(st, "epochs", 1, param_table[PARAM_EPOCHS].max, &epochs))) {
 		snprintf(why, whylen, "%.300s is %s", path, !st && errno == ENOENT
 			 ? "missing though the job has run"
 			 : "damaged: no valid state, priority or epochs");

@@ -52,16 +52,19 @@ struct job_params {
 	char source[JOB_SOURCE_MAX]; /* the client's path of the image, "" */
 	char key[JOB_KEY_MAX];       /* the client's key of image + options */
 	/* How it trains: the defaults with the recipe's keys given (the
-	 * rows of proto/params.h that nn_recipe_set knows) set over them. */
+	 * rows of proto/params.h that live in the recipe) set over them. */
 	struct nn_recipe recipe;
-	/* The other engine options (proto/params.h); "": the default. */
-	char text[TEXT_PARAM_COUNT][32]; /* precision, dilations */
+	/* The words of the table (proto/params.h) as given, "": the
+	 * default; JOB_WORD reaches one by its row. */
+	char text[PARAM_WORD_COUNT][32];
 	/* What the submitter left to the daemon (JOB_DEFAULT_*): shown as
 	 * "(default)". width, lr and the recipe's warmup hold 0, NN_LR_AUTO
 	 * and NN_WARMUP_AUTO until the width is known (at submission when
 	 * given, else when the job first runs), then the values chosen. */
 	unsigned defaults;
 };
+
+#define JOB_WORD(p, id) ((p)->text[(id) - PARAM_FIRST_WORD])
 
 enum {
 	JOB_DEFAULT_WIDTH = 1, /* the device's default width */
@@ -130,8 +133,9 @@ int job_batch_valid(const char *batch);
  * engine's options), and the whole recipe, each key at the top level, to
  * a job's JSON: request.json and job objects. */
 void job_params_add_given(cJSON *o, const struct job_params *p);
-/* Sets each of the recipe's keys that o has at its top level (job.submit's
- * params, request.json) over r; 0, or ERR_INVALID with a sentence in err. */
+/* Sets each of the recipe's keys that request.json has at its top level
+ * over r, checked against the table (a number as one, never through
+ * text); 0, or ERR_INVALID with a sentence in err. */
 int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
 		    size_t errlen);
 /* Time spent running so far, the current run included. */

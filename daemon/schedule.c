@@ -24,16 +24,17 @@
 #include "worker.h"
 
 /* The engine options a job was submitted with, over the engine's
- * defaults. */
+ * defaults: its recipe, and the table's words outside it (precision,
+ * dilations). */
 static void apply_engine_options(const struct job_params *p,
 				 struct nn_config *cfg)
 {
 	cfg->recipe = p->recipe; /* resolved at submission */
-	if (p->text[TEXT_PARAM_PRECISION][0])
-		nn_precision_parse(p->text[TEXT_PARAM_PRECISION],
-				   &cfg->precision);
-	if (p->text[TEXT_PARAM_DILATIONS][0])
-		nn_config_parse_dilations(cfg, p->text[TEXT_PARAM_DILATIONS]);
+	char err[256];
+	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++)
+		if (JOB_WORD(p, i)[0] && !nn_option_in_recipe(i))
+			nn_option_set(cfg, i, JOB_WORD(p, i), "", err,
+				      sizeof err);
 }
 
 int schedule_default_width(const struct service *svc)
@@ -49,19 +50,15 @@ int schedule_default_width(const struct service *svc)
 	}
 	if (kind < 0)
 		return 0;
-	struct nn_config cfg;
-	nn_config_defaults(&cfg, kind);
-	return cfg.nf;
+	return nn_default_width(kind);
 }
 
 void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
 {
 	nn_config_defaults(cfg, is_cpu);
-	if (!job->p.width)
-		job->p.width = cfg->nf;
+	/* the width is known now, and what waits for it */
+	nn_resolve_auto(&job->p.width, is_cpu, &job->p.lr, &job->p.recipe);
 	cfg->nf = job->p.width;
-	/* the width is known now */
-	nn_width_defaults(job->p.width, &job->p.lr, &job->p.recipe);
 	cfg->lr = job->p.lr;
 	cfg->epochs = job->p.epochs;
 	cfg->seed = job->p.seed;

@@ -1,10 +1,10 @@
 /*
  * usertext.c - checks for text that a client sends and others will see.
  *
- * One UTF-8 decoder serves the three functions: it returns each
- * character's code point and length, or fails at the first byte that is
- * not part of a well-formed sequence. What is refused beyond that is
- * listed in one place, refused().
+ * The project's one UTF-8 decoder (proto/text.c's text_decode) serves
+ * the three functions: it returns each character's code point and length,
+ * or fails at the first byte that is not part of a well-formed sequence.
+ * What is refused beyond that is listed in one place, text_char_refused.
  */
 #include "usertext.h"
 
@@ -16,33 +16,15 @@
 #include "proto/text.h"
 
 /* The code point at p (len bytes left) and its length, or 0 when the
- * bytes there are not well-formed UTF-8. */
+ * bytes there are not well-formed UTF-8: proto/text.c's decoder. */
 static int decode(const unsigned char *p, size_t len, uint32_t *cp)
 {
-	unsigned c = p[0];
-	int n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1
-		: c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3
-		: -1;
-	if (n < 0 || len <= (size_t)n)
+	size_t n;
+	int32_t c = text_decode((const char *)p, len, &n);
+	if (c < 0)
 		return 0;
-	unsigned lo = 0x80, hi = 0xbf; /* the second byte's range */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	uint32_t v = n == 0 ? c : c & (0x3f >> n);
-	for (int k = 1; k <= n; k++) {
-		unsigned b = p[k];
-		if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
-			return 0;
-		v = v << 6 | (b & 0x3f);
-	}
-	*cp = v;
-	return n + 1;
+	*cp = (uint32_t)c;
+	return (int)n;
 }
 
 /* Control characters and invisible ones (proto/text.c lists them): what

@@ -79,7 +79,7 @@ struct job_params views_job_settings(const struct job *job, int default_width)
 	if (!p.width && default_width)
 		p.width = default_width;
 	if (p.width)
-		nn_width_defaults(p.width, &p.lr, &p.recipe);
+		nn_resolve_auto(&p.width, 0, &p.lr, &p.recipe);
 	return p;
 }
 

@@ -1,6 +1,7 @@
 /*
- * params.c - the table of parameter ranges (params.h) and the one check
- * both programs make against it.
+ * params.c - the table of every training option (params.h): its rows,
+ * the checks every front end makes against them, and the help lines each
+ * front end prints.
  */
 #include "proto/params.h"
 
@@ -12,15 +13,30 @@
 
 #include "proto/errors.h"
 
-const struct param_limit param_limits[PARAM_COUNT] = {
-#define X(id, key, option, min, max, flags, multiple, example)               \
-	[PARAM_##id] = {key, option, min, max, flags, multiple, example},
+const struct param param_table[PARAM_COUNT] = {
+#define X(id, key, option, flags, min, max, multiple, choices, example,     \
+	  fallback, help, field)                                             \
+	[PARAM_##id] = {key, option, flags, min, max, multiple, choices,     \
+			example, fallback, help},
 	PARAM_LIST(X)
 #undef X
 };
 
+int param_find(const char *name)
+{
+	for (int i = 0; i < PARAM_COUNT; i++) {
+		/* '-' matches '_': command-line spelling */
+		const char *a = param_table[i].key, *b = name;
+		while (*a && (*a == *b || (*a == '_' && *b == '-')))
+			a++, b++;
+		if (!*a && !*b)
+			return i;
+	}
+	return -1;
+}
+
 /* "a whole number from 1 to 10000000", "a number above 0 and below 1" */
-static void describe(const struct param_limit *l, char *buf, size_t n)
+static void describe(const struct param *l, char *buf, size_t n)
 {
 	const char *kind = !(l->flags & PARAM_INT) ? "a number"
 			   : l->multiple > 1       ? "a multiple"
@@ -42,7 +58,7 @@ static void describe(const struct param_limit *l, char *buf, size_t n)
 int param_check(enum param_id id, double v, const char *what, char *err,
 		size_t errlen)
 {
-	const struct param_limit *l = &param_limits[id];
+	const struct param *l = &param_table[id];
 	char range[160];
 	int ok = isfinite(v);
 
@@ -58,41 +74,35 @@ int param_check(enum param_id id, double v, const char *what, char *err,
 	return ERR_INVALID;
 }
 
-int param_parse(enum param_id id, const char *text, const char *what,
-		double *v, char *err, size_t errlen)
+int param_choice(enum param_id id, const char *v)
 {
-	char *end, range[160];
-
-	errno = 0;
-	*v = strtod(text, &end);
-	if (errno == 0 && end != text && !*end)
-		return param_check(id, *v, what, err, errlen);
-	describe(&param_limits[id], range, sizeof range);
-	snprintf(err, errlen, "%s must be %s, e.g. %s (got '%s')", what,
-		 range, param_limits[id].example, text);
-	return ERR_INVALID;
-}
-
-const struct text_param text_params[TEXT_PARAM_COUNT] = {
-#define X(id, key, option, choices, example)                                 \
-	[TEXT_PARAM_##id] = {key, option, choices, example},
-	TEXT_PARAM_LIST(X)
-#undef X
-};
-
-/* Whether v is one of the '|'-separated words of choices. */
-static int one_of(const char *choices, const char *v)
-{
+	const char *choices = param_table[id].choices;
 	size_t n = strlen(v);
+	int i = 0;
 
-	for (const char *p = choices; *p;) {
+	if (!choices)
+		return -1;
+	for (const char *p = choices; *p; i++) {
 		const char *bar = strchr(p, '|');
 		size_t len = bar ? (size_t)(bar - p) : strlen(p);
 		if (len == n && !strncmp(p, v, n))
-			return 1;
+			return i;
 		p += len + (bar != NULL);
 	}
-	return 0;
+	return -1;
+}
+
+void param_choice_name(enum param_id id, int i, char *buf, size_t len)
+{
+	const char *p = param_table[id].choices;
+
+	for (; p && i > 0 && (p = strchr(p, '|')); i--)
+		p++;
+	if (!p || i < 0) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	snprintf(buf, len, "%.*s", (int)strcspn(p, "|"), p);
 }
 
 /* 1 to LIMIT_DILATIONS numbers from 1 to LIMIT_DILATION, by commas. */
@@ -115,12 +125,12 @@ static int dilation_list(const char *v)
 	return n > 0;
 }
 
-int text_param_check(enum text_param_id id, const char *v, const char *what,
+int param_check_word(enum param_id id, const char *v, const char *what,
 		     char *err, size_t errlen)
 {
-	const struct text_param *t = &text_params[id];
+	const struct param *t = &param_table[id];
 
-	if (t->choices ? one_of(t->choices, v) : dilation_list(v))
+	if (t->choices ? param_choice(id, v) >= 0 : dilation_list(v))
 		return 0;
 	if (t->choices)
 		snprintf(err, errlen, "%s takes one of %s, not '%s'", what,
@@ -130,4 +140,63 @@ int text_param_check(enum text_param_id id, const char *v, const char *what,
 			 "comma-separated, e.g. %s; not '%s'", what,
 			 LIMIT_DILATIONS, LIMIT_DILATION, t->example, v);
 	return ERR_INVALID;
+}
+
+int param_parse(enum param_id id, const char *text, const char *what,
+		double *v, char *err, size_t errlen)
+{
+	const struct param *l = &param_table[id];
+	char *end, range[160];
+
+	if (l->flags & PARAM_WORD)
+		return param_check_word(id, text, what, err, errlen);
+	if ((l->flags & PARAM_AUTO) && !strcmp(text, "auto"))
+		return 1;
+	errno = 0;
+	*v = strtod(text, &end);
+	if (errno == 0 && end != text && !*end)
+		return param_check(id, *v, what, err, errlen);
+	describe(l, range, sizeof range);
+	snprintf(err, errlen, "%s must be %s%s, e.g. %s (got '%s')", what,
+		 range, l->flags & PARAM_AUTO ? ", or auto" : "", l->example,
+		 text);
+	return ERR_INVALID;
+}
+
+/* What an option takes, in its help line: N, X, WORD|WORD, LIST. */
+static const char *metavar(const struct param *l)
+{
+	if (l->flags & PARAM_WORD)
+		return l->choices ? l->choices : "LIST";
+	return l->flags & PARAM_INT ? "N" : "X";
+}
+
+void param_print_help(FILE *out, unsigned skip)
+{
+	for (int i = 0; i < PARAM_COUNT; i++) {
+		const struct param *l = &param_table[i];
+		char head[64], line[512];
+		if (l->flags & skip)
+			continue;
+		snprintf(head, sizeof head, "  %s %s", l->option, metavar(l));
+		snprintf(line, sizeof line, "%s (default %s%s)", l->help,
+			 l->fallback,
+			 l->flags & PARAM_AUTO ? "; auto: the same" : "");
+		if (strlen(head) > 22)
+			fprintf(out, "%s\n%-23s", head, "");
+		else
+			fprintf(out, "%-23s", head);
+		/* the line folded at 80 columns, after the 23 of the head */
+		const char *p = line;
+		while (strlen(p) > 57) {
+			int cut = 57;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = (int)strcspn(p, " ");
+			fprintf(out, "%.*s\n%-23s", cut, p, "");
+			p += cut + (p[cut] == ' ');
+		}
+		fprintf(out, "%s\n", p);
+	}
 }

@@ -1,9 +1,10 @@
 /*
  * text.c - escaping text for a terminal (see text.h).
  *
- * One decoder walks the bytes: a well-formed UTF-8 sequence (no overlong
- * form, no surrogate, nothing past U+10FFFF) is one code point, anything
- * else is one bad byte. A code point is printed as it is unless it is a
+ * One decoder walks the bytes, the project's only one (the daemon's
+ * checks of client text and the client's terminal columns use it too): a
+ * well-formed UTF-8 sequence (no overlong form, no surrogate, nothing
+ * past U+10FFFF) is one code point, anything else is one bad byte. A code point is printed as it is unless it is a
  * control (C0, DEL, C1) or one of the invisible characters (format
  * characters and the default-ignorable ones: zero-width spaces and
  * joiners, the byte-order mark, bidirectional marks and overrides, line
@@ -19,10 +20,9 @@
 
 #include "proto/errors.h"
 
-/* The code point at s (at most len bytes) and its length; -1 for a byte
- * that starts no valid sequence. */
-static int32_t decode(const unsigned char *s, size_t len, size_t *n)
+int32_t text_decode(const char *text, size_t len, size_t *n)
 {
+	const unsigned char *s = (const unsigned char *)text;
 	uint32_t cp;
 	size_t need;
 
@@ -90,11 +90,10 @@ int text_char_refused(int32_t cp)
 
 int text_is_clean(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	size_t n;
 
 	for (size_t i = 0; i < len; i += n) {
-		int32_t cp = decode(p + i, len - i, &n);
+		int32_t cp = text_decode(s + i, len - i, &n);
 		if (cp < 0 || text_char_refused(cp))
 			return 0;
 	}
@@ -110,7 +109,7 @@ char *text_escape(const char *s, int keep_newlines)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < len; i += n) {
-		int32_t cp = decode(p + i, len - i, &n);
+		int32_t cp = text_decode(s + i, len - i, &n);
 
 		if ((cp >= 0 && !text_char_refused(cp)) || (cp == '\n' && keep_newlines)) {
 			memcpy(out + o, s + i, n);

@@ -19,6 +19,12 @@
 
 #include <cjson/cJSON.h>
 
+/* The one UTF-8 decoder (RFC 3629: no overlong form, no surrogate,
+ * nothing past U+10FFFF): the code point at s (at most len bytes, len >=
+ * 1) and its length in *n; -1, *n = 1, for a byte that starts no
+ * well-formed sequence. It reads no byte past one that is not a
+ * continuation, so a NUL-terminated s may pass a len of up to 4. */
+int32_t text_decode(const char *s, size_t len, size_t *n);
 /* Whether the code point is one that text from someone else must not
  * carry: a control (C0, DEL, C1) or an invisible character (Unicode's
  * format characters and default-ignorable code points). The one list

@@ -295,7 +295,7 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	fit->gpu = gpu;
 	fit->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 	fit->cfg = *cfg;
-	nn_width_defaults(cfg->nf, &fit->cfg.lr, &fit->cfg.recipe);
+	nn_resolve_auto(&fit->cfg.nf, 0, &fit->cfg.lr, &fit->cfg.recipe);
 	fit->width = width;
 	fit->height = height;
 	fit->has_target = target != NULL;

@@ -15,31 +15,20 @@
 
 #include "proto/errors.h"
 
+int nn_default_width(int cpu_device)
+{
+	return cpu_device ? 64 : 512;
+}
+
 void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->nf = cpu_device ? 64 : 512;
-	cfg->nblocks = 4;
-	for (int k = 0; k < 4; k++)
-		cfg->dilations[k] = 1 << k;
+	/* every option's default, from the table (proto/params.h), measured
+	 * with `make bench-quality` (see README); lr and the warmup wait for
+	 * the width */
+	nn_config_from_table(cfg);
+	cfg->nf = nn_default_width(cpu_device);
 	cfg->w0 = NN_W0;
-	cfg->lr = NN_LR_AUTO;
-	/* measured with `make bench-quality` (see README) */
-	cfg->recipe.optimizer = NN_OPTIMIZER_MUON;
-	cfg->recipe.schedule = NN_SCHEDULE_COSINE;
-	cfg->recipe.warmup = NN_WARMUP_AUTO; /* by width */
-	cfg->recipe.plateau = 0;
-	cfg->recipe.lr_min_ratio = 0.1;
-	cfg->recipe.half_life = 200;
-	/* a 3000-epoch job on a 512x512 photo at width 512: 45 dB by epoch
-	 * 400 instead of ~1960, for about 1.5 dB less at its end (README) */
-	cfg->recipe.early_cycle = 400;
-	cfg->recipe.average = NN_AVERAGE_EMA;
-	cfg->recipe.ema_decay = 0.99;
-	/* the chroma term helped at every width measured, 16 to 512 (README) */
-	cfg->recipe.loss_chroma = 0.5;
-	cfg->epochs = 1000;
-	cfg->seed = 0;
 }
 
 void nn_recipe_version1(struct nn_recipe *r)
@@ -49,70 +38,6 @@ void nn_recipe_version1(struct nn_recipe *r)
 		.warmup = 50, .lr_min_ratio = 0.1, .half_life = 200,
 		.average = NN_AVERAGE_NONE,
 		.ema_decay = 0.99};
-}
-
-int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
-{
-	if (cfg->nf < NN_MIN_WIDTH || cfg->nf > NN_MAX_WIDTH || cfg->nf % 16) {
-		snprintf(err, errlen,
-			 "width %d is not allowed: use a multiple of 16 from %d to %d",
-			 cfg->nf, NN_MIN_WIDTH, NN_MAX_WIDTH);
-		return ERR_INVALID;
-	}
-	if (cfg->nblocks < 1 || cfg->nblocks > NN_MAX_BLOCKS) {
-		snprintf(err, errlen, "%d blocks: use 1 to %d dilations",
-			 cfg->nblocks, NN_MAX_BLOCKS);
-		return ERR_INVALID;
-	}
-	for (int k = 0; k < cfg->nblocks; k++) {
-		if (cfg->dilations[k] < 1 || cfg->dilations[k] > 64) {
-			snprintf(err, errlen,
-				 "dilation %d is out of range: use 1 to 64",
-				 cfg->dilations[k]);
-			return ERR_INVALID;
-		}
-	}
-	if (!(cfg->lr == NN_LR_AUTO || (cfg->lr > 0 && cfg->lr < 1))) {
-		snprintf(err, errlen,
-			 "learning rate %g is out of range: use a value in (0, 1)",
-			 cfg->lr);
-		return ERR_INVALID;
-	}
-	if (cfg->epochs < 0 || cfg->epochs > 100000000) {
-		snprintf(err, errlen,
-			 "%d epochs: use 0 to 100000000", cfg->epochs);
-		return ERR_INVALID;
-	}
-	if ((cfg->recipe.warmup < 0 && cfg->recipe.warmup != NN_WARMUP_AUTO) ||
-	    cfg->recipe.plateau < 0 ||
-	    cfg->recipe.half_life < 1 ||
-	    !(cfg->recipe.lr_min_ratio >= 0 && cfg->recipe.lr_min_ratio <= 1) ||
-	    (unsigned)cfg->recipe.schedule >= NN_SCHEDULE_COUNT) {
-		snprintf(err, errlen, "bad learning-rate schedule settings: "
-			 "warmup and plateau are epochs >= 0, the half-life "
-			 "epochs >= 1, the floor a ratio in [0, 1]");
-		return ERR_INVALID;
-	}
-	if ((unsigned)cfg->recipe.optimizer >= NN_OPTIMIZER_COUNT ||
-	    (unsigned)cfg->recipe.average >= NN_AVERAGE_COUNT ||
-	    !(cfg->recipe.ema_decay > 0 && cfg->recipe.ema_decay < 1)) {
-		snprintf(err, errlen, "bad optimizer or averaging settings: "
-			 "the EMA decay is in (0, 1)");
-		return ERR_INVALID;
-	}
-	const struct nn_recipe *r = &cfg->recipe;
-	if (!(r->loss_ssim >= 0 && r->loss_ssim <= LIMIT_LOSS_WEIGHT) ||
-	    !(r->loss_grad >= 0 && r->loss_grad <= LIMIT_LOSS_WEIGHT) ||
-	    !(r->loss_chroma >= 0 && r->loss_chroma <= LIMIT_LOSS_WEIGHT)) {
-		snprintf(err, errlen, "bad loss weights: ssim, grad and chroma "
-			 "are from 0 (off) to %g", (double)LIMIT_LOSS_WEIGHT);
-		return ERR_INVALID;
-	}
-	if (!(cfg->w0 > 0 && cfg->w0 < 1000)) {
-		snprintf(err, errlen, "w0 %g is out of range", cfg->w0);
-		return ERR_INVALID;
-	}
-	return 0;
 }
 
 const char *nn_precision_name(enum nn_precision p)
@@ -361,12 +286,15 @@ int nn_default_warmup(int nf)
 	return nf <= 16 ? 50 : 10;
 }
 
-void nn_width_defaults(int nf, double *lr, struct nn_recipe *recipe)
+void nn_resolve_auto(int *nf, int cpu_device, double *lr,
+		     struct nn_recipe *recipe)
 {
+	if (*nf == 0)
+		*nf = nn_default_width(cpu_device);
 	if (*lr == NN_LR_AUTO)
-		*lr = nn_default_lr(nf);
+		*lr = nn_default_lr(*nf);
 	if (recipe->warmup == NN_WARMUP_AUTO)
-		recipe->warmup = nn_default_warmup(nf);
+		recipe->warmup = nn_default_warmup(*nf);
 }
 
 int nn_early_cycle(const struct nn_config *cfg)

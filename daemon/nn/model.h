@@ -133,7 +133,7 @@ struct nn_config {
 	float w0;                      /* 30 */
 	double lr;                     /* peak learning rate; NN_LR_AUTO:
 					  nn_default_lr(nf), set by the fit
-					  (nn_width_defaults), as the
+					  (nn_resolve_auto), as the
 					  recipe's NN_WARMUP_AUTO is */
 	struct nn_recipe recipe;
 	int epochs;                    /* target number of epochs */
@@ -144,17 +144,44 @@ struct nn_config {
 	uint64_t mem_budget;           /* bytes of device memory to plan for */
 };
 
-/* Fills the documented defaults: nf 512 (64 on a CPU device), dilations
- * 1,2,4,8, w0 30, lr by width (NN_LR_AUTO), Muon with Adam, a cosine
- * schedule after a warmup by width (NN_WARMUP_AUTO) down to a tenth, an EMA of the weights
- * (0.99), 1000 epochs, seed 0. */
+/* Fills the documented defaults, the table's (proto/params.h): nf 512
+ * (64 on a CPU device), dilations 1,2,4,8, w0 30, lr by width
+ * (NN_LR_AUTO), Muon with Adam, a cosine schedule after a warmup by width
+ * (NN_WARMUP_AUTO) down to a tenth, an EMA of the weights (0.99), 1000
+ * epochs, seed 0. */
 void nn_config_defaults(struct nn_config *cfg, int cpu_device);
+/* The width a device gets when none is asked: 512, 64 on a CPU device. */
+int nn_default_width(int cpu_device);
 /* The recipe of every job before recipes were recorded (checkpoint format
  * 1, saved jobs without one): Adam, cosine after a 50-epoch warmup to a
  * tenth, no average. */
 void nn_recipe_version1(struct nn_recipe *r);
-/* Checks ranges; returns 0 or ERR_INVALID with a sentence in err. */
+/* Checks every value against the table's bounds (proto/params.h: lr and
+ * warmup may still be auto, epochs 0 for a render); returns 0 or
+ * ERR_INVALID with the table's sentence in err (recipe.c). */
 int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen);
+
+/*
+ * The table's rows in the config (recipe.c): each row that lives in
+ * struct nn_config (nn_option_in_config: all but priority and
+ * target_psnr) is set from a command line's text (numbers, words, "auto"
+ * where the row takes it) or from a number on the wire, checked against
+ * the row's bounds with its sentence naming the value as what; 0 or
+ * ERR_INVALID. A row outside the config is checked only.
+ */
+int nn_option_in_config(enum param_id id);
+/* Whether the row lives in the recipe (struct nn_recipe). */
+int nn_option_in_recipe(enum param_id id);
+int nn_option_set(struct nn_config *cfg, enum param_id id, const char *text,
+		  const char *what, char *err, size_t errlen);
+int nn_option_set_number(struct nn_config *cfg, enum param_id id, double v,
+			 const char *what, char *err, size_t errlen);
+/* The row's value: a number (a word's index), or as text. */
+double nn_option_number(const struct nn_config *cfg, enum param_id id);
+void nn_option_text(const struct nn_config *cfg, enum param_id id, char *buf,
+		    size_t len);
+/* Every row's default into cfg (the auto ones as auto, width 0). */
+void nn_config_from_table(struct nn_config *cfg);
 /* Receptive-field radius: the sum of the dilations. */
 int nn_config_pad(const struct nn_config *cfg);
 /* How far the loss reaches from a pixel: 5 with SSIM on, 1 with grad
@@ -198,21 +225,29 @@ void nn_init_params(const struct nn_config *cfg, const struct nn_layout *l,
 		    float *params);
 
 /*
- * The recipe by name (recipe.c), one table for every front end: `--KEY
- * VALUE` for `vkinrd --fit` and `vkinrctl submit` (with - for _), "KEY":
- * VALUE in job.submit, KEY = VALUE in checkpoints and model packages.
- * Keys: schedule, warmup, plateau, lr_min, half_life, optimizer, average,
- * ema_decay, and the loss terms' weights ssim, grad, chroma.
+ * The recipe by name (recipe.c): the table's rows that live in struct
+ * nn_recipe, KEY = VALUE in checkpoints and model packages and "KEY":
+ * VALUE in request.json. Keys: optimizer, schedule, warmup, plateau,
+ * lr_min, half_life, early_cycle, average, ema_decay, and the loss terms'
+ * weights ssim, grad, chroma.
  */
 /* The i-th key, from 0; NULL past the last. */
 const char *nn_recipe_key(int i);
-/* Sets one key from its text; returns 0, or ERR_INVALID with a sentence in
- * err (unknown key or bad value). Ranges are checked by nn_config_check. */
+/* Sets one key from its text (- for _; the warmup also -1, auto, as saved
+ * files spell it), checked against the table; returns 0, or ERR_INVALID
+ * with a sentence in err (unknown key or bad value). */
 int nn_recipe_set(struct nn_recipe *r, const char *key, const char *value,
 		  char *err, size_t errlen);
+/* The same for the i-th key from a number (a word's is refused). */
+int nn_recipe_set_number(struct nn_recipe *r, int i, double v, char *err,
+			 size_t errlen);
 /* The key's value as text (round-trips through nn_recipe_set). */
 void nn_recipe_get(const struct nn_recipe *r, const char *key, char *buf,
 		   size_t len);
+/* The i-th key's value as a number (a word's: its index), and whether
+ * the key is a word. */
+double nn_recipe_number(const struct nn_recipe *r, int i);
+int nn_recipe_is_word(int i);
 /* "optimizer adam schedule cosine warmup 50 ..." for logs and people. */
 void nn_recipe_describe(const struct nn_recipe *r, char *buf, size_t len);
 
@@ -228,9 +263,11 @@ double nn_default_lr(int nf);
 #define NN_WARMUP_AUTO (-1)
 int nn_default_warmup(int nf);
 
-/* Fills in what waits for the width: *lr when NN_LR_AUTO, the recipe's
- * warmup when NN_WARMUP_AUTO. */
-void nn_width_defaults(int nf, double *lr, struct nn_recipe *recipe);
+/* The one place the defaults that wait are resolved: *nf 0 ("auto")
+ * becomes the device's width (nn_default_width), then *lr when NN_LR_AUTO
+ * and the recipe's warmup when NN_WARMUP_AUTO become the width's. */
+void nn_resolve_auto(int *nf, int cpu_device, double *lr,
+		     struct nn_recipe *recipe);
 
 /* Learning rate for the absolute epoch (1-based) of a job. */
 double nn_lr_at(const struct nn_config *cfg, int epoch);

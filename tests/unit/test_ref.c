@@ -769,11 +769,14 @@ static void test_width_defaults(void **state)
 	nn_config_defaults(&cfg, 0);
 	assert_true(cfg.lr == NN_LR_AUTO);
 	assert_int_equal(cfg.recipe.warmup, NN_WARMUP_AUTO);
-	nn_width_defaults(16, &cfg.lr, &cfg.recipe);
+	cfg.nf = 16;
+	nn_resolve_auto(&cfg.nf, 0, &cfg.lr, &cfg.recipe);
 	assert_true(cfg.lr == 6e-3);
 	assert_int_equal(cfg.recipe.warmup, 50);
 	nn_config_defaults(&cfg, 0);
-	nn_width_defaults(512, &cfg.lr, &cfg.recipe);
+	cfg.nf = 0; /* auto: the device's width, 512 on a GPU */
+	nn_resolve_auto(&cfg.nf, 0, &cfg.lr, &cfg.recipe);
+	assert_int_equal(cfg.nf, 512);
 	assert_true(fabs(cfg.lr - 7.5e-4) < 1e-15);
 	assert_int_equal(cfg.recipe.warmup, 10);
 	/* the measured rates, log-log between them, 1/width past 512 */
@@ -790,7 +793,9 @@ static void test_width_defaults(void **state)
 	/* a value given is kept */
 	cfg.lr = 1e-3;
 	cfg.recipe.warmup = 3;
-	nn_width_defaults(16, &cfg.lr, &cfg.recipe);
+	cfg.nf = 16;
+	nn_resolve_auto(&cfg.nf, 1, &cfg.lr, &cfg.recipe);
+	assert_int_equal(cfg.nf, 16);
 	assert_true(cfg.lr == 1e-3);
 	assert_int_equal(cfg.recipe.warmup, 3);
 	/* an automatic warmup passes the checks; other negatives do not */
