@@ -119,7 +119,7 @@ enum {
 	X(PRECISION, "precision", "--precision", PARAM_WORD, 0, 0, 0,        \
 	  "auto|fp32|fp16", "fp32", "auto",                                  \
 	  "auto: fp16 tensor cores where the device has them, fp32 for the " \
-	  "last twentieth of the epochs", CFG_WORD(precision))                   \
+	  "last twentieth of the epochs", CFG_WORD(precision))                \
 	X(DILATIONS, "dilations", "--dilations", PARAM_WORD, 0, 0, 0, NULL,  \
 	  "1,2,4,8", "1,2,4,8", "the blocks' dilations", CFG_LIST(dilations))
 
