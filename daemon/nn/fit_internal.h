@@ -7,7 +7,7 @@
 #define VKINR_NN_FIT_INTERNAL_H
 
 #include "gpu/gpu.h"
-#include "image.h"
+#include "formats/image_codec.h"
 #include "nn/fit.h"
 #include "nn/plan.h"
 

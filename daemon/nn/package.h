@@ -13,10 +13,10 @@
 
 #include <stddef.h>
 
-#include "image.h"
+#include "formats/image_codec.h"
 #include "nn/fit.h"
 #include "nn/model.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 /*
  * Creates a fit of cfg to target on gpu. init, when not NULL, is a model

@@ -2,9 +2,10 @@
 # 95_layers.sh - the daemon's files call down, never back up, and the
 # worker knows nothing of the protocol.
 #
-# 1. No circle of calls among daemon/*.c (the loop side), nor among
-#    daemon/nn/*.c (the engine): from the built objects' symbols (nm), an
-#    edge runs from a file to each file of the same folder whose functions
+# 1. No circle of calls among the daemon's files outside the engine
+#    (daemon/*.c and its wings loop/, jobs/, worker/, formats/, front/),
+#    nor among daemon/nn/*.c (the engine): from the built objects' symbols
+#    (nm), an edge runs from a file to each file of the same set whose functions
 #    it calls, and tsort must find no loop in them. A circle such as
 #    daemon.c calling methods.c calling back into daemon.c, or fit.c and
 #    package.c calling each other, fails, naming the files.
@@ -14,13 +15,14 @@
 . "$(dirname "$0")/lib.bash"
 tap_plan 3
 
-# no_circle DIR: checks 1 on the objects of BUILD/DIR
+# no_circle NAME DIR...: checks 1 on the objects of BUILD/DIR...
 no_circle() {
-	local dir=$1 objs o
-	objs=$(ls "$BUILD/$dir"/*.o 2>/dev/null)
+	local dir=$1 objs o d
+	shift
+	objs=$(for d in "$@"; do ls "$BUILD/$d"/*.o 2>/dev/null; done)
 	if [ -z "$objs" ] || ! command -v nm >/dev/null ||
 		! command -v tsort >/dev/null; then
-		skip "no objects in $BUILD/$dir, or no nm or tsort"
+		skip "no objects for $dir in $BUILD, or no nm or tsort"
 		return
 	fi
 	for o in $objs; do
@@ -33,15 +35,16 @@ no_circle() {
 	# "caller callee", each pair once
 	join "$T/uses" "$T/defs" | awk '$2 != $3 { print $2, $3 }' |
 		sort -u >"$T/calls"
-	check "no circle of calls among $dir/*.c ($(wc -l <"$T/calls") caller-callee pairs)" \
+	check "no circle of calls among $dir ($(wc -l <"$T/calls") caller-callee pairs)" \
 		sh -c "tsort '$T/calls' >/dev/null"
 }
-no_circle daemon
-no_circle daemon/nn
+no_circle "daemon/ and its wings" daemon daemon/loop daemon/jobs \
+	daemon/worker daemon/formats daemon/front
+no_circle daemon/nn daemon/nn
 
 worker_is_plain() {
 	local deps
-	deps=$(echo '#include "worker.h"' |
+	deps=$(echo '#include "worker/worker.h"' |
 		cc -std=c11 -D_GNU_SOURCE -I"$ROOT" -I"$ROOT/daemon" \
 			-M -x c - 2>&1) || { echo "$deps"; return 1; }
 	if echo "$deps" | grep -E 'cJSON\.h|/uv\.h'; then
@@ -49,7 +52,7 @@ worker_is_plain() {
 		return 1
 	fi
 	if grep -nE '#include "(proto\/)?(jsonrpc|protocol)\.h"|cjson|<uv\.h>' \
-		"$ROOT/daemon/worker.c"; then
+		"$ROOT"/daemon/worker/*.c; then
 		echo "worker.c includes these"
 		return 1
 	fi
