@@ -11,10 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <cjson/cJSON.h>
 #include <uv.h>
 
-#include "daemon.h"
+#include "options.h"
 #include "jobs/queue.h"
 #include "loop/server.h"
 #include "worker/worker.h"
@@ -32,35 +31,11 @@ struct worker_slot {
 	char job[JOB_ID_MAX]; /* the job it runs, "" when idle */
 };
 
-/* A connection following a job: the history is sent from next, paced by
- * the connection's output queue; epochs before replay_end (what existed at
- * subscribe time) are all sent, later ones are thinned when the reader is
- * behind (the newest is always sent). */
-struct subscription {
-	struct subscription *next;
-	uint64_t conn;
-	char job[JOB_ID_MAX];
-	int cursor;        /* index into the job's history of the next point */
-	int replay_end;
-	int state_dirty;   /* a job.state notification is due */
-};
-
-/* A request answered when a running job leaves the worker (pause,
- * cancel). */
-struct state_waiter {
-	struct state_waiter *next;
-	uint64_t conn;
-	cJSON *rpc_id;
-	char job[JOB_ID_MAX];
-};
-
-/* A render or export handed to a worker, by its number (replies.c). */
-struct pending_reply {
-	struct pending_reply *next;
-	uint64_t number;
-	uint64_t conn;
-	cJSON *rpc_id; /* NULL for a notification */
-};
+/* The lists below are their modules' own: subs.c walks the subscriptions
+ * and the waiting requests, replies.c the pending replies. */
+struct subscription;
+struct state_waiter;
+struct pending_reply;
 
 struct service {
 	uv_loop_t *loop;

@@ -18,6 +18,14 @@
 #include "loop/server.h"
 #include "loop/views.h"
 
+/* A render or export handed to a worker, by its number. */
+struct pending_reply {
+	struct pending_reply *next;
+	uint64_t number;
+	uint64_t conn;
+	cJSON *rpc_id; /* NULL for a notification */
+};
+
 int replies_add(struct service *svc, uint64_t conn, const cJSON *rpc_id,
 		struct work_request *req)
 {

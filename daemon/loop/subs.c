@@ -23,6 +23,15 @@
 #include "proto/protocol.h"
 #include "loop/views.h"
 
+/* A request answered when a running job leaves the worker (pause,
+ * cancel). */
+struct state_waiter {
+	struct state_waiter *next;
+	uint64_t conn;
+	cJSON *rpc_id;
+	char job[JOB_ID_MAX];
+};
+
 /* ----------------------------------------------------- subscriptions */
 
 struct subscription *subs_add(struct service *svc, uint64_t conn,
@@ -42,6 +51,11 @@ struct subscription *subs_add(struct service *svc, uint64_t conn,
 		pp = &(*pp)->next;
 	*pp = s;
 	return s;
+}
+
+int subs_replay_left(const struct subscription *s, const struct job *job)
+{
+	return job->nhist - s->cursor;
 }
 
 void subs_drop(struct service *svc, uint64_t conn, const char *job)

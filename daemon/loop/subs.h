@@ -20,12 +20,30 @@
 #include "loop/server.h"
 #include "loop/loop_state.h"
 
+/* A connection following a job: the history is sent from next, paced by
+ * the connection's output queue; epochs before replay_end (what existed at
+ * subscribe time) are all sent, later ones are thinned when the reader is
+ * behind (the newest is always sent). Only subs.c changes one; the struct
+ * is in this header until m_subscribe (methods.c) reads the replay count
+ * through subs_replay_left, when it moves into subs.c as the waiters
+ * have. */
+struct subscription {
+	struct subscription *next;
+	uint64_t conn;
+	char job[JOB_ID_MAX];
+	int cursor;        /* index into the job's history of the next point */
+	int replay_end;
+	int state_dirty;   /* a job.state notification is due */
+};
+
 /* conn follows job from the first epoch after since (its history from
  * there is replayed, then new epochs stream). conn must not follow job
  * already (subs_drop first). Returns the subscription, or NULL when out of
  * memory. */
 struct subscription *subs_add(struct service *svc, uint64_t conn,
 			      const struct job *job, int64_t since);
+/* How many points of job's history s has still to send. */
+int subs_replay_left(const struct subscription *s, const struct job *job);
 /* Stops the subscriptions of conn (0: every connection) to job (NULL:
  * every job). */
 void subs_drop(struct service *svc, uint64_t conn, const char *job);
