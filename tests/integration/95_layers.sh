@@ -9,17 +9,26 @@
 #    it calls, and tsort must find no loop in them. A circle such as
 #    daemon.c calling methods.c calling back into daemon.c, or fit.c and
 #    package.c calling each other, fails, naming the files.
-# 2. worker.h pulls in neither cJSON nor libuv, and worker.c includes
-#    no protocol header: a work request carries a number and comes back
-#    with an errors.h code; replies.c puts it on the wire.
+# 2. worker.h pulls in neither cJSON nor libuv, and the worker's files
+#    include no protocol header: a work request carries a number and
+#    comes back with an errors.h code; replies.c puts it on the wire.
+# 3. The wings include down only (daemon/readme.md): a file includes
+#    headers of its own folder and of the folders below it in
+#    loop, front > worker > jobs > nn > formats, gpu > daemon/'s own
+#    helpers (log.h, usertext.h, options.h); daemon.h is main.c's and
+#    daemon.c's alone.
 . "$(dirname "$0")/lib.bash"
-tap_plan 3
+tap_plan 4
 
 # no_circle NAME DIR...: checks 1 on the objects of BUILD/DIR...
 no_circle() {
 	local dir=$1 objs o d
 	shift
-	objs=$(for d in "$@"; do ls "$BUILD/$d"/*.o 2>/dev/null; done)
+	# objects of sources that exist (a build folder may keep objects of
+	# files since moved)
+	objs=$(for d in "$@"; do for o in "$BUILD/$d"/*.o; do
+		[ -f "$ROOT/$d/$(basename "$o" .o).c" ] && echo "$o"
+	done; done)
 	if [ -z "$objs" ] || ! command -v nm >/dev/null ||
 		! command -v tsort >/dev/null; then
 		skip "no objects for $dir in $BUILD, or no nm or tsort"
@@ -58,4 +67,38 @@ worker_is_plain() {
 	fi
 }
 check "the worker knows nothing of JSON-RPC or libuv" worker_is_plain
+
+# rank WING: how low a folder of daemon/ sits (a higher number is lower)
+rank() {
+	case $1 in
+	daemon) echo 0 ;; loop | front) echo 1 ;; worker) echo 2 ;;
+	jobs) echo 3 ;; nn) echo 4 ;; formats | gpu) echo 5 ;; *) echo 6 ;;
+	esac
+}
+wings_include_down() {
+	local f wing inc to bad=0
+	for f in "$ROOT"/daemon/*/*.[ch] "$ROOT"/daemon/*.[ch]; do
+		wing=${f#"$ROOT"/daemon/}
+		case $wing in
+		*/*) wing=${wing%%/*} ;;
+		main.c | daemon.[ch]) wing=daemon ;;
+		*) wing=helpers ;;
+		esac
+		for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+			case $inc in
+			proto/* | util/* | */*_pk.h) continue ;;
+			*/*) to=${inc%%/*} ;;
+			daemon.h) to=daemon ;;
+			*.h) to=helpers ;;
+			esac
+			[ "$to" = "$wing" ] && continue
+			if [ "$(rank "$to")" -le "$(rank "$wing")" ]; then
+				echo "${f#"$ROOT"/}: #include \"$inc\" runs back up"
+				bad=1
+			fi
+		done
+	done
+	return $bad
+}
+check "daemon/'s wings include down only" wings_include_down
 tap_done
