@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "formats/image_codec.h"
+#include "util/image.h"
 #include "nn/fit.h"
 #include "nn/model.h"
 #include "formats/safetensors.h"
