@@ -32,7 +32,8 @@ CLIENT_PKG_CFLAGS := $(shell pkg-config --cflags $(CLIENT_PKGS) 2>/dev/null)
 CLIENT_PKG_LIBS := $(shell pkg-config --libs $(CLIENT_PKGS) 2>/dev/null)
 
 # Includes name their folder from the top ("proto/errors.h",
-# "util/fileio.h"); the daemon's own headers are found through -Idaemon.
+# "util/fileio.h"); the daemon's own headers are found through -Idaemon,
+# by their wing ("loop/server.h", "jobs/queue.h", "nn/fit.h").
 # The shared code and the client see the top folder only (INC below).
 INC = -I. -Idaemon -I$(B)/shaders $(PKG_CFLAGS)
 CFLAGS ?= -O2 -g
@@ -50,7 +51,7 @@ endif
 # Every .c below these folders and the daemon's is part of the library
 # that vkinrd, the unit tests and the tools link; the mains are kept apart.
 SHARED_SRC := $(wildcard proto/*.c util/*.c)
-DAEMON_SRC := $(wildcard daemon/*.c daemon/gpu/*.c daemon/nn/*.c)
+DAEMON_SRC := $(wildcard daemon/*.c daemon/*/*.c)
 LIB_SRC := $(SHARED_SRC) $(filter-out daemon/main.c,$(DAEMON_SRC))
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(B)/%.o)

@@ -26,7 +26,7 @@
 #include "proto/errors.h"
 #include "util/fileio.h"
 #include "proto/protocol.h"
-#include "proto/socket_path.h"
+#include "util/socket_path.h"
 #include "proto/text.h"
 
 int client_connect(struct client *cl)

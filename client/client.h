@@ -41,7 +41,7 @@
 /* How long watch and wait try to reach a daemon that went away. */
 #define CLIENT_RECONNECT_S 60
 
-struct conn;
+struct client_conn;
 
 struct client {
 	const char *prog;        /* "vkinrctl", for messages */
@@ -50,7 +50,7 @@ struct client {
 	double reconnect_s;      /* watch, wait: --timeout to reconnect */
 	double call_timeout_s;   /* --call-timeout: each call's; 0: none */
 	char *socket_path;       /* resolved when first connecting */
-	struct conn *conn;       /* NULL until client_connect */
+	struct client_conn *conn; /* NULL until client_connect */
 	char unreachable[512];   /* why connecting failed, for client_fail */
 };
 

@@ -17,7 +17,7 @@
 #include "client.h"
 #include "proto/params.h"
 #include "proto/protocol.h"
-#include "proto/socket_path.h"
+#include "util/socket_path.h"
 
 extern const struct cmd_entry cmd_submit_entry;
 extern const struct cmd_entry cmd_list_entry;

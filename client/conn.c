@@ -53,7 +53,7 @@ struct msg_queue {
 	size_t head, len, cap; /* items[head .. len) are queued */
 };
 
-struct conn {
+struct client_conn {
 	int fd;
 	int next_id;
 	struct line_buffer lines;
@@ -182,10 +182,10 @@ static int connect_to(const char *path, int timeout_ms, char *why,
 	return fd;
 }
 
-int conn_open(const char *path, int timeout_ms, struct conn **out,
+int conn_open(const char *path, int timeout_ms, struct client_conn **out,
 	      char *why, size_t whylen)
 {
-	struct conn *c;
+	struct client_conn *c;
 	int fd;
 
 	*out = NULL;
@@ -214,12 +214,12 @@ int conn_open(const char *path, int timeout_ms, struct conn **out,
 	return 0;
 }
 
-void conn_escape_text(struct conn *c)
+void conn_escape_text(struct client_conn *c)
 {
 	c->escape_text = 1;
 }
 
-void conn_close(struct conn *c)
+void conn_close(struct client_conn *c)
 {
 	if (!c)
 		return;
@@ -234,7 +234,7 @@ void conn_close(struct conn *c)
 	free(c);
 }
 
-static int send_all(struct conn *c, const char *data, size_t n)
+static int send_all(struct client_conn *c, const char *data, size_t n)
 {
 	while (n > 0) {
 		ssize_t k = send(c->fd, data, n, MSG_NOSIGNAL);
@@ -264,7 +264,7 @@ static int send_all(struct conn *c, const char *data, size_t n)
 /* line_fn: sorts one line from the daemon into its queue. */
 static int on_line(void *ctx, char *line, size_t len, int too_long)
 {
-	struct conn *c = ctx;
+	struct client_conn *c = ctx;
 	const char *why = NULL;
 	cJSON *msg;
 
@@ -309,7 +309,7 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
  * Reads what is available, waiting up to timeout_ms (-1: forever). Returns
  * 0 (possibly with nothing new on timeout) or a negative code.
  */
-static int read_some(struct conn *c, int timeout_ms)
+static int read_some(struct client_conn *c, int timeout_ms)
 {
 	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 	ssize_t n;
@@ -362,7 +362,7 @@ static int answer_matches(const cJSON *msg, int id)
 	return cJSON_IsNumber(mid) && mid->valuedouble == (double)id;
 }
 
-static void keep_error(struct conn *c, const cJSON *msg)
+static void keep_error(struct client_conn *c, const cJSON *msg)
 {
 	const cJSON *err = cJSON_GetObjectItemCaseSensitive(msg, "error");
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(err, "code");
@@ -400,7 +400,7 @@ static int may_wait_for_worker(const char *method)
 
 /* Whether the daemon answers `hello` on a second connection within the
  * timeout: it is alive, and a slow answer is only waiting for a worker. */
-static int daemon_answers(const struct conn *c)
+static int daemon_answers(const struct client_conn *c)
 {
 	static const char hello[] =
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" M_HELLO "\"}\n";
@@ -432,7 +432,7 @@ static int daemon_answers(const struct conn *c)
 /* Calls                                                                   */
 /* ---------------------------------------------------------------------- */
 
-int conn_call(struct conn *c, const char *method, cJSON *params,
+int conn_call(struct client_conn *c, const char *method, cJSON *params,
 	      cJSON **result)
 {
 	int id = ++c->next_id, rc;
@@ -497,7 +497,7 @@ int conn_call(struct conn *c, const char *method, cJSON *params,
 	}
 }
 
-int conn_next_notification(struct conn *c, int timeout_ms, cJSON **msg)
+int conn_next_notification(struct client_conn *c, int timeout_ms, cJSON **msg)
 {
 	long long deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
 	int rc, wait;
@@ -521,7 +521,7 @@ int conn_next_notification(struct conn *c, int timeout_ms, cJSON **msg)
 	}
 }
 
-int conn_last_error(const struct conn *c, const char **message,
+int conn_last_error(const struct client_conn *c, const char **message,
 		    const cJSON **data)
 {
 	if (message)
@@ -531,7 +531,7 @@ int conn_last_error(const struct conn *c, const char **message,
 	return c->rpc_code;
 }
 
-const char *conn_why(const struct conn *c)
+const char *conn_why(const struct client_conn *c)
 {
 	return c->why[0] ? c->why : "unknown failure";
 }

@@ -19,7 +19,7 @@
  * daemon's limit on requests (LIMIT_LINE_BYTES). */
 #define CONN_MAX_ANSWER_BYTES (1024u << 20)
 
-struct conn;
+struct client_conn;
 
 /*
  * Connects to the socket. Returns 0 and *out, or ERR_IO / ERR_INVALID (path
@@ -27,14 +27,14 @@ struct conn;
  * what failed in words. timeout_ms (0: none) bounds connecting and every
  * conn_call: see conn.c.
  */
-int conn_open(const char *path, int timeout_ms, struct conn **out,
+int conn_open(const char *path, int timeout_ms, struct client_conn **out,
 	      char *why, size_t whylen);
 /* From now on, every string in what the daemon sends is escaped for a
  * terminal (text_escape) as it arrives, for commands that print for
  * people. */
-void conn_escape_text(struct conn *c);
+void conn_escape_text(struct client_conn *c);
 /* Closes and frees; conn_close(NULL) does nothing. */
-void conn_close(struct conn *c);
+void conn_close(struct client_conn *c);
 
 /*
  * Calls method with params (consumed). Returns 0 and *result (the caller
@@ -46,7 +46,7 @@ void conn_close(struct conn *c);
  * closed (conn_why says how), ERR_FORMAT when the daemon sent a line that
  * is not JSON-RPC, ERR_NOMEM.
  */
-int conn_call(struct conn *c, const char *method, cJSON *params,
+int conn_call(struct client_conn *c, const char *method, cJSON *params,
 	      cJSON **result);
 
 /*
@@ -54,12 +54,12 @@ int conn_call(struct conn *c, const char *method, cJSON *params,
  * with *msg set to the whole message (the caller deletes it), or 0 with
  * *msg NULL on timeout; a negative code as conn_call does.
  */
-int conn_next_notification(struct conn *c, int timeout_ms, cJSON **msg);
+int conn_next_notification(struct client_conn *c, int timeout_ms, cJSON **msg);
 
 /* The last JSON-RPC error the daemon sent: code, message, data (or NULL). */
-int conn_last_error(const struct conn *c, const char **message,
+int conn_last_error(const struct client_conn *c, const char **message,
 		    const cJSON **data);
 /* A sentence about the last transport failure. */
-const char *conn_why(const struct conn *c);
+const char *conn_why(const struct client_conn *c);
 
 #endif

@@ -2,7 +2,7 @@
  * plot.h - loss curves as pictures: PSNR (the last epoch's and the
  * model's), MSE (log scale) and learning rate against epoch or training
  * time, one panel each, one line per job, as SVG (text, for
- * a browser or a paper) or PNG (pixels, libpng through image.h).
+ * a browser or a paper) or PNG (pixels, zlib through png8.h).
  */
 #ifndef VKINR_CLIENT_PLOT_H
 #define VKINR_CLIENT_PLOT_H

@@ -31,16 +31,16 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
-#include "events.h"
+#include "loop/events.h"
 #include "log.h"
-#include "methods.h"
-#include "notify.h"
+#include "loop/methods.h"
+#include "loop/notify.h"
 #include "proto/protocol.h"
-#include "replies.h"
-#include "schedule.h"
-#include "service.h"
-#include "statedir.h"
-#include "subs.h"
+#include "loop/replies.h"
+#include "loop/schedule.h"
+#include "loop/loop_state.h"
+#include "jobs/statedir.h"
+#include "loop/subs.h"
 
 #define DAEMON_STOP_SECONDS 10
 #define DAEMON_RELEASE_SECONDS 1

@@ -9,7 +9,7 @@
  *                                as a Slurm array task runs it (fit_task.c)
  *   vkinrd --devices [--json]    the Vulkan devices it can use
  *
- * It resolves the socket path (proto/socket_path.c) and the state folder
+ * It resolves the socket path (util/socket_path.c) and the state folder
  * as docs/INTERFACES.md says (flag, then environment, then the default),
  * creates the folder and resolves its path once (statedir_resolve): the
  * daemon uses only the real path.
@@ -22,13 +22,13 @@
 #include <sys/stat.h>
 
 #include "daemon.h"
-#include "worker.h"
-#include "fit_cli.h"
-#include "fit_task.h"
+#include "worker/worker.h"
+#include "front/fit_cli.h"
+#include "front/fit_task.h"
 #include "log.h"
 #include "proto/protocol.h"
-#include "proto/socket_path.h"
-#include "statedir.h"
+#include "util/socket_path.h"
+#include "jobs/statedir.h"
 #include "util/path.h"
 
 static const char usage[] =

@@ -20,7 +20,9 @@
 #include "nn/model.h"
 
 struct gpu_context;
+struct image;
 struct nn_fit;
+struct st_file;
 
 struct nn_metrics {
 	int epoch;   /* absolute, from 1 */
@@ -82,6 +84,17 @@ enum nn_pass {
 };
 const char *nn_pass_name(enum nn_pass pass);
 
+/*
+ * Creates a fit of cfg to target on gpu. init, when not NULL, is a model
+ * package to start from (its nf and dilations must match cfg; package.c
+ * reads it, and defines this). Returns 0, or a negative error code with a
+ * sentence in err (ERR_INVALID for a bad config, ERR_DEVICE_OOM when even
+ * the smallest tile does not fit). A checkpoint to resume from goes
+ * through nn_fit_open (package.h).
+ */
+int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
+		  const struct image *target, const struct nn_config *cfg,
+		  const struct st_file *init, char *err, size_t errlen);
 void nn_fit_destroy(struct nn_fit *fit);
 
 /* Runs one epoch (and, on schedule, renders the average: psnr_average),

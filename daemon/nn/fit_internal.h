@@ -7,7 +7,7 @@
 #define VKINR_NN_FIT_INTERNAL_H
 
 #include "gpu/gpu.h"
-#include "image.h"
+#include "util/image.h"
 #include "nn/fit.h"
 #include "nn/plan.h"
 

@@ -145,38 +145,6 @@ int nn_loss_radius(const struct nn_recipe *r)
 	return r->loss_grad > 0 ? 1 : 0;
 }
 
-void nn_config_dilations_string(const struct nn_config *cfg, char *buf,
-				size_t len)
-{
-	size_t used = 0;
-	buf[0] = 0;
-	for (int k = 0; k < cfg->nblocks && used < len; k++)
-		used += snprintf(buf + used, len - used, "%s%d", k ? "," : "",
-				 cfg->dilations[k]);
-}
-
-int nn_config_parse_dilations(struct nn_config *cfg, const char *text)
-{
-	int n = 0;
-	const char *s = text;
-	while (*s) {
-		char *end;
-		long d = strtol(s, &end, 10);
-		if (end == s || d < 1 || d > 64 || n == NN_MAX_BLOCKS)
-			return ERR_INVALID;
-		cfg->dilations[n++] = (int)d;
-		s = end;
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return ERR_INVALID;
-	}
-	if (n == 0)
-		return ERR_INVALID;
-	cfg->nblocks = n;
-	return 0;
-}
-
 static size_t align_up(size_t n)
 {
 	return (n + NN_ALIGN - 1) / NN_ALIGN * NN_ALIGN;

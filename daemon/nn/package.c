@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/image_codec.h"
 #include "proto/errors.h"
 #include "util/fileio.h"
 #include "nn/fit_internal.h"

@@ -1,7 +1,7 @@
 /*
- * package.h - a fit's state in and out of files: creating a fit (from the
- * seed or from a model package), its checkpoints, its model package
- * (docs/MODEL.md) and reconstruction, and rendering a package.
+ * package.h - a fit's state in and out of files: opening a fit (from a
+ * checkpoint, a model package or the seed), its checkpoints, its model
+ * package (docs/MODEL.md) and reconstruction, and rendering a package.
  *
  * Checkpoints and model packages are safetensors files (safetensors.h);
  * this module builds and reads them, the caller writes them to disk (but
@@ -13,20 +13,11 @@
 
 #include <stddef.h>
 
-#include "image.h"
+#include "util/image.h"
 #include "nn/fit.h"
 #include "nn/model.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
-/*
- * Creates a fit of cfg to target on gpu. init, when not NULL, is a model
- * package to start from (its nf and dilations must match cfg). Returns 0,
- * or a negative error code with a sentence in err (ERR_INVALID for a bad
- * config, ERR_DEVICE_OOM when even the smallest tile does not fit).
- */
-int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
-		  const struct image *target, const struct nn_config *cfg,
-		  const struct st_file *init, char *err, size_t errlen);
 /* What the caller's config replaces in a checkpoint's when resuming. */
 #define NN_TAKE_EPOCHS 1u /* the target epochs */
 #define NN_TAKE_TILING 2u /* max_tile and mem_budget */

@@ -1,6 +1,6 @@
 /*
  * fuzz_png.c - libFuzzer target: image_decode, the loader every image a
- * client submits goes through (daemon/image.c): PNG, and JPEG through
+ * client submits goes through (daemon/formats/image_codec.c): PNG, and JPEG through
  * libjpeg with the EXIF orientation read by hand.
  *
  * A decoded image must have the size it claims, inside the documented
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "proto/errors.h"
-#include "image.h"
+#include "formats/image_codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

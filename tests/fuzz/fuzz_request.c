@@ -26,8 +26,8 @@
 
 #include "proto/framing.h"
 #include "log.h"
-#include "methods.h"
-#include "service.h"
+#include "loop/methods.h"
+#include "loop/loop_state.h"
 
 #define FUZZ_LINE_MAX 4096
 

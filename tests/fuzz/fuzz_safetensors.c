@@ -1,7 +1,7 @@
 /*
  * fuzz_safetensors.c - libFuzzer target: st_decode, the reader of model
  * packages that clients send (job.submit init, model.render) and of the
- * daemon's own checkpoints (daemon/safetensors.c).
+ * daemon's own checkpoints (daemon/formats/safetensors.c).
  *
  * A file that is accepted must hold what it claims: every tensor's bytes
  * agree with its dtype and shape, and encoding it again and decoding that
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "proto/errors.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 static size_t dtype_size(enum st_dtype t)
 {

@@ -17,7 +17,7 @@
  * test code, and a reference that silently returns nothing is worse.
  *
  * This file must not depend on Vulkan or on anything of the daemon beyond
- * model.h's layout and image.h's struct.
+ * model.h's layout and util/image.h's struct.
  */
 #include "ref/ref.h"
 

@@ -23,7 +23,7 @@
 #define VKINR_REF_H
 
 #include "nn/model.h"
-#include "image.h"
+#include "util/image.h"
 
 struct ref_tile {
 	int img_w, img_h;   /* whole image */

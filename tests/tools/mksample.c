@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "proto/errors.h"
-#include "image.h"
+#include "formats/image_codec.h"
 
 /* ==== Deterministic randomness ========================================= */
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image.h"
+#include "formats/image_codec.h"
 
 #define MAX_IMAGES IMAGE_PRINT_MAX
 

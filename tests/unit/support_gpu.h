@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "gpu/gpu.h"
-#include "image.h"
+#include "formats/image_codec.h"
 
 /* The shared context, NULL when no device could be opened (tests skip). */
 extern struct gpu_context *test_gpu;

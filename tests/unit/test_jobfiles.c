@@ -1,5 +1,5 @@
 /*
- * test_jobfiles.c - unit tests of daemon/jobfiles.c, a job's folder on
+ * test_jobfiles.c - unit tests of daemon/jobs/jobfiles.c, a job's folder on
  * disk, in a fresh temporary state folder per test.
  *
  * Written and read back: JSON files (missing and not-JSON told apart),
@@ -28,7 +28,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "jobfiles.h"
+#include "jobs/jobfiles.h"
 #include "proto/errors.h"
 
 struct fixture {

@@ -1,5 +1,5 @@
 /*
- * test_png.c - unit tests of the PNG loader and writer (daemon/image.c).
+ * test_png.c - unit tests of the PNG loader and writer (daemon/formats/image_codec.c).
  *
  * Every colour type and bit depth is written here with libpng's own write
  * API, as a 37x23 image (odd, so packed rows end mid-byte and Adam7 passes
@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
-#include "image.h"
+#include "formats/image_codec.h"
 #include "unit/support_png.h"
 
 #define W 37

@@ -1,6 +1,6 @@
 /*
  * test_png8.c - unit tests of the client's PNG coder (client/png8.c)
- * against the daemon's (daemon/image.c, libpng): what one writes, the
+ * against the daemon's (daemon/formats/image_codec.c, libpng): what one writes, the
  * other reads back to the same 8-bit samples, both ways. libpng chooses
  * its own row filters, so the daemon's PNG exercises png8's unfiltering
  * on a picture with edges and gradients. Grey and RGBA images of 8 and
@@ -18,7 +18,7 @@
 #include <png.h>
 
 #include "client/png8.h"
-#include "image.h"
+#include "formats/image_codec.h"
 #include "proto/errors.h"
 #include "unit/support_png.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_safetensors.c - unit tests of daemon/safetensors.c (and the parts of
+ * test_safetensors.c - unit tests of daemon/formats/safetensors.c (and the parts of
  * util/fileio.c that it uses).
  *
  * A file with F32, F64, I64 and U8 tensors (a scalar and an empty tensor
@@ -28,7 +28,7 @@
 
 #include "proto/errors.h"
 #include "util/fileio.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 static const float f32_data[6] = {1.5f, -2.25f, 0.0f, 3.0e-8f, 1e30f, -0.0f};
 static const double f64_data[4] = {3.141592653589793, -1e-300, 2.0, 1e300};

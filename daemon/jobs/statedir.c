@@ -1,0 +1,172 @@
+/*
+ * statedir.c - the state folder's safety checks and its lock.
+ *
+ * The path is resolved once (statedir_resolve: realpath, after refusing
+ * a link along the given path that another uid owns) and only the
+ * resolved one is used from then on. The check walks that real path from
+ * the folder up to '/' (so a symbolic link owned by root such as
+ * /var/run -> /run is fine): the folder itself must belong to us and be writable by us alone;
+ * each folder above must belong to us or root and be writable by nobody
+ * else, except a sticky one like /tmp, where others cannot rename or
+ * remove what is ours. Once that holds, nobody but us and root can plant
+ * a symbolic link or swap a folder inside, so the paths the daemon builds
+ * under it mean what they say.
+ *
+ * The lock is DIR/lock, opened without following a link, locked with
+ * flock(LOCK_EX | LOCK_NB) and left open: the kernel drops the lock when
+ * the process exits, however it exits, so a kill -9 leaves no stale lock.
+ * It holds the holder's pid, for the refusal's message.
+ */
+#include "jobs/statedir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proto/errors.h"
+
+static int check_one(const char *path, const struct stat *st, int is_top,
+		     char *err, size_t errlen)
+{
+	uid_t me = geteuid();
+	unsigned mode = st->st_mode & 07777;
+	if (!S_ISDIR(st->st_mode)) {
+		snprintf(err, errlen, "the state folder %s is not a folder", path);
+		return ERR_IO;
+	}
+	if (is_top ? st->st_uid != me : st->st_uid != me && st->st_uid != 0) {
+		snprintf(err, errlen, "refusing the state folder: %s belongs to "
+			 "uid %u, not to uid %u%s; choose a folder of your own "
+			 "with --state-dir", path, (unsigned)st->st_uid,
+			 (unsigned)me, is_top ? "" : " or root");
+		return ERR_PERMISSION;
+	}
+	int others_write = (mode & (S_IWGRP | S_IWOTH)) != 0;
+	if (others_write && (is_top || !(mode & S_ISVTX))) {
+		snprintf(err, errlen, "refusing the state folder: %s is writable "
+			 "by others (mode %04o), who could plant links there; "
+			 "chmod go-w %s or choose another --state-dir", path,
+			 mode, path);
+		return ERR_PERMISSION;
+	}
+	return 0;
+}
+
+char *statedir_resolve(const char *dir, char *err, size_t errlen)
+{
+	uid_t me = geteuid();
+	char *prefix = strdup(dir);
+	if (!prefix) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* every prefix of dir that ends before a '/', and dir itself */
+	for (size_t i = 1, n = strlen(dir); i <= n; i++) {
+		struct stat st;
+		if (i < n && dir[i] != '/')
+			continue;
+		prefix[i] = '\0';
+		if (!lstat(prefix, &st) && S_ISLNK(st.st_mode) &&
+		    st.st_uid != me && st.st_uid != 0) {
+			snprintf(err, errlen, "refusing the state folder %s: "
+				 "%s is a symbolic link that belongs to uid %u, "
+				 "who could point it at another folder; give "
+				 "the folder's real path to --state-dir", dir,
+				 prefix, (unsigned)st.st_uid);
+			free(prefix);
+			return NULL;
+		}
+		prefix[i] = dir[i];
+	}
+	free(prefix);
+	char *real = realpath(dir, NULL);
+	if (!real)
+		snprintf(err, errlen, "cannot open the state folder %s: %s", dir,
+			 strerror(errno));
+	return real;
+}
+
+int statedir_check(const char *dir, char *err, size_t errlen)
+{
+	char *real = realpath(dir, NULL);
+	if (!real) {
+		snprintf(err, errlen, "cannot open the state folder %s: %s", dir,
+			 strerror(errno));
+		return ERR_IO;
+	}
+	if (strcmp(real, dir)) { /* a link on the way changed meanwhile */
+		snprintf(err, errlen, "the state folder %s now resolves to %s; "
+			 "refusing a path that moves", dir, real);
+		free(real);
+		return ERR_PERMISSION;
+	}
+	int rc = 0;
+	for (int top = 1;; top = 0) {
+		struct stat st;
+		if (lstat(real[0] ? real : "/", &st)) {
+			snprintf(err, errlen, "cannot check %s: %s",
+				 real[0] ? real : "/", strerror(errno));
+			rc = ERR_IO;
+			break;
+		}
+		if ((rc = check_one(real[0] ? real : "/", &st, top, err, errlen)))
+			break;
+		if (!real[0])
+			break;
+		char *slash = strrchr(real, '/');
+		*slash = '\0'; /* "/a/b" -> "/a" -> "" (the root) */
+	}
+	free(real);
+	return rc;
+}
+
+int statedir_lock(const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "the state folder path %s is too long", dir);
+		return ERR_TOO_LARGE;
+	}
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open the lock file %s: %s", path,
+			 strerror(errno));
+		return ERR_IO;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int saved = errno;
+		char text[32] = "";
+		ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+		close(fd);
+		if (saved != EWOULDBLOCK) {
+			snprintf(err, errlen, "cannot lock %s: %s", path,
+				 strerror(saved));
+			return ERR_IO;
+		}
+		long pid = n > 0 ? strtol(text, NULL, 10) : 0;
+		if (pid > 0)
+			snprintf(err, errlen, "another vkinrd (pid %ld) is using "
+				 "the state folder %s (it holds %s); stop it or "
+				 "choose another --state-dir", pid, dir, path);
+		else
+			snprintf(err, errlen, "another vkinrd is using the state "
+				 "folder %s (it holds %s); stop it or choose "
+				 "another --state-dir", dir, path);
+		return ERR_BUSY;
+	}
+	char text[32];
+	int n = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, text, n, 0) != n) {
+		snprintf(err, errlen, "cannot write the lock file %s: %s", path,
+			 strerror(errno));
+		close(fd);
+		return ERR_IO;
+	}
+	return fd;
+}

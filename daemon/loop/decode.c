@@ -1,0 +1,117 @@
+/*
+ * decode.c - base64, image and model-package decoding on libuv's thread
+ * pool (see decode.h). The worker function touches nothing but the
+ * decode_job; the after-work callback runs on the loop and hands the job
+ * to its done callback.
+ *
+ * An image may come as PNG or JPEG; a JPEG is decoded (turned upright as
+ * its EXIF orientation says) and its bytes are then replaced by the
+ * same pixels as a PNG, so what the job keeps on disk, and everything
+ * that reads it back, sees one format. The 8-bit samples survive the
+ * round trip exactly.
+ */
+#include "loop/decode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/base64.h"
+#include "proto/errors.h"
+#include "util/fileio.h"
+#include "nn/fit.h"
+#include "nn/package.h"
+
+static int decode_base64(struct decode_input *in)
+{
+	int rc = base64_decode(in->b64, strlen(in->b64), &in->bytes,
+			       &in->size);
+	free(in->b64);
+	in->b64 = NULL;
+	in->bad_base64 = rc != 0 && rc != ERR_NOMEM;
+	return in->rc = rc;
+}
+
+#define EXPORT_FILE_MAX (1u << 30)
+
+/* A file as base64, or NULL (rc says why). */
+static char *read_b64(const char *path, int *rc)
+{
+	uint8_t *data;
+	size_t size;
+	*rc = fileio_read(path, &data, &size, EXPORT_FILE_MAX);
+	if (*rc)
+		return NULL;
+	char *text = base64_encode(data, size);
+	free(data);
+	if (!text)
+		*rc = ERR_NOMEM;
+	return text;
+}
+
+static void run(uv_work_t *work)
+{
+	struct decode_job *d = (struct decode_job *)work;
+	if (d->read_model) {
+		d->model_b64 = read_b64(d->read_model, &d->read_rc);
+		if (!d->read_rc)
+			d->png_b64 = read_b64(d->read_png, &d->read_rc);
+	}
+	if (d->png.b64 && !decode_base64(&d->png))
+		d->png.rc = image_decode(d->png.bytes, d->png.size, &d->image,
+					 d->png.err, sizeof(d->png.err));
+	if (d->image && jpeg_has_signature(d->png.bytes, d->png.size)) {
+		uint8_t *png;
+		size_t size;
+		if ((d->png.rc = png_encode(d->image, &png, &size))) {
+			image_destroy(d->image);
+			d->image = NULL;
+		} else {
+			free(d->png.bytes);
+			d->png.bytes = png;
+			d->png.size = size;
+		}
+	}
+	if (d->model.b64 && !decode_base64(&d->model)) {
+		d->model.rc = st_decode(d->model.bytes, d->model.size,
+					&d->package, d->model.err,
+					sizeof(d->model.err));
+		if (!d->model.rc)
+			d->model.rc = nn_package_config(d->package, &d->cfg,
+							&d->model_w, &d->model_h,
+							d->model.err,
+							sizeof(d->model.err));
+		if (!d->keep_package) {
+			st_destroy(d->package);
+			d->package = NULL;
+		}
+	}
+}
+
+static void after(uv_work_t *work, int status)
+{
+	struct decode_job *d = (struct decode_job *)work;
+	d->done(d);
+}
+
+int decode_start(uv_loop_t *loop, struct decode_job *d)
+{
+	int rc = uv_queue_work(loop, &d->work, run, after);
+	return rc ? ERR_NOMEM : 0;
+}
+
+void decode_finish(struct decode_job *d)
+{
+	if (!d)
+		return;
+	free(d->png.b64);
+	free(d->png.bytes);
+	free(d->model.b64);
+	free(d->model.bytes);
+	image_destroy(d->image);
+	st_destroy(d->package);
+	free(d->read_model);
+	free(d->read_png);
+	free(d->model_b64);
+	free(d->png_b64);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,17 @@
+/*
+ * methods.h - the JSON-RPC methods: the server's callbacks (ctx is the
+ * service), which find each request's method in the table and run it.
+ */
+#ifndef VKINR_METHODS_H
+#define VKINR_METHODS_H
+
+#include "loop/loop_state.h"
+
+void methods_line(void *ctx, struct conn *c, char *line, size_t len,
+		  int too_long);
+void methods_closed(void *ctx, struct conn *c);
+void methods_drained(void *ctx, struct conn *c);
+/* Whether c still follows a job that has more to send (server_ops.busy). */
+int methods_busy(void *ctx, struct conn *c);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * methods_common.h - what the families of JSON-RPC methods share: the
+ * request being answered, the sentence of its error (fail), the strict
+ * readers of its params, the hand-off to decode.c or a worker, and each
+ * family's methods for the table in methods.c. One file a family:
+ * methods_submit.c (job.submit), methods_control.c (pause, resume,
+ * cancel, remove), methods_export.c (job.export, model.render),
+ * methods_read.c (hello, status, list, get, logs, subscribe). Loop thread
+ * only.
+ */
+#ifndef VKINR_METHODS_COMMON_H
+#define VKINR_METHODS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "loop/decode.h"
+#include "loop/methods.h"
+#include "jobs/queue.h"
+#include "loop/loop_state.h"
+
+/* A method's answer comes later (a worker, a decode, a state change). */
+#define METHOD_DEFERRED 1
+
+/* The request being answered. */
+struct request {
+	struct service *svc;
+	struct conn *c;
+	const cJSON *id;   /* NULL for a notification: no reply */
+	const char *method;
+	char msg[1024];    /* the error's message */
+	cJSON *data;       /* the error's data (optional) */
+	int err_name;      /* errors.h code for data.name (0: from the code) */
+};
+
+typedef int (*method_fn)(struct request *rq, const cJSON *params,
+			 cJSON **result);
+
+
+/* A request whose inputs are being decoded (decode.c); its connection
+ * waits meanwhile. */
+struct pending {
+	struct decode_job d;     /* first: the decode's address is ours */
+	struct service *svc;
+	uint64_t conn;
+	cJSON *rpc_id;           /* NULL for a notification */
+	const char *method;
+	struct job_params p;     /* job.submit */
+	int width_given;
+	char job_id[JOB_ID_MAX]; /* job.export */
+};
+
+/* ---- errors and params (methods_common.c) ---- */
+
+/* Sends an error line to c (id NULL: none). */
+void send_error(struct conn *c, const cJSON *id, int code, const char *msg,
+		cJSON *data, int err_name);
+/* Sets rq's error message (client text in it made safe); returns code. */
+int fail(struct request *rq, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* An image image_decode refused: RPC_LIMIT naming the limit, or
+ * RPC_BAD_IMAGE. */
+int image_refused(struct request *rq, const char *key, int rc,
+		  const char *err, const uint8_t *bytes, size_t size);
+/* Refuses keys of params outside known (NULL-terminated). */
+int check_keys(struct request *rq, const cJSON *params,
+	       const char *const *known);
+/* An optional integer in [lo, hi]; 0 when absent (value untouched). */
+int get_int(struct request *rq, const cJSON *params, const char *key,
+	    double lo, double hi, int64_t *value);
+/* An optional string kept for the client (source, key). */
+int get_text(struct request *rq, const cJSON *params, const char *key,
+	     char *buf, size_t size);
+/* A {"KEY": BASE64} object's text, e.g. image.png. */
+int get_b64(struct request *rq, const cJSON *params, const char *key,
+	    const char *sub, int required, char **text);
+/* The inner key of an image object ("png" or "jpeg"). */
+const char *image_key(const cJSON *params, const char *key);
+/* A decoded input's refusal, as image_refused or RPC_BAD_MODEL. */
+int input_refused(struct request *rq, const char *key, const char *sub,
+		  const struct decode_input *in);
+/* Whether the caller may change job (its owner, or root). */
+int may_touch(struct request *rq, const struct job *job);
+/* params.job: an existing job. */
+int get_job(struct request *rq, const cJSON *params, struct job **out);
+/* The job named by params (which hold only "job") of a method that acts
+ * on it: it must exist and the caller must own it (or be root). */
+int touchable_job(struct request *rq, const cJSON *params, struct job **out);
+/* The keys of a method that takes only "job". */
+extern const char *const job_only[];
+/* Queues req for slot's worker, within the uid's limit:
+ * METHOD_DEFERRED, or an error. */
+int defer_to_worker(struct request *rq, struct worker_slot *slot,
+		    struct work_request *req);
+/* Starts decoding for rq: METHOD_DEFERRED, or an error. */
+int start_decode(struct request *rq, struct pending *pd,
+		 void (*done)(struct decode_job *d));
+/* The request again, once decoded; NULL when its connection has gone. */
+struct conn *pending_request(struct pending *pd, struct request *rq);
+void pending_free(struct pending *pd);
+/* Sends rq's answer: its result, or its error (methods.c). */
+void answer(struct request *rq, int rc, cJSON *result);
+
+/* ---- the methods, by family ---- */
+
+int m_hello(struct request *rq, const cJSON *params, cJSON **result);
+int m_status(struct request *rq, const cJSON *params, cJSON **result);
+int m_list(struct request *rq, const cJSON *params, cJSON **result);
+int m_get(struct request *rq, const cJSON *params, cJSON **result);
+int m_logs(struct request *rq, const cJSON *params, cJSON **result);
+int m_subscribe(struct request *rq, const cJSON *params, cJSON **result);
+int m_unsubscribe(struct request *rq, const cJSON *params, cJSON **result);
+int m_submit(struct request *rq, const cJSON *params, cJSON **result);
+int m_pause(struct request *rq, const cJSON *params, cJSON **result);
+int m_resume(struct request *rq, const cJSON *params, cJSON **result);
+int m_cancel(struct request *rq, const cJSON *params, cJSON **result);
+int m_remove(struct request *rq, const cJSON *params, cJSON **result);
+int m_export(struct request *rq, const cJSON *params, cJSON **result);
+int m_render(struct request *rq, const cJSON *params, cJSON **result);
+
+#endif

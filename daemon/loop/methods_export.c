@@ -1,0 +1,213 @@
+/*
+ * methods_export.c - job.export (from the worker running the job, or from
+ * its files) and model.render (a model package, with a target, rendered
+ * by a worker).
+ */
+#include "loop/methods_common.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/errors.h"
+#include "loop/events.h"
+#include "formats/image_codec.h"
+#include "proto/jsonrpc.h"
+#include "proto/params.h"
+#include "log.h"
+#include "proto/protocol.h"
+#include "loop/quota.h"
+#include "loop/replies.h"
+#include "formats/safetensors.h"
+#include "loop/schedule.h"
+#include "loop/subs.h"
+#include "usertext.h"
+#include "loop/views.h"
+
+/* Why a job that is not running has nothing to export: it never ran, or
+ * it ran some epochs but its weights went before a checkpoint kept them
+ * (the checkpoint is the only copy of a job no worker holds). */
+static int no_checkpoint(struct request *rq, const struct job *job)
+{
+	int epoch = job_epoch(job);
+	const char *why;
+
+	if (!epoch && !job->started)
+		return fail(rq, RPC_JOB_STATE, "job %s has not run yet; there "
+			    "is no model to export", job->id);
+	switch (job->state) {
+	case JOB_QUEUED:
+		why = "the daemon stopped before its first checkpoint "
+		      "(written every 100 epochs and every 30 s), so its "
+		      "epochs were lost and it starts again from epoch 0 "
+		      "when a worker takes it; export it once it runs";
+		break;
+	case JOB_PAUSED:
+		why = job->write_paused
+			      ? "its checkpoint could not be written (see its "
+				"error); the daemon retries, and queues it "
+				"again once it can write"
+			      : "it was paused before a checkpoint was kept; "
+				"resume it and export it while it runs";
+		break;
+	case JOB_FAILED:
+		why = "it failed before a checkpoint was written (see its "
+		      "error)";
+		break;
+	default:
+		why = "it stopped before a checkpoint was written";
+		break;
+	}
+	if (!epoch) /* a restart cut its history back to no checkpoint */
+		return fail(rq, RPC_JOB_STATE, "job %s has run but has no "
+			    "checkpoint to export from: %s", job->id, why);
+	return fail(rq, RPC_JOB_STATE, "job %s ran %d epochs but has no "
+		    "checkpoint to export from: %s", job->id, epoch, why);
+}
+
+/* An export made by a worker: from the running fit, or rendered from the
+ * job's checkpoint. */
+static int export_by_worker(struct request *rq, struct job *job)
+{
+	struct service *svc = rq->svc;
+	struct worker_slot *slot = NULL;
+	if (job->state == JOB_RUNNING) {
+		slot = &svc->slots[job->worker];
+	} else {
+		char path[4200];
+		struct stat st;
+		queue_job_path(svc->queue, job, JOBFILE_CHECKPOINT, path,
+			       sizeof(path));
+		if (stat(path, &st))
+			return no_checkpoint(rq, job);
+		slot = schedule_pick_worker(svc);
+		if (!slot)
+			return fail(rq, RPC_DEVICE, "no device is available to "
+				    "render the export");
+	}
+	struct work_request *req = calloc(1, sizeof(*req));
+	if (!req)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	req->kind = WORK_EXPORT;
+	snprintf(req->job_id, sizeof(req->job_id), "%s", job->id);
+	queue_job_path(svc->queue, job, NULL, req->dir, sizeof(req->dir));
+	return defer_to_worker(rq, slot, req);
+}
+
+/* A done job's export files, read and encoded (decode.c): sent; if they
+ * could not be read, a worker makes the export from the checkpoint. */
+static void export_read(struct decode_job *d)
+{
+	struct pending *pd = (struct pending *)d;
+	struct request rq;
+	struct conn *c = pending_request(pd, &rq);
+	struct job *job = c ? queue_find(pd->svc->queue, pd->job_id) : NULL;
+	int rc = 0;
+	cJSON *r = NULL;
+	if (c && !job) {
+		rc = fail(&rq, RPC_JOB_NOT_FOUND, "job %s was removed meanwhile",
+			  pd->job_id);
+	} else if (c && d->read_rc) {
+		rc = export_by_worker(&rq, job);
+	} else if (c) {
+		r = views_export_result(d->model_b64, d->png_b64);
+		views_add_number(r, "psnr", job->export_psnr);
+	}
+	if (c && rc != METHOD_DEFERRED) {
+		answer(&rq, rc, r); /* printed before pd's strings go */
+		server_conn_release(c);
+	}
+	pending_free(pd);
+}
+
+int m_export(struct request *rq, const cJSON *params, cJSON **result)
+{
+	struct job *job;
+	int rc = touchable_job(rq, params, &job);
+	if (rc)
+		return rc;
+	if (!(job->state == JOB_DONE && job->has_export))
+		return export_by_worker(rq, job);
+	char path[4200];
+	struct pending *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	snprintf(pd->job_id, sizeof(pd->job_id), "%s", job->id);
+	queue_job_path(rq->svc->queue, job, JOBFILE_MODEL, path,
+		       sizeof(path));
+	pd->d.read_model = strdup(path);
+	queue_job_path(rq->svc->queue, job, JOBFILE_RECON, path, sizeof(path));
+	pd->d.read_png = strdup(path);
+	if (!pd->d.read_model || !pd->d.read_png) {
+		pending_free(pd);
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	return start_decode(rq, pd, export_read);
+}
+
+/* model.render, its model (and target) decoded: hands it to a worker. */
+static int render_decoded_request(struct request *rq, struct pending *pd)
+{
+	struct decode_job *d = &pd->d;
+	if (d->model.rc)
+		return input_refused(rq, "model", "safetensors", &d->model);
+	if (d->png.rc)
+		return input_refused(rq, "target", "image", &d->png);
+	if (d->image && (d->image->width != d->model_w ||
+			 d->image->height != d->model_h))
+		return fail(rq, RPC_INVALID_PARAMS, "\"target\" is %dx%d but "
+			    "the model renders %dx%d", d->image->width,
+			    d->image->height, d->model_w, d->model_h);
+	struct worker_slot *slot = schedule_pick_worker(rq->svc);
+	if (!slot)
+		return fail(rq, RPC_DEVICE, "no device is available to render");
+	struct work_request *req = calloc(1, sizeof(*req));
+	if (!req)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	req->kind = WORK_RENDER;
+	req->model = d->package;
+	req->target = d->image;
+	d->package = NULL;
+	d->image = NULL;
+	return defer_to_worker(rq, slot, req);
+}
+
+static void render_decoded(struct decode_job *d)
+{
+	struct pending *pd = (struct pending *)d;
+	struct request rq;
+	struct conn *c = pending_request(pd, &rq);
+	if (c) {
+		int rc = render_decoded_request(&rq, pd);
+		if (rc != METHOD_DEFERRED) {
+			answer(&rq, rc, NULL);
+			server_conn_release(c);
+		} /* else the worker's reply releases it */
+	}
+	pending_free(pd);
+}
+
+int m_render(struct request *rq, const cJSON *params, cJSON **result)
+{
+	static const char *const keys[] = {"model", "target", NULL};
+	int rc = check_keys(rq, params, keys);
+	if (rc)
+		return rc;
+	struct pending *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	pd->d.keep_package = 1;
+	if ((rc = get_b64(rq, params, "model", "safetensors", 1,
+			  &pd->d.model.b64)) ||
+	    (rc = get_b64(rq, params, "target", image_key(params, "target"), 0,
+			  &pd->d.png.b64))) {
+		pending_free(pd);
+		return rc;
+	}
+	return start_decode(rq, pd, render_decoded);
+}

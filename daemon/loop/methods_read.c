@@ -1,0 +1,194 @@
+/*
+ * methods_read.c - the methods that read: hello, daemon.status, job.list,
+ * job.get, job.logs, job.subscribe and job.unsubscribe.
+ */
+#include "loop/methods_common.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/errors.h"
+#include "loop/events.h"
+#include "formats/image_codec.h"
+#include "proto/jsonrpc.h"
+#include "proto/params.h"
+#include "log.h"
+#include "proto/protocol.h"
+#include "loop/quota.h"
+#include "loop/replies.h"
+#include "formats/safetensors.h"
+#include "loop/schedule.h"
+#include "loop/subs.h"
+#include "usertext.h"
+#include "loop/views.h"
+
+static const char *first_device(struct service *svc)
+{
+	for (int i = 0; i < svc->nslots; i++)
+		if (svc->slots[i].ok)
+			return svc->slots[i].device;
+	return NULL;
+}
+
+int m_hello(struct request *rq, const cJSON *params, cJSON **result)
+{
+	static const char *const keys[] = {"client", "protocol", NULL};
+	int rc = check_keys(rq, params, keys);
+	if (rc)
+		return rc;
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "daemon", "vkinrd");
+	cJSON_AddNumberToObject(r, "protocol", PROTOCOL_VERSION);
+	cJSON_AddStringToObject(r, "version", VKINR_VERSION);
+	const char *dev = first_device(rq->svc);
+	if (dev)
+		cJSON_AddStringToObject(r, "device", dev);
+	else
+		cJSON_AddNullToObject(r, "device");
+	cJSON_AddNumberToObject(r, "uid", server_conn_uid(rq->c));
+	*result = r;
+	return 0;
+}
+
+int m_status(struct request *rq, const cJSON *params, cJSON **result)
+{
+	static const char *const keys[] = {NULL};
+	int rc = check_keys(rq, params, keys);
+	if (rc)
+		return rc;
+	struct service *svc = rq->svc;
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "daemon", "vkinrd");
+	cJSON_AddStringToObject(r, "version", VKINR_VERSION);
+	cJSON_AddNumberToObject(r, "protocol", PROTOCOL_VERSION);
+	cJSON_AddNumberToObject(r, "pid", getpid());
+	cJSON_AddNumberToObject(r, "uptime", (double)time(NULL) - svc->started);
+	cJSON_AddNumberToObject(r, "started", svc->started);
+	const char *dev = first_device(svc);
+	if (dev)
+		cJSON_AddStringToObject(r, "device", dev);
+	else
+		cJSON_AddNullToObject(r, "device");
+	cJSON_AddItemToObject(r, "devices", views_devices(svc));
+	cJSON_AddStringToObject(r, "state_dir", svc->opt->state_dir);
+	cJSON_AddBoolToObject(r, "stopping", svc->stopping);
+	cJSON *jobs = cJSON_AddObjectToObject(r, "jobs");
+	for (int s = JOB_QUEUED; s <= JOB_CANCELLED; s++)
+		cJSON_AddNumberToObject(jobs, job_state_name(s),
+					queue_count_state(svc->queue, s));
+	cJSON_AddNumberToObject(jobs, "total", svc->queue->count);
+	cJSON_AddNumberToObject(r, "queue", queue_count_state(svc->queue,
+							      JOB_QUEUED));
+	cJSON_AddNumberToObject(r, "connections",
+				server_connection_count(svc->server));
+	cJSON_AddNumberToObject(r, "subscriptions", subs_count(svc, 0));
+	cJSON *lim = cJSON_AddObjectToObject(r, "limits");
+	cJSON_AddNumberToObject(lim, "line_bytes", LIMIT_LINE_BYTES);
+	cJSON_AddNumberToObject(lim, "connections", quota_connections());
+	cJSON_AddNumberToObject(lim, "connections_per_uid",
+				quota_connections_per_uid());
+	cJSON_AddNumberToObject(lim, "jobs_per_uid", quota_jobs_per_uid());
+	cJSON_AddNumberToObject(lim, "requests_per_uid",
+				quota_requests_per_uid());
+	cJSON_AddNumberToObject(lim, "subscriber_bytes", LIMIT_SUBSCRIBER_BYTES);
+	cJSON_AddNumberToObject(lim, "image_side", IMAGE_MAX_SIDE);
+	cJSON_AddNumberToObject(lim, "image_pixels", IMAGE_MAX_PIXELS);
+	*result = r;
+	return 0;
+}
+
+int m_list(struct request *rq, const cJSON *params, cJSON **result)
+{
+	static const char *const keys[] = {NULL};
+	int rc = check_keys(rq, params, keys);
+	if (rc)
+		return rc;
+	cJSON *r = cJSON_CreateObject();
+	cJSON *a = cJSON_AddArrayToObject(r, "jobs");
+	int default_width = schedule_default_width(rq->svc);
+	for (struct job *job = rq->svc->queue->head; job; job = job->next)
+		cJSON_AddItemToArray(a, views_job(job, default_width));
+	*result = r;
+	return 0;
+}
+
+int m_get(struct request *rq, const cJSON *params, cJSON **result)
+{
+	struct job *job;
+	int rc = check_keys(rq, params, job_only);
+	if (rc || (rc = get_job(rq, params, &job)))
+		return rc;
+	*result = views_job(job, schedule_default_width(rq->svc));
+	return 0;
+}
+
+/* Anyone may read a job's events, as its job object (see Access): they
+ * say what job.get and job.subscribe show, with times. */
+int m_logs(struct request *rq, const cJSON *params, cJSON **result)
+{
+	struct job *job;
+	cJSON *events;
+	int rc = check_keys(rq, params, job_only);
+	if (rc || (rc = get_job(rq, params, &job)))
+		return rc;
+	if ((rc = job_events_read(rq->svc->queue, job, &events)))
+		return fail(rq, RPC_INTERNAL_ERROR, "cannot read the events of "
+			    "job %s: %s", job->id, rc == ERR_IO ?
+			    strerror(errno) : error_message(rc));
+	*result = cJSON_CreateObject();
+	cJSON_AddStringToObject(*result, "job", job->id);
+	cJSON_AddItemToObject(*result, "events", events);
+	return 0;
+}
+
+int m_subscribe(struct request *rq, const cJSON *params,
+		cJSON **result)
+{
+	static const char *const keys[] = {"job", "since", NULL};
+	struct service *svc = rq->svc;
+	struct job *job;
+	int64_t since = 0;
+	int rc = check_keys(rq, params, keys);
+	if (rc || (rc = get_job(rq, params, &job)) ||
+	    (rc = get_int(rq, params, "since", 0, 1e12, &since)))
+		return rc;
+	uint64_t conn = server_conn_id(rq->c);
+	subs_drop(svc, conn, job->id);
+	int nsubs = subs_count(svc, conn);
+	if (nsubs >= quota_jobs_per_uid()) {
+		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
+					    quota_jobs_per_uid());
+		return fail(rq, RPC_LIMIT, "this connection follows %d jobs "
+			    "already (the limit)", nsubs);
+	}
+	struct subscription *s = subs_add(svc, conn, job, since);
+	if (!s)
+		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "job", job->id);
+	cJSON_AddStringToObject(r, "state", job_state_name(job->state));
+	cJSON_AddNumberToObject(r, "epoch", job_epoch(job));
+	cJSON_AddNumberToObject(r, "epochs", job->p.epochs);
+	cJSON_AddNumberToObject(r, "replay", job->nhist - s->cursor);
+	*result = r;
+	return 0; /* the replay follows the result (pumped after it) */
+}
+
+int m_unsubscribe(struct request *rq, const cJSON *params,
+		  cJSON **result)
+{
+	struct job *job;
+	int rc = check_keys(rq, params, job_only);
+	if (rc || (rc = get_job(rq, params, &job)))
+		return rc;
+	subs_drop(rq->svc, server_conn_id(rq->c), job->id);
+	*result = cJSON_CreateObject();
+	cJSON_AddStringToObject(*result, "job", job->id);
+	return 0;
+}

@@ -1,0 +1,71 @@
+/*
+ * quota.c - the effective value of each limit a test may lower (see
+ * quota.h). The compiled-in values (proto/protocol.h) are the documented
+ * ones; an environment variable can only make a limit smaller, so it
+ * cannot be used to weaken the daemon.
+ */
+#include "loop/quota.h"
+
+#include <stdlib.h>
+
+#include "log.h"
+#include "proto/protocol.h"
+
+static int from_env(const char *name, int limit)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return limit;
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*end || v < 1 || v > limit) {
+		log_warn("%s=%s ignored: it may only lower the limit, to 1..%d",
+			 name, s, limit);
+		return limit;
+	}
+	log_info("%s: limit lowered to %ld", name, v);
+	return (int)v;
+}
+
+int quota_connections(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_MAX_CONNECTIONS", LIMIT_CONNECTIONS);
+	return v;
+}
+
+int quota_connections_per_uid(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_MAX_CONNECTIONS_PER_UID",
+			     LIMIT_CONNECTIONS_PER_UID);
+	return v;
+}
+
+int quota_jobs_per_uid(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_MAX_JOBS_PER_UID", LIMIT_JOBS_PER_UID);
+	return v;
+}
+
+int quota_partial_bytes_per_uid(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_MAX_PARTIAL_BYTES_PER_UID",
+			     (int)LIMIT_PARTIAL_BYTES_PER_UID);
+	return v;
+}
+
+int quota_requests_per_uid(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_MAX_REQUESTS_PER_UID",
+			     LIMIT_REQUESTS_PER_UID);
+	return v;
+}

@@ -1,0 +1,144 @@
+/*
+ * schedule.c - jobs and requests to workers.
+ *
+ * A worker trains as many jobs at once as it has room for (worker_room:
+ * one without packs, else up to its pack's size while its device's memory
+ * holds them); schedule_jobs gives each worker the next jobs queue_next
+ * picks (priority, then submission order), marks them running and tells
+ * their followers. Renders and exports go to an idle
+ * worker when there is one, else they take turns with a running job
+ * between its epochs (worker.h). The engine's config is made here, from
+ * the engine's defaults for the device and the options the job was
+ * submitted with (already checked against proto/params.h at submission).
+ * Loop thread only.
+ */
+#include "loop/schedule.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "loop/events.h"
+#include "log.h"
+#include "loop/subs.h"
+#include "loop/views.h"
+#include "worker/worker.h"
+
+/* The engine options a job was submitted with, over the engine's
+ * defaults: its recipe, and the table's words outside it (precision,
+ * dilations). */
+static void apply_engine_options(const struct job_params *p,
+				 struct nn_config *cfg)
+{
+	cfg->recipe = p->recipe; /* resolved at submission */
+	char err[256];
+	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++)
+		if (JOB_WORD(p, i)[0] && !nn_option_in_recipe(i))
+			nn_option_set(cfg, i, JOB_WORD(p, i), "", err,
+				      sizeof err);
+}
+
+int schedule_default_width(const struct service *svc)
+{
+	int kind = -1;
+	for (int i = 0; i < svc->nslots; i++) {
+		const struct worker_slot *s = &svc->slots[i];
+		if (!s->ok || s->exited)
+			continue;
+		if (kind >= 0 && kind != s->is_cpu)
+			return 0;
+		kind = s->is_cpu;
+	}
+	if (kind < 0)
+		return 0;
+	return nn_default_width(kind);
+}
+
+void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
+{
+	nn_config_defaults(cfg, is_cpu);
+	/* the width is known now, and what waits for it */
+	nn_resolve_auto(&job->p.width, is_cpu, &job->p.lr, &job->p.recipe);
+	cfg->nf = job->p.width;
+	cfg->lr = job->p.lr;
+	cfg->epochs = job->p.epochs;
+	cfg->seed = job->p.seed;
+	apply_engine_options(&job->p, cfg);
+}
+
+static int start_one(struct service *svc, struct worker_slot *slot, int i);
+
+void schedule_jobs(struct service *svc)
+{
+	if (svc->stopping)
+		return;
+	/* each job to the worker with room that has the fewest, so that
+	 * jobs spread over the workers (and their devices) before any pack
+	 * grows */
+	for (;;) {
+		int best = -1, fewest = 0;
+		for (int i = 0; i < svc->nslots; i++) {
+			struct worker_slot *slot = &svc->slots[i];
+			if (!slot->ok || slot->exited || worker_room(slot->w) < 1)
+				continue;
+			int jobs = worker_jobs(slot->w);
+			if (best < 0 || jobs < fewest) {
+				best = i;
+				fewest = jobs;
+			}
+		}
+		if (best < 0 || start_one(svc, &svc->slots[best], best))
+			return;
+	}
+}
+
+/* Hands the next queued job to worker i; 1 when there is none. */
+static int start_one(struct service *svc, struct worker_slot *slot, int i)
+{
+	{
+		struct job *job = queue_next(svc->queue);
+		if (!job)
+			return 1;
+		struct work_job *wj = calloc(1, sizeof(*wj));
+		if (!wj)
+			return 1;
+		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
+		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
+		struct job_params given = job->p;
+		schedule_job_config(job, slot->is_cpu, &wj->cfg);
+		/* what was left to the daemon is chosen now: kept, so that a
+		 * restart neither shows nor trains anything else */
+		if (given.width != job->p.width || given.lr != job->p.lr ||
+		    given.recipe.warmup != job->p.recipe.warmup)
+			queue_save_request(svc->queue, job);
+		wj->has_init = job->has_init;
+		wj->target_psnr = job->p.target_psnr;
+
+		job->worker = i;
+		snprintf(job->device, sizeof(job->device), "%s", slot->device);
+		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
+		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
+		char settings[160];
+		views_settings_text(&job->p, settings, sizeof settings);
+		job_event(svc->queue, job, LOGL_NOTICE,
+			  "starting on %s (worker %d): %s", slot->device, i,
+			  settings);
+		worker_start_job(slot->w, wj);
+		subs_job_state(svc, job);
+	}
+	return 0;
+}
+
+struct worker_slot *schedule_pick_worker(struct service *svc)
+{
+	struct worker_slot *any = NULL;
+	for (int i = 0; i < svc->nslots; i++) {
+		struct worker_slot *s = &svc->slots[i];
+		if (!s->ok || s->exited)
+			continue;
+		if (!worker_jobs(s->w))
+			return s;
+		if (!any)
+			any = s;
+	}
+	return any;
+}

@@ -1,0 +1,30 @@
+/*
+ * schedule.h - which worker does what: the queued jobs handed to idle
+ * workers, a worker chosen for a render or an export, and a job's
+ * parameters turned into the engine's config.
+ *
+ * Loop thread only.
+ */
+#ifndef VKINR_SCHEDULE_H
+#define VKINR_SCHEDULE_H
+
+#include "nn/fit.h"
+#include "jobs/queue.h"
+#include "loop/loop_state.h"
+
+/* Hands the best queued job to each idle worker whose device is open
+ * (nothing while the daemon stops). */
+void schedule_jobs(struct service *svc);
+/* A worker for a render or an export of a job that is not running: an
+ * idle one if there is, else any that has its device; NULL when none. */
+struct worker_slot *schedule_pick_worker(struct service *svc);
+/* The width a job left to the daemon would get now: the default of the
+ * open devices when they agree (all CPUs, or none), else 0 (not known
+ * until a worker takes it, or no device is open yet). */
+int schedule_default_width(const struct service *svc);
+/* The engine's config for job on a device (is_cpu: lavapipe and the like,
+ * whose defaults differ). The width and the learning rate left to the
+ * daemon are chosen here and kept in the job's parameters. */
+void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg);
+
+#endif

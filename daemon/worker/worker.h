@@ -1,0 +1,179 @@
+/*
+ * worker.h - one thread per Vulkan device: it owns the gpu_context and runs
+ * one job at a time through the engine, and renders and exports in turn
+ * with the jobs.
+ *
+ * The loop thread and a worker meet only in the worker's locked hand-off:
+ * the loop hands over a job (worker_start_job), sets flags (pause, cancel,
+ * stop) and queues requests (render, export); the worker posts events
+ * (ready, started, progress, checkpoint, ended, reply, exited) and calls
+ * the wake function given to worker_create. Nothing passed across points
+ * at the loop's data: a job travels as a self-contained work_job, events
+ * carry job ids, a request its number. The worker knows nothing of the
+ * protocol: it answers a request with 0 or a negative error code
+ * (errors.h) and a sentence, which the loop puts on the wire.
+ *
+ * Checkpoints go to the job's folder every WORKER_CHECKPOINT_EPOCHS epochs
+ * and every WORKER_CHECKPOINT_SECONDS seconds (whichever comes first), and
+ * at every pause, stop, cancel and finish. The environment variables
+ * VKINRD_CHECKPOINT_EPOCHS and VKINRD_CHECKPOINT_SECONDS override them.
+ * On device loss or out of device memory the worker recreates its
+ * gpu_context and resumes the job from its checkpoint, at most
+ * WORKER_DEVICE_RETRIES times per job. When training diverges (the loss is
+ * not finite) it goes back to the last checkpoint with half the learning
+ * rate, at most WORKER_DIVERGE_RETRIES times, then fails the job; the rate
+ * in use travels in WORK_STARTED and in every later checkpoint. A
+ * checkpoint that cannot be written (a full disk) fails the job; the
+ * previous one stays, and a resume continues from it.
+ */
+#ifndef VKINR_WORKER_H
+#define VKINR_WORKER_H
+
+#include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
+
+#include "gpu/gpu.h"
+
+#include "jobs/jobfiles.h"
+#include "nn/fit.h"
+
+#define WORKER_CHECKPOINT_EPOCHS 100
+#define WORKER_SERVE_SHARE 0.15 /* of a running job's time, for requests */
+#define WORKER_CHECKPOINT_SECONDS 30.0
+#define WORKER_DEVICE_RETRIES 3
+#define WORKER_DIVERGE_RETRIES 3
+/* Packs (nn/pack.h): the jobs one worker trains at once at most, and the
+ * share of the device's memory budget their fits may take together. */
+#define WORKER_PACK_MOST 1024
+#define WORKER_PACK_MEMORY 0.6
+
+/* A job as the worker needs it: where its files are and its config. */
+struct work_job {
+	char id[JOB_ID_MAX];
+	char dir[4096];
+	struct nn_config cfg; /* used when there is no checkpoint yet */
+	int has_init;
+	double target_psnr;   /* > 0: done once an epoch's psnr reaches it */
+};
+
+enum work_flag {
+	WORK_PAUSE = 1,  /* checkpoint, free the fit, report paused */
+	WORK_CANCEL = 2, /* checkpoint, report cancelled */
+	WORK_STOP = 4,   /* daemon stopping: checkpoint, report queued, exit */
+};
+
+enum work_request_kind { WORK_RENDER, WORK_EXPORT };
+
+/* A render or export; the reply fields are filled by the worker. */
+struct work_request {
+	struct work_request *next;
+	enum work_request_kind kind;
+	/* the loop's bookkeeping: the worker reads uid (users take turns)
+	 * and conn (worker_drop_requests), and gives number back */
+	uint64_t number;  /* the loop's name for the request */
+	uint64_t conn;    /* the connection that asked */
+	uid_t uid;
+	/* export: the job, from the running fit or from its checkpoint */
+	char job_id[JOB_ID_MAX];
+	char dir[4096];
+	/* render */
+	struct st_file *model;
+	struct image *target;
+	/* reply: rc 0, or a negative error code (errors.h) and a message
+	 * for people */
+	int rc;
+	char message[1024];
+	char *model_b64; /* export */
+	char *png_b64;   /* export and render */
+	double psnr;
+	int has_psnr;
+};
+
+void work_request_destroy(struct work_request *req);
+
+/* How a job left the worker. */
+enum work_end {
+	WORK_END_DONE,      /* every epoch run (or the target reached) */
+	WORK_END_FAILED,    /* message says why */
+	WORK_END_PAUSED,    /* asked, or a write failed (message says which) */
+	WORK_END_CANCELLED,
+	WORK_END_QUEUED,    /* back to the queue: the worker stops, or has no
+			     * device */
+};
+
+enum work_event_kind {
+	WORK_READY,      /* device opened (ok) or not (message) */
+	WORK_STARTED,    /* job loaded at epoch (from checkpoint or 0), m.lr,
+			  * the precision it runs in as message */
+	WORK_PROGRESS,   /* one epoch finished: m */
+	WORK_CHECKPOINT, /* checkpoint written at epoch */
+	WORK_ENDED,      /* job left the worker: end says how */
+	WORK_REPLY,      /* req answered */
+	WORK_EXITED,     /* the thread is about to return */
+};
+
+struct work_event {
+	struct work_event *next;
+	enum work_event_kind kind;
+	char job_id[JOB_ID_MAX];
+	struct nn_metrics m;
+	int epoch;
+	enum work_end end;
+	double psnr;         /* ENDED done: psnr of the exported model */
+	int has_psnr;
+	int target_reached;  /* ENDED done: stopped early at target_psnr */
+	char message[1024];   /* READY failed, ENDED failed: why */
+	int ok;              /* READY */
+	struct gpu_device_info info; /* READY ok */
+	struct work_request *req;    /* REPLY */
+};
+
+struct worker;
+
+/* Starts the thread; it opens the device (selector as gpu_create) and
+ * posts WORK_READY. wake(wake_arg) is called, from the worker's thread,
+ * whenever an event is posted (it must be safe to call from any thread,
+ * as uv_async_send is). */
+int worker_create(struct worker **out, int index, const char *selector,
+		  int pack, void (*wake)(void *wake_arg), void *wake_arg);
+/* Asks the thread to stop (WORK_STOP), joins it and frees everything.
+ * destroy(NULL) does nothing. */
+void worker_destroy(struct worker *w);
+/* Asks the thread to stop without waiting (it posts WORK_EXITED once its
+ * job is checkpointed, then releases its device). */
+void worker_stop(struct worker *w);
+/* Waits for a stopped worker's thread to end, until deadline
+ * (CLOCK_REALTIME); 0, or ERR_BUSY when it is still releasing its device. */
+int worker_join(struct worker *w, const struct timespec *deadline);
+
+/* Hands a job over (ownership passes); the worker must have room
+ * (worker_room). */
+void worker_start_job(struct worker *w, struct work_job *job);
+/* How many more jobs the worker takes now: 1 when idle and 0 when busy
+ * without packs; with packs, its pack's free places while its device's
+ * memory holds more (0 once it is full, until a job leaves). */
+int worker_room(struct worker *w);
+/* How many jobs it has (handed over and not yet ended). */
+int worker_jobs(struct worker *w);
+/* Sets WORK_PAUSE or WORK_CANCEL for the job with that id, if the
+ * worker has it; wakes the worker. */
+void worker_flag(struct worker *w, const char *job_id, int flags);
+/* Queues a request (ownership passes; it comes back in WORK_REPLY).
+ * While a job runs, the worker serves at most one request per epoch, the
+ * users taking turns, and spends at most WORKER_SERVE_SHARE of the job's
+ * time on them: a flood of renders slows the job by a bounded share. */
+void worker_request(struct worker *w, struct work_request *req);
+/* How many requests of uid wait in the worker's queue (not yet started). */
+int worker_count_requests(struct worker *w, uid_t uid);
+/* Takes back the requests of connection conn that the worker has not
+ * started (their client has gone); they are destroyed here. */
+void worker_drop_requests(struct worker *w, uint64_t conn);
+/* Takes every posted event, oldest first. */
+struct work_event *worker_take_events(struct worker *w);
+/* Device memory the worker's gpu_context holds, as the worker last
+ * published it (after opening the device, each epoch, each request and
+ * when a job leaves it). */
+uint64_t worker_bytes_in_use(struct worker *w);
+
+#endif

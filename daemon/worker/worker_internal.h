@@ -1,0 +1,138 @@
+/*
+ * worker_internal.h - what the worker's files share and nobody else
+ * includes: the worker's fields, a job's run, and the steps one file
+ * takes from another. Calls run one way, down this list:
+ * worker_thread.c (the thread), worker_pack.c (a pack of jobs),
+ * worker_run.c (one job's run), worker_serve.c (renders and exports
+ * between epochs), worker_fit.c (a job's fit and files, the device),
+ * worker.c (the hand-off with the loop, under the lock).
+ *
+ * Worker thread only, except the fields under w->lock (worker.c).
+ */
+#ifndef VKINR_WORKER_INTERNAL_H
+#define VKINR_WORKER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "worker/worker.h"
+
+struct worker {
+	int index;
+	char *selector;
+	void (*wake)(void *arg);
+	void *wake_arg;
+	pthread_t thread;
+	int started;
+
+	/* the hand-off, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct held *held;             /* the jobs it has, oldest first */
+	int nheld;
+	int full;                      /* its pack fills the device's memory */
+	int flags;                     /* WORK_STOP */
+	struct work_request *requests; /* FIFO */
+	struct work_event *events, **events_tail;
+	uint64_t bytes_in_use;         /* gpu_bytes_in_use, as published */
+
+	/* the thread's own */
+	int pack;                      /* jobs at once at most (1: no packs) */
+	struct gpu_context *gpu;
+	int ckpt_epochs;
+	double ckpt_seconds;
+};
+
+/* A job the loop handed over: its flags, and the job until the thread
+ * takes it (NULL after). */
+struct held {
+	struct held *next;
+	char id[JOB_ID_MAX];
+	int flags;
+	struct work_job *job;
+};
+
+/* One job being run: the fit and what is needed to rebuild it. */
+struct run {
+	struct work_job *job;
+	struct image *target;
+	struct nn_fit *fit;
+	int last_ckpt_epoch;
+	double last_ckpt_time;
+	int write_errno;     /* why the last checkpoint could not be written */
+	double train_seconds, serve_seconds; /* since it started here */
+	uid_t last_uid;      /* whose request was served last */
+	int served_any;
+	int retries;         /* device lost or out of memory, reopened */
+	int rollbacks;       /* diverged, back to the checkpoint */
+	double lr;           /* after a rollback, the lowered rate; else 0 */
+	int reached;         /* the model reached target_psnr */
+	int shared;          /* in a pack with others (the device is theirs
+				too: a fault is handled for all) */
+	/* how it ended */
+	enum work_end end;
+	double psnr;         /* done: the exported model's */
+	char msg[600];       /* failed, or paused by a failed write: why */
+};
+
+/*
+ * A run is a loop over what the last step came to: an epoch went well
+ * (on to the next), the fit must be built again (the device was reopened,
+ * or the learning rate halved after a divergence), or the job leaves the
+ * worker (done, paused, cancelled, stopped or failed: r->end and r->msg
+ * say which and why). Each step below returns one of them.
+ */
+enum run_outcome {
+	RUN_NEXT,   /* an epoch ran (or a fit was loaded): go on */
+	RUN_RELOAD, /* build the fit again (from the checkpoint, if any) */
+	RUN_ENDED,  /* the job leaves the worker: r->end, r->msg */
+};
+
+/* worker.c: the hand-off; each takes w->lock itself, but where said */
+double worker_seconds(void); /* monotonic */
+struct work_event *worker_event(enum work_event_kind kind,
+				const char *job_id);
+void worker_post(struct worker *w, struct work_event *ev);
+void worker_post_ended(struct worker *w, const char *job_id,
+		       enum work_end end, const char *message);
+void worker_publish_memory(struct worker *w);
+struct work_job *worker_take_job(struct worker *w);
+void worker_release_held(struct worker *w, const char *job_id);
+int worker_take_due(struct worker *w, struct run *r,
+		    struct work_request **req);
+int worker_flags_of(struct worker *w, const char *job_id);
+void worker_hand_back(struct worker *w);
+int worker_has_untaken(struct worker *w); /* under lock */
+
+/* worker_serve.c */
+void worker_serve(struct worker *w, struct work_request *reqs,
+		  const char *job_id, struct nn_fit *fit);
+int worker_serve_due(struct worker *w, struct run **runs, int n);
+
+/* worker_fit.c: a job's fit and files, the device */
+int worker_path_in(const struct work_job *job, const char *dir,
+		   const char *file, char *buf, size_t len);
+int worker_load_fit(struct worker *w, const char *dir,
+		    const struct work_job *job, double lr,
+		    struct image **target, struct nn_fit **fit, char *err,
+		    size_t errlen);
+int worker_save_checkpoint(struct worker *w, struct run *r);
+int worker_reopen_device(struct worker *w, char *err, size_t errlen);
+int worker_device_fault(int rc);
+void worker_describe(int rc, const char *err, char *msg, size_t len);
+
+/* worker_run.c: the steps of a run */
+int run_model_reaches(struct run *r, double target, int *reached);
+enum run_outcome run_ended(struct run *r, enum work_end end);
+enum run_outcome run_recover(struct worker *w, struct run *r, int rc);
+enum run_outcome run_finish(struct worker *w, struct run *r);
+enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r);
+enum run_outcome run_load(struct worker *w, struct run *r);
+void run_end(struct worker *w, struct run *r);
+void worker_run_job(struct worker *w, struct work_job *job);
+
+/* worker_pack.c */
+void worker_run_pack(struct worker *w);
+
+#endif

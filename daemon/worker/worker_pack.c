@@ -1,0 +1,203 @@
+/*
+ * worker_pack.c - a worker's jobs trained as one pack (nn/pack.h).
+ *
+ * When a worker may hold more than one job (--pack, and a device that can
+ * run packs), the jobs handed over are taken as they come, while the pack
+ * has room and the device memory, and all step at once; between two
+ * epochs each job is checked, served and checkpointed, and leaves, just
+ * as worker_run.c runs a job alone. A device fault takes every fit: the
+ * device is reopened once and each job loaded again from its checkpoint;
+ * memory that ran out with others on the device sends all but the first
+ * back to the queue.
+ */
+#include "worker/worker.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "proto/errors.h"
+#include "log.h"
+#include "nn/pack.h"
+#include "worker/worker_internal.h"
+
+/* A fault of the device while a pack trains: every fit goes, the device
+ * is reopened once, and each job is loaded again from its checkpoint
+ * (or fails, past its retries). */
+static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
+		      struct nn_pack **pack)
+{
+	char err[512] = "";
+	log_warn("worker %d: %s while training a pack of %d; reopening the "
+		 "device and resuming each job from its checkpoint", w->index,
+		 error_message(rc), n);
+	nn_pack_destroy(*pack);
+	*pack = NULL;
+	for (int i = 0; i < n; i++) {
+		nn_fit_destroy(runs[i]->fit);
+		runs[i]->fit = NULL;
+	}
+	int reopened = worker_reopen_device(w, err, sizeof(err)) == 0 &&
+		       nn_pack_create(pack, w->gpu) == 0;
+	/* out of memory with others: the pack was too large, not the device
+	 * faulty; the first job goes on, the others wait in the queue */
+	int shrink = rc == ERR_DEVICE_OOM && n > 1;
+	if (shrink) {
+		pthread_mutex_lock(&w->lock);
+		w->full = 1;
+		pthread_mutex_unlock(&w->lock);
+	}
+	int kept = 0;
+	for (int i = 0; i < n; i++) {
+		struct run *r = runs[i];
+		enum run_outcome o = RUN_ENDED;
+		if (shrink && i > 0) {
+			r->end = WORK_END_QUEUED;
+			run_end(w, r);
+			continue;
+		}
+		if (!reopened)
+			snprintf(r->msg, sizeof(r->msg), "%s, and the device "
+				 "could not be reopened: %s", error_message(rc),
+				 err);
+		else if (++r->retries > WORKER_DEVICE_RETRIES)
+			snprintf(r->msg, sizeof(r->msg), "%s, %d times",
+				 error_message(rc), r->retries);
+		else
+			o = run_load(w, r);
+		if (o == RUN_ENDED) {
+			if (!reopened || r->retries > WORKER_DEVICE_RETRIES)
+				r->end = WORK_END_FAILED;
+			run_end(w, r);
+		} else {
+			runs[kept++] = r;
+		}
+	}
+	return kept;
+}
+
+/*
+ * Trains the jobs handed over as one pack (nn/pack.h) until none is left:
+ * between two epochs jobs join (taken as they come, while the pack has
+ * room and the device memory) and leave (done, paused, cancelled,
+ * stopped, failed), each exactly as worker_run_job would run it alone.
+ */
+void worker_run_pack(struct worker *w)
+{
+	struct run **runs = calloc((size_t)w->pack, sizeof(*runs));
+	struct nn_fit **fits = calloc((size_t)w->pack, sizeof(*fits));
+	struct nn_metrics *m = calloc((size_t)w->pack, sizeof(*m));
+	int *rcs = calloc((size_t)w->pack, sizeof(*rcs));
+	struct nn_pack *pack = NULL;
+	int n = 0;
+	if (!runs || !fits || !m || !rcs || nn_pack_create(&pack, w->gpu)) {
+		log_error("worker %d: out of memory for a pack", w->index);
+		worker_hand_back(w);
+		goto out;
+	}
+	uint64_t budget = (uint64_t)(gpu_info(w->gpu)->budget_bytes *
+				     WORKER_PACK_MEMORY);
+	for (;;) {
+		struct work_job *job;
+		while (n < w->pack && (job = worker_take_job(w))) {
+			struct run *r = calloc(1, sizeof(*r));
+			if (!r) {
+				worker_release_held(w, job->id);
+				worker_post_ended(w, job->id, WORK_END_QUEUED, NULL);
+				free(job);
+				continue;
+			}
+			*r = (struct run){.job = job, .psnr = NAN, .shared = n > 0};
+			if (run_load(w, r) == RUN_ENDED) {
+				run_end(w, r);
+				continue;
+			}
+			runs[n++] = r;
+			if (gpu_bytes_in_use(w->gpu) > budget) {
+				pthread_mutex_lock(&w->lock);
+				w->full = 1;
+				pthread_mutex_unlock(&w->lock);
+			}
+		}
+		if (!n)
+			break;
+		worker_serve_due(w, runs, n);
+		for (int i = 0; i < n; i++) {
+			struct run *r = runs[i];
+			r->shared = n > 1;
+			int flags = worker_flags_of(w, r->job->id);
+			enum run_outcome o = RUN_NEXT;
+			if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
+				worker_save_checkpoint(w, r);
+				o = run_ended(r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
+					     : flags & WORK_PAUSE ? WORK_END_PAUSED
+								  : WORK_END_QUEUED);
+			} else if (r->reached ||
+				   nn_fit_epoch(r->fit) >= r->job->cfg.epochs) {
+				o = run_finish(w, r);
+			}
+			if (o == RUN_RELOAD)
+				o = run_load(w, r);
+			if (o == RUN_ENDED) {
+				run_end(w, r);
+				runs[i--] = runs[--n];
+			}
+		}
+		if (!n)
+			continue;
+		for (int i = 0; i < n; i++)
+			fits[i] = runs[i]->fit;
+		double t = worker_seconds();
+		int rc = nn_pack_step(pack, fits, n, m, rcs);
+		double dt = worker_seconds() - t;
+		for (int i = 0; rc == 0 && i < n; i++)
+			if (worker_device_fault(rcs[i]))
+				rc = rcs[i];
+		if (rc) {
+			n = pack_fault(w, runs, n, rc, &pack);
+			if (!pack) {
+				for (int i = 0; i < n; i++)
+					run_end(w, runs[i]);
+				n = 0;
+				break;
+			}
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			struct run *r = runs[i];
+			const struct work_job *jb = r->job;
+			enum run_outcome o;
+			r->train_seconds += dt;
+			if (rcs[i]) {
+				o = run_recover(w, r, rcs[i]);
+				if (o == RUN_RELOAD)
+					o = run_load(w, r);
+			} else {
+				struct work_event *ev = worker_event(WORK_PROGRESS, jb->id);
+				ev->m = m[i];
+				worker_post(w, ev);
+				int trc = 0;
+				if (jb->target_psnr > 0 && isfinite(m[i].psnr_best) &&
+				    m[i].psnr_best >= jb->target_psnr)
+					trc = run_model_reaches(r, jb->target_psnr,
+							    &r->reached);
+				o = trc ? run_recover(w, r, trc) : run_checkpoint_if_due(w, r);
+				if (o == RUN_RELOAD)
+					o = run_load(w, r);
+			}
+			if (o == RUN_ENDED) {
+				run_end(w, r);
+				runs[i--] = runs[--n];
+			}
+		}
+		worker_publish_memory(w);
+	}
+out:
+	nn_pack_destroy(pack);
+	free(runs);
+	free(fits);
+	free(m);
+	free(rcs);
+	worker_publish_memory(w);
+}

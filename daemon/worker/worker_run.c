@@ -1,0 +1,276 @@
+/*
+ * worker_run.c - one job's run on the worker thread.
+ *
+ * A run is a short loop over what each step came to (enum run_outcome):
+ * on to the next epoch, build the fit again, or leave the worker. The fit
+ * is built from the job's checkpoint when it has one, else from its
+ * config (worker_load_fit); checkpoints are written every ckpt_epochs
+ * epochs or ckpt_seconds seconds, and the exports when it is done. A lost
+ * device is reopened and the job resumed from its checkpoint, a
+ * divergence rolled back with half the rate, each a bounded number of
+ * times; every other failure ends the job with a sentence (WORK_ENDED).
+ * The steps are shared with a pack (worker_pack.c), which runs each of its
+ * jobs exactly as a run alone would.
+ */
+#include "worker/worker.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/errors.h"
+#include "log.h"
+#include "nn/package.h"
+#include "util/image.h"
+#include "worker/worker_internal.h"
+
+/* Writes model.safetensors and recon.png for a finished job. */
+static int save_exports(struct run *r, double *psnr)
+{
+	char model[4200], recon[4200];
+	worker_path_in(r->job, NULL, JOBFILE_MODEL, model, sizeof(model));
+	worker_path_in(r->job, NULL, JOBFILE_RECON, recon, sizeof(recon));
+	return nn_fit_save_export(r->fit, model, recon, 0600, psnr, NULL);
+}
+
+/*
+ * Whether the weights as they are now, which the export would write, reach
+ * target PSNR. An epoch's PSNR is measured before its step updates the
+ * weights, so it may pass the target while the model after the step does
+ * not (or the other way): the stop rule asks the model itself, with one
+ * forward pass, once the epoch's PSNR says it may be time.
+ */
+int run_model_reaches(struct run *r, double target, int *reached)
+{
+	double psnr = NAN;
+	int rc = nn_fit_export(r->fit, NULL, NULL, &psnr);
+
+	*reached = rc == 0 && isfinite(psnr) && psnr >= target;
+	return rc;
+}
+
+/* ------------------------------------------------------- a job's run */
+
+enum run_outcome run_ended(struct run *r, enum work_end end)
+{
+	r->end = end;
+	return RUN_ENDED;
+}
+
+/* Builds the fit (again) and says so with WORK_STARTED. */
+static enum run_outcome load(struct worker *w, struct run *r)
+{
+	const struct work_job *job = r->job;
+	char err[512] = "";
+	int rc = worker_load_fit(w, job->dir, job, r->lr, &r->target, &r->fit, err,
+			  sizeof(err));
+	if (rc == ERR_DEVICE_OOM && r->shared) {
+		/* others train on this device: it is full, not faulty; the
+		 * job waits in the queue until one leaves */
+		pthread_mutex_lock(&w->lock);
+		w->full = 1;
+		pthread_mutex_unlock(&w->lock);
+		log_info("job %s: the device's memory is full with its pack; "
+			 "back to the queue", job->id);
+		return run_ended(r, WORK_END_QUEUED);
+	}
+	if (worker_device_fault(rc) && r->retries < WORKER_DEVICE_RETRIES) {
+		log_warn("job %s: %s while loading; reopening the device "
+			 "(retry %d of %d)", job->id, error_message(rc),
+			 r->retries + 1, WORKER_DEVICE_RETRIES);
+		r->retries++;
+		if (worker_reopen_device(w, err, sizeof(err)) == 0)
+			return RUN_RELOAD;
+	}
+	if (rc) {
+		snprintf(r->msg, sizeof(r->msg), "cannot start: %s", err);
+		return run_ended(r, WORK_END_FAILED);
+	}
+	worker_publish_memory(w);
+	struct work_event *ev = worker_event(WORK_STARTED, job->id);
+	ev->epoch = r->last_ckpt_epoch = nn_fit_epoch(r->fit);
+	ev->m.lr = nn_fit_config(r->fit)->lr;
+	struct nn_fit_info info;
+	nn_fit_get_info(r->fit, &info);
+	snprintf(ev->message, sizeof(ev->message), "%s", info.precision);
+	worker_post(w, ev);
+	r->last_ckpt_time = worker_seconds();
+	log_info("job %s: running from epoch %d to %d", job->id,
+		 nn_fit_epoch(r->fit), job->cfg.epochs);
+	return RUN_NEXT;
+}
+
+/* What a failed step comes to: a lost device (or its memory run out) is
+ * reopened and the job resumed from its checkpoint, a divergence rolled
+ * back to the checkpoint with half the rate, each a bounded number of
+ * times; anything else fails the job. */
+enum run_outcome run_recover(struct worker *w, struct run *r, int rc)
+{
+	const struct work_job *job = r->job;
+	char err[512] = "";
+	if (worker_device_fault(rc) && r->retries < WORKER_DEVICE_RETRIES) {
+		r->retries++;
+		log_warn("job %s: %s at epoch %d; reopening the device and "
+			 "resuming from the checkpoint (retry %d of %d)",
+			 job->id, error_message(rc), nn_fit_epoch(r->fit) + 1,
+			 r->retries, WORKER_DEVICE_RETRIES);
+		nn_fit_destroy(r->fit);
+		r->fit = NULL;
+		if (worker_reopen_device(w, err, sizeof(err)) == 0)
+			return RUN_RELOAD;
+		snprintf(r->msg, sizeof(r->msg), "%s, and the device could not "
+			 "be reopened: %s", error_message(rc), err);
+		return run_ended(r, WORK_END_FAILED);
+	}
+	if (rc == ERR_DIVERGED && r->rollbacks < WORKER_DIVERGE_RETRIES) {
+		r->rollbacks++;
+		r->lr = nn_fit_config(r->fit)->lr / 2;
+		log_warn("job %s: training diverged at epoch %d (the loss is "
+			 "not finite); back to the checkpoint of epoch %d with "
+			 "lr %g (rollback %d of %d)", job->id,
+			 nn_fit_epoch(r->fit) + 1, r->last_ckpt_epoch, r->lr,
+			 r->rollbacks, WORKER_DIVERGE_RETRIES);
+		nn_fit_destroy(r->fit);
+		r->fit = NULL;
+		return RUN_RELOAD;
+	}
+	if (rc == ERR_DIVERGED)
+		snprintf(r->msg, sizeof(r->msg), "training diverged at epoch "
+			 "%d (the loss is not finite) after %d rollbacks to "
+			 "its last checkpoint with the learning rate halved "
+			 "each time, down to %g; submit it again with a lower "
+			 "lr",
+			 nn_fit_epoch(r->fit) + 1, r->rollbacks,
+			 nn_fit_config(r->fit)->lr);
+	else
+		snprintf(r->msg, sizeof(r->msg), "epoch %d failed: %s",
+			 nn_fit_epoch(r->fit) + 1, error_message(rc));
+	return run_ended(r, WORK_END_FAILED);
+}
+
+/* Every epoch has run, or the target is reached: the last checkpoint and
+ * the exports. A full disk pauses the job (the daemon retries). */
+enum run_outcome run_finish(struct worker *w, struct run *r)
+{
+	worker_save_checkpoint(w, r);
+	int rc = save_exports(r, &r->psnr);
+	if (worker_device_fault(rc))
+		return run_recover(w, r, rc);
+	if (rc) {
+		snprintf(r->msg, sizeof(r->msg), "cannot write the exported "
+			 "model into %.300s: %s%s", r->job->dir,
+			 error_message(rc), rc == ERR_NO_SPACE
+			 ? "; paused until there is space again" : "");
+		return run_ended(r, rc == ERR_NO_SPACE ? WORK_END_PAUSED
+						   : WORK_END_FAILED);
+	}
+	return run_ended(r, WORK_END_DONE);
+}
+
+/* The checkpoint due every ckpt_epochs epochs or ckpt_seconds seconds. A
+ * full disk: training on would only lose more, so the job is paused with
+ * the reason (the daemon retries); any other cause (the folder was
+ * removed) fails it. */
+enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
+{
+	if (nn_fit_epoch(r->fit) - r->last_ckpt_epoch < w->ckpt_epochs &&
+	    worker_seconds() - r->last_ckpt_time < w->ckpt_seconds)
+		return RUN_NEXT;
+	int rc = worker_save_checkpoint(w, r);
+	if (!rc)
+		return RUN_NEXT;
+	if (worker_device_fault(rc)) /* reading the weights back */
+		return run_recover(w, r, rc);
+	int space = rc == ERR_NO_SPACE;
+	snprintf(r->msg, sizeof(r->msg), "cannot write %.300s/"
+		 "checkpoint.safetensors at epoch %d: %s; %s", r->job->dir,
+		 nn_fit_epoch(r->fit),
+		 r->write_errno ? strerror(r->write_errno) : error_message(rc),
+		 space ? "paused until there is space again"
+		       : "the job cannot go on");
+	return run_ended(r, space ? WORK_END_PAUSED : WORK_END_FAILED);
+}
+
+/* One epoch boundary and one epoch: a request served, the flags obeyed,
+ * the end checked, the step, its news, the stop rule and the checkpoint. */
+static enum run_outcome epoch(struct worker *w, struct run *r)
+{
+	const struct work_job *job = r->job;
+	int flags = worker_serve_due(w, &r, 1);
+	if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
+		worker_save_checkpoint(w, r);
+		return run_ended(r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
+				: flags & WORK_PAUSE ? WORK_END_PAUSED
+						     : WORK_END_QUEUED);
+	}
+	if (r->reached || nn_fit_epoch(r->fit) >= job->cfg.epochs)
+		return run_finish(w, r);
+	struct nn_metrics m;
+	double t = worker_seconds();
+	int rc = nn_fit_step(r->fit, &m);
+	r->train_seconds += worker_seconds() - t;
+	if (rc)
+		return run_recover(w, r, rc);
+	struct work_event *ev = worker_event(WORK_PROGRESS, job->id);
+	ev->m = m;
+	worker_post(w, ev);
+	worker_publish_memory(w);
+	/* the best model measured so far says it may be time; the export
+	 * (which takes that one, or better) decides */
+	if (job->target_psnr > 0 && isfinite(m.psnr_best) &&
+	    m.psnr_best >= job->target_psnr &&
+	    (rc = run_model_reaches(r, job->target_psnr, &r->reached)))
+		return run_recover(w, r, rc);
+	return run_checkpoint_if_due(w, r);
+}
+
+/* Says how the job left the worker (WORK_ENDED). */
+static void post_end(struct worker *w, const struct run *r)
+{
+	worker_release_held(w, r->job->id);
+	struct work_event *ev = worker_event(WORK_ENDED, r->job->id);
+	ev->end = r->end;
+	if (r->end == WORK_END_DONE) {
+		ev->psnr = r->psnr;
+		ev->has_psnr = isfinite(r->psnr);
+		ev->target_reached = r->reached;
+		ev->epoch = nn_fit_epoch(r->fit);
+	} else {
+		snprintf(ev->message, sizeof(ev->message), "%s", r->msg);
+	}
+	worker_post(w, ev);
+}
+
+/* Runs one job until it leaves the worker (WORK_ENDED posted). */
+void worker_run_job(struct worker *w, struct work_job *job)
+{
+	struct run r = {.job = job, .psnr = NAN};
+	enum run_outcome o = RUN_RELOAD;
+	while (o != RUN_ENDED)
+		o = o == RUN_RELOAD ? load(w, &r) : epoch(w, &r);
+	post_end(w, &r);
+	nn_fit_destroy(r.fit);
+	image_destroy(r.target);
+	worker_publish_memory(w);
+}
+
+/* The job leaves the worker: WORK_ENDED, and its run freed. */
+void run_end(struct worker *w, struct run *r)
+{
+	post_end(w, r);
+	nn_fit_destroy(r->fit);
+	image_destroy(r->target);
+	free(r->job);
+	free(r);
+}
+
+/* Builds the run's fit until it has one or has ended. */
+enum run_outcome run_load(struct worker *w, struct run *r)
+{
+	enum run_outcome o;
+	while ((o = load(w, r)) == RUN_RELOAD)
+		;
+	return o;
+}
