@@ -2,7 +2,8 @@
 # bench_daemon.sh BUILD - what the daemon costs, for issue 3's figures:
 #  1. the same fit through `vkinrd --fit` and through the daemon, alone and
 #     with 50 clients watching it (median epoch time, and epochs per second
-#     of running time, which includes the daemon's checkpoints and metrics);
+#     of running time, which includes the daemon's checkpoints and metrics,
+#     and the mean epoch that gives);
 #  2. the daemon's memory (VmRSS) before and after 1000 connections that
 #     connect, say hello and leave, and after a job with a 100k-epoch
 #     history has run and been replayed to a subscriber.
@@ -78,7 +79,14 @@ r = {"device": "$("$build/vkinrd" --devices | head -1)", "size": $size, "epochs"
      "rss_kib": {"start": $rss_start, "after_1000_connects": $rss_connects,
                  "after_${long}_epoch_job": $rss_history, "after_replay": $rss_replay},
      "replayed_epochs": int(open("$t/replayed").read() or 0)}
+# the mean epoch a user waits for: the running time over the epochs
+for k in ("fit", "daemon", "daemon_50_watchers"):
+    r[k + "_mean_ms"] = round(1e3 / r[k + "_epochs_per_s"], 3)
 print(json.dumps(r))
+print("epoch ms, median / mean: --fit %.2f / %.2f, daemon %.2f / %.2f, "
+      "daemon with 50 watchers %.2f / %.2f" % (
+          r["fit_ms"], r["fit_mean_ms"], r["daemon_ms"], r["daemon_mean_ms"],
+          r["daemon_50_watchers_ms"], r["daemon_50_watchers_mean_ms"]))
 print("daemon vs --fit: median epoch %+.1f%%, throughput %+.1f%%" % (
     100 * (r["daemon_ms"] / r["fit_ms"] - 1), 100 * (r["fit_epochs_per_s"] / r["daemon_epochs_per_s"] - 1)))
 print("50 watchers vs none: median epoch %+.1f%%, throughput %+.1f%%" % (
