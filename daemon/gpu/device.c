@@ -104,10 +104,13 @@ static void keep_driver_loaded(void)
 
 static int create_instance(VkInstance *out, char *err, size_t errlen)
 {
+	/* the VK_NV_cooperative_matrix2 shaders are SPIR-V 1.6 (glslang
+	 * requires it): Vulkan 1.3, asked for only when they are embedded */
 	VkApplicationInfo app = {
 		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
 		.pApplicationName = "vkinrd",
-		.apiVersion = VK_API_VERSION_1_2,
+		.apiVersion = shader_find("gemm_nn_cm2") ? VK_API_VERSION_1_3
+							 : VK_API_VERSION_1_2,
 	};
 	const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
 	const char *want = getenv("VKINR_VALIDATION");
@@ -460,10 +463,12 @@ static void describe(VkPhysicalDevice pd, int index,
 	info->has_coopmat_khr = has_khr_coopmat_shape(pd);
 	info->coopmat_api = choose_coopmat_api(info);
 	info->has_tensor_cores = info->coopmat_api != NULL;
-	/* only where the build embedded its shaders (glslang 15), beside the
-	 * tensor-core path (whose features and memory model it needs) */
+	/* only where the build embedded its shaders (glslang 15, SPIR-V 1.6:
+	 * Vulkan 1.3), beside the tensor-core path (whose features and memory
+	 * model it needs) */
 	const char *cm2 = getenv("VKINR_COOPMAT2");
 	info->has_coopmat2 = info->has_tensor_cores &&
+			     info->api_version >= VK_API_VERSION_1_3 &&
 			     shader_find("gemm_nn_cm2") != NULL &&
 			     !(cm2 && !strcmp(cm2, "0")) &&
 			     has_coopmat2_shape(pd);
