@@ -583,7 +583,7 @@ static void read_fault_switches(struct gpu_context *ctx)
 		ctx->fault_oom_at = atol(f + 4);
 }
 
-static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
+static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 {
 	uint32_t nfam = 0;
 	vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &nfam, NULL);
@@ -713,6 +713,25 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 	VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
 	GPU_CHECK(ctx, vkCreateFence(ctx->device, &fence, NULL, &ctx->fence));
 	return 0;
+}
+
+/* Opens the device with what describe() found; where that fails with
+ * VK_NV_cooperative_matrix2 (new, and enabled beside the other
+ * cooperative-matrix extension), opens it once more without, so that a
+ * driver that refuses the pair still runs everything else. */
+static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
+{
+	int rc = open_device_with(ctx, err, errlen);
+	if (rc && ctx->info.has_coopmat2 && ctx->device == VK_NULL_HANDLE &&
+	    !ctx->lost) {
+		fprintf(stderr, "vkinrd: %s: opening it with "
+			"VK_NV_cooperative_matrix2 failed; without it\n",
+			ctx->info.name);
+		ctx->info.has_coopmat2 = 0;
+		err[0] = 0;
+		rc = open_device_with(ctx, err, errlen);
+	}
+	return rc;
 }
 
 int gpu_create(struct gpu_context **out, const char *selector, char *err,
