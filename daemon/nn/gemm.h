@@ -6,9 +6,10 @@
  *
  * A family NAME is the three shader variants gemm_nn_NAME (forward),
  * gemm_tn_NAME (data gradient) and gemm_nt_NAME (weight gradient, split
- * K); see shaders/gemm.comp and shaders/gemm_coop.comp. fit.c picks one
- * (VKINR_GEMM=NAME overrides, for benchmarks and tests); the benchmark
- * runs them all.
+ * K); see shaders/gemm.comp, shaders/gemm_coop.comp and (the cm2
+ * families, VK_NV_cooperative_matrix2) shaders/gemm_cm2.comp. fit.c picks
+ * one (VKINR_GEMM=NAME overrides, for benchmarks and tests; not yet a cm2
+ * family, which has no packed twins); the benchmark runs them all.
  */
 #ifndef VKINR_NN_GEMM_H
 #define VKINR_NN_GEMM_H
