@@ -10,11 +10,12 @@
 #   make bench      the benchmark (see bench/README or README.md)
 #   make bench-quality  training recipes compared on real photographs
 #   make bench-gemm every GEMM family timed and checked (tests/tools/bench_gemm.c)
-#   make gpu-tools  build glslang 15 from Debian 13's source into
-#                   .tools/glslang15/ (tests/gpu-tools.sh); the build then
-#                   also compiles the VK_NV_cooperative_matrix2 GEMMs
-#                   (shaders/variants_cm2.txt), which Debian 12's glslang
-#                   cannot. Without it the build is unchanged.
+#   make gpu-tools  build glslang 15 and spirv-val 2025.1 from Debian 13's
+#                   sources into .tools/ (tests/gpu-tools.sh); the build
+#                   then also compiles and checks the
+#                   VK_NV_cooperative_matrix2 GEMMs (shaders/variants_cm2.txt),
+#                   which Debian 12's glslang cannot. Without them the
+#                   build is unchanged.
 #   make bench-dataset  a dataset of small images, packed, against the peer
 #   make install PREFIX=/usr/local DESTDIR=
 #
@@ -29,10 +30,10 @@ GLSLANG ?= glslangValidator
 SPIRV_VAL ?= spirv-val
 # glslang 15 or newer for shaders/variants_cm2.txt: the one `make gpu-tools`
 # builds, when it is there (empty: those variants are left out). Debian
-# 12's spirv-val refuses their capability; SPIRV_VAL15 names a newer one to
-# check them with (empty: unchecked).
+# 12's spirv-val cannot read their SPIR-V; SPIRV_VAL15 is the newer one
+# `make gpu-tools` builds too (empty: they are compiled unchecked).
 GLSLANG15 ?= $(wildcard .tools/glslang15/bin/glslangValidator)
-SPIRV_VAL15 ?=
+SPIRV_VAL15 ?= $(wildcard .tools/spirv-tools/bin/spirv-val)
 
 PKGS := libuv libcjson libpng libjpeg vulkan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -128,7 +129,7 @@ $(B)/shaders/%.h: shaders/variants.txt shaders/packed.awk $(wildcard shaders/*.c
 # A variant of shaders/variants_cm2.txt, as above but through GLSLANG15,
 # checked by SPIRV_VAL15 when one is named; SPIR-V 1.6 (Vulkan 1.3), which
 # glslang requires for GL_NV_cooperative_matrix2.
-$(B)/shaders/cm2/%.h: shaders/variants_cm2.txt $(wildcard $(GLSLANG15)) $(wildcard shaders/*.comp shaders/*.glsl)
+$(B)/shaders/cm2/%.h: shaders/variants_cm2.txt $(wildcard $(GLSLANG15) $(SPIRV_VAL15)) $(wildcard shaders/*.comp shaders/*.glsl)
 	@mkdir -p $(dir $@)
 	@set -- $$(awk -v n=$* '$$1 == n { $$1 = ""; print }' shaders/variants_cm2.txt); \
 	if [ $$# = 0 ] || [ -z "$(GLSLANG15)" ]; then rm -f $@; exit 0; fi; \

@@ -6,9 +6,10 @@
 # `tests/deps.sh --gpu-tools` (`make gpu-tools`) instead builds the newer
 # shader compiler that the VK_NV_cooperative_matrix2 GEMMs need (glslang 15,
 # from Debian 13's source package: its binaries need a newer glibc than
-# Debian 12's) into .tools/glslang15/bin/glslangValidator, which the
-# Makefile uses when it is there. Nothing else is installed or changed for
-# the normal build; a second run finds the compiler and does nothing.
+# Debian 12's) and a spirv-val that reads its output, into .tools/
+# (tests/gpu-tools.sh), which the Makefile uses when they are there.
+# Nothing else is installed or changed for the normal build; a second run
+# finds them and does nothing.
 set -e
 if [ "$1" = --gpu-tools ]; then
 	exec "$(dirname "$0")/gpu-tools.sh"

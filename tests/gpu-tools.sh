@@ -1,25 +1,34 @@
 #!/bin/sh
-# gpu-tools.sh - builds glslangValidator 15 from Debian 13 (trixie)'s
-# source package into .tools/glslang15/ (git-ignored) for the shaders that
-# Debian 12's glslang 12 cannot compile (GL_NV_cooperative_matrix2; see
-# shaders/variants_cm2.txt). Run through `tests/deps.sh --gpu-tools` or
-# `make gpu-tools`. Idempotent: when .tools/glslang15/bin/glslangValidator
-# runs it does nothing. As root it adds a deb-src line for trixie (sources
-# only: no binary package of trixie is ever installed) and the build
-# packages it lacks; otherwise it says what is missing. Takes about 2.5
-# minutes on 2 cores.
+# gpu-tools.sh - builds, from Debian 13 (trixie)'s source packages, the
+# shader tools that Debian 12's are too old for: glslangValidator 15 into
+# .tools/glslang15/ (it compiles GL_NV_cooperative_matrix2: see
+# shaders/variants_cm2.txt) and spirv-val 2025.1 into .tools/spirv-tools/
+# (it reads the SPIR-V that glslang makes of it). Both folders are
+# git-ignored; the Makefile uses them when they are there. Run through
+# `tests/deps.sh --gpu-tools` or `make gpu-tools`. Idempotent: a tool that
+# runs is not built again. As root it adds a deb-src line for trixie
+# (sources only: no binary package of trixie is ever installed; their
+# binaries need a newer glibc than Debian 12's) and the build packages it
+# lacks; otherwise it says what is missing. Only the upstream sources are
+# built (Debian's patches link glslang to the system's SPIRV-Tools, whose
+# CMake rules then fail here). About 5 minutes of CPU on 2 cores in all
+# (22 on a busy machine); JOBS=N sets the parallel jobs.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
-dest="$top/.tools/glslang15"
-bin="$dest/bin/glslangValidator"
-if [ -x "$bin" ] && "$bin" --version >/dev/null 2>&1; then
-	echo "gpu-tools: $bin is there ($("$bin" --version | head -1))"
+glslang="$top/.tools/glslang15/bin/glslangValidator"
+val="$top/.tools/spirv-tools/bin/spirv-val"
+have_glslang=0 have_val=0
+[ -x "$glslang" ] && "$glslang" --version >/dev/null 2>&1 && have_glslang=1
+[ -x "$val" ] && "$val" --version >/dev/null 2>&1 && have_val=1
+if [ $have_glslang = 1 ] && [ $have_val = 1 ]; then
+	echo "gpu-tools: $glslang ($("$glslang" --version | head -1))"
+	echo "gpu-tools: $val ($("$val" --version | head -1))"
 	exit 0
 fi
 root=0
 [ "$(id -u)" -eq 0 ] && root=1
 
-# the tools that fetch and build the source
+# the tools that fetch and build the sources
 missing=""
 for p in dpkg-dev cmake g++ python3 make; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -34,7 +43,7 @@ if [ -n "$missing" ]; then
 		--no-install-recommends $missing >/dev/null
 fi
 
-# trixie's source package, reachable through a deb-src line
+# trixie's source packages, reachable through a deb-src line
 if ! apt-cache showsrc glslang 2>/dev/null | grep -q '^Version: 15\.'; then
 	list=/etc/apt/sources.list.d/trixie-src.list
 	if [ $root = 0 ]; then
@@ -48,26 +57,50 @@ if ! apt-cache showsrc glslang 2>/dev/null | grep -q '^Version: 15\.'; then
 	apt-get update -qq
 fi
 
-src="$dest/src"
+src="$top/.tools/src"
 rm -rf "$src"
 mkdir -p "$src"
-echo "gpu-tools: fetching glslang's source from trixie" >&2
-# Debian's patches make glslang link the system's SPIRV-Tools (too old
-# here, and its CMake rules then fail): the upstream source alone builds
-(cd "$src" && apt-get source -qq --download-only --only-source glslang/trixie \
-	>/dev/null 2>&1 && dpkg-source -x --skip-patches glslang_*.dsc >/dev/null 2>&1)
-dir=$(find "$src" -mindepth 1 -maxdepth 1 -type d -name 'glslang-*' | head -1)
-[ -n "$dir" ] || { echo "gpu-tools: no source folder in $src" >&2; exit 1; }
-echo "gpu-tools: building $(basename "$dir") (about 2.5 minutes on 2 cores)" >&2
-cmake -S "$dir" -B "$src/build" -DCMAKE_BUILD_TYPE=Release \
-	-DENABLE_OPT=OFF -DGLSLANG_TESTS=OFF >"$src/cmake.log" 2>&1 ||
-	{ tail -20 "$src/cmake.log" >&2; exit 1; }
-cmake --build "$src/build" -j"${JOBS:-2}" --target glslang-standalone \
-	>"$src/build.log" 2>&1 || { tail -30 "$src/build.log" >&2; exit 1; }
-mkdir -p "$dest/bin"
-cp "$src/build/StandAlone/glslang" "$bin.tmp"
-mv "$bin.tmp" "$bin"
-"$bin" --version | head -1
-# the source and the objects are no longer needed
+
+# unpack PACKAGE: trixie's upstream tarball of PACKAGE into $src/PACKAGE
+unpack() {
+	echo "gpu-tools: fetching $1's source from trixie" >&2
+	(cd "$src" && apt-get source -qq --download-only --only-source "$1/trixie" \
+		>/dev/null 2>&1) || true
+	tarball=$(ls "$src/$1"_*.orig.tar.* 2>/dev/null | head -1)
+	[ -n "$tarball" ] || { echo "gpu-tools: no source of $1 from trixie" >&2; exit 1; }
+	mkdir -p "$src/$1"
+	tar -xf "$tarball" -C "$src/$1" --strip-components=1
+}
+
+# build PACKAGE TARGET BINARY DEST [cmake options]: one target of the
+# unpacked source, its binary copied to DEST
+build() {
+	pkg=$1 target=$2 binary=$3 dest=$4
+	shift 4
+	echo "gpu-tools: building $target of $pkg" >&2
+	cmake -S "$src/$pkg" -B "$src/$pkg-build" -DCMAKE_BUILD_TYPE=Release "$@" \
+		>"$src/$pkg-cmake.log" 2>&1 ||
+		{ tail -20 "$src/$pkg-cmake.log" >&2; exit 1; }
+	cmake --build "$src/$pkg-build" -j"${JOBS:-2}" --target "$target" \
+		>"$src/$pkg-build.log" 2>&1 ||
+		{ tail -30 "$src/$pkg-build.log" >&2; exit 1; }
+	mkdir -p "$(dirname "$dest")"
+	cp "$src/$pkg-build/$binary" "$dest.tmp"
+	mv "$dest.tmp" "$dest"
+	echo "gpu-tools: $dest ($("$dest" --version | head -1))"
+}
+
+if [ $have_glslang = 0 ]; then
+	unpack glslang
+	build glslang glslang-standalone StandAlone/glslang "$glslang" \
+		-DENABLE_OPT=OFF -DGLSLANG_TESTS=OFF
+fi
+if [ $have_val = 0 ]; then
+	unpack spirv-tools
+	unpack spirv-headers
+	build spirv-tools spirv-val tools/spirv-val "$val" \
+		-DSPIRV-Headers_SOURCE_DIR="$src/spirv-headers" \
+		-DSPIRV_SKIP_TESTS=ON -DSPIRV_WERROR=OFF
+fi
+# the sources and the objects are no longer needed
 rm -rf "$src"
-echo "gpu-tools: $bin" >&2
