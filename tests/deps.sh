@@ -2,7 +2,18 @@
 # deps.sh - installs the Debian packages that building, testing and the
 # demo need, when any is missing (`make deps`; `make check` and `make demo`
 # call it). As root it uses apt-get; otherwise it says what to install.
+#
+# `tests/deps.sh --gpu-tools` (`make gpu-tools`) instead builds the newer
+# shader compiler that the VK_NV_cooperative_matrix2 GEMMs need (glslang 15,
+# from Debian 13's source package: its binaries need a newer glibc than
+# Debian 12's) and a spirv-val that reads its output, into .tools/
+# (tests/gpu-tools.sh), which the Makefile uses when they are there.
+# Nothing else is installed or changed for the normal build; a second run
+# finds them and does nothing.
 set -e
+if [ "$1" = --gpu-tools ]; then
+	exec "$(dirname "$0")/gpu-tools.sh"
+fi
 # systemd: only for systemd-analyze and systemd-socket-activate in the
 # tests (installing it starts nothing in a container); tmux: only for the
 # test that reads the live view off a terminal. The wallpapers (real

@@ -10,6 +10,7 @@
  * device loss remembered so that every later call fails fast.
  */
 #include "gpu/internal.h"
+#include "gpu/shaders.h"
 
 #include <ctype.h>
 #if defined(__SANITIZE_ADDRESS__)
@@ -103,10 +104,13 @@ static void keep_driver_loaded(void)
 
 static int create_instance(VkInstance *out, char *err, size_t errlen)
 {
+	/* the VK_NV_cooperative_matrix2 shaders are SPIR-V 1.6 (glslang
+	 * requires it): Vulkan 1.3, asked for only when they are embedded */
 	VkApplicationInfo app = {
 		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
 		.pApplicationName = "vkinrd",
-		.apiVersion = VK_API_VERSION_1_2,
+		.apiVersion = shader_find("gemm_nn_cm2") ? VK_API_VERSION_1_3
+							 : VK_API_VERSION_1_2,
 	};
 	const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
 	const char *want = getenv("VKINR_VALIDATION");
@@ -262,6 +266,112 @@ static int has_khr_coopmat_shape(VkPhysicalDevice pd)
 	return found;
 }
 
+/* VK_NV_cooperative_matrix2's structures, which Debian 12's Vulkan headers
+ * predate (values from the Vulkan registry). Its shaders are
+ * SPV_KHR_cooperative_matrix ones, so the KHR extension comes with it. */
+#define COOPMAT2_NV_EXTENSION "VK_NV_cooperative_matrix2"
+#define STYPE_COOPMAT2_FEATURES_NV ((VkStructureType)1000593000)
+#define STYPE_COOPMAT_FLEXIBLE_PROPERTIES_NV ((VkStructureType)1000593001)
+#define STYPE_COOPMAT2_PROPERTIES_NV ((VkStructureType)1000593002)
+#define SCOPE_WORKGROUP_KHR 2
+/* gemm_cm2.comp: its workgroup, the largest side of its matrices (BN of
+ * the 128x256 family) and the tile sides the granularities must divide */
+#define COOPMAT2_INVOCATIONS 256
+#define COOPMAT2_MAX_SIDE 256
+#define COOPMAT2_TILE_MN 128
+#define COOPMAT2_TILE_K 32
+
+struct coopmat2_features_nv {
+	VkStructureType sType;
+	void *pNext;
+	VkBool32 cooperativeMatrixWorkgroupScope;
+	VkBool32 cooperativeMatrixFlexibleDimensions;
+	VkBool32 cooperativeMatrixReductions;
+	VkBool32 cooperativeMatrixConversions;
+	VkBool32 cooperativeMatrixPerElementOperations;
+	VkBool32 cooperativeMatrixTensorAddressing;
+	VkBool32 cooperativeMatrixBlockLoads;
+};
+
+struct coopmat2_properties_nv {
+	VkStructureType sType;
+	void *pNext;
+	uint32_t cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+	uint32_t cooperativeMatrixFlexibleDimensionsMaxDimension;
+	uint32_t cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+};
+
+struct coopmat_flexible_properties_nv {
+	VkStructureType sType;
+	void *pNext;
+	uint32_t MGranularity, NGranularity, KGranularity;
+	uint32_t AType, BType, CType, ResultType;
+	VkBool32 saturatingAccumulation;
+	uint32_t scope;
+	uint32_t workgroupInvocations;
+};
+
+typedef VkResult (*coopmat_flexible_properties_fn)(
+	VkPhysicalDevice, uint32_t *, struct coopmat_flexible_properties_nv *);
+
+/* Whether VK_NV_cooperative_matrix2 offers what gemm_cm2.comp uses (see
+ * gpu.h), through VK_KHR_cooperative_matrix's matrix types. */
+static int has_coopmat2_shape(VkPhysicalDevice pd)
+{
+	if (!has_extension(pd, COOPMAT2_NV_EXTENSION) ||
+	    !has_extension(pd, COOPMAT_KHR_EXTENSION))
+		return 0;
+	struct coopmat2_features_nv feat2 = {.sType = STYPE_COOPMAT2_FEATURES_NV};
+	struct coopmat_features_khr feat = {
+		.sType = STYPE_COOPMAT_FEATURES_KHR,
+		.pNext = &feat2,
+	};
+	if (!has_coopmat_features(pd, &feat, &feat.cooperativeMatrix) ||
+	    !feat2.cooperativeMatrixWorkgroupScope ||
+	    !feat2.cooperativeMatrixFlexibleDimensions ||
+	    !feat2.cooperativeMatrixPerElementOperations ||
+	    !feat2.cooperativeMatrixTensorAddressing)
+		return 0;
+	struct coopmat2_properties_nv limits = {.sType = STYPE_COOPMAT2_PROPERTIES_NV};
+	VkPhysicalDeviceProperties2 props2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+		.pNext = &limits,
+	};
+	vkGetPhysicalDeviceProperties2(pd, &props2);
+	if (limits.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize < COOPMAT2_INVOCATIONS ||
+	    limits.cooperativeMatrixFlexibleDimensionsMaxDimension < COOPMAT2_MAX_SIDE)
+		return 0;
+	coopmat_flexible_properties_fn get = (coopmat_flexible_properties_fn)
+		vkGetInstanceProcAddr(instance_of_describe,
+				      "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV");
+	if (!get)
+		return 0;
+	uint32_t n = 0;
+	get(pd, &n, NULL);
+	struct coopmat_flexible_properties_nv *props = calloc(n ? n : 1, sizeof(*props));
+	if (!props)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		props[i].sType = STYPE_COOPMAT_FLEXIBLE_PROPERTIES_NV;
+	get(pd, &n, props);
+	int found = 0;
+	for (uint32_t i = 0; i < n && !found; i++) {
+		const struct coopmat_flexible_properties_nv *p = &props[i];
+		found = p->scope == SCOPE_WORKGROUP_KHR &&
+			p->workgroupInvocations == COOPMAT2_INVOCATIONS &&
+			p->AType == COMPONENT_FLOAT16_KHR &&
+			p->BType == COMPONENT_FLOAT16_KHR &&
+			p->CType == COMPONENT_FLOAT32_KHR &&
+			p->ResultType == COMPONENT_FLOAT32_KHR &&
+			!p->saturatingAccumulation &&
+			p->MGranularity && COOPMAT2_TILE_MN % p->MGranularity == 0 &&
+			p->NGranularity && COOPMAT2_TILE_MN % p->NGranularity == 0 &&
+			p->KGranularity && COOPMAT2_TILE_K % p->KGranularity == 0;
+	}
+	free(props);
+	return found;
+}
+
 /* Which cooperative-matrix extension the tensor-core path uses. */
 static const char *choose_coopmat_api(const struct gpu_device_info *info)
 {
@@ -353,6 +463,15 @@ static void describe(VkPhysicalDevice pd, int index,
 	info->has_coopmat_khr = has_khr_coopmat_shape(pd);
 	info->coopmat_api = choose_coopmat_api(info);
 	info->has_tensor_cores = info->coopmat_api != NULL;
+	/* only where the build embedded its shaders (glslang 15, SPIR-V 1.6:
+	 * Vulkan 1.3), beside the tensor-core path (whose features and memory
+	 * model it needs) */
+	const char *cm2 = getenv("VKINR_COOPMAT2");
+	info->has_coopmat2 = info->has_tensor_cores &&
+			     info->api_version >= VK_API_VERSION_1_3 &&
+			     shader_find("gemm_nn_cm2") != NULL &&
+			     !(cm2 && !strcmp(cm2, "0")) &&
+			     has_coopmat2_shape(pd);
 	info->is_cpu = info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	memcpy(info->uuid, id.deviceUUID, VK_UUID_SIZE);
 	info->has_pci = has_pci;
@@ -464,7 +583,7 @@ static void read_fault_switches(struct gpu_context *ctx)
 		ctx->fault_oom_at = atol(f + 4);
 }
 
-static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
+static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 {
 	uint32_t nfam = 0;
 	vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &nfam, NULL);
@@ -496,7 +615,7 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 		.queueCount = 1,
 		.pQueuePriorities = &priority,
 	};
-	const char *exts[3];
+	const char *exts[6];
 	uint32_t next = 0;
 	if (has_extension(ctx->physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))
 		exts[next++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
@@ -516,6 +635,23 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 		.pNext = khr ? (void *)&coop_khr : (void *)&coop_nv,
 		.vulkanMemoryModel = VK_TRUE,
 	};
+	/* VK_NV_cooperative_matrix2 (gemm_cm2.comp), whose matrices are
+	 * KHR ones: the KHR extension too, beside NV where NV is the API */
+	struct coopmat2_features_nv coop2 = {
+		.sType = STYPE_COOPMAT2_FEATURES_NV,
+		.cooperativeMatrixWorkgroupScope = VK_TRUE,
+		.cooperativeMatrixFlexibleDimensions = VK_TRUE,
+		.cooperativeMatrixPerElementOperations = VK_TRUE,
+		.cooperativeMatrixTensorAddressing = VK_TRUE,
+	};
+	if (ctx->info.has_coopmat2) {
+		coop_khr.pNext = &coop2;
+		if (!khr) {
+			coop_nv.pNext = &coop_khr;
+			exts[next++] = COOPMAT_KHR_EXTENSION;
+		}
+		exts[next++] = COOPMAT2_NV_EXTENSION;
+	}
 	VkPhysicalDevice16BitStorageFeatures storage16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
 		.pNext = ctx->info.has_tensor_cores ? &memory_model : NULL,
@@ -577,6 +713,25 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 	VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
 	GPU_CHECK(ctx, vkCreateFence(ctx->device, &fence, NULL, &ctx->fence));
 	return 0;
+}
+
+/* Opens the device with what describe() found; where that fails with
+ * VK_NV_cooperative_matrix2 (new, and enabled beside the other
+ * cooperative-matrix extension), opens it once more without, so that a
+ * driver that refuses the pair still runs everything else. */
+static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
+{
+	int rc = open_device_with(ctx, err, errlen);
+	if (rc && ctx->info.has_coopmat2 && ctx->device == VK_NULL_HANDLE &&
+	    !ctx->lost) {
+		fprintf(stderr, "vkinrd: %s: opening it with "
+			"VK_NV_cooperative_matrix2 failed; without it\n",
+			ctx->info.name);
+		ctx->info.has_coopmat2 = 0;
+		err[0] = 0;
+		rc = open_device_with(ctx, err, errlen);
+	}
+	return rc;
 }
 
 int gpu_create(struct gpu_context **out, const char *selector, char *err,

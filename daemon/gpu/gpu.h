@@ -49,6 +49,13 @@ struct gpu_device_info {
 	const char *coopmat_api;     /* the one enabled: "nv", "khr" or NULL;
 				      * NV where both are (VKINR_COOPMAT=khr
 				      * picks KHR, to compare them) */
+	/* VK_NV_cooperative_matrix2 with what gemm_cm2.comp needs (workgroup
+	 * scope, flexible dimensions at fp16 x fp16 + fp32 for 256
+	 * invocations, per-element operations, tensor addressing), and the
+	 * build embedded those shaders (glslang 15: shaders/variants_cm2.txt):
+	 * enabled, with VK_KHR_cooperative_matrix, beside coopmat_api's
+	 * extension. VKINR_COOPMAT2=0 leaves it off, to compare. */
+	int has_coopmat2;
 	int has_float16;
 	int has_float16_storage;     /* and 16-bit storage buffers: enabled
 				      * (the fp16 passes run; lavapipe's too) */

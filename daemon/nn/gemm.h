@@ -6,9 +6,10 @@
  *
  * A family NAME is the three shader variants gemm_nn_NAME (forward),
  * gemm_tn_NAME (data gradient) and gemm_nt_NAME (weight gradient, split
- * K); see shaders/gemm.comp and shaders/gemm_coop.comp. fit.c picks one
- * (VKINR_GEMM=NAME overrides, for benchmarks and tests); the benchmark
- * runs them all.
+ * K); see shaders/gemm.comp, shaders/gemm_coop.comp and (the cm2
+ * families, VK_NV_cooperative_matrix2) shaders/gemm_cm2.comp. fit.c picks
+ * one (VKINR_GEMM=NAME overrides, for benchmarks and tests; not yet a cm2
+ * family, which has no packed twins); the benchmark runs them all.
  */
 #ifndef VKINR_NN_GEMM_H
 #define VKINR_NN_GEMM_H
@@ -27,6 +28,10 @@ struct gemm_variant {
 				   fp16 phase of S, and "tnh", the data
 				   gradient writing dZ in fp16 (gemm_coop.comp
 				   PHASE_OUT and HALF_OUT) */
+	int cm2;                /* VK_NV_cooperative_matrix2 (gemm_cm2.comp):
+				   its shaders exist only in builds that found
+				   glslang 15, and run only on devices with
+				   gpu_device_info.has_coopmat2 */
 };
 
 /* Every family, ending with one whose name is NULL. */
@@ -36,8 +41,15 @@ extern const struct gemm_variant gemm_variants[];
 const struct gemm_variant *gemm_variant_find(const char *name);
 
 /* Whether a device runs family v: its tensor cores go through coopmat_api
- * ("nv" or "khr"; NULL: it has none). */
+ * ("nv" or "khr"; NULL: it has none). Never for the cm2 families, which
+ * need more than the API's name: see gemm_variant_runs_on. */
 int gemm_variant_runs(const struct gemm_variant *v, const char *coopmat_api);
+
+struct gpu_device_info;
+/* Whether the device described by info runs family v, the cm2 families
+ * included. */
+int gemm_variant_runs_on(const struct gemm_variant *v,
+			 const struct gpu_device_info *info);
 
 /* The shader variant of form ("nn", "tn" or "nt") of a family. */
 void gemm_shader_name(const struct gemm_variant *v, const char *form,

@@ -20,6 +20,9 @@
  *
  *   bench_gemm [--device N|NAME] [--widths 64,128,256,512] [--pixels N]
  *              [--families coop,coop_w,...] [--reps N]
+ *
+ * The cm2 families (VK_NV_cooperative_matrix2) run where the build found
+ * glslang 15 (`make gpu-tools`) and the device offers the extension.
  */
 #include <getopt.h>
 #include <math.h>
@@ -28,6 +31,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "gpu/shaders.h"
 #include "nn/gemm.h"
 #include "nn/passes.h"
 
@@ -275,15 +279,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct gpu_device_info *info = gpu_info(b.gpu);
-	printf("# %s; tensor cores: %s; %u bytes of shared memory a workgroup; "
-	       "%d pixels, %d dispatches a timing, median of %d\n", info->name,
+	printf("# %s; tensor cores: %s; VK_NV_cooperative_matrix2: %s; %u bytes "
+	       "of shared memory a workgroup; %d pixels, %d dispatches a timing, "
+	       "median of %d\n", info->name,
 	       info->has_tensor_cores ? info->coopmat_api : "none",
+	       info->has_coopmat2 ? "yes"
+	       : gemm_variant_find("cm2") && shader_find("gemm_nn_cm2") ? "no"
+	       : "not built (make gpu-tools)",
 	       info->max_shared_bytes, pixels, b.reps, RUNS);
 	printf("| family    | form | width | pixels | splits | ms | TFLOP/s | max error |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
 	int failed = 0;
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++) {
-		if (!gemm_variant_runs(v, info->coopmat_api))
+		if (!gemm_variant_runs_on(v, info))
 			continue;
 		if (families) {
 			char want[64];

@@ -10,6 +10,10 @@
  * partial. Devices with tensor cores also run every fp16 family of
  * nn/gemm.h on the same sizes, on operands rounded to fp16 with rows
  * padded to 16 as the engine lays them out; lavapipe says skipped there.
+ * The VK_NV_cooperative_matrix2 families (shaders/gemm_cm2.comp) are
+ * checked the same way where the build embedded them (glslang 15, `make
+ * gpu-tools`) and the device offers the extension; elsewhere that test
+ * says skipped, and why.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,8 +247,32 @@ static void test_coop_tensor_cores(void **state)
 	print_message("# through VK_%s_cooperative_matrix\n",
 		      !strcmp(info->coopmat_api, "khr") ? "KHR" : "NV");
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++)
-		if (v->half && gemm_variant_runs(v, info->coopmat_api))
+		if (v->half && !v->cm2 && gemm_variant_runs(v, info->coopmat_api))
 			check_sizes(v);
+}
+
+static void test_coopmat2(void **state)
+{
+	test_need_gpu();
+	const struct gpu_device_info *info = gpu_info(test_gpu);
+	if (!shader_find("gemm_nn_cm2")) {
+		print_message("skipped: this build has no VK_NV_cooperative_matrix2 "
+			      "shaders (glslang 15: make gpu-tools)\n");
+		skip();
+	}
+	if (!info->has_coopmat2) {
+		print_message("skipped: %s does not offer VK_NV_cooperative_matrix2 "
+			      "as gemm_cm2.comp needs it\n", info->name);
+		skip();
+	}
+	int seen = 0;
+	for (const struct gemm_variant *v = gemm_variants; v->name; v++)
+		if (v->cm2 && gemm_variant_runs_on(v, info)) {
+			print_message("# %s\n", v->name);
+			check_sizes(v);
+			seen++;
+		}
+	assert_true(seen >= 1);
 }
 
 /* ------------------------------------------------- SPIR-V translation */
@@ -391,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_spirv_embedded_shaders),
 		cmocka_unit_test(test_coop_tiling_emulated),
 		cmocka_unit_test(test_coop_tensor_cores),
+		cmocka_unit_test(test_coopmat2),
 	};
 	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
 }
