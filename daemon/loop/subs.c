@@ -80,7 +80,7 @@ int subs_count(const struct service *svc, uint64_t conn)
 	return n;
 }
 
-static void pump(struct subscription *sub, struct conn *c,
+static void pump(struct subscription *sub, struct peer_conn *c,
 		 const struct job *job)
 {
 	while (!server_conn_closing(c) &&
@@ -106,7 +106,7 @@ static void pump(struct subscription *sub, struct conn *c,
 	}
 }
 
-void subs_pump_conn(struct service *svc, struct conn *c)
+void subs_pump_conn(struct service *svc, struct peer_conn *c)
 {
 	uint64_t id = server_conn_id(c);
 	for (struct subscription *s = svc->subs; s; s = s->next) {
@@ -125,13 +125,13 @@ static void pump_job(struct service *svc, const struct job *job)
 	for (struct subscription *s = svc->subs; s; s = s->next) {
 		if (strcmp(s->job, job->id))
 			continue;
-		struct conn *c = server_find(svc->server, s->conn);
+		struct peer_conn *c = server_find(svc->server, s->conn);
 		if (c)
 			pump(s, c, job);
 	}
 }
 
-int subs_busy(const struct service *svc, const struct conn *c)
+int subs_busy(const struct service *svc, const struct peer_conn *c)
 {
 	uint64_t id = server_conn_id(c);
 	for (const struct subscription *s = svc->subs; s; s = s->next) {
@@ -174,7 +174,7 @@ static void answer_waiters(struct service *svc, const struct job *job)
 			continue;
 		}
 		*pp = w->next;
-		struct conn *c = server_find(svc->server, w->conn);
+		struct peer_conn *c = server_find(svc->server, w->conn);
 		if (c)
 			server_conn_release(c);
 		if (c && w->rpc_id)

@@ -64,9 +64,9 @@ void subs_job_state(struct service *svc, const struct job *job);
 
 /* Sends c what its subscriptions owe it, as far as its output queue
  * allows (after a request, and when c's output has drained). */
-void subs_pump_conn(struct service *svc, struct conn *c);
+void subs_pump_conn(struct service *svc, struct peer_conn *c);
 /* Whether c follows a job that has more to send. */
-int subs_busy(const struct service *svc, const struct conn *c);
+int subs_busy(const struct service *svc, const struct peer_conn *c);
 /* conn has closed: its subscriptions and waiting requests are dropped. */
 void subs_drop_conn(struct service *svc, uint64_t conn);
 /* Drops everything (at exit). */
