@@ -23,6 +23,19 @@
 #include "proto/protocol.h"
 #include "loop/views.h"
 
+/* A connection following a job: the history is sent from next, paced by
+ * the connection's output queue; epochs before replay_end (what existed at
+ * subscribe time) are all sent, later ones are thinned when the reader is
+ * behind (the newest is always sent). */
+struct subscription {
+	struct subscription *next;
+	uint64_t conn;
+	char job[JOB_ID_MAX];
+	int cursor;        /* index into the job's history of the next point */
+	int replay_end;
+	int state_dirty;   /* a job.state notification is due */
+};
+
 /* A request answered when a running job leaves the worker (pause,
  * cancel). */
 struct state_waiter {
