@@ -1,7 +1,8 @@
 /*
  * fit_internal.h - the fit's fields, shared by fit.c (training),
- * record.c (its programs) and package.c (checkpoints, model packages,
- * rendering). Nobody else includes it but the GPU tests.
+ * fit_render.c (renders), record.c (its programs) and package.c
+ * (checkpoints, model packages, rendering). Nobody else includes it but
+ * the GPU tests.
  */
 #ifndef VKINR_NN_FIT_INTERNAL_H
 #define VKINR_NN_FIT_INTERNAL_H
@@ -134,6 +135,8 @@ int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse);
  * run (chroma, grad, 1 - SSIM; see struct nn_recipe), in double, in a
  * fixed order; zeros when every term is off. For the tests. */
 void nn_fit_loss_sums(const struct nn_fit *fit, double sums[3]);
+/* The PSNR of the squared errors the last program run summed. */
+double nn_fit_psnr_of_sse(const struct nn_fit *fit);
 /* Renders the current weights: the reconstruction and its PSNR. */
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
 /* Another copy of the weights (fit->average, fit->best) in fit->params
