@@ -114,21 +114,10 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	 * Path photo, against 62.2 without (calls 31 and 18). */
 	fit->phase_out = fit->half_storage && fit->gemm->half_out &&
 			 nn_env_is("VKINR_GEMM_PHASE", "1");
-	/* VKINR_HALF_DS=1: the backward keeps dS in fp16 alone (the GEMMs
-	 * read nothing else): the head and the depthwise backward by strips
-	 * write no fp32 copy, and the bias and first-layer sums read the fp16
-	 * one. VKINR_HALF_DZ=1: and the data gradient's GEMMs write dZ in fp16
-	 * (times the loss scale) for the depthwise backward to read. Both off:
-	 * on the H200 (calls 30, 31) the first made the depthwise backward
-	 * 0.44 ms slower an epoch (4.92 against 4.48; the head gained 0.14),
-	 * and the second's GEMM needs 134 registers against 128, which halves
-	 * the workgroups an SM runs: 5.22 against 3.43 ms, though its
-	 * depthwise backward is the fastest (4.17). */
-	int half_strips = fit->half_storage && nn_use_strip_passes(fit->gpu);
-	fit->half_dz = half_strips && fit->gemm->half_out &&
-		       nn_env_is("VKINR_HALF_DZ", "1");
-	fit->half_ds = fit->half_dz ||
-		       (half_strips && nn_env_is("VKINR_HALF_DS", "1"));
+	/* The backward keeps dS in fp32 and fp16 and the data gradient
+	 * writes dZ in fp32: dS in fp16 alone (VKINR_HALF_DS) and dZ in fp16
+	 * too (VKINR_HALF_DZ) were measured slower on the H200 and removed
+	 * (tests/bench-h200.md, calls 30 and 31). */
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
@@ -722,11 +711,6 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 		bytes[NN_PASS_DWCONV] = (2 + z) * e * (2 * nb - 1);
 	}
 	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
-	if (fit->half_ds) { /* fp16 S and dZ (fp32 or fp16) in, fp16 dS out */
-		bytes[NN_PASS_DWCONV_BACK] = (fit->half_dz ? 6 : 8) * e * nb;
-		bytes[NN_PASS_HEAD] = 6 * e;
-		bytes[NN_PASS_REDUCE] = 2 * e * (nb + 1) + 4 * e;
-	}
 	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
 }
 

@@ -32,8 +32,6 @@ struct nn_fit {
 	int half_storage; /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
 	int phase_out;    /* and the forward GEMMs write S_1..S_B-1 so, as the
 			     phase the next block's conv reads */
-	int half_ds;      /* and the backward keeps dS in fp16 alone */
-	int half_dz;      /* and the data gradient's GEMMs write dZ in fp16 */
 	int row_passes;   /* the depthwise passes by row segments (CPUs) */
 	int average_every;  /* epochs between evaluations of the average */
 	double fp32_finish; /* auto: the fraction of the epochs run in fp32 */

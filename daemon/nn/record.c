@@ -82,9 +82,7 @@ static int get_loss_pipelines(struct recorder *r, const uint32_t spec[2])
 					&r->loss_terms_pass);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_grad", 4, pass, spec, 2,
 					&r->loss_grad_pass);
-	const char *back = r->half_ds ? "head_back_f16_only"
-			   : r->half  ? "head_back_f16"
-				      : "head_back";
+	const char *back = r->half ? "head_back_f16" : "head_back";
 	rc = rc ? rc : gpu_pipeline_get(gpu, back,
 					r->half ? 7 : 6, pass, spec, 2,
 					&r->head_back);
@@ -182,17 +180,6 @@ int get_pipelines(struct recorder *r)
 		GET(dwconv_pair, r->half ? "dwconv_pair_s_f16" : "dwconv_pair_s",
 		    3, pass, 2);
 	}
-	r->half_ds = r->half_s && r->fit->half_ds; /* implies strips */
-	r->half_dz = r->half_ds && r->fit->half_dz;
-	r->reduce_bias = r->reduce_sum;
-	if (r->half_ds) {
-		GET(dwconv_back_strip, r->half_dz ? "dwconv_back_strip_f16_dz"
-						  : "dwconv_back_strip_f16_only",
-		    5, pass, 2);
-		GET(head, "head_f16_only", 7, pass, 2);
-		GET(reduce_bias, "reduce_sum_f16", 3, pass, 2);
-		GET(reduce_first, "reduce_first_f16", 3, pass, 2);
-	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
 	gemm_shader_name(r->gemm, "nn", nn, sizeof(nn));
@@ -207,11 +194,6 @@ int get_pipelines(struct recorder *r)
 		gemm_shader_name(r->gemm, "nnp", nnp, sizeof(nnp));
 		GET(gemm_nnp, nnp, 4, gemm, 2);
 		GET(first_phase, "first_phase", 2, pass, 2);
-	}
-	if (r->half_dz) {
-		char tnh[32];
-		gemm_shader_name(r->gemm, "tnh", tnh, sizeof(tnh));
-		GET(gemm_tnh, tnh, 4, gemm, 0);
 	}
 #undef GET
 	return rc ? rc : get_loss_pipelines(r, spec);
@@ -488,13 +470,6 @@ static void record_loss_head(struct recorder *r, struct pass_push p,
 	dispatch7(r, r->head_back, bufs, &p, sizeof(p), gx, 1, 1);
 }
 
-/* Where the bias and first-layer sums find dS: in g, or (half_ds) in its
- * fp16 copy, times the loss scale. */
-static const struct gpu_buffer *summed_ds(const struct recorder *r)
-{
-	return r->half_ds ? &r->fit->g16 : &r->fit->g;
-}
-
 static void record_tile_backward(struct recorder *r, const struct tile *t,
 				 int sse_base)
 {
@@ -572,7 +547,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		rp = p;
 		rp.i0 = REDUCE_CHUNK;
 		rp.i1 = (int)nf;
-		PASS(r, r->reduce_bias, rp, chunks, nf, summed_ds(r), summed_ds(r),
+		PASS(r, r->reduce_sum, rp, chunks, nf, &fit->g, &fit->g,
 		     &fit->part_b, NULL, NULL, NULL);
 		stage_end(r, NN_PASS_PW_GRAD_WEIGHT);
 		reduce_into(r, &fit->part_a, (int)splits, (int)(nf * nf), 1, 0, 1,
@@ -586,12 +561,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		if (r->half) {
 			gd.a_off = (uint32_t)k * nf * nf;
 			gd.ldb = n_pad;
-			if (r->half_dz) /* dZ stays loss-scaled: out_scale 1 */
-				gemm(r, r->gemm_tnh, &fit->p16, &fit->g16, &fit->z16,
-				     gd, 1, 0, 0);
-			else
-				gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd,
-				     1, 0, 1);
+			gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd, 1,
+			     0, 1);
 		} else {
 			gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1, 0, 1);
 		}
@@ -608,14 +579,11 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			     &fit->part_b, NULL);
 		} else if (r->strips) { /* the same, by strips: params, S, dZ,
 					 * then dS in fp32 and (fp16 path) fp16,
-					 * or in fp16 alone, then the sums */
+					 * then the sums */
 			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
 			const struct gpu_buffer *bufs[7] = {
-				&fit->params, &fit->s[k],
-				r->half_dz ? &fit->z16 : &fit->z};
-			int nbufs = 3;
-			if (!r->half_ds)
-				bufs[nbufs++] = &fit->g;
+				&fit->params, &fit->s[k], &fit->z, &fit->g};
+			int nbufs = 4;
 			if (r->half)
 				bufs[nbufs++] = &fit->g16;
 			bufs[nbufs] = &fit->part_b;
@@ -639,7 +607,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	rp.i1 = (int)nf;
 	rp.i3 = (int)n_pad;
 	rp.off3 = float_bits(fit->grad_scale);
-	PASS(r, r->reduce_first, rp, chunks, nf, summed_ds(r), summed_ds(r),
+	PASS(r, r->reduce_first, rp, chunks, nf, &fit->g, &fit->g,
 	     &fit->part_b, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_REDUCE);
 	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 0, 2, l->first_w, 2, 1);

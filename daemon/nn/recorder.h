@@ -36,11 +36,6 @@ struct recorder {
 	 * (fit->phase_out) */
 	int phase_out;
 	struct gpu_pipeline *gemm_nnp, *first_phase;
-	/* its backward with dS in fp16 alone (fit->half_ds): the biases'
-	 * sums read it (reduce_bias: reduce_sum otherwise); and its data
-	 * gradient writing dZ in fp16 (fit->half_dz) */
-	int half_ds, half_dz;
-	struct gpu_pipeline *gemm_tnh, *reduce_bias;
 	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
 	 * one pipeline a block (the dilation is a specialization constant) */
 	int cpu, rows;
