@@ -113,7 +113,7 @@ static int blank(const char *line, size_t len)
 	return 1;
 }
 
-void methods_line(void *ctx, struct conn *c, char *line, size_t len,
+void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 		  int too_long)
 {
 	struct service *svc = ctx;
@@ -207,7 +207,7 @@ void methods_line(void *ctx, struct conn *c, char *line, size_t len,
 	cJSON_Delete(obj);
 }
 
-void methods_closed(void *ctx, struct conn *c)
+void methods_closed(void *ctx, struct peer_conn *c)
 {
 	struct service *svc = ctx;
 	uint64_t id = server_conn_id(c);
@@ -218,12 +218,12 @@ void methods_closed(void *ctx, struct conn *c)
 		worker_drop_requests(svc->slots[i].w, id);
 }
 
-int methods_busy(void *ctx, struct conn *c)
+int methods_busy(void *ctx, struct peer_conn *c)
 {
 	return subs_busy(ctx, c);
 }
 
-void methods_drained(void *ctx, struct conn *c)
+void methods_drained(void *ctx, struct peer_conn *c)
 {
 	subs_pump_conn(ctx, c);
 }

@@ -7,11 +7,11 @@
 
 #include "loop/loop_state.h"
 
-void methods_line(void *ctx, struct conn *c, char *line, size_t len,
+void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 		  int too_long);
-void methods_closed(void *ctx, struct conn *c);
-void methods_drained(void *ctx, struct conn *c);
+void methods_closed(void *ctx, struct peer_conn *c);
+void methods_drained(void *ctx, struct peer_conn *c);
 /* Whether c still follows a job that has more to send (server_ops.busy). */
-int methods_busy(void *ctx, struct conn *c);
+int methods_busy(void *ctx, struct peer_conn *c);
 
 #endif

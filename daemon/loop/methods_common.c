@@ -34,7 +34,7 @@
 
 /* ------------------------------------------------------------ errors */
 
-void send_error(struct conn *c, const cJSON *id, int code,
+void send_error(struct peer_conn *c, const cJSON *id, int code,
 		const char *msg, cJSON *data, int err_name)
 {
 	server_send(c, views_error_line(id, code, msg, data, err_name));
@@ -309,11 +309,12 @@ int start_decode(struct request *rq, struct pending *pd,
 
 /* The request again, on the loop, once decoded; c is NULL when its
  * connection has gone (or the daemon is stopping). */
-struct conn *pending_request(struct pending *pd, struct request *rq)
+struct peer_conn *pending_request(struct pending *pd, struct request *rq)
 {
 	struct service *svc = pd->svc;
-	struct conn *c = svc->stopping < 2 ? server_find(svc->server, pd->conn)
-					   : NULL; /* 2: the server is gone */
+	struct peer_conn *c = svc->stopping < 2
+				      ? server_find(svc->server, pd->conn)
+				      : NULL; /* 2: the server is gone */
 	*rq = (struct request){.svc = svc, .c = c, .id = pd->rpc_id,
 			       .method = pd->method};
 	return c;

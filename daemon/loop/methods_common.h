@@ -27,7 +27,7 @@
 /* The request being answered. */
 struct request {
 	struct service *svc;
-	struct conn *c;
+	struct peer_conn *c;
 	const cJSON *id;   /* NULL for a notification: no reply */
 	const char *method;
 	char msg[1024];    /* the error's message */
@@ -55,7 +55,7 @@ struct pending {
 /* ---- errors and params (methods_common.c) ---- */
 
 /* Sends an error line to c (id NULL: none). */
-void send_error(struct conn *c, const cJSON *id, int code, const char *msg,
+void send_error(struct peer_conn *c, const cJSON *id, int code, const char *msg,
 		cJSON *data, int err_name);
 /* Sets rq's error message (client text in it made safe); returns code. */
 int fail(struct request *rq, int code, const char *fmt, ...)
@@ -98,7 +98,7 @@ int defer_to_worker(struct request *rq, struct worker_slot *slot,
 int start_decode(struct request *rq, struct pending *pd,
 		 void (*done)(struct decode_job *d));
 /* The request again, once decoded; NULL when its connection has gone. */
-struct conn *pending_request(struct pending *pd, struct request *rq);
+struct peer_conn *pending_request(struct pending *pd, struct request *rq);
 void pending_free(struct pending *pd);
 /* Sends rq's answer: its result, or its error (methods.c). */
 void answer(struct request *rq, int rc, cJSON *result);

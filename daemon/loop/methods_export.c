@@ -105,7 +105,7 @@ static void export_read(struct decode_job *d)
 {
 	struct pending *pd = (struct pending *)d;
 	struct request rq;
-	struct conn *c = pending_request(pd, &rq);
+	struct peer_conn *c = pending_request(pd, &rq);
 	struct job *job = c ? queue_find(pd->svc->queue, pd->job_id) : NULL;
 	int rc = 0;
 	cJSON *r = NULL;
@@ -181,7 +181,7 @@ static void render_decoded(struct decode_job *d)
 {
 	struct pending *pd = (struct pending *)d;
 	struct request rq;
-	struct conn *c = pending_request(pd, &rq);
+	struct peer_conn *c = pending_request(pd, &rq);
 	if (c) {
 		int rc = render_decoded_request(&rq, pd);
 		if (rc != METHOD_DEFERRED) {

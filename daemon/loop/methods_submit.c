@@ -92,7 +92,7 @@ static void submit_decoded(struct decode_job *d)
 {
 	struct pending *pd = (struct pending *)d;
 	struct request rq;
-	struct conn *c = pending_request(pd, &rq);
+	struct peer_conn *c = pending_request(pd, &rq);
 	if (c) {
 		cJSON *result = NULL;
 		int rc = store_job(&rq, pd, &result);

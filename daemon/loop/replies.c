@@ -97,7 +97,7 @@ static cJSON *result(const struct work_request *req)
 void replies_answer(struct service *svc, struct work_request *req)
 {
 	struct pending_reply *p = take(svc, req->number);
-	struct conn *c = p ? server_find(svc->server, p->conn) : NULL;
+	struct peer_conn *c = p ? server_find(svc->server, p->conn) : NULL;
 	if (c)
 		server_conn_release(c);
 	if (c && p->rpc_id && req->rc)

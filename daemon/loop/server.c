@@ -46,10 +46,10 @@ struct out_msg {
 	size_t len;
 };
 
-struct conn {
+struct peer_conn {
 	uv_pipe_t pipe; /* first: the handle's address is the conn's */
 	struct server *s;
-	struct conn *prev, *next;
+	struct peer_conn *prev, *next;
 	uint64_t id;
 	uid_t uid;
 	pid_t pid;
@@ -79,7 +79,7 @@ struct server {
 	char *path; /* unlinked at close when we created it */
 	const struct server_ops *ops;
 	void *ctx;
-	struct conn *conns;
+	struct peer_conn *conns;
 	int nconns;
 	uint64_t next_id;
 	uint64_t stall_ms, line_ms;
@@ -87,23 +87,23 @@ struct server {
 };
 
 static void conn_closed_cb(uv_handle_t *h);
-static void flush(struct conn *c);
-static void update_reading(struct conn *c);
-static void start_reading(struct conn *c);
+static void flush(struct peer_conn *c);
+static void update_reading(struct peer_conn *c);
+static void start_reading(struct peer_conn *c);
 
 /* --------------------------------------------------------- accessors */
 
-uint64_t server_conn_id(const struct conn *c) { return c->id; }
-uid_t server_conn_uid(const struct conn *c) { return c->uid; }
-pid_t server_conn_pid(const struct conn *c) { return c->pid; }
-size_t server_conn_pending(const struct conn *c) { return c->pending; }
-int server_conn_closing(const struct conn *c) { return c->closing; }
+uint64_t server_conn_id(const struct peer_conn *c) { return c->id; }
+uid_t server_conn_uid(const struct peer_conn *c) { return c->uid; }
+pid_t server_conn_pid(const struct peer_conn *c) { return c->pid; }
+size_t server_conn_pending(const struct peer_conn *c) { return c->pending; }
+int server_conn_closing(const struct peer_conn *c) { return c->closing; }
 int server_connection_count(const struct server *s) { return s->nconns; }
 int server_activated(const struct server *s) { return s->activated; }
 
-struct conn *server_find(struct server *s, uint64_t id)
+struct peer_conn *server_find(struct server *s, uint64_t id)
 {
-	for (struct conn *c = s->conns; c; c = c->next)
+	for (struct peer_conn *c = s->conns; c; c = c->next)
 		if (c->id == id && !c->closing)
 			return c;
 	return NULL;
@@ -121,11 +121,11 @@ static void free_msgs(struct out_msg *m)
 	}
 }
 
-static void take_up_input(struct conn *c);
+static void take_up_input(struct peer_conn *c);
 
 static void write_cb(uv_write_t *req, int status)
 {
-	struct conn *c = req->data;
+	struct peer_conn *c = req->data;
 	for (struct out_msg *m = c->inflight; m; m = m->next)
 		c->pending -= m->len;
 	free_msgs(c->inflight);
@@ -152,7 +152,7 @@ static void write_cb(uv_write_t *req, int status)
 	}
 }
 
-static void flush(struct conn *c)
+static void flush(struct peer_conn *c)
 {
 	if (c->inflight || !c->out_head || c->closing)
 		return;
@@ -180,7 +180,7 @@ static void flush(struct conn *c)
 	}
 }
 
-int server_send(struct conn *c, char *line)
+int server_send(struct peer_conn *c, char *line)
 {
 	if (!line)
 		return ERR_NOMEM;
@@ -209,7 +209,7 @@ int server_send(struct conn *c, char *line)
 	return 0;
 }
 
-void server_close_after_flush(struct conn *c)
+void server_close_after_flush(struct peer_conn *c)
 {
 	if (c->closing)
 		return;
@@ -221,7 +221,7 @@ void server_close_after_flush(struct conn *c)
 	update_reading(c);
 }
 
-void server_conn_close(struct conn *c)
+void server_conn_close(struct peer_conn *c)
 {
 	if (c->closing)
 		return;
@@ -235,7 +235,7 @@ static void maybe_free_server(struct server *s);
 
 static void conn_closed_cb(uv_handle_t *h)
 {
-	struct conn *c = (struct conn *)h;
+	struct peer_conn *c = (struct peer_conn *)h;
 	struct server *s = c->s;
 	if (c->prev)
 		c->prev->next = c->next;
@@ -263,13 +263,13 @@ static void conn_closed_cb(uv_handle_t *h)
  * and its socket is not read. So requests act in the order sent, and a
  * client that does not read its replies only fills its own socket.
  */
-static int input_held(const struct conn *c)
+static int input_held(const struct peer_conn *c)
 {
 	return c->holds > 0 || c->pending > SERVER_HIGH_WATER || c->closing ||
 	       c->close_when_flushed;
 }
 
-static void update_reading(struct conn *c)
+static void update_reading(struct peer_conn *c)
 {
 	int want = !input_held(c) && !c->stash && !c->eof;
 	if (want && !c->reading)
@@ -282,7 +282,7 @@ static void update_reading(struct conn *c)
 
 static int on_line(void *ctx, char *line, size_t len, int too_long)
 {
-	struct conn *c = ctx;
+	struct peer_conn *c = ctx;
 	c->s->ops->line(c->s->ctx, c, line, len, too_long);
 	return c->closing ? 1 : 0;
 }
@@ -291,14 +291,14 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
 static size_t partial_bytes(const struct server *s, uid_t uid, int any_uid)
 {
 	size_t n = 0;
-	for (const struct conn *c = s->conns; c; c = c->next)
+	for (const struct peer_conn *c = s->conns; c; c = c->next)
 		if (!c->closing && (any_uid || c->uid == uid))
 			n += c->lb.len;
 	return n;
 }
 
 /* An error line, then the connection closes. */
-static void refuse_input(struct conn *c, const char *limit, double value,
+static void refuse_input(struct peer_conn *c, const char *limit, double value,
 			 const char *msg)
 {
 	cJSON *data = cJSON_CreateObject();
@@ -312,7 +312,7 @@ static void refuse_input(struct conn *c, const char *limit, double value,
 }
 
 /* Unfinished lines are bounded per uid and in all, as well as per line. */
-static int check_partial(struct conn *c)
+static int check_partial(struct peer_conn *c)
 {
 	char msg[200];
 	if (c->lb.len == 0) {
@@ -342,7 +342,7 @@ static int check_partial(struct conn *c)
 
 /* Frames data a line at a time while the connection takes requests;
  * returns how much it used. */
-static size_t frame(struct conn *c, const char *data, size_t n)
+static size_t frame(struct peer_conn *c, const char *data, size_t n)
 {
 	size_t used = 0;
 	while (used < n && !input_held(c)) {
@@ -360,7 +360,7 @@ static size_t frame(struct conn *c, const char *data, size_t n)
 
 /* The client has closed its side (or will send nothing more): a last line
  * without its '\n' is a request all the same. */
-static void end_of_input(struct conn *c)
+static void end_of_input(struct peer_conn *c)
 {
 	if (c->lb.len > 0 && !c->lb.skipping)
 		line_buffer_feed(&c->lb, "\n", 1, on_line, c);
@@ -372,7 +372,7 @@ static void end_of_input(struct conn *c)
  * request read has been answered in full: nothing held back, nothing
  * owed (ops->busy: e.g. a subscription to a job still running), nothing
  * left to write. */
-static void maybe_finish(struct conn *c)
+static void maybe_finish(struct peer_conn *c)
 {
 	if (!c->eof || c->closing || c->stash || c->holds || c->pending)
 		return;
@@ -383,7 +383,7 @@ static void maybe_finish(struct conn *c)
 
 /* Frames what the stash holds if the connection takes requests again,
  * then reads on. */
-static void take_up_input(struct conn *c)
+static void take_up_input(struct peer_conn *c)
 {
 	while (c->stash && !input_held(c)) {
 		char *stash = c->stash;
@@ -411,14 +411,14 @@ static void take_up_input(struct conn *c)
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-	struct conn *c = (struct conn *)h;
+	struct peer_conn *c = (struct peer_conn *)h;
 	*buf = uv_buf_init(c->s->readbuf, sizeof(c->s->readbuf));
 }
 
 /* At end of input: whether the client closed its socket altogether (a
  * Unix socket whose peer is closed reports POLLHUP) rather than only its
  * writing side (shutdown(SHUT_WR): it still reads the answers). */
-static int peer_gone(struct conn *c)
+static int peer_gone(struct peer_conn *c)
 {
 	uv_os_fd_t fd;
 	struct pollfd p = {.events = POLLOUT};
@@ -430,7 +430,7 @@ static int peer_gone(struct conn *c)
 
 static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
-	struct conn *c = (struct conn *)stream;
+	struct peer_conn *c = (struct peer_conn *)stream;
 	if (nread == UV_EOF) {
 		if (peer_gone(c)) {
 			/* closed, not half-closed: nobody will read answers,
@@ -463,7 +463,7 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		update_reading(c);
 }
 
-static void start_reading(struct conn *c)
+static void start_reading(struct peer_conn *c)
 {
 	if (uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb) == 0)
 		c->reading = 1;
@@ -473,9 +473,9 @@ static void resume_cb(uv_idle_t *idle)
 {
 	struct server *s = idle->data;
 	uv_idle_stop(idle);
-	struct conn *c = s->conns;
+	struct peer_conn *c = s->conns;
 	while (c) {
-		struct conn *next = c->next;
+		struct peer_conn *next = c->next;
 		if (c->resume_due && !c->closing) {
 			c->resume_due = 0;
 			take_up_input(c);
@@ -484,13 +484,13 @@ static void resume_cb(uv_idle_t *idle)
 	}
 }
 
-void server_conn_hold(struct conn *c)
+void server_conn_hold(struct peer_conn *c)
 {
 	c->holds++;
 	update_reading(c);
 }
 
-void server_conn_release(struct conn *c)
+void server_conn_release(struct peer_conn *c)
 {
 	if (c->holds > 0)
 		c->holds--;
@@ -506,12 +506,12 @@ void server_conn_release(struct conn *c)
 static int count_uid(const struct server *s, uid_t uid)
 {
 	int n = 0;
-	for (const struct conn *c = s->conns; c; c = c->next)
+	for (const struct peer_conn *c = s->conns; c; c = c->next)
 		n += !c->closing && c->uid == uid;
 	return n;
 }
 
-static void refuse(struct conn *c, const char *limit_name, int limit)
+static void refuse(struct peer_conn *c, const char *limit_name, int limit)
 {
 	char msg[160];
 	snprintf(msg, sizeof(msg),
@@ -533,7 +533,7 @@ static void on_connection(uv_stream_t *listener, int status)
 		log_warn("accept: %s", uv_strerror(status));
 		return;
 	}
-	struct conn *c = calloc(1, sizeof(*c));
+	struct peer_conn *c = calloc(1, sizeof(*c));
 	if (!c)
 		return;
 	c->s = s;
@@ -578,9 +578,9 @@ static void stall_cb(uv_timer_t *t)
 {
 	struct server *s = t->data;
 	uint64_t now = uv_now(s->loop);
-	struct conn *c = s->conns;
+	struct peer_conn *c = s->conns;
 	while (c) {
-		struct conn *next = c->next;
+		struct peer_conn *next = c->next;
 		/* a uv_write ends only once all of it is written: a slow
 		 * reader's progress shows as libuv's queue getting shorter */
 		size_t queued = uv_stream_get_write_queue_size(
@@ -788,9 +788,9 @@ void server_close(struct server *s)
 	}
 	uv_close((uv_handle_t *)&s->stall_timer, server_handle_closed);
 	uv_close((uv_handle_t *)&s->resume_idle, server_handle_closed);
-	struct conn *c = s->conns;
+	struct peer_conn *c = s->conns;
 	while (c) {
-		struct conn *next = c->next;
+		struct peer_conn *next = c->next;
 		server_conn_close(c);
 		c = next;
 	}

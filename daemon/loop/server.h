@@ -31,19 +31,19 @@
 #define SERVER_LINE_SECONDS 60
 
 struct server;
-struct conn;
+struct peer_conn;
 
 struct server_ops {
 	/* One line (NUL-terminated, without '\n'), or too_long with none. */
-	void (*line)(void *ctx, struct conn *c, char *line, size_t len,
+	void (*line)(void *ctx, struct peer_conn *c, char *line, size_t len,
 		     int too_long);
 	/* The connection is closing; it is freed after this returns. */
-	void (*closed)(void *ctx, struct conn *c);
+	void (*closed)(void *ctx, struct peer_conn *c);
 	/* Queued output fell below SERVER_LOW_WATER. */
-	void (*drained)(void *ctx, struct conn *c);
+	void (*drained)(void *ctx, struct peer_conn *c);
 	/* Whether something is still owed to c (e.g. a subscription to a
 	 * job that runs): a client that closed its side is kept until not. */
-	int (*busy)(void *ctx, struct conn *c);
+	int (*busy)(void *ctx, struct peer_conn *c);
 };
 
 /*
@@ -67,21 +67,21 @@ void server_close(struct server *s);
  * a connection over SERVER_HIGH_WATER sends no new request until it has
  * read its replies, which bounds it.
  */
-int server_send(struct conn *c, char *line);
+int server_send(struct peer_conn *c, char *line);
 /* A request of c will be answered later: c's next request waits until
  * server_conn_release (requests on one connection act in order). */
-void server_conn_hold(struct conn *c);
-void server_conn_release(struct conn *c);
+void server_conn_hold(struct peer_conn *c);
+void server_conn_release(struct peer_conn *c);
 /* Closes c after its queued output has been written. */
-void server_close_after_flush(struct conn *c);
-void server_conn_close(struct conn *c);
+void server_close_after_flush(struct peer_conn *c);
+void server_conn_close(struct peer_conn *c);
 
-uint64_t server_conn_id(const struct conn *c);
-uid_t server_conn_uid(const struct conn *c);
-pid_t server_conn_pid(const struct conn *c);
-size_t server_conn_pending(const struct conn *c);
-int server_conn_closing(const struct conn *c);
-struct conn *server_find(struct server *s, uint64_t id);
+uint64_t server_conn_id(const struct peer_conn *c);
+uid_t server_conn_uid(const struct peer_conn *c);
+pid_t server_conn_pid(const struct peer_conn *c);
+size_t server_conn_pending(const struct peer_conn *c);
+int server_conn_closing(const struct peer_conn *c);
+struct peer_conn *server_find(struct server *s, uint64_t id);
 int server_connection_count(const struct server *s);
 int server_activated(const struct server *s);
 

@@ -23,6 +23,19 @@
 #include "proto/protocol.h"
 #include "loop/views.h"
 
+/* A connection following a job: the history is sent from next, paced by
+ * the connection's output queue; epochs before replay_end (what existed at
+ * subscribe time) are all sent, later ones are thinned when the reader is
+ * behind (the newest is always sent). */
+struct subscription {
+	struct subscription *next;
+	uint64_t conn;
+	char job[JOB_ID_MAX];
+	int cursor;        /* index into the job's history of the next point */
+	int replay_end;
+	int state_dirty;   /* a job.state notification is due */
+};
+
 /* A request answered when a running job leaves the worker (pause,
  * cancel). */
 struct state_waiter {
@@ -80,7 +93,7 @@ int subs_count(const struct service *svc, uint64_t conn)
 	return n;
 }
 
-static void pump(struct subscription *sub, struct conn *c,
+static void pump(struct subscription *sub, struct peer_conn *c,
 		 const struct job *job)
 {
 	while (!server_conn_closing(c) &&
@@ -106,7 +119,7 @@ static void pump(struct subscription *sub, struct conn *c,
 	}
 }
 
-void subs_pump_conn(struct service *svc, struct conn *c)
+void subs_pump_conn(struct service *svc, struct peer_conn *c)
 {
 	uint64_t id = server_conn_id(c);
 	for (struct subscription *s = svc->subs; s; s = s->next) {
@@ -125,13 +138,13 @@ static void pump_job(struct service *svc, const struct job *job)
 	for (struct subscription *s = svc->subs; s; s = s->next) {
 		if (strcmp(s->job, job->id))
 			continue;
-		struct conn *c = server_find(svc->server, s->conn);
+		struct peer_conn *c = server_find(svc->server, s->conn);
 		if (c)
 			pump(s, c, job);
 	}
 }
 
-int subs_busy(const struct service *svc, const struct conn *c)
+int subs_busy(const struct service *svc, const struct peer_conn *c)
 {
 	uint64_t id = server_conn_id(c);
 	for (const struct subscription *s = svc->subs; s; s = s->next) {
@@ -174,7 +187,7 @@ static void answer_waiters(struct service *svc, const struct job *job)
 			continue;
 		}
 		*pp = w->next;
-		struct conn *c = server_find(svc->server, w->conn);
+		struct peer_conn *c = server_find(svc->server, w->conn);
 		if (c)
 			server_conn_release(c);
 		if (c && w->rpc_id)

@@ -20,21 +20,8 @@
 #include "loop/server.h"
 #include "loop/loop_state.h"
 
-/* A connection following a job: the history is sent from next, paced by
- * the connection's output queue; epochs before replay_end (what existed at
- * subscribe time) are all sent, later ones are thinned when the reader is
- * behind (the newest is always sent). Only subs.c changes one; the struct
- * is in this header until m_subscribe (methods.c) reads the replay count
- * through subs_replay_left, when it moves into subs.c as the waiters
- * have. */
-struct subscription {
-	struct subscription *next;
-	uint64_t conn;
-	char job[JOB_ID_MAX];
-	int cursor;        /* index into the job's history of the next point */
-	int replay_end;
-	int state_dirty;   /* a job.state notification is due */
-};
+/* A connection following a job (subs.c's own). */
+struct subscription;
 
 /* conn follows job from the first epoch after since (its history from
  * there is replayed, then new epochs stream). conn must not follow job
@@ -64,9 +51,9 @@ void subs_job_state(struct service *svc, const struct job *job);
 
 /* Sends c what its subscriptions owe it, as far as its output queue
  * allows (after a request, and when c's output has drained). */
-void subs_pump_conn(struct service *svc, struct conn *c);
+void subs_pump_conn(struct service *svc, struct peer_conn *c);
 /* Whether c follows a job that has more to send. */
-int subs_busy(const struct service *svc, const struct conn *c);
+int subs_busy(const struct service *svc, const struct peer_conn *c);
 /* conn has closed: its subscriptions and waiting requests are dropped. */
 void subs_drop_conn(struct service *svc, uint64_t conn);
 /* Drops everything (at exit). */

@@ -114,21 +114,10 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	 * Path photo, against 62.2 without (calls 31 and 18). */
 	fit->phase_out = fit->half_storage && fit->gemm->half_out &&
 			 nn_env_is("VKINR_GEMM_PHASE", "1");
-	/* VKINR_HALF_DS=1: the backward keeps dS in fp16 alone (the GEMMs
-	 * read nothing else): the head and the depthwise backward by strips
-	 * write no fp32 copy, and the bias and first-layer sums read the fp16
-	 * one. VKINR_HALF_DZ=1: and the data gradient's GEMMs write dZ in fp16
-	 * (times the loss scale) for the depthwise backward to read. Both off:
-	 * on the H200 (calls 30, 31) the first made the depthwise backward
-	 * 0.44 ms slower an epoch (4.92 against 4.48; the head gained 0.14),
-	 * and the second's GEMM needs 134 registers against 128, which halves
-	 * the workgroups an SM runs: 5.22 against 3.43 ms, though its
-	 * depthwise backward is the fastest (4.17). */
-	int half_strips = fit->half_storage && nn_use_strip_passes(fit->gpu);
-	fit->half_dz = half_strips && fit->gemm->half_out &&
-		       nn_env_is("VKINR_HALF_DZ", "1");
-	fit->half_ds = fit->half_dz ||
-		       (half_strips && nn_env_is("VKINR_HALF_DS", "1"));
+	/* The backward keeps dS in fp32 and fp16 and the data gradient
+	 * writes dZ in fp32: dS in fp16 alone (VKINR_HALF_DS) and dZ in fp16
+	 * too (VKINR_HALF_DZ) were measured slower on the H200 and removed
+	 * (tests/bench-h200.md, calls 30 and 31). */
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
@@ -605,7 +594,7 @@ int nn_step_average_due(const struct nn_fit *fit, const struct nn_step *st)
 	       (st->t % fit->average_every == 0 || st->t == fit->cfg.epochs);
 }
 
-static double psnr_of_sse(const struct nn_fit *fit)
+double nn_fit_psnr_of_sse(const struct nn_fit *fit)
 {
 	double mse = sum_sse(fit) / (3.0 * fit->width * fit->height) / 4.0;
 	return mse > 0 ? -10 * log10(mse) : 999;
@@ -613,7 +602,7 @@ static double psnr_of_sse(const struct nn_fit *fit)
 
 int nn_step_average_measured(struct nn_fit *fit, struct nn_metrics *m)
 {
-	m->psnr_average = psnr_of_sse(fit);
+	m->psnr_average = nn_fit_psnr_of_sse(fit);
 	return m->psnr_average > 0 && beats_best(fit, m->psnr_average);
 }
 
@@ -722,11 +711,6 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 		bytes[NN_PASS_DWCONV] = (2 + z) * e * (2 * nb - 1);
 	}
 	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
-	if (fit->half_ds) { /* fp16 S and dZ (fp32 or fp16) in, fp16 dS out */
-		bytes[NN_PASS_DWCONV_BACK] = (fit->half_dz ? 6 : 8) * e * nb;
-		bytes[NN_PASS_HEAD] = 6 * e;
-		bytes[NN_PASS_REDUCE] = 2 * e * (nb + 1) + 4 * e;
-	}
 	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
 }
 
@@ -783,78 +767,4 @@ int nn_fit_record_renders(struct nn_fit *fit)
 			       (fit->avg_render_prog || !fit->average.handle)
 		       ? 0
 		       : nn_record_render(fit);
-}
-
-/* Runs the exact or the quick render program (recording it the first
- * time); psnr from its sums. */
-static int render(struct nn_fit *fit, int quick, double *psnr)
-{
-	int rc = nn_fit_record_renders(fit);
-	rc = rc ? rc : gpu_program_run(quick ? fit->quick_render_prog
-					     : fit->render_prog);
-	if (rc == 0 && psnr)
-		*psnr = psnr_of_sse(fit);
-	return rc;
-}
-
-int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
-{
-	int rc = render(fit, 0, psnr);
-	if (rc)
-		return rc;
-	if (!recon)
-		return 0;
-	struct image *img = image_create(fit->width, fit->height);
-	if (!img)
-		return ERR_NOMEM;
-	uint64_t count = (uint64_t)fit->width * fit->height * 3;
-	rc = gpu_download(fit->gpu, &fit->image_out, 0, img->rgb, count * 4);
-	if (rc) {
-		image_destroy(img);
-		return rc;
-	}
-	for (uint64_t i = 0; i < count; i++)
-		img->rgb[i] = (img->rgb[i] + 1.0f) * 0.5f;
-	*recon = img;
-	return 0;
-}
-
-/*
- * The averaged or the best weights go through fit->params for rendering:
- * the live weights are kept on the host meanwhile and put back after, so
- * the recorded programs serve all. Cheap next to an epoch, and only done
- * when asked (exports, evaluations, the average every few epochs).
- */
-int nn_fit_swap_in(struct nn_fit *fit, const struct gpu_buffer *weights,
-		   float **live)
-{
-	size_t bytes = fit->layout.total * sizeof(float);
-	float *other = malloc(bytes);
-	*live = malloc(bytes);
-	int rc = other && *live ? 0 : ERR_NOMEM;
-	rc = rc ? rc : nn_fit_read_params(fit, *live, NULL, NULL);
-	rc = rc ? rc : gpu_download(fit->gpu, weights, 0, other, bytes);
-	rc = rc ? rc : gpu_upload(fit->gpu, &fit->params, 0, other, bytes);
-	free(other);
-	return rc;
-}
-
-int nn_fit_swap_out(struct nn_fit *fit, float *live)
-{
-	int rc = live ? gpu_upload(fit->gpu, &fit->params, 0, live,
-				   fit->layout.total * sizeof(float))
-		      : ERR_NOMEM;
-	free(live);
-	return rc;
-}
-
-int nn_fit_average_psnr(struct nn_fit *fit, double *psnr)
-{
-	if (!fit->average.handle)
-		return ERR_INVALID;
-	int rc = nn_fit_record_renders(fit);
-	rc = rc ? rc : gpu_program_run(fit->avg_render_prog);
-	if (rc == 0)
-		*psnr = psnr_of_sse(fit);
-	return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * fit_internal.h - the fit's fields, shared by fit.c (training),
- * record.c (its programs) and package.c (checkpoints, model packages,
- * rendering). Nobody else includes it but the GPU tests.
+ * fit_render.c (renders), record.c (its programs) and package.c
+ * (checkpoints, model packages, rendering). Nobody else includes it but
+ * the GPU tests.
  */
 #ifndef VKINR_NN_FIT_INTERNAL_H
 #define VKINR_NN_FIT_INTERNAL_H
@@ -31,8 +32,6 @@ struct nn_fit {
 	int half_storage; /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
 	int phase_out;    /* and the forward GEMMs write S_1..S_B-1 so, as the
 			     phase the next block's conv reads */
-	int half_ds;      /* and the backward keeps dS in fp16 alone */
-	int half_dz;      /* and the data gradient's GEMMs write dZ in fp16 */
 	int row_passes;   /* the depthwise passes by row segments (CPUs) */
 	int average_every;  /* epochs between evaluations of the average */
 	double fp32_finish; /* auto: the fraction of the epochs run in fp32 */
@@ -134,6 +133,8 @@ int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse);
  * run (chroma, grad, 1 - SSIM; see struct nn_recipe), in double, in a
  * fixed order; zeros when every term is off. For the tests. */
 void nn_fit_loss_sums(const struct nn_fit *fit, double sums[3]);
+/* The PSNR of the squared errors the last program run summed. */
+double nn_fit_psnr_of_sse(const struct nn_fit *fit);
 /* Renders the current weights: the reconstruction and its PSNR. */
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
 /* Another copy of the weights (fit->average, fit->best) in fit->params

@@ -1,7 +1,8 @@
 /*
  * record.c - recording a fit's programs: the epoch (every tile forward,
  * head and backward, the gradient summed over tiles, then the optimizer's
- * step from optim.c) and the render, once at creation, replayed after.
+ * step from optim.c), once at creation, replayed after; the render
+ * programs (record_render.c) replay its forward.
  *
  * The recorder looks up the pipelines the device and precision call for
  * (CPU devices' row passes, GPUs' fused sines and tiled convs, the fp16
@@ -19,6 +20,7 @@
 #include "nn/gemm.h"
 #include "nn/optim.h"
 #include "nn/passes.h"
+#include "nn/recorder.h"
 
 /* ------------------------------------------------------ pass families */
 
@@ -65,57 +67,6 @@ int nn_nt_splits(const struct nn_fit *fit, int n)
 
 /* ------------------------------------------------------------ recording */
 
-struct recorder {
-	struct nn_fit *fit;
-	struct gpu_program *prog;
-	int last_ts;
-	int rc;
-	int half;   /* the fp16 tensor-core path */
-	int half_s; /* and its S_k in fp16 (fit->half_storage) */
-	/* an fp32 forward of an fp16 fit (its exact render), whose S_k go
-	 * fp32 through g (Z through z) */
-	int exact32;
-	const struct gemm_variant *gemm; /* the family recorded */
-	struct gpu_pipeline *to_f16;
-	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
-		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
-		*gemm_nn, *gemm_tn, *gemm_nt;
-	/* the fp16 path's forward GEMM writing the next block's phase
-	 * (fit->phase_out) */
-	int phase_out;
-	struct gpu_pipeline *gemm_nnp, *first_phase;
-	/* its backward with dS in fp16 alone (fit->half_ds): the biases'
-	 * sums read it (reduce_bias: reduce_sum otherwise); and its data
-	 * gradient writing dZ in fp16 (fit->half_dz) */
-	int half_ds, half_dz;
-	struct gpu_pipeline *gemm_tnh, *reduce_bias;
-	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
-	 * one pipeline a block (the dilation is a specialization constant) */
-	int cpu, rows;
-	/* GPUs: the depthwise passes read S and take its sines themselves,
-	 * and the forward one (tiled) goes by blocks through shared memory */
-	int fused, tiled;
-	struct gpu_pipeline *dwconv_tiled;
-	/* or by strips, the backward conv and its taps' sums in one pass */
-	int strips;
-	struct gpu_pipeline *dwconv_strip, *dwconv_strip_copy, *dwconv_strip_in,
-		*dwconv_back_strip;
-	/* and the forward two columns an invocation where the pairs align
-	 * (dwconv_pair.comp) */
-	int pairs;
-	struct gpu_pipeline *dwconv_pair, *dwconv_pair_copy, *dwconv_pair_in;
-	/* the fp16 path's S_k in fp16: the forward convs copy S_k as they
-	 * read it (fp32, from z), the backward passes read the copies */
-	struct gpu_pipeline *dwconv_copy, *dwconv_tiled_copy, *dwconv_in,
-		*dwconv_tiled_in;
-	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
-		*dwconv_back_rows[NN_MAX_BLOCKS];
-	/* loss terms besides the MSE: the head in halves around loss.comp */
-	int has_loss_terms;
-	struct gpu_pipeline *head_predict, *loss_terms_pass, *loss_grad_pass,
-		*head_back;
-};
-
 /* The loss terms' pipelines, when the recipe has any (record_loss_head). */
 static int get_loss_pipelines(struct recorder *r, const uint32_t spec[2])
 {
@@ -131,16 +82,14 @@ static int get_loss_pipelines(struct recorder *r, const uint32_t spec[2])
 					&r->loss_terms_pass);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_grad", 4, pass, spec, 2,
 					&r->loss_grad_pass);
-	const char *back = r->half_ds ? "head_back_f16_only"
-			   : r->half  ? "head_back_f16"
-				      : "head_back";
+	const char *back = r->half ? "head_back_f16" : "head_back";
 	rc = rc ? rc : gpu_pipeline_get(gpu, back,
 					r->half ? 7 : 6, pass, spec, 2,
 					&r->head_back);
 	return rc;
 }
 
-static int get_pipelines(struct recorder *r)
+int get_pipelines(struct recorder *r)
 {
 	struct gpu_context *gpu = r->fit->gpu;
 	float w0 = r->fit->cfg.w0;
@@ -231,17 +180,6 @@ static int get_pipelines(struct recorder *r)
 		GET(dwconv_pair, r->half ? "dwconv_pair_s_f16" : "dwconv_pair_s",
 		    3, pass, 2);
 	}
-	r->half_ds = r->half_s && r->fit->half_ds; /* implies strips */
-	r->half_dz = r->half_ds && r->fit->half_dz;
-	r->reduce_bias = r->reduce_sum;
-	if (r->half_ds) {
-		GET(dwconv_back_strip, r->half_dz ? "dwconv_back_strip_f16_dz"
-						  : "dwconv_back_strip_f16_only",
-		    5, pass, 2);
-		GET(head, "head_f16_only", 7, pass, 2);
-		GET(reduce_bias, "reduce_sum_f16", 3, pass, 2);
-		GET(reduce_first, "reduce_first_f16", 3, pass, 2);
-	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
 	gemm_shader_name(r->gemm, "nn", nn, sizeof(nn));
@@ -257,18 +195,13 @@ static int get_pipelines(struct recorder *r)
 		GET(gemm_nnp, nnp, 4, gemm, 2);
 		GET(first_phase, "first_phase", 2, pass, 2);
 	}
-	if (r->half_dz) {
-		char tnh[32];
-		gemm_shader_name(r->gemm, "tnh", tnh, sizeof(tnh));
-		GET(gemm_tnh, tnh, 4, gemm, 0);
-	}
 #undef GET
 	return rc ? rc : get_loss_pipelines(r, spec);
 }
 
 /* Ends a stage: a barrier, then a timestamp; the time since the previous
  * timestamp is charged to pass. */
-static void stage_end(struct recorder *r, enum nn_pass pass)
+void stage_end(struct recorder *r, enum nn_pass pass)
 {
 	struct nn_fit *fit = r->fit;
 	gpu_program_barrier(r->prog);
@@ -280,8 +213,7 @@ static void stage_end(struct recorder *r, enum nn_pass pass)
 	r->last_ts = ts;
 }
 
-static struct pass_push tile_push(const struct nn_fit *fit,
-				  const struct tile *t)
+struct pass_push tile_push(const struct nn_fit *fit, const struct tile *t)
 {
 	struct pass_push p = {
 		.img_w = fit->width, .img_h = fit->height,
@@ -306,19 +238,16 @@ static void dispatch7(struct recorder *r, struct gpu_pipeline *pipe,
 					     push_bytes, gx, gy, gz);
 }
 
-static void dispatch(struct recorder *r, struct gpu_pipeline *pipe,
-		     const struct gpu_buffer *b0, const struct gpu_buffer *b1,
-		     const struct gpu_buffer *b2, const struct gpu_buffer *b3,
-		     const struct gpu_buffer *b4, const struct gpu_buffer *b5,
-		     const void *push, uint32_t push_bytes, uint32_t gx,
-		     uint32_t gy, uint32_t gz)
+void dispatch(struct recorder *r, struct gpu_pipeline *pipe,
+	      const struct gpu_buffer *b0, const struct gpu_buffer *b1,
+	      const struct gpu_buffer *b2, const struct gpu_buffer *b3,
+	      const struct gpu_buffer *b4, const struct gpu_buffer *b5,
+	      const void *push, uint32_t push_bytes, uint32_t gx,
+	      uint32_t gy, uint32_t gz)
 {
 	const struct gpu_buffer *const bufs[7] = {b0, b1, b2, b3, b4, b5, NULL};
 	dispatch7(r, pipe, bufs, push, push_bytes, gx, gy, gz);
 }
-
-#define PASS(r, pipe, push, gx, gy, ...)                                      \
-	dispatch(r, pipe, __VA_ARGS__, &(push), sizeof(push), gx, gy, 1)
 
 /* Adds chunked partial sums into the gradient (reduce.comp). */
 static void reduce_into(struct recorder *r, const struct gpu_buffer *part,
@@ -358,7 +287,7 @@ static uint32_t padded(uint32_t n)
 }
 
 /* The fp16 copies of the pointwise weights, for the tensor-core GEMMs. */
-static void record_half_weights(struct recorder *r)
+void record_half_weights(struct recorder *r)
 {
 	struct nn_fit *fit = r->fit;
 	uint32_t nn = (uint32_t)(fit->cfg.nf * fit->cfg.nf);
@@ -453,12 +382,12 @@ static const struct gpu_buffer *s_at(const struct recorder *r, int k)
 
 /* Where S_B is after the forward: s[B], or z on the fp16 path with fp16
  * storage (read by the head and the out_w sums before z is written). */
-static const struct gpu_buffer *last_s(const struct recorder *r)
+const struct gpu_buffer *last_s(const struct recorder *r)
 {
 	return r->half_s ? &r->fit->z : s_at(r, r->fit->cfg.nblocks);
 }
 
-static void record_forward(struct recorder *r, const struct tile *t)
+void record_forward(struct recorder *r, const struct tile *t)
 {
 	struct nn_fit *fit = r->fit;
 	const struct nn_layout *l = &fit->layout;
@@ -541,13 +470,6 @@ static void record_loss_head(struct recorder *r, struct pass_push p,
 	dispatch7(r, r->head_back, bufs, &p, sizeof(p), gx, 1, 1);
 }
 
-/* Where the bias and first-layer sums find dS: in g, or (half_ds) in its
- * fp16 copy, times the loss scale. */
-static const struct gpu_buffer *summed_ds(const struct recorder *r)
-{
-	return r->half_ds ? &r->fit->g16 : &r->fit->g;
-}
-
 static void record_tile_backward(struct recorder *r, const struct tile *t,
 				 int sse_base)
 {
@@ -625,7 +547,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		rp = p;
 		rp.i0 = REDUCE_CHUNK;
 		rp.i1 = (int)nf;
-		PASS(r, r->reduce_bias, rp, chunks, nf, summed_ds(r), summed_ds(r),
+		PASS(r, r->reduce_sum, rp, chunks, nf, &fit->g, &fit->g,
 		     &fit->part_b, NULL, NULL, NULL);
 		stage_end(r, NN_PASS_PW_GRAD_WEIGHT);
 		reduce_into(r, &fit->part_a, (int)splits, (int)(nf * nf), 1, 0, 1,
@@ -639,12 +561,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		if (r->half) {
 			gd.a_off = (uint32_t)k * nf * nf;
 			gd.ldb = n_pad;
-			if (r->half_dz) /* dZ stays loss-scaled: out_scale 1 */
-				gemm(r, r->gemm_tnh, &fit->p16, &fit->g16, &fit->z16,
-				     gd, 1, 0, 0);
-			else
-				gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd,
-				     1, 0, 1);
+			gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd, 1,
+			     0, 1);
 		} else {
 			gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1, 0, 1);
 		}
@@ -661,14 +579,11 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			     &fit->part_b, NULL);
 		} else if (r->strips) { /* the same, by strips: params, S, dZ,
 					 * then dS in fp32 and (fp16 path) fp16,
-					 * or in fp16 alone, then the sums */
+					 * then the sums */
 			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
 			const struct gpu_buffer *bufs[7] = {
-				&fit->params, &fit->s[k],
-				r->half_dz ? &fit->z16 : &fit->z};
-			int nbufs = 3;
-			if (!r->half_ds)
-				bufs[nbufs++] = &fit->g;
+				&fit->params, &fit->s[k], &fit->z, &fit->g};
+			int nbufs = 4;
 			if (r->half)
 				bufs[nbufs++] = &fit->g16;
 			bufs[nbufs] = &fit->part_b;
@@ -692,7 +607,7 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	rp.i1 = (int)nf;
 	rp.i3 = (int)n_pad;
 	rp.off3 = float_bits(fit->grad_scale);
-	PASS(r, r->reduce_first, rp, chunks, nf, summed_ds(r), summed_ds(r),
+	PASS(r, r->reduce_first, rp, chunks, nf, &fit->g, &fit->g,
 	     &fit->part_b, NULL, NULL, NULL);
 	stage_end(r, NN_PASS_REDUCE);
 	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 0, 2, l->first_w, 2, 1);
@@ -700,8 +615,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	stage_end(r, NN_PASS_REDUCE);
 }
 
-static int begin_program(struct recorder *r, int timestamps,
-			 struct gpu_program **out)
+int begin_program(struct recorder *r, int timestamps,
+		  struct gpu_program **out)
 {
 	int rc = gpu_program_create(r->fit->gpu, timestamps, out);
 	r->prog = *out;
@@ -741,67 +656,4 @@ int nn_record_epoch(struct nn_fit *fit)
 		return rc;
 
 	return nn_optim_record(fit);
-}
-
-/* A render program: forward and the render head for every tile, writing
- * the prediction of each core into the whole-image output; exact32 on an
- * fp16 fit: in fp32. */
-static int record_render(struct nn_fit *fit, int exact32,
-			 struct gpu_program **out)
-{
-	struct recorder r = {.fit = fit, .exact32 = exact32};
-	int rc = get_pipelines(&r);
-	rc = rc ? rc : begin_program(&r, 0, out);
-	if (rc)
-		return rc;
-	int saved = fit->nstages;
-	int sse_base = 0;
-	record_half_weights(&r);
-	for (int i = 0; i < fit->plan.count; i++) {
-		const struct tile *t = &fit->plan.tiles[i];
-		record_forward(&r, t);
-		struct pass_push p = tile_push(fit, t);
-		p.off0 = (uint32_t)fit->layout.out_w;
-		p.off1 = (uint32_t)fit->layout.out_b;
-		p.i0 = sse_base;
-		p.i1 = fit->has_target;
-		PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP), 1,
-		     &fit->params, last_s(&r), &fit->target,
-		     &fit->image_out, &fit->dy, &fit->sse);
-		stage_end(&r, NN_PASS_HEAD);
-		sse_base += (int)div_up((uint64_t)p.n, GROUP);
-	}
-	fit->nstages = saved; /* render stages are not timed */
-	rc = r.rc;
-	return rc ? rc : gpu_program_end(*out);
-}
-
-/* The exact render is fp32 whatever the training's precision: what the
- * model package defines, and what model.render gives back on any device.
- * An fp16 fit's S_k then go through g and z, fp32 buffers it has (the
- * fused passes, which every device with tensor cores gets, read nothing
- * else; without them it renders in fp16 both ways). */
-int nn_record_render(struct nn_fit *fit)
-{
-	uint64_t pixels = (uint64_t)fit->width * fit->height;
-	int rc = 0;
-	if (!fit->image_out.handle)
-		rc = gpu_buffer_alloc(fit->arena, pixels * 12, 0, &fit->image_out);
-	int half = fit->precision == NN_PRECISION_FP16;
-	int exact32 = half && nn_use_fused_sines(fit->gpu);
-	if (!fit->render_prog)
-		rc = rc ? rc : record_render(fit, exact32, &fit->render_prog);
-	if (!fit->quick_render_prog && !exact32)
-		fit->quick_render_prog = fit->render_prog;
-	else if (!fit->quick_render_prog)
-		rc = rc ? rc : record_render(fit, 0, &fit->quick_render_prog);
-	/* the average's: the quick render with the average in the weights'
-	 * place (their fp16 copy, which each epoch makes anew, included) */
-	if (!rc && fit->average.handle && !fit->avg_render_prog) {
-		struct gpu_buffer live = fit->params;
-		fit->params = fit->average;
-		rc = record_render(fit, 0, &fit->avg_render_prog);
-		fit->params = live;
-	}
-	return rc;
 }

@@ -1,7 +1,7 @@
 /*
- * record.h - recording a fit's programs (record.c), for fit.c; nobody
- * else includes it. Also the choices the recording and the planning of
- * buffers share: which pass family the device gets, how the GEMMs split,
+ * record.h - recording a fit's programs (record.c, record_render.c), for
+ * fit.c; nobody else includes it. Also the choices the recording and the
+ * planning of buffers share: which pass family the device gets, how the GEMMs split,
  * how the row passes chunk a tile.
  */
 #ifndef VKINR_NN_RECORD_H

@@ -31,13 +31,13 @@
 
 #define FUZZ_LINE_MAX 4096
 
-struct conn {
+struct peer_conn {
 	uint64_t id;
 	int closing;
 	size_t sent;
 };
 
-static struct conn the_conn = {.id = 1};
+static struct peer_conn the_conn = {.id = 1};
 static struct service svc;
 static struct daemon_options opt;
 
@@ -65,7 +65,7 @@ static int utf8_ok(const unsigned char *p, size_t len)
 	return 1;
 }
 
-int server_send(struct conn *c, char *line)
+int server_send(struct peer_conn *c, char *line)
 {
 	if (!line)
 		return -1;
@@ -84,19 +84,19 @@ int server_send(struct conn *c, char *line)
 	return 0;
 }
 
-void server_close_after_flush(struct conn *c) { c->closing = 1; }
-void server_conn_hold(struct conn *c) {}
-void server_conn_release(struct conn *c) {}
-void server_conn_close(struct conn *c) { c->closing = 1; }
-uint64_t server_conn_id(const struct conn *c) { return c->id; }
-uid_t server_conn_uid(const struct conn *c) { return 1000; }
-pid_t server_conn_pid(const struct conn *c) { return 4242; }
-size_t server_conn_pending(const struct conn *c) { return 0; }
-int server_conn_closing(const struct conn *c) { return c->closing; }
+void server_close_after_flush(struct peer_conn *c) { c->closing = 1; }
+void server_conn_hold(struct peer_conn *c) {}
+void server_conn_release(struct peer_conn *c) {}
+void server_conn_close(struct peer_conn *c) { c->closing = 1; }
+uint64_t server_conn_id(const struct peer_conn *c) { return c->id; }
+uid_t server_conn_uid(const struct peer_conn *c) { return 1000; }
+pid_t server_conn_pid(const struct peer_conn *c) { return 4242; }
+size_t server_conn_pending(const struct peer_conn *c) { return 0; }
+int server_conn_closing(const struct peer_conn *c) { return c->closing; }
 int server_connection_count(const struct server *s) { return 1; }
 int server_activated(const struct server *s) { return 0; }
 
-struct conn *server_find(struct server *s, uint64_t id)
+struct peer_conn *server_find(struct server *s, uint64_t id)
 {
 	return id == the_conn.id && !the_conn.closing ? &the_conn : NULL;
 }
