@@ -7,7 +7,7 @@
 #                   build (ASan + UBSan); ends with "N passed, N failed,
 #                   N skipped"
 #   make demo       fit the sample image and show the result
-#   make bench      the benchmark (see bench/README or README.md)
+#   make bench      the benchmark (tests/bench.sh; docs/BENCHMARKS.md)
 #   make bench-quality  training recipes compared on real photographs
 #   make bench-gemm every GEMM family timed and checked (tests/tools/bench_gemm.c)
 #   make bench-dataset  a dataset of small images, packed, against the peer
