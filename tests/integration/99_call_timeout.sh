@@ -49,9 +49,10 @@ p, took = timed("--call-timeout", "1", "status")
 tap.ok(p.returncode == 0 and "vkinrd" in p.stdout, "after SIGCONT it answers again",
        (p.returncode, p.stdout, p.stderr))
 
-# an epoch long enough to outlast a short timeout
-img = sample("big.png", 256, 256)
-job = submit(c, img, epochs=100000, width=64)
+# an epoch long enough to outlast a short timeout (a quarter of it): the
+# smallest that is still well above the client's own start-up time
+img = sample("big.png", 128, 128)
+job = submit(c, img, epochs=100000, width=32)
 j = wait_epoch(c, job, 2)
 ms = j["ms"] or 1000
 tmo = max(0.2, ms / 1000 / 4)
