@@ -29,6 +29,11 @@ failures=()
 jobs_max=${TEST_JOBS:-3}
 slow_mode=${SLOW:-0}
 not_run=()
+# Unit tests that are slow on the sanitizer build alone: their plain-C
+# double-precision references (tests/ref/) take minutes under ASan, while
+# the code they test runs on the device. make check runs them on the
+# normal build, make check-slow on the sanitizer build.
+slow_sanitized=" test_fit test_gemm_coop test_optim test_ref "
 [[ $jobs_max =~ ^[1-9][0-9]*$ ]] || jobs_max=3
 
 # counts the TAP lines of one log; sets the globals
@@ -60,7 +65,14 @@ for build in "$@"; do
 		[ -x "$t" ] || continue
 		name=$(basename "$build")/$(basename "$t")
 		[[ -n "${TESTS:-}" && "$name" != *${TESTS}* ]] && continue
-		[ "$slow_mode" = only ] && continue
+		if [[ $(basename "$build") == *asan* && $slow_sanitized == *" $(basename "$t") "* ]]; then
+			if [ "$slow_mode" = 0 ] && [ -z "${TESTS:-}" ]; then
+				not_run+=("$name")
+				continue
+			fi
+		elif [ "$slow_mode" = only ]; then
+			continue
+		fi
 		list+=("$build"$'\t'unit$'\t'"$t")
 	done
 	for t in tests/integration/*.sh; do
