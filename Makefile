@@ -174,23 +174,27 @@ tests: $(TESTS) $(PROGS) $(TOOLS)
 deps:
 	@./tests/deps.sh
 
+# A plain `make check` (the README's, CI's) builds on every core; an
+# explicit -jN is kept (it is in MAKEFLAGS by the time a recipe runs).
+BUILD_JOBS = $$(case " $$MAKEFLAGS" in *" -j"*) ;; *) echo -j$$(nproc);; esac)
+
 # The normal build, then the sanitizer build; tests/run.sh runs the unit
 # tests and the integration tests against each, TEST_JOBS (3) at a time,
 # and prints the summary. The tests marked slow are check-slow's; SLOW=1
 # runs everything (check-all).
 check: deps
-	$(MAKE) tests
-	$(MAKE) B=build-asan SAN=1 SHB=build tests
+	$(MAKE) $(BUILD_JOBS) tests
+	$(MAKE) $(BUILD_JOBS) B=build-asan SAN=1 SHB=build tests
 	./tests/run.sh build build-asan
 
 check-slow: deps
-	$(MAKE) tests
-	$(MAKE) B=build-asan SAN=1 SHB=build tests
+	$(MAKE) $(BUILD_JOBS) tests
+	$(MAKE) $(BUILD_JOBS) B=build-asan SAN=1 SHB=build tests
 	SLOW=only ./tests/run.sh build build-asan
 
 check-all: deps
-	$(MAKE) tests
-	$(MAKE) B=build-asan SAN=1 SHB=build tests
+	$(MAKE) $(BUILD_JOBS) tests
+	$(MAKE) $(BUILD_JOBS) B=build-asan SAN=1 SHB=build tests
 	SLOW=1 ./tests/run.sh build build-asan
 
 demo: deps
