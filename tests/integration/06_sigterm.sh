@@ -20,9 +20,9 @@ os.kill(pid, signal.SIGTERM)
 while time.time() - t0 < 60:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        break
-    if open("/proc/%d/stat" % pid).read().split()[2] == "Z":
+        if open("/proc/%d/stat" % pid).read().split()[2] == "Z":
+            break
+    except OSError:  # gone, between the two looks or before
         break
     time.sleep(0.05)
 took = time.time() - t0
