@@ -3,11 +3,20 @@
 #   make            build/vkinrd and build/vkinrctl (shaders compiled by
 #                   glslang and embedded in the binary)
 #   make deps       install the Debian packages the build and tests need
-#   make check      every test, on the normal build and on the sanitizer
-#                   build (ASan + UBSan); ends with "N passed, N failed,
-#                   N skipped"
+#   make check      the unit and integration tests, on the normal build and
+#                   on the sanitizer build (ASan + UBSan), 3 at a time;
+#                   ends with "N passed, N failed, N skipped"
+#   make check-slow the tests make check leaves out (a line "# run.sh:
+#                   slow" in the script), on both builds: 66_slurm_array
+#                   (a Slurm cluster), 67_quality (300-epoch fits of a
+#                   photo), 89_soak and 93_render_flood (they time
+#                   training, each alone), 90_fuzz (the fuzz targets'
+#                   own clang build; make fuzz-check); and on the sanitizer
+#                   build test_fit, test_gemm_coop, test_optim and
+#                   test_ref (make check runs them on the normal build)
+#   make check-all  make check and make check-slow in one run (nightly)
 #   make demo       fit the sample image and show the result
-#   make bench      the benchmark (see bench/README or README.md)
+#   make bench      the benchmark (tests/bench.sh; docs/BENCHMARKS.md)
 #   make bench-quality  training recipes compared on real photographs
 #   make bench-gemm every GEMM family timed and checked (tests/tools/bench_gemm.c)
 #   make gpu-tools  build glslang 15 and spirv-val 2025.1 from Debian 13's
@@ -47,7 +56,7 @@ CLIENT_PKG_LIBS := $(shell pkg-config --libs $(CLIENT_PKGS) 2>/dev/null)
 # "util/fileio.h"); the daemon's own headers are found through -Idaemon,
 # by their wing ("loop/server.h", "jobs/queue.h", "nn/fit.h").
 # The shared code and the client see the top folder only (INC below).
-INC = -I. -Idaemon -I$(B)/shaders $(PKG_CFLAGS)
+INC = -I. -Idaemon -I$(SHB)/shaders $(PKG_CFLAGS)
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	  -pthread -MMD -MP
@@ -78,16 +87,20 @@ TOOL_SRC := $(wildcard tests/tools/*.c)
 # Each variant also has a packed twin, NAME_pk, compiled from the source
 # as shaders/packed.awk rewrites it (see shaders/packed.glsl): the engine's
 # packs run those.
+# The SPIR-V does not depend on the C flags, so a build may take another
+# build folder's shaders (SHB, default B): make check's sanitizer build
+# uses the normal build's instead of compiling all of them again.
+SHB ?= $(B)
 BASE_VARIANTS := $(shell awk '!/^\#/ && NF {print $$1}' shaders/variants.txt)
 VARIANTS := $(BASE_VARIANTS) $(BASE_VARIANTS:%=%_pk)
-SHADER_HDRS := $(VARIANTS:%=$(B)/shaders/%.h)
+SHADER_HDRS := $(VARIANTS:%=$(SHB)/shaders/%.h)
 # The variants of shaders/variants_cm2.txt, with GLSLANG15 only (no packed
 # twins): headers under cm2/. cm2.list records which were embedded last, so
 # that finding or losing the compiler remakes the table.
 CM2_VARIANTS := $(if $(GLSLANG15),$(shell awk '!/^\#/ && NF {print $$1}' shaders/variants_cm2.txt))
-CM2_HDRS := $(CM2_VARIANTS:%=$(B)/shaders/cm2/%.h)
-CM2_LIST := $(B)/shaders/cm2.list
-$(shell mkdir -p $(B)/shaders && { echo '$(CM2_VARIANTS)' | cmp -s - $(CM2_LIST) || \
+CM2_HDRS := $(CM2_VARIANTS:%=$(SHB)/shaders/cm2/%.h)
+CM2_LIST := $(SHB)/shaders/cm2.list
+$(shell mkdir -p $(SHB)/shaders && { echo '$(CM2_VARIANTS)' | cmp -s - $(CM2_LIST) || \
 	echo '$(CM2_VARIANTS)' > $(CM2_LIST); })
 
 LIB := $(B)/libvkinr.a
@@ -100,7 +113,7 @@ TOOLS := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 
 all: $(PROGS) $(TOOLS)
 
-$(B)/%.o: %.c | $(B)/shaders/shaders.c
+$(B)/%.o: %.c | $(SHB)/shaders/shaders.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
@@ -110,42 +123,42 @@ $(B)/%.o: %.c | $(B)/shaders/shaders.c
 $(B)/proto/%.o $(B)/util/%.o: INC = -I. $(CLIENT_PKG_CFLAGS)
 $(B)/client/%.o: INC = -I. $(CLIENT_PKG_CFLAGS)
 
-$(B)/shaders/%.h: shaders/variants.txt shaders/packed.awk $(wildcard shaders/*.comp shaders/*.glsl)
-	@mkdir -p $(dir $@) $(B)/shaders/pk
+$(SHB)/shaders/%.h: shaders/variants.txt shaders/packed.awk $(wildcard shaders/*.comp shaders/*.glsl)
+	@mkdir -p $(dir $@) $(SHB)/shaders/pk
 	@name=$*; dir=shaders; case $$name in *_pk) name=$${name%_pk}; \
-		dir=$(B)/shaders/pk;; esac; \
+		dir=$(SHB)/shaders/pk;; esac; \
 	set -- $$(awk -v n=$$name '$$1 == n { $$1 = ""; print }' shaders/variants.txt); \
 	if [ $$# = 0 ]; then rm -f $@; exit 0; fi; \
 	src=$$1; shift; \
 	if [ $$dir != shaders ]; then awk -f shaders/packed.awk shaders/$$src \
-		> $(B)/shaders/pk/$*.comp || exit 1; src=$*.comp; fi; \
+		> $(SHB)/shaders/pk/$*.comp || exit 1; src=$*.comp; fi; \
 	$(GLSLANG) -V --target-env vulkan1.2 -Ishaders "$$@" \
-		-o $(B)/shaders/$*.spv $$dir/$$src > $@.log && \
-	$(SPIRV_VAL) --target-env vulkan1.2 $(B)/shaders/$*.spv >> $@.log 2>&1 && \
+		-o $(SHB)/shaders/$*.spv $$dir/$$src > $@.log && \
+	$(SPIRV_VAL) --target-env vulkan1.2 $(SHB)/shaders/$*.spv >> $@.log 2>&1 && \
 	{ echo "const uint32_t spv_$*[] = {"; \
-	  od -An -v -tx4 $(B)/shaders/$*.spv | \
+	  od -An -v -tx4 $(SHB)/shaders/$*.spv | \
 		awk '{ for (i = 1; i <= NF; i++) printf "0x%s,", $$i; print "" }'; \
 	  echo "};"; } > $@ || { cat $@.log; rm -f $@; exit 1; }
 
 # A variant of shaders/variants_cm2.txt, as above but through GLSLANG15,
 # checked by SPIRV_VAL15 when one is named; SPIR-V 1.6 (Vulkan 1.3), which
 # glslang requires for GL_NV_cooperative_matrix2.
-$(B)/shaders/cm2/%.h: shaders/variants_cm2.txt $(wildcard $(GLSLANG15) $(SPIRV_VAL15)) $(wildcard shaders/*.comp shaders/*.glsl)
+$(SHB)/shaders/cm2/%.h: shaders/variants_cm2.txt $(wildcard $(GLSLANG15) $(SPIRV_VAL15)) $(wildcard shaders/*.comp shaders/*.glsl)
 	@mkdir -p $(dir $@)
 	@set -- $$(awk -v n=$* '$$1 == n { $$1 = ""; print }' shaders/variants_cm2.txt); \
 	if [ $$# = 0 ] || [ -z "$(GLSLANG15)" ]; then rm -f $@; exit 0; fi; \
 	src=$$1; shift; \
 	$(GLSLANG15) -V --target-env vulkan1.3 -Ishaders "$$@" \
-		-o $(B)/shaders/cm2/$*.spv shaders/$$src > $@.log && \
+		-o $(SHB)/shaders/cm2/$*.spv shaders/$$src > $@.log && \
 	{ [ -z "$(SPIRV_VAL15)" ] || $(SPIRV_VAL15) --target-env vulkan1.3 \
-		$(B)/shaders/cm2/$*.spv >> $@.log 2>&1; } && \
+		$(SHB)/shaders/cm2/$*.spv >> $@.log 2>&1; } && \
 	{ echo "const uint32_t spv_$*[] = {"; \
-	  od -An -v -tx4 $(B)/shaders/cm2/$*.spv | \
+	  od -An -v -tx4 $(SHB)/shaders/cm2/$*.spv | \
 		awk '{ for (i = 1; i <= NF; i++) printf "0x%s,", $$i; print "" }'; \
 	  echo "};"; } > $@ || { cat $@.log; rm -f $@; exit 1; }
 
 # The table of every embedded shader, looked up by name at run time.
-$(B)/shaders/shaders.c: $(SHADER_HDRS) $(CM2_HDRS) shaders/variants.txt $(CM2_LIST)
+$(SHB)/shaders/shaders.c: $(SHADER_HDRS) $(CM2_HDRS) shaders/variants.txt $(CM2_LIST)
 	@{ echo '/* generated by the Makefile from shaders/variants.txt */'; \
 	   echo '#include "gpu/shaders.h"'; \
 	   for v in $(VARIANTS); do echo "#include \"$$v.h\""; done; \
@@ -155,7 +168,8 @@ $(B)/shaders/shaders.c: $(SHADER_HDRS) $(CM2_HDRS) shaders/variants.txt $(CM2_LI
 	     echo "  {\"$$v\", spv_$$v, sizeof(spv_$$v)},"; done; \
 	   echo '  {0, 0, 0}};'; } > $@
 
-$(B)/shaders/shaders.o: $(B)/shaders/shaders.c
+$(B)/shaders/shaders.o: $(SHB)/shaders/shaders.c
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
 $(LIB): $(LIB_OBJ)
@@ -203,12 +217,28 @@ deps:
 gpu-tools:
 	@./tests/deps.sh --gpu-tools
 
+# A plain `make check` (the README's, CI's) builds on every core; an
+# explicit -jN is kept (it is in MAKEFLAGS by the time a recipe runs).
+BUILD_JOBS = $$(case " $$MAKEFLAGS" in *" -j"*) ;; *) echo -j$$(nproc);; esac)
+
 # The normal build, then the sanitizer build; tests/run.sh runs the unit
-# tests and the integration tests against each and prints the summary.
+# tests and the integration tests against each, TEST_JOBS (3) at a time,
+# and prints the summary. The tests marked slow are check-slow's; SLOW=1
+# runs everything (check-all).
 check: deps
-	$(MAKE) tests
-	$(MAKE) B=build-asan SAN=1 tests
+	$(MAKE) $(BUILD_JOBS) tests
+	$(MAKE) $(BUILD_JOBS) B=build-asan SAN=1 SHB=build tests
 	./tests/run.sh build build-asan
+
+check-slow: deps
+	$(MAKE) $(BUILD_JOBS) tests
+	$(MAKE) $(BUILD_JOBS) B=build-asan SAN=1 SHB=build tests
+	SLOW=only ./tests/run.sh build build-asan
+
+check-all: deps
+	$(MAKE) $(BUILD_JOBS) tests
+	$(MAKE) $(BUILD_JOBS) B=build-asan SAN=1 SHB=build tests
+	SLOW=1 ./tests/run.sh build build-asan
 
 demo: deps
 	$(MAKE) all
@@ -278,7 +308,10 @@ install: $(PROGS)
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: bench-dataset all tests deps gpu-tools check check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
+.PHONY: bench-dataset all tests deps gpu-tools check check-slow check-all check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
 .DELETE_ON_ERROR:
+# keep the unit tests' and tools' objects (intermediate files otherwise): a
+# second make then relinks nothing
+.SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

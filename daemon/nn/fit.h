@@ -5,7 +5,9 @@
  * A fit owns its device buffers and its recorded command buffers (recorded
  * once for its tile plan, replayed every epoch). One call of nn_fit_step is
  * one epoch: every tile forward and backward, gradients summed over tiles,
- * one Adam step, metrics read back. A fit is used from one thread only: the
+ * one optimizer step as the recipe says (by default Muon for the pointwise
+ * weights and Adam for the rest, then the weight average; nn/optim.h), the
+ * best model kept, metrics read back. A fit is used from one thread only: the
  * worker thread that owns the gpu_context.
  *
  * Creating a fit, and its checkpoints and model packages, are in

@@ -26,7 +26,7 @@ job = submit(c, img, epochs=80, width=16, seed=11)
 j = wait_epoch(c, job, 35)
 os.kill(int(os.environ["DPID"]), signal.SIGKILL)
 c.close()
-time.sleep(0.3)
+wait_unlocked(os.environ["STATE"])
 tap.ok(j["state"] == "running" and 35 <= j["epoch"] < 80, "killed mid-fit", j)
 # what a write interrupted by the kill would have left behind
 leftover = os.path.join(os.environ["STATE"], "jobs", job, "checkpoint.safetensors.tmp.99999")
@@ -36,7 +36,7 @@ log = open(os.path.join(T, "daemon.log"), "a")
 d = subprocess.Popen([os.environ["VKINRD"], "--socket", SOCK, "--state-dir",
                       os.environ["STATE"], "-v"], stdout=log, stderr=log)
 try:
-    c = connect_retry()
+    c = connect_retry(60)
     j = c.call("job.get", {"job": job})
     tap.ok(j["state"] in ("queued", "running"), "after restart the job is queued again", j)
     tap.ok(not os.path.exists(leftover), "the leftover of an interrupted write is removed")

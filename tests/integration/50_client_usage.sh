@@ -7,7 +7,7 @@
 #   tests/integration/50_client_usage.sh [BUILD_DIR]   (default: build)
 #   VKINRCTL=/path/to/vkinrctl overrides the binary.
 set -u
-B=${1:-${B:-build}}
+B=${1:-${VKINR_BUILD:-${B:-build}}}
 CTL=${VKINRCTL:-$B/vkinrctl}
 case $CTL in /*) ;; *) CTL=$PWD/$CTL ;; esac
 T=$(mktemp -d)

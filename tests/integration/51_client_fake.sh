@@ -9,7 +9,7 @@
 #   tests/integration/51_client_fake.sh [BUILD_DIR]   (default: build)
 #   VKINRCTL=/path/to/vkinrctl overrides the binary.
 set -u
-B=${1:-${B:-build}}
+B=${1:-${VKINR_BUILD:-${B:-build}}}
 CTL=${VKINRCTL:-$B/vkinrctl}
 case $CTL in /*) ;; *) CTL=$PWD/$CTL ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -7,7 +7,7 @@
 #
 #   tests/integration/52_client_e2e.sh [BUILD_DIR]   (default: build)
 set -u
-B=${1:-${B:-build}}
+B=${1:-${VKINR_BUILD:-${B:-build}}}
 CTL=${VKINRCTL:-$B/vkinrctl}
 case $CTL in /*) ;; *) CTL=$PWD/$CTL ;; esac
 DAEMON=$B/vkinrd
@@ -28,7 +28,9 @@ export VKINR_SOCKET=$T/vkinrd.sock
 "$MKSAMPLE" "$T/img.png" 32 32 >/dev/null
 "$DAEMON" --socket "$VKINR_SOCKET" --state-dir "$T/state" >"$T/daemon.log" 2>&1 &
 DPID=$!
-for _ in $(seq 100); do [ -S "$VKINR_SOCKET" ] && break; sleep 0.1; done
+# until it answers (the socket file appears before the daemon listens; a
+# sanitizer build on a loaded machine starts slowly): 60 s at most
+for _ in $(seq 600); do "$CTL" status >/dev/null 2>&1 && break; sleep 0.1; done
 
 check "status: exit 0" rc_is 0 "$CTL" status
 rc_is 0 "$CTL" --json status

@@ -11,7 +11,7 @@
 #
 #   tests/integration/53_client_files.sh [BUILD_DIR]   (default: build)
 set -u
-B=${1:-${B:-build}}
+B=${1:-${VKINR_BUILD:-${B:-build}}}
 CTL=${VKINRCTL:-$B/vkinrctl}
 case $CTL in /*) ;; *) CTL=$PWD/$CTL ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)

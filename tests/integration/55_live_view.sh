@@ -32,7 +32,7 @@ def tmux(*args):
                           text=True, timeout=30).stdout
 
 def running(min_epoch, since=None):
-    end = time.time() + 120
+    end = time.time() + 300
     while time.time() < end:
         for j in c.call("job.list")["jobs"]:
             if j["state"] == "running" and j["epoch"] >= min_epoch and j["id"] != since:
@@ -67,29 +67,36 @@ line = next((l for l in pane if l.split()[:1] == [first["id"]]), "")
 tap.ok("paused" in line and "ETA" not in line and "ep/s" not in line,
        "the paused job shows no rate and no ETA", line)
 
-# one job with a target PSNR it reaches soon, and a million epochs
+# one job with a target PSNR and a million epochs: its ETA is read while
+# it still climbs (after epoch 80, the PSNR's rise known). On a loaded
+# machine the job may reach the target before a redraw was caught; then
+# it is tried again with a higher target, which takes longer to reach.
 ctl("cancel", batch)
 tmux("kill-server")
-j = ctl("submit", "-q", "--epochs", "1000000", "--width", "16", "--lr", "1e-3",
-        "--seed", "2", "--target-psnr", "50", img).stdout.strip()
-tmux("-u", "new-session", "-d", "-s", "t", "-x", "80", "-y", "24",
-     "%s watch %s; sleep 120" % (CTL, j))
-eta = None
-end = time.time() + 120
-while time.time() < end and eta is None:
-    g = c.call("job.get", {"job": j})
-    line = tmux("capture-pane", "-p", "-t", "t").split("\n")[0]
-    m = re.search(r"ETA ([\d:]+)s?", line)
-    if g["state"] != "running":
+eta, line = None, ""
+for n, target in enumerate(("50", "80", "120")):
+    j = ctl("submit", "-q", "--epochs", "1000000", "--width", "16", "--lr", "1e-3",
+            "--seed", "2", "--target-psnr", target, img).stdout.strip()
+    tmux("-u", "new-session", "-d", "-s", "t%d" % n, "-x", "80", "-y", "24",
+         "%s watch %s; sleep 600" % (CTL, j))
+    end = time.time() + 300
+    while time.time() < end and eta is None:
+        g = c.call("job.get", {"job": j})
+        line = tmux("capture-pane", "-p", "-t", "t%d" % n).split("\n")[0]
+        m = re.search(r"ETA ([\d:]+)s?", line)
+        if g["state"] != "running":
+            break
+        if m and g["epoch"] >= 80:
+            eta = [int(x) for x in m.group(1).rstrip("s").split(":")]
+        time.sleep(0.3)
+    ctl("cancel", j)
+    if eta is not None:
         break
-    if m and g["epoch"] >= 80:
-        eta = [int(x) for x in m.group(1).rstrip("s").split(":")]
-    time.sleep(0.3)
 secs = None if eta is None else sum(v * 60 ** k for k, v in enumerate(reversed(eta)))
 full = (1000000 - g["epoch"]) * g["ms"] / 1000
 tap.ok(secs is not None and secs < full / 20,
        "--target-psnr: the ETA is that of reaching it (%ss), not of every epoch (%.0fs)"
-       % (secs, full), line)
+       % (secs, full), (line, g))
 tap.ok(c.call("hello", {})["version"] != "", "the daemon still serves")
 tap.done()
 EOF_PY

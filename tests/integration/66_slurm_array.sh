@@ -9,6 +9,8 @@
 # fitted; --dry-run writing nothing; an --out with a space in it, a
 # throttled array (--max-running) and a --setup line, the tasks finding
 # vkinrd on PATH and logging into OUT/logs/.
+# make check-slow runs it, not make check: a private Slurm cluster takes minutes to run its array.
+# run.sh: slow
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/slurm.bash"
 tap_plan 13

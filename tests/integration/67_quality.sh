@@ -5,6 +5,8 @@
 # the best constant rate measured; 1e-4 is ~10 dB lower still). Runs the
 # two fits through tests/bench_quality.py, side by side. The sanitizer
 # build skips it (the same arithmetic, ten times slower).
+# make check-slow runs it, not make check: two 300-epoch fits of a photograph.
+# run.sh: slow
 . "$(dirname "$0")/lib.bash"
 tap_plan 1
 need_device

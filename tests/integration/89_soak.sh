@@ -10,6 +10,9 @@
 # 26%, so the bound only catches a daemon that stalls; the 5% target is a
 # GPU's: on the H200 no slowdown could be measured),
 # when RSS grew by more than 64 MiB, or when a file descriptor leaked.
+# make check-slow runs it, not make check: it compares training speeds, which a loaded machine upsets.
+# run.sh: slow
+# run.sh: alone
 . "$(dirname "$0")/lib.bash"
 tap_plan 5
 need_device

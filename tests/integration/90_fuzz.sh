@@ -4,6 +4,8 @@
 # Skipped without clang, and for the sanitizer build folder (the fuzz
 # targets are sanitizer builds of their own, in build-fuzz/: once is
 # enough).
+# make check-slow runs it, not make check: it builds the fuzz targets with clang, a third build.
+# run.sh: slow
 . "$(dirname "$0")/lib.bash"
 tap_plan 1
 if [ "$(basename "$BUILD")" = build-asan ]; then

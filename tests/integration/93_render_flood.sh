@@ -12,6 +12,9 @@
 # uid each send one render at once: no more than LIMIT_REQUESTS_PER_UID (8)
 # wait for the worker, the others are refused at once with RPC_LIMIT
 # saying how many wait, while root's own render is still served.
+# make check-slow runs it, not make check: it compares training speeds, which a loaded machine upsets.
+# run.sh: slow
+# run.sh: alone
 . "$(dirname "$0")/lib.bash"
 tap_plan 4
 need_device

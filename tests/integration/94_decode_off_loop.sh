@@ -5,7 +5,9 @@
 # the model renders 16x16) and as a job.submit image (then cancelled),
 # it must not stop the daemon: hellos from another connection meanwhile
 # are answered within 50 ms (the median; the worst is printed, a loaded
-# CI machine adding its own delays) and never later than 1 s.
+# CI machine adding its own delays) and never later than 1 s. On a loaded
+# machine the bounds grow with the decode's own time (a tenth and a half
+# of it): a loop blocked by the decode would hold a hello for all of it.
 . "$(dirname "$0")/lib.bash"
 tap_plan 3
 need_device
@@ -28,6 +30,10 @@ png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side,
 b64 = base64.b64encode(png).decode()
 
 WORST = 1e9 if os.environ.get("VKINR_SANITIZED") else 1.0
+
+def answered(lat, took):
+    return (len(lat) >= 3 and lat[len(lat) // 2] < max(0.05, took / 10)
+            and lat[-1] < max(WORST, took / 2))
 
 def probe(stop, lat):
     p = Client()
@@ -54,15 +60,15 @@ print("# a %d-byte PNG declaring %dx%d: decoded in %.2f s; %d hellos meanwhile, 
       % (len(png), side, side, took, len(lat), 1000 * lat[len(lat) // 2], 1000 * lat[-1]))
 tap.ok(r.get("error", {}).get("code") == -32602 and "8192x8192" in r["error"]["message"],
        "model.render: the huge target is decoded, then refused for its size", r)
-tap.ok(len(lat) >= 3 and lat[len(lat) // 2] < 0.05 and lat[-1] < WORST,
-       "hellos are answered meanwhile (median under 50 ms, none over 1 s)", lat[-5:])
+tap.ok(answered(lat, took),
+       "hellos are answered meanwhile (median under 50 ms, none over 1 s)", (took, lat[-5:]))
 r, took, lat = timed("job.submit", {"image": {"png": b64}, "epochs": 1, "width": 16})
 if "result" in r:
     c.call("job.cancel", {"job": r["result"]["job"]})
 print("# job.submit of it: %.2f s; %d hellos meanwhile, median %.1f ms, worst %.1f ms"
       % (took, len(lat), 1000 * lat[len(lat) // 2], 1000 * lat[-1]))
-tap.ok("result" in r and len(lat) >= 3 and lat[len(lat) // 2] < 0.05 and lat[-1] < WORST,
-       "job.submit of it: hellos are answered meanwhile", (r, lat[-5:]))
+tap.ok("result" in r and answered(lat, took),
+       "job.submit of it: hellos are answered meanwhile", (r, took, lat[-5:]))
 tap.done()
 EOF_PY
 stop_daemon

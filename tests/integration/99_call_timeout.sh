@@ -49,12 +49,16 @@ p, took = timed("--call-timeout", "1", "status")
 tap.ok(p.returncode == 0 and "vkinrd" in p.stdout, "after SIGCONT it answers again",
        (p.returncode, p.stdout, p.stderr))
 
-# an epoch long enough to outlast a short timeout
-img = sample("big.png", 256, 256)
-job = submit(c, img, epochs=100000, width=64)
+# an epoch long enough to outlast a short timeout (below): the
+# smallest that is still well above the client's own start-up time
+img = sample("big.png", 128, 128)
+job = submit(c, img, epochs=100000, width=32)
 j = wait_epoch(c, job, 2)
 ms = j["ms"] or 1000
-tmo = max(0.2, ms / 1000 / 4)
+# a quarter of an epoch, but 1 s at least: at the timeout the client asks
+# the daemon hello on a second connection, and on a loaded machine that
+# answer alone may take longer than a fraction of a second
+tmo = max(1.0, ms / 1000 / 4)
 p, took = timed("--call-timeout", "%.3f" % tmo, "export", job, "--model", os.path.join(T, "m.safetensors"),
                 "--recon", os.path.join(T, "r.png"))
 tap.ok(p.returncode == 0 and os.path.getsize(os.path.join(T, "m.safetensors")) > 0,

@@ -154,6 +154,25 @@ def wait_state(c, job, states, timeout=120):
     return c.call("job.get", {"job": job})
 
 
+def wait_unlocked(state, timeout=60):
+    """Waits until no process holds the state folder's lock: a daemon
+    killed with SIGKILL holds it until its last thread has exited, which
+    a sanitizer build on a loaded machine takes a while to do (its main
+    thread may already be a zombie)."""
+    import fcntl
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with open(os.path.join(state, "lock")) as f:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
 def connect_retry(timeout=10):
     end = time.time() + timeout
     while True:
