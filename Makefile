@@ -10,6 +10,7 @@
 #   make bench      the benchmark (see bench/README or README.md)
 #   make bench-quality  training recipes compared on real photographs
 #   make bench-gemm every GEMM family timed and checked (tests/tools/bench_gemm.c)
+#   make bench-cpu  the CPU device against PyTorch on the same cores (tests/bench_cpu.sh)
 #   make bench-dataset  a dataset of small images, packed, against the peer
 #   make install PREFIX=/usr/local DESTDIR=
 #
@@ -196,6 +197,11 @@ check-gpu: tests
 bench-gemm: all
 	$(B)/tools/bench_gemm $(BENCH_GEMM_ARGS)
 
+# The CPU device (lavapipe) against the PyTorch peer, alternating, ratio of
+# the medians (tests/bench_cpu.sh: ROUNDS, EPOCHS, GEMMS="small auto", ...)
+bench-cpu: all
+	./tests/bench_cpu.sh $(B)
+
 # libFuzzer targets (tests/fuzz/): built with clang into build-fuzz/, each
 # run for FUZZ_SECONDS; fuzz-check runs them briefly from the committed
 # seeds only, and says skipped without clang (see tests/fuzz/run.sh).
@@ -235,7 +241,7 @@ install: $(PROGS)
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: bench-dataset all tests deps check check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
+.PHONY: bench-cpu bench-dataset all tests deps check check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
 .DELETE_ON_ERROR:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
