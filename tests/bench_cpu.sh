@@ -16,16 +16,15 @@
 #   GEMMS   vkinrd GEMM families to run side by side (VKINR_GEMM; default
 #           "auto", the engine's choice; e.g. "small auto" adds the 64x64
 #           tiles that CPU devices ran before the "cpu" family)
-#   PEER    path of torch_convsiren.py (default ../shared/peer/...);
-#           PEER_PYTHON the interpreter with torch (default python3);
+#   PEER    path of the PyTorch peer, torch_convsiren.py (without it,
+#           vkinrd alone); PEER_PYTHON the interpreter with torch (default python3);
 #           THREADS the peer's threads (default every core, as a user
 #           would run it)
 #   TIMINGS=1  also prints vkinrd's per-pass times of every run
 set -euo pipefail
 build=${1:-build}
-root=$(cd "$(dirname "$0")/.." && pwd)
 vkinrd=$build/vkinrd
-peer=${PEER:-$root/../shared/peer/torch_convsiren.py}
+peer=${PEER:-}
 python=${PEER_PYTHON:-python3}
 rounds=${ROUNDS:-5}
 epochs=${EPOCHS:-30}
@@ -39,10 +38,10 @@ trap 'rm -rf "$work"' EXIT
 img=$work/img.png
 if [ -n "${IMAGE:-}" ]; then cp "$IMAGE" "$img"; else "$build/tools/mksample" "$img" "$size" "$size" 1; fi
 have_peer=0
-if [ -f "$peer" ] && "$python" -c 'import torch, PIL, numpy' 2>/dev/null; then
+if [ -n "$peer" ] && [ -f "$peer" ] && "$python" -c 'import torch, PIL, numpy' 2>/dev/null; then
 	have_peer=1
 else
-	echo "bench_cpu: no PyTorch peer ($peer with $python): vkinrd alone" >&2
+	echo "bench_cpu: no PyTorch peer (PEER=${peer:-unset} with $python): vkinrd alone" >&2
 fi
 lr=1e-4 # the peer's default, given to both
 results=$work/results
