@@ -25,6 +25,7 @@
 #                   VK_NV_cooperative_matrix2 GEMMs (shaders/variants_cm2.txt),
 #                   which Debian 12's glslang cannot. Without them the
 #                   build is unchanged.
+#   make bench-cpu  the CPU device against PyTorch on the same cores (tests/bench_cpu.sh)
 #   make bench-dataset  a dataset of small images, packed, against the peer
 #   make install PREFIX=/usr/local DESTDIR=
 #
@@ -269,6 +270,11 @@ check-gpu: tests
 bench-gemm: all
 	$(B)/tools/bench_gemm $(BENCH_GEMM_ARGS)
 
+# The CPU device (lavapipe) against the PyTorch peer, alternating, ratio of
+# the medians (tests/bench_cpu.sh: ROUNDS, EPOCHS, GEMMS="small auto", ...)
+bench-cpu: all
+	./tests/bench_cpu.sh $(B)
+
 # libFuzzer targets (tests/fuzz/): built with clang into build-fuzz/, each
 # run for FUZZ_SECONDS; fuzz-check runs them briefly from the committed
 # seeds only, and says skipped without clang (see tests/fuzz/run.sh).
@@ -308,7 +314,7 @@ install: $(PROGS)
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: bench-dataset all tests deps gpu-tools check check-slow check-all check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
+.PHONY: bench-cpu bench-dataset all tests deps gpu-tools check check-slow check-all check-gpu demo bench bench-gemm bench-quality install clean fuzz fuzz-check
 .DELETE_ON_ERROR:
 # keep the unit tests' and tools' objects (intermediate files otherwise): a
 # second make then relinks nothing

@@ -64,8 +64,8 @@ static double now_ms(void)
 
 /* ------------------------------------------------------------ planning */
 
-/* The GEMM family: fp16 tensor cores for the fp16 path; for fp32, 64x64
- * tiles on CPU devices and small widths, 128x128 on GPUs. VKINR_GEMM=NAME
+/* The GEMM family: fp16 tensor cores for the fp16 path; for fp32, "cpu"
+ * on CPU devices, 64x64 tiles on small widths, 128x128 on GPUs. VKINR_GEMM=NAME
  * (see gemm.c) overrides with a family of the same operand precision, for
  * benchmarks and for the tests of the tensor-core tiling ("coop_emu"). */
 static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
@@ -77,6 +77,9 @@ static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
 		return v;
 	if (half)
 		return gemm_variant_find("coop");
+	/* CPU devices: register blocks, no shared memory (gemm_cpu.comp) */
+	if (gpu_info(fit->gpu)->is_cpu && gpu_info(fit->gpu)->subgroup_size >= 8)
+		return gemm_variant_find("cpu");
 	if (gpu_info(fit->gpu)->is_cpu || fit->cfg.nf < 128)
 		return gemm_variant_find("small");
 	return gemm_variant_find("large");

@@ -27,6 +27,9 @@ const struct gemm_variant gemm_variants[] = {
 	 1, 0, 0},
 	{"coop_16w", 128, 256, 64, 1,
 	 "fp16 tensor cores, 16x16x16 (NV only), 128x256, BK 32, 2x4 subgroups", 1, 0, 0},
+	{"cpu", 32, 64, 8, 0,
+	 "fp32 for CPU devices: 32x4 outputs an invocation, no shared memory (subgroups of 8 or more)",
+	 0, 0, 0},
 	{"coop_emu", 128, 128, 64, 0,
 	 "the coop tiling in fp32 without tensor cores (a test of its indexing)", 0, 1, 0},
 	/* VK_NV_cooperative_matrix2 (shaders/gemm_cm2.comp, compiled only by
