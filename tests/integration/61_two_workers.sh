@@ -42,7 +42,7 @@ tap.ok(r.returncode == 0 and len(rows) == 2 and [x[0] for x in rows] == ["0", "1
        and all(x[1] == "idle" and x[2] == "-" and devs[0]["name"].split()[0] in x for x in rows),
        "vkinrctl status: a table with a row per worker", r.stdout + r.stderr)
 
-EPOCHS = 60
+EPOCHS = 200  # long enough to see both running, with the CPU GEMM family too
 def run(img, seed):
     return submit(c, img, epochs=EPOCHS, width=16, seed=seed, lr=1e-3)
 
