@@ -41,9 +41,9 @@ int client_connect(struct client *cl)
 	if (!cl->socket_path)
 		return ERR_NOMEM;
 	rc = conn_open(cl->socket_path, (int)(cl->call_timeout_s * 1000 + 0.5),
-		       &cl->conn, why, sizeof why);
+		       &cl->conn, why, sizeof(why));
 	if (rc < 0) {
-		snprintf(cl->unreachable, sizeof cl->unreachable,
+		snprintf(cl->unreachable, sizeof(cl->unreachable),
 			 "cannot reach vkinrd at %s (%s). Start the daemon "
 			 "with `vkinrd &` (or `systemctl --user start "
 			 "vkinrd`), or name its socket with --socket PATH or "
@@ -80,8 +80,7 @@ int client_call(struct client *cl, const char *method, cJSON *params,
 	return conn_call(cl->conn, method, params, result);
 }
 
-static void print_json_error(int code, const char *message,
-			     const cJSON *data)
+static void print_json_error(int code, const char *message, const cJSON *data)
 {
 	cJSON *obj = cJSON_CreateObject(), *err = cJSON_CreateObject();
 
@@ -112,8 +111,8 @@ int client_fail(struct client *cl, int rc, const char *context)
 		code = conn_last_error(cl->conn, &message, &data);
 		client_warn("%s%s%s%s", context, sep, message,
 			    code == RPC_JOB_NOT_FOUND
-				    ? " (`vkinrctl list` shows the jobs)"
-				    : "");
+				? " (`vkinrctl list` shows the jobs)"
+				: "");
 		if (cl->json)
 			print_json_error(code, message, data);
 		return CLIENT_EXIT_DAEMON;
@@ -123,18 +122,18 @@ int client_fail(struct client *cl, int rc, const char *context)
 		return CLIENT_EXIT_UNREACHABLE;
 	}
 	if (rc == CLIENT_ERR_TIMEOUT && cl->conn) {
-		client_warn("%s%s%s (vkinrd at %s): it may be stopped (SIGSTOP) "
-			    "or overloaded. Try again, or wait longer with "
-			    "--call-timeout S or VKINR_CALL_TIMEOUT (0: "
-			    "forever; now %g s).", context, sep,
-			    conn_why(cl->conn), cl->socket_path,
-			    cl->call_timeout_s);
+		client_warn(
+		    "%s%s%s (vkinrd at %s): it may be stopped (SIGSTOP) "
+		    "or overloaded. Try again, or wait longer with "
+		    "--call-timeout S or VKINR_CALL_TIMEOUT (0: "
+		    "forever; now %g s).",
+		    context, sep, conn_why(cl->conn), cl->socket_path,
+		    cl->call_timeout_s);
 		return CLIENT_EXIT_UNREACHABLE;
 	}
 	if (rc == ERR_IO && cl->conn) {
 		client_warn("%s%slost the connection to vkinrd at %s: %s",
-			    context, sep, cl->socket_path,
-			    conn_why(cl->conn));
+			    context, sep, cl->socket_path, conn_why(cl->conn));
 		return CLIENT_EXIT_UNREACHABLE;
 	}
 	if ((rc == ERR_TOO_LARGE || rc == ERR_FORMAT) && cl->conn) {
@@ -203,10 +202,10 @@ static int may_create(const char *path)
 	struct stat st;
 
 	if (!slash)
-		snprintf(dir, sizeof dir, ".");
+		snprintf(dir, sizeof(dir), ".");
 	else
-		snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 :
-			 (int)(slash - path), path);
+		snprintf(dir, sizeof(dir), "%.*s",
+			 slash == path ? 1 : (int)(slash - path), path);
 	if (stat(dir, &st) < 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
 	    access(dir, W_OK | X_OK) < 0) {
 		client_warn("cannot write %s: the folder %s: %s", path, dir,
@@ -227,7 +226,8 @@ int client_may_write(const char *path, int force)
 		return CLIENT_EXIT_DAEMON;
 	}
 	if (!force) {
-		client_warn("%s exists already; add --force to replace it", path);
+		client_warn("%s exists already; add --force to replace it",
+			    path);
 		return CLIENT_EXIT_DAEMON;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
@@ -249,6 +249,6 @@ int client_write_file(const char *path, const void *data, size_t size,
 		return client_may_write(path, 0);
 	client_warn("cannot write %s: %s", path,
 		    rc == ERR_NOMEM || rc == ERR_NO_SPACE ? error_message(rc)
-							 : strerror(errno));
+							  : strerror(errno));
 	return CLIENT_EXIT_DAEMON;
 }

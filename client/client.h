@@ -44,14 +44,14 @@
 struct client_conn;
 
 struct client {
-	const char *prog;        /* "vkinrctl", for messages */
-	const char *socket_flag; /* --socket, NULL when not given */
-	int json;                /* --json: stdout carries only JSON */
-	double reconnect_s;      /* watch, wait: --timeout to reconnect */
-	double call_timeout_s;   /* --call-timeout: each call's; 0: none */
-	char *socket_path;       /* resolved when first connecting */
+	const char *prog;         /* "vkinrctl", for messages */
+	const char *socket_flag;  /* --socket, NULL when not given */
+	int json;                 /* --json: stdout carries only JSON */
+	double reconnect_s;       /* watch, wait: --timeout to reconnect */
+	double call_timeout_s;    /* --call-timeout: each call's; 0: none */
+	char *socket_path;        /* resolved when first connecting */
 	struct client_conn *conn; /* NULL until client_connect */
-	char unreachable[512];   /* why connecting failed, for client_fail */
+	char unreachable[512];    /* why connecting failed, for client_fail */
 };
 
 struct cmd_entry {
@@ -88,18 +88,20 @@ enum {
 	OPT_CALL_TIMEOUT,
 	OPT_FIRST_COMMAND_OPTION
 };
-#define CMD_COMMON_OPTIONS                                                   \
-	{"help", no_argument, NULL, 'h'},                                    \
-	{"json", no_argument, NULL, OPT_JSON},                               \
-	{"socket", required_argument, NULL, OPT_SOCKET},                     \
-	{"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT}
+#define CMD_COMMON_OPTIONS                                                     \
+	{ "help", no_argument, NULL, 'h' },                                    \
+	    { "json", no_argument, NULL, OPT_JSON },                           \
+	    { "socket", required_argument, NULL, OPT_SOCKET },                 \
+	{                                                                      \
+		"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT      \
+	}
 
 /* Returns -1 when the option was handled and parsing goes on, else the
  * exit status to return now (0 after --help, 2 after a bad option). */
 int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt);
 /* Prints "vkinrctl CMD: <message>" and the hint to --help; returns 2. */
 int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Resets getopt for a command's argv (argv[0] is the command's name). */
 void cmd_getopt_reset(void);
 
@@ -126,12 +128,11 @@ int client_fail(struct client *cl, int rc, const char *context);
 void client_vprint(FILE *out, const char *fmt, va_list ap);
 /* Prints a message for people: stdout normally, stderr in --json mode. */
 void client_say(struct client *cl, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Prints "vkinrctl: <message>" to stderr. */
 void client_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a JSON value as one line on stdout; the value is not consumed. */
 void client_print_json(const cJSON *value);
-
 
 /* ---- files the client writes (client.c) ---- */
 

@@ -13,8 +13,9 @@
 
 /* The commands that take job or batch ids. */
 static const char *const takes_ids[] = {
-	"list", "show", "watch", "wait", "pause", "resume", "cancel", "rm",
-	"export", "metrics", "plot", "preview", NULL};
+	"list", "show",   "watch",   "wait", "pause",   "resume", "cancel",
+	"rm",   "export", "metrics", "plot", "preview", NULL
+};
 
 static void print_words(FILE *out, int ids_only)
 {
@@ -41,26 +42,30 @@ static void print_bash(FILE *out)
 	      out);
 	print_words(out, 0);
 	fputs(" --json --socket --help --version\" -- \"$cur\"))\n\t\treturn\n"
-	      "\tfi\n\tcase \" ", out);
+	      "\tfi\n\tcase \" ",
+	      out);
 	print_words(out, 1);
 	fputs(" \" in\n\t*\" $cmd \"*)\n\t\tCOMPREPLY=($(compgen -W \"$("
 	      "vkinrctl list --format id,batch 2>/dev/null | awk 'NR > 1 "
 	      "{ print $1; if ($2 != \"-\") print $2 }' | sort -u)\" -- "
 	      "\"$cur\"))\n\t\t;;\n\t*)\n\t\tCOMPREPLY=($(compgen -f -- "
 	      "\"$cur\"))\n\t\t;;\n\tesac\n}\ncomplete -o filenames -F "
-	      "_vkinrctl vkinrctl\n", out);
+	      "_vkinrctl vkinrctl\n",
+	      out);
 }
 
 static void print_zsh(FILE *out)
 {
 	fputs("#compdef vkinrctl\n# zsh completion for vkinrctl (made by "
 	      "`vkinrctl completion zsh`)\n_vkinrctl() {\n\tlocal -a cmds ids"
-	      "\n\tcmds=(", out);
+	      "\n\tcmds=(",
+	      out);
 	for (int i = 0; cmd_table[i]; i++) {
 		fprintf(out, "%s'%s:", i ? " " : "", cmd_table[i]->name);
 		for (const char *p = cmd_table[i]->summary; *p; p++)
 			if (*p == '\'')
-				fputs("'\\''", out); /* ' closes, \' is one, ' opens */
+				fputs("'\\''",
+				      out); /* ' closes, \' is one, ' opens */
 			else if (*p == ':')
 				fputs("\\:", out);
 			else
@@ -68,22 +73,23 @@ static void print_zsh(FILE *out)
 		fputc('\'', out);
 	}
 	fputs(")\n\tif (( CURRENT == 2 )); then\n\t\t_describe 'command' "
-	      "cmds\n\t\treturn\n\tfi\n\tcase \" ", out);
+	      "cmds\n\t\treturn\n\tfi\n\tcase \" ",
+	      out);
 	print_words(out, 1);
 	fputs(" \" in\n\t*\" ${words[2]} \"*)\n\t\tids=(${(f)\"$(vkinrctl "
 	      "list --format id,batch 2>/dev/null | awk 'NR > 1 { print $1; "
 	      "if ($2 != \"-\") print $2 }' | sort -u)\"})\n\t\t_describe "
 	      "'job or batch' ids\n\t\t_files\n\t\t;;\n\t*)\n\t\t_files\n\t"
-	      "\t;;\n\tesac\n}\n_vkinrctl \"$@\"\n", out);
+	      "\t;;\n\tesac\n}\n_vkinrctl \"$@\"\n",
+	      out);
 }
 
-static int cmd_completion_exec(struct client *cl,
-			       const struct cmd_entry *self, int argc,
-			       char **argv)
+static int cmd_completion_exec(struct client *cl, const struct cmd_entry *self,
+			       int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
 

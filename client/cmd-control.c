@@ -27,11 +27,11 @@ struct control {
 };
 
 static const struct control controls[] = {
-	{"pause", M_JOB_PAUSE, "paused"},
-	{"resume", M_JOB_RESUME, "resumed"},
-	{"cancel", M_JOB_CANCEL, "cancelled"},
-	{"rm", M_JOB_REMOVE, "removed"},
-	{NULL, NULL, NULL},
+	{ "pause", M_JOB_PAUSE, "paused" },
+	{ "resume", M_JOB_RESUME, "resumed" },
+	{ "cancel", M_JOB_CANCEL, "cancelled" },
+	{ "rm", M_JOB_REMOVE, "removed" },
+	{ NULL, NULL, NULL },
 };
 
 static cJSON *outcome(const cJSON *id, struct client *cl, int rc)
@@ -61,9 +61,9 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 			    int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"state", required_argument, NULL, OPT_STATE},
+		{ "state", required_argument, NULL, OPT_STATE },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	const struct control *ctl = controls;
 	cJSON *ids = NULL, *results = NULL, *result = NULL;
@@ -80,15 +80,17 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 			return rc;
 	}
 	if (state && !job_state_known(state))
-		return cmd_usage_error(self, "--state takes one of queued, "
-					     "running, paused, done, failed, "
-					     "cancelled; not '%s'", state);
+		return cmd_usage_error(self,
+				       "--state takes one of queued, "
+				       "running, paused, done, failed, "
+				       "cancelled; not '%s'",
+				       state);
 	if (optind >= argc && !state)
 		return cmd_usage_error(self, "name at least one job or batch, "
 					     "or --state S");
-	rc = state ? jobs_in_state(cl, argv + optind, argc - optind, state,
-				   &ids)
-		   : jobs_resolve(cl, argv + optind, argc - optind, &ids);
+	rc = state
+		 ? jobs_in_state(cl, argv + optind, argc - optind, state, &ids)
+		 : jobs_resolve(cl, argv + optind, argc - optind, &ids);
 	if (rc < 0)
 		return client_fail(cl, rc, NULL);
 	if (state && cJSON_GetArraySize(ids) == 0) {
@@ -101,9 +103,10 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 		return client_fail(cl, ERR_NOMEM, NULL);
 	}
 
-	cJSON_ArrayForEach(id, ids) {
+	cJSON_ArrayForEach(id, ids)
+	{
 		char text[128], what[160];
-		job_id_text(id, text, sizeof text);
+		job_id_text(id, text, sizeof(text));
 		rc = client_call(cl, ctl->method, job_params(id), &result);
 		cJSON_Delete(result);
 		result = NULL;
@@ -116,7 +119,7 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 		}
 		if (rc == 0)
 			continue;
-		snprintf(what, sizeof what, "%s job %s", ctl->name, text);
+		snprintf(what, sizeof(what), "%s job %s", ctl->name, text);
 		if (rc == CLIENT_ERR_RPC) {
 			const char *message;
 			conn_last_error(cl->conn, &message, NULL);

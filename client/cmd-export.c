@@ -34,8 +34,8 @@
 enum { OPT_MODEL = OPT_FIRST_COMMAND_OPTION, OPT_RECON, OPT_DIR };
 
 /* Decodes result.<key>.<field> and writes it to path. */
-static int write_part(const cJSON *result, const char *key,
-		      const char *field, const char *path, int force)
+static int write_part(const cJSON *result, const char *key, const char *field,
+		      const char *path, int force)
 {
 	const cJSON *part = cJSON_GetObjectItemCaseSensitive(result, key);
 	const char *b64 = job_str(part, field, NULL);
@@ -58,8 +58,7 @@ static int write_part(const cJSON *result, const char *key,
 
 /* A job's name made safe as a file name: no '/', no leading dot, no
  * control character or escape (the name may be another user's). */
-static void file_stem(const char *name, const char *idtext, char *buf,
-		      size_t n)
+static void file_stem(const char *name, const char *idtext, char *buf, size_t n)
 {
 	if (!name || !*name)
 		snprintf(buf, n, "job-%s", idtext);
@@ -73,8 +72,8 @@ static void file_stem(const char *name, const char *idtext, char *buf,
 
 /* Exports one job to model_path and recon_path; adds to out (JSON). */
 static int export_one(struct client *cl, const cJSON *id,
-		      const char *model_path, const char *recon_path,
-		      int force, cJSON *out)
+		      const char *model_path, const char *recon_path, int force,
+		      cJSON *out)
 {
 	cJSON *result = NULL, *entry;
 	char text[128], what[160];
@@ -84,8 +83,8 @@ static int export_one(struct client *cl, const cJSON *id,
 	if ((rc = client_may_write(model_path, force)) ||
 	    (rc = client_may_write(recon_path, force)))
 		return rc;
-	job_id_text(id, text, sizeof text);
-	snprintf(what, sizeof what, "export job %s", text);
+	job_id_text(id, text, sizeof(text));
+	snprintf(what, sizeof(what), "export job %s", text);
 	if ((rc = client_call(cl, M_JOB_EXPORT, job_params(id), &result)) < 0)
 		return client_fail(cl, rc, what);
 	struct stat st;
@@ -128,8 +127,8 @@ static char *name_of(struct client *cl, const cJSON *id, int *rc)
 
 	*rc = client_call(cl, M_JOB_GET, job_params(id), &job);
 	if (*rc < 0) {
-		snprintf(what, sizeof what, "job %s",
-			 job_id_text(id, text, sizeof text));
+		snprintf(what, sizeof(what), "job %s",
+			 job_id_text(id, text, sizeof(text)));
 		*rc = client_fail(cl, *rc, what);
 		return NULL;
 	}
@@ -152,7 +151,7 @@ static int export_many(struct client *cl, const cJSON *ids, const char *dir,
 		       int force, cJSON *out)
 {
 	int n = cJSON_GetArraySize(ids), i = 0, rc = 0, status = 0;
-	char **stems = calloc(n, sizeof *stems);
+	char **stems = calloc(n, sizeof(*stems));
 	const cJSON *id;
 
 	if (!stems)
@@ -160,25 +159,27 @@ static int export_many(struct client *cl, const cJSON *ids, const char *dir,
 	struct stat st;
 
 	if ((mkdir(dir, 0755) < 0 && errno != EEXIST) ||
-	    (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode) && (errno = ENOTDIR))) {
+	    (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode) &&
+	     (errno = ENOTDIR))) {
 		client_warn("cannot create the folder %s: %s", dir,
 			    strerror(errno));
 		free(stems);
 		return CLIENT_EXIT_DAEMON;
 	}
-	cJSON_ArrayForEach(id, ids) {
+	cJSON_ArrayForEach(id, ids)
+	{
 		char text[128], stem[256], *model = NULL, *recon = NULL;
 		char *name = name_of(cl, id, &rc);
 		if (rc == CLIENT_EXIT_UNREACHABLE) {
 			status = rc;
 			break;
 		}
-		job_id_text(id, text, sizeof text);
-		file_stem(name, text, stem, sizeof stem);
+		job_id_text(id, text, sizeof(text));
+		file_stem(name, text, stem, sizeof(stem));
 		free(name);
 		if (stem_taken(stems, i, stem)) {
 			size_t k = strlen(stem);
-			snprintf(stem + k, sizeof stem - k, "-%s", text);
+			snprintf(stem + k, sizeof(stem) - k, "-%s", text);
 		}
 		stems[i++] = strdup(stem);
 		if (asprintf(&model, "%s/%s.safetensors", dir, stem) < 0 ||
@@ -204,12 +205,12 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 			   int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"model", required_argument, NULL, OPT_MODEL},
-		{"recon", required_argument, NULL, OPT_RECON},
-		{"dir", required_argument, NULL, OPT_DIR},
-		{"force", no_argument, NULL, 'f'},
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "recon", required_argument, NULL, OPT_RECON },
+		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "force", no_argument, NULL, 'f' },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *model = NULL, *recon = NULL, *dir = NULL;
 	char *model_dflt = NULL, *recon_dflt = NULL;
@@ -229,7 +230,8 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 			return rc;
 	}
 	if (optind >= argc)
-		return cmd_usage_error(self, "name the job (or batch) to export");
+		return cmd_usage_error(self,
+				       "name the job (or batch) to export");
 	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
 		return client_fail(cl, rc, NULL);
 	out = cJSON_CreateArray();
@@ -242,25 +244,25 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 						     "one job's files; for "
 						     "several, use --dir");
 		}
-		status = export_many(cl, ids, dir ? dir : argv[optind], force,
-				     out);
+		status =
+		    export_many(cl, ids, dir ? dir : argv[optind], force, out);
 	} else {
 		const cJSON *id = cJSON_GetArrayItem(ids, 0);
 		char text[128], stem[256], *name = NULL;
 		status = 0;
 		if (!model || !recon) {
 			name = name_of(cl, id, &status);
-			file_stem(name, job_id_text(id, text, sizeof text),
-				  stem, sizeof stem);
+			file_stem(name, job_id_text(id, text, sizeof(text)),
+				  stem, sizeof(stem));
 			free(name);
 			if (asprintf(&model_dflt, "%s.safetensors", stem) < 0 ||
 			    asprintf(&recon_dflt, "%s.recon.png", stem) < 0)
 				status = client_fail(cl, ERR_NOMEM, NULL);
 		}
 		if (status == 0)
-			status = export_one(cl, id, model ? model : model_dflt,
-					    recon ? recon : recon_dflt, force,
-					    out);
+			status =
+			    export_one(cl, id, model ? model : model_dflt,
+				       recon ? recon : recon_dflt, force, out);
 	}
 	if (cl->json && cJSON_GetArraySize(out) > 0) {
 		cJSON *obj;
@@ -269,9 +271,10 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 		} else {
 			obj = cJSON_CreateObject();
 			if (obj) {
-				cJSON_AddStringToObject(obj, "dir",
-							dir ? dir : argv[optind]);
-				cJSON_AddItemReferenceToObject(obj, "jobs", out);
+				cJSON_AddStringToObject(
+				    obj, "dir", dir ? dir : argv[optind]);
+				cJSON_AddItemReferenceToObject(obj, "jobs",
+							       out);
 			}
 		}
 		client_print_json(obj);

@@ -10,7 +10,7 @@ static int cmd_help_exec(struct client *cl, const struct cmd_entry *self,
 {
 	static const struct option opts[] = {
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	const struct cmd_entry *e;
 	int c, rc;

@@ -61,8 +61,8 @@ static int attach(cJSON *params, const char *key, const char *field,
 		int png = png_has_signature(data, size);
 		free(data);
 		client_warn("%s: not a model package (a .safetensors file that "
-			    "vkinrctl export or the PyTorch peer wrote)%s", path,
-			    png ? "; it is a PNG image" : "");
+			    "vkinrctl export or the PyTorch peer wrote)%s",
+			    path, png ? "; it is a PNG image" : "");
 		return CLIENT_EXIT_DAEMON;
 	}
 	b64 = base64_encode(data, size);
@@ -81,11 +81,11 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 			  int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"target", required_argument, NULL, OPT_TARGET},
-		{"force", no_argument, NULL, 'f'},
+		{ "output", required_argument, NULL, 'o' },
+		{ "target", required_argument, NULL, OPT_TARGET },
+		{ "force", no_argument, NULL, 'f' },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *target = NULL, *png;
 	cJSON *params, *result = NULL;
@@ -117,7 +117,8 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 
 	if (!(params = cJSON_CreateObject()))
 		return client_fail(cl, ERR_NOMEM, NULL);
-	if ((status = attach(params, "model", "safetensors", argv[optind], 0)) ||
+	if ((status =
+		 attach(params, "model", "safetensors", argv[optind], 0)) ||
 	    (target && (status = attach(params, "target", "png", target, 1)))) {
 		cJSON_Delete(params);
 		return status;

@@ -28,7 +28,8 @@ enum { OPT_BATCH = OPT_FIRST_COMMAND_OPTION, OPT_CSV, OPT_STATE, OPT_FORMAT };
 static const char *size_text(const cJSON *job, char *buf, size_t n)
 {
 	const cJSON *image = cJSON_GetObjectItemCaseSensitive(job, "image");
-	double w = job_num(image, "width", NAN), h = job_num(image, "height", NAN);
+	double w = job_num(image, "width", NAN),
+	       h = job_num(image, "height", NAN);
 
 	if (isfinite(w) && isfinite(h))
 		snprintf(buf, n, "%.0fx%.0f", w, h);
@@ -45,14 +46,14 @@ static const char *device_text(const cJSON *job)
 	if (cJSON_IsString(dev))
 		return dev->valuestring;
 	if (cJSON_IsNumber(dev)) {
-		snprintf(buf, sizeof buf, "%d", dev->valueint);
+		snprintf(buf, sizeof(buf), "%d", dev->valueint);
 		return buf;
 	}
 	return job_str(dev, "name", "-");
 }
 
-#define CSV_HEADER                                                           \
-	"id,name,batch,state,width,height,epoch,epochs,psnr,best_psnr,"     \
+#define CSV_HEADER                                                             \
+	"id,name,batch,state,width,height,epoch,epochs,psnr,best_psnr,"        \
 	"seconds,device,net_width,error,source,live_psnr\n"
 
 static void csv_row(const cJSON *job)
@@ -60,9 +61,10 @@ static void csv_row(const cJSON *job)
 	const cJSON *image = cJSON_GetObjectItemCaseSensitive(job, "image");
 	char id[128];
 
-	fmt_csv_field(stdout, job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), id,
-			      sizeof id),
-		  0);
+	fmt_csv_field(stdout,
+		      job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"),
+				  id, sizeof(id)),
+		      0);
 	fmt_csv_field(stdout, job_str(job, "name", ""), 0);
 	fmt_csv_field(stdout, job_str(job, "batch", ""), 0);
 	fmt_csv_field(stdout, job_str(job, "state", ""), 0);
@@ -73,7 +75,8 @@ static void csv_row(const cJSON *job)
 	fmt_csv_number(stdout, job_num(job, "psnr", NAN), "%.4f", 0);
 	fmt_csv_number(stdout, job_num(job, "best_psnr", NAN), "%.4f", 0);
 	fmt_csv_number(stdout, job_seconds(job), "%.3f", 0);
-	fmt_csv_field(stdout, strcmp(device_text(job), "-") ? device_text(job) : "", 0);
+	fmt_csv_field(stdout,
+		      strcmp(device_text(job), "-") ? device_text(job) : "", 0);
 	fmt_csv_number(stdout, job_num(job, "width", NAN), "%.0f", 0);
 	fmt_csv_field(stdout, job_str(job, "error", ""), 0);
 	fmt_csv_field(stdout, job_str(job, "source", ""), 0);
@@ -152,33 +155,34 @@ static const char *col_source(const cJSON *j, char *b, size_t n)
 }
 
 struct column {
-	const char *name;  /* for --format */
+	const char *name; /* for --format */
 	const char *title;
-	int width;         /* columns on screen; 0: the rest of the line */
-	int right;         /* aligned right */
+	int width; /* columns on screen; 0: the rest of the line */
+	int right; /* aligned right */
 	const char *(*text)(const cJSON *job, char *buf, size_t n);
 };
 
 static const struct column columns[] = {
-	{"id", "ID", 5, 0, col_id},
-	{"name", "NAME", 14, 0, col_name},
-	{"state", "STATE", 9, 0, col_state},
-	{"priority", "PRIO", 4, 1, col_priority},
-	{"epoch", "EPOCH", 11, 1, col_epoch},
-	{"size", "SIZE", 9, 1, size_text},
-	{"psnr", "PSNR", 6, 1, col_psnr},
-	{"live", "LIVE", 6, 1, col_live},
-	{"best", "PSNR", 6, 1, col_best}, /* psnr, as it was called once */
-	{"time", "TIME", 7, 1, col_time},
-	{"age", "AGE", 8, 1, col_age},
-	{"batch", "BATCH", 7, 0, col_batch},
-	{"device", "DEVICE", 0, 0, device_short},
-	{"source", "SOURCE", 0, 0, col_source},
-	{NULL, NULL, 0, 0, NULL},
+	{ "id", "ID", 5, 0, col_id },
+	{ "name", "NAME", 14, 0, col_name },
+	{ "state", "STATE", 9, 0, col_state },
+	{ "priority", "PRIO", 4, 1, col_priority },
+	{ "epoch", "EPOCH", 11, 1, col_epoch },
+	{ "size", "SIZE", 9, 1, size_text },
+	{ "psnr", "PSNR", 6, 1, col_psnr },
+	{ "live", "LIVE", 6, 1, col_live },
+	{ "best", "PSNR", 6, 1, col_best }, /* psnr, as it was called once */
+	{ "time", "TIME", 7, 1, col_time },
+	{ "age", "AGE", 8, 1, col_age },
+	{ "batch", "BATCH", 7, 0, col_batch },
+	{ "device", "DEVICE", 0, 0, device_short },
+	{ "source", "SOURCE", 0, 0, col_source },
+	{ NULL, NULL, 0, 0, NULL },
 };
 
 /* 80 columns with a short device name */
-#define LIST_DEFAULT_FORMAT "id,name,state,priority,epoch,psnr,time,batch,device"
+#define LIST_DEFAULT_FORMAT                                                    \
+	"id,name,state,priority,epoch,psnr,time,batch,device"
 #define LIST_MAX_COLUMNS 16
 
 /* Parses --format into indices of columns[]; 0 or a usage error. */
@@ -196,10 +200,11 @@ static int parse_format(const struct cmd_entry *self, const char *format,
 			i++;
 		if (!columns[i].name || *ncols == LIST_MAX_COLUMNS)
 			status = cmd_usage_error(
-				self, "--format takes columns among id, name, "
-				      "state, priority, epoch, size, psnr, live, "
-				      "time, age, batch, device, source; not '%s'",
-				w);
+			    self,
+			    "--format takes columns among id, name, "
+			    "state, priority, epoch, size, psnr, live, "
+			    "time, age, batch, device, source; not '%s'",
+			    w);
 		else
 			cols[(*ncols)++] = i;
 	}
@@ -215,7 +220,8 @@ static void table_line(const int *cols, int ncols, const cJSON *job)
 
 	for (int k = 0; k < ncols; k++) {
 		const struct column *c = &columns[cols[k]];
-		const char *text = job ? c->text(job, cell, sizeof cell) : c->title;
+		const char *text =
+		    job ? c->text(job, cell, sizeof(cell)) : c->title;
 		size_t w = fmt_columns(text);
 
 		/* the last column is never cut: nothing follows it */
@@ -224,11 +230,11 @@ static void table_line(const int *cols, int ncols, const cJSON *job)
 		if (k)
 			strcat(line, " ");
 		if (c->right) /* numbers: padded on the left, never cut */
-			fmt_append_cols(line, sizeof line, "",
+			fmt_append_cols(line, sizeof(line), "",
 					w < width ? width - w : 0);
-		fmt_append_cols(line, sizeof line, text,
+		fmt_append_cols(line, sizeof(line), text,
 				c->right && w > width ? w
-				: c->right	      ? w
+				: c->right            ? w
 						      : width);
 	}
 	while (*line && line[strlen(line) - 1] == ' ')
@@ -244,7 +250,8 @@ static void summary(const cJSON *jobs)
 	const cJSON *job;
 	char total[32];
 
-	cJSON_ArrayForEach(job, jobs) {
+	cJSON_ArrayForEach(job, jobs)
+	{
 		const char *state = job_str(job, "state", "");
 		double psnr = job_num(job, "psnr", NAN);
 		n++;
@@ -252,8 +259,8 @@ static void summary(const cJSON *jobs)
 			done++;
 			if (isfinite(psnr)) {
 				sum += psnr;
-				best = fmax(best, job_num(job, "best_psnr",
-							  psnr));
+				best =
+				    fmax(best, job_num(job, "best_psnr", psnr));
 			}
 		} else if (job_state_ended(state)) {
 			failed++;
@@ -270,7 +277,7 @@ static void summary(const cJSON *jobs)
 		       best);
 	if (secs > 0)
 		printf("; %s of fitting",
-		       fmt_duration(secs, total, sizeof total));
+		       fmt_duration(secs, total, sizeof(total)));
 	putchar('\n');
 }
 
@@ -289,12 +296,12 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 			 int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"batch", required_argument, NULL, OPT_BATCH},
-		{"state", required_argument, NULL, OPT_STATE},
-		{"csv", no_argument, NULL, OPT_CSV},
-		{"format", required_argument, NULL, OPT_FORMAT},
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "state", required_argument, NULL, OPT_STATE },
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *batch = NULL, *state = NULL;
 	const char *format = LIST_DEFAULT_FORMAT;
@@ -325,9 +332,11 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 		return cmd_usage_error(self, "--csv and --json exclude each "
 					     "other");
 	if (state && !job_state_known(state))
-		return cmd_usage_error(self, "--state takes one of queued, "
-					     "running, paused, done, failed, "
-					     "cancelled; not '%s'", state);
+		return cmd_usage_error(self,
+				       "--state takes one of queued, "
+				       "running, paused, done, failed, "
+				       "cancelled; not '%s'",
+				       state);
 
 	rc = client_call(cl, M_JOB_LIST, cJSON_CreateObject(), &result);
 	if (rc < 0)
@@ -337,12 +346,13 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_Delete(result);
 		return client_fail(cl, ERR_NOMEM, NULL);
 	}
-	cJSON_ArrayForEach(job, jobs_of_list(result))
-		if (keep(job, batch, state))
-			cJSON_AddItemReferenceToArray(kept, (cJSON *)job);
+	cJSON_ArrayForEach(job,
+			   jobs_of_list(result)) if (keep(job, batch, state))
+	    cJSON_AddItemReferenceToArray(kept, (cJSON *)job);
 	if (batch && !jobs_batch_known(jobs_of_list(result), batch)) {
 		client_warn("there is no batch %s (`vkinrctl list` shows the "
-			    "batch of each job)", batch);
+			    "batch of each job)",
+			    batch);
 		cJSON_Delete(kept);
 		cJSON_Delete(result);
 		return CLIENT_EXIT_DAEMON;
@@ -355,14 +365,12 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_Delete(out);
 	} else if (csv) {
 		fputs(CSV_HEADER, stdout);
-		cJSON_ArrayForEach(job, kept)
-			csv_row(job);
+		cJSON_ArrayForEach(job, kept) csv_row(job);
 	} else if (cJSON_GetArraySize(kept) == 0) {
 		printf(batch ? "No jobs in batch %s.\n" : "No jobs.\n", batch);
 	} else {
 		table_line(cols, ncols, NULL);
-		cJSON_ArrayForEach(job, kept)
-			table_line(cols, ncols, job);
+		cJSON_ArrayForEach(job, kept) table_line(cols, ncols, job);
 		if (batch)
 			summary(kept);
 	}
@@ -374,28 +382,30 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
 	.alias = "ls",
-	.args = "[--batch B] [--state S] [--csv | --format COLS] | --out OUT [--csv]",
+	.args = "[--batch B] [--state S] [--csv | --format COLS] | --out OUT "
+		"[--csv]",
 	.summary = "list the jobs: a table, or CSV / JSON for scripts",
-	.help = "Options:\n"
-		"  --batch B   only the jobs of batch B, and a summary line\n"
-		"  --state S   only jobs in state S (queued, running, paused, "
-		"done, failed,\n"
-		"              cancelled)\n"
-		"  --csv       comma-separated values with a header row:\n"
-		"              " CSV_HEADER
-		"  --json      {\"jobs\": [...]}, the daemon's job objects\n"
-		"  --format C  the table's columns, comma-separated, among id, "
-		"name, state,\n"
-		"              priority, epoch, size, psnr, live, time, age, "
-		"batch, device,\n"
-		"              source (default: all but size, live, age and "
-		"source); psnr\n"
-		"              is the model's, the weights export writes; live "
-		"the last\n"
-		"              epoch's own\n"
-		"  --out OUT   a dataset fitted on Slurm (submit --slurm): each "
-		"image's\n              result, and the Slurm state of the "
-		"unfinished ones\n",
+	.help =
+	    "Options:\n"
+	    "  --batch B   only the jobs of batch B, and a summary line\n"
+	    "  --state S   only jobs in state S (queued, running, paused, "
+	    "done, failed,\n"
+	    "              cancelled)\n"
+	    "  --csv       comma-separated values with a header row:\n"
+	    "              " CSV_HEADER
+	    "  --json      {\"jobs\": [...]}, the daemon's job objects\n"
+	    "  --format C  the table's columns, comma-separated, among id, "
+	    "name, state,\n"
+	    "              priority, epoch, size, psnr, live, time, age, "
+	    "batch, device,\n"
+	    "              source (default: all but size, live, age and "
+	    "source); psnr\n"
+	    "              is the model's, the weights export writes; live "
+	    "the last\n"
+	    "              epoch's own\n"
+	    "  --out OUT   a dataset fitted on Slurm (submit --slurm): each "
+	    "image's\n              result, and the Slurm state of the "
+	    "unfinished ones\n",
 	.exec = cmd_list_exec,
 };
 
@@ -408,8 +418,8 @@ const struct cmd_entry cmd_list_entry = {
  * --json. */
 static const char *field_text(const cJSON *f, char *buf, size_t n)
 {
-	static const char *const times[] = {"created", "started", "finished",
-					    NULL};
+	static const char *const times[] = { "created", "started", "finished",
+					     NULL };
 	const char *key = f->string;
 	char when[64], ago[32];
 	double v = f->valuedouble;
@@ -431,8 +441,8 @@ static const char *field_text(const cJSON *f, char *buf, size_t n)
 	for (int i = 0; times[i]; i++)
 		if (!strcmp(key, times[i])) {
 			snprintf(buf, n, "%s (%s ago)",
-				 fmt_date(v, when, sizeof when),
-				 fmt_age(v, ago, sizeof ago));
+				 fmt_date(v, when, sizeof(when)),
+				 fmt_age(v, ago, sizeof(ago)));
 			return buf;
 		}
 	if (!strcmp(key, "seconds"))
@@ -456,9 +466,11 @@ static const char *field_text(const cJSON *f, char *buf, size_t n)
 static const char *default_mark(const cJSON *job, const char *key)
 {
 	const cJSON *d;
-	cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(job, "defaults"))
-		if (cJSON_IsString(d) && !strcmp(d->valuestring, key))
-			return " (default)";
+	cJSON_ArrayForEach(
+	    d, cJSON_GetObjectItemCaseSensitive(
+		   job, "defaults")) if (cJSON_IsString(d) &&
+					 !strcmp(d->valuestring,
+						 key)) return " (default)";
 	return "";
 }
 
@@ -468,26 +480,29 @@ static const char *default_mark(const cJSON *job, const char *key)
 static void show_job(const cJSON *job)
 {
 	static const char *const known[] = {
-		"id", "name", "batch", "state", "epoch", "epochs", "psnr",
-		"best_psnr", "live_psnr", "model_psnr", "width", "image",
-		"device", "error", "defaults", NULL};
+		"id",        "name",       "batch",    "state",
+		"epoch",     "epochs",     "psnr",     "best_psnr",
+		"live_psnr", "model_psnr", "width",    "image",
+		"device",    "error",      "defaults", NULL
+	};
 	char id[128], size[32], psnr[32], live[32];
 	const cJSON *field;
 
 	printf("job %s\n",
 	       job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), id,
-			   sizeof id));
+			   sizeof(id)));
 	printf("  %-12s %s\n", "name", job_str(job, "name", "-"));
 	if (job_str(job, "batch", NULL))
 		printf("  %-12s %s\n", "batch", job_str(job, "batch", ""));
 	printf("  %-12s %s\n", "state", job_str(job, "state", "?"));
 	printf("  %-12s %.0f of %.0f\n", "epoch", job_num(job, "epoch", 0),
 	       job_num(job, "epochs", 0));
-	printf("  %-12s %s dB (live %s dB)\n", "psnr",
-	       fmt_number("%.2f", job_num(job, "psnr", NAN), psnr, sizeof psnr),
-	       fmt_number("%.2f", job_num(job, "live_psnr", NAN), live,
-			  sizeof live));
-	printf("  %-12s %s\n", "image", size_text(job, size, sizeof size));
+	printf(
+	    "  %-12s %s dB (live %s dB)\n", "psnr",
+	    fmt_number("%.2f", job_num(job, "psnr", NAN), psnr, sizeof(psnr)),
+	    fmt_number("%.2f", job_num(job, "live_psnr", NAN), live,
+		       sizeof(live)));
+	printf("  %-12s %s\n", "image", size_text(job, size, sizeof(size)));
 	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(job, "width")))
 		printf("  %-12s %.0f%s\n", "width", job_num(job, "width", 0),
 		       default_mark(job, "width"));
@@ -498,18 +513,20 @@ static void show_job(const cJSON *job)
 	if (job_str(job, "error", NULL))
 		printf("  %-12s %s\n", "error", job_str(job, "error", ""));
 
-	cJSON_ArrayForEach(field, job) {
+	cJSON_ArrayForEach(field, job)
+	{
 		int seen = 0;
 		char text[256];
 		for (int i = 0; known[i] && !seen; i++)
-			seen = field->string && !strcmp(field->string, known[i]);
+			seen =
+			    field->string && !strcmp(field->string, known[i]);
 		if (seen || !field->string)
 			continue;
 		if (cJSON_IsNull(field) && *default_mark(job, field->string))
 			printf("  %-12s by width (default)\n", field->string);
 		else
 			printf("  %-12s %s%s\n", field->string,
-			       field_text(field, text, sizeof text),
+			       field_text(field, text, sizeof(text)),
 			       default_mark(job, field->string));
 	}
 }
@@ -519,7 +536,7 @@ static int cmd_show_exec(struct client *cl, const struct cmd_entry *self,
 {
 	static const struct option opts[] = {
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	cJSON *ids = NULL, *job = NULL, *many = NULL;
 	const cJSON *id;
@@ -536,10 +553,11 @@ static int cmd_show_exec(struct client *cl, const struct cmd_entry *self,
 	/* One job prints as its object; several (a batch) as {"jobs": [...]}. */
 	if (cl->json && cJSON_GetArraySize(ids) > 1)
 		many = cJSON_CreateArray();
-	cJSON_ArrayForEach(id, ids) {
+	cJSON_ArrayForEach(id, ids)
+	{
 		char what[160], text[128];
-		snprintf(what, sizeof what, "job %s",
-			 job_id_text(id, text, sizeof text));
+		snprintf(what, sizeof(what), "job %s",
+			 job_id_text(id, text, sizeof(text)));
 		rc = client_call(cl, M_JOB_GET, job_params(id), &job);
 		if (rc < 0) {
 			status = client_fail(cl, rc, what);

@@ -21,14 +21,15 @@ static void print_events(const cJSON *events)
 	const cJSON *e;
 	char when[64];
 
-	cJSON_ArrayForEach(e, events) {
+	cJSON_ArrayForEach(e, events)
+	{
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "time");
 		const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "text");
-		char *safe = text_escape(cJSON_IsString(s) ? s->valuestring
-							   : "", 0);
+		char *safe =
+		    text_escape(cJSON_IsString(s) ? s->valuestring : "", 0);
 		printf("%s  %s\n",
 		       fmt_date(cJSON_IsNumber(t) ? t->valuedouble : -1, when,
-				sizeof when),
+				sizeof(when)),
 		       safe ? safe : "?");
 		free(safe);
 	}
@@ -39,7 +40,7 @@ static int cmd_logs_exec(struct client *cl, const struct cmd_entry *self,
 {
 	static const struct option opts[] = {
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	cJSON *id, *result = NULL;
 	char what[160];
@@ -49,12 +50,13 @@ static int cmd_logs_exec(struct client *cl, const struct cmd_entry *self,
 		if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	if (optind >= argc)
-		return cmd_usage_error(self, "name the job whose events to show");
+		return cmd_usage_error(self,
+				       "name the job whose events to show");
 	if (optind + 1 < argc)
 		return cmd_usage_error(self, "one job at a time");
 	if (!(id = cJSON_CreateString(argv[optind])))
 		return client_fail(cl, ERR_NOMEM, NULL);
-	snprintf(what, sizeof what, "job %s", argv[optind]);
+	snprintf(what, sizeof(what), "job %s", argv[optind]);
 	rc = client_call(cl, M_JOB_LOGS, job_params(id), &result);
 	cJSON_Delete(id);
 	if (rc < 0)
@@ -62,7 +64,8 @@ static int cmd_logs_exec(struct client *cl, const struct cmd_entry *self,
 	if (cl->json)
 		client_print_json(result);
 	else
-		print_events(cJSON_GetObjectItemCaseSensitive(result, "events"));
+		print_events(
+		    cJSON_GetObjectItemCaseSensitive(result, "events"));
 	cJSON_Delete(result);
 	return CLIENT_EXIT_OK;
 }

@@ -44,11 +44,11 @@ static void print_table(FILE *out, const struct history *h)
 		const struct history_row *r = &h->rows[i];
 		fprintf(out, "%-6s %8d %9s %9s %11s %9s %9s\n", h->idtext,
 			r->epoch,
-			fmt_number("%.2f", r->psnr, psnr, sizeof psnr),
-			fmt_number("%.2f", r->live_psnr, live, sizeof live),
-			fmt_number("%.3e", r->mse, mse, sizeof mse),
-			fmt_number("%.2e", r->lr, lr, sizeof lr),
-			fmt_number("%.1f", r->ms, ms, sizeof ms));
+			fmt_number("%.2f", r->psnr, psnr, sizeof(psnr)),
+			fmt_number("%.2f", r->live_psnr, live, sizeof(live)),
+			fmt_number("%.3e", r->mse, mse, sizeof(mse)),
+			fmt_number("%.2e", r->lr, lr, sizeof(lr)),
+			fmt_number("%.1f", r->ms, ms, sizeof(ms)));
 	}
 }
 
@@ -84,11 +84,11 @@ static int cmd_metrics_exec(struct client *cl, const struct cmd_entry *self,
 			    int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"csv", no_argument, NULL, OPT_CSV},
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, 'f'},
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL;
 	int c, rc, csv = 0, force = 0, status = CLIENT_EXIT_OK;
@@ -126,14 +126,15 @@ static int cmd_metrics_exec(struct client *cl, const struct cmd_entry *self,
 	if (csv)
 		fputs(METRICS_CSV_HEADER, out);
 	else if (!cl->json)
-		fprintf(out, "%-6s %8s %9s %9s %11s %9s %9s\n", "JOB",
-			"EPOCH", "PSNR", "LIVE", "MSE", "LR", "MS");
-	cJSON_ArrayForEach(id, ids) {
+		fprintf(out, "%-6s %8s %9s %9s %11s %9s %9s\n", "JOB", "EPOCH",
+			"PSNR", "LIVE", "MSE", "LR", "MS");
+	cJSON_ArrayForEach(id, ids)
+	{
 		struct history h;
 		char what[96];
 
 		if ((rc = history_fetch(cl, id, &h)) < 0) {
-			snprintf(what, sizeof what, "job %s", h.idtext);
+			snprintf(what, sizeof(what), "job %s", h.idtext);
 			status = client_fail(cl, rc, what);
 			break;
 		}

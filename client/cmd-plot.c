@@ -20,8 +20,8 @@ static int ends_with(const char *s, const char *end)
 }
 
 /* Renders the histories in the format path asks for; 0 or exit status. */
-static int render(const char *path, const struct history *h, int n,
-		  int force, int x_time)
+static int render(const char *path, const struct history *h, int n, int force,
+		  int x_time)
 {
 	uint8_t *png = NULL;
 	char *svg = NULL;
@@ -53,11 +53,11 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 			 int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, 'f'},
-		{"time", no_argument, NULL, 't'},
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "time", no_argument, NULL, 't' },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL;
 	struct history *h = NULL;
@@ -77,22 +77,24 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 	}
 	if (optind >= argc)
 		return cmd_usage_error(self, "name at least one job or batch");
-	if (!output || !(ends_with(output, ".png") || ends_with(output, ".svg")))
+	if (!output ||
+	    !(ends_with(output, ".png") || ends_with(output, ".svg")))
 		return cmd_usage_error(self, "-o FILE.png or -o FILE.svg names "
 					     "the picture to write");
 	if ((status = client_may_write(output, force)))
 		return status;
 	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
 		return client_fail(cl, rc, NULL);
-	h = calloc(cJSON_GetArraySize(ids) + 1, sizeof *h);
+	h = calloc(cJSON_GetArraySize(ids) + 1, sizeof(*h));
 	if (!h) {
 		cJSON_Delete(ids);
 		return client_fail(cl, ERR_NOMEM, NULL);
 	}
-	cJSON_ArrayForEach(id, ids) {
+	cJSON_ArrayForEach(id, ids)
+	{
 		char what[96];
 		if ((rc = history_fetch(cl, id, &h[n])) < 0) {
-			snprintf(what, sizeof what, "job %s", h[n].idtext);
+			snprintf(what, sizeof(what), "job %s", h[n].idtext);
 			status = client_fail(cl, rc, what);
 			break;
 		}

@@ -31,13 +31,14 @@ static int show(struct client *cl, const cJSON *id, const uint8_t *png,
 	struct image *img = NULL;
 	char err[256], text[64], num[32];
 
-	if (png8_decode(png, size, &img, err, sizeof err) < 0) {
+	if (png8_decode(png, size, &img, err, sizeof(err)) < 0) {
 		client_warn("the daemon's reconstruction: %s", err);
 		return CLIENT_EXIT_DAEMON;
 	}
 	image_print_blocks(stdout, (const struct image *const *)&img, 1, cols);
-	printf("job %s: %dx%d, PSNR %s dB\n", job_id_text(id, text, sizeof text),
-	       img->width, img->height, fmt_number("%.2f", psnr, num, sizeof num));
+	printf("job %s: %dx%d, PSNR %s dB\n",
+	       job_id_text(id, text, sizeof(text)), img->width, img->height,
+	       fmt_number("%.2f", psnr, num, sizeof(num)));
 	image_destroy(img);
 	return CLIENT_EXIT_OK;
 }
@@ -46,11 +47,11 @@ static int cmd_preview_exec(struct client *cl, const struct cmd_entry *self,
 			    int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"png", required_argument, NULL, OPT_PNG},
-		{"width", required_argument, NULL, 'w'},
-		{"force", no_argument, NULL, 'f'},
+		{ "png", required_argument, NULL, OPT_PNG },
+		{ "width", required_argument, NULL, 'w' },
+		{ "force", no_argument, NULL, 'f' },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *png_path = NULL, *b64;
 	cJSON *ids = NULL, *result = NULL;
@@ -66,8 +67,10 @@ static int cmd_preview_exec(struct client *cl, const struct cmd_entry *self,
 		else if (c == 'f')
 			force = 1;
 		else if (c == 'w' && (cols = atoi(optarg)) < 4)
-			return cmd_usage_error(self, "--width takes at least 4 "
-						     "columns, not '%s'", optarg);
+			return cmd_usage_error(self,
+					       "--width takes at least 4 "
+					       "columns, not '%s'",
+					       optarg);
 		else if (c != 'w' && (rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	}
@@ -78,8 +81,8 @@ static int cmd_preview_exec(struct client *cl, const struct cmd_entry *self,
 	if ((rc = jobs_resolve(cl, argv + optind, 1, &ids)) < 0)
 		return client_fail(cl, rc, NULL);
 	id = cJSON_GetArrayItem(ids, 0);
-	snprintf(what, sizeof what, "preview job %s",
-		 job_id_text(id, text, sizeof text));
+	snprintf(what, sizeof(what), "preview job %s",
+		 job_id_text(id, text, sizeof(text)));
 	if ((rc = client_call(cl, M_JOB_EXPORT, job_params(id), &result)) < 0) {
 		cJSON_Delete(ids);
 		return client_fail(cl, rc, what);
@@ -96,10 +99,10 @@ static int cmd_preview_exec(struct client *cl, const struct cmd_entry *self,
 	} else {
 		if (!cols)
 			cols = fmt_terminal_columns(STDOUT_FILENO) > 8
-				       ? fmt_terminal_columns(STDOUT_FILENO) - 2
-				       : PREVIEW_COLUMNS;
-		status = show(cl, id, png, size, job_num(result, "psnr", NAN),
-			      cols);
+				   ? fmt_terminal_columns(STDOUT_FILENO) - 2
+				   : PREVIEW_COLUMNS;
+		status =
+		    show(cl, id, png, size, job_num(result, "psnr", NAN), cols);
 	}
 	free(png);
 	cJSON_Delete(result);

@@ -92,16 +92,17 @@ static char *base_name(const char *path)
  * unique with -2, -3... An input listed twice is fitted once. */
 static int assign_names(struct submission *s)
 {
-	struct manifest old = {0};
+	struct manifest old = { 0 };
 	int rc = manifest_read(s->out, &old);
 	if (rc == ERR_NOT_FOUND)
 		rc = 0;
 	for (size_t i = 0; i < old.n && rc == 0; i++) {
 		rc = strmap_put(&s->known, old.e[i].path, old.e[i].name);
-		rc = rc ? rc : strmap_put(&s->taken, old.e[i].name, old.e[i].path);
+		rc = rc ? rc
+			: strmap_put(&s->taken, old.e[i].name, old.e[i].path);
 	}
 	manifest_finish(&old);
-	struct strmap listed = {0};
+	struct strmap listed = { 0 };
 	for (size_t i = 0; i < s->in.n && rc == 0; i++) {
 		const char *path = s->in.paths[i];
 		const char *name = strmap_get(&s->known, path);
@@ -113,7 +114,8 @@ static int assign_names(struct submission *s)
 			if (!base)
 				return ERR_NOMEM;
 			made = strdup(base);
-			for (int k = 2; made && strmap_get(&s->taken, made); k++) {
+			for (int k = 2; made && strmap_get(&s->taken, made);
+			     k++) {
 				free(made);
 				if (asprintf(&made, "%s-%d", base, k) < 0)
 					made = NULL;
@@ -137,7 +139,7 @@ static void add_fit_arg(struct submission *s, const char *option,
 			const char *value)
 {
 	size_t n = strlen(s->fit_args);
-	FILE *f = fmemopen(s->fit_args + n, sizeof s->fit_args - n, "w");
+	FILE *f = fmemopen(s->fit_args + n, sizeof(s->fit_args) - n, "w");
 	if (!f)
 		return;
 	fprintf(f, " %s ", option);
@@ -154,8 +156,10 @@ static int parse_count(const struct cmd_entry *e, const char *opt,
 	errno = 0;
 	long v = strtol(text, &end, 10);
 	if (errno || end == text || *end || v < lo || v > hi)
-		return cmd_usage_error(e, "%s must be a whole number from %ld "
-				       "to %ld", opt, lo, hi);
+		return cmd_usage_error(e,
+				       "%s must be a whole number from %ld "
+				       "to %ld",
+				       opt, lo, hi);
 	*out = v;
 	return 0;
 }
@@ -170,7 +174,8 @@ static int parse_fit_param(struct submission *s, int c, const char *text)
 	if (rc)
 		return rc;
 	if (param_table[v.id].flags & PARAM_QUEUE)
-		return cmd_usage_error(s->self, "--priority orders the daemon's "
+		return cmd_usage_error(s->self,
+				       "--priority orders the daemon's "
 				       "queue; with --slurm, pass Slurm's "
 				       "(--sbatch \"--nice=N\")");
 	add_fit_arg(s, v.option, text);
@@ -188,30 +193,30 @@ static int mem_is_valid(const char *text)
 static int parse_submit(struct submission *s, int argc, char **argv)
 {
 	static const struct option own[] = {
-		{"slurm", no_argument, NULL, OPT_SLURM},
-		{"out", required_argument, NULL, OPT_OUT},
-		{"tasks", required_argument, NULL, OPT_TASKS},
-		{"gpus-per-task", required_argument, NULL, OPT_GPUS},
-		{"sbatch", required_argument, NULL, OPT_SBATCH},
-		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-		{"from-file", required_argument, NULL, OPT_FROM_FILE},
-		{"allow-cpu", no_argument, NULL, OPT_ALLOW_CPU},
-		{"max-running", required_argument, NULL, OPT_MAX_RUNNING},
-		{"time", required_argument, NULL, OPT_TIME},
-		{"mem", required_argument, NULL, OPT_MEM},
-		{"cpus-per-task", required_argument, NULL, OPT_CPUS},
-		{"setup", required_argument, NULL, OPT_SETUP},
-		{"vkinrd", required_argument, NULL, OPT_VKINRD},
-		{"quiet", no_argument, NULL, 'q'},
+		{ "slurm", no_argument, NULL, OPT_SLURM },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "tasks", required_argument, NULL, OPT_TASKS },
+		{ "gpus-per-task", required_argument, NULL, OPT_GPUS },
+		{ "sbatch", required_argument, NULL, OPT_SBATCH },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "from-file", required_argument, NULL, OPT_FROM_FILE },
+		{ "allow-cpu", no_argument, NULL, OPT_ALLOW_CPU },
+		{ "max-running", required_argument, NULL, OPT_MAX_RUNNING },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "cpus-per-task", required_argument, NULL, OPT_CPUS },
+		{ "setup", required_argument, NULL, OPT_SETUP },
+		{ "vkinrd", required_argument, NULL, OPT_VKINRD },
+		{ "quiet", no_argument, NULL, 'q' },
 		CMD_COMMON_OPTIONS,
 	};
-	struct option opts[sizeof own / sizeof own[0] + FIT_OPTION_COUNT + 1] =
-		{{0}};
+	struct option opts[sizeof(own) / sizeof(own[0]) + FIT_OPTION_COUNT +
+			   1] = { { 0 } };
 	const struct cmd_entry *e = s->self;
 	int c, rc;
 
-	memcpy(opts, own, sizeof own);
-	fit_options_table(opts + sizeof own / sizeof own[0], OPT_PARAM);
+	memcpy(opts, own, sizeof(own));
+	fit_options_table(opts + sizeof(own) / sizeof(own[0]), OPT_PARAM);
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_fit_param(s, c, optarg)))
@@ -220,8 +225,11 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		}
 		rc = 0;
 		switch (c) {
-		case OPT_SLURM: break;
-		case OPT_OUT: s->out = optarg; break;
+		case OPT_SLURM:
+			break;
+		case OPT_OUT:
+			s->out = optarg;
+			break;
 		case OPT_TASKS:
 			rc = parse_count(e, "--tasks", optarg, 1, 1000000,
 					 &s->tasks);
@@ -230,10 +238,18 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			rc = parse_count(e, "--gpus-per-task", optarg, 0, 16,
 					 &s->gpus);
 			break;
-		case OPT_SBATCH: s->sbatch_args = optarg; break;
-		case OPT_DRY_RUN: s->dry_run = 1; break;
-		case OPT_FROM_FILE: rc = inputs_add_list(&s->in, optarg); break;
-		case OPT_ALLOW_CPU: s->allow_cpu = 1; break;
+		case OPT_SBATCH:
+			s->sbatch_args = optarg;
+			break;
+		case OPT_DRY_RUN:
+			s->dry_run = 1;
+			break;
+		case OPT_FROM_FILE:
+			rc = inputs_add_list(&s->in, optarg);
+			break;
+		case OPT_ALLOW_CPU:
+			s->allow_cpu = 1;
+			break;
 		case OPT_MAX_RUNNING:
 			rc = parse_count(e, "--max-running", optarg, 1, 1000000,
 					 &s->max_running);
@@ -243,30 +259,38 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 					 &s->cpus);
 			break;
 		case OPT_TIME:
-			if (!optarg[0] || strspn(optarg, "0123456789:-") !=
-						  strlen(optarg))
-				rc = cmd_usage_error(e, "--time takes Slurm's "
-						     "form: MINUTES, H:MM:SS or "
-						     "D-HH:MM:SS");
+			if (!optarg[0] ||
+			    strspn(optarg, "0123456789:-") != strlen(optarg))
+				rc = cmd_usage_error(
+				    e, "--time takes Slurm's "
+				       "form: MINUTES, H:MM:SS or "
+				       "D-HH:MM:SS");
 			s->time = optarg;
 			break;
 		case OPT_MEM:
 			if (!mem_is_valid(optarg))
-				rc = cmd_usage_error(e, "--mem takes Slurm's "
-						     "form: a number of MiB, or "
-						     "with K, M, G or T (4G)");
+				rc = cmd_usage_error(
+				    e, "--mem takes Slurm's "
+				       "form: a number of MiB, or "
+				       "with K, M, G or T (4G)");
 			s->mem = optarg;
 			break;
 		case OPT_SETUP:
-			if (s->nsetup == MAX_SETUP_LINES || strchr(optarg, '\n'))
-				rc = cmd_usage_error(e, "--setup takes one line "
+			if (s->nsetup == MAX_SETUP_LINES ||
+			    strchr(optarg, '\n'))
+				rc = cmd_usage_error(e,
+						     "--setup takes one line "
 						     "each time, at most %d",
 						     MAX_SETUP_LINES);
 			else
 				s->setup[s->nsetup++] = optarg;
 			break;
-		case OPT_VKINRD: s->vkinrd = optarg; break;
-		case 'q': s->quiet = 1; break;
+		case OPT_VKINRD:
+			s->vkinrd = optarg;
+			break;
+		case 'q':
+			s->quiet = 1;
+			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0)
 				return rc;
@@ -284,13 +308,14 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 	if (s->out[0] != '/') {
 		/* the tasks may start elsewhere: the script names it whole */
 		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof cwd) ||
+		if (!getcwd(cwd, sizeof(cwd)) ||
 		    !(s->out_abs = path_join(cwd, s->out)))
 			return client_fail(s->cl, ERR_NOMEM, NULL);
 		s->out = s->out_abs;
 	}
 	if (s->gpus == 0 && !s->allow_cpu)
-		return cmd_usage_error(e, "--gpus-per-task 0 leaves each task "
+		return cmd_usage_error(e,
+				       "--gpus-per-task 0 leaves each task "
 				       "only the CPU device, which vkinrd "
 				       "refuses unless told: add --allow-cpu "
 				       "to fit on the CPU");
@@ -298,7 +323,8 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		int bad = wordexp(s->sbatch_args, &s->sbatch_words,
 				  WRDE_NOCMD | WRDE_UNDEF);
 		if (bad)
-			return cmd_usage_error(e, "--sbatch \"%s\": cannot "
+			return cmd_usage_error(e,
+					       "--sbatch \"%s\": cannot "
 					       "split it into arguments (quote "
 					       "as in a shell; no $(...))",
 					       s->sbatch_args);
@@ -311,11 +337,12 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 	return -1;
 }
 
-int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
-		      int argc, char **argv)
+int slurm_submit_exec(struct client *cl, const struct cmd_entry *self, int argc,
+		      char **argv)
 {
-	struct submission s = {.self = self, .cl = cl, .gpus = 1,
-				.in = {.absolute = 1}};
+	struct submission s = {
+		.self = self, .cl = cl, .gpus = 1, .in = { .absolute = 1 }
+	};
 	char *script = NULL, id[64] = "";
 	int status = parse_submit(&s, argc, argv), rc;
 
@@ -333,8 +360,8 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
 	}
 	long tasks = s.tasks ? s.tasks
 			     : (long)(s.images.n < DEFAULT_MAX_TASKS
-					      ? s.images.n
-					      : DEFAULT_MAX_TASKS);
+					  ? s.images.n
+					  : DEFAULT_MAX_TASKS);
 	if ((size_t)tasks > s.images.n)
 		tasks = (long)s.images.n; /* no task without an image */
 	if (!s.vkinrd && !s.nsetup && !on_path("vkinrd"))
@@ -371,21 +398,22 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
 		status = CLIENT_EXIT_DAEMON;
 		goto out;
 	}
-	if ((status = run_sbatch(script, id, sizeof id)))
+	if ((status = run_sbatch(script, id, sizeof(id))))
 		goto out;
 	if (append_job(s.out, id, tasks))
 		client_warn("cannot record job %s in %s/" META_DIR "/jobs: "
-			    "list and wait will not see its Slurm states", id,
-			    s.out);
+			    "list and wait will not see its Slurm states",
+			    id, s.out);
 	if (cl->json)
 		printf("{\"slurm_job\":\"%s\",\"tasks\":%ld,\"images\":%zu,"
-		       "\"missing\":%d}\n", id, tasks, s.images.n, s.in.nbad);
+		       "\"missing\":%d}\n",
+		       id, tasks, s.images.n, s.in.nbad);
 	else if (s.quiet)
 		printf("%s\n", id);
 	else
 		printf("Slurm job %s: %zu images over %ld tasks, results in "
-		       "%s/NAME/\n(vkinrctl wait --out %s)\n", id, s.images.n,
-		       tasks, s.out, s.out);
+		       "%s/NAME/\n(vkinrctl wait --out %s)\n",
+		       id, s.images.n, tasks, s.out, s.out);
 	if (s.in.nbad) {
 		client_warn("%d input%s not found (named above)", s.in.nbad,
 			    s.in.nbad == 1 ? " was" : "s were");

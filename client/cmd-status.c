@@ -26,7 +26,7 @@
 /* "512 B", "48.0 MiB", "1.50 GiB". */
 static const char *fmt_bytes(double bytes, char *buf, size_t n)
 {
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	int u = 0;
 
 	if (!isfinite(bytes) || bytes < 0) {
@@ -59,13 +59,15 @@ static const char *field_text(const cJSON *obj, const char *key, char *buf,
 /* The job counts by state, in the order jobs move through them. */
 static void print_jobs(const cJSON *jobs)
 {
-	static const char *const states[] = {"queued", "running", "paused",
-					     "done", "failed", "cancelled"};
+	static const char *const states[] = {
+		"queued", "running", "paused", "done", "failed", "cancelled"
+	};
 	const char *sep = "";
 
 	printf("%-10s ", "jobs");
-	for (size_t i = 0; i < sizeof states / sizeof *states; i++) {
-		printf("%s%.0f %s", sep, job_num(jobs, states[i], 0), states[i]);
+	for (size_t i = 0; i < sizeof(states) / sizeof(*states); i++) {
+		printf("%s%.0f %s", sep, job_num(jobs, states[i], 0),
+		       states[i]);
 		sep = ", ";
 	}
 	if (cJSON_HasObjectItem(jobs, "total"))
@@ -82,21 +84,21 @@ static void print_workers(const cJSON *devices)
 
 	printf("\n%-7s %-11s %-8s %10s  %s\n", "WORKER", "STATE", "JOB",
 	       "MEMORY", "DEVICE");
-	cJSON_ArrayForEach(d, devices) {
+	cJSON_ArrayForEach(d, devices)
+	{
 		const char *name = job_str(d, "name", "-");
 		double bytes = job_num(d, "gpu_bytes", NAN);
 
 		if (cJSON_HasObjectItem(d, "worker"))
-			field_text(d, "worker", idx, sizeof idx);
+			field_text(d, "worker", idx, sizeof(idx));
 		else if (cJSON_HasObjectItem(d, "index"))
-			field_text(d, "index", idx, sizeof idx);
+			field_text(d, "index", idx, sizeof(idx));
 		else
-			snprintf(idx, sizeof idx, "%d", i);
-		field_text(d, "job", job, sizeof job);
+			snprintf(idx, sizeof(idx), "%d", i);
+		field_text(d, "job", job, sizeof(job));
 		printf("%-7s %-11s %-8s %10s  %s\n", idx,
-		       job_str(d, "state", "-"), job, fmt_bytes(bytes, mem,
-								 sizeof mem),
-		       name);
+		       job_str(d, "state", "-"), job,
+		       fmt_bytes(bytes, mem, sizeof(mem)), name);
 		if (job_str(d, "error", NULL))
 			printf("%-7s %s\n", "", job_str(d, "error", ""));
 		i++;
@@ -112,7 +114,7 @@ static void print_status(const struct client *cl, const cJSON *hello,
 	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(status, "jobs");
 	const cJSON *queue = cJSON_GetObjectItemCaseSensitive(status, "queue");
 	const cJSON *devices =
-		cJSON_GetObjectItemCaseSensitive(status, "devices");
+	    cJSON_GetObjectItemCaseSensitive(status, "devices");
 	char up[32];
 	double queued = NAN;
 
@@ -124,7 +126,7 @@ static void print_status(const struct client *cl, const cJSON *hello,
 		printf(", pid %.0f", job_num(status, "pid", 0));
 	if (cJSON_HasObjectItem(status, "uptime"))
 		printf(", up %s", fmt_duration(job_num(status, "uptime", NAN),
-					       up, sizeof up));
+					       up, sizeof(up)));
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(status, "stopping")))
 		printf(", stopping");
 	putchar('\n');
@@ -139,8 +141,8 @@ static void print_status(const struct client *cl, const cJSON *hello,
 	else if (cJSON_IsObject(jobs))
 		queued = job_num(jobs, "queued", NAN);
 	if (isfinite(queued))
-		printf("%-10s %.0f job%s waiting for a worker\n", "queue", queued,
-		       queued == 1 ? "" : "s");
+		printf("%-10s %.0f job%s waiting for a worker\n", "queue",
+		       queued, queued == 1 ? "" : "s");
 	if (cJSON_HasObjectItem(status, "connections"))
 		printf("%-10s %.0f connected, %.0f following jobs\n", "clients",
 		       job_num(status, "connections", 0),
@@ -156,7 +158,7 @@ static int cmd_status_exec(struct client *cl, const struct cmd_entry *self,
 {
 	static const struct option opts[] = {
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	cJSON *hello = NULL, *status = NULL, *params;
 	double protocol;

@@ -59,41 +59,41 @@ enum {
  * shared table (proto/params.h), each sent under its wire key, so a new
  * row there is a new option here with its range and message. */
 static const struct option submit_options[] = {
-	{"name", required_argument, NULL, OPT_NAME},
-	{"init", required_argument, NULL, OPT_INIT},
-	{"watch", no_argument, NULL, OPT_WATCH},
-	{"wait", no_argument, NULL, OPT_WAIT},
-	{"from-file", required_argument, NULL, OPT_FROM_FILE},
-	{"skip-done", no_argument, NULL, OPT_SKIP_DONE},
-	{"quiet", no_argument, NULL, 'q'},
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "init", required_argument, NULL, OPT_INIT },
+	{ "watch", no_argument, NULL, OPT_WATCH },
+	{ "wait", no_argument, NULL, OPT_WAIT },
+	{ "from-file", required_argument, NULL, OPT_FROM_FILE },
+	{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
+	{ "quiet", no_argument, NULL, 'q' },
 	CMD_COMMON_OPTIONS,
 };
-#define N_SUBMIT_OPTIONS (sizeof submit_options / sizeof submit_options[0])
+#define N_SUBMIT_OPTIONS (sizeof(submit_options) / sizeof(submit_options[0]))
 
 /* What one call submits: the job parameters and where the images are. */
 struct submit {
 	const struct cmd_entry *self;
 	struct client *cl;
-	cJSON *common;       /* epochs, width, lr, seed, priority, init, batch,
+	cJSON *common;    /* epochs, width, lr, seed, priority, init, batch,
 				target_psnr */
-	const char *name;    /* --name */
-	int quiet;           /* -q */
-	int follow;          /* OPT_WATCH, OPT_WAIT or 0 */
+	const char *name; /* --name */
+	int quiet;        /* -q */
+	int follow;       /* OPT_WATCH, OPT_WAIT or 0 */
 
 	/* the images, folders already expanded; refused inputs counted
 	 * (nbad), a folder or a list named (expanded: a batch) */
 	struct inputs in;
-	int no_batch;        /* the daemon refused the batch parameter */
+	int no_batch; /* the daemon refused the batch parameter */
 
-	int skip_done;       /* --skip-done */
+	int skip_done; /* --skip-done */
 	/* {KEY: {"job","state","batch"}}: this user's jobs that cover an
 	 * image (queued, running, paused or done) */
 	cJSON *done_keys;
 	int nskipped;
-	cJSON *skipped;      /* [{"file","job","state","batch"}] */
+	cJSON *skipped; /* [{"file","job","state","batch"}] */
 
-	cJSON *done;         /* [{"job","file","name"}] */
-	cJSON *errors;       /* [{"file","error"}] */
+	cJSON *done;   /* [{"job","file","name"}] */
+	cJSON *errors; /* [{"file","error"}] */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -101,7 +101,7 @@ struct submit {
 /* ---------------------------------------------------------------------- */
 
 static void refuse(struct submit *s, const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* A refused input's entry in the JSON summary (inputs.c calls it too). */
 static void note_refused(void *ctx, const char *file, const char *why)
@@ -122,7 +122,7 @@ static void refuse(struct submit *s, const char *file, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof why, fmt, ap);
+	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	client_warn("%s: %s", file, why);
 	s->in.nbad++;
@@ -153,7 +153,8 @@ static uint8_t *read_file(struct submit *s, const char *path, size_t *size,
 		refuse(s, path,
 		       "the %s is %lld MiB; one request carries at most "
 		       "%zu MiB",
-		       what, (long long)st.st_size >> 20, SUBMIT_MAX_FILE >> 20);
+		       what, (long long)st.st_size >> 20,
+		       SUBMIT_MAX_FILE >> 20);
 		return NULL;
 	}
 	rc = fileio_read(path, &data, size, SUBMIT_MAX_FILE);
@@ -196,14 +197,14 @@ static void record(struct submit *s, const cJSON *id, const char *path,
 		cJSON_AddStringToObject(e, "name", name);
 		cJSON_AddItemToArray(s->done, e);
 	}
-	job_id_text(id, text, sizeof text);
+	job_id_text(id, text, sizeof(text));
 	if (s->cl->json)
 		return;
 	if (s->quiet)
 		printf("%s\n", text);
 	else
-		client_say(s->cl, "job %s submitted: %s (name %s)\n", text, path,
-			   name);
+		client_say(s->cl, "job %s submitted: %s (name %s)\n", text,
+			   path, name);
 	fflush(stdout);
 }
 
@@ -214,7 +215,7 @@ static int batch_refused(const struct submit *s)
 
 	return cJSON_HasObjectItem(s->common, "batch") &&
 	       conn_last_error(s->cl->conn, &message, NULL) ==
-		       RPC_INVALID_PARAMS &&
+		   RPC_INVALID_PARAMS &&
 	       strstr(message, "\"batch\"");
 }
 
@@ -256,15 +257,15 @@ static void job_key(const struct submit *s, const uint8_t *png, size_t size,
 	/* the numbers, then the words: the table's order */
 	for (int i = 0; i < PARAM_COUNT; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-			s->common, param_table[i].key);
+		    s->common, param_table[i].key);
 		char field[96];
 		if (i == PARAM_PRIORITY || !v)
 			continue;
 		if (cJSON_IsNumber(v))
-			snprintf(field, sizeof field, ";%s=%.17g",
+			snprintf(field, sizeof(field), ";%s=%.17g",
 				 param_table[i].key, v->valuedouble);
 		else if (cJSON_IsString(v))
-			snprintf(field, sizeof field, ";%s=%s",
+			snprintf(field, sizeof(field), ";%s=%s",
 				 param_table[i].key, v->valuestring);
 		else
 			continue;
@@ -290,16 +291,19 @@ static int load_done_keys(struct submit *s)
 	const cJSON *job;
 	int rc;
 
-	if ((rc = client_call(s->cl, M_JOB_LIST, cJSON_CreateObject(), &list)) < 0)
+	if ((rc = client_call(s->cl, M_JOB_LIST, cJSON_CreateObject(), &list)) <
+	    0)
 		return rc;
 	s->done_keys = cJSON_CreateObject();
-	cJSON_ArrayForEach(job, jobs_of_list(list)) {
+	cJSON_ArrayForEach(job, jobs_of_list(list))
+	{
 		const char *key = job_str(job, "key", NULL);
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
 		const char *state = job_str(job, "state", "");
-		const cJSON *had = cJSON_GetObjectItemCaseSensitive(s->done_keys,
-								     key ? key : "");
-		if (!key || !id || (job_state_ended(state) && strcmp(state, S_DONE)))
+		const cJSON *had = cJSON_GetObjectItemCaseSensitive(
+		    s->done_keys, key ? key : "");
+		if (!key || !id ||
+		    (job_state_ended(state) && strcmp(state, S_DONE)))
 			continue;
 		if (job_num(job, "uid", getuid()) != getuid() ||
 		    (had && (!strcmp(job_str(had, "state", ""), S_DONE) ||
@@ -312,8 +316,8 @@ static int load_done_keys(struct submit *s)
 			cJSON_AddStringToObject(cover, "batch",
 						job_str(job, "batch", ""));
 		if (had)
-			cJSON_ReplaceItemInObjectCaseSensitive(s->done_keys, key,
-							       cover);
+			cJSON_ReplaceItemInObjectCaseSensitive(s->done_keys,
+							       key, cover);
 		else
 			cJSON_AddItemToObject(s->done_keys, key, cover);
 	}
@@ -354,33 +358,35 @@ static int submit_one(struct submit *s, const char *path)
 	int jpeg = jpeg_has_signature(data, size);
 	if (!jpeg && !png_has_signature(data, size)) {
 		free(data);
-		refuse(s, path, "neither a PNG nor a JPEG file (by its first "
+		refuse(s, path,
+		       "neither a PNG nor a JPEG file (by its first "
 		       "bytes; vkinrd fits PNG and JPEG images)");
 		return 0;
 	}
-	job_key(s, data, size, key, sizeof key);
+	job_key(s, data, size, key, sizeof(key));
 	done_as = s->done_keys
-			  ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
-			  : NULL;
+		      ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
+		      : NULL;
 	if (done_as) {
 		char text[64], batch[64] = "";
-		const cJSON *cid = cJSON_GetObjectItemCaseSensitive(done_as, "job");
+		const cJSON *cid =
+		    cJSON_GetObjectItemCaseSensitive(done_as, "job");
 		const char *state = job_str(done_as, "state", "");
 		cJSON *entry = cJSON_CreateObject();
 		free(data);
 		s->nskipped++;
-		job_id_text(cid, text, sizeof text);
+		job_id_text(cid, text, sizeof(text));
 		if (job_str(done_as, "batch", NULL))
-			snprintf(batch, sizeof batch, ", batch %s",
+			snprintf(batch, sizeof(batch), ", batch %s",
 				 job_str(done_as, "batch", ""));
 		/* -q: the covering id, so that `wait $(submit -q ...)` waits
 		 * for every image */
 		if (s->quiet && !s->cl->json)
 			printf("%s\n", text);
 		else if (!s->cl->json)
-			client_say(s->cl, "skipped %s: %s already as job %s%s\n",
-				   path, !strcmp(state, S_DONE) ? "done"
-								: state,
+			client_say(s->cl,
+				   "skipped %s: %s already as job %s%s\n", path,
+				   !strcmp(state, S_DONE) ? "done" : state,
 				   text, batch);
 		cJSON_AddStringToObject(entry, "file", path);
 		cJSON_AddItemToObject(entry, "job", cJSON_Duplicate(cid, 1));
@@ -450,7 +456,7 @@ static void new_batch_id(char *buf, size_t n)
 {
 	uint32_t r;
 
-	if (getrandom(&r, sizeof r, 0) != sizeof r)
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 		r = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 12);
 	snprintf(buf, n, "b%06x", r & 0xffffff);
 }
@@ -467,7 +473,8 @@ static int add_init(struct submit *s, const char *path)
 	b64 = base64_encode(data, size);
 	free(data);
 	init = cJSON_AddObjectToObject(s->common, "init");
-	if (!b64 || !init || !cJSON_AddStringToObject(init, "safetensors", b64)) {
+	if (!b64 || !init ||
+	    !cJSON_AddStringToObject(init, "safetensors", b64)) {
 		free(b64);
 		return client_fail(s->cl, ERR_NOMEM, NULL);
 	}
@@ -497,11 +504,11 @@ static int parse_param(struct submit *s, int c, const char *text)
 static int parse_options(struct submit *s, int argc, char **argv,
 			 const char **init, int *rc_out)
 {
-	struct option opts[N_SUBMIT_OPTIONS + FIT_OPTION_COUNT + 1] = {{0}};
+	struct option opts[N_SUBMIT_OPTIONS + FIT_OPTION_COUNT + 1] = { { 0 } };
 	const struct cmd_entry *e = s->self;
 	int c, rc;
 
-	memcpy(opts, submit_options, sizeof submit_options);
+	memcpy(opts, submit_options, sizeof(submit_options));
 	fit_options_table(opts + N_SUBMIT_OPTIONS, OPT_PARAM);
 
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
@@ -520,9 +527,10 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			else if (strlen(optarg) > LIMIT_NAME_BYTES ||
 				 !text_is_clean(optarg, strlen(optarg)))
 				rc = cmd_usage_error(
-					e, "--name must be at most %d bytes of "
-					   "UTF-8 without control characters",
-					LIMIT_NAME_BYTES);
+				    e,
+				    "--name must be at most %d bytes of "
+				    "UTF-8 without control characters",
+				    LIMIT_NAME_BYTES);
 			s->name = optarg;
 			break;
 		case OPT_INIT:
@@ -573,11 +581,10 @@ static void print_json_summary(struct submit *s, const char *batch)
 		return;
 	if (cJSON_GetArraySize(s->done) == 1)
 		cJSON_AddItemToObject(
-			out, "job",
-			cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
-						cJSON_GetArrayItem(s->done, 0),
-						"job"),
-					1));
+		    out, "job",
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
+					cJSON_GetArrayItem(s->done, 0), "job"),
+				    1));
 	if (batch && cJSON_GetArraySize(s->done) > 0) /* else none was made */
 		cJSON_AddStringToObject(out, "batch", batch);
 	cJSON_AddItemReferenceToObject(out, "jobs", s->done);
@@ -597,11 +604,9 @@ static int follow(struct submit *s)
 
 	if (!ids)
 		return client_fail(s->cl, ERR_NOMEM, NULL);
-	cJSON_ArrayForEach(item, s->done)
-		cJSON_AddItemToArray(
-			ids, cJSON_Duplicate(
-				     cJSON_GetObjectItemCaseSensitive(item, "job"),
-				     1));
+	cJSON_ArrayForEach(item, s->done) cJSON_AddItemToArray(
+	    ids,
+	    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(item, "job"), 1));
 	if (s->follow == OPT_WAIT)
 		/* -q --wait: only the ids on stdout, no summary. */
 		mode = s->quiet ? WATCH_SILENT : WATCH_QUIET;
@@ -615,7 +620,7 @@ static int follow(struct submit *s)
 static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 			   int argc, char **argv)
 {
-	struct submit s = {.self = self, .cl = cl};
+	struct submit s = { .self = self, .cl = cl };
 	const char *init = NULL;
 	s.in.refused = note_refused;
 	s.in.ctx = &s;
@@ -646,7 +651,7 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	/* One call of several images (or of a folder or a list) is a batch. */
 	batched = s.in.n + (size_t)s.in.nbad > 1 || s.in.expanded;
 	if (batched) {
-		new_batch_id(batch, sizeof batch);
+		new_batch_id(batch, sizeof(batch));
 		cJSON_AddStringToObject(s.common, "batch", batch);
 	}
 
@@ -674,8 +679,8 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	if (s.nskipped && !cl->json)
 		client_warn("%d image%s skipped: covered already by a job "
 			    "with the same options, queued, running, paused "
-			    "or done (--skip-done)", s.nskipped,
-			    s.nskipped == 1 ? "" : "s");
+			    "or done (--skip-done)",
+			    s.nskipped, s.nskipped == 1 ? "" : "s");
 	if (s.in.nbad)
 		client_warn("%d input%s not submitted (named above)", s.in.nbad,
 			    s.in.nbad == 1 ? " was" : "s were");
@@ -697,73 +702,76 @@ out:
 const struct cmd_entry cmd_submit_entry = {
 	.name = "submit",
 	.alias = NULL,
-	.args = "IMG.png|IMG.jpg|DIR... [--from-file LIST] [--epochs N] [--width NF] "
+	.args = "IMG.png|IMG.jpg|DIR... [--from-file LIST] [--epochs N] "
+		"[--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
 		"[TRAINING OPTIONS] [--watch | --wait] [-q]",
 	.summary = "fit a network to each image: one job per PNG or JPEG",
-	.help = "Reads each PNG or JPEG here and sends it to the daemon as a "
-		"new job. A folder\nstands for its *.png, *.jpg and *.jpeg "
-		"files (every other entry is named);\n--from-file LIST reads "
-		"one path per line ('-': stdin). A JPEG is turned\nupright as "
-		"its EXIF orientation says.\nSeveral images in one call "
-		"share a batch id, usable wherever a job id is.\n"
-		"\n"
-		"Options:\n"
-		"  --name NAME          the job's name (default: the file's "
-		"name without .png/.jpg;\n"
-		"                       with several files, a prefix)\n"
-		"  --init M.safetensors start from this model package\n"
-		"  --from-file LIST     read paths from LIST, one a line\n"
-		"  --watch              follow the jobs live until they end\n"
-		"  --wait               wait silently until they end\n"
-		"  --skip-done          skip the images a job of yours covers "
-		"with the same\n"
-		"                       options, queued, running, paused or "
-		"done (named;\n"
-		"                       -q prints its id)\n"
-		"                       (the same bytes, epochs, width, lr, "
-		"seed, target, init)\n"
-		"  -q, --quiet          print only the new job ids, one a line,"
-		" and for a batch\n"
-		"                       a last line 'batch ID'\n"
-		"\n"
-		"A file that can't be read or is not a PNG or JPEG is named on "
-		"stderr and\nskipped; the others are still submitted and the exit "
-		"status is 3. With --watch\nor --wait the status is the jobs' "
-		"outcome (0 all done, 1 any failed/cancelled).\n",
+	.help =
+	    "Reads each PNG or JPEG here and sends it to the daemon as a "
+	    "new job. A folder\nstands for its *.png, *.jpg and *.jpeg "
+	    "files (every other entry is named);\n--from-file LIST reads "
+	    "one path per line ('-': stdin). A JPEG is turned\nupright as "
+	    "its EXIF orientation says.\nSeveral images in one call "
+	    "share a batch id, usable wherever a job id is.\n"
+	    "\n"
+	    "Options:\n"
+	    "  --name NAME          the job's name (default: the file's "
+	    "name without .png/.jpg;\n"
+	    "                       with several files, a prefix)\n"
+	    "  --init M.safetensors start from this model package\n"
+	    "  --from-file LIST     read paths from LIST, one a line\n"
+	    "  --watch              follow the jobs live until they end\n"
+	    "  --wait               wait silently until they end\n"
+	    "  --skip-done          skip the images a job of yours covers "
+	    "with the same\n"
+	    "                       options, queued, running, paused or "
+	    "done (named;\n"
+	    "                       -q prints its id)\n"
+	    "                       (the same bytes, epochs, width, lr, "
+	    "seed, target, init)\n"
+	    "  -q, --quiet          print only the new job ids, one a line,"
+	    " and for a batch\n"
+	    "                       a last line 'batch ID'\n"
+	    "\n"
+	    "A file that can't be read or is not a PNG or JPEG is named on "
+	    "stderr and\nskipped; the others are still submitted and the exit "
+	    "status is 3. With --watch\nor --wait the status is the jobs' "
+	    "outcome (0 all done, 1 any failed/cancelled).\n",
 	.help_table = 1,
-	.help_more = "\n"
-		"On a Slurm cluster, without the daemon:\n"
-		"  submit --slurm --out OUT IMG|DIR...|--from-file LIST "
-		"[--tasks N]\n"
-		"         [--max-running N] [--gpus-per-task G] [--time T] "
-		"[--mem M]\n"
-		"         [--cpus-per-task C] [--sbatch \"ARGS\"] [--setup "
-		"LINE] [--vkinrd PATH]\n"
-		"         [--allow-cpu] [--dry-run]\n"
-		"  fits the images as one job array (N tasks, default one per "
-		"image up to\n  1000), each image into OUT/NAME/, the tasks' "
-		"logs into OUT/logs/; prints\n  the Slurm job id (-q: alone). "
-		"Submitting again skips what is done and\n  resumes what was "
-		"checkpointed. Every request is an #SBATCH line of\n  "
-		"OUT/.vkinr/fit.sbatch (--dry-run prints it; --json: as JSON):\n"
-		"  --max-running N   at most N tasks at once (--array=0-K%N)\n"
-		"  --time T          time limit a task (default 08:00:00; "
-		"checkpointed and\n"
-		"                    requeued at the limit)\n"
-		"  --mem M           host memory a task (default 4G)\n"
-		"  --cpus-per-task C (default 2)\n"
-		"  --gpus-per-task G (default 1; 0 needs --allow-cpu)\n"
-		"  --sbatch \"ARGS\"   partition, account, QoS... (these win)\n"
-		"  --setup LINE      a line run first, e.g. 'module load "
-		"vulkan' (repeatable)\n"
-		"  --vkinrd PATH     the vkinrd to run (default: on the "
-		"tasks' PATH, else\n"
-		"                    the installed one)\n"
-		"  --allow-cpu       a task without a GPU may use the CPU "
-		"device\n"
-		"  The training options above (not --priority) go on to each "
-		"task's\n  vkinrd --fit-task. See vkinrctl(1).\n",
+	.help_more =
+	    "\n"
+	    "On a Slurm cluster, without the daemon:\n"
+	    "  submit --slurm --out OUT IMG|DIR...|--from-file LIST "
+	    "[--tasks N]\n"
+	    "         [--max-running N] [--gpus-per-task G] [--time T] "
+	    "[--mem M]\n"
+	    "         [--cpus-per-task C] [--sbatch \"ARGS\"] [--setup "
+	    "LINE] [--vkinrd PATH]\n"
+	    "         [--allow-cpu] [--dry-run]\n"
+	    "  fits the images as one job array (N tasks, default one per "
+	    "image up to\n  1000), each image into OUT/NAME/, the tasks' "
+	    "logs into OUT/logs/; prints\n  the Slurm job id (-q: alone). "
+	    "Submitting again skips what is done and\n  resumes what was "
+	    "checkpointed. Every request is an #SBATCH line of\n  "
+	    "OUT/.vkinr/fit.sbatch (--dry-run prints it; --json: as JSON):\n"
+	    "  --max-running N   at most N tasks at once (--array=0-K%N)\n"
+	    "  --time T          time limit a task (default 08:00:00; "
+	    "checkpointed and\n"
+	    "                    requeued at the limit)\n"
+	    "  --mem M           host memory a task (default 4G)\n"
+	    "  --cpus-per-task C (default 2)\n"
+	    "  --gpus-per-task G (default 1; 0 needs --allow-cpu)\n"
+	    "  --sbatch \"ARGS\"   partition, account, QoS... (these win)\n"
+	    "  --setup LINE      a line run first, e.g. 'module load "
+	    "vulkan' (repeatable)\n"
+	    "  --vkinrd PATH     the vkinrd to run (default: on the "
+	    "tasks' PATH, else\n"
+	    "                    the installed one)\n"
+	    "  --allow-cpu       a task without a GPU may use the CPU "
+	    "device\n"
+	    "  The training options above (not --priority) go on to each "
+	    "task's\n  vkinrd --fit-task. See vkinrctl(1).\n",
 	.exec = cmd_submit_exec,
 };

@@ -22,9 +22,9 @@ static int follow_exec(struct client *cl, const struct cmd_entry *self,
 		       int argc, char **argv, int wait)
 {
 	static const struct option opts[] = {
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	cJSON *ids = NULL;
 	int c, rc, status;
@@ -37,8 +37,10 @@ static int follow_exec(struct client *cl, const struct cmd_entry *self,
 			if (errno || end == optarg || *end ||
 			    !isfinite(cl->reconnect_s) || cl->reconnect_s < 0)
 				return cmd_usage_error(
-					self, "--timeout takes seconds (0 or "
-					      "more), not '%s'", optarg);
+				    self,
+				    "--timeout takes seconds (0 or "
+				    "more), not '%s'",
+				    optarg);
 		} else if ((rc = cmd_common_option(cl, self, c)) >= 0) {
 			return rc;
 		}
@@ -47,9 +49,8 @@ static int follow_exec(struct client *cl, const struct cmd_entry *self,
 		return cmd_usage_error(self, "name at least one job or batch");
 	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
 		return client_fail(cl, rc, NULL);
-	status = watch_jobs(cl, ids,
-			    wait ? WATCH_QUIET : watch_pick_mode(cl, stdout),
-			    stdout);
+	status = watch_jobs(
+	    cl, ids, wait ? WATCH_QUIET : watch_pick_mode(cl, stdout), stdout);
 	cJSON_Delete(ids);
 	return status;
 }
@@ -109,7 +110,8 @@ const struct cmd_entry cmd_wait_entry = {
 		"in the queue, then lists them.\n"
 		"\n"
 		"Exit status: 0 when every job ended done, 1 when any failed "
-		"or was cancelled\n(with --out: or was left unfitted), 69 when the daemon "
+		"or was cancelled\n(with --out: or was left unfitted), 69 when "
+		"the daemon "
 		"stayed away.\n",
 	.exec = cmd_wait_exec,
 };

@@ -39,13 +39,24 @@ extern const struct cmd_entry cmd_help_entry;
 extern const struct cmd_entry cmd_completion_entry;
 
 const struct cmd_entry *const cmd_table[] = {
-	&cmd_submit_entry, &cmd_list_entry,   &cmd_show_entry,
-	&cmd_watch_entry,  &cmd_wait_entry,   &cmd_pause_entry,
-	&cmd_resume_entry, &cmd_cancel_entry, &cmd_remove_entry,
-	&cmd_export_entry, &cmd_infer_entry,  &cmd_status_entry,
-	&cmd_logs_entry,   &cmd_metrics_entry, &cmd_plot_entry,
+	&cmd_submit_entry,
+	&cmd_list_entry,
+	&cmd_show_entry,
+	&cmd_watch_entry,
+	&cmd_wait_entry,
+	&cmd_pause_entry,
+	&cmd_resume_entry,
+	&cmd_cancel_entry,
+	&cmd_remove_entry,
+	&cmd_export_entry,
+	&cmd_infer_entry,
+	&cmd_status_entry,
+	&cmd_logs_entry,
+	&cmd_metrics_entry,
+	&cmd_plot_entry,
 	&cmd_preview_entry,
-	&cmd_help_entry,   &cmd_completion_entry,
+	&cmd_help_entry,
+	&cmd_completion_entry,
 	NULL,
 };
 
@@ -73,23 +84,24 @@ void cmd_print_usage(FILE *out)
 	for (int i = 0; cmd_table[i]; i++)
 		fprintf(out, "  %-11s %s\n", cmd_table[i]->name,
 			cmd_table[i]->summary);
-	fprintf(out,
-		"\n"
-		"Options:\n"
-		"  --socket PATH   the daemon's socket (else $VKINR_SOCKET, else\n"
-		"                  $XDG_RUNTIME_DIR/vkinrd.sock, else "
-		SOCKET_PATH_DEFAULT ")\n"
-		"  --call-timeout S  how long a call waits for the daemon (else\n"
-		"                  $VKINR_CALL_TIMEOUT, else 20; 0: forever)\n"
-		"  --json          print only JSON on stdout; text for people "
-		"goes to stderr\n"
-		"  -h, --help      this help; `vkinrctl COMMAND --help` for "
-		"one command\n"
-		"  -V, --version   the client's version and protocol\n"
-		"\n"
-		"Exit status: 0 ok, 1 a job failed or was cancelled, 2 usage "
-		"error,\n3 the daemon refused (or a file was bad), 69 the "
-		"daemon cannot be reached.\nSee vkinrctl(1).\n");
+	fprintf(
+	    out,
+	    "\n"
+	    "Options:\n"
+	    "  --socket PATH   the daemon's socket (else $VKINR_SOCKET, else\n"
+	    "                  $XDG_RUNTIME_DIR/vkinrd.sock, "
+	    "else " SOCKET_PATH_DEFAULT ")\n"
+	    "  --call-timeout S  how long a call waits for the daemon (else\n"
+	    "                  $VKINR_CALL_TIMEOUT, else 20; 0: forever)\n"
+	    "  --json          print only JSON on stdout; text for people "
+	    "goes to stderr\n"
+	    "  -h, --help      this help; `vkinrctl COMMAND --help` for "
+	    "one command\n"
+	    "  -V, --version   the client's version and protocol\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 a job failed or was cancelled, 2 usage "
+	    "error,\n3 the daemon refused (or a file was bad), 69 the "
+	    "daemon cannot be reached.\nSee vkinrctl(1).\n");
 }
 
 void cmd_print_help(const struct cmd_entry *e, FILE *out)
@@ -99,7 +111,8 @@ void cmd_print_help(const struct cmd_entry *e, FILE *out)
 	if (e->help && *e->help)
 		fprintf(out, "\n%s", e->help);
 	if (e->help_table) {
-		fprintf(out, "\nTraining options (the same names, bounds and "
+		fprintf(out,
+			"\nTraining options (the same names, bounds and "
 			"defaults as job.submit,\nvkinrd --fit and --fit-task; "
 			"--width, --lr and --warmup also take auto):\n");
 		param_print_help(out, 0);
@@ -142,7 +155,8 @@ int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt)
 	case OPT_CALL_TIMEOUT:
 		if (client_set_call_timeout(cl, optarg) == 0)
 			return -1;
-		return cmd_usage_error(e, "--call-timeout takes seconds from 0 "
+		return cmd_usage_error(e,
+				       "--call-timeout takes seconds from 0 "
 				       "(wait forever) to 86400, not '%s'",
 				       optarg);
 	default:

@@ -57,19 +57,19 @@ struct client_conn {
 	int fd;
 	int next_id;
 	struct line_buffer lines;
-	char *chunk;                   /* READ_CHUNK bytes for recv */
-	struct msg_queue answers;      /* results and errors, in order */
+	char *chunk;              /* READ_CHUNK bytes for recv */
+	struct msg_queue answers; /* results and errors, in order */
 	struct msg_queue notifications;
-	int eof;                       /* the daemon closed its side */
-	int bad_line;                  /* the daemon sent a non-JSON-RPC line */
-	int escape_text;               /* text_escape_tree every message */
-	int timeout_ms;                /* per call; -1: none */
-	char *path;                    /* the socket, for the liveness probe */
+	int eof;         /* the daemon closed its side */
+	int bad_line;    /* the daemon sent a non-JSON-RPC line */
+	int escape_text; /* text_escape_tree every message */
+	int timeout_ms;  /* per call; -1: none */
+	char *path;      /* the socket, for the liveness probe */
 
-	int rpc_code;        /* last JSON-RPC error */
+	int rpc_code; /* last JSON-RPC error */
 	char *rpc_message;
 	cJSON *rpc_data;
-	char why[256];       /* last transport failure, in words */
+	char why[256]; /* last transport failure, in words */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -83,13 +83,13 @@ static int queue_push(struct msg_queue *q, cJSON *msg)
 	if (q->len == q->cap) {
 		if (q->head > 0) { /* slide down before growing */
 			memmove(q->items, q->items + q->head,
-				(q->len - q->head) * sizeof *q->items);
+				(q->len - q->head) * sizeof(*q->items));
 			q->len -= q->head;
 			q->head = 0;
 		}
 		if (q->len == q->cap) {
 			size_t cap = q->cap ? q->cap * 2 : 16;
-			cJSON **items = realloc(q->items, cap * sizeof *items);
+			cJSON **items = realloc(q->items, cap * sizeof(*items));
 			if (!items)
 				return ERR_NOMEM;
 			q->items = items;
@@ -122,17 +122,17 @@ static void queue_finish(struct msg_queue *q)
 /* SO_SNDTIMEO (connect, send) of timeout_ms, when there is one. */
 static void set_send_timeout(int fd, int timeout_ms)
 {
-	struct timeval tv = {.tv_sec = timeout_ms / 1000,
-			     .tv_usec = (timeout_ms % 1000) * 1000};
+	struct timeval tv = { .tv_sec = timeout_ms / 1000,
+			      .tv_usec = (timeout_ms % 1000) * 1000 };
 	if (timeout_ms > 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 /* A connected socket to path, or -1 with why set. */
 static int connect_to(const char *path, int timeout_ms, char *why,
 		      size_t whylen)
 {
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int fd;
 
 	if (!*path) {
@@ -140,10 +140,11 @@ static int connect_to(const char *path, int timeout_ms, char *why,
 		errno = EINVAL;
 		return -1;
 	}
-	if (strlen(path) >= sizeof addr.sun_path) {
+	if (strlen(path) >= sizeof(addr.sun_path)) {
 		snprintf(why, whylen,
 			 "the path is longer than a Unix socket allows "
-			 "(%zu bytes)", sizeof addr.sun_path - 1);
+			 "(%zu bytes)",
+			 sizeof(addr.sun_path) - 1);
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -155,20 +156,22 @@ static int connect_to(const char *path, int timeout_ms, char *why,
 		return -1;
 	}
 	set_send_timeout(fd, timeout_ms);
-	while (connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+	while (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		if (errno == EINTR)
 			continue;
 		int saved = errno;
-		char dir[sizeof addr.sun_path];
+		char dir[sizeof(addr.sun_path)];
 		const char *slash = strrchr(path, '/');
-		snprintf(dir, sizeof dir, "%.*s", slash && slash != path
-			 ? (int)(slash - path) : 1, slash ? path : ".");
+		snprintf(dir, sizeof(dir), "%.*s",
+			 slash && slash != path ? (int)(slash - path) : 1,
+			 slash ? path : ".");
 		struct stat st;
 		if (saved == ENOENT && stat(dir, &st))
 			snprintf(why, whylen, "its folder %s: %s", dir,
 				 strerror(errno));
 		else if (saved == EAGAIN || saved == EWOULDBLOCK)
-			snprintf(why, whylen, "it accepted no connection "
+			snprintf(why, whylen,
+				 "it accepted no connection "
 				 "within %g s: it may be stopped (SIGSTOP) or "
 				 "overloaded; --call-timeout S or "
 				 "VKINR_CALL_TIMEOUT gives it longer",
@@ -191,8 +194,8 @@ int conn_open(const char *path, int timeout_ms, struct client_conn **out,
 	*out = NULL;
 	if ((fd = connect_to(path, timeout_ms, why, whylen)) < 0)
 		return errno == EINVAL || errno == ENAMETOOLONG ? ERR_INVALID
-								 : ERR_IO;
-	c = calloc(1, sizeof *c);
+								: ERR_IO;
+	c = calloc(1, sizeof(*c));
 	if (c)
 		c->chunk = malloc(READ_CHUNK);
 	if (c)
@@ -214,10 +217,7 @@ int conn_open(const char *path, int timeout_ms, struct client_conn **out,
 	return 0;
 }
 
-void conn_escape_text(struct client_conn *c)
-{
-	c->escape_text = 1;
-}
+void conn_escape_text(struct client_conn *c) { c->escape_text = 1; }
 
 void conn_close(struct client_conn *c)
 {
@@ -242,13 +242,15 @@ static int send_all(struct client_conn *c, const char *data, size_t n)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				snprintf(c->why, sizeof c->why, "vkinrd read "
+				snprintf(c->why, sizeof(c->why),
+					 "vkinrd read "
 					 "nothing of the request for %g s",
 					 c->timeout_ms / 1000.0);
 				return CLIENT_ERR_TIMEOUT;
 			}
-			snprintf(c->why, sizeof c->why,
-				 "sending to vkinrd failed: %s", strerror(errno));
+			snprintf(c->why, sizeof(c->why),
+				 "sending to vkinrd failed: %s",
+				 strerror(errno));
 			return ERR_IO;
 		}
 		data += k;
@@ -269,7 +271,7 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
 	cJSON *msg;
 
 	if (too_long) {
-		snprintf(c->why, sizeof c->why,
+		snprintf(c->why, sizeof(c->why),
 			 "vkinrd sent a line longer than %u MiB",
 			 CONN_MAX_ANSWER_BYTES >> 20);
 		c->bad_line = 1;
@@ -279,7 +281,7 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
 		return 0;
 	msg = cJSON_ParseWithLength(line, len);
 	if (!msg) {
-		snprintf(c->why, sizeof c->why,
+		snprintf(c->why, sizeof(c->why),
 			 "vkinrd sent a line that is not JSON (%zu bytes)",
 			 len);
 		c->bad_line = 1;
@@ -297,9 +299,10 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
 		return queue_push(&c->answers, msg);
 	default:
 		/* A request from the daemon, or garbage: neither is ours. */
-		snprintf(c->why, sizeof c->why,
+		snprintf(c->why, sizeof(c->why),
 			 "vkinrd sent a message the client does not "
-			 "understand (%s)", why ? why : "unexpected kind");
+			 "understand (%s)",
+			 why ? why : "unexpected kind");
 		cJSON_Delete(msg);
 		return 0;
 	}
@@ -311,12 +314,12 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
  */
 static int read_some(struct client_conn *c, int timeout_ms)
 {
-	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 	ssize_t n;
 	int rc;
 
 	if (c->eof) {
-		snprintf(c->why, sizeof c->why,
+		snprintf(c->why, sizeof(c->why),
 			 "vkinrd closed the connection");
 		return ERR_IO;
 	}
@@ -325,7 +328,7 @@ static int read_some(struct client_conn *c, int timeout_ms)
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc < 0) {
-			snprintf(c->why, sizeof c->why, "poll: %s",
+			snprintf(c->why, sizeof(c->why), "poll: %s",
 				 strerror(errno));
 			return ERR_IO;
 		}
@@ -337,13 +340,13 @@ static int read_some(struct client_conn *c, int timeout_ms)
 		n = recv(c->fd, c->chunk, READ_CHUNK, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
-		snprintf(c->why, sizeof c->why,
+		snprintf(c->why, sizeof(c->why),
 			 "reading from vkinrd failed: %s", strerror(errno));
 		return ERR_IO;
 	}
 	if (n == 0) {
 		c->eof = 1;
-		snprintf(c->why, sizeof c->why,
+		snprintf(c->why, sizeof(c->why),
 			 "vkinrd closed the connection");
 		return ERR_IO;
 	}
@@ -372,8 +375,8 @@ static void keep_error(struct client_conn *c, const cJSON *msg)
 	free(c->rpc_message);
 	cJSON_Delete(c->rpc_data);
 	c->rpc_code = cJSON_IsNumber(code) ? code->valueint : 0;
-	c->rpc_message = strdup(cJSON_IsString(text) ? text->valuestring
-						     : "(no message)");
+	c->rpc_message =
+	    strdup(cJSON_IsString(text) ? text->valuestring : "(no message)");
 	c->rpc_data = data ? cJSON_Duplicate(data, 1) : NULL;
 }
 
@@ -389,10 +392,10 @@ static long long now_ms(void)
  * than the timeout while the daemon is well. */
 static int may_wait_for_worker(const char *method)
 {
-	static const char *const slow[] = {M_JOB_EXPORT, M_MODEL_RENDER,
-					   M_JOB_PAUSE, M_JOB_CANCEL,
-					   M_JOB_SUBMIT};
-	for (size_t i = 0; i < sizeof slow / sizeof slow[0]; i++)
+	static const char *const slow[] = { M_JOB_EXPORT, M_MODEL_RENDER,
+					    M_JOB_PAUSE, M_JOB_CANCEL,
+					    M_JOB_SUBMIT };
+	for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++)
 		if (!strcmp(method, slow[i]))
 			return 1;
 	return 0;
@@ -403,22 +406,22 @@ static int may_wait_for_worker(const char *method)
 static int daemon_answers(const struct client_conn *c)
 {
 	static const char hello[] =
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" M_HELLO "\"}\n";
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" M_HELLO "\"}\n";
 	char why[256], buf[4096];
 	long long deadline = now_ms() + c->timeout_ms;
-	int fd = connect_to(c->path, c->timeout_ms, why, sizeof why), ok = 0;
+	int fd = connect_to(c->path, c->timeout_ms, why, sizeof(why)), ok = 0;
 
 	if (fd < 0)
 		return 0;
-	if (send(fd, hello, sizeof hello - 1, MSG_NOSIGNAL) ==
-	    (ssize_t)(sizeof hello - 1)) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	if (send(fd, hello, sizeof(hello) - 1, MSG_NOSIGNAL) ==
+	    (ssize_t)(sizeof(hello) - 1)) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		long long left;
 		while (!ok && (left = deadline - now_ms()) > 0) {
 			int n = poll(&pfd, 1, (int)left);
 			if (n < 0 && errno == EINTR)
 				continue;
-			ssize_t k = n > 0 ? recv(fd, buf, sizeof buf, 0) : -1;
+			ssize_t k = n > 0 ? recv(fd, buf, sizeof(buf), 0) : -1;
 			if (k <= 0)
 				break;
 			ok = memchr(buf, '\n', (size_t)k) != NULL;
@@ -448,7 +451,7 @@ int conn_call(struct client_conn *c, const char *method, cJSON *params,
 		return ERR_NOMEM;
 	len = strlen(line);
 	if (len > LIMIT_LINE_BYTES) {
-		snprintf(c->why, sizeof c->why,
+		snprintf(c->why, sizeof(c->why),
 			 "the request is %zu MiB; vkinrd accepts at most "
 			 "%u MiB on one line",
 			 (len + (1u << 20) - 1) >> 20, LIMIT_LINE_BYTES >> 20);
@@ -472,7 +475,7 @@ int conn_call(struct client_conn *c, const char *method, cJSON *params,
 				return CLIENT_ERR_RPC;
 			}
 			*result = cJSON_DetachItemFromObjectCaseSensitive(
-				msg, "result");
+			    msg, "result");
 			cJSON_Delete(msg);
 			if (!*result)
 				*result = cJSON_CreateNull();
@@ -483,16 +486,19 @@ int conn_call(struct client_conn *c, const char *method, cJSON *params,
 			return ERR_FORMAT;
 		}
 		if (deadline >= 0 && now_ms() >= deadline) {
-			if (!may_wait_for_worker(method) || !daemon_answers(c)) {
-				snprintf(c->why, sizeof c->why, "vkinrd did not "
-					 "answer %s within %g s", method,
-					 c->timeout_ms / 1000.0);
+			if (!may_wait_for_worker(method) ||
+			    !daemon_answers(c)) {
+				snprintf(c->why, sizeof(c->why),
+					 "vkinrd did not "
+					 "answer %s within %g s",
+					 method, c->timeout_ms / 1000.0);
 				return CLIENT_ERR_TIMEOUT;
 			}
 			deadline = now_ms() + c->timeout_ms; /* it is alive */
 		}
-		if ((rc = read_some(c, deadline < 0 ? -1
-				    : (int)(deadline - now_ms()))) < 0)
+		if ((rc = read_some(
+			 c, deadline < 0 ? -1 : (int)(deadline - now_ms()))) <
+		    0)
 			return rc;
 	}
 }

@@ -73,8 +73,8 @@ const char *fmt_number(const char *format, double v, char *buf, size_t n)
 
 const char *fmt_sparkline(const float *values, int n, char *buf)
 {
-	static const char *const bars[8] = {"▁", "▂", "▃", "▄",
-					    "▅", "▆", "▇", "█"};
+	static const char *const bars[8] = { "▁", "▂", "▃", "▄",
+					     "▅", "▆", "▇", "█" };
 	float lo = INFINITY, hi = -INFINITY;
 	char *p = buf;
 
@@ -106,8 +106,8 @@ const char *fmt_sparkline(const float *values, int n, char *buf)
 static unsigned decode(const unsigned char *p, int *len)
 {
 	size_t n;
-	int32_t cp = text_decode((const char *)p, strnlen((const char *)p, 4),
-				 &n);
+	int32_t cp =
+	    text_decode((const char *)p, strnlen((const char *)p, 4), &n);
 
 	*len = (int)n;
 	return cp < 0 ? p[0] : (unsigned)cp;
@@ -157,8 +157,7 @@ size_t fmt_append_cols(char *buf, size_t n, const char *s, size_t cols)
 	size_t len = strlen(buf), used = 0;
 	int step;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p;
-	     p += step) {
+	for (const unsigned char *p = (const unsigned char *)s; *p; p += step) {
 		size_t w = 1 + wide(decode(p, &step));
 		if (used + w > cols || len + step + 1 > n)
 			break;
@@ -176,7 +175,7 @@ size_t fmt_append_cols(char *buf, size_t n, const char *s, size_t cols)
 
 void fmt_series_init(struct fmt_series *s)
 {
-	memset(s, 0, sizeof *s);
+	memset(s, 0, sizeof(*s));
 	s->stride = 1;
 }
 
@@ -207,9 +206,9 @@ const char *fmt_series_sparkline(const struct fmt_series *s, int width,
 	int n = s->n < width ? s->n : width;
 
 	for (int i = 0; i < n; i++)
-		pick[i] = s->v[s->n <= width ? i
-					      : (int)((long)(i + 1) * s->n /
-						      width) - 1];
+		pick[i] = s->v[s->n <= width
+				   ? i
+				   : (int)((long)(i + 1) * s->n / width) - 1];
 	return fmt_sparkline(pick, n, buf);
 }
 
@@ -244,7 +243,7 @@ void fmt_csv_number(FILE *out, double v, const char *format, int last)
 	char buf[64];
 
 	if (isfinite(v))
-		snprintf(buf, sizeof buf, format, v);
+		snprintf(buf, sizeof(buf), format, v);
 	else
 		buf[0] = '\0';
 	fmt_csv_field(out, buf, last);

@@ -35,7 +35,8 @@ static int add_row(struct history *h, const cJSON *p)
 		return 0;
 	if (h->n == h->cap) {
 		int cap = h->cap ? h->cap * 2 : 256;
-		struct history_row *rows = realloc(h->rows, cap * sizeof *rows);
+		struct history_row *rows =
+		    realloc(h->rows, cap * sizeof(*rows));
 		if (!rows)
 			return ERR_NOMEM;
 		h->rows = rows;
@@ -53,13 +54,14 @@ int history_fetch(struct client *cl, const cJSON *id, struct history *out)
 	cJSON *job = NULL, *result = NULL, *msg;
 	int rc, replay;
 
-	memset(out, 0, sizeof *out);
-	job_id_text(id, out->idtext, sizeof out->idtext);
+	memset(out, 0, sizeof(*out));
+	job_id_text(id, out->idtext, sizeof(out->idtext));
 	if ((rc = client_call(cl, M_JOB_GET, job_params(id), &job)) < 0)
 		return rc;
-	snprintf(out->name, sizeof out->name, "%s", job_str(job, "name", ""));
+	snprintf(out->name, sizeof(out->name), "%s", job_str(job, "name", ""));
 	cJSON_Delete(job);
-	if ((rc = client_call(cl, M_JOB_SUBSCRIBE, job_params(id), &result)) < 0)
+	if ((rc = client_call(cl, M_JOB_SUBSCRIBE, job_params(id), &result)) <
+	    0)
 		return rc;
 	replay = (int)job_num(result, "replay", 0);
 	cJSON_Delete(result);
@@ -75,8 +77,8 @@ int history_fetch(struct client *cl, const cJSON *id, struct history *out)
 		params = cJSON_GetObjectItemCaseSensitive(msg, "params");
 		if (cJSON_IsString(method) &&
 		    !strcmp(method->valuestring, N_JOB_PROGRESS) &&
-		    job_id_equal(cJSON_GetObjectItemCaseSensitive(params, "job"),
-				 id)) {
+		    job_id_equal(
+			cJSON_GetObjectItemCaseSensitive(params, "job"), id)) {
 			got++;
 			rc = add_row(out, params);
 		}

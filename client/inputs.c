@@ -18,7 +18,7 @@
 #include "client.h"
 
 static void refuse(struct inputs *in, const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void refuse(struct inputs *in, const char *file, const char *fmt, ...)
 {
@@ -26,7 +26,7 @@ static void refuse(struct inputs *in, const char *file, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof why, fmt, ap);
+	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	client_warn("%s: %s", file, why);
 	in->nbad++;
@@ -46,7 +46,7 @@ static int add_path(struct inputs *in, const char *path)
 		return ERR_NOMEM;
 	if (in->n == in->cap) {
 		size_t cap = in->cap ? in->cap * 2 : 64;
-		char **paths = realloc(in->paths, cap * sizeof *paths);
+		char **paths = realloc(in->paths, cap * sizeof(*paths));
 		if (!paths) {
 			free(copy);
 			return ERR_NOMEM;
@@ -114,8 +114,9 @@ static int add_folder(struct inputs *in, const char *dir)
 	}
 	closedir(d);
 	if (rc == 0 && in->n == first)
-		refuse(in, dir, "the folder holds no .png, .jpg or .jpeg files");
-	qsort(in->paths + first, in->n - first, sizeof *in->paths, by_name);
+		refuse(in, dir,
+		       "the folder holds no .png, .jpg or .jpeg files");
+	qsort(in->paths + first, in->n - first, sizeof(*in->paths), by_name);
 	return rc;
 }
 

@@ -13,12 +13,12 @@
 #include <stddef.h>
 
 struct inputs {
-	char **paths;     /* in order, each allocated */
+	char **paths; /* in order, each allocated */
 	size_t n, cap;
-	int absolute;     /* set by the caller: keep each path resolved
+	int absolute; /* set by the caller: keep each path resolved
 			   * (realpath); one that cannot be is refused */
-	int expanded;     /* a folder or a list was named */
-	int nbad;         /* inputs refused (a folder that cannot be
+	int expanded; /* a folder or a list was named */
+	int nbad;     /* inputs refused (a folder that cannot be
 			   * opened or holds no image, a list that cannot
 			   * be read, an absolute path not found) */
 	/* When set, called for each refused input after it is named on

@@ -36,16 +36,16 @@ int job_id_equal(const cJSON *a, const cJSON *b)
 
 	if (!a || !b)
 		return 0;
-	return !strcmp(job_id_text(a, x, sizeof x),
-		       job_id_text(b, y, sizeof y));
+	return !strcmp(job_id_text(a, x, sizeof(x)),
+		       job_id_text(b, y, sizeof(y)));
 }
 
 cJSON *job_params(const cJSON *id)
 {
 	cJSON *params = cJSON_CreateObject();
 
-	if (params && !cJSON_AddItemToObject(params, "job",
-					     cJSON_Duplicate(id, 1))) {
+	if (params &&
+	    !cJSON_AddItemToObject(params, "job", cJSON_Duplicate(id, 1))) {
 		cJSON_Delete(params);
 		return NULL;
 	}
@@ -86,10 +86,11 @@ int job_state_ended(const char *state)
 
 int job_state_known(const char *state)
 {
-	static const char *const states[] = {S_QUEUED, S_RUNNING, S_PAUSED,
-					     S_DONE, S_FAILED, S_CANCELLED};
+	static const char *const states[] = {
+		S_QUEUED, S_RUNNING, S_PAUSED, S_DONE, S_FAILED, S_CANCELLED
+	};
 
-	for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		if (!strcmp(state, states[i]))
 			return 1;
 	return 0;
@@ -99,9 +100,8 @@ int jobs_batch_known(const cJSON *jobs, const char *batch)
 {
 	const cJSON *job;
 
-	cJSON_ArrayForEach(job, jobs)
-		if (!strcmp(job_str(job, "batch", ""), batch))
-			return 1;
+	cJSON_ArrayForEach(
+	    job, jobs) if (!strcmp(job_str(job, "batch", ""), batch)) return 1;
 	return 0;
 }
 
@@ -117,8 +117,8 @@ const cJSON *jobs_of_list(const cJSON *result)
  * a string, so that the daemon's own "no such job" answers it. */
 static cJSON *guess_id(const char *word, const cJSON *jobs)
 {
-	const cJSON *first = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetArrayItem(jobs, 0), "id");
+	const cJSON *first =
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(jobs, 0), "id");
 	const char *p = word;
 	char *end;
 
@@ -135,14 +135,16 @@ static int add_matches(const cJSON *jobs, const char *word, cJSON *ids)
 	char text[128];
 	int found = 0;
 
-	cJSON_ArrayForEach(job, jobs) {
+	cJSON_ArrayForEach(job, jobs)
+	{
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
-		if (id && !strcmp(job_id_text(id, text, sizeof text), word)) {
+		if (id && !strcmp(job_id_text(id, text, sizeof(text)), word)) {
 			cJSON_AddItemToArray(ids, cJSON_Duplicate(id, 1));
 			return 1; /* a job id names one job */
 		}
 	}
-	cJSON_ArrayForEach(job, jobs) {
+	cJSON_ArrayForEach(job, jobs)
+	{
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
 		const char *batch = job_str(job, "batch", NULL);
 		if (id && batch && !strcmp(batch, word)) {
@@ -184,7 +186,7 @@ static int named(const cJSON *job, char **words, int nwords)
 	char text[128];
 
 	job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), text,
-		    sizeof text);
+		    sizeof(text));
 	for (int i = 0; i < nwords; i++)
 		if (!strcmp(words[i], text) ||
 		    !strcmp(words[i], job_str(job, "batch", "")))
@@ -206,12 +208,15 @@ int jobs_in_state(struct client *cl, char **words, int nwords,
 		cJSON_Delete(list);
 		return ERR_NOMEM;
 	}
-	cJSON_ArrayForEach(job, jobs_of_list(list))
-		if (!strcmp(job_str(job, "state", ""), state) &&
-		    (getuid() == 0 || job_num(job, "uid", getuid()) == getuid()) &&
-		    named(job, words, nwords))
-			cJSON_AddItemToArray(out, cJSON_Duplicate(
-				cJSON_GetObjectItemCaseSensitive(job, "id"), 1));
+	cJSON_ArrayForEach(
+	    job, jobs_of_list(
+		     list)) if (!strcmp(job_str(job, "state", ""), state) &&
+				(getuid() == 0 ||
+				 job_num(job, "uid", getuid()) == getuid()) &&
+				named(job, words, nwords))
+	    cJSON_AddItemToArray(
+		out, cJSON_Duplicate(
+			 cJSON_GetObjectItemCaseSensitive(job, "id"), 1));
 	cJSON_Delete(list);
 	*ids = out;
 	return 0;

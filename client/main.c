@@ -20,24 +20,26 @@ int main(int argc, char **argv)
 {
 	static char prog[64];
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"socket", required_argument, NULL, OPT_SOCKET},
-		{"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
-		{NULL, 0, NULL, 0},
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct client cl = {.prog = "vkinrctl",
-			    .reconnect_s = CLIENT_RECONNECT_S,
-			    .call_timeout_s = CLIENT_CALL_TIMEOUT_S};
+	struct client cl = { .prog = "vkinrctl",
+			     .reconnect_s = CLIENT_RECONNECT_S,
+			     .call_timeout_s = CLIENT_CALL_TIMEOUT_S };
 	const char *env = getenv("VKINR_CALL_TIMEOUT");
 	const struct cmd_entry *e;
 	int c, status;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (env && *env && client_set_call_timeout(&cl, env)) {
-		fprintf(stderr, "vkinrctl: VKINR_CALL_TIMEOUT takes seconds "
-			"from 0 (wait forever) to 86400, not '%s'.\n", env);
+		fprintf(stderr,
+			"vkinrctl: VKINR_CALL_TIMEOUT takes seconds "
+			"from 0 (wait forever) to 86400, not '%s'.\n",
+			env);
 		return CLIENT_EXIT_USAGE;
 	}
 	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
@@ -58,7 +60,8 @@ int main(int argc, char **argv)
 		case OPT_CALL_TIMEOUT:
 			if (client_set_call_timeout(&cl, optarg) == 0)
 				break;
-			fprintf(stderr, "vkinrctl: --call-timeout takes seconds "
+			fprintf(stderr,
+				"vkinrctl: --call-timeout takes seconds "
 				"from 0 (wait forever) to 86400, not '%s'.\n",
 				optarg);
 			return CLIENT_EXIT_USAGE;
@@ -85,7 +88,7 @@ int main(int argc, char **argv)
 	argv += optind;
 	/* getopt names argv[0] in its messages: "vkinrctl show: invalid
 	 * option -- '1'", not "show: ...". */
-	snprintf(prog, sizeof prog, "vkinrctl %s", e->name);
+	snprintf(prog, sizeof(prog), "vkinrctl %s", e->name);
 	argv[0] = prog;
 	cmd_getopt_reset();
 	status = e->exec(&cl, e, argc, argv);

@@ -23,7 +23,7 @@
 #include "proto/errors.h"
 
 static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -52,36 +52,42 @@ static void put_be32(uint8_t *p, uint32_t v)
 /* What IHDR says. */
 struct png8_header {
 	uint32_t width, height;
-	int channels;      /* 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA */
-	int sample_bytes;  /* 1 or 2 */
+	int channels;     /* 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA */
+	int sample_bytes; /* 1 or 2 */
 };
 
 static int read_ihdr(const uint8_t *d, uint32_t len, struct png8_header *h,
 		     char *err, size_t errlen)
 {
-	static const int channels_of[7] = {1, 0, 3, 0, 2, 0, 4};
+	static const int channels_of[7] = { 1, 0, 3, 0, 2, 0, 4 };
 	int depth, colour;
 
 	if (len != 13)
-		return fail(ERR_FORMAT, err, errlen, "the PNG's header is "
-			    "%u bytes, not 13", (unsigned)len);
+		return fail(ERR_FORMAT, err, errlen,
+			    "the PNG's header is "
+			    "%u bytes, not 13",
+			    (unsigned)len);
 	h->width = be32(d);
 	h->height = be32(d + 4);
 	depth = d[8];
 	colour = d[9];
 	if (h->width == 0 || h->height == 0)
-		return fail(ERR_FORMAT, err, errlen, "the PNG says it has no "
-			    "pixels (%ux%u)", (unsigned)h->width,
-			    (unsigned)h->height);
+		return fail(ERR_FORMAT, err, errlen,
+			    "the PNG says it has no "
+			    "pixels (%ux%u)",
+			    (unsigned)h->width, (unsigned)h->height);
 	if (h->width > IMAGE_MAX_SIDE || h->height > IMAGE_MAX_SIDE ||
 	    (uint64_t)h->width * h->height > IMAGE_MAX_PIXELS)
-		return fail(ERR_TOO_LARGE, err, errlen, "the PNG is %ux%u "
+		return fail(ERR_TOO_LARGE, err, errlen,
+			    "the PNG is %ux%u "
 			    "pixels, over the limit of %d a side and %u in "
-			    "all", (unsigned)h->width, (unsigned)h->height,
+			    "all",
+			    (unsigned)h->width, (unsigned)h->height,
 			    IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS);
 	if (colour > 6 || !channels_of[colour] || (depth != 8 && depth != 16) ||
 	    d[10] != 0 || d[11] != 0 || d[12] != 0)
-		return fail(ERR_FORMAT, err, errlen, "the PNG is of a form "
+		return fail(ERR_FORMAT, err, errlen,
+			    "the PNG is of a form "
 			    "vkinrctl does not read (colour type %d, %d bits, "
 			    "interlace %d): the daemon sends 8-bit RGB",
 			    colour, depth, d[12]);
@@ -101,26 +107,30 @@ static int read_chunks(const uint8_t *p, size_t size, struct png8_header *h,
 
 	while (!rc) {
 		if (size - at < 12) {
-			rc = fail(ERR_FORMAT, err, errlen, "the PNG is cut "
+			rc = fail(ERR_FORMAT, err, errlen,
+				  "the PNG is cut "
 				  "short (no IEND chunk)");
 			break;
 		}
 		uint32_t len = be32(p + at);
 		const uint8_t *type = p + at + 4, *data = p + at + 8;
 		if (len > size - at - 12) {
-			rc = fail(ERR_FORMAT, err, errlen, "the PNG is cut "
+			rc = fail(ERR_FORMAT, err, errlen,
+				  "the PNG is cut "
 				  "short (a chunk runs past its end)");
 			break;
 		}
 		if ((uint32_t)crc32(0, type, len + 4) != be32(data + len)) {
-			rc = fail(ERR_FORMAT, err, errlen, "the PNG is corrupt "
+			rc = fail(ERR_FORMAT, err, errlen,
+				  "the PNG is corrupt "
 				  "(a chunk's CRC does not match)");
 			break;
 		}
 		at += 12 + (size_t)len;
 		if (!seen_header) {
 			if (memcmp(type, "IHDR", 4))
-				rc = fail(ERR_FORMAT, err, errlen, "the PNG "
+				rc = fail(ERR_FORMAT, err, errlen,
+					  "the PNG "
 					  "does not start with its header");
 			else
 				rc = read_ihdr(data, len, h, err, errlen);
@@ -138,13 +148,15 @@ static int read_chunks(const uint8_t *p, size_t size, struct png8_header *h,
 			break;
 		} else if (!memcmp(type, "PLTE", 4) || !(type[0] & 0x20)) {
 			/* a critical chunk this reader does not know */
-			rc = fail(ERR_FORMAT, err, errlen, "the PNG holds a "
+			rc = fail(ERR_FORMAT, err, errlen,
+				  "the PNG holds a "
 				  "%.4s chunk, which vkinrctl does not read",
 				  (const char *)type);
 		}
 	}
 	if (!rc && !joined)
-		rc = fail(ERR_FORMAT, err, errlen, "the PNG holds no image "
+		rc = fail(ERR_FORMAT, err, errlen,
+			  "the PNG holds no image "
 			  "data");
 	if (rc) {
 		free(joined);
@@ -163,20 +175,30 @@ static uint8_t paeth(uint8_t a, uint8_t b, uint8_t c)
 
 /* Undoes one row's filter in place; prior is the row above (unfiltered)
  * or NULL for the first row. */
-static int unfilter(int filter, uint8_t *row, const uint8_t *prior,
-		    size_t len, size_t bpp)
+static int unfilter(int filter, uint8_t *row, const uint8_t *prior, size_t len,
+		    size_t bpp)
 {
 	for (size_t i = 0; i < len; i++) {
 		uint8_t a = i >= bpp ? row[i - bpp] : 0;
 		uint8_t b = prior ? prior[i] : 0;
 		uint8_t c = prior && i >= bpp ? prior[i - bpp] : 0;
 		switch (filter) {
-		case 0: break;
-		case 1: row[i] = (uint8_t)(row[i] + a); break;
-		case 2: row[i] = (uint8_t)(row[i] + b); break;
-		case 3: row[i] = (uint8_t)(row[i] + ((a + b) >> 1)); break;
-		case 4: row[i] = (uint8_t)(row[i] + paeth(a, b, c)); break;
-		default: return ERR_FORMAT;
+		case 0:
+			break;
+		case 1:
+			row[i] = (uint8_t)(row[i] + a);
+			break;
+		case 2:
+			row[i] = (uint8_t)(row[i] + b);
+			break;
+		case 3:
+			row[i] = (uint8_t)(row[i] + ((a + b) >> 1));
+			break;
+		case 4:
+			row[i] = (uint8_t)(row[i] + paeth(a, b, c));
+			break;
+		default:
+			return ERR_FORMAT;
 		}
 	}
 	return 0;
@@ -208,10 +230,10 @@ static void to_rgb(const uint8_t *raw, const struct png8_header *h,
 	}
 }
 
-int png8_decode(const void *data, size_t size, struct image **out,
-		char *err, size_t errlen)
+int png8_decode(const void *data, size_t size, struct image **out, char *err,
+		size_t errlen)
 {
-	struct png8_header h = {0};
+	struct png8_header h = { 0 };
 	uint8_t *idat = NULL, *raw = NULL;
 	size_t idat_size, stride, bpp;
 	uLongf raw_size;
@@ -219,7 +241,8 @@ int png8_decode(const void *data, size_t size, struct image **out,
 
 	*out = NULL;
 	if (!png_has_signature(data, size))
-		return fail(ERR_FORMAT, err, errlen, "not a PNG (its first "
+		return fail(ERR_FORMAT, err, errlen,
+			    "not a PNG (its first "
 			    "bytes are not the PNG signature)");
 	rc = read_chunks(data, size, &h, &idat, &idat_size, err, errlen);
 	if (rc)
@@ -237,9 +260,11 @@ int png8_decode(const void *data, size_t size, struct image **out,
 	free(idat);
 	if (z != Z_OK || got != raw_size) {
 		free(raw);
-		return z == Z_MEM_ERROR ? ERR_NOMEM
-		       : fail(ERR_FORMAT, err, errlen, "the PNG's image data "
-			      "is corrupt or of the wrong size");
+		return z == Z_MEM_ERROR
+			   ? ERR_NOMEM
+			   : fail(ERR_FORMAT, err, errlen,
+				  "the PNG's image data "
+				  "is corrupt or of the wrong size");
 	}
 	for (uint32_t y = 0; y < h.height && !rc; y++) {
 		uint8_t *row = raw + y * stride;
@@ -248,7 +273,8 @@ int png8_decode(const void *data, size_t size, struct image **out,
 	}
 	if (rc) {
 		free(raw);
-		return fail(ERR_FORMAT, err, errlen, "the PNG names a row "
+		return fail(ERR_FORMAT, err, errlen,
+			    "the PNG names a row "
 			    "filter that does not exist");
 	}
 	struct image *img = image_create((int)h.width, (int)h.height);
@@ -294,8 +320,8 @@ int png8_encode(const struct image *img, uint8_t **data, size_t *size)
 	packed = compressBound((uLong)raw_size);
 	/* signature, IHDR, IDAT and IEND around the compressed rows */
 	png = malloc(8 + 25 + 12 + packed + 12);
-	if (!png || compress(png + 8 + 25 + 8, &packed, raw,
-			     (uLong)raw_size) != Z_OK) {
+	if (!png ||
+	    compress(png + 8 + 25 + 8, &packed, raw, (uLong)raw_size) != Z_OK) {
 		free(raw);
 		free(png);
 		return ERR_NOMEM;
@@ -304,8 +330,8 @@ int png8_encode(const struct image *img, uint8_t **data, size_t *size)
 	memcpy(png, "\x89PNG\r\n\x1a\n", 8);
 	put_be32(ihdr, (uint32_t)img->width);
 	put_be32(ihdr + 4, (uint32_t)img->height);
-	ihdr[8] = 8;  /* bits a sample */
-	ihdr[9] = 2;  /* RGB */
+	ihdr[8] = 8; /* bits a sample */
+	ihdr[9] = 2; /* RGB */
 	ihdr[10] = ihdr[11] = ihdr[12] = 0;
 	size_t at = 8;
 	at += put_chunk(png + at, "IHDR", ihdr, 13);

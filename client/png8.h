@@ -18,8 +18,8 @@
 
 /* 0 and *out, or ERR_FORMAT / ERR_TOO_LARGE / ERR_NOMEM with a sentence
  * in err (errlen bytes, always NUL-terminated). */
-int png8_decode(const void *data, size_t size, struct image **out,
-		char *err, size_t errlen);
+int png8_decode(const void *data, size_t size, struct image **out, char *err,
+		size_t errlen);
 /* An 8-bit RGB PNG in a malloc'ed buffer. 0 or ERR_NOMEM. */
 int png8_encode(const struct image *img, uint8_t **data, size_t *size);
 

@@ -89,9 +89,9 @@ struct submission {
 	const struct cmd_entry *self;
 	struct client *cl;
 	const char *out, *sbatch_args;
-	char *out_abs;          /* out made absolute, when it was not */
+	char *out_abs; /* out made absolute, when it was not */
 	long tasks, gpus, max_running, cpus;
-	const char *time, *mem; /* --time, --mem */
+	const char *time, *mem;             /* --time, --mem */
 	const char *setup[MAX_SETUP_LINES]; /* --setup lines */
 	int nsetup;
 	const char *vkinrd;     /* --vkinrd, else PATH's or the installed */

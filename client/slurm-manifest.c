@@ -61,7 +61,7 @@ const char *strmap_get(const struct strmap *m, const char *key)
 int strmap_put(struct strmap *m, const char *key, const char *value)
 {
 	if (2 * (m->used + 1) > m->cap) {
-		struct strmap big = {.cap = m->cap ? 2 * m->cap : 64};
+		struct strmap big = { .cap = m->cap ? 2 * m->cap : 64 };
 		big.keys = calloc(big.cap, sizeof(char *));
 		big.values = calloc(big.cap, sizeof(char *));
 		if (!big.keys || !big.values) {
@@ -134,7 +134,9 @@ char *meta_path(const char *out, const char *file)
 {
 	char *p;
 	return asprintf(&p, "%s/" META_DIR "%s%s", out, *file ? "/" : "",
-			file) < 0 ? NULL : p;
+			file) < 0
+		   ? NULL
+		   : p;
 }
 
 /* Reads OUT's manifest; ERR_NOT_FOUND when there is none. */
@@ -143,8 +145,8 @@ int manifest_read(const char *out, struct manifest *m)
 	char *path = meta_path(out, MANIFEST), *save = NULL;
 	uint8_t *data = NULL;
 	size_t size;
-	int rc = path ? fileio_read(path, &data, &size, MAX_LIST_BYTES)
-		      : ERR_NOMEM;
+	int rc =
+	    path ? fileio_read(path, &data, &size, MAX_LIST_BYTES) : ERR_NOMEM;
 	if (rc == ERR_IO && errno == ENOENT)
 		rc = ERR_NOT_FOUND;
 	for (char *line = rc ? NULL : strtok_r((char *)data, "\n", &save);

@@ -44,8 +44,9 @@ static void put_quoted(FILE *f, const char *text)
 /* text as it is when the shell would read it so, else quoted. */
 void put_word(FILE *f, const char *text)
 {
-	if (*text && strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
-				  "RSTUVWXYZ0123456789.,_+-:/=@%") == strlen(text))
+	if (*text &&
+	    strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
+			 "RSTUVWXYZ0123456789.,_+-:/=@%") == strlen(text))
 		fputs(text, f);
 	else
 		put_quoted(f, text);
@@ -119,24 +120,30 @@ void write_script(const struct submission *s, FILE *f, long tasks)
 {
 	char *shards = meta_path(s->out, "shards");
 
-	fprintf(f, "#!/bin/bash\n"
-		   "# Written by vkinrctl submit --slurm: task K of %ld fits "
-		   "the images of\n# .vkinr/shards/K.tsv (lines K, K+%ld, ... "
-		   "of .vkinr/images.tsv) into\n# OUT/NAME/; done images are "
-		   "skipped, checkpointed ones resume. To submit\n# it again "
-		   "by hand: sbatch fit.sbatch\n", tasks, tasks);
-	fprintf(f, "#SBATCH --job-name=vkinr\n#SBATCH --array=0-%ld", tasks - 1);
+	fprintf(f,
+		"#!/bin/bash\n"
+		"# Written by vkinrctl submit --slurm: task K of %ld fits "
+		"the images of\n# .vkinr/shards/K.tsv (lines K, K+%ld, ... "
+		"of .vkinr/images.tsv) into\n# OUT/NAME/; done images are "
+		"skipped, checkpointed ones resume. To submit\n# it again "
+		"by hand: sbatch fit.sbatch\n",
+		tasks, tasks);
+	fprintf(f, "#SBATCH --job-name=vkinr\n#SBATCH --array=0-%ld",
+		tasks - 1);
 	if (s->max_running)
 		fprintf(f, "%%%ld", s->max_running);
 	fputs("\n#SBATCH --ntasks=1\n", f);
 	if (s->gpus > 0)
 		fprintf(f, "#SBATCH --gres=gpu:%ld\n", s->gpus);
-	fprintf(f, "#SBATCH --time=%s\n#SBATCH --mem=%s\n"
-		   "#SBATCH --cpus-per-task=%ld\n",
+	fprintf(f,
+		"#SBATCH --time=%s\n#SBATCH --mem=%s\n"
+		"#SBATCH --cpus-per-task=%ld\n",
 		s->time ? s->time : DEFAULT_TIME, s->mem ? s->mem : DEFAULT_MEM,
 		s->cpus ? s->cpus : DEFAULT_CPUS);
-	fprintf(f, "#SBATCH --signal=B:USR1@%d\n#SBATCH --requeue\n"
-		   "#SBATCH --open-mode=append\n#SBATCH --output=", WARN_SECONDS);
+	fprintf(f,
+		"#SBATCH --signal=B:USR1@%d\n#SBATCH --requeue\n"
+		"#SBATCH --open-mode=append\n#SBATCH --output=",
+		WARN_SECONDS);
 	put_sbatch_value(f, s->out, 1, "/" LOG_DIR "/%A_%a.log");
 	fputc('\n', f);
 	put_sbatch_args(s, f);
@@ -151,7 +158,8 @@ void write_script(const struct submission *s, FILE *f, long tasks)
 		fputc('\n', f);
 	} else {
 		fputs("# vkinrd from PATH, else where make install put it\n"
-		      "vkinrd=$(command -v vkinrd || echo ", f);
+		      "vkinrd=$(command -v vkinrd || echo ",
+		      f);
 		put_quoted(f, VKINR_BINDIR "/vkinrd");
 		fputs(")\n", f);
 	}
@@ -169,8 +177,10 @@ void write_script(const struct submission *s, FILE *f, long tasks)
 	      "# 75: checkpointed on a signal. After the time-limit warning,\n"
 	      "# come back; after a TERM (scancel, preemption) Slurm decides.\n"
 	      "if [ $status = 75 ] && [ -n \"$warned\" ]; then\n"
-	      "\tscontrol requeue \"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"\n"
-	      "fi\nexit $status\n", f);
+	      "\tscontrol requeue "
+	      "\"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}\"\n"
+	      "fi\nexit $status\n",
+	      f);
 	free(shards);
 }
 
@@ -283,7 +293,8 @@ int write_meta(const struct submission *s, long tasks, char **script)
 		client_warn("cannot create %s: %s", logs, strerror(errno));
 	FILE *f = rc ? NULL : open_memstream(&text, &size);
 	for (size_t i = 0; f && i < s->images.n; i++)
-		fprintf(f, "%s\t%s\n", s->images.e[i].name, s->images.e[i].path);
+		fprintf(f, "%s\t%s\n", s->images.e[i].name,
+			s->images.e[i].path);
 	if (f && fclose(f) == 0)
 		rc = fileio_write_atomic(manifest, text, size, 0644);
 	free(text);
@@ -292,8 +303,8 @@ int write_meta(const struct submission *s, long tasks, char **script)
 	f = rc ? NULL : open_memstream(&text, &size);
 	if (f) {
 		write_script(s, f, tasks);
-		rc = fclose(f) ? ERR_NOMEM : fileio_write_atomic(*script, text,
-								 size, 0755);
+		rc = fclose(f) ? ERR_NOMEM
+			       : fileio_write_atomic(*script, text, size, 0755);
 	}
 	free(text);
 	free(dir), free(logs), free(manifest);
@@ -303,15 +314,17 @@ int write_meta(const struct submission *s, long tasks, char **script)
 /* sbatch SCRIPT (--sbatch's arguments are in it); the job id into id. */
 int run_sbatch(const char *script, char *id, size_t idlen)
 {
-	char *argv[] = {"sbatch", "--parsable", (char *)script, NULL}, *out;
+	char *argv[] = { "sbatch", "--parsable", (char *)script, NULL }, *out;
 	int status = run_capture(argv, &out);
 
 	if (status == 0 && out && isdigit((unsigned char)out[0])) {
-		snprintf(id, idlen, "%.*s", (int)strspn(out, "0123456789"), out);
+		snprintf(id, idlen, "%.*s", (int)strspn(out, "0123456789"),
+			 out);
 	} else {
 		client_warn("sbatch failed%s (exit status %d); the script is "
-			    "%s", status == 127 ? ": is Slurm installed here?"
-						: "", status, script);
+			    "%s",
+			    status == 127 ? ": is Slurm installed here?" : "",
+			    status, script);
 		status = CLIENT_EXIT_DAEMON;
 	}
 	free(out);

@@ -39,7 +39,7 @@ static int last_job(const char *out, char *id, size_t idlen, long *tasks)
 	char *path = meta_path(out, "jobs"), line[128];
 	FILE *f = path ? fopen(path, "r") : NULL;
 	int found = 0;
-	while (f && fgets(line, sizeof line, f)) {
+	while (f && fgets(line, sizeof(line), f)) {
 		char jid[64];
 		long n;
 		if (sscanf(line, "%63s %ld", jid, &n) == 2 && n > 0) {
@@ -58,8 +58,8 @@ static int last_job(const char *out, char *id, size_t idlen, long *tasks)
  * (NULL: not queued). Returns -1 when squeue could not be asked. */
 static int slurm_states(const char *id, long tasks, char ***states)
 {
-	char *argv[] = {"squeue", "-h", "-r", "-j", (char *)id, "-o", "%K %T",
-			NULL};
+	char *argv[] = { "squeue",   "-h", "-r",    "-j",
+			 (char *)id, "-o", "%K %T", NULL };
 	char *text = NULL, *save = NULL;
 	*states = calloc((size_t)tasks, sizeof(char *));
 	if (!*states)
@@ -82,7 +82,7 @@ static int slurm_states(const char *id, long tasks, char ***states)
 }
 
 struct overview {
-	cJSON *images;    /* one object per manifest line */
+	cJSON *images; /* one object per manifest line */
 	int done, failed, unended;
 	double seconds, psnr_sum;
 	char job[64];
@@ -118,13 +118,13 @@ static int has_checkpoint(const char *out, const char *name)
  * leaves the queue, so an image seen unended with its task gone is lost. */
 static int overview_read(const char *out, struct overview *o)
 {
-	struct manifest m = {0};
+	struct manifest m = { 0 };
 	char **states = NULL;
 	long tasks = 0;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
-	if (last_job(out, o->job, sizeof o->job, &tasks))
+	if (last_job(out, o->job, sizeof(o->job), &tasks))
 		o->squeue_ok = slurm_states(o->job, tasks, &states) == 0;
 	if ((rc = manifest_read(out, &m)) < 0)
 		goto fail;
@@ -139,13 +139,14 @@ static int overview_read(const char *out, struct overview *o)
 			cJSON_AddStringToObject(r, "file", m.e[i].path);
 			long k = tasks ? (long)(i % (size_t)tasks) : -1;
 			const char *slurm = k >= 0 && states ? states[k] : NULL;
-			cJSON_AddStringToObject(
-				r, "state",
-				has_checkpoint(out, m.e[i].name) ? "checkpointed"
-				: slurm ? "queued" : "not fitted");
+			cJSON_AddStringToObject(r, "state",
+						has_checkpoint(out, m.e[i].name)
+						    ? "checkpointed"
+						: slurm ? "queued"
+							: "not fitted");
 			if (k >= 0) {
 				char tid[96];
-				snprintf(tid, sizeof tid, "%s_%ld", o->job, k);
+				snprintf(tid, sizeof(tid), "%s_%ld", o->job, k);
 				cJSON_AddStringToObject(r, "slurm_job", tid);
 				cJSON_AddStringToObject(r, "slurm_state",
 							slurm ? slurm : "gone");
@@ -176,7 +177,7 @@ static void print_csv_field(const char *s, int last)
 	if (strpbrk(s, ",\"\r\n")) {
 		putchar('"');
 		for (; *s; s++)
-			fputs(*s == '"' ? "\"\"" : (char[]){*s, 0}, stdout);
+			fputs(*s == '"' ? "\"\"" : (char[]){ *s, 0 }, stdout);
 		putchar('"');
 	} else {
 		fputs(s, stdout);
@@ -203,22 +204,25 @@ static void print_overview(const struct overview *o, int csv, int json)
 	}
 	if (csv)
 		fputs("name,file,state,width,height,epochs,psnr,seconds,"
-		      "device,slurm_job,slurm_state,error\n", stdout);
+		      "device,slurm_job,slurm_state,error\n",
+		      stdout);
 	else
 		printf("%-20s %9s %7s %8s %8s %-12s %-14s %s\n", "NAME", "SIZE",
 		       "EPOCHS", "PSNR", "TIME", "STATE", "SLURM", "DEVICE");
-	cJSON_ArrayForEach(r, o->images) {
-		double w = job_num(r, "width", NAN), h = job_num(r, "height", NAN);
+	cJSON_ArrayForEach(r, o->images)
+	{
+		double w = job_num(r, "width", NAN),
+		       h = job_num(r, "height", NAN);
 		if (csv) {
-			const char *text[] = {"name", "file", "state"};
+			const char *text[] = { "name", "file", "state" };
 			for (int i = 0; i < 3; i++)
 				print_csv_field(job_str(r, text[i], ""), 0);
-			const char *nums[] = {"width", "height", "epochs", "psnr",
-					      "seconds"};
+			const char *nums[] = { "width", "height", "epochs",
+					       "psnr", "seconds" };
 			for (int i = 0; i < 5; i++) {
 				double v = job_num(r, nums[i], NAN);
-				snprintf(buf, sizeof buf, isfinite(v) ? "%.6g" : "",
-					 v);
+				snprintf(buf, sizeof(buf),
+					 isfinite(v) ? "%.6g" : "", v);
 				print_csv_field(buf, 0);
 			}
 			print_csv_field(job_str(r, "device", ""), 0);
@@ -228,30 +232,34 @@ static void print_overview(const struct overview *o, int csv, int json)
 			continue;
 		}
 		if (isfinite(w) && isfinite(h))
-			snprintf(size, sizeof size, "%.0fx%.0f", w, h);
+			snprintf(size, sizeof(size), "%.0fx%.0f", w, h);
 		else
-			snprintf(size, sizeof size, "-");
-		snprintf(buf, sizeof buf, "%s%s%s", job_str(r, "slurm_job", "-"),
+			snprintf(size, sizeof(size), "-");
+		snprintf(buf, sizeof(buf), "%s%s%s",
+			 job_str(r, "slurm_job", "-"),
 			 cJSON_HasObjectItem(r, "slurm_state") ? " " : "",
 			 job_str(r, "slurm_state", ""));
 		printf("%-20.20s %9s %7s %8s %8s %-12s %-14s %s\n",
 		       job_str(r, "name", "-"), size,
 		       fmt_number("%.0f", job_num(r, "epochs", NAN), epochs,
-				  sizeof epochs),
+				  sizeof(epochs)),
 		       fmt_number("%.2f", job_num(r, "psnr", NAN), psnr,
-				  sizeof psnr),
-		       fmt_duration(job_num(r, "seconds", NAN), took, sizeof took),
+				  sizeof(psnr)),
+		       fmt_duration(job_num(r, "seconds", NAN), took,
+				    sizeof(took)),
 		       job_str(r, "state", "?"), buf,
 		       job_str(r, "error", job_str(r, "device", "-")));
 	}
 	if (csv)
 		return;
-	printf("%d images: %d done, %d failed, %d not ended", o->done + o->failed
-	       + o->unended, o->done, o->failed, o->unended);
+	printf("%d images: %d done, %d failed, %d not ended",
+	       o->done + o->failed + o->unended, o->done, o->failed,
+	       o->unended);
 	if (o->done)
 		printf("; mean PSNR %.2f dB", o->psnr_sum / o->done);
 	if (o->seconds > 0)
-		printf("; %s of fitting", fmt_duration(o->seconds, buf, sizeof buf));
+		printf("; %s of fitting",
+		       fmt_duration(o->seconds, buf, sizeof(buf)));
 	putchar('\n');
 }
 
@@ -259,10 +267,10 @@ static int parse_out_options(struct client *cl, const struct cmd_entry *self,
 			     int argc, char **argv, const char **out, int *csv)
 {
 	static const struct option opts[] = {
-		{"out", required_argument, NULL, OPT_OUT},
-		{"csv", no_argument, NULL, OPT_CSV},
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "csv", no_argument, NULL, OPT_CSV },
 		CMD_COMMON_OPTIONS,
-		{NULL, 0, NULL, 0},
+		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -274,8 +282,10 @@ static int parse_out_options(struct client *cl, const struct cmd_entry *self,
 			return rc;
 	}
 	if (optind < argc)
-		return cmd_usage_error(self, "unexpected argument '%s' (--out "
-					     "takes no job ids)", argv[optind]);
+		return cmd_usage_error(self,
+				       "unexpected argument '%s' (--out "
+				       "takes no job ids)",
+				       argv[optind]);
 	if (csv && *csv && cl->json)
 		return cmd_usage_error(self, "--csv and --json exclude each "
 					     "other");
@@ -286,9 +296,10 @@ static int overview_or_fail(const char *out, struct overview *o)
 {
 	int rc = overview_read(out, o);
 	if (rc == ERR_NOT_FOUND)
-		client_warn("%s holds no dataset fit (no %s/" META_DIR "/"
-			    MANIFEST "): submit one with vkinrctl submit "
-			    "--slurm --out %s", out, out, out);
+		client_warn("%s holds no dataset fit (no %s/" META_DIR
+			    "/" MANIFEST "): submit one with vkinrctl submit "
+			    "--slurm --out %s",
+			    out, out, out);
 	else if (rc < 0)
 		client_warn("%s: %s", out, error_message(rc));
 	return rc;
@@ -335,11 +346,12 @@ int slurm_wait_exec(struct client *cl, const struct cmd_entry *self, int argc,
 	long tasks;
 	if (rc >= 0)
 		return rc;
-	if (last_job(out, id, sizeof id, &tasks)) {
+	if (last_job(out, id, sizeof(id), &tasks)) {
 		double pause = 0.5;
 		while (queued_tasks(id, tasks) > 0) {
-			struct timespec ts = {(time_t)pause,
-					      (long)((pause - (time_t)pause) * 1e9)};
+			struct timespec ts = { (time_t)pause,
+					       (long)((pause - (time_t)pause) *
+						      1e9) };
 			nanosleep(&ts, NULL);
 			pause = pause * 1.25 < 10 ? pause * 1.25 : 10;
 		}
@@ -350,9 +362,9 @@ int slurm_wait_exec(struct client *cl, const struct cmd_entry *self, int argc,
 	cJSON_Delete(o.images);
 	if (o.unended)
 		client_warn("%d image%s not ended and %s: submit the same "
-			    "dataset again to fit %s", o.unended,
-			    o.unended == 1 ? " is" : "s are",
-			    !*o.job ? "no Slurm job is recorded"
+			    "dataset again to fit %s",
+			    o.unended, o.unended == 1 ? " is" : "s are",
+			    !*o.job        ? "no Slurm job is recorded"
 			    : !o.squeue_ok ? "squeue could not be asked"
 					   : "no task is queued",
 			    o.unended == 1 ? "it" : "them");

@@ -13,11 +13,11 @@
  * or as --opt=VALUE. */
 int slurm_has_option(int argc, char **argv, const char *option);
 
-int slurm_submit_exec(struct client *cl, const struct cmd_entry *self,
-		      int argc, char **argv);
-int slurm_list_exec(struct client *cl, const struct cmd_entry *self,
-		    int argc, char **argv);
-int slurm_wait_exec(struct client *cl, const struct cmd_entry *self,
-		    int argc, char **argv);
+int slurm_submit_exec(struct client *cl, const struct cmd_entry *self, int argc,
+		      char **argv);
+int slurm_list_exec(struct client *cl, const struct cmd_entry *self, int argc,
+		    char **argv);
+int slurm_wait_exec(struct client *cl, const struct cmd_entry *self, int argc,
+		    char **argv);
 
 #endif

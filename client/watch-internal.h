@@ -28,14 +28,14 @@
 #define MS_SMOOTHING 0.2   /* weight of a new epoch time in the average */
 
 struct wjob {
-	cJSON *id;          /* as the daemon spells it */
+	cJSON *id; /* as the daemon spells it */
 	char idtext[64];
 	char name[96];
-	char state[16];     /* a job state, or "removed" */
-	char *error;        /* why it failed, when known */
-	cJSON *last;        /* the latest job object from job.get */
+	char state[16]; /* a job state, or "removed" */
+	char *error;    /* why it failed, when known */
+	cJSON *last;    /* the latest job object from job.get */
 
-	int epoch, epochs;  /* last finished, target */
+	int epoch, epochs; /* last finished, target */
 	/* psnr: the last epoch's live figure; best: the model's, the
 	 * weights an export writes (what every command calls PSNR) */
 	double psnr, best, mse, lr;
@@ -47,13 +47,13 @@ struct wjob {
 	int have_metrics;
 	struct fmt_series series; /* PSNR over the run so far */
 	int ended;
-	int replay_left;    /* replayed epochs still to come (job.subscribe) */
+	int replay_left; /* replayed epochs still to come (job.subscribe) */
 
-	double printed_at;  /* plain mode: when its last line went out */
-	int printed_epoch;  /* ... and which epoch it showed */
-	char told[16];      /* plain mode: the last state it printed */
-	double asked_at;    /* when job.get was last called for it */
-	double news_at;     /* when a notification about it arrived */
+	double printed_at; /* plain mode: when its last line went out */
+	int printed_epoch; /* ... and which epoch it showed */
+	char told[16];     /* plain mode: the last state it printed */
+	double asked_at;   /* when job.get was last called for it */
+	double news_at;    /* when a notification about it arrived */
 };
 
 struct watch {

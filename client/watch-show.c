@@ -37,10 +37,7 @@
 /* Showing                                                                 */
 /* ---------------------------------------------------------------------- */
 
-static int is_running(const struct wjob *j)
-{
-	return is_running_state(j);
-}
+static int is_running(const struct wjob *j) { return is_running_state(j); }
 
 /* Epochs still to go: to the end, or fewer when the PSNR's recent rise
  * reaches the target PSNR sooner. */
@@ -81,16 +78,17 @@ static double eta_seconds(const struct wjob *j)
 
 /* Appends " field" to buf when it fits in cols columns in all. */
 static void add_field(char *buf, size_t n, int cols, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static void add_field(char *buf, size_t n, int cols, const char *fmt, ...)
 {
 	char field[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(field, sizeof field, fmt, ap);
+	vsnprintf(field, sizeof(field), fmt, ap);
 	va_end(ap);
-	if (cols > 0 && fmt_columns(buf) + 1 + fmt_columns(field) > (size_t)cols)
+	if (cols > 0 &&
+	    fmt_columns(buf) + 1 + fmt_columns(field) > (size_t)cols)
 		return;
 	if (strlen(buf) + 1 + strlen(field) < n) {
 		strcat(buf, " ");
@@ -107,11 +105,11 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 	fmt_append_cols(buf, n, j->idtext, 5);
 	strcat(buf, " ");
 	fmt_append_cols(buf, n, j->name, 12);
-	snprintf(head, sizeof head, " %-9s %d/%d", j->state, j->epoch,
+	snprintf(head, sizeof(head), " %-9s %d/%d", j->state, j->epoch,
 		 j->epochs);
 	strncat(buf, head, n - strlen(buf) - 1);
 	if (j->epochs > 0) {
-		snprintf(head, sizeof head, " %d%%",
+		snprintf(head, sizeof(head), " %d%%",
 			 (int)(100.0 * j->epoch / j->epochs));
 		strncat(buf, head, n - strlen(buf) - 1);
 	}
@@ -120,7 +118,7 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 	cols = cols > 1 ? cols - 1 : 0;
 	if (isfinite(model_psnr(j)))
 		add_field(buf, n, cols, "%s dB",
-			  fmt_number("%.2f", model_psnr(j), num, sizeof num));
+			  fmt_number("%.2f", model_psnr(j), num, sizeof(num)));
 	if (j->error) {
 		char *err = strdup(j->error);
 		if (err && cols > 0 && fmt_columns(buf) + 2 < (size_t)cols)
@@ -131,30 +129,31 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 	}
 	if (run_seconds(j) > 0 || is_running(j))
 		add_field(buf, n, cols, "%s",
-			  fmt_duration(run_seconds(j), num, sizeof num));
+			  fmt_duration(run_seconds(j), num, sizeof(num)));
 	if (is_running(j) && j->ms > 0)
 		add_field(buf, n, cols, "ETA %s",
-			  fmt_duration(eta_seconds(j), eta, sizeof eta));
+			  fmt_duration(eta_seconds(j), eta, sizeof(eta)));
 	if (j->series.n > 0) {
 		/* the room left, up to SPARK_WIDTH bars */
-		int room = cols > 0 ? cols - (int)fmt_columns(buf) - 1
-				    : SPARK_WIDTH;
+		int room =
+		    cols > 0 ? cols - (int)fmt_columns(buf) - 1 : SPARK_WIDTH;
 		if (room > SPARK_WIDTH)
 			room = SPARK_WIDTH;
 		if (room >= SPARK_MIN)
-			add_field(buf, n, cols, "%s",
-				  fmt_series_sparkline(&j->series, room, spark));
+			add_field(
+			    buf, n, cols, "%s",
+			    fmt_series_sparkline(&j->series, room, spark));
 	}
 	if (j->have_metrics && isfinite(j->psnr) && !j->ended)
 		add_field(buf, n, cols, "live %s",
-			  fmt_number("%.2f", j->psnr, num, sizeof num));
+			  fmt_number("%.2f", j->psnr, num, sizeof(num)));
 	if (is_running(j) && j->ms > 0)
 		add_field(buf, n, cols, "%.1f ep/s", 1000.0 / j->ms);
 	if (j->have_metrics) {
 		add_field(buf, n, cols, "mse %s",
-			  fmt_number("%.2e", j->mse, num, sizeof num));
+			  fmt_number("%.2e", j->mse, num, sizeof(num)));
 		add_field(buf, n, cols, "lr %s",
-			  fmt_number("%.1e", j->lr, num, sizeof num));
+			  fmt_number("%.1e", j->lr, num, sizeof(num)));
 	}
 }
 
@@ -167,7 +166,7 @@ struct totals {
 
 static struct totals count_jobs(const struct watch *w)
 {
-	struct totals t = {0};
+	struct totals t = { 0 };
 	double left = 0, ms_sum = 0;
 	int ms_n = 0, parallel;
 
@@ -206,14 +205,15 @@ static struct totals count_jobs(const struct watch *w)
 	return t;
 }
 
-static void total_line(const struct watch *w, char *buf, size_t n,
-		       int hidden, int cols)
+static void total_line(const struct watch *w, char *buf, size_t n, int hidden,
+		       int cols)
 {
 	struct totals t = count_jobs(w);
 	char eta[32];
 
-	int k = snprintf(buf, n, "total %d jobs: %d done, %d running, %d queued",
-			 w->n, t.done, t.running, t.queued);
+	int k =
+	    snprintf(buf, n, "total %d jobs: %d done, %d running, %d queued",
+		     w->n, t.done, t.running, t.queued);
 
 	cols = cols > 1 ? cols - 1 : 0;
 	if (t.paused && k > 0 && (size_t)k < n)
@@ -222,7 +222,7 @@ static void total_line(const struct watch *w, char *buf, size_t n,
 		snprintf(buf + k, n - k, ", %d failed or cancelled", t.failed);
 	if (t.running + t.queued > 0)
 		add_field(buf, n, cols, " ETA %s",
-			  fmt_duration(t.eta, eta, sizeof eta));
+			  fmt_duration(t.eta, eta, sizeof(eta)));
 	if (hidden)
 		add_field(buf, n, cols, " +%d below", hidden);
 	if (t.psnr_n)
@@ -260,14 +260,14 @@ void watch_draw_live(struct watch *w)
 		fprintf(w->out, "\r\033[%dA", w->lines);
 	if (summary) {
 		int hidden = w->n - room;
-		total_line(w, line, sizeof line, hidden, cols);
+		total_line(w, line, sizeof(line), hidden, cols);
 		fprintf(w->out, "\033[2K%s\n", line);
 	}
 	for (int r = 0; r <= 3 && shown < room; r++)
 		for (int i = 0; i < w->n && shown < room; i++) {
 			if (rank(&w->jobs[i]) != r)
 				continue;
-			live_line(&w->jobs[i], line, sizeof line, cols);
+			live_line(&w->jobs[i], line, sizeof(line), cols);
 			fprintf(w->out, "\033[2K%s\n", line);
 			shown++;
 		}
@@ -282,16 +282,15 @@ void watch_plain_progress(struct watch *w, struct wjob *j)
 {
 	char eta[32], psnr[32], best[32], mse[32], lr[32];
 
-	fprintf(w->out,
-		"job %s %s: epoch %d/%d psnr %s live %s mse %s lr %s",
+	fprintf(w->out, "job %s %s: epoch %d/%d psnr %s live %s mse %s lr %s",
 		j->idtext, j->name, j->epoch, j->epochs,
-		fmt_number("%.2f", j->best, best, sizeof best),
-		fmt_number("%.2f", j->psnr, psnr, sizeof psnr),
-		fmt_number("%.3e", j->mse, mse, sizeof mse),
-		fmt_number("%.2e", j->lr, lr, sizeof lr));
+		fmt_number("%.2f", j->best, best, sizeof(best)),
+		fmt_number("%.2f", j->psnr, psnr, sizeof(psnr)),
+		fmt_number("%.3e", j->mse, mse, sizeof(mse)),
+		fmt_number("%.2e", j->lr, lr, sizeof(lr)));
 	if (is_running(j) && j->ms > 0)
 		fprintf(w->out, " %.1f ep/s eta %s", 1000.0 / j->ms,
-			fmt_duration(eta_seconds(j), eta, sizeof eta));
+			fmt_duration(eta_seconds(j), eta, sizeof(eta)));
 	fputc('\n', w->out);
 	fflush(w->out);
 	j->printed_at = now_s();
@@ -304,17 +303,17 @@ void watch_plain_state(struct watch *w, struct wjob *j)
 
 	if (j->ended && j->have_metrics && j->printed_epoch != j->epoch)
 		watch_plain_progress(w, j); /* the last point always goes out */
-	snprintf(j->told, sizeof j->told, "%s", j->state);
+	snprintf(j->told, sizeof(j->told), "%s", j->state);
 	fprintf(w->out, "job %s %s: %s", j->idtext, j->name, j->state);
 	if (j->ended && j->have_metrics)
 		fprintf(w->out, " at epoch %d/%d, psnr %s dB", j->epoch,
 			j->epochs,
-			fmt_number("%.2f", model_psnr(j), best, sizeof best));
+			fmt_number("%.2f", model_psnr(j), best, sizeof(best)));
 	if (j->error)
 		fprintf(w->out, ": %s", j->error);
 	fputc('\n', w->out);
 	if (j->ended && w->n > 1) {
-		total_line(w, line, sizeof line, 0, 0);
+		total_line(w, line, sizeof(line), 0, 0);
 		fprintf(w->out, "%s\n", line);
 	}
 	fflush(w->out);
@@ -341,13 +340,12 @@ void watch_json_event(const cJSON *msg)
 
 	if (!event)
 		return;
-	cJSON_AddStringToObject(event, "event", cJSON_IsString(method)
-							? method->valuestring
-							: "?");
-	cJSON_ArrayForEach(field, params)
-		if (field->string && strcmp(field->string, "event"))
-			cJSON_AddItemToObject(event, field->string,
-					      cJSON_Duplicate(field, 1));
+	cJSON_AddStringToObject(
+	    event, "event", cJSON_IsString(method) ? method->valuestring : "?");
+	cJSON_ArrayForEach(field, params) if (field->string &&
+					      strcmp(field->string, "event"))
+	    cJSON_AddItemToObject(event, field->string,
+				  cJSON_Duplicate(field, 1));
 	client_print_json(event);
 	cJSON_Delete(event);
 }
@@ -362,7 +360,7 @@ static void print_summary(struct watch *w)
 		for (int i = 0; i < w->n; i++)
 			if (w->jobs[i].last)
 				cJSON_AddItemToArray(
-					jobs, cJSON_Duplicate(w->jobs[i].last, 1));
+				    jobs, cJSON_Duplicate(w->jobs[i].last, 1));
 		client_print_json(all);
 		cJSON_Delete(all);
 		return;
@@ -374,7 +372,7 @@ static void print_summary(struct watch *w)
 		if (j->have_metrics)
 			printf(" at epoch %d/%d, psnr %s dB", j->epoch,
 			       j->epochs,
-			       fmt_number("%.2f", j->best, best, sizeof best));
+			       fmt_number("%.2f", j->best, best, sizeof(best)));
 		if (j->error)
 			printf(": %s", j->error);
 		putchar('\n');
@@ -393,7 +391,8 @@ void watch_show_end(struct watch *w)
 			struct wjob *j = &w->jobs[i];
 			if (strcmp(j->told, j->state))
 				watch_plain_state(w, j);
-			else if (j->have_metrics && j->printed_epoch != j->epoch)
+			else if (j->have_metrics &&
+				 j->printed_epoch != j->epoch)
 				watch_plain_progress(w, j);
 		}
 		break;

@@ -65,7 +65,7 @@ static void set_state(struct wjob *j, const char *state)
 		j->run_at = now_s();
 	else if (!running)
 		j->run_at = 0;
-	snprintf(j->state, sizeof j->state, "%s", state);
+	snprintf(j->state, sizeof(j->state), "%s", state);
 	j->ended = job_state_ended(state) || !strcmp(state, "removed");
 }
 
@@ -82,7 +82,7 @@ static void fold_job(struct wjob *j, const cJSON *job)
 {
 	int epoch = (int)job_num(job, "epoch", 0);
 
-	snprintf(j->name, sizeof j->name, "%s", job_str(job, "name", ""));
+	snprintf(j->name, sizeof(j->name), "%s", job_str(job, "name", ""));
 	set_state(j, job_str(job, "state", "?"));
 	set_error(j, job_str(job, "error", NULL));
 	j->epochs = (int)job_num(job, "epochs", j->epochs);
@@ -90,10 +90,12 @@ static void fold_job(struct wjob *j, const cJSON *job)
 	if (epoch >= j->epoch) {
 		j->epoch = epoch;
 		/* a daemon without live_psnr called the live figure psnr */
-		j->psnr = job_num(job, cJSON_GetObjectItemCaseSensitive(
-					       job, "live_psnr") ? "live_psnr"
-								 : "psnr",
-				  j->psnr);
+		j->psnr =
+		    job_num(job,
+			    cJSON_GetObjectItemCaseSensitive(job, "live_psnr")
+				? "live_psnr"
+				: "psnr",
+			    j->psnr);
 		j->mse = job_num(job, "mse", j->mse);
 		j->lr = job_num(job, "lr", j->lr);
 		if (epoch > 0)
@@ -179,9 +181,10 @@ static int ask_all(struct watch *w)
 		return rc;
 	for (int i = 0; i < w->n; i++)
 		w->jobs[i].asked_at = now_s();
-	cJSON_ArrayForEach(job, jobs_of_list(list)) {
-		struct wjob *j = find_job(
-			w, cJSON_GetObjectItemCaseSensitive(job, "id"));
+	cJSON_ArrayForEach(job, jobs_of_list(list))
+	{
+		struct wjob *j =
+		    find_job(w, cJSON_GetObjectItemCaseSensitive(job, "id"));
 		if (j && !j->ended)
 			fold_job(j, job);
 	}
@@ -248,34 +251,33 @@ static void on_interrupt(int sig)
 static void prepare_interrupt(const struct watch *w)
 {
 	const char *batch = w->n > 1 && w->jobs[0].last
-				    ? job_str(w->jobs[0].last, "batch", NULL)
-				    : NULL;
+				? job_str(w->jobs[0].last, "batch", NULL)
+				: NULL;
 	char ids[512] = "";
 	int going = 0;
 
 	for (int i = 0; i < w->n; i++) {
 		const char *b = w->jobs[i].last
-					? job_str(w->jobs[i].last, "batch", NULL)
-					: NULL;
+				    ? job_str(w->jobs[i].last, "batch", NULL)
+				    : NULL;
 		if (!b || !batch || strcmp(b, batch))
 			batch = NULL;
 		going += !w->jobs[i].ended;
 	}
-	for (int i = 0; i < w->n && strlen(ids) + 80 < sizeof ids; i++)
-		snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%s",
+	for (int i = 0; i < w->n && strlen(ids) + 80 < sizeof(ids); i++)
+		snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s",
 			 i ? " " : "", w->jobs[i].idtext);
-	if (!batch && strlen(ids) + 80 >= sizeof ids)
+	if (!batch && strlen(ids) + 80 >= sizeof(ids))
 		strcat(ids, " ...");
-	snprintf(interrupt_text, sizeof interrupt_text,
-		 "\nvkinrctl: stopped watching; %s %s on in vkinrd.\n"
-		 "Watch again: vkinrctl%s%s watch %s\n"
-		 "(to stop %s: vkinrctl cancel %s)\n",
-		 going == 1 ? "the job" : "the jobs",
-		 going == 1 ? "goes" : "go",
-		 w->cl->socket_flag ? " --socket " : "",
-		 w->cl->socket_flag ? w->cl->socket_flag : "",
-		 batch ? batch : ids, going == 1 ? "it" : "them",
-		 batch ? batch : ids);
+	snprintf(
+	    interrupt_text, sizeof(interrupt_text),
+	    "\nvkinrctl: stopped watching; %s %s on in vkinrd.\n"
+	    "Watch again: vkinrctl%s%s watch %s\n"
+	    "(to stop %s: vkinrctl cancel %s)\n",
+	    going == 1 ? "the job" : "the jobs", going == 1 ? "goes" : "go",
+	    w->cl->socket_flag ? " --socket " : "",
+	    w->cl->socket_flag ? w->cl->socket_flag : "", batch ? batch : ids,
+	    going == 1 ? "it" : "them", batch ? batch : ids);
 	interrupt_len = strlen(interrupt_text);
 }
 
@@ -391,7 +393,8 @@ static int subscribe_all(struct watch *w, int again)
 		if (again && params)
 			cJSON_AddNumberToObject(params, "since", j->epoch);
 		rc = client_call(w->cl, M_JOB_SUBSCRIBE, params, &result);
-		const cJSON *replay = cJSON_GetObjectItemCaseSensitive(result, "replay");
+		const cJSON *replay =
+		    cJSON_GetObjectItemCaseSensitive(result, "replay");
 		if (rc >= 0 && cJSON_IsNumber(replay))
 			j->replay_left = replay->valueint;
 		cJSON_Delete(result);
@@ -461,18 +464,19 @@ static int reconnect(struct watch *w)
 int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
 	       FILE *out)
 {
-	struct watch w = {.cl = cl, .mode = mode, .out = out};
+	struct watch w = { .cl = cl, .mode = mode, .out = out };
 	const cJSON *id;
 	int rc = 0, status = CLIENT_EXIT_OK, i = 0, again = 0;
 
 	w.n = cJSON_GetArraySize(ids);
-	w.jobs = calloc(w.n > 0 ? w.n : 1, sizeof *w.jobs);
+	w.jobs = calloc(w.n > 0 ? w.n : 1, sizeof(*w.jobs));
 	if (!w.jobs)
 		return client_fail(cl, ERR_NOMEM, NULL);
-	cJSON_ArrayForEach(id, ids) {
+	cJSON_ArrayForEach(id, ids)
+	{
 		struct wjob *j = &w.jobs[i++];
 		j->id = cJSON_Duplicate(id, 1);
-		job_id_text(id, j->idtext, sizeof j->idtext);
+		job_id_text(id, j->idtext, sizeof(j->idtext));
 		j->printed_at = -INFINITY;
 		j->psnr = j->mse = j->lr = j->model_psnr = NAN;
 		j->best = -INFINITY;

@@ -12,10 +12,10 @@
 struct client;
 
 enum watch_mode {
-	WATCH_LIVE,  /* a terminal: one line per job, redrawn in place */
-	WATCH_PLAIN, /* not a terminal: appended lines, throttled per job */
-	WATCH_JSON,  /* NDJSON of every notification, on stdout */
-	WATCH_QUIET, /* wait: no progress; a summary when all have ended */
+	WATCH_LIVE,   /* a terminal: one line per job, redrawn in place */
+	WATCH_PLAIN,  /* not a terminal: appended lines, throttled per job */
+	WATCH_JSON,   /* NDJSON of every notification, on stdout */
+	WATCH_QUIET,  /* wait: no progress; a summary when all have ended */
 	WATCH_SILENT, /* wait without the summary (submit -q --wait) */
 };
 

@@ -73,8 +73,10 @@ static void pause_for_write(struct service *svc, struct worker_slot *slot,
 	char path[4200];
 	queue_job_path(svc->queue, job, file, path, sizeof(path));
 	int space = errno == ENOSPC || errno == EDQUOT;
-	snprintf(job->error, sizeof(job->error), "cannot write %.300s: %s; "
-		 "paused%s", path, strerror(errno),
+	snprintf(job->error, sizeof(job->error),
+		 "cannot write %.300s: %s; "
+		 "paused%s",
+		 path, strerror(errno),
 		 space ? " until there is space again" : "");
 	job->write_paused = 1;
 	log_error("job %s: %s", job->id, job->error);
@@ -96,10 +98,12 @@ static void on_retry(uv_timer_t *t)
 			/* not a matter of space (the folder was removed?):
 			 * waiting will not help */
 			char why[sizeof(job->error)];
-			snprintf(why, sizeof(why), "%.400s; retrying failed: %s",
-				 job->error, strerror(errno));
+			snprintf(why, sizeof(why),
+				 "%.400s; retrying failed: %s", job->error,
+				 strerror(errno));
 			job->write_paused = 0;
-			job_event(svc->queue, job, LOGL_ERROR, "failed: %s", why);
+			job_event(svc->queue, job, LOGL_ERROR, "failed: %s",
+				  why);
 			queue_set_state(svc->queue, job, JOB_FAILED, why);
 			subs_job_state(svc, job);
 			continue;
@@ -119,11 +123,16 @@ static void on_retry(uv_timer_t *t)
 static enum job_state state_after(enum work_end end)
 {
 	switch (end) {
-	case WORK_END_DONE: return JOB_DONE;
-	case WORK_END_FAILED: return JOB_FAILED;
-	case WORK_END_PAUSED: return JOB_PAUSED;
-	case WORK_END_CANCELLED: return JOB_CANCELLED;
-	case WORK_END_QUEUED: return JOB_QUEUED;
+	case WORK_END_DONE:
+		return JOB_DONE;
+	case WORK_END_FAILED:
+		return JOB_FAILED;
+	case WORK_END_PAUSED:
+		return JOB_PAUSED;
+	case WORK_END_CANCELLED:
+		return JOB_CANCELLED;
+	case WORK_END_QUEUED:
+		return JOB_QUEUED;
 	}
 	return JOB_FAILED;
 }
@@ -149,7 +158,8 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 	if (end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
 		/* a write failed (here or in the worker): retried later */
 		if (ev->message[0])
-			snprintf(job->error, sizeof(job->error), "%.500s", ev->message);
+			snprintf(job->error, sizeof(job->error), "%.500s",
+				 ev->message);
 		job->write_paused = 1;
 		job_event(svc->queue, job, LOGL_ERROR, "paused: %s",
 			  job->error);
@@ -183,8 +193,9 @@ static void maybe_ready(struct service *svc)
 	}
 	svc->notified_ready = 1;
 	char msg[128];
-	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%d of %d devices up, %d jobs",
-		 up, svc->nslots, svc->queue->count);
+	snprintf(msg, sizeof(msg),
+		 "READY=1\nSTATUS=%d of %d devices up, %d jobs", up,
+		 svc->nslots, svc->queue->count);
 	int rc = notify_send(msg);
 	if (rc)
 		log_warn("cannot notify systemd through $NOTIFY_SOCKET: %s",
@@ -193,14 +204,15 @@ static void maybe_ready(struct service *svc)
 	for (int i = 0; i < svc->nslots; i++)
 		if (svc->slots[i].ok &&
 		    strlen(devices) + strlen(svc->slots[i].device) + 3 <
-			    sizeof(devices))
+			sizeof(devices))
 			snprintf(devices + strlen(devices),
 				 sizeof(devices) - strlen(devices), "%s%s",
 				 devices[0] ? "; " : "", svc->slots[i].device);
 	log_notice("vkinrd %s ready on %s: %d of %d devices up (%s); state "
-		   "%s, %d jobs", VKINR_VERSION, svc->opt->socket_path, up,
-		   svc->nslots, devices[0] ? devices : "none",
-		   svc->opt->state_dir, svc->queue->count);
+		   "%s, %d jobs",
+		   VKINR_VERSION, svc->opt->socket_path, up, svc->nslots,
+		   devices[0] ? devices : "none", svc->opt->state_dir,
+		   svc->queue->count);
 }
 
 static void handle_event(struct service *svc, int index, struct work_event *ev)
@@ -222,8 +234,9 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		} else {
 			snprintf(slot->error, sizeof(slot->error), "%s",
 				 ev->message);
-			log_error("worker %d: no device: %s; its jobs stay queued",
-				  index, ev->message);
+			log_error(
+			    "worker %d: no device: %s; its jobs stay queued",
+			    index, ev->message);
 		}
 		maybe_ready(svc);
 		break;
@@ -233,7 +246,8 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 			queue_truncate(svc->queue, job, ev->epoch);
 			subs_job_truncated(svc, job);
 			if (ev->m.lr > 0 && ev->m.lr != job->p.lr) {
-				job->p.lr = ev->m.lr; /* lowered after a divergence */
+				job->p.lr =
+				    ev->m.lr; /* lowered after a divergence */
 				queue_save_request(svc->queue, job);
 			}
 			snprintf(job->precision, sizeof(job->precision), "%.7s",
@@ -244,7 +258,8 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		job = queue_find(svc->queue, ev->job_id);
 		if (job && job->state == JOB_RUNNING) {
 			if (queue_add_metrics(svc->queue, job, &ev->m))
-				pause_for_write(svc, slot, job, JOBFILE_METRICS);
+				pause_for_write(svc, slot, job,
+						JOBFILE_METRICS);
 			subs_job_progress(svc, job);
 		}
 		break;
@@ -270,10 +285,7 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 
 /* A worker's wake function: called from its thread, as uv_async_send
  * may be. */
-static void wake_loop(void *async)
-{
-	uv_async_send(async);
-}
+static void wake_loop(void *async) { uv_async_send(async); }
 
 static void on_wake(uv_async_t *async)
 {
@@ -320,7 +332,8 @@ static void finish_stop(struct service *svc)
 	server_close(svc->server);
 	svc->server = NULL;
 	close_handle((uv_handle_t *)&svc->wake);
-	for (size_t i = 0; i < sizeof svc->signals / sizeof svc->signals[0]; i++)
+	for (size_t i = 0; i < sizeof(svc->signals) / sizeof(svc->signals[0]);
+	     i++)
 		if (svc->signals[i].data)
 			close_handle((uv_handle_t *)&svc->signals[i]);
 	close_handle((uv_handle_t *)&svc->stop_timer);
@@ -330,7 +343,8 @@ static void finish_stop(struct service *svc)
 static void on_stop_timeout(uv_timer_t *t)
 {
 	log_warn("workers did not stop within %d s; exiting now (jobs resume "
-		 "from their last checkpoint)", DAEMON_STOP_SECONDS);
+		 "from their last checkpoint)",
+		 DAEMON_STOP_SECONDS);
 	fflush(stderr);
 	_exit(0);
 }
@@ -361,17 +375,19 @@ static void log_status(struct service *svc, const char *why)
 {
 	char workers[512] = "";
 	size_t n = 0;
-	for (int i = 0; i < svc->nslots && n < sizeof workers; i++) {
+	for (int i = 0; i < svc->nslots && n < sizeof(workers); i++) {
 		const struct worker_slot *s = &svc->slots[i];
-		n += (size_t)snprintf(workers + n, sizeof workers - n,
+		n += (size_t)snprintf(workers + n, sizeof(workers) - n,
 				      "%s%d %s%s", i ? ", " : "", i,
-				      !s->ok ? "unavailable"
-				      : s->job[0] ? "running job " : "idle",
+				      !s->ok      ? "unavailable"
+				      : s->job[0] ? "running job "
+						  : "idle",
 				      s->ok ? s->job : "");
 	}
 	log_notice("%s: %d jobs (%d queued, %d running, %d paused, %d done, "
 		   "%d failed, %d cancelled); workers: %s; %d connections, "
-		   "%d subscriptions%s", why, svc->queue->count,
+		   "%d subscriptions%s",
+		   why, svc->queue->count,
 		   queue_count_state(svc->queue, JOB_QUEUED),
 		   queue_count_state(svc->queue, JOB_RUNNING),
 		   queue_count_state(svc->queue, JOB_PAUSED),
@@ -394,11 +410,13 @@ static void on_hangup(uv_signal_t *sig, int signum)
 	int rc = log_reopen();
 	if (rc < 0)
 		log_error("SIGHUP: cannot open the log file again (%s); "
-			  "still writing to the old one", strerror(errno));
+			  "still writing to the old one",
+			  strerror(errno));
 	else
 		log_notice("SIGHUP: %s; nothing else to reload (options and "
 			   "environment are read at start)",
-			   rc ? "log file opened again" : "no log file to reopen");
+			   rc ? "log file opened again"
+			      : "no log file to reopen");
 	log_status(svc, "SIGHUP");
 	if (svc->notified_ready)
 		notify_send("READY=1");
@@ -416,7 +434,8 @@ static void on_terminal_stop(uv_signal_t *sig, int signum)
 {
 	(void)sig;
 	log_notice("signal %d (%s) ignored: other users' clients would hang; "
-		   "SIGTERM stops the daemon", signum, strsignal(signum));
+		   "SIGTERM stops the daemon",
+		   signum, strsignal(signum));
 }
 
 static void handle_signals(struct service *svc)
@@ -425,13 +444,13 @@ static void handle_signals(struct service *svc)
 		int signum;
 		uv_signal_cb cb;
 	} table[] = {
-		{SIGTERM, on_stop_signal},    {SIGINT, on_stop_signal},
-		{SIGQUIT, on_stop_signal},    {SIGHUP, on_hangup},
-		{SIGUSR1, on_status_signal},  {SIGUSR2, on_status_signal},
-		{SIGTSTP, on_terminal_stop},
+		{ SIGTERM, on_stop_signal },   { SIGINT, on_stop_signal },
+		{ SIGQUIT, on_stop_signal },   { SIGHUP, on_hangup },
+		{ SIGUSR1, on_status_signal }, { SIGUSR2, on_status_signal },
+		{ SIGTSTP, on_terminal_stop },
 	};
-	_Static_assert(sizeof table / sizeof table[0] <=
-			       sizeof svc->signals / sizeof svc->signals[0],
+	_Static_assert(sizeof(table) / sizeof(table[0]) <=
+			   sizeof(svc->signals) / sizeof(svc->signals[0]),
 		       "one uv_signal_t per handled signal");
 	/* no handler to run: a file over RLIMIT_FSIZE is a write error
 	 * (EFBIG) like a full disk, and reading or writing the terminal
@@ -440,7 +459,7 @@ static void handle_signals(struct service *svc)
 	signal(SIGXFSZ, SIG_IGN);
 	signal(SIGTTIN, SIG_IGN);
 	signal(SIGTTOU, SIG_IGN);
-	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		uv_signal_init(svc->loop, &svc->signals[i]);
 		svc->signals[i].data = svc;
 		uv_signal_start(&svc->signals[i], table[i].cb, table[i].signum);
@@ -462,8 +481,8 @@ static void release_devices(struct service *svc)
 			continue;
 		}
 		log_warn("worker %d is still releasing its device after %d s; "
-			 "exiting without waiting (every job is on disk)", i,
-			 DAEMON_RELEASE_SECONDS);
+			 "exiting without waiting (every job is on disk)",
+			 i, DAEMON_RELEASE_SECONDS);
 		fflush(stderr);
 		_exit(0);
 	}
@@ -489,10 +508,12 @@ int daemon_run(const struct daemon_options *opt)
 
 	int lock_fd = -1;
 	int rc = statedir_check(opt->state_dir, err, sizeof(err));
-	if (!rc && (lock_fd = statedir_lock(opt->state_dir, err, sizeof(err))) < 0)
+	if (!rc &&
+	    (lock_fd = statedir_lock(opt->state_dir, err, sizeof(err))) < 0)
 		rc = lock_fd;
 	if (!rc)
-		rc = queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
+		rc =
+		    queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);
 		goto out;
@@ -522,8 +543,9 @@ int daemon_run(const struct daemon_options *opt)
 			log_error("cannot start worker %d: %s", i,
 				  error_message(rc));
 			svc->slots[i].ready = svc->slots[i].exited = 1;
-			snprintf(svc->slots[i].error, sizeof(svc->slots[i].error),
-				 "%s", error_message(rc));
+			snprintf(svc->slots[i].error,
+				 sizeof(svc->slots[i].error), "%s",
+				 error_message(rc));
 		}
 	}
 
@@ -545,4 +567,3 @@ out:
 	free(svc);
 	return rc ? 1 : 0;
 }
-

@@ -20,10 +20,7 @@ static int log_verbose;
 static int log_stamped = -1; /* -1: not decided yet */
 static char *log_path;       /* --log FILE, NULL for stderr as given */
 
-void log_set_verbose(int verbose)
-{
-	log_verbose = verbose;
-}
+void log_set_verbose(int verbose) { log_verbose = verbose; }
 
 int log_open(const char *path)
 {
@@ -75,8 +72,8 @@ static void stamp(char *buf, size_t n)
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-	static const char *const names[] = {"error", "warning", "notice",
-					    "info", "debug"};
+	static const char *const names[] = { "error", "warning", "notice",
+					     "info", "debug" };
 	char line[1024], when[40] = "";
 	char *safe;
 	va_list ap;
@@ -90,7 +87,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (log_stamped)
-		stamp(when, sizeof when);
+		stamp(when, sizeof(when));
 	safe = text_escape(line, 0);
 	fprintf(stderr, "%svkinrd: %s: %s\n", when, names[level],
 		safe ? safe : line);

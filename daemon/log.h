@@ -27,7 +27,7 @@ int log_open(const char *path);
  * when the path cannot be opened (stderr then keeps the old file). */
 int log_reopen(void);
 void log_msg(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOGL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOGL_WARN, __VA_ARGS__)

@@ -32,14 +32,16 @@
 #include "util/path.h"
 
 static const char usage[] =
-	"usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]...\n"
-	"              [--pack N] [--log FILE] [-v]\n"
-	"       vkinrd --fit IMG.png|IMG.jpg [--epochs N] [--width NF] [--lr LR] [--seed S]\n"
-	"                            [--model OUT.safetensors] [--recon OUT.png] [--json]\n"
-	"                            (vkinrd --fit x --help lists every option)\n"
-	"       vkinrd --fit-task LIST --out OUT [--shard K/N] [...]\n"
-	"       vkinrd --devices [--json]\n"
-	"       vkinrd --version\n";
+    "usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]...\n"
+    "              [--pack N] [--log FILE] [-v]\n"
+    "       vkinrd --fit IMG.png|IMG.jpg [--epochs N] [--width NF] [--lr LR] "
+    "[--seed S]\n"
+    "                            [--model OUT.safetensors] [--recon OUT.png] "
+    "[--json]\n"
+    "                            (vkinrd --fit x --help lists every option)\n"
+    "       vkinrd --fit-task LIST --out OUT [--shard K/N] [...]\n"
+    "       vkinrd --devices [--json]\n"
+    "       vkinrd --version\n";
 
 static char *default_state_dir(void)
 {
@@ -47,7 +49,8 @@ static char *default_state_dir(void)
 	if (env && *env) {
 		/* systemd may list several, separated by ':' */
 		const char *colon = strchr(env, ':');
-		return colon ? strndup(env, (size_t)(colon - env)) : strdup(env);
+		return colon ? strndup(env, (size_t)(colon - env))
+			     : strdup(env);
 	}
 	env = getenv("XDG_STATE_HOME");
 	if (env && *env)
@@ -79,23 +82,29 @@ int main(int argc, char **argv)
 		return fit_cli_devices(has_flag(argc, argv, "--json"));
 
 	static const struct option longs[] = {
-		{"socket", required_argument, 0, 's'},
-		{"state-dir", required_argument, 0, 'd'},
-		{"device", required_argument, 0, 'D'},
-		{"pack", required_argument, 0, 'P'},
-		{"log", required_argument, 0, 'L'},
-		{"verbose", no_argument, 0, 'v'},
-		{"version", no_argument, 0, 'V'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+		{ "socket", required_argument, 0, 's' },
+		{ "state-dir", required_argument, 0, 'd' },
+		{ "device", required_argument, 0, 'D' },
+		{ "pack", required_argument, 0, 'P' },
+		{ "log", required_argument, 0, 'L' },
+		{ "verbose", no_argument, 0, 'v' },
+		{ "version", no_argument, 0, 'V' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
-	struct daemon_options opt = {0};
+	struct daemon_options opt = { 0 };
 	char *socket_path = NULL, *state_dir = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", longs, NULL)) != -1) {
 		switch (c) {
-		case 's': free(socket_path); socket_path = strdup(optarg); break;
-		case 'd': free(state_dir); state_dir = strdup(optarg); break;
+		case 's':
+			free(socket_path);
+			socket_path = strdup(optarg);
+			break;
+		case 'd':
+			free(state_dir);
+			state_dir = strdup(optarg);
+			break;
 		case 'D':
 			if (opt.ndevices == DAEMON_MAX_DEVICES) {
 				fprintf(stderr, "vkinrd: at most %d --device\n",
@@ -107,21 +116,33 @@ int main(int argc, char **argv)
 		case 'P': {
 			char *end;
 			long n = strtol(optarg, &end, 10);
-			if (end == optarg || *end || n < 1 || n > WORKER_PACK_MOST) {
-				fprintf(stderr, "vkinrd: --pack takes a number of "
-					"jobs from 1 to %d\n", WORKER_PACK_MOST);
+			if (end == optarg || *end || n < 1 ||
+			    n > WORKER_PACK_MOST) {
+				fprintf(stderr,
+					"vkinrd: --pack takes a number of "
+					"jobs from 1 to %d\n",
+					WORKER_PACK_MOST);
 				return 2;
 			}
 			opt.pack = (int)n;
 			break;
 		}
-		case 'L': opt.log_path = optarg; break;
-		case 'v': opt.verbose++; break;
-		case 'V': printf("vkinrd %s (protocol %d)\n", VKINR_VERSION,
-				 PROTOCOL_VERSION);
+		case 'L':
+			opt.log_path = optarg;
+			break;
+		case 'v':
+			opt.verbose++;
+			break;
+		case 'V':
+			printf("vkinrd %s (protocol %d)\n", VKINR_VERSION,
+			       PROTOCOL_VERSION);
 			return 0;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 2;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
 		}
 	}
 	if (optind != argc) {
@@ -130,10 +151,12 @@ int main(int argc, char **argv)
 	}
 	if ((socket_path && !*socket_path) || (state_dir && !*state_dir) ||
 	    (opt.log_path && !*opt.log_path)) {
-		fprintf(stderr, "vkinrd: %s needs a path; it was given an empty "
-			"one\n", socket_path && !*socket_path ? "--socket"
-				  : state_dir && !*state_dir ? "--state-dir"
-							     : "--log");
+		fprintf(stderr,
+			"vkinrd: %s needs a path; it was given an empty "
+			"one\n",
+			socket_path && !*socket_path ? "--socket"
+			: state_dir && !*state_dir   ? "--state-dir"
+						     : "--log");
 		free(socket_path);
 		free(state_dir);
 		return 2;
@@ -154,12 +177,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (path_make_dirs(state_dir, 0700)) {
-		fprintf(stderr, "vkinrd: cannot create the state folder %s: %s\n",
+		fprintf(stderr,
+			"vkinrd: cannot create the state folder %s: %s\n",
 			state_dir, strerror(errno));
 		return 1;
 	}
 	char err[1024];
-	char *real = statedir_resolve(state_dir, err, sizeof err);
+	char *real = statedir_resolve(state_dir, err, sizeof(err));
 	if (!real) {
 		fprintf(stderr, "vkinrd: %s\n", err);
 		free(socket_path);

@@ -29,10 +29,7 @@ static int decode(const unsigned char *p, size_t len, uint32_t *cp)
 
 /* Control characters and invisible ones (proto/text.c lists them): what
  * must not reach another user's terminal. */
-static int refused(uint32_t cp)
-{
-	return text_char_refused((int32_t)cp);
-}
+static int refused(uint32_t cp) { return text_char_refused((int32_t)cp); }
 
 /* Whether the last len bytes are the start of a character that an
  * earlier truncation cut: a lead byte and fewer continuation bytes than
@@ -59,8 +56,7 @@ size_t usertext_utf8_end(const char *s, size_t len)
 	return i;
 }
 
-int usertext_check(const char *s, size_t max_bytes, char *why,
-		   size_t whylen)
+int usertext_check(const char *s, size_t max_bytes, char *why, size_t whylen)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t len = strlen(s);
@@ -68,11 +64,13 @@ int usertext_check(const char *s, size_t max_bytes, char *why,
 		uint32_t cp;
 		int n = decode(p + i, len - i, &cp);
 		if (!n) {
-			snprintf(why, whylen, "is not valid UTF-8 (byte %zu)", i);
+			snprintf(why, whylen, "is not valid UTF-8 (byte %zu)",
+				 i);
 			return ERR_INVALID;
 		}
 		if (refused(cp)) {
-			snprintf(why, whylen, "contains the %s character "
+			snprintf(why, whylen,
+				 "contains the %s character "
 				 "U+%04X at byte %zu; use printable text",
 				 cp < 0xA0 ? "control" : "invisible",
 				 (unsigned)cp, i);
@@ -81,8 +79,9 @@ int usertext_check(const char *s, size_t max_bytes, char *why,
 		i += (size_t)n;
 	}
 	if (len > max_bytes) {
-		snprintf(why, whylen, "is %zu bytes long; at most %zu are allowed",
-			 len, max_bytes);
+		snprintf(why, whylen,
+			 "is %zu bytes long; at most %zu are allowed", len,
+			 max_bytes);
 		return ERR_INVALID;
 	}
 	return 0;

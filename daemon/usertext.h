@@ -21,8 +21,7 @@ size_t usertext_utf8_end(const char *s, size_t len);
 
 /* 0 when s is printable text of at most max_bytes bytes; else ERR_INVALID
  * and why (e.g. "contains the control character U+001B at byte 3"). */
-int usertext_check(const char *s, size_t max_bytes, char *why,
-		   size_t whylen);
+int usertext_check(const char *s, size_t max_bytes, char *why, size_t whylen);
 
 /* Makes s (NUL-terminated, in place) safe to quote in a message: invalid
  * UTF-8 and the characters usertext_check refuses become '?', and a

@@ -8,8 +8,8 @@ const char *error_message(int code)
 	switch (code) {
 	case ERR_OK:
 		return "success";
-#define X(name, value, msg)                                                  \
-	case ERR_##name:                                                     \
+#define X(name, value, msg)                                                    \
+	case ERR_##name:                                                       \
 		return msg;
 		ERROR_LIST(X)
 #undef X
@@ -22,8 +22,8 @@ const char *error_name(int code)
 	switch (code) {
 	case ERR_OK:
 		return "OK";
-#define X(name, value, msg)                                                  \
-	case ERR_##name:                                                     \
+#define X(name, value, msg)                                                    \
+	case ERR_##name:                                                       \
 		return #name;
 		ERROR_LIST(X)
 #undef X

@@ -91,7 +91,8 @@ char *rpc_error_line(const cJSON *id, int code, const char *message,
 {
 	cJSON *err = cJSON_CreateObject();
 	err = add_owned(err, "code", cJSON_CreateNumber(code));
-	err = add_owned(err, "message", cJSON_CreateString(message ? message : ""));
+	err = add_owned(err, "message",
+			cJSON_CreateString(message ? message : ""));
 	if (data)
 		err = add_owned(err, "data", data);
 	cJSON *obj = envelope();
@@ -141,8 +142,9 @@ enum rpc_kind rpc_classify(const cJSON *msg, const char **why)
 			return RPC_KIND_INVALID;
 		}
 		const cJSON *params =
-			cJSON_GetObjectItemCaseSensitive(msg, "params");
-		if (params && !cJSON_IsObject(params) && !cJSON_IsArray(params)) {
+		    cJSON_GetObjectItemCaseSensitive(msg, "params");
+		if (params && !cJSON_IsObject(params) &&
+		    !cJSON_IsArray(params)) {
 			*why = "\"params\" must be an object or an array";
 			return RPC_KIND_INVALID;
 		}
@@ -150,9 +152,10 @@ enum rpc_kind rpc_classify(const cJSON *msg, const char **why)
 	}
 	const cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
 	if (error) {
-		const cJSON *code = cJSON_GetObjectItemCaseSensitive(error, "code");
+		const cJSON *code =
+		    cJSON_GetObjectItemCaseSensitive(error, "code");
 		const cJSON *text =
-			cJSON_GetObjectItemCaseSensitive(error, "message");
+		    cJSON_GetObjectItemCaseSensitive(error, "message");
 		if (!cJSON_IsObject(error) || !cJSON_IsNumber(code) ||
 		    !cJSON_IsString(text)) {
 			*why = "\"error\" must be an object with a numeric "

@@ -14,10 +14,10 @@
 #include "proto/errors.h"
 
 const struct param param_table[PARAM_COUNT] = {
-#define X(id, key, option, flags, min, max, multiple, choices, example,     \
-	  fallback, help, field)                                             \
-	[PARAM_##id] = {key, option, flags, min, max, multiple, choices,     \
-			example, fallback, help},
+#define X(id, key, option, flags, min, max, multiple, choices, example,        \
+	  fallback, help, field)                                               \
+	[PARAM_##id] = { key,      option,  flags,   min,      max,            \
+			 multiple, choices, example, fallback, help },
 	PARAM_LIST(X)
 #undef X
 };
@@ -44,15 +44,15 @@ static void describe(const struct param *l, char *buf, size_t n)
 	char mult[32] = "";
 
 	if (l->multiple > 1)
-		snprintf(mult, sizeof mult, " of %d", l->multiple);
+		snprintf(mult, sizeof(mult), " of %d", l->multiple);
 	if (l->flags & (PARAM_OPEN_MIN | PARAM_OPEN_MAX))
 		snprintf(buf, n, "%s%s %s %.17g and %s %.17g", kind, mult,
 			 l->flags & PARAM_OPEN_MIN ? "above" : "from", l->min,
 			 l->flags & PARAM_OPEN_MAX ? "below" : "at most",
 			 l->max);
 	else
-		snprintf(buf, n, "%s%s from %.17g to %.17g", kind, mult,
-			 l->min, l->max);
+		snprintf(buf, n, "%s%s from %.17g to %.17g", kind, mult, l->min,
+			 l->max);
 }
 
 int param_check(enum param_id id, double v, const char *what, char *err,
@@ -68,9 +68,9 @@ int param_check(enum param_id id, double v, const char *what, char *err,
 		ok = v == floor(v) && fmod(v, l->multiple) == 0;
 	if (ok)
 		return 0;
-	describe(l, range, sizeof range);
-	snprintf(err, errlen, "%s must be %s, e.g. %s (got %.17g)", what,
-		 range, l->example, v);
+	describe(l, range, sizeof(range));
+	snprintf(err, errlen, "%s must be %s, e.g. %s (got %.17g)", what, range,
+		 l->example, v);
 	return ERR_INVALID;
 }
 
@@ -136,14 +136,15 @@ int param_check_word(enum param_id id, const char *v, const char *what,
 		snprintf(err, errlen, "%s takes one of %s, not '%s'", what,
 			 t->choices, v);
 	else
-		snprintf(err, errlen, "%s takes 1 to %d numbers from 1 to %d, "
-			 "comma-separated, e.g. %s; not '%s'", what,
-			 LIMIT_DILATIONS, LIMIT_DILATION, t->example, v);
+		snprintf(err, errlen,
+			 "%s takes 1 to %d numbers from 1 to %d, "
+			 "comma-separated, e.g. %s; not '%s'",
+			 what, LIMIT_DILATIONS, LIMIT_DILATION, t->example, v);
 	return ERR_INVALID;
 }
 
-int param_parse(enum param_id id, const char *text, const char *what,
-		double *v, char *err, size_t errlen)
+int param_parse(enum param_id id, const char *text, const char *what, double *v,
+		char *err, size_t errlen)
 {
 	const struct param *l = &param_table[id];
 	char *end, range[160];
@@ -156,7 +157,7 @@ int param_parse(enum param_id id, const char *text, const char *what,
 	*v = strtod(text, &end);
 	if (errno == 0 && end != text && !*end)
 		return param_check(id, *v, what, err, errlen);
-	describe(l, range, sizeof range);
+	describe(l, range, sizeof(range));
 	snprintf(err, errlen, "%s must be %s%s, e.g. %s (got '%s')", what,
 		 range, l->flags & PARAM_AUTO ? ", or auto" : "", l->example,
 		 text);
@@ -178,8 +179,8 @@ void param_print_help(FILE *out, unsigned skip)
 		char head[64], line[512];
 		if (l->flags & skip)
 			continue;
-		snprintf(head, sizeof head, "  %s %s", l->option, metavar(l));
-		snprintf(line, sizeof line, "%s (default %s%s)", l->help,
+		snprintf(head, sizeof(head), "  %s %s", l->option, metavar(l));
+		snprintf(line, sizeof(line), "%s (default %s%s)", l->help,
 			 l->fallback,
 			 l->flags & PARAM_AUTO ? "; auto: the same" : "");
 		if (strlen(head) > 22)

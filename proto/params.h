@@ -59,85 +59,86 @@ enum {
  * submission (--skip-done) and of job objects.
  *  id, key, option, flags, min, max, multiple, choices, example, default,
  *  help, field */
-#define PARAM_LIST(X)                                                        \
-	X(EPOCHS, "epochs", "--epochs", PARAM_INT, 1, LIMIT_EPOCHS, 1, NULL, \
-	  "2000", "1000", "epochs to train", CFG_INT(epochs))                \
-	X(WIDTH, "width", "--width", PARAM_INT | PARAM_AUTO,                 \
-	  LIMIT_WIDTH_MIN, LIMIT_WIDTH_MAX, 16, NULL, "64",                  \
-	  "512 on a GPU, 64 on a CPU device", "network width",               \
-	  CFG_INT(nf))                                                       \
-	X(LR, "lr", "--lr", PARAM_OPEN | PARAM_AUTO, 0, 1, 0, NULL, "1e-4",  \
-	  "by width: 6e-3 up to 32, 3e-3 at 128, 7.5e-4 at 512",             \
-	  "peak learning rate", CFG_REAL(lr))                                \
-	X(SEED, "seed", "--seed", PARAM_INT, 0, 9007199254740991.0, 1, NULL, \
-	  "7", "0", "random seed of the initial weights", CFG_U64(seed))     \
-	X(PRIORITY, "priority", "--priority", PARAM_INT | PARAM_QUEUE, -100,  \
-	  100, 1, NULL, "10", "0", "higher runs first", JOB(priority))        \
-	X(TARGET_PSNR, "target_psnr", "--target-psnr",                       \
-	  PARAM_OPEN_MIN, 0, 200, 0, NULL, "30", "none",      \
-	  "stop early, as done, once an epoch reaches this PSNR (dB)",       \
-	  JOB(target_psnr))                                                  \
-	X(WARMUP, "warmup", "--warmup", PARAM_INT | PARAM_AUTO, 0,           \
-	  LIMIT_EPOCHS, 1, NULL, "10", "50 at width 16, else 10",            \
-	  "warmup epochs (not with constant)", REC_INT(warmup))              \
-	X(PLATEAU, "plateau", "--plateau", PARAM_INT, 0, LIMIT_EPOCHS, 1,    \
-	  NULL, "100", "0", "epochs at the peak rate after the warmup",      \
-	  REC_INT(plateau))                                                  \
-	X(LR_MIN, "lr_min", "--lr-min", 0, 0, 1, 0, NULL, "0.1", "0.1",      \
-	  "the decay's floor, a fraction of lr", REC_REAL(lr_min_ratio))     \
-	X(HALF_LIFE, "half_life", "--half-life", PARAM_INT, 1, LIMIT_EPOCHS, \
-	  1, NULL, "200", "200",                                             \
-	  "exp: epochs that halve the rate above the floor",                 \
-	  REC_INT(half_life))                                                \
-	X(EARLY_CYCLE, "early_cycle", "--early-cycle", PARAM_INT, 0,         \
-	  LIMIT_EPOCHS, 1, NULL, "400", "400",                               \
-	  "cosine, linear: in jobs of 7.5 N epochs or more, a first decay "  \
-	  "by epoch N, then the main one (0: none)", REC_INT(early_cycle))   \
-	X(EMA_DECAY, "ema_decay", "--ema-decay", PARAM_OPEN, 0, 1, 0, NULL,  \
+#define PARAM_LIST(X)                                                          \
+	X(EPOCHS, "epochs", "--epochs", PARAM_INT, 1, LIMIT_EPOCHS, 1, NULL,   \
+	  "2000", "1000", "epochs to train", CFG_INT(epochs))                  \
+	X(WIDTH, "width", "--width", PARAM_INT | PARAM_AUTO, LIMIT_WIDTH_MIN,  \
+	  LIMIT_WIDTH_MAX, 16, NULL, "64", "512 on a GPU, 64 on a CPU device", \
+	  "network width", CFG_INT(nf))                                        \
+	X(LR, "lr", "--lr", PARAM_OPEN | PARAM_AUTO, 0, 1, 0, NULL, "1e-4",    \
+	  "by width: 6e-3 up to 32, 3e-3 at 128, 7.5e-4 at 512",               \
+	  "peak learning rate", CFG_REAL(lr))                                  \
+	X(SEED, "seed", "--seed", PARAM_INT, 0, 9007199254740991.0, 1, NULL,   \
+	  "7", "0", "random seed of the initial weights", CFG_U64(seed))       \
+	X(PRIORITY, "priority", "--priority", PARAM_INT | PARAM_QUEUE, -100,   \
+	  100, 1, NULL, "10", "0", "higher runs first", JOB(priority))         \
+	X(TARGET_PSNR, "target_psnr", "--target-psnr", PARAM_OPEN_MIN, 0, 200, \
+	  0, NULL, "30", "none",                                               \
+	  "stop early, as done, once an epoch reaches this PSNR (dB)",         \
+	  JOB(target_psnr))                                                    \
+	X(WARMUP, "warmup", "--warmup", PARAM_INT | PARAM_AUTO, 0,             \
+	  LIMIT_EPOCHS, 1, NULL, "10", "50 at width 16, else 10",              \
+	  "warmup epochs (not with constant)", REC_INT(warmup))                \
+	X(PLATEAU, "plateau", "--plateau", PARAM_INT, 0, LIMIT_EPOCHS, 1,      \
+	  NULL, "100", "0", "epochs at the peak rate after the warmup",        \
+	  REC_INT(plateau))                                                    \
+	X(LR_MIN, "lr_min", "--lr-min", 0, 0, 1, 0, NULL, "0.1", "0.1",        \
+	  "the decay's floor, a fraction of lr", REC_REAL(lr_min_ratio))       \
+	X(HALF_LIFE, "half_life", "--half-life", PARAM_INT, 1, LIMIT_EPOCHS,   \
+	  1, NULL, "200", "200",                                               \
+	  "exp: epochs that halve the rate above the floor",                   \
+	  REC_INT(half_life))                                                  \
+	X(EARLY_CYCLE, "early_cycle", "--early-cycle", PARAM_INT, 0,           \
+	  LIMIT_EPOCHS, 1, NULL, "400", "400",                                 \
+	  "cosine, linear: in jobs of 7.5 N epochs or more, a first decay "    \
+	  "by epoch N, then the main one (0: none)",                           \
+	  REC_INT(early_cycle))                                                \
+	X(EMA_DECAY, "ema_decay", "--ema-decay", PARAM_OPEN, 0, 1, 0, NULL,    \
 	  "0.99", "0.99", "the average's decay an epoch", REC_REAL(ema_decay)) \
-	X(SSIM, "ssim", "--ssim", 0, 0, LIMIT_LOSS_WEIGHT, 0, NULL, "0.1",   \
-	  "0", "weight of the loss term 1 - SSIM (11x11 window; 0: off)",    \
-	  REC_REAL(loss_ssim))                                               \
-	X(GRAD, "grad", "--grad", 0, 0, LIMIT_LOSS_WEIGHT, 0, NULL, "0.5",   \
-	  "0", "weight of the error's finite differences (0: off)",          \
-	  REC_REAL(loss_grad))                                               \
-	X(CHROMA, "chroma", "--chroma", 0, 0, LIMIT_LOSS_WEIGHT, 0, NULL,    \
-	  "0.5", "0.5", "weight of the error of R-G and B-G (0: off)",       \
-	  REC_REAL(loss_chroma))                                             \
-	X(SCHEDULE, "schedule", "--schedule", PARAM_WORD, 0, 0, 0,           \
-	  "constant|cosine|linear|exp", "cosine", "cosine",                  \
-	  "the rate's schedule (constant: as the PyTorch peer)",             \
-	  REC_WORD(schedule))                                                \
-	X(OPTIMIZER, "optimizer", "--optimizer", PARAM_WORD, 0, 0, 0,        \
-	  "adam|muon", "muon", "muon",                                       \
-	  "muon: Muon on the pointwise weights, Adam on the rest",           \
-	  REC_WORD(optimizer))                                               \
-	X(AVERAGE, "average", "--average", PARAM_WORD, 0, 0, 0, "none|ema",  \
-	  "ema", "ema",                                                      \
-	  "ema: export the better of the live and the averaged weights",     \
-	  REC_WORD(average))                                                 \
-	X(PRECISION, "precision", "--precision", PARAM_WORD, 0, 0, 0,        \
-	  "auto|fp32|fp16", "fp32", "auto",                                  \
-	  "auto: fp16 tensor cores where the device has them, fp32 for the " \
-	  "last twentieth of the epochs", CFG_WORD(precision))                \
-	X(DILATIONS, "dilations", "--dilations", PARAM_WORD, 0, 0, 0, NULL,  \
+	X(SSIM, "ssim", "--ssim", 0, 0, LIMIT_LOSS_WEIGHT, 0, NULL, "0.1",     \
+	  "0", "weight of the loss term 1 - SSIM (11x11 window; 0: off)",      \
+	  REC_REAL(loss_ssim))                                                 \
+	X(GRAD, "grad", "--grad", 0, 0, LIMIT_LOSS_WEIGHT, 0, NULL, "0.5",     \
+	  "0", "weight of the error's finite differences (0: off)",            \
+	  REC_REAL(loss_grad))                                                 \
+	X(CHROMA, "chroma", "--chroma", 0, 0, LIMIT_LOSS_WEIGHT, 0, NULL,      \
+	  "0.5", "0.5", "weight of the error of R-G and B-G (0: off)",         \
+	  REC_REAL(loss_chroma))                                               \
+	X(SCHEDULE, "schedule", "--schedule", PARAM_WORD, 0, 0, 0,             \
+	  "constant|cosine|linear|exp", "cosine", "cosine",                    \
+	  "the rate's schedule (constant: as the PyTorch peer)",               \
+	  REC_WORD(schedule))                                                  \
+	X(OPTIMIZER, "optimizer", "--optimizer", PARAM_WORD, 0, 0, 0,          \
+	  "adam|muon", "muon", "muon",                                         \
+	  "muon: Muon on the pointwise weights, Adam on the rest",             \
+	  REC_WORD(optimizer))                                                 \
+	X(AVERAGE, "average", "--average", PARAM_WORD, 0, 0, 0, "none|ema",    \
+	  "ema", "ema",                                                        \
+	  "ema: export the better of the live and the averaged weights",       \
+	  REC_WORD(average))                                                   \
+	X(PRECISION, "precision", "--precision", PARAM_WORD, 0, 0, 0,          \
+	  "auto|fp32|fp16", "fp32", "auto",                                    \
+	  "auto: fp16 tensor cores where the device has them, fp32 for the "   \
+	  "last twentieth of the epochs",                                      \
+	  CFG_WORD(precision))                                                 \
+	X(DILATIONS, "dilations", "--dilations", PARAM_WORD, 0, 0, 0, NULL,    \
 	  "1,2,4,8", "1,2,4,8", "the blocks' dilations", CFG_LIST(dilations))
 
 enum param_id {
-#define X(id, key, option, flags, min, max, multiple, choices, example,     \
-	  fallback, help, field)                                             \
+#define X(id, key, option, flags, min, max, multiple, choices, example,        \
+	  fallback, help, field)                                               \
 	PARAM_##id,
 	PARAM_LIST(X)
 #undef X
-	PARAM_COUNT
+	    PARAM_COUNT
 };
 /* The first word: rows from here on are words. */
 #define PARAM_FIRST_WORD PARAM_SCHEDULE
 #define PARAM_WORD_COUNT (PARAM_COUNT - PARAM_FIRST_WORD)
 
 struct param {
-	const char *key;     /* "target_psnr" */
-	const char *option;  /* "--target-psnr" */
+	const char *key;    /* "target_psnr" */
+	const char *option; /* "--target-psnr" */
 	unsigned flags;
 	double min, max;     /* numbers */
 	int multiple;        /* whole numbers only: a multiple of this */
@@ -166,8 +167,8 @@ int param_check_word(enum param_id id, const char *v, const char *what,
 /* A command-line value: a number (*v gets it) or a word, checked; 1 for
  * "auto" where the row takes it (*v untouched), else 0 or ERR_INVALID
  * with the sentence. */
-int param_parse(enum param_id id, const char *text, const char *what,
-		double *v, char *err, size_t errlen);
+int param_parse(enum param_id id, const char *text, const char *what, double *v,
+		char *err, size_t errlen);
 /* The index of word v in the row's choices (the engine's enum), or -1. */
 int param_choice(enum param_id id, const char *v);
 /* The i-th choice of the row into buf ("" past the last). */

@@ -51,25 +51,27 @@
 #define RPC_METHOD_NOT_FOUND -32601
 #define RPC_INVALID_PARAMS -32602
 #define RPC_INTERNAL_ERROR -32603
-#define RPC_JOB_NOT_FOUND -32001   /* no job with that id */
-#define RPC_JOB_STATE -32002       /* not allowed in the job's state */
-#define RPC_BAD_IMAGE -32003       /* the image was refused */
-#define RPC_LIMIT -32004           /* a documented limit was exceeded */
-#define RPC_PERMISSION -32005      /* the job belongs to another user */
-#define RPC_BAD_MODEL -32006       /* the model package was refused */
-#define RPC_DEVICE -32007          /* the device failed the request */
-#define RPC_SHUTTING_DOWN -32008   /* the daemon is stopping */
+#define RPC_JOB_NOT_FOUND -32001 /* no job with that id */
+#define RPC_JOB_STATE -32002     /* not allowed in the job's state */
+#define RPC_BAD_IMAGE -32003     /* the image was refused */
+#define RPC_LIMIT -32004         /* a documented limit was exceeded */
+#define RPC_PERMISSION -32005    /* the job belongs to another user */
+#define RPC_BAD_MODEL -32006     /* the model package was refused */
+#define RPC_DEVICE -32007        /* the device failed the request */
+#define RPC_SHUTTING_DOWN -32008 /* the daemon is stopping */
 
 /* Documented limits (PROTOCOL.md, vkinrd(8)). */
-#define LIMIT_LINE_BYTES (64u << 20)    /* one request line, base64 included */
-#define LIMIT_CONNECTIONS 256           /* open connections in all */
+#define LIMIT_LINE_BYTES (64u << 20) /* one request line, base64 included */
+#define LIMIT_CONNECTIONS 256        /* open connections in all */
 #define LIMIT_CONNECTIONS_PER_UID 64
-#define LIMIT_JOBS_PER_UID 1000         /* jobs kept (any state) per uid */
-#define LIMIT_REQUESTS_PER_UID 8        /* renders and exports of one uid
+#define LIMIT_JOBS_PER_UID 1000 /* jobs kept (any state) per uid */
+#define LIMIT_REQUESTS_PER_UID                                                 \
+	8 /* renders and exports of one uid
 					   waiting for a worker */
-#define LIMIT_SUBSCRIBER_BYTES (1u << 20) /* output queued to one client
+#define LIMIT_SUBSCRIBER_BYTES                                                 \
+	(1u << 20)                               /* output queued to one client
 						  before its next request waits */
 #define LIMIT_PARTIAL_BYTES_PER_UID (128u << 20) /* unfinished lines, per uid */
-#define LIMIT_PARTIAL_BYTES (256u << 20)  /* unfinished lines, in all */
+#define LIMIT_PARTIAL_BYTES (256u << 20)         /* unfinished lines, in all */
 
 #endif

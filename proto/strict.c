@@ -59,8 +59,8 @@ static int spells(const char *p, const char *stop, const char *word)
 	return !*word;
 }
 
-int strict_check(const char *text, size_t len, struct strict_id *id,
-		 char *why, size_t whylen)
+int strict_check(const char *text, size_t len, struct strict_id *id, char *why,
+		 size_t whylen)
 {
 	const char *p = text, *end = text + len;
 	int depth = 0, top_object = 0, expect_key = 0, id_key = 0;
@@ -79,10 +79,13 @@ int strict_check(const char *text, size_t len, struct strict_id *id,
 				}
 				if (p + 1 < end && p[1] == 'u' &&
 				    unicode_escape(p + 1, end) == 0) {
-					snprintf(why, whylen, "a string holds an "
-						 "escaped NUL (\\u0000) at byte "
-						 "%zu; strings are text without "
-						 "NUL", (size_t)(p - text));
+					snprintf(
+					    why, whylen,
+					    "a string holds an "
+					    "escaped NUL (\\u0000) at byte "
+					    "%zu; strings are text without "
+					    "NUL",
+					    (size_t)(p - text));
 					return -1;
 				}
 				p += 2;
@@ -133,7 +136,7 @@ static int compare_keys(const void *a, const void *b)
 static const char *twice_in(const cJSON *obj, int n)
 {
 	const cJSON *a, *b;
-	const char **keys = n > 8 ? malloc((size_t)n * sizeof *keys) : NULL;
+	const char **keys = n > 8 ? malloc((size_t)n * sizeof(*keys)) : NULL;
 
 	if (!keys) { /* few keys (or no memory): compare them in pairs */
 		for (a = obj->child; a; a = a->next)
@@ -146,7 +149,7 @@ static const char *twice_in(const cJSON *obj, int n)
 	int k = 0;
 	for (a = obj->child; a; a = a->next)
 		keys[k++] = a->string ? a->string : "";
-	qsort(keys, (size_t)k, sizeof *keys, compare_keys);
+	qsort(keys, (size_t)k, sizeof(*keys), compare_keys);
 	const char *found = NULL;
 	for (int i = 1; i < k && !found; i++)
 		if (!strcmp(keys[i - 1], keys[i]))
@@ -174,7 +177,7 @@ static const char *duplicate_below(const cJSON *node, const char *name,
 		return NULL;
 	for (child = node->child; child; child = child->next) {
 		const char *key = duplicate_below(
-			child, child->string ? child->string : name, where);
+		    child, child->string ? child->string : name, where);
 		if (key)
 			return key;
 	}

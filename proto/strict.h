@@ -29,8 +29,8 @@ struct strict_id {
  * NULL) gets the text of the top-level object's "id" when that is a
  * number.
  */
-int strict_check(const char *text, size_t len, struct strict_id *id,
-		 char *why, size_t whylen);
+int strict_check(const char *text, size_t len, struct strict_id *id, char *why,
+		 size_t whylen);
 
 /* The first key that one object of the tree holds twice (NULL when none);
  * where (may be NULL) names the object: "" for the top level, else its

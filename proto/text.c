@@ -56,33 +56,33 @@ int text_char_refused(int32_t cp)
 	static const struct {
 		int32_t lo, hi;
 	} hidden[] = {
-		{0x00AD, 0x00AD},   /* soft hyphen */
-		{0x034F, 0x034F},   /* combining grapheme joiner */
-		{0x0600, 0x0605},   /* Arabic number signs */
-		{0x061C, 0x061C},   /* Arabic letter mark */
-		{0x06DD, 0x06DD}, {0x070F, 0x070F}, {0x0890, 0x0891},
-		{0x08E2, 0x08E2},
-		{0x115F, 0x1160},   /* Hangul fillers */
-		{0x17B4, 0x17B5},   /* Khmer inherent vowels */
-		{0x180B, 0x180F},   /* Mongolian selectors, vowel separator */
-		{0x200B, 0x200F},   /* zero-width space, joiners, LRM, RLM */
-		{0x2028, 0x202E},   /* separators, embeddings, overrides */
-		{0x2060, 0x206F},   /* word joiner, invisible operators, isolates */
-		{0x3164, 0x3164},   /* Hangul filler */
-		{0xFE00, 0xFE0F},   /* variation selectors */
-		{0xFEFF, 0xFEFF},   /* byte-order mark */
-		{0xFFA0, 0xFFA0},   /* halfwidth Hangul filler */
-		{0xFFF0, 0xFFFB},   /* unassigned specials, annotations */
-		{0x110BD, 0x110BD}, {0x110CD, 0x110CD},
-		{0x13430, 0x1343F}, /* Egyptian format controls */
-		{0x1BCA0, 0x1BCA3}, /* shorthand format controls */
-		{0x1D173, 0x1D17A}, /* musical format controls */
-		{0xE0000, 0xE0FFF}, /* tags, variation selectors supplement */
+		{ 0x00AD, 0x00AD }, /* soft hyphen */
+		{ 0x034F, 0x034F }, /* combining grapheme joiner */
+		{ 0x0600, 0x0605 }, /* Arabic number signs */
+		{ 0x061C, 0x061C }, /* Arabic letter mark */
+		{ 0x06DD, 0x06DD },   { 0x070F, 0x070F },
+		{ 0x0890, 0x0891 },   { 0x08E2, 0x08E2 },
+		{ 0x115F, 0x1160 }, /* Hangul fillers */
+		{ 0x17B4, 0x17B5 }, /* Khmer inherent vowels */
+		{ 0x180B, 0x180F }, /* Mongolian selectors, vowel separator */
+		{ 0x200B, 0x200F }, /* zero-width space, joiners, LRM, RLM */
+		{ 0x2028, 0x202E }, /* separators, embeddings, overrides */
+		{ 0x2060, 0x206F }, /* word joiner, invisible operators, isolates */
+		{ 0x3164, 0x3164 }, /* Hangul filler */
+		{ 0xFE00, 0xFE0F }, /* variation selectors */
+		{ 0xFEFF, 0xFEFF }, /* byte-order mark */
+		{ 0xFFA0, 0xFFA0 }, /* halfwidth Hangul filler */
+		{ 0xFFF0, 0xFFFB }, /* unassigned specials, annotations */
+		{ 0x110BD, 0x110BD }, { 0x110CD, 0x110CD },
+		{ 0x13430, 0x1343F }, /* Egyptian format controls */
+		{ 0x1BCA0, 0x1BCA3 }, /* shorthand format controls */
+		{ 0x1D173, 0x1D17A }, /* musical format controls */
+		{ 0xE0000, 0xE0FFF }, /* tags, variation selectors supplement */
 	};
 
 	if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
 		return 1;
-	for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
+	for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
 		if (cp >= hidden[i].lo && cp <= hidden[i].hi)
 			return 1;
 	return 0;
@@ -111,7 +111,8 @@ char *text_escape(const char *s, int keep_newlines)
 	for (size_t i = 0; i < len; i += n) {
 		int32_t cp = text_decode(s + i, len - i, &n);
 
-		if ((cp >= 0 && !text_char_refused(cp)) || (cp == '\n' && keep_newlines)) {
+		if ((cp >= 0 && !text_char_refused(cp)) ||
+		    (cp == '\n' && keep_newlines)) {
 			memcpy(out + o, s + i, n);
 			o += n;
 		} else if (cp == '\n' || cp == '\t' || cp == '\r') {
@@ -150,8 +151,7 @@ int text_escape_tree(cJSON *value)
 		value->valuestring = copy;
 		return 0;
 	}
-	cJSON_ArrayForEach(child, value)
-		if (text_escape_tree(child) < 0)
-			return ERR_NOMEM;
+	cJSON_ArrayForEach(child, value) if (text_escape_tree(child) <
+					     0) return ERR_NOMEM;
 	return 0;
 }

@@ -18,7 +18,7 @@
 #include "proto/errors.h"
 
 static const char alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* The 6-bit value of a character, or -1 for one outside the alphabet. */
 static int sextet(unsigned char c)
@@ -36,10 +36,7 @@ static int sextet(unsigned char c)
 	return -1;
 }
 
-size_t base64_encoded_size(size_t n)
-{
-	return (n / 3 + (n % 3 != 0)) * 4;
-}
+size_t base64_encoded_size(size_t n) { return (n / 3 + (n % 3 != 0)) * 4; }
 
 char *base64_encode(const void *data, size_t n)
 {

@@ -53,8 +53,7 @@ static int errno_code(int e)
 
 /* ==== Reading ========================================================== */
 
-int fileio_read(const char *path, uint8_t **data, size_t *size,
-		size_t max_size)
+int fileio_read(const char *path, uint8_t **data, size_t *size, size_t max_size)
 {
 	size_t cap, len = 0;
 	uint8_t *buf;
@@ -94,7 +93,8 @@ int fileio_read(const char *path, uint8_t **data, size_t *size,
 		ssize_t got;
 
 		if (len == cap) {
-			size_t ncap = cap > max_size / 2 ? max_size + 1 : cap * 2;
+			size_t ncap =
+			    cap > max_size / 2 ? max_size + 1 : cap * 2;
 			uint8_t *nbuf;
 
 			if (cap == max_size + 1) {
@@ -213,10 +213,7 @@ static int sync_folder(const char *path)
  */
 static int follow_links;
 
-void fileio_follow_links(int follow)
-{
-	follow_links = follow;
-}
+void fileio_follow_links(int follow) { follow_links = follow; }
 
 static int target_path(const char *path, char **out)
 {
@@ -275,8 +272,8 @@ int fileio_write_atomic(const char *path, const void *data, size_t size,
 			errno = ENOMEM;
 			return ERR_NOMEM;
 		}
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-				       O_NOFOLLOW,
+		fd = open(tmp,
+			  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 			  (mode_t)mode);
 		if (fd < 0 && (errno != EEXIST || i == 99)) {
 			saved = errno;
@@ -335,8 +332,8 @@ static int create_temporary(const char *path, int mode, char **tmp)
 			errno = ENOMEM;
 			return -1;
 		}
-		fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-					O_CLOEXEC,
+		fd = open(*tmp,
+			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			  (mode_t)mode);
 		if (fd >= 0)
 			return fd;
@@ -361,8 +358,8 @@ static int rename_no_replace(const char *tmp, const char *path)
 	return 0;
 }
 
-int fileio_write_new(const char *path, const void *data, size_t size,
-		     int mode, int replace)
+int fileio_write_new(const char *path, const void *data, size_t size, int mode,
+		     int replace)
 {
 	struct stat st;
 	char *tmp;

@@ -36,7 +36,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t size,
  * is replaced by the new file (the link itself, never what it points to),
  * and a folder or a special file is refused (EISDIR, EINVAL).
  */
-int fileio_write_new(const char *path, const void *data, size_t size,
-		     int mode, int replace);
+int fileio_write_new(const char *path, const void *data, size_t size, int mode,
+		     int replace);
 
 #endif

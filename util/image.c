@@ -12,8 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
-static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G',
-					 '\r', '\n', 0x1a, '\n'};
+static const uint8_t png_signature[8] = { 0x89, 'P',  'N',  'G',
+					  '\r', '\n', 0x1a, '\n' };
 
 struct image *image_create(int width, int height)
 {
@@ -47,8 +47,8 @@ void image_destroy(struct image *img)
 
 int png_has_signature(const void *data, size_t size)
 {
-	return size >= sizeof png_signature &&
-	       !memcmp(data, png_signature, sizeof png_signature);
+	return size >= sizeof(png_signature) &&
+	       !memcmp(data, png_signature, sizeof(png_signature));
 }
 
 int jpeg_has_signature(const void *data, size_t size)
@@ -59,9 +59,9 @@ int jpeg_has_signature(const void *data, size_t size)
 
 size_t image_suffix_len(const char *name)
 {
-	static const char *const suffixes[] = {".png", ".jpg", ".jpeg"};
+	static const char *const suffixes[] = { ".png", ".jpg", ".jpeg" };
 	size_t n = strlen(name);
-	for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
 		size_t k = strlen(suffixes[i]);
 		if (n > k && !strcasecmp(name + n - k, suffixes[i]))
 			return k;
@@ -80,7 +80,7 @@ uint8_t image_byte(float v)
 
 /* The mean colour of the source box behind output cell (cx, cy). */
 static void box_mean(const struct image *img, double scale, int cx, int cy,
-		float rgb[3])
+		     float rgb[3])
 {
 	int x0 = (int)(cx * scale), x1 = (int)((cx + 1) * scale);
 	int y0 = (int)(cy * scale), y1 = (int)((cy + 1) * scale);
@@ -88,12 +88,14 @@ static void box_mean(const struct image *img, double scale, int cx, int cy,
 		x1 = x0 + 1;
 	if (y1 <= y0)
 		y1 = y0 + 1;
-	double sum[3] = {0};
+	double sum[3] = { 0 };
 	int n = 0;
 	for (int y = y0; y < y1 && y < img->height; y++)
 		for (int x = x0; x < x1 && x < img->width; x++, n++)
 			for (int c = 0; c < 3; c++)
-				sum[c] += img->rgb[3 * ((size_t)y * img->width + x) + c];
+				sum[c] +=
+				    img->rgb[3 * ((size_t)y * img->width + x) +
+					     c];
 	for (int c = 0; c < 3; c++) {
 		double v = n ? sum[c] / n : 0;
 		rgb[c] = (float)(v < 0 ? 0 : v > 1 ? 1 : v);
@@ -109,7 +111,8 @@ void image_print_blocks(FILE *out, const struct image *const *imgs, int n,
 	if (n > IMAGE_PRINT_MAX)
 		n = IMAGE_PRINT_MAX;
 	for (int i = 0; i < n; i++) {
-		scale[i] = imgs[i]->width > cols ? (double)imgs[i]->width / cols : 1;
+		scale[i] =
+		    imgs[i]->width > cols ? (double)imgs[i]->width / cols : 1;
 		int h = (int)(imgs[i]->height / scale[i]);
 		rows = h > rows ? h : rows;
 	}
@@ -120,10 +123,14 @@ void image_print_blocks(FILE *out, const struct image *const *imgs, int n,
 				float top[3], bottom[3];
 				box_mean(imgs[i], scale[i], x, y, top);
 				box_mean(imgs[i], scale[i], x, y + 1, bottom);
-				fprintf(out, "\x1b[38;2;%d;%d;%dm\x1b[48;2;%d;%d;%dm\u2580",
-					(int)(top[0] * 255), (int)(top[1] * 255),
-					(int)(top[2] * 255), (int)(bottom[0] * 255),
-					(int)(bottom[1] * 255), (int)(bottom[2] * 255));
+				fprintf(
+				    out,
+				    "\x1b[38;2;%d;%d;%dm\x1b[48;2;%d;%d;%"
+				    "dm\u2580",
+				    (int)(top[0] * 255), (int)(top[1] * 255),
+				    (int)(top[2] * 255), (int)(bottom[0] * 255),
+				    (int)(bottom[1] * 255),
+				    (int)(bottom[2] * 255));
 			}
 			fputs("\x1b[0m  ", out);
 		}

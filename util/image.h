@@ -14,9 +14,9 @@
 #include <stdio.h>
 
 /* Documented limits (README, man page). */
-#define IMAGE_MAX_SIDE 16384            /* width and height, pixels */
-#define IMAGE_MAX_PIXELS (64u << 20)    /* width * height */
-#define IMAGE_MAX_CHUNK (8u << 20)      /* one ancillary chunk, bytes */
+#define IMAGE_MAX_SIDE 16384         /* width and height, pixels */
+#define IMAGE_MAX_PIXELS (64u << 20) /* width * height */
+#define IMAGE_MAX_CHUNK (8u << 20)   /* one ancillary chunk, bytes */
 
 struct image {
 	int width, height;

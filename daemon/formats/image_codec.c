@@ -100,13 +100,10 @@ static png_voidp on_malloc(png_structp png, png_alloc_size_t n)
 	return p;
 }
 
-static void on_free(png_structp png, png_voidp p)
-{
-	free(p);
-}
+static void on_free(png_structp png, png_voidp p) { free(p); }
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -122,16 +119,16 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 /* ==== Decoding ========================================================= */
 
 struct decoder {
-	struct guard guard;     /* first: libpng's error and memory pointer */
+	struct guard guard; /* first: libpng's error and memory pointer */
 	png_structp png;
 	png_infop info;
-	const uint8_t *data;    /* the PNG file in memory */
+	const uint8_t *data; /* the PNG file in memory */
 	size_t size, pos;
-	struct image *img;      /* the result, freed by the caller on failure */
-	uint8_t *row;           /* one row of samples (non-interlaced) */
-	uint8_t *pixels;        /* every row of samples (interlaced) */
-	png_bytep *rows;        /* pointers into pixels */
-	char *err;              /* the caller's message buffer */
+	struct image *img; /* the result, freed by the caller on failure */
+	uint8_t *row;      /* one row of samples (non-interlaced) */
+	uint8_t *pixels;   /* every row of samples (interlaced) */
+	png_bytep *rows;   /* pointers into pixels */
+	char *err;         /* the caller's message buffer */
 	size_t errlen;
 };
 
@@ -156,20 +153,24 @@ static int check_size(uint32_t w, uint32_t h, char *err, size_t errlen)
 	if (w == 0 || h == 0) {
 		set_err(err, errlen,
 			"the PNG says it is %" PRIu32 "x%" PRIu32
-			" pixels: an image needs a width and a height of at least 1",
+			" pixels: an image needs a width and a height of at "
+			"least 1",
 			w, h);
 		return ERR_FORMAT;
 	}
 	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE) {
 		set_err(err, errlen,
 			"the image is %" PRIu32 "x%" PRIu32
-			" pixels, over the limit of %d pixels a side: scale it down",
+			" pixels, over the limit of %d pixels a side: scale it "
+			"down",
 			w, h, IMAGE_MAX_SIDE);
 		return ERR_TOO_LARGE;
 	}
 	if ((uint64_t)w * h > IMAGE_MAX_PIXELS) {
 		set_err(err, errlen,
-			"the image is %" PRIu32 "x%" PRIu32 " = %llu pixels, over the limit of %u pixels (%u Mi): scale it down",
+			"the image is %" PRIu32 "x%" PRIu32
+			" = %llu pixels, over the limit of %u pixels (%u Mi): "
+			"scale it down",
 			w, h, (unsigned long long)w * h, IMAGE_MAX_PIXELS,
 			IMAGE_MAX_PIXELS >> 20);
 		return ERR_TOO_LARGE;
@@ -178,10 +179,9 @@ static int check_size(uint32_t w, uint32_t h, char *err, size_t errlen)
 }
 
 /* The signature and, when it comes first as it must, the IHDR's size. */
-static int check_header(const uint8_t *p, size_t size, char *err,
-			size_t errlen)
+static int check_header(const uint8_t *p, size_t size, char *err, size_t errlen)
 {
-	static const uint8_t ihdr[8] = {0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+	static const uint8_t ihdr[8] = { 0, 0, 0, 13, 'I', 'H', 'D', 'R' };
 
 	if (size == 0) {
 		set_err(err, errlen, "the PNG is empty (0 bytes)");
@@ -189,7 +189,8 @@ static int check_header(const uint8_t *p, size_t size, char *err,
 	}
 	if (size < 8 && png_sig_cmp(p, 0, size) == 0) {
 		set_err(err, errlen,
-			"the PNG is truncated or corrupt (it ends after %zu bytes, inside the signature)",
+			"the PNG is truncated or corrupt (it ends after %zu "
+			"bytes, inside the signature)",
 			size);
 		return ERR_FORMAT;
 	}
@@ -202,8 +203,8 @@ static int check_header(const uint8_t *p, size_t size, char *err,
 	return 0; /* libpng says what is wrong */
 }
 
-static void convert_row(const uint8_t *row, float *dst, int width,
-			int channels, int depth)
+static void convert_row(const uint8_t *row, float *dst, int width, int channels,
+			int depth)
 {
 	if (depth == 8) {
 		for (int x = 0; x < width; x++, row += channels, dst += 3)
@@ -231,8 +232,7 @@ static int decode_steps(struct decoder *d)
 	png_set_chunk_malloc_max(png, IMAGE_MAX_CHUNK);
 	png_set_chunk_cache_max(png, PNG_MAX_CACHED_CHUNKS);
 	png_read_info(png, info);
-	png_get_IHDR(png, info, &w, &h, &depth, &ctype, &interlace, NULL,
-		     NULL);
+	png_get_IHDR(png, info, &w, &h, &depth, &ctype, &interlace, NULL, NULL);
 	rc = check_size(w, h, d->err, d->errlen);
 	if (rc)
 		return rc;
@@ -253,7 +253,8 @@ static int decode_steps(struct decoder *d)
 	if ((channels != 3 && channels != 4) || (depth != 8 && depth != 16) ||
 	    rowbytes != (size_t)w * channels * depth / 8) {
 		set_err(d->err, d->errlen,
-			"this PNG layout is not supported (%d channels of %d bits after expansion)",
+			"this PNG layout is not supported (%d channels of %d "
+			"bits after expansion)",
 			channels, depth);
 		return ERR_FORMAT;
 	}
@@ -279,9 +280,8 @@ static int decode_steps(struct decoder *d)
 			d->rows[y] = d->pixels + (size_t)y * rowbytes;
 		png_read_image(png, d->rows);
 		for (png_uint_32 y = 0; y < h; y++)
-			convert_row(d->rows[y],
-				    d->img->rgb + (size_t)y * w * 3, (int)w,
-				    channels, depth);
+			convert_row(d->rows[y], d->img->rgb + (size_t)y * w * 3,
+				    (int)w, channels, depth);
 	}
 	/* Reads up to IEND, so a file cut after its pixel data or with a
 	 * broken CRC further on is refused too. */
@@ -317,14 +317,15 @@ int png_decode(const void *data, size_t size, struct image **out, char *err,
 	d.size = size;
 	d.err = err;
 	d.errlen = errlen;
-	d.png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &d.guard,
-					 on_error, on_warning, &d.guard,
-					 on_malloc, on_free);
+	d.png =
+	    png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &d.guard, on_error,
+				     on_warning, &d.guard, on_malloc, on_free);
 	if (d.png)
 		d.info = png_create_info_struct(d.png);
 	if (!d.png || !d.info) {
 		png_destroy_read_struct(d.png ? &d.png : NULL, NULL, NULL);
-		set_err(err, errlen, "out of memory while starting to read the PNG");
+		set_err(err, errlen,
+			"out of memory while starting to read the PNG");
 		return ERR_NOMEM;
 	}
 	rc = decode_guarded(&d);
@@ -339,7 +340,8 @@ int png_decode(const void *data, size_t size, struct image **out, char *err,
 				"out of memory while decoding the PNG");
 		else if (d.guard.too_large)
 			set_err(err, errlen,
-				"a chunk of the PNG is larger than the limit of %u bytes",
+				"a chunk of the PNG is larger than the limit "
+				"of %u bytes",
 				IMAGE_MAX_CHUNK);
 		else if (d.guard.msg[0])
 			set_err(err, errlen,
@@ -362,8 +364,8 @@ struct jpeg_reader {
 	jmp_buf jump;
 	char msg[JMSG_LENGTH_MAX];
 	struct jpeg_decompress_struct cinfo;
-	uint8_t *pixels;           /* the decoded RGB rows, before turning */
-	struct image *img;         /* the result, freed by the caller */
+	uint8_t *pixels;   /* the decoded RGB rows, before turning */
+	struct image *img; /* the result, freed by the caller */
 	char *err;
 	size_t errlen;
 };
@@ -383,7 +385,7 @@ static void jpeg_on_message(j_common_ptr cinfo)
 static uint32_t exif_u32(const uint8_t *p, int le)
 {
 	return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-			    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+			(uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
 		  : be32(p);
 }
 
@@ -414,8 +416,9 @@ static int exif_orientation(const uint8_t *p, size_t n)
 		if (exif_u16(p + at, le) != 0x0112) /* Orientation */
 			continue;
 		unsigned v = exif_u16(p + at + 8, le); /* a SHORT, inline */
-		return exif_u16(p + at + 2, le) == 3 && v >= 1 && v <= 8 ? (int)v
-									   : 1;
+		return exif_u16(p + at + 2, le) == 3 && v >= 1 && v <= 8
+			   ? (int)v
+			   : 1;
 	}
 	return 1;
 }
@@ -426,14 +429,29 @@ static size_t oriented_source(int o, int x, int y, int w, int h)
 {
 	int sx, sy;
 	switch (o) {
-	case 2: sx = w - 1 - x, sy = y; break;         /* mirrored */
-	case 3: sx = w - 1 - x, sy = h - 1 - y; break; /* turned 180 */
-	case 4: sx = x, sy = h - 1 - y; break;         /* flipped */
-	case 5: sx = y, sy = x; break;                 /* transposed */
-	case 6: sx = y, sy = h - 1 - x; break;         /* turned 90 right */
-	case 7: sx = w - 1 - y, sy = h - 1 - x; break; /* transversed */
-	case 8: sx = w - 1 - y, sy = x; break;         /* turned 90 left */
-	default: sx = x, sy = y;
+	case 2:
+		sx = w - 1 - x, sy = y;
+		break; /* mirrored */
+	case 3:
+		sx = w - 1 - x, sy = h - 1 - y;
+		break; /* turned 180 */
+	case 4:
+		sx = x, sy = h - 1 - y;
+		break; /* flipped */
+	case 5:
+		sx = y, sy = x;
+		break; /* transposed */
+	case 6:
+		sx = y, sy = h - 1 - x;
+		break; /* turned 90 right */
+	case 7:
+		sx = w - 1 - y, sy = h - 1 - x;
+		break; /* transversed */
+	case 8:
+		sx = w - 1 - y, sy = x;
+		break; /* turned 90 left */
+	default:
+		sx = x, sy = y;
 	}
 	return (size_t)sy * (size_t)w + (size_t)sx;
 }
@@ -452,20 +470,24 @@ static int jpeg_steps(struct jpeg_reader *r, const uint8_t *data, size_t size)
 	rc = check_size(c->image_width, c->image_height, r->err, r->errlen);
 	if (rc)
 		return rc;
-	if (c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK) {
+	if (c->jpeg_color_space == JCS_CMYK ||
+	    c->jpeg_color_space == JCS_YCCK) {
 		set_err(r->err, r->errlen,
-			"the JPEG is in CMYK, which vkinrd does not read: save it as RGB");
+			"the JPEG is in CMYK, which vkinrd does not read: save "
+			"it as RGB");
 		return ERR_FORMAT;
 	}
 	for (jpeg_saved_marker_ptr m = c->marker_list; m; m = m->next)
 		if (m->marker == JPEG_APP0 + 1 &&
-		    (orientation = exif_orientation(m->data, m->data_length)) != 1)
+		    (orientation = exif_orientation(m->data, m->data_length)) !=
+			1)
 			break;
 	c->out_color_space = JCS_RGB;
 	jpeg_start_decompress(c);
 	int w = (int)c->output_width, h = (int)c->output_height;
 	if (c->output_components != 3) {
-		set_err(r->err, r->errlen, "this JPEG layout is not supported "
+		set_err(r->err, r->errlen,
+			"this JPEG layout is not supported "
 			"(%d components after conversion to RGB)",
 			c->output_components);
 		return ERR_FORMAT;
@@ -486,8 +508,10 @@ static int jpeg_steps(struct jpeg_reader *r, const uint8_t *data, size_t size)
 	for (int y = 0; y < r->img->height; y++)
 		for (int x = 0; x < r->img->width; x++) {
 			const uint8_t *src =
-				r->pixels + 3 * oriented_source(orientation, x, y, w, h);
-			float *dst = r->img->rgb + 3 * ((size_t)y * r->img->width + x);
+			    r->pixels +
+			    3 * oriented_source(orientation, x, y, w, h);
+			float *dst =
+			    r->img->rgb + 3 * ((size_t)y * r->img->width + x);
 			for (int k = 0; k < 3; k++)
 				dst[k] = src[k] / 255.0f;
 		}
@@ -495,8 +519,7 @@ static int jpeg_steps(struct jpeg_reader *r, const uint8_t *data, size_t size)
 }
 
 /* Calls setjmp; its only state is *r, which lives in the caller's frame. */
-static int jpeg_guarded(struct jpeg_reader *r, const uint8_t *data,
-			size_t size)
+static int jpeg_guarded(struct jpeg_reader *r, const uint8_t *data, size_t size)
 {
 	if (setjmp(r->jump))
 		return ERR_FORMAT;
@@ -513,8 +536,9 @@ int jpeg_decode(const void *data, size_t size, struct image **out, char *err,
 	if (err && errlen)
 		err[0] = '\0';
 	if (!jpeg_has_signature(data, size)) {
-		set_err(err, errlen, size ? "not a JPEG file (bad signature)"
-					  : "the JPEG is empty (0 bytes)");
+		set_err(err, errlen,
+			size ? "not a JPEG file (bad signature)"
+			     : "the JPEG is empty (0 bytes)");
 		return ERR_FORMAT;
 	}
 	memset(&r, 0, sizeof(r));
@@ -529,25 +553,28 @@ int jpeg_decode(const void *data, size_t size, struct image **out, char *err,
 	if (rc) {
 		image_destroy(r.img);
 		if (rc == ERR_NOMEM)
-			set_err(err, errlen, "out of memory while decoding the JPEG");
-		else if (r.msg[0])
 			set_err(err, errlen,
-				"the JPEG is truncated or corrupt (libjpeg: %s)",
-				r.msg);
+				"out of memory while decoding the JPEG");
+		else if (r.msg[0])
+			set_err(
+			    err, errlen,
+			    "the JPEG is truncated or corrupt (libjpeg: %s)",
+			    r.msg);
 		return rc;
 	}
 	*out = r.img;
 	return 0;
 }
 
-int image_decode(const void *data, size_t size, struct image **out,
-		 char *err, size_t errlen)
+int image_decode(const void *data, size_t size, struct image **out, char *err,
+		 size_t errlen)
 {
 	if (jpeg_has_signature(data, size))
 		return jpeg_decode(data, size, out, err, errlen);
 	if (size >= 8 && !png_has_signature(data, size)) {
 		*out = NULL;
-		set_err(err, errlen, "neither a PNG nor a JPEG file (by its first bytes)");
+		set_err(err, errlen,
+			"neither a PNG nor a JPEG file (by its first bytes)");
 		return ERR_FORMAT;
 	}
 	return png_decode(data, size, out, err, errlen);
@@ -604,7 +631,8 @@ int image_load_file(const char *path, struct image **out, char *err,
 	rc = fileio_read(path, &data, &size, PNG_MAX_FILE);
 	if (rc == ERR_TOO_LARGE) {
 		set_err(err, errlen,
-			"%s is larger than the limit of %zu bytes for an image file",
+			"%s is larger than the limit of %zu bytes for an image "
+			"file",
 			path, PNG_MAX_FILE);
 		return rc;
 	}
@@ -621,13 +649,13 @@ int image_load_file(const char *path, struct image **out, char *err,
 /* ==== Encoding ========================================================= */
 
 struct encoder {
-	struct guard guard;     /* first: libpng's error and memory pointer */
+	struct guard guard; /* first: libpng's error and memory pointer */
 	png_structp png;
 	png_infop info;
 	const struct image *img;
-	uint8_t *out;           /* the PNG being written */
+	uint8_t *out; /* the PNG being written */
 	size_t size, cap;
-	uint8_t *row;           /* one row of 8-bit RGB */
+	uint8_t *row; /* one row of 8-bit RGB */
 };
 
 static void write_fn(png_structp png, png_bytep in, size_t n)
@@ -641,7 +669,8 @@ static void write_fn(png_structp png, png_bytep in, size_t n)
 		while (n > cap - e->size) {
 			if (cap > SIZE_MAX / 2) {
 				e->guard.oom = 1;
-				png_error(png, "the PNG is too large for memory");
+				png_error(png,
+					  "the PNG is too large for memory");
 			}
 			cap *= 2;
 		}
@@ -657,9 +686,7 @@ static void write_fn(png_structp png, png_bytep in, size_t n)
 	e->size += n;
 }
 
-static void flush_fn(png_structp png)
-{
-}
+static void flush_fn(png_structp png) {}
 
 static int encode_steps(struct encoder *e)
 {
@@ -704,9 +731,9 @@ int png_encode(const struct image *img, uint8_t **data, size_t *size)
 	e.row = malloc((size_t)img->width * 3);
 	if (!e.row)
 		return ERR_NOMEM;
-	e.png = png_create_write_struct_2(PNG_LIBPNG_VER_STRING, &e.guard,
-					  on_error, on_warning, &e.guard,
-					  on_malloc, on_free);
+	e.png =
+	    png_create_write_struct_2(PNG_LIBPNG_VER_STRING, &e.guard, on_error,
+				      on_warning, &e.guard, on_malloc, on_free);
 	if (e.png)
 		e.info = png_create_info_struct(e.png);
 	if (!e.png || !e.info) {

@@ -32,12 +32,11 @@ int png_decode(const void *data, size_t size, struct image **out, char *err,
 int jpeg_decode(const void *data, size_t size, struct image **out, char *err,
 		size_t errlen);
 /* A PNG or a JPEG, told apart by the first bytes (not by a file name). */
-int image_decode(const void *data, size_t size, struct image **out,
-		 char *err, size_t errlen);
+int image_decode(const void *data, size_t size, struct image **out, char *err,
+		 size_t errlen);
 /* Width and height as a PNG's IHDR or a JPEG's frame header states them
  * (before any decoding; for messages naming a limit). 1 when found. */
-int image_stated_size(const void *data, size_t size, uint32_t *w,
-		      uint32_t *h);
+int image_stated_size(const void *data, size_t size, uint32_t *w, uint32_t *h);
 /* Reads and decodes a PNG or JPEG file; ERR_IO with the reason when it
  * can't. png_load_file is the older name, kept for its callers. */
 int image_load_file(const char *path, struct image **out, char *err,

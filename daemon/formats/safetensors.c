@@ -35,7 +35,8 @@
 #include "util/fileio.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "safetensors.c stores tensors in host order: a little-endian host is needed"
+#error                                                                         \
+    "safetensors.c stores tensors in host order: a little-endian host is needed"
 #endif
 
 /* A file larger than this is not read (a ConvSIREN checkpoint at the widest
@@ -48,19 +49,16 @@ static const struct {
 	const char *name;
 	size_t size;
 } dtypes[] = {
-	[ST_F32] = {"F32", 4},
-	[ST_F64] = {"F64", 8},
-	[ST_I64] = {"I64", 8},
-	[ST_U8] = {"U8", 1},
+	[ST_F32] = { "F32", 4 },
+	[ST_F64] = { "F64", 8 },
+	[ST_I64] = { "I64", 8 },
+	[ST_U8] = { "U8", 1 },
 };
 #define NDTYPES ((int)(sizeof(dtypes) / sizeof(dtypes[0])))
 
 /* ==== The in-memory file ============================================== */
 
-struct st_file *st_create(void)
-{
-	return calloc(1, sizeof(struct st_file));
-}
+struct st_file *st_create(void) { return calloc(1, sizeof(struct st_file)); }
 
 void st_destroy(struct st_file *f)
 {
@@ -250,7 +248,8 @@ static cJSON *tensor_entry(const struct st_tensor *t, size_t begin)
 		return NULL;
 	}
 	for (int i = 0; i < t->ndim && ok; i++)
-		ok = add_item(shape, NULL, cJSON_CreateNumber((double)t->shape[i]));
+		ok = add_item(shape, NULL,
+			      cJSON_CreateNumber((double)t->shape[i]));
 	if (ok)
 		ok = add_item(offsets, NULL, cJSON_CreateNumber((double)begin));
 	if (ok)
@@ -361,7 +360,7 @@ struct entry {
 };
 
 static int format_error(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int format_error(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -417,7 +416,8 @@ static int parse_meta(struct st_file *f, const cJSON *meta, char *err,
 	if (!cJSON_IsObject(meta))
 		return format_error(err, errlen,
 				    "\"__metadata__\" is not a JSON object");
-	cJSON_ArrayForEach(item, meta) {
+	cJSON_ArrayForEach(item, meta)
+	{
 		int rc;
 
 		if (!cJSON_IsString(item))
@@ -432,9 +432,9 @@ static int parse_meta(struct st_file *f, const cJSON *meta, char *err,
 }
 
 /* Checks one tensor entry and copies its data out of the buffer. */
-static int parse_tensor(struct st_file *f, const cJSON *e,
-			const uint8_t *body, uint64_t body_size,
-			struct entry *out, char *err, size_t errlen)
+static int parse_tensor(struct st_file *f, const cJSON *e, const uint8_t *body,
+			uint64_t body_size, struct entry *out, char *err,
+			size_t errlen)
 {
 	const char *name = e->string;
 	const cJSON *dtype, *shape, *offs, *item;
@@ -453,10 +453,10 @@ static int parse_tensor(struct st_file *f, const cJSON *e,
 			if (!strcmp(dtype->valuestring, dtypes[i].name))
 				dt = i;
 	if (dt < 0)
-		return format_error(
-			err, errlen,
-			"tensor \"%s\" has no dtype or one other than F32, F64, I64, U8",
-			name);
+		return format_error(err, errlen,
+				    "tensor \"%s\" has no dtype or one other "
+				    "than F32, F64, I64, U8",
+				    name);
 	if (!cJSON_IsArray(shape))
 		return format_error(err, errlen,
 				    "tensor \"%s\" has no shape array", name);
@@ -464,14 +464,16 @@ static int parse_tensor(struct st_file *f, const cJSON *e,
 		return format_error(err, errlen,
 				    "tensor \"%s\" has more than %d dimensions",
 				    name, ST_MAX_DIMS);
-	cJSON_ArrayForEach(item, shape) {
+	cJSON_ArrayForEach(item, shape)
+	{
 		uint64_t d;
 
 		if (!whole_number(item, EXACT_MAX, &d))
 			return format_error(
-				err, errlen,
-				"tensor \"%s\": the shape holds something other than a non-negative integer",
-				name);
+			    err, errlen,
+			    "tensor \"%s\": the shape holds something other "
+			    "than a non-negative integer",
+			    name);
 		dims[ndim++] = (int64_t)d;
 	}
 	if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 ||
@@ -479,15 +481,17 @@ static int parse_tensor(struct st_file *f, const cJSON *e,
 	    !whole_number(cJSON_GetArrayItem(offs, 1), EXACT_MAX, &end) ||
 	    end < begin)
 		return format_error(
-			err, errlen,
-			"tensor \"%s\": data_offsets must be [begin, end], two integers with 0 <= begin <= end",
-			name);
+		    err, errlen,
+		    "tensor \"%s\": data_offsets must be [begin, end], two "
+		    "integers with 0 <= begin <= end",
+		    name);
 	if (end > body_size)
 		return format_error(
-			err, errlen,
-			"tensor \"%s\" ends at byte %llu of the data, which holds only %llu bytes: the file is truncated or corrupt",
-			name, (unsigned long long)end,
-			(unsigned long long)body_size);
+		    err, errlen,
+		    "tensor \"%s\" ends at byte %llu of the data, which holds "
+		    "only %llu bytes: the file is truncated or corrupt",
+		    name, (unsigned long long)end,
+		    (unsigned long long)body_size);
 	bytes = dtypes[dt].size;
 	for (int i = 0; i < ndim; i++) {
 		/* Stop multiplying once past the data: it can't match then. */
@@ -501,16 +505,16 @@ static int parse_tensor(struct st_file *f, const cJSON *e,
 			bytes *= (uint64_t)dims[i];
 	}
 	if (bytes > body_size)
-		return format_error(
-			err, errlen,
-			"tensor \"%s\": its shape and dtype make more bytes than the whole data holds",
-			name);
+		return format_error(err, errlen,
+				    "tensor \"%s\": its shape and dtype make "
+				    "more bytes than the whole data holds",
+				    name);
 	if (bytes != end - begin)
-		return format_error(
-			err, errlen,
-			"tensor \"%s\": its shape and dtype make %llu bytes but its data_offsets span %llu",
-			name, (unsigned long long)bytes,
-			(unsigned long long)(end - begin));
+		return format_error(err, errlen,
+				    "tensor \"%s\": its shape and dtype make "
+				    "%llu bytes but its data_offsets span %llu",
+				    name, (unsigned long long)bytes,
+				    (unsigned long long)(end - begin));
 	out->name = name;
 	out->begin = begin;
 	out->end = end;
@@ -533,9 +537,9 @@ static int check_entries(struct entry *ents, int n, char *err, size_t errlen)
 	for (int i = 1; i < n; i++)
 		if (ents[i].begin < ents[i - 1].end)
 			return format_error(
-				err, errlen,
-				"tensors \"%s\" and \"%s\" overlap in the data",
-				ents[i - 1].name, ents[i].name);
+			    err, errlen,
+			    "tensors \"%s\" and \"%s\" overlap in the data",
+			    ents[i - 1].name, ents[i].name);
 	return 0;
 }
 
@@ -550,11 +554,14 @@ static int parse_header(struct st_file *f, const cJSON *root,
 	ents = calloc((size_t)cJSON_GetArraySize(root) + 1, sizeof(*ents));
 	if (!ents)
 		return ERR_NOMEM;
-	cJSON_ArrayForEach(e, root) {
+	cJSON_ArrayForEach(e, root)
+	{
 		if (!strcmp(e->string, META_KEY)) {
-			rc = nmeta++ ? format_error(err, errlen,
-						    "\"__metadata__\" appears twice")
-				     : parse_meta(f, e, err, errlen);
+			rc =
+			    nmeta++
+				? format_error(err, errlen,
+					       "\"__metadata__\" appears twice")
+				: parse_meta(f, e, err, errlen);
 		} else {
 			rc = parse_tensor(f, e, body, body_size, &ents[n], err,
 					  errlen);
@@ -576,10 +583,11 @@ static int parse_header(struct st_file *f, const cJSON *root,
 			qsort(keys, (size_t)f->nmeta, sizeof(*keys), by_name);
 			for (int i = 1; i < f->nmeta && !rc; i++)
 				if (!strcmp(keys[i - 1].name, keys[i].name))
-					rc = format_error(
-						err, errlen,
-						"the metadata key \"%s\" appears twice",
-						keys[i].name);
+					rc =
+					    format_error(err, errlen,
+							 "the metadata key "
+							 "\"%s\" appears twice",
+							 keys[i].name);
 			free(keys);
 		}
 	}
@@ -601,22 +609,23 @@ int st_decode(const void *data, size_t size, struct st_file **out, char *err,
 	if (err && errlen)
 		err[0] = '\0';
 	if (size < 8)
-		return format_error(
-			err, errlen,
-			"the file is too short to be a safetensors file (%zu bytes)",
-			size);
+		return format_error(err, errlen,
+				    "the file is too short to be a safetensors "
+				    "file (%zu bytes)",
+				    size);
 	for (int i = 0; i < 8; i++)
 		hlen |= (uint64_t)p[i] << (8 * i);
 	if (hlen > ST_MAX_HEADER)
-		return format_error(
-			err, errlen,
-			"the header length (%llu bytes) is over the limit of %u bytes",
-			(unsigned long long)hlen, ST_MAX_HEADER);
+		return format_error(err, errlen,
+				    "the header length (%llu bytes) is over "
+				    "the limit of %u bytes",
+				    (unsigned long long)hlen, ST_MAX_HEADER);
 	if (hlen > size - 8)
-		return format_error(
-			err, errlen,
-			"the header length (%llu bytes) runs past the end of the file (%zu bytes): it is truncated or not a safetensors file",
-			(unsigned long long)hlen, size);
+		return format_error(err, errlen,
+				    "the header length (%llu bytes) runs past "
+				    "the end of the file (%zu bytes): it is "
+				    "truncated or not a safetensors file",
+				    (unsigned long long)hlen, size);
 	text = (const char *)p + 8;
 	/* Plain JSON text only: no NUL or other control bytes, which cJSON
 	 * would skip as white space and other readers refuse. */
@@ -624,23 +633,25 @@ int st_decode(const void *data, size_t size, struct st_file **out, char *err,
 		unsigned char c = (unsigned char)text[i];
 
 		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-			return format_error(
-				err, errlen,
-				"the header holds a control byte (0x%02x at offset %llu)",
-				c, (unsigned long long)(8 + i));
+			return format_error(err, errlen,
+					    "the header holds a control byte "
+					    "(0x%02x at offset %llu)",
+					    c, (unsigned long long)(8 + i));
 	}
 	root = cJSON_ParseWithLengthOpts(text, (size_t)hlen, &end, 0);
 	if (!root)
-		return format_error(err, errlen,
-				    "the header is not valid JSON (near byte %lld)",
-				    end ? (long long)(end - text) + 8 : -1LL);
+		return format_error(
+		    err, errlen,
+		    "the header is not valid JSON (near byte %lld)",
+		    end ? (long long)(end - text) + 8 : -1LL);
 	/* cJSON stops after the value; the padding must be white space. */
 	for (; end < text + hlen; end++) {
-		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+		if (*end != ' ' && *end != '\t' && *end != '\n' &&
+		    *end != '\r') {
 			cJSON_Delete(root);
 			return format_error(
-				err, errlen,
-				"the header has text after its JSON object");
+			    err, errlen,
+			    "the header has text after its JSON object");
 		}
 	}
 	if (!cJSON_IsObject(root)) {
@@ -691,7 +702,8 @@ int st_load_file(const char *path, struct st_file **out, char *err,
 	if (rc == ERR_TOO_LARGE) {
 		if (err && errlen)
 			snprintf(err, errlen,
-				 "%s is larger than the limit of %zu bytes for a model file",
+				 "%s is larger than the limit of %zu bytes for "
+				 "a model file",
 				 path, ST_MAX_FILE);
 		return rc;
 	}

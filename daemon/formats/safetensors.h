@@ -28,7 +28,7 @@ struct st_tensor {
 	enum st_dtype dtype;
 	int ndim;
 	int64_t shape[ST_MAX_DIMS];
-	void *data;     /* owned; little-endian host layout */
+	void *data; /* owned; little-endian host layout */
 	size_t nbytes;
 };
 

@@ -43,26 +43,26 @@ struct fit_options {
 };
 
 static const char usage_head[] =
-	"usage: vkinrd --fit IMG.png|IMG.jpg [options]\n"
-	"training (the same options, bounds and defaults as vkinrctl submit;\n"
-	"the recipe's defaults measured by `make bench-quality`):\n";
+    "usage: vkinrd --fit IMG.png|IMG.jpg [options]\n"
+    "training (the same options, bounds and defaults as vkinrctl submit;\n"
+    "the recipe's defaults measured by `make bench-quality`):\n";
 static const char usage_tail[] =
-	"  --init M.safetensors  start from a model package\n"
-	"  --model OUT.safetensors  write the fitted model package\n"
-	"  --recon OUT.png     write the reconstruction\n"
-	"  --checkpoint PATH   write a checkpoint at the end (or at --stop-after)\n"
-	"  --resume PATH       continue from a checkpoint\n"
-	"  --stop-after K      stop after epoch K (with --checkpoint)\n"
-	"several images (vkinrd --fit A.png B.jpg ... or --fit FOLDER):\n"
-	"  --out DIR           write DIR/NAME.safetensors and DIR/NAME.png\n"
-	"  --pack N            train at most N images at once as one program\n"
-	"                      (default: as many as the device's memory holds)\n"
-	"  --max-tile PX       cap a tile's core side (tests, small memories)\n"
-	"  --mem-budget MIB    device memory to plan tiles for\n"
-	"  --device N|NAME     which Vulkan device (see --devices)\n"
-	"  --json              one JSON object per epoch, then a summary\n"
-	"  --timings           per-pass GPU times in the summary\n"
-	"  -q, --quiet         no progress on stderr\n";
+    "  --init M.safetensors  start from a model package\n"
+    "  --model OUT.safetensors  write the fitted model package\n"
+    "  --recon OUT.png     write the reconstruction\n"
+    "  --checkpoint PATH   write a checkpoint at the end (or at --stop-after)\n"
+    "  --resume PATH       continue from a checkpoint\n"
+    "  --stop-after K      stop after epoch K (with --checkpoint)\n"
+    "several images (vkinrd --fit A.png B.jpg ... or --fit FOLDER):\n"
+    "  --out DIR           write DIR/NAME.safetensors and DIR/NAME.png\n"
+    "  --pack N            train at most N images at once as one program\n"
+    "                      (default: as many as the device's memory holds)\n"
+    "  --max-tile PX       cap a tile's core side (tests, small memories)\n"
+    "  --mem-budget MIB    device memory to plan tiles for\n"
+    "  --device N|NAME     which Vulkan device (see --devices)\n"
+    "  --json              one JSON object per epoch, then a summary\n"
+    "  --timings           per-pass GPU times in the summary\n"
+    "  -q, --quiet         no progress on stderr\n";
 
 /* The table's rows that vkinrd --fit takes: all but the queue's
  * priority. */
@@ -87,39 +87,54 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 
 static int parse_args(int argc, char **argv, struct fit_options *o)
 {
-	enum { O_FIT = 256, O_INIT, O_MODEL, O_RECON, O_CKPT, O_RESUME, O_STOP,
-	       O_TILE, O_BUDGET, O_DEVICE, O_JSON, O_TIMINGS, O_OUT, O_PACK,
-	       O_TABLE /* then one for each row of the table */ };
+	enum {
+		O_FIT = 256,
+		O_INIT,
+		O_MODEL,
+		O_RECON,
+		O_CKPT,
+		O_RESUME,
+		O_STOP,
+		O_TILE,
+		O_BUDGET,
+		O_DEVICE,
+		O_JSON,
+		O_TIMINGS,
+		O_OUT,
+		O_PACK,
+		O_TABLE /* then one for each row of the table */
+	};
 	static const struct option longs[] = {
-		{"fit", required_argument, 0, O_FIT},
-		{"init", required_argument, 0, O_INIT},
-		{"model", required_argument, 0, O_MODEL},
-		{"recon", required_argument, 0, O_RECON},
-		{"checkpoint", required_argument, 0, O_CKPT},
-		{"resume", required_argument, 0, O_RESUME},
-		{"stop-after", required_argument, 0, O_STOP},
-		{"max-tile", required_argument, 0, O_TILE},
-		{"mem-budget", required_argument, 0, O_BUDGET},
-		{"device", required_argument, 0, O_DEVICE},
-		{"json", no_argument, 0, O_JSON},
-		{"timings", no_argument, 0, O_TIMINGS},
-		{"out", required_argument, 0, O_OUT},
-		{"pack", required_argument, 0, O_PACK},
-		{"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+		{ "fit", required_argument, 0, O_FIT },
+		{ "init", required_argument, 0, O_INIT },
+		{ "model", required_argument, 0, O_MODEL },
+		{ "recon", required_argument, 0, O_RECON },
+		{ "checkpoint", required_argument, 0, O_CKPT },
+		{ "resume", required_argument, 0, O_RESUME },
+		{ "stop-after", required_argument, 0, O_STOP },
+		{ "max-tile", required_argument, 0, O_TILE },
+		{ "mem-budget", required_argument, 0, O_BUDGET },
+		{ "device", required_argument, 0, O_DEVICE },
+		{ "json", no_argument, 0, O_JSON },
+		{ "timings", no_argument, 0, O_TIMINGS },
+		{ "out", required_argument, 0, O_OUT },
+		{ "pack", required_argument, 0, O_PACK },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	/* then the table's options (proto/params.h) */
-	struct option all[sizeof(longs) / sizeof(longs[0]) + RECIPE_OPTIONS_MAX];
-	double job[PARAM_COUNT] = {0};
+	struct option
+	    all[sizeof(longs) / sizeof(longs[0]) + RECIPE_OPTIONS_MAX];
+	double job[PARAM_COUNT] = { 0 };
 	int c, v;
 	recipe_options_table(longs, all, O_TABLE, FIT_SKIP);
 	nn_config_defaults(&o->cfg, 0);
 	o->cfg.nf = 0; /* auto: the device's, once it is open */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
-		int table = recipe_option_apply(&o->cfg, job, c, O_TABLE,
-						optarg);
+		int table =
+		    recipe_option_apply(&o->cfg, job, c, O_TABLE, optarg);
 		if (table < 0)
 			goto usage_error;
 		if (table) {
@@ -127,12 +142,24 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 			continue;
 		}
 		switch (c) {
-		case O_FIT: o->image = optarg; break;
-		case O_INIT: o->init = optarg; break;
-		case O_MODEL: o->model_out = optarg; break;
-		case O_RECON: o->recon_out = optarg; break;
-		case O_CKPT: o->checkpoint_out = optarg; break;
-		case O_RESUME: o->resume = optarg; break;
+		case O_FIT:
+			o->image = optarg;
+			break;
+		case O_INIT:
+			o->init = optarg;
+			break;
+		case O_MODEL:
+			o->model_out = optarg;
+			break;
+		case O_RECON:
+			o->recon_out = optarg;
+			break;
+		case O_CKPT:
+			o->checkpoint_out = optarg;
+			break;
+		case O_RESUME:
+			o->resume = optarg;
+			break;
 		case O_STOP:
 			if (parse_int(optarg, 1, LIMIT_EPOCHS, &o->stop_after))
 				goto bad;
@@ -146,17 +173,30 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 				goto bad;
 			o->cfg.mem_budget = (uint64_t)v << 20;
 			break;
-		case O_DEVICE: o->device = optarg; break;
-		case O_JSON: o->json = 1; break;
-		case O_TIMINGS: o->timings = 1; break;
-		case O_OUT: o->out = optarg; break;
+		case O_DEVICE:
+			o->device = optarg;
+			break;
+		case O_JSON:
+			o->json = 1;
+			break;
+		case O_TIMINGS:
+			o->timings = 1;
+			break;
+		case O_OUT:
+			o->out = optarg;
+			break;
 		case O_PACK:
 			if (parse_int(optarg, 1, 1 << 20, &o->pack))
 				goto bad;
 			break;
-		case 'q': o->quiet = 1; break;
-		case 'h': print_usage(stdout); exit(0);
-		default: goto usage_error;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			print_usage(stdout);
+			exit(0);
+		default:
+			goto usage_error;
 		}
 	}
 	o->more = argv + optind;
@@ -164,12 +204,13 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 	o->target_psnr = job[PARAM_TARGET_PSNR];
 	if (!o->image || (o->nmore && !o->out)) {
 		if (o->image && o->nmore)
-			fprintf(stderr, "vkinrd: several images need --out DIR\n");
+			fprintf(stderr,
+				"vkinrd: several images need --out DIR\n");
 		goto usage_error;
 	}
 	if (o->out && o->target_psnr > 0) {
 		fprintf(stderr, "vkinrd: --target-psnr stops one image; "
-			"several (--out) train every epoch\n");
+				"several (--out) train every epoch\n");
 		goto usage_error;
 	}
 	return 0;
@@ -216,16 +257,20 @@ static void print_epoch(const struct fit_options *o, const struct nn_metrics *m,
 {
 	if (o->json) {
 		printf("{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,\"lr\":%.9g,"
-		       "\"ms\":%.3f", m->epoch, m->mse, m->psnr, m->lr, m->ms);
+		       "\"ms\":%.3f",
+		       m->epoch, m->mse, m->psnr, m->lr, m->ms);
 		if (m->psnr_average > 0)
 			printf(",\"psnr_average\":%.6f", m->psnr_average);
 		printf(",\"psnr_best\":%.6f}\n", m->psnr_best);
 		fflush(stdout);
 	}
-	if (!o->quiet && (m->epoch % 50 == 0 || m->epoch == total || m->epoch == 1))
-		fprintf(stderr, "epoch %d/%d  psnr %.2f dB (best %.2f)  mse %.3g  "
-			"lr %.3g  %.1f ms\n", m->epoch, total, m->psnr,
-			m->psnr_best, m->mse, m->lr, m->ms);
+	if (!o->quiet &&
+	    (m->epoch % 50 == 0 || m->epoch == total || m->epoch == 1))
+		fprintf(stderr,
+			"epoch %d/%d  psnr %.2f dB (best %.2f)  mse %.3g  "
+			"lr %.3g  %.1f ms\n",
+			m->epoch, total, m->psnr, m->psnr_best, m->mse, m->lr,
+			m->ms);
 }
 
 /* The summary gives the median epoch (the steady state) and the mean: the
@@ -247,55 +292,66 @@ static void print_summary(const struct fit_options *o, struct nn_fit *fit,
 	for (int i = 0; i < NN_PASS_COUNT; i++)
 		gpu_ms += info.pass_ms[i];
 	if (o->json) {
-		printf("{\"done\":true,\"epochs\":%d,\"psnr\":%.6f,\"seconds\":%.3f,"
+		printf("{\"done\":true,\"epochs\":%d,\"psnr\":%.6f,\"seconds\":"
+		       "%.3f,"
 		       "\"device\":\"%s\",\"width\":%d,\"image\":{\"width\":%d,"
 		       "\"height\":%d},\"ms_per_epoch_median\":%.3f,"
 		       "\"ms_per_epoch_mean\":%.3f,\"train_seconds\":%.3f,"
 		       "\"tiles\":%d,\"tile\":[%d,%d],\"halo_overhead\":%.4f,"
 		       "\"device_bytes\":%llu,\"peak_device_bytes\":%llu,"
-		       "\"gflop_per_epoch\":%.3f,\"tflops\":%.3f,\"precision\":\"%s\"",
+		       "\"gflop_per_epoch\":%.3f,\"tflops\":%.3f,\"precision\":"
+		       "\"%s\"",
 		       nn_fit_epoch(fit), psnr, seconds, gpu_info(gpu)->name,
-		       nn_fit_config(fit)->nf, target->width, target->height, ms,
-		       mean, train_seconds, info.tiles_x * info.tiles_y, info.tile_w, info.tile_h,
-		       info.halo_overhead, (unsigned long long)info.device_bytes,
+		       nn_fit_config(fit)->nf, target->width, target->height,
+		       ms, mean, train_seconds, info.tiles_x * info.tiles_y,
+		       info.tile_w, info.tile_h, info.halo_overhead,
+		       (unsigned long long)info.device_bytes,
 		       (unsigned long long)gpu_bytes_peak(gpu),
 		       info.gflop_per_epoch,
 		       ms > 0 ? info.gflop_per_epoch / ms : 0, info.precision);
 		char recipe[512];
-		nn_recipe_describe(&nn_fit_config(fit)->recipe, recipe, sizeof(recipe));
+		nn_recipe_describe(&nn_fit_config(fit)->recipe, recipe,
+				   sizeof(recipe));
 		printf(",\"weights\":\"%s\",\"recipe\":\"lr %g %s\"",
-		       nn_fit_exported_weights(fit), nn_fit_config(fit)->lr, recipe);
+		       nn_fit_exported_weights(fit), nn_fit_config(fit)->lr,
+		       recipe);
 		if (o->timings) {
 			printf(",\"gpu_ms\":%.3f,\"pass_ms\":{", gpu_ms);
 			for (int i = 0; i < NN_PASS_COUNT; i++)
 				printf("%s\"%s\":%.3f", i ? "," : "",
-				       nn_pass_name((enum nn_pass)i), info.pass_ms[i]);
+				       nn_pass_name((enum nn_pass)i),
+				       info.pass_ms[i]);
 			/* bandwidth of the passes that are not GEMMs */
 			printf("},\"pass_gbps\":{");
 			for (int i = 0, n = 0; i < NN_PASS_COUNT; i++)
-				if (info.pass_bytes[i] > 0 && info.pass_ms[i] > 0)
+				if (info.pass_bytes[i] > 0 &&
+				    info.pass_ms[i] > 0)
 					printf("%s\"%s\":%.1f", n++ ? "," : "",
 					       nn_pass_name((enum nn_pass)i),
-					       info.pass_bytes[i] / info.pass_ms[i] * 1e-6);
+					       info.pass_bytes[i] /
+						   info.pass_ms[i] * 1e-6);
 			printf("}");
 		}
 		printf("}\n");
 		return;
 	}
-	fprintf(stderr, "done: %d epochs, PSNR %.2f dB (%s weights), %.1f s, "
-		"%.2f ms/epoch (median; mean %.2f), %d tile(s), %.0f MiB on %s, "
-		"%s\n", nn_fit_epoch(fit), psnr, nn_fit_exported_weights(fit),
-		seconds, ms, mean,
-		info.tiles_x * info.tiles_y, info.device_bytes / 1048576.0,
-		gpu_info(gpu)->name, info.precision);
+	fprintf(
+	    stderr,
+	    "done: %d epochs, PSNR %.2f dB (%s weights), %.1f s, "
+	    "%.2f ms/epoch (median; mean %.2f), %d tile(s), %.0f MiB on %s, "
+	    "%s\n",
+	    nn_fit_epoch(fit), psnr, nn_fit_exported_weights(fit), seconds, ms,
+	    mean, info.tiles_x * info.tiles_y, info.device_bytes / 1048576.0,
+	    gpu_info(gpu)->name, info.precision);
 	if (o->timings) {
 		for (int i = 0; i < NN_PASS_COUNT; i++) {
-			fprintf(stderr, "  %-16s %8.3f ms", nn_pass_name((enum nn_pass)i),
-				info.pass_ms[i]);
+			fprintf(stderr, "  %-16s %8.3f ms",
+				nn_pass_name((enum nn_pass)i), info.pass_ms[i]);
 			if (info.pass_bytes[i] > 0 && info.pass_ms[i] > 0)
 				fprintf(stderr, "  %8.1f MB  %7.1f GB/s",
 					info.pass_bytes[i] * 1e-6,
-					info.pass_bytes[i] / info.pass_ms[i] * 1e-6);
+					info.pass_bytes[i] / info.pass_ms[i] *
+					    1e-6);
 			fputc('\n', stderr);
 		}
 	}
@@ -321,9 +377,10 @@ static int start_fit(struct fit_options *o, struct gpu_context *gpu,
 		rc = load_package(o->resume, &ckpt);
 	else if (o->init)
 		rc = load_package(o->init, &init);
-	rc = rc ? rc : nn_fit_open(fit, gpu, target, ckpt, init, &o->cfg,
-				   o->epochs_given ? NN_TAKE_EPOCHS : 0, err,
-				   sizeof(err));
+	rc = rc ? rc
+		: nn_fit_open(fit, gpu, target, ckpt, init, &o->cfg,
+			      o->epochs_given ? NN_TAKE_EPOCHS : 0, err,
+			      sizeof(err));
 	if (rc && *err)
 		fprintf(stderr, "vkinrd: %s\n", err);
 	st_destroy(ckpt);
@@ -349,8 +406,8 @@ static int write_checkpoint(const char *path, struct nn_fit *fit)
 	int rc = nn_fit_checkpoint(fit, &ck);
 	rc = rc ? rc : st_save_file(ck, path);
 	if (rc)
-		fprintf(stderr, "vkinrd: cannot write checkpoint %s: %s\n", path,
-			error_message(rc));
+		fprintf(stderr, "vkinrd: cannot write checkpoint %s: %s\n",
+			path, error_message(rc));
 	st_destroy(ck);
 	return rc;
 }
@@ -365,8 +422,11 @@ static int run_many(struct fit_options *o)
 		return 1;
 	}
 	struct fit_many_options many = {
-		.cfg = o->cfg, .out = o->out, .pack = o->pack,
-		.json = o->json, .quiet = o->quiet,
+		.cfg = o->cfg,
+		.out = o->out,
+		.pack = o->pack,
+		.json = o->json,
+		.quiet = o->quiet,
 	};
 	if (!many.cfg.nf)
 		many.cfg.nf = nn_default_width(gpu_info(gpu)->is_cpu);
@@ -381,7 +441,7 @@ static int run_many(struct fit_options *o)
 
 int fit_cli_run(int argc, char **argv)
 {
-	struct fit_options o = {0};
+	struct fit_options o = { 0 };
 	struct gpu_context *gpu = NULL;
 	struct image *target = NULL;
 	struct nn_fit *fit = NULL;
@@ -419,7 +479,8 @@ int fit_cli_run(int argc, char **argv)
 		struct nn_metrics m;
 		rc = nn_fit_step(fit, &m);
 		if (rc == ERR_DIVERGED)
-			fprintf(stderr, "vkinrd: the loss is not finite at epoch %d: "
+			fprintf(stderr,
+				"vkinrd: the loss is not finite at epoch %d: "
 				"training diverged (try a lower --lr)\n",
 				nn_fit_epoch(fit) + 1);
 		else if (rc)
@@ -458,24 +519,28 @@ int fit_cli_devices(int json)
 	for (int i = 0; i < count; i++) {
 		const struct gpu_device_info *d = &infos[i];
 		if (json)
-			printf("{\"index\":%d,\"name\":\"%s\",\"type\":\"%s\","
-			       "\"memory\":%llu,\"subgroup\":%u,"
-			       "\"cooperative_matrix\":\"%s\",\"tensor_cores\":%s,"
-			       "\"preferred\":%s}\n",
-			       d->index, d->name, d->type_name,
-			       (unsigned long long)d->device_local_bytes,
-			       d->subgroup_size,
-			       d->has_coopmat_nv && d->has_coopmat_khr ? "nv,khr"
-			       : d->has_coopmat_nv ? "nv"
-			       : d->has_coopmat_khr ? "khr" : "",
-			       d->has_tensor_cores ? "true" : "false",
-			       i == 0 ? "true" : "false");
+			printf(
+			    "{\"index\":%d,\"name\":\"%s\",\"type\":\"%s\","
+			    "\"memory\":%llu,\"subgroup\":%u,"
+			    "\"cooperative_matrix\":\"%s\",\"tensor_cores\":%s,"
+			    "\"preferred\":%s}\n",
+			    d->index, d->name, d->type_name,
+			    (unsigned long long)d->device_local_bytes,
+			    d->subgroup_size,
+			    d->has_coopmat_nv && d->has_coopmat_khr ? "nv,khr"
+			    : d->has_coopmat_nv                     ? "nv"
+			    : d->has_coopmat_khr                    ? "khr"
+								    : "",
+			    d->has_tensor_cores ? "true" : "false",
+			    i == 0 ? "true" : "false");
 		else
 			printf("%d: %s (%s, %.1f GiB, subgroup %u%s%s)%s\n",
 			       d->index, d->name, d->type_name,
-			       d->device_local_bytes / 1073741824.0, d->subgroup_size,
-			       d->has_tensor_cores ? ", fp16 tensor cores through "
-						   : "",
+			       d->device_local_bytes / 1073741824.0,
+			       d->subgroup_size,
+			       d->has_tensor_cores
+				   ? ", fp16 tensor cores through "
+				   : "",
 			       d->has_tensor_cores ? d->coopmat_api : "",
 			       i == 0 ? "  <- preferred" : "");
 	}

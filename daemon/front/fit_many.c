@@ -51,8 +51,8 @@ static int gather(char **args, int nargs, char ***out, int *count)
 	for (int i = 0; list && i < nargs; i++) {
 		struct stat st;
 		DIR *dir = stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)
-				   ? opendir(args[i])
-				   : NULL;
+			       ? opendir(args[i])
+			       : NULL;
 		struct dirent *e;
 		const char *one = dir ? NULL : args[i];
 		while (list && (one || (dir && (e = readdir(dir))))) {
@@ -68,7 +68,8 @@ static int gather(char **args, int nargs, char ***out, int *count)
 					 e->d_name);
 			}
 			if (n == cap) {
-				char **more = realloc(list, (size_t)(cap *= 2) * sizeof(*list));
+				char **more = realloc(list, (size_t)(cap *= 2) *
+								sizeof(*list));
 				if (!more)
 					break;
 				list = more;
@@ -102,7 +103,7 @@ static void base_name(const char *path, char *name, size_t len)
 }
 
 struct member {
-	int image;            /* index into the list */
+	int image; /* index into the list */
 	struct nn_fit *fit;
 	double joined;
 	double gflop;
@@ -120,7 +121,8 @@ static void report(const struct fit_many_options *o, const char *path,
 {
 	if (o->json) {
 		if (error)
-			printf("{\"image\":\"%s\",\"done\":false,\"error\":\"%s\"}\n",
+			printf("{\"image\":\"%s\",\"done\":false,\"error\":\"%"
+			       "s\"}\n",
 			       path, error);
 		else
 			printf("{\"image\":\"%s\",\"done\":true,\"epochs\":%d,"
@@ -145,7 +147,8 @@ static int finish(const struct fit_many_options *o, char **images,
 	snprintf(model, sizeof(model), "%s/%s.safetensors", o->out, name);
 	snprintf(recon, sizeof(recon), "%s/%s.png", o->out, name);
 	const char *failed = NULL;
-	int rc = nn_fit_save_export(mb->fit, model, recon, 0644, &psnr, &failed);
+	int rc =
+	    nn_fit_save_export(mb->fit, model, recon, 0644, &psnr, &failed);
 	if (rc) {
 		char msg[600];
 		snprintf(msg, sizeof(msg), "cannot write %.500s: %s",
@@ -191,10 +194,11 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 {
 	char **images = NULL;
 	int count = 0;
-	struct tally t = {0};
+	struct tally t = { 0 };
 	int rc = gather(args, nargs, &images, &count);
 	if (rc || count == 0) {
-		fprintf(stderr, "vkinrd: no .png, .jpg or .jpeg image to fit\n");
+		fprintf(stderr,
+			"vkinrd: no .png, .jpg or .jpeg image to fit\n");
 		free(images);
 		return 1;
 	}
@@ -220,7 +224,8 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		while (n < cap && next < count) {
 			int oom;
 			double t0 = now_s();
-			struct nn_fit *fit = join(o, gpu, images, next, &oom, &t);
+			struct nn_fit *fit =
+			    join(o, gpu, images, next, &oom, &t);
 			t.join_s += now_s() - t0;
 			if (oom && n) { /* full: the pack is this large */
 				cap = n;
@@ -237,16 +242,21 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			struct nn_fit_info info;
 			nn_fit_get_info(fit, &info);
 			if (!sized && o->pack <= 0) {
-				uint64_t each = gpu_bytes_in_use(gpu) + (1u << 20);
+				uint64_t each =
+				    gpu_bytes_in_use(gpu) + (1u << 20);
 				uint64_t most = budget / (each ? each : 1);
-				cap = most < 1 ? 1 : most < (uint64_t)cap ? (int)most : cap;
+				cap = most < 1               ? 1
+				      : most < (uint64_t)cap ? (int)most
+							     : cap;
 				sized = 1;
 				if (!o->quiet && !o->json)
-					fprintf(stderr, "vkinrd: packs of up to %d "
-						"fits\n", cap);
+					fprintf(stderr,
+						"vkinrd: packs of up to %d "
+						"fits\n",
+						cap);
 			}
-			live[n++] = (struct member){next - 1, fit, now_s(),
-						     info.gflop_per_epoch};
+			live[n++] = (struct member){ next - 1, fit, now_s(),
+						     info.gflop_per_epoch };
 		}
 		for (int i = 0; i < n; i++)
 			fits[i] = live[i].fit;
@@ -256,14 +266,16 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		t0 = now_s();
 		for (int i = 0; rc == 0 && i < n; i++) {
 			struct member *mb = &live[i];
-			int over = nn_fit_epoch(mb->fit) >= nn_fit_config(mb->fit)->epochs;
+			int over = nn_fit_epoch(mb->fit) >=
+				   nn_fit_config(mb->fit)->epochs;
 			if (rcs[i] == 0 && !over)
 				continue;
 			if (rcs[i]) {
-				report(o, images[mb->image], 0, 0, 0,
-				       rcs[i] == ERR_DIVERGED
-					       ? "training diverged (try a lower --lr)"
-					       : error_message(rcs[i]));
+				report(
+				    o, images[mb->image], 0, 0, 0,
+				    rcs[i] == ERR_DIVERGED
+					? "training diverged (try a lower --lr)"
+					: error_message(rcs[i]));
 				t.failed++;
 			} else {
 				finish(o, images, mb, &t);
@@ -274,10 +286,12 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		t.finish_s += now_s() - t0;
 	}
 	if (rc)
-		fprintf(stderr, "vkinrd: the pack failed: %s\n", error_message(rc));
+		fprintf(stderr, "vkinrd: the pack failed: %s\n",
+			error_message(rc));
 	double seconds = now_s() - start;
 	if (o->json)
-		printf("{\"done\":true,\"images\":%d,\"failed\":%d,\"seconds\":%.3f,"
+		printf("{\"done\":true,\"images\":%d,\"failed\":%d,\"seconds\":"
+		       "%.3f,"
 		       "\"images_per_s\":%.3f,\"mean_psnr\":%.6f,"
 		       "\"worst_psnr\":%.6f,\"tflops\":%.3f,\"pack\":%d,"
 		       "\"join_s\":%.3f,\"step_s\":%.3f,\"finish_s\":%.3f,"
@@ -287,9 +301,10 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		       t.gflop / seconds * 1e-3, cap, t.join_s, t.step_s,
 		       t.finish_s, gpu_info(gpu)->name);
 	else if (!o->quiet)
-		fprintf(stderr, "done: %d images (%d failed) in %.1f s: %.2f "
-			"images/s, mean PSNR %.2f dB, worst %.2f\n", t.done,
-			t.failed, seconds, t.done / seconds,
+		fprintf(stderr,
+			"done: %d images (%d failed) in %.1f s: %.2f "
+			"images/s, mean PSNR %.2f dB, worst %.2f\n",
+			t.done, t.failed, seconds, t.done / seconds,
 			t.done ? t.psnr_sum / t.done : 0, t.psnr_worst);
 	for (int i = 0; i < n; i++)
 		nn_fit_destroy(live[i].fit);

@@ -58,26 +58,23 @@
 
 struct task {
 	const char *manifest, *out, *device;
-	int shard, shards;     /* this task is shard of shards */
-	int slot, slots;       /* and this process slot of slots (GPUs) */
-	struct nn_config cfg;  /* nf 0: the device's width */
+	int shard, shards;    /* this task is shard of shards */
+	int slot, slots;      /* and this process slot of slots (GPUs) */
+	struct nn_config cfg; /* nf 0: the device's width */
 	int allow_cpu, quiet;
-	double target_psnr;    /* 0: none */
-	char settings[512];    /* what a finished result must match */
+	double target_psnr; /* 0: none */
+	char settings[512]; /* what a finished result must match */
 	struct gpu_context *gpu;
 	int done, skipped, failed;
 };
 
 static volatile sig_atomic_t stop_signal;
 
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
+static void on_stop(int sig) { stop_signal = sig; }
 
 static void catch_stop_signals(void)
 {
-	struct sigaction sa = {.sa_handler = on_stop};
+	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -87,17 +84,17 @@ static void catch_stop_signals(void)
 /* ------------------------------------------------------------ options */
 
 static const char usage_head[] =
-	"usage: vkinrd --fit-task MANIFEST --out OUT [--shard K/N] [options]\n"
-	"  MANIFEST            lines of NAME<TAB>PATH (vkinrctl submit --slurm)\n"
-	"  --out OUT           results go to OUT/NAME/\n"
-	"  --shard K/N         fit lines K, K+N, ... (default 0/1: every line)\n"
-	"training (the same options, bounds and defaults as vkinrd --fit and\n"
-	"vkinrctl submit; a target stops each image early):\n";
+    "usage: vkinrd --fit-task MANIFEST --out OUT [--shard K/N] [options]\n"
+    "  MANIFEST            lines of NAME<TAB>PATH (vkinrctl submit --slurm)\n"
+    "  --out OUT           results go to OUT/NAME/\n"
+    "  --shard K/N         fit lines K, K+N, ... (default 0/1: every line)\n"
+    "training (the same options, bounds and defaults as vkinrd --fit and\n"
+    "vkinrctl submit; a target stops each image early):\n";
 static const char usage_tail[] =
-	"  --max-tile PX       as for vkinrd --fit\n"
-	"  --device N|NAME     a device, when no scheduler assigned one\n"
-	"  --allow-cpu         use the CPU device (lavapipe) when given no GPU\n"
-	"  -q, --quiet         no per-image lines on stderr\n";
+    "  --max-tile PX       as for vkinrd --fit\n"
+    "  --device N|NAME     a device, when no scheduler assigned one\n"
+    "  --allow-cpu         use the CPU device (lavapipe) when given no GPU\n"
+    "  -q, --quiet         no per-image lines on stderr\n";
 
 static void print_usage(FILE *out)
 {
@@ -108,22 +105,30 @@ static void print_usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct task *t)
 {
-	enum { O_TASK = 256, O_OUT, O_SHARD, O_TILE, O_DEVICE, O_CPU,
-	       O_TABLE /* then one for each row of the table */ };
+	enum {
+		O_TASK = 256,
+		O_OUT,
+		O_SHARD,
+		O_TILE,
+		O_DEVICE,
+		O_CPU,
+		O_TABLE /* then one for each row of the table */
+	};
 	static const struct option longs[] = {
-		{"fit-task", required_argument, 0, O_TASK},
-		{"out", required_argument, 0, O_OUT},
-		{"shard", required_argument, 0, O_SHARD},
-		{"max-tile", required_argument, 0, O_TILE},
-		{"device", required_argument, 0, O_DEVICE},
-		{"allow-cpu", no_argument, 0, O_CPU},
-		{"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+		{ "fit-task", required_argument, 0, O_TASK },
+		{ "out", required_argument, 0, O_OUT },
+		{ "shard", required_argument, 0, O_SHARD },
+		{ "max-tile", required_argument, 0, O_TILE },
+		{ "device", required_argument, 0, O_DEVICE },
+		{ "allow-cpu", no_argument, 0, O_CPU },
+		{ "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	/* then the table's options (proto/params.h), as for vkinrd --fit */
-	struct option all[sizeof longs / sizeof longs[0] + RECIPE_OPTIONS_MAX];
-	double job[PARAM_COUNT] = {0};
+	struct option
+	    all[sizeof(longs) / sizeof(longs[0]) + RECIPE_OPTIONS_MAX];
+	double job[PARAM_COUNT] = { 0 };
 	char *end;
 	long v;
 	int c, n;
@@ -142,23 +147,37 @@ static int parse_args(int argc, char **argv, struct task *t)
 		if (table)
 			continue;
 		switch (c) {
-		case O_TASK: t->manifest = optarg; break;
-		case O_OUT: t->out = optarg; break;
+		case O_TASK:
+			t->manifest = optarg;
+			break;
+		case O_OUT:
+			t->out = optarg;
+			break;
 		case O_SHARD:
 			bad = sscanf(optarg, "%d/%d%n", &t->shard, &t->shards,
-				     &n) != 2 || optarg[n] || t->shards < 1 ||
-			      t->shard < 0 || t->shard >= t->shards;
+				     &n) != 2 ||
+			      optarg[n] || t->shards < 1 || t->shard < 0 ||
+			      t->shard >= t->shards;
 			break;
 		case O_TILE:
 			v = strtol(optarg, &end, 10);
 			bad = end == optarg || *end || v < 1 || v > 1 << 20;
 			t->cfg.max_tile = (int)v;
 			break;
-		case O_DEVICE: t->device = optarg; break;
-		case O_CPU: t->allow_cpu = 1; break;
-		case 'q': t->quiet = 1; break;
-		case 'h': print_usage(stdout); exit(0);
-		default: goto usage_error;
+		case O_DEVICE:
+			t->device = optarg;
+			break;
+		case O_CPU:
+			t->allow_cpu = 1;
+			break;
+		case 'q':
+			t->quiet = 1;
+			break;
+		case 'h':
+			print_usage(stdout);
+			exit(0);
+		default:
+			goto usage_error;
 		}
 		if (bad) {
 			fprintf(stderr, "vkinrd: bad value \"%s\" for --%s\n",
@@ -179,13 +198,13 @@ usage_error:
 static void describe_settings(struct task *t)
 {
 	char dil[64], recipe[192];
-	nn_config_dilations_string(&t->cfg, dil, sizeof dil);
-	nn_recipe_describe(&t->cfg.recipe, recipe, sizeof recipe);
-	snprintf(t->settings, sizeof t->settings,
+	nn_config_dilations_string(&t->cfg, dil, sizeof(dil));
+	nn_recipe_describe(&t->cfg.recipe, recipe, sizeof(recipe));
+	snprintf(t->settings, sizeof(t->settings),
 		 "width=%d lr=%.9g seed=%llu dilations=%s %s epochs=%d "
-		 "target_psnr=%g", t->cfg.nf, t->cfg.lr,
-		 (unsigned long long)t->cfg.seed, dil, recipe, t->cfg.epochs,
-		 t->target_psnr);
+		 "target_psnr=%g",
+		 t->cfg.nf, t->cfg.lr, (unsigned long long)t->cfg.seed, dil,
+		 recipe, t->cfg.epochs, t->target_psnr);
 }
 
 /* ------------------------------------------------------------ device */
@@ -194,7 +213,7 @@ static void describe_settings(struct task *t)
 static int open_device(struct task *t, const char *selector)
 {
 	char err[512];
-	int rc = gpu_create(&t->gpu, selector, err, sizeof err);
+	int rc = gpu_create(&t->gpu, selector, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "vkinrd: %s\n", err);
 		return rc;
@@ -217,20 +236,24 @@ static int assigned_selectors(struct task *t, char sel[][16], int max)
 	int count = 0, picked[MAX_TASK_GPUS], n;
 	struct gpu_env env;
 	char err[512];
-	int rc = gpu_list_devices(&infos, &count, err, sizeof err);
+	int rc = gpu_list_devices(&infos, &count, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "vkinrd: %s\n", err);
 		return rc;
 	}
 	gpu_env_read(&env);
-	rc = gpu_env_pick(infos, count, &env, picked, max, &n, err, sizeof err);
+	rc =
+	    gpu_env_pick(infos, count, &env, picked, max, &n, err, sizeof(err));
 	if (rc == ERR_NO_DEVICE && t->allow_cpu) {
-		fprintf(stderr, "vkinrd: %s; using the CPU device "
-			"(--allow-cpu)\n", err);
+		fprintf(stderr,
+			"vkinrd: %s; using the CPU device "
+			"(--allow-cpu)\n",
+			err);
 		n = 0, rc = 0;
 	}
 	if (rc == 0 && n < 0) {
-		snprintf(sel[0], sizeof sel[0], "%s", t->device ? t->device : "");
+		snprintf(sel[0], sizeof(sel[0]), "%s",
+			 t->device ? t->device : "");
 		n = 1;
 	} else if (rc == 0 && n == 0) {
 		int cpu = -1;
@@ -238,18 +261,20 @@ static int assigned_selectors(struct task *t, char sel[][16], int max)
 			if (infos[i].is_cpu)
 				cpu = i;
 		if (!t->allow_cpu || cpu < 0) {
-			fprintf(stderr, "vkinrd: this Slurm task was given no "
+			fprintf(stderr,
+				"vkinrd: this Slurm task was given no "
 				"GPU: ask for one (vkinrctl submit "
 				"--gpus-per-task G) or allow the CPU device "
 				"(--allow-cpu)\n");
 			rc = ERR_NO_DEVICE;
 		} else {
-			snprintf(sel[0], sizeof sel[0], "%d", infos[cpu].index);
+			snprintf(sel[0], sizeof(sel[0]), "%d",
+				 infos[cpu].index);
 			n = 1;
 		}
 	} else if (rc == 0) {
 		for (int i = 0; i < n; i++)
-			snprintf(sel[i], sizeof sel[i], "%d",
+			snprintf(sel[i], sizeof(sel[i]), "%d",
 				 infos[picked[i]].index);
 	} else {
 		fprintf(stderr, "vkinrd: %s\n", err);
@@ -262,7 +287,8 @@ static int assigned_selectors(struct task *t, char sel[][16], int max)
 
 static int write_json(const char *dir, const char *file, cJSON *value)
 {
-	char *text = cJSON_PrintUnformatted(value), *path = path_join(dir, file);
+	char *text = cJSON_PrintUnformatted(value),
+	     *path = path_join(dir, file);
 	int rc = text && path ? 0 : ERR_NOMEM;
 	if (rc == 0) {
 		size_t n = strlen(text);
@@ -283,10 +309,12 @@ static int already_done(const struct task *t, const char *dir)
 	int done = 0;
 	if (path && fileio_read(path, &data, &size, 1 << 20) == 0) {
 		cJSON *r = cJSON_Parse((const char *)data);
-		const cJSON *state = cJSON_GetObjectItemCaseSensitive(r, "state");
+		const cJSON *state =
+		    cJSON_GetObjectItemCaseSensitive(r, "state");
 		const cJSON *settings =
-			cJSON_GetObjectItemCaseSensitive(r, "settings");
-		done = cJSON_IsString(state) && !strcmp(state->valuestring, "done") &&
+		    cJSON_GetObjectItemCaseSensitive(r, "settings");
+		done = cJSON_IsString(state) &&
+		       !strcmp(state->valuestring, "done") &&
 		       cJSON_IsString(settings) &&
 		       !strcmp(settings->valuestring, t->settings);
 		cJSON_Delete(r);
@@ -296,8 +324,7 @@ static int already_done(const struct task *t, const char *dir)
 	return done;
 }
 
-static cJSON *result_base(const char *name, const char *file,
-			  const char *state)
+static cJSON *result_base(const char *name, const char *file, const char *state)
 {
 	cJSON *r = cJSON_CreateObject();
 	const char *job = getenv("SLURM_ARRAY_JOB_ID"),
@@ -307,7 +334,7 @@ static cJSON *result_base(const char *name, const char *file,
 	cJSON_AddStringToObject(r, "state", state);
 	if (job && task) {
 		char id[64];
-		snprintf(id, sizeof id, "%s_%s", job, task);
+		snprintf(id, sizeof(id), "%s_%s", job, task);
 		cJSON_AddStringToObject(r, "slurm_job", id);
 	}
 	return r;
@@ -335,11 +362,12 @@ static int write_metrics(const char *dir, struct nn_fit *fit)
 	char *text = malloc(cap), *path = path_join(dir, "metrics.ndjson");
 	int rc = text && path ? 0 : ERR_NOMEM;
 	for (int i = 0; rc == 0 && i < n; i++)
-		used += (size_t)snprintf(text + used, cap - used,
-			"{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,"
-			"\"lr\":%.9g,\"ms\":%.3f,\"psnr_best\":%.6f}\n",
-			h[i].epoch, h[i].mse, h[i].psnr, h[i].lr, h[i].ms,
-			h[i].psnr_best);
+		used += (size_t)snprintf(
+		    text + used, cap - used,
+		    "{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,"
+		    "\"lr\":%.9g,\"ms\":%.3f,\"psnr_best\":%.6f}\n",
+		    h[i].epoch, h[i].mse, h[i].psnr, h[i].lr, h[i].ms,
+		    h[i].psnr_best);
 	if (rc == 0)
 		rc = fileio_write_atomic(path, text, used, 0644);
 	free(text);
@@ -358,8 +386,9 @@ static int write_result(struct task *t, const char *dir, const char *name,
 	int n, rc = model_path && recon_path ? 0 : ERR_NOMEM;
 	const struct nn_metrics *h = nn_fit_history(fit, &n);
 
-	rc = rc ? rc : nn_fit_save_export(fit, model_path, recon_path, 0644,
-					  &psnr, NULL);
+	rc = rc ? rc
+		: nn_fit_save_export(fit, model_path, recon_path, 0644, &psnr,
+				     NULL);
 	rc = rc ? rc : write_metrics(dir, fit);
 	for (int i = 0; i < n; i++)
 		seconds += h[i].ms / 1000;
@@ -380,8 +409,10 @@ static int write_result(struct task *t, const char *dir, const char *name,
 	free(model_path);
 	free(recon_path);
 	if (rc == 0 && !t->quiet)
-		fprintf(stderr, "vkinrd: %s: done, %d epochs, PSNR %.2f dB "
-			"(%.1f s)\n", name, nn_fit_epoch(fit), psnr, seconds);
+		fprintf(stderr,
+			"vkinrd: %s: done, %d epochs, PSNR %.2f dB "
+			"(%.1f s)\n",
+			name, nn_fit_epoch(fit), psnr, seconds);
 	return rc;
 }
 
@@ -396,20 +427,22 @@ static struct nn_fit *resume_fit(struct task *t, const char *ckpt,
 	struct nn_fit *fit = NULL;
 	struct nn_config cfg;
 	char err[512];
-	if (access(ckpt, F_OK) || st_load_file(ckpt, &file, err, sizeof err))
+	if (access(ckpt, F_OK) || st_load_file(ckpt, &file, err, sizeof(err)))
 		return NULL;
-	if (nn_checkpoint_config(file, &cfg, err, sizeof err) == 0) {
+	if (nn_checkpoint_config(file, &cfg, err, sizeof(err)) == 0) {
 		struct task same = *t;
 		same.cfg = cfg;
 		same.cfg.epochs = t->cfg.epochs;
 		describe_settings(&same);
 		if (!strcmp(same.settings, t->settings))
 			nn_fit_open(&fit, t->gpu, target, file, NULL, &same.cfg,
-				    NN_TAKE_EPOCHS, err, sizeof err);
+				    NN_TAKE_EPOCHS, err, sizeof(err));
 	}
 	if (!fit)
-		fprintf(stderr, "vkinrd: %s: not resumed (other settings or "
-			"damaged); fitting afresh\n", ckpt);
+		fprintf(stderr,
+			"vkinrd: %s: not resumed (other settings or "
+			"damaged); fitting afresh\n",
+			ckpt);
 	st_destroy(file);
 	return fit;
 }
@@ -426,9 +459,11 @@ static int train(struct task *t, struct nn_fit *fit, const char *name)
 		int rc = nn_fit_step(fit, &m);
 		if (rc)
 			return rc;
-		if (!t->quiet && m.epoch % every == 0 && m.epoch < t->cfg.epochs)
-			fprintf(stderr, "vkinrd: %s: epoch %d/%d, PSNR %.2f dB\n",
-				name, m.epoch, t->cfg.epochs, m.psnr);
+		if (!t->quiet && m.epoch % every == 0 &&
+		    m.epoch < t->cfg.epochs)
+			fprintf(stderr,
+				"vkinrd: %s: epoch %d/%d, PSNR %.2f dB\n", name,
+				m.epoch, t->cfg.epochs, m.psnr);
 		if (t->target_psnr > 0 && m.psnr >= t->target_psnr)
 			break;
 	}
@@ -460,8 +495,10 @@ static int fit_image(struct task *t, const char *name, const char *file)
 	}
 	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
-		fprintf(stderr, "vkinrd: %s: another task is fitting it; "
-			"left to that one\n", name);
+		fprintf(stderr,
+			"vkinrd: %s: another task is fitting it; "
+			"left to that one\n",
+			name);
 		t->skipped++;
 		goto out;
 	}
@@ -469,14 +506,14 @@ static int fit_image(struct task *t, const char *name, const char *file)
 		t->skipped++;
 		goto out;
 	}
-	if (image_load_file(file, &target, err, sizeof err)) {
+	if (image_load_file(file, &target, err, sizeof(err))) {
 		record_failure(t, dir, name, file, err);
 		goto out;
 	}
 	if ((fit = resume_fit(t, ckpt, target)))
 		resumed_from = nn_fit_epoch(fit);
 	else if ((rc = nn_fit_create(&fit, t->gpu, target, &t->cfg, NULL, err,
-				     sizeof err))) {
+				     sizeof(err)))) {
 		if (rc == ERR_DEVICE_LOST || rc == ERR_VULKAN)
 			goto out;
 		record_failure(t, dir, name, file, err);
@@ -484,8 +521,8 @@ static int fit_image(struct task *t, const char *name, const char *file)
 		goto out;
 	}
 	if (!t->quiet)
-		fprintf(stderr, "vkinrd: %s: fitting %s (%dx%d)%s\n", name, file,
-			target->width, target->height,
+		fprintf(stderr, "vkinrd: %s: fitting %s (%dx%d)%s\n", name,
+			file, target->width, target->height,
 			resumed_from ? ", resumed" : "");
 	rc = train(t, fit, name);
 	if (rc == ERR_CANCELLED) {
@@ -553,8 +590,10 @@ static int run_slot(struct task *t, const char *selector)
 		if (mine++ % t->slots != t->slot)
 			continue;
 		if (!tab || !name_is_safe((*tab = 0, line))) {
-			fprintf(stderr, "vkinrd: %s: line %ld is not NAME<TAB>"
-				"PATH with a plain NAME\n", t->manifest, line_no);
+			fprintf(stderr,
+				"vkinrd: %s: line %ld is not NAME<TAB>"
+				"PATH with a plain NAME\n",
+				t->manifest, line_no);
 			t->failed++;
 			continue;
 		}
@@ -564,9 +603,10 @@ static int run_slot(struct task *t, const char *selector)
 	}
 	free(data);
 	if (!t->quiet || rc)
-		fprintf(stderr, "vkinrd: %s: %d fitted, %d skipped, "
-			"%d failed%s\n", t->manifest, t->done,
-			t->skipped, t->failed,
+		fprintf(stderr,
+			"vkinrd: %s: %d fitted, %d skipped, "
+			"%d failed%s\n",
+			t->manifest, t->done, t->skipped, t->failed,
 			rc == ERR_CANCELLED ? ", stopped by a signal" : "");
 	gpu_destroy(t->gpu);
 	if (rc == ERR_CANCELLED)
@@ -598,7 +638,8 @@ static int run_slots(struct task *t, char sel[][16], int n)
 			for (int j = 0; j < n && stop_signal; j++)
 				kill(pids[j], (int)stop_signal);
 		code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
-		if (code == FIT_TASK_INTERRUPTED || status == FIT_TASK_INTERRUPTED)
+		if (code == FIT_TASK_INTERRUPTED ||
+		    status == FIT_TASK_INTERRUPTED)
 			status = FIT_TASK_INTERRUPTED;
 		else if (code)
 			status = 1;
@@ -608,7 +649,7 @@ static int run_slots(struct task *t, char sel[][16], int n)
 
 int fit_task_run(int argc, char **argv)
 {
-	struct task t = {0};
+	struct task t = { 0 };
 	char sel[MAX_TASK_GPUS][16];
 
 	if (parse_args(argc, argv, &t))

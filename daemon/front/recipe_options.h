@@ -32,7 +32,7 @@ void recipe_options_table(const struct option *fixed, struct option *all,
  * job[id]); -1 when the value was refused (the table's sentence,
  * "vkinrd: --KEY must be ...", printed on stderr).
  */
-int recipe_option_apply(struct nn_config *cfg, double job[PARAM_COUNT],
-			int c, int first, const char *value);
+int recipe_option_apply(struct nn_config *cfg, double job[PARAM_COUNT], int c,
+			int first, const char *value);
 
 #endif

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* one case a line, as written */
+/* clang-format off */
 const char *gpu_result_name(VkResult r)
 {
 	switch (r) {
@@ -38,6 +40,7 @@ const char *gpu_result_name(VkResult r)
 		return "VK_ERROR_(other)";
 	}
 }
+/* clang-format on */
 
 int gpu_error(struct gpu_context *ctx, VkResult r, const char *call,
 	      const char *file, int line)
@@ -65,18 +68,23 @@ static _Thread_local VkInstance instance_of_describe;
 static int type_rank(VkPhysicalDeviceType t)
 {
 	switch (t) {
-	case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
-	case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
-	case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-	case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
-	default: return 4;
+	case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+		return 0;
+	case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+		return 1;
+	case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+		return 2;
+	case VK_PHYSICAL_DEVICE_TYPE_CPU:
+		return 3;
+	default:
+		return 4;
 	}
 }
 
 static const char *type_name(VkPhysicalDeviceType t)
 {
-	static const char *names[] = {"discrete", "integrated", "virtual",
-				      "cpu", "other"};
+	static const char *names[] = { "discrete", "integrated", "virtual",
+				       "cpu", "other" };
 	return names[type_rank(t)];
 }
 
@@ -85,7 +93,8 @@ static int keep_loaded(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size, (void)data;
 	if (info->dlpi_name && info->dlpi_name[0])
-		dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+		dlopen(info->dlpi_name,
+		       RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 	return 0;
 }
 #endif
@@ -112,7 +121,7 @@ static int create_instance(VkInstance *out, char *err, size_t errlen)
 		.apiVersion = shader_find("gemm_nn_cm2") ? VK_API_VERSION_1_3
 							 : VK_API_VERSION_1_2,
 	};
-	const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+	const char *layers[] = { "VK_LAYER_KHRONOS_validation" };
 	const char *want = getenv("VKINR_VALIDATION");
 	VkInstanceCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
@@ -122,11 +131,14 @@ static int create_instance(VkInstance *out, char *err, size_t errlen)
 	};
 	VkResult r = vkCreateInstance(&info, NULL, out);
 	if (r != VK_SUCCESS) {
-		snprintf(err, errlen,
-			 "cannot start Vulkan (%s): is a Vulkan driver installed? "
-			 "On a machine without a GPU install mesa-vulkan-drivers "
-			 "(lavapipe)", gpu_result_name(r));
-		return r == VK_ERROR_INCOMPATIBLE_DRIVER ? ERR_NO_DEVICE : ERR_VULKAN;
+		snprintf(
+		    err, errlen,
+		    "cannot start Vulkan (%s): is a Vulkan driver installed? "
+		    "On a machine without a GPU install mesa-vulkan-drivers "
+		    "(lavapipe)",
+		    gpu_result_name(r));
+		return r == VK_ERROR_INCOMPATIBLE_DRIVER ? ERR_NO_DEVICE
+							 : ERR_VULKAN;
 	}
 	keep_driver_loaded();
 	return 0;
@@ -182,7 +194,8 @@ static int has_coopmat_features(VkPhysicalDevice pd, void *feat,
 				const VkBool32 *flag)
 {
 	VkPhysicalDevice16BitStorageFeatures storage16 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
 		.pNext = feat,
 	};
 	VkPhysicalDeviceFeatures2 f2 = {
@@ -199,23 +212,27 @@ static int has_nv_coopmat_shape(VkPhysicalDevice pd)
 	if (!has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
 		return 0;
 	VkPhysicalDeviceCooperativeMatrixFeaturesNV feat = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
 	};
 	if (!has_coopmat_features(pd, &feat, &feat.cooperativeMatrix))
 		return 0;
 	PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
-		(PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
-			vkGetInstanceProcAddr(instance_of_describe,
-					      "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+	    (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+		vkGetInstanceProcAddr(
+		    instance_of_describe,
+		    "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
 	if (!get)
 		return 0;
 	uint32_t n = 0;
 	get(pd, &n, NULL);
-	VkCooperativeMatrixPropertiesNV *props = calloc(n ? n : 1, sizeof(*props));
+	VkCooperativeMatrixPropertiesNV *props =
+	    calloc(n ? n : 1, sizeof(*props));
 	if (!props)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
-		props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+		props[i].sType =
+		    VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
 	get(pd, &n, props);
 	int found = 0;
 	for (uint32_t i = 0; i < n && !found; i++) {
@@ -236,17 +253,20 @@ static int has_khr_coopmat_shape(VkPhysicalDevice pd)
 {
 	if (!has_extension(pd, COOPMAT_KHR_EXTENSION))
 		return 0;
-	struct coopmat_features_khr feat = {.sType = STYPE_COOPMAT_FEATURES_KHR};
+	struct coopmat_features_khr feat = { .sType =
+						 STYPE_COOPMAT_FEATURES_KHR };
 	if (!has_coopmat_features(pd, &feat, &feat.cooperativeMatrix))
 		return 0;
-	coopmat_properties_khr_fn get = (coopmat_properties_khr_fn)
-		vkGetInstanceProcAddr(instance_of_describe,
-				      "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+	coopmat_properties_khr_fn get =
+	    (coopmat_properties_khr_fn)vkGetInstanceProcAddr(
+		instance_of_describe,
+		"vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
 	if (!get)
 		return 0;
 	uint32_t n = 0;
 	get(pd, &n, NULL);
-	struct coopmat_properties_khr *props = calloc(n ? n : 1, sizeof(*props));
+	struct coopmat_properties_khr *props =
+	    calloc(n ? n : 1, sizeof(*props));
 	if (!props)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -312,7 +332,7 @@ struct coopmat_flexible_properties_nv {
 };
 
 typedef VkResult (*coopmat_flexible_properties_fn)(
-	VkPhysicalDevice, uint32_t *, struct coopmat_flexible_properties_nv *);
+    VkPhysicalDevice, uint32_t *, struct coopmat_flexible_properties_nv *);
 
 /* Whether VK_NV_cooperative_matrix2 offers what gemm_cm2.comp uses (see
  * gpu.h), through VK_KHR_cooperative_matrix's matrix types. */
@@ -321,7 +341,8 @@ static int has_coopmat2_shape(VkPhysicalDevice pd)
 	if (!has_extension(pd, COOPMAT2_NV_EXTENSION) ||
 	    !has_extension(pd, COOPMAT_KHR_EXTENSION))
 		return 0;
-	struct coopmat2_features_nv feat2 = {.sType = STYPE_COOPMAT2_FEATURES_NV};
+	struct coopmat2_features_nv feat2 = { .sType =
+						  STYPE_COOPMAT2_FEATURES_NV };
 	struct coopmat_features_khr feat = {
 		.sType = STYPE_COOPMAT_FEATURES_KHR,
 		.pNext = &feat2,
@@ -332,23 +353,29 @@ static int has_coopmat2_shape(VkPhysicalDevice pd)
 	    !feat2.cooperativeMatrixPerElementOperations ||
 	    !feat2.cooperativeMatrixTensorAddressing)
 		return 0;
-	struct coopmat2_properties_nv limits = {.sType = STYPE_COOPMAT2_PROPERTIES_NV};
+	struct coopmat2_properties_nv limits = {
+		.sType = STYPE_COOPMAT2_PROPERTIES_NV
+	};
 	VkPhysicalDeviceProperties2 props2 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
 		.pNext = &limits,
 	};
 	vkGetPhysicalDeviceProperties2(pd, &props2);
-	if (limits.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize < COOPMAT2_INVOCATIONS ||
-	    limits.cooperativeMatrixFlexibleDimensionsMaxDimension < COOPMAT2_MAX_SIDE)
+	if (limits.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize <
+		COOPMAT2_INVOCATIONS ||
+	    limits.cooperativeMatrixFlexibleDimensionsMaxDimension <
+		COOPMAT2_MAX_SIDE)
 		return 0;
-	coopmat_flexible_properties_fn get = (coopmat_flexible_properties_fn)
-		vkGetInstanceProcAddr(instance_of_describe,
-				      "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV");
+	coopmat_flexible_properties_fn get =
+	    (coopmat_flexible_properties_fn)vkGetInstanceProcAddr(
+		instance_of_describe, "vkGetPhysicalDeviceCooperativeMatrixFlex"
+				      "ibleDimensionsPropertiesNV");
 	if (!get)
 		return 0;
 	uint32_t n = 0;
 	get(pd, &n, NULL);
-	struct coopmat_flexible_properties_nv *props = calloc(n ? n : 1, sizeof(*props));
+	struct coopmat_flexible_properties_nv *props =
+	    calloc(n ? n : 1, sizeof(*props));
 	if (!props)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -363,10 +390,12 @@ static int has_coopmat2_shape(VkPhysicalDevice pd)
 			p->BType == COMPONENT_FLOAT16_KHR &&
 			p->CType == COMPONENT_FLOAT32_KHR &&
 			p->ResultType == COMPONENT_FLOAT32_KHR &&
-			!p->saturatingAccumulation &&
-			p->MGranularity && COOPMAT2_TILE_MN % p->MGranularity == 0 &&
-			p->NGranularity && COOPMAT2_TILE_MN % p->NGranularity == 0 &&
-			p->KGranularity && COOPMAT2_TILE_K % p->KGranularity == 0;
+			!p->saturatingAccumulation && p->MGranularity &&
+			COOPMAT2_TILE_MN % p->MGranularity == 0 &&
+			p->NGranularity &&
+			COOPMAT2_TILE_MN % p->NGranularity == 0 &&
+			p->KGranularity &&
+			COOPMAT2_TILE_K % p->KGranularity == 0;
 	}
 	free(props);
 	return found;
@@ -389,7 +418,8 @@ static void describe(VkPhysicalDevice pd, int index,
 		     struct gpu_device_info *info)
 {
 	VkPhysicalDevicePCIBusInfoPropertiesEXT pci = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT,
 	};
 	VkPhysicalDeviceIDProperties id = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES,
@@ -399,7 +429,8 @@ static void describe(VkPhysicalDevice pd, int index,
 		.pNext = &id,
 	};
 	VkPhysicalDeviceMaintenance3Properties maint3 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
 		.pNext = &subgroup,
 	};
 	VkPhysicalDeviceProperties2 props = {
@@ -407,13 +438,16 @@ static void describe(VkPhysicalDevice pd, int index,
 		.pNext = &maint3,
 	};
 	VkPhysicalDevice16BitStorageFeatures storage16 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
 	};
 	VkPhysicalDeviceBufferDeviceAddressFeatures addresses = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
 	};
 	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
 		.pNext = &storage16,
 	};
 	storage16.pNext = &addresses;
@@ -422,7 +456,8 @@ static void describe(VkPhysicalDevice pd, int index,
 		.pNext = &f16,
 	};
 	VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT,
 	};
 	VkPhysicalDeviceMemoryProperties2 mem = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
@@ -448,17 +483,20 @@ static void describe(VkPhysicalDevice pd, int index,
 	info->vendor_id = props.properties.vendorID;
 	info->device_id = props.properties.deviceID;
 	info->max_storage_range = props.properties.limits.maxStorageBufferRange;
-	info->max_groups_z = props.properties.limits.maxComputeWorkGroupCount[2];
+	info->max_groups_z =
+	    props.properties.limits.maxComputeWorkGroupCount[2];
 	/* VKINR_PACKS=0 leaves them off, to compare */
 	const char *packs = getenv("VKINR_PACKS");
 	info->has_packs = addresses.bufferDeviceAddress &&
 			  info->api_version >= VK_API_VERSION_1_2 &&
 			  !(packs && !strcmp(packs, "0"));
 	info->max_allocation = maint3.maxMemoryAllocationSize;
-	info->max_shared_bytes = props.properties.limits.maxComputeSharedMemorySize;
+	info->max_shared_bytes =
+	    props.properties.limits.maxComputeSharedMemorySize;
 	info->subgroup_size = subgroup.subgroupSize;
 	info->has_float16 = f16.shaderFloat16;
-	info->has_float16_storage = f16.shaderFloat16 && storage16.storageBuffer16BitAccess;
+	info->has_float16_storage =
+	    f16.shaderFloat16 && storage16.storageBuffer16BitAccess;
 	info->has_coopmat_nv = has_nv_coopmat_shape(pd);
 	info->has_coopmat_khr = has_khr_coopmat_shape(pd);
 	info->coopmat_api = choose_coopmat_api(info);
@@ -467,11 +505,10 @@ static void describe(VkPhysicalDevice pd, int index,
 	 * Vulkan 1.3), beside the tensor-core path (whose features and memory
 	 * model it needs) */
 	const char *cm2 = getenv("VKINR_COOPMAT2");
-	info->has_coopmat2 = info->has_tensor_cores &&
-			     info->api_version >= VK_API_VERSION_1_3 &&
-			     shader_find("gemm_nn_cm2") != NULL &&
-			     !(cm2 && !strcmp(cm2, "0")) &&
-			     has_coopmat2_shape(pd);
+	info->has_coopmat2 =
+	    info->has_tensor_cores && info->api_version >= VK_API_VERSION_1_3 &&
+	    shader_find("gemm_nn_cm2") != NULL && !(cm2 && !strcmp(cm2, "0")) &&
+	    has_coopmat2_shape(pd);
 	info->is_cpu = info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	memcpy(info->uuid, id.deviceUUID, VK_UUID_SIZE);
 	info->has_pci = has_pci;
@@ -482,14 +519,15 @@ static void describe(VkPhysicalDevice pd, int index,
 
 	const VkPhysicalDeviceMemoryProperties *mp = &mem.memoryProperties;
 	for (uint32_t h = 0; h < mp->memoryHeapCount; h++) {
-		if (!(mp->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT))
+		if (!(mp->memoryHeaps[h].flags &
+		      VK_MEMORY_HEAP_DEVICE_LOCAL_BIT))
 			continue;
 		uint64_t size = mp->memoryHeaps[h].size;
 		if (size > info->device_local_bytes) {
 			info->device_local_bytes = size;
 			info->budget_bytes = has_budget && budget.heapBudget[h]
-						     ? budget.heapBudget[h]
-						     : size;
+						 ? budget.heapBudget[h]
+						 : size;
 		}
 	}
 }
@@ -568,7 +606,8 @@ static int choose(const struct gpu_device_info *infos, int count,
 	}
 	snprintf(err, errlen,
 		 "no Vulkan device matches \"%s\": `vkinrd --devices` lists "
-		 "them (use the index or part of the name)", selector);
+		 "them (use the index or part of the name)",
+		 selector);
 	return ERR_NOT_FOUND;
 }
 
@@ -621,9 +660,11 @@ static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 		exts[next++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
 	/* the tensor-core path: fp16 arithmetic, cooperative matrices of
 	 * either extension, and the Vulkan memory model their shaders use */
-	int khr = ctx->info.coopmat_api && !strcmp(ctx->info.coopmat_api, "khr");
+	int khr =
+	    ctx->info.coopmat_api && !strcmp(ctx->info.coopmat_api, "khr");
 	VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
 		.cooperativeMatrix = VK_TRUE,
 	};
 	struct coopmat_features_khr coop_khr = {
@@ -631,7 +672,8 @@ static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 		.cooperativeMatrix = VK_TRUE,
 	};
 	VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
 		.pNext = khr ? (void *)&coop_khr : (void *)&coop_nv,
 		.vulkanMemoryModel = VK_TRUE,
 	};
@@ -653,12 +695,14 @@ static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 		exts[next++] = COOPMAT2_NV_EXTENSION;
 	}
 	VkPhysicalDevice16BitStorageFeatures storage16 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
 		.pNext = ctx->info.has_tensor_cores ? &memory_model : NULL,
 		.storageBuffer16BitAccess = VK_TRUE,
 	};
 	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
 		.pNext = &storage16,
 		.shaderFloat16 = VK_TRUE,
 	};
@@ -668,28 +712,33 @@ static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 	}
 	/* the packed programs reach buffers by their device addresses */
 	VkPhysicalDeviceBufferDeviceAddressFeatures addresses = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
 		.pNext = ctx->info.has_float16_storage ? (void *)&f16 : NULL,
 		.bufferDeviceAddress = VK_TRUE,
 	};
 	VkDeviceCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-		.pNext = ctx->info.has_packs ? (void *)&addresses
-		       : ctx->info.has_float16_storage ? (void *)&f16 : NULL,
+		.pNext = ctx->info.has_packs             ? (void *)&addresses
+			 : ctx->info.has_float16_storage ? (void *)&f16
+							 : NULL,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &queue,
 	};
 	/* a diagnostic for kernel tuning: what the driver made of a shader */
 	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats = {
-		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+		.sType =
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
 		.pNext = (void *)info.pNext,
 		.pipelineExecutableInfo = VK_TRUE,
 	};
 	const char *want_stats = getenv("VKINR_PIPELINE_STATS");
 	if (want_stats && *want_stats == '1' &&
-	    has_extension(ctx->physical,
-			  VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
-		exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+	    has_extension(
+		ctx->physical,
+		VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+		exts[next++] =
+		    VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
 		info.pNext = &stats;
 		ctx->capture_stats = 1;
 	}
@@ -710,7 +759,8 @@ static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 	};
 	GPU_CHECK(ctx, vkCreateCommandPool(ctx->device, &pool, NULL,
 					   &ctx->command_pool));
-	VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+	VkFenceCreateInfo fence = { .sType =
+					VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
 	GPU_CHECK(ctx, vkCreateFence(ctx->device, &fence, NULL, &ctx->fence));
 	return 0;
 }
@@ -724,7 +774,8 @@ static int open_device(struct gpu_context *ctx, char *err, size_t errlen)
 	int rc = open_device_with(ctx, err, errlen);
 	if (rc && ctx->info.has_coopmat2 && ctx->device == VK_NULL_HANDLE &&
 	    !ctx->lost) {
-		fprintf(stderr, "vkinrd: %s: opening it with "
+		fprintf(stderr,
+			"vkinrd: %s: opening it with "
 			"VK_NV_cooperative_matrix2 failed; without it\n",
 			ctx->info.name);
 		ctx->info.has_coopmat2 = 0;
@@ -778,7 +829,8 @@ void gpu_destroy(struct gpu_context *ctx)
 		return;
 	if (ctx->device) {
 		vkDeviceWaitIdle(ctx->device);
-		for (struct gpu_pipeline *p = ctx->pipelines, *next; p; p = next) {
+		for (struct gpu_pipeline *p = ctx->pipelines, *next; p;
+		     p = next) {
 			next = p->next;
 			vkDestroyPipeline(ctx->device, p->pipeline, NULL);
 			vkDestroyPipelineLayout(ctx->device, p->layout, NULL);
@@ -813,21 +865,18 @@ uint64_t gpu_bytes_peak(const struct gpu_context *ctx)
 	return ctx->bytes_peak;
 }
 
-int gpu_is_lost(const struct gpu_context *ctx)
-{
-	return ctx->lost;
-}
+int gpu_is_lost(const struct gpu_context *ctx) { return ctx->lost; }
 
 /* ------------------------------------------------------- submission */
 
-int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds,
-		    int n)
+int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds, int n)
 {
 	if (ctx->lost)
 		return ERR_DEVICE_LOST;
 	ctx->runs++;
 	if (ctx->fault_lost_at && ctx->runs == ctx->fault_lost_at) {
-		fprintf(stderr, "vkinrd: VKINR_FAULT: simulating device loss\n");
+		fprintf(stderr,
+			"vkinrd: VKINR_FAULT: simulating device loss\n");
 		ctx->lost = 1;
 		return ERR_DEVICE_LOST;
 	}
@@ -874,7 +923,8 @@ int gpu_oneshot_submit(struct gpu_context *ctx, VkCommandBuffer cmd)
 	int rc;
 	VkResult r = vkEndCommandBuffer(cmd);
 	if (r != VK_SUCCESS)
-		rc = gpu_error(ctx, r, "vkEndCommandBuffer", __FILE__, __LINE__);
+		rc =
+		    gpu_error(ctx, r, "vkEndCommandBuffer", __FILE__, __LINE__);
 	else
 		rc = gpu_submit_wait(ctx, &cmd, 1);
 	vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);

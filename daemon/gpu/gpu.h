@@ -31,22 +31,22 @@ struct gpu_device_info {
 	int index;
 	char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
 	VkPhysicalDeviceType type;
-	const char *type_name;      /* "discrete", "integrated", "virtual", "cpu" */
+	const char *type_name; /* "discrete", "integrated", "virtual", "cpu" */
 	uint32_t api_version;
 	uint32_t vendor_id, device_id;
 	uint64_t device_local_bytes; /* largest device-local heap */
-	uint64_t budget_bytes;       /* VK_EXT_memory_budget, else the heap size */
-	uint64_t max_storage_range;  /* maxStorageBufferRange */
-	uint64_t max_allocation;     /* maxMemoryAllocationSize */
-	uint32_t max_shared_bytes;   /* maxComputeSharedMemorySize */
+	uint64_t budget_bytes; /* VK_EXT_memory_budget, else the heap size */
+	uint64_t max_storage_range; /* maxStorageBufferRange */
+	uint64_t max_allocation;    /* maxMemoryAllocationSize */
+	uint32_t max_shared_bytes;  /* maxComputeSharedMemorySize */
 	uint32_t subgroup_size;
 	/* Cooperative matrices with what gemm_coop.comp needs: the 16x8x16
 	 * shape, fp16 x fp16 + fp32 at subgroup scope, subgroups of 32,
 	 * shaderFloat16 and 16-bit storage buffers; through either extension */
-	int has_coopmat_nv;          /* VK_NV_cooperative_matrix offers it */
-	int has_coopmat_khr;         /* VK_KHR_cooperative_matrix offers it */
-	int has_tensor_cores;        /* one of them does, and is enabled */
-	const char *coopmat_api;     /* the one enabled: "nv", "khr" or NULL;
+	int has_coopmat_nv;      /* VK_NV_cooperative_matrix offers it */
+	int has_coopmat_khr;     /* VK_KHR_cooperative_matrix offers it */
+	int has_tensor_cores;    /* one of them does, and is enabled */
+	const char *coopmat_api; /* the one enabled: "nv", "khr" or NULL;
 				      * NV where both are (VKINR_COOPMAT=khr
 				      * picks KHR, to compare them) */
 	/* VK_NV_cooperative_matrix2 with what gemm_cm2.comp needs (workgroup
@@ -57,16 +57,16 @@ struct gpu_device_info {
 	 * extension. VKINR_COOPMAT2=0 leaves it off, to compare. */
 	int has_coopmat2;
 	int has_float16;
-	int has_float16_storage;     /* and 16-bit storage buffers: enabled
+	int has_float16_storage; /* and 16-bit storage buffers: enabled
 				      * (the fp16 passes run; lavapipe's too) */
 	int is_cpu;
 	/* buffer device addresses (Vulkan 1.2's bufferDeviceAddress): the
 	 * packed programs (gpu_pack_program_create) run */
 	int has_packs;
-	uint32_t max_groups_z;       /* maxComputeWorkGroupCount[2] */
+	uint32_t max_groups_z; /* maxComputeWorkGroupCount[2] */
 	/* Identity, to find the device a scheduler assigned (visible.c). */
-	uint8_t uuid[VK_UUID_SIZE];  /* VkPhysicalDeviceIDProperties */
-	int has_pci;                 /* VK_EXT_pci_bus_info was offered */
+	uint8_t uuid[VK_UUID_SIZE]; /* VkPhysicalDeviceIDProperties */
+	int has_pci;                /* VK_EXT_pci_bus_info was offered */
 	uint32_t pci_domain, pci_bus, pci_device, pci_function;
 };
 
@@ -99,7 +99,7 @@ struct gpu_arena;
 struct gpu_buffer {
 	VkBuffer handle;
 	VkDeviceSize size;
-	void *mapped; /* host-visible buffers only */
+	void *mapped;     /* host-visible buffers only */
 	uint64_t address; /* its device address (info.has_packs), else 0 */
 };
 
@@ -171,7 +171,8 @@ int gpu_programs_run(struct gpu_program *const *progs, int n);
  * Timestamps are not recorded. Returns ERR_INVALID when the programs are
  * not alike or the device has no packs.
  */
-int gpu_programs_alike(const struct gpu_program *a, const struct gpu_program *b);
+int gpu_programs_alike(const struct gpu_program *a,
+		       const struct gpu_program *b);
 int gpu_pack_program_create(struct gpu_context *ctx,
 			    struct gpu_program *const *progs, int n,
 			    const struct gpu_buffer *mask,

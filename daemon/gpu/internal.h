@@ -49,12 +49,12 @@ int gpu_error(struct gpu_context *ctx, VkResult r, const char *call,
 
 /* Checks a VkResult; on failure logs the call and returns the mapped error
  * from the enclosing function. */
-#define GPU_CHECK(ctx, call)                                                 \
-	do {                                                                 \
-		VkResult gpu_check_r_ = (call);                              \
-		if (gpu_check_r_ != VK_SUCCESS)                              \
-			return gpu_error((ctx), gpu_check_r_, #call,         \
-					 __FILE__, __LINE__);                \
+#define GPU_CHECK(ctx, call)                                                   \
+	do {                                                                   \
+		VkResult gpu_check_r_ = (call);                                \
+		if (gpu_check_r_ != VK_SUCCESS)                                \
+			return gpu_error((ctx), gpu_check_r_, #call, __FILE__, \
+					 __LINE__);                            \
 	} while (0)
 
 /* One-shot command buffer, for copies outside programs. */

@@ -117,7 +117,8 @@ static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
 	}
 	if (r != VK_SUCCESS) {
 		free(b);
-		return gpu_error(ctx, r, "vkAllocateMemory", __FILE__, __LINE__);
+		return gpu_error(ctx, r, "vkAllocateMemory", __FILE__,
+				 __LINE__);
 	}
 	if (map) {
 		r = vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0,
@@ -150,7 +151,8 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 		return ERR_DEVICE_LOST;
 	ctx->allocations++;
 	if (ctx->fault_oom_at && ctx->allocations == ctx->fault_oom_at) {
-		fprintf(stderr, "vkinrd: VKINR_FAULT: simulating out of memory\n");
+		fprintf(stderr,
+			"vkinrd: VKINR_FAULT: simulating out of memory\n");
 		return ERR_DEVICE_OOM;
 	}
 	if (size == 0)
@@ -168,8 +170,8 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 			 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
 			 VK_BUFFER_USAGE_TRANSFER_DST_BIT |
 			 (ctx->info.has_packs
-				  ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
-				  : 0),
+			      ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
+			      : 0),
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
 	};
 	VkResult r = vkCreateBuffer(ctx->device, &info, NULL, &entry->handle);
@@ -183,9 +185,9 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 	VkMemoryRequirements req;
 	vkGetBufferMemoryRequirements(ctx->device, entry->handle, &req);
 	VkMemoryPropertyFlags want =
-		host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-				       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-			     : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+	    host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+			       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+			 : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
 	int type = gpu_find_memory_type(ctx, req.memoryTypeBits, want);
 	if (type < 0 && !host_visible)
 		type = gpu_find_memory_type(ctx, req.memoryTypeBits, 0);
@@ -205,8 +207,8 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 		}
 	}
 	if (!block) {
-		int rc = new_block(arena, (uint32_t)type, req.size, host_visible,
-				   &block);
+		int rc = new_block(arena, (uint32_t)type, req.size,
+				   host_visible, &block);
 		if (rc)
 			return rc;
 		offset = 0;
@@ -227,10 +229,7 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 	return 0;
 }
 
-uint64_t gpu_arena_bytes(const struct gpu_arena *arena)
-{
-	return arena->bytes;
-}
+uint64_t gpu_arena_bytes(const struct gpu_arena *arena) { return arena->bytes; }
 
 /* ---------------------------------------------------------- copies */
 
@@ -258,7 +257,7 @@ static int copy(struct gpu_context *ctx, VkBuffer src, VkDeviceSize src_off,
 	int rc = gpu_oneshot_begin(ctx, &cmd);
 	if (rc)
 		return rc;
-	VkBufferCopy region = {src_off, dst_off, size};
+	VkBufferCopy region = { src_off, dst_off, size };
 	vkCmdCopyBuffer(cmd, src, dst, 1, &region);
 	return gpu_oneshot_submit(ctx, cmd);
 }
@@ -286,9 +285,11 @@ static int transfer(struct gpu_context *ctx, const struct gpu_buffer *buf,
 		char *part = (char *)host + done;
 		if (to_device) {
 			memcpy(stage.mapped, part, n);
-			rc = copy(ctx, stage.handle, 0, buf->handle, offset + done, n);
+			rc = copy(ctx, stage.handle, 0, buf->handle,
+				  offset + done, n);
 		} else {
-			rc = copy(ctx, buf->handle, offset + done, stage.handle, 0, n);
+			rc = copy(ctx, buf->handle, offset + done, stage.handle,
+				  0, n);
 			if (rc == 0)
 				memcpy(part, stage.mapped, n);
 		}

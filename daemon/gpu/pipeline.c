@@ -24,9 +24,8 @@ const struct shader_blob *shader_find(const char *name)
 	return NULL;
 }
 
-static struct gpu_pipeline *cached(struct gpu_context *ctx,
-				   const char *variant, const uint32_t *spec,
-				   int nspec)
+static struct gpu_pipeline *cached(struct gpu_context *ctx, const char *variant,
+				   const uint32_t *spec, int nspec)
 {
 	for (struct gpu_pipeline *p = ctx->pipelines; p; p = p->next) {
 		if (!strcmp(p->variant, variant) && p->nspec == nspec &&
@@ -42,8 +41,8 @@ static void print_statistics(struct gpu_context *ctx,
 			     const struct gpu_pipeline *p)
 {
 	PFN_vkGetPipelineExecutableStatisticsKHR get_statistics =
-		(PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(
-			ctx->device, "vkGetPipelineExecutableStatisticsKHR");
+	    (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(
+		ctx->device, "vkGetPipelineExecutableStatisticsKHR");
 	if (!get_statistics)
 		return;
 	VkPipelineExecutableInfoKHR exe = {
@@ -54,7 +53,9 @@ static void print_statistics(struct gpu_context *ctx,
 	uint32_t n = 32;
 	for (uint32_t i = 0; i < n; i++)
 		stat[i] = (VkPipelineExecutableStatisticKHR){
-			.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+			.sType =
+			    VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR
+		};
 	VkResult r = get_statistics(ctx->device, &exe, &n, stat);
 	if (r != VK_SUCCESS && r != VK_INCOMPLETE)
 		return;
@@ -69,7 +70,8 @@ static void print_statistics(struct gpu_context *ctx,
 			fprintf(stderr, "%lld", (long long)stat[i].value.i64);
 			break;
 		case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
-			fprintf(stderr, "%llu", (unsigned long long)stat[i].value.u64);
+			fprintf(stderr, "%llu",
+				(unsigned long long)stat[i].value.u64);
 			break;
 		default:
 			fprintf(stderr, "%g", stat[i].value.f64);
@@ -86,13 +88,16 @@ static void dump_pipeline(struct gpu_context *ctx, const struct gpu_pipeline *p,
 			  VkPipelineCache cache, const char *dir)
 {
 	size_t size = 0;
-	if (cache && vkGetPipelineCacheData(ctx->device, cache, &size, NULL) ==
-			     VK_SUCCESS && size) {
+	if (cache &&
+	    vkGetPipelineCacheData(ctx->device, cache, &size, NULL) ==
+		VK_SUCCESS &&
+	    size) {
 		void *data = malloc(size);
 		char path[512];
 		snprintf(path, sizeof(path), "%s/%s.cache", dir, p->variant);
-		if (data && vkGetPipelineCacheData(ctx->device, cache, &size,
-						   data) == VK_SUCCESS &&
+		if (data &&
+		    vkGetPipelineCacheData(ctx->device, cache, &size, data) ==
+			VK_SUCCESS &&
 		    fileio_write_atomic(path, data, size, 0644))
 			fprintf(stderr, "vkinrd: cannot write %s\n", path);
 		free(data);
@@ -141,8 +146,10 @@ static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 	if (api && !strcmp(api, "khr") && spirv_uses_coopmat_nv(code, words)) {
 		int rc = spirv_nv_to_khr(code, words, &khr, &words);
 		if (rc) {
-			fprintf(stderr, "vkinrd: cannot translate shader %s to "
-				"VK_KHR_cooperative_matrix\n", blob->name);
+			fprintf(stderr,
+				"vkinrd: cannot translate shader %s to "
+				"VK_KHR_cooperative_matrix\n",
+				blob->name);
 			return rc;
 		}
 		code = khr;
@@ -153,14 +160,14 @@ static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 		.pCode = code,
 	};
 	VkShaderModule module;
-	VkResult made = vkCreateShaderModule(ctx->device, &module_info, NULL,
-					     &module);
+	VkResult made =
+	    vkCreateShaderModule(ctx->device, &module_info, NULL, &module);
 	free(khr);
 	GPU_CHECK(ctx, made);
 	VkSpecializationMapEntry entries[GPU_MAX_SPEC];
 	for (int i = 0; i < p->nspec; i++)
-		entries[i] = (VkSpecializationMapEntry){(uint32_t)i,
-							(uint32_t)(i * 4), 4};
+		entries[i] = (VkSpecializationMapEntry){ (uint32_t)i,
+							 (uint32_t)(i * 4), 4 };
 	VkSpecializationInfo spec = {
 		.mapEntryCount = (uint32_t)p->nspec,
 		.pMapEntries = entries,
@@ -181,14 +188,16 @@ static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 	if (ctx->capture_stats)
 		info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
 	VkPipelineCache cache = VK_NULL_HANDLE;
-	const char *dump_dir = ctx->capture_stats ? getenv("VKINR_PIPELINE_DUMP") : NULL;
+	const char *dump_dir =
+	    ctx->capture_stats ? getenv("VKINR_PIPELINE_DUMP") : NULL;
 	VkPipelineCacheCreateInfo cache_info = {
-		.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO
+	};
 	if (dump_dir && vkCreatePipelineCache(ctx->device, &cache_info, NULL,
 					      &cache) != VK_SUCCESS)
 		cache = VK_NULL_HANDLE;
-	VkResult r = vkCreateComputePipelines(ctx->device, cache, 1,
-					      &info, NULL, &p->pipeline);
+	VkResult r = vkCreateComputePipelines(ctx->device, cache, 1, &info,
+					      NULL, &p->pipeline);
 	vkDestroyShaderModule(ctx->device, module, NULL);
 	if (r == VK_SUCCESS && ctx->capture_stats)
 		print_statistics(ctx, p);
@@ -216,7 +225,8 @@ int gpu_pipeline_get(struct gpu_context *ctx, const char *variant,
 	}
 	const struct shader_blob *blob = shader_find(variant);
 	if (!blob) {
-		fprintf(stderr, "vkinrd: no embedded shader named %s\n", variant);
+		fprintf(stderr, "vkinrd: no embedded shader named %s\n",
+			variant);
 		return ERR_NOT_FOUND;
 	}
 	p = calloc(1, sizeof(*p));

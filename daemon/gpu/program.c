@@ -28,8 +28,8 @@ enum op_kind { OP_DISPATCH, OP_BARRIER, OP_ZERO };
 struct program_op {
 	enum op_kind kind;
 	struct gpu_pipeline *pipe;
-	VkBuffer zero;                           /* OP_ZERO's buffer */
-	uint64_t address[GPU_MAX_BINDINGS];      /* the buffers bound */
+	VkBuffer zero;                      /* OP_ZERO's buffer */
+	uint64_t address[GPU_MAX_BINDINGS]; /* the buffers bound */
 	uint32_t push[GPU_MAX_PUSH / 4];
 	uint32_t groups[3];
 };
@@ -54,7 +54,8 @@ static void note_op(struct gpu_program *prog, const struct program_op *op)
 		return;
 	if (prog->nops == prog->ops_cap) {
 		int cap = prog->ops_cap ? 2 * prog->ops_cap : 64;
-		struct program_op *ops = realloc(prog->ops, (size_t)cap * sizeof(*ops));
+		struct program_op *ops =
+		    realloc(prog->ops, (size_t)cap * sizeof(*ops));
 		if (!ops) {
 			prog->error = ERR_NOMEM;
 			return;
@@ -81,7 +82,8 @@ int gpu_program_create(struct gpu_context *ctx, int max_timestamps,
 		.commandBufferCount = 1,
 	};
 	VkResult r = vkAllocateCommandBuffers(ctx->device, &alloc, &prog->cmd);
-	if (r == VK_SUCCESS && max_timestamps > 0 && ctx->timestamp_period > 0) {
+	if (r == VK_SUCCESS && max_timestamps > 0 &&
+	    ctx->timestamp_period > 0) {
 		VkQueryPoolCreateInfo qi = {
 			.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
 			.queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -127,7 +129,8 @@ void gpu_program_destroy(struct gpu_program *prog)
 	if (prog->queries)
 		vkDestroyQueryPool(dev, prog->queries, NULL);
 	if (prog->cmd)
-		vkFreeCommandBuffers(dev, prog->ctx->command_pool, 1, &prog->cmd);
+		vkFreeCommandBuffers(dev, prog->ctx->command_pool, 1,
+				     &prog->cmd);
 	free(prog->ticks);
 	free(prog->ops);
 	gpu_arena_destroy(prog->arena);
@@ -190,8 +193,8 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 	VkDescriptorBufferInfo infos[GPU_MAX_BINDINGS];
 	VkWriteDescriptorSet writes[GPU_MAX_BINDINGS];
 	for (int i = 0; i < nbuffers; i++) {
-		infos[i] = (VkDescriptorBufferInfo){buffers[i]->handle, 0,
-						    VK_WHOLE_SIZE};
+		infos[i] = (VkDescriptorBufferInfo){ buffers[i]->handle, 0,
+						     VK_WHOLE_SIZE };
 		writes[i] = (VkWriteDescriptorSet){
 			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
 			.dstSet = set,
@@ -213,8 +216,9 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 				   push);
 	if (gx && gy && gz)
 		vkCmdDispatch(prog->cmd, gx, gy, gz);
-	struct program_op op = {.kind = OP_DISPATCH, .pipe = pipe,
-				.groups = {gx, gy, gz}};
+	struct program_op op = { .kind = OP_DISPATCH,
+				 .pipe = pipe,
+				 .groups = { gx, gy, gz } };
 	for (int i = 0; i < nbuffers; i++)
 		op.address[i] = buffers[i]->address;
 	memcpy(op.push, push, push_bytes);
@@ -225,7 +229,7 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 
 void gpu_program_barrier(struct gpu_program *prog)
 {
-	note_op(prog, &(struct program_op){.kind = OP_BARRIER});
+	note_op(prog, &(struct program_op){ .kind = OP_BARRIER });
 	barrier(prog->cmd);
 }
 
@@ -233,24 +237,24 @@ static void barrier(VkCommandBuffer cmd)
 {
 	VkMemoryBarrier barrier = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT |
-				 VK_ACCESS_TRANSFER_WRITE_BIT,
-		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
-				 VK_ACCESS_SHADER_WRITE_BIT |
-				 VK_ACCESS_TRANSFER_READ_BIT |
-				 VK_ACCESS_TRANSFER_WRITE_BIT,
+		.srcAccessMask =
+		    VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+		.dstAccessMask =
+		    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+		    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
 	};
 	vkCmdPipelineBarrier(cmd,
 			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-				     VK_PIPELINE_STAGE_TRANSFER_BIT,
+				 VK_PIPELINE_STAGE_TRANSFER_BIT,
 			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-				     VK_PIPELINE_STAGE_TRANSFER_BIT,
+				 VK_PIPELINE_STAGE_TRANSFER_BIT,
 			     0, 1, &barrier, 0, NULL, 0, NULL);
 }
 
 void gpu_program_zero(struct gpu_program *prog, const struct gpu_buffer *buf)
 {
-	note_op(prog, &(struct program_op){.kind = OP_ZERO, .zero = buf->handle});
+	note_op(prog,
+		&(struct program_op){ .kind = OP_ZERO, .zero = buf->handle });
 	vkCmdFillBuffer(prog->cmd, buf->handle, 0, VK_WHOLE_SIZE, 0);
 }
 
@@ -276,9 +280,9 @@ static int read_timestamps(struct gpu_program *prog)
 	if (!prog->queries || !prog->timestamps)
 		return 0;
 	VkResult r = vkGetQueryPoolResults(
-		prog->ctx->device, prog->queries, 0, (uint32_t)prog->timestamps,
-		(size_t)prog->timestamps * sizeof(uint64_t), prog->ticks,
-		sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+	    prog->ctx->device, prog->queries, 0, (uint32_t)prog->timestamps,
+	    (size_t)prog->timestamps * sizeof(uint64_t), prog->ticks,
+	    sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
 	if (r != VK_SUCCESS && r != VK_NOT_READY)
 		return gpu_error(prog->ctx, r, "vkGetQueryPoolResults",
 				 __FILE__, __LINE__);
@@ -287,7 +291,7 @@ static int read_timestamps(struct gpu_program *prog)
 
 int gpu_programs_run(struct gpu_program *const *progs, int n)
 {
-	VkCommandBuffer cmds[64] = {0};
+	VkCommandBuffer cmds[64] = { 0 };
 	if (n < 1 || n > 64)
 		return ERR_INVALID;
 	for (int i = 0; i < n; i++)
@@ -309,7 +313,8 @@ double gpu_program_elapsed_ms(const struct gpu_program *prog, int from, int to)
 	    to >= prog->timestamps)
 		return 0;
 	uint64_t a = prog->ticks[from], b = prog->ticks[to];
-	return b >= a ? (double)(b - a) * prog->ctx->timestamp_period * 1e-6 : 0;
+	return b >= a ? (double)(b - a) * prog->ctx->timestamp_period * 1e-6
+		      : 0;
 }
 
 /* ------------------------------------------------------------ packs */
@@ -349,7 +354,8 @@ struct pack_push {
 	uint32_t slot0; /* the first slot of this dispatch */
 };
 
-static int packed_pipeline(struct gpu_context *ctx, const struct gpu_pipeline *p,
+static int packed_pipeline(struct gpu_context *ctx,
+			   const struct gpu_pipeline *p,
 			   struct gpu_pipeline **out)
 {
 	char name[80];
@@ -365,7 +371,7 @@ static int record_packed_dispatch(struct gpu_program *out,
 				  struct gpu_program *const *progs, int n,
 				  int op, uint64_t table, uint64_t mask)
 {
-	uint32_t gmax[3] = {0, 0, 0};
+	uint32_t gmax[3] = { 0, 0, 0 };
 	for (int s = 0; s < n; s++)
 		for (int k = 0; k < 3; k++)
 			if (progs[s]->ops[op].groups[k] > gmax[k])
@@ -376,16 +382,17 @@ static int record_packed_dispatch(struct gpu_program *out,
 	int rc = packed_pipeline(out->ctx, progs[0]->ops[op].pipe, &pipe);
 	if (rc)
 		return rc;
-	uint32_t zlimit = out->ctx->info.max_groups_z ? out->ctx->info.max_groups_z
-						      : 65535;
+	uint32_t zlimit =
+	    out->ctx->info.max_groups_z ? out->ctx->info.max_groups_z : 65535;
 	uint32_t per = zlimit / gmax[2];
 	if (per < 1)
 		return ERR_INVALID;
 	vkCmdBindPipeline(out->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
 			  pipe->pipeline);
 	for (uint32_t s0 = 0; s0 < (uint32_t)n; s0 += per) {
-		uint32_t count = (uint32_t)n - s0 < per ? (uint32_t)n - s0 : per;
-		struct pack_push push = {table, mask, gmax[2], s0};
+		uint32_t count =
+		    (uint32_t)n - s0 < per ? (uint32_t)n - s0 : per;
+		struct pack_push push = { table, mask, gmax[2], s0 };
 		vkCmdPushConstants(out->cmd, pipe->layout,
 				   VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
 				   &push);
@@ -407,7 +414,8 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 			return ERR_INVALID;
 	int ndispatch = progs[0]->ndispatch;
 	size_t entries = (size_t)ndispatch * (size_t)n;
-	struct pack_entry *table = calloc(entries ? entries : 1, sizeof(*table));
+	struct pack_entry *table =
+	    calloc(entries ? entries : 1, sizeof(*table));
 	if (!table)
 		return ERR_NOMEM;
 	for (int op = 0, d = 0; op < progs[0]->nops; op++) {
@@ -423,13 +431,15 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 		d++;
 	}
 	struct gpu_program *prog = NULL;
-	struct gpu_buffer buf = {0};
+	struct gpu_buffer buf = { 0 };
 	int rc = gpu_program_create(ctx, 0, &prog);
 	rc = rc ? rc : gpu_arena_create(ctx, &prog->arena);
 	size_t table_bytes = entries * sizeof(*table);
-	rc = rc ? rc : gpu_buffer_alloc(prog->arena, table_bytes ? table_bytes : 16,
-					0, &buf);
-	rc = rc || !table_bytes ? rc : gpu_upload(ctx, &buf, 0, table, table_bytes);
+	rc = rc ? rc
+		: gpu_buffer_alloc(prog->arena, table_bytes ? table_bytes : 16,
+				   0, &buf);
+	rc = rc || !table_bytes ? rc
+				: gpu_upload(ctx, &buf, 0, table, table_bytes);
 	free(table);
 	for (int op = 0, d = 0; rc == 0 && op < progs[0]->nops; op++) {
 		const struct program_op *o = &progs[0]->ops[op];
@@ -437,11 +447,13 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 			barrier(prog->cmd);
 		} else if (o->kind == OP_ZERO) {
 			for (int s = 0; s < n; s++)
-				vkCmdFillBuffer(prog->cmd, progs[s]->ops[op].zero,
-						0, VK_WHOLE_SIZE, 0);
+				vkCmdFillBuffer(prog->cmd,
+						progs[s]->ops[op].zero, 0,
+						VK_WHOLE_SIZE, 0);
 		} else {
-			uint64_t at = buf.address +
-				      (uint64_t)d * n * sizeof(struct pack_entry);
+			uint64_t at =
+			    buf.address +
+			    (uint64_t)d * n * sizeof(struct pack_entry);
 			rc = record_packed_dispatch(prog, progs, n, op, at,
 						    mask->address);
 			d++;

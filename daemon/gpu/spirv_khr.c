@@ -66,11 +66,11 @@ static const char nv_ext[] = "SPV_NV_cooperative_matrix";
 static const char khr_ext[] = "SPV_KHR_cooperative_matrix";
 
 struct scan {
-	uint32_t uint_type;         /* OpTypeInt 32 0, or 0 */
-	uint32_t *bool_value;       /* by id: 1 false, 2 true, 0 not a constant */
-	uint8_t *is_coop;           /* by id: an NV matrix type */
-	uint32_t *type_of;          /* by id: the type of a value, where known */
-	int *use;                   /* by id: -1, or the matrix type's use */
+	uint32_t uint_type;   /* OpTypeInt 32 0, or 0 */
+	uint32_t *bool_value; /* by id: 1 false, 2 true, 0 not a constant */
+	uint8_t *is_coop;     /* by id: an NV matrix type */
+	uint32_t *type_of;    /* by id: the type of a value, where known */
+	int *use;             /* by id: -1, or the matrix type's use */
 };
 
 static uint32_t op_of(uint32_t w) { return w & 0xffffu; }
@@ -81,20 +81,20 @@ static uint32_t count_of(uint32_t w) { return w >> 16; }
 static int yields_value(uint32_t op)
 {
 	switch (op) {
-	case 1:    /* OpUndef */
-	case 44:   /* OpConstantComposite */
-	case 61:   /* OpLoad */
-	case 80:   /* OpCompositeConstruct */
-	case 83:   /* OpCopyObject */
-	case 115:  /* OpFConvert */
-	case 127:  /* OpFNegate */
-	case 129:  /* OpFAdd */
-	case 131:  /* OpFSub */
-	case 133:  /* OpFMul */
-	case 136:  /* OpFDiv */
-	case 143:  /* OpMatrixTimesScalar */
-	case 169:  /* OpSelect */
-	case 245:  /* OpPhi */
+	case 1:   /* OpUndef */
+	case 44:  /* OpConstantComposite */
+	case 61:  /* OpLoad */
+	case 80:  /* OpCompositeConstruct */
+	case 83:  /* OpCopyObject */
+	case 115: /* OpFConvert */
+	case 127: /* OpFNegate */
+	case 129: /* OpFAdd */
+	case 131: /* OpFSub */
+	case 133: /* OpFMul */
+	case 136: /* OpFDiv */
+	case 143: /* OpMatrixTimesScalar */
+	case 169: /* OpSelect */
+	case 245: /* OpPhi */
 	case OP_LOAD_NV:
 	case OP_MULADD_NV:
 		return 1;
@@ -160,7 +160,7 @@ int spirv_nv_to_khr(const uint32_t *in, size_t nwords, uint32_t **out,
 	if (nwords < HEADER_WORDS || in[0] != SPIRV_MAGIC)
 		return ERR_INVALID;
 	uint32_t bound = in[3];
-	struct scan s = {0};
+	struct scan s = { 0 };
 	s.bool_value = calloc(bound, sizeof(uint32_t));
 	s.is_coop = calloc(bound, 1);
 	s.type_of = calloc(bound, sizeof(uint32_t));
@@ -168,12 +168,13 @@ int spirv_nv_to_khr(const uint32_t *in, size_t nwords, uint32_t **out,
 	/* the output grows by one word a matrix type and three constants */
 	uint32_t *o = malloc((nwords + bound + 16) * sizeof(uint32_t));
 	int rc = s.bool_value && s.is_coop && s.type_of && s.use && o
-			 ? 0 : ERR_NOMEM;
+		     ? 0
+		     : ERR_NOMEM;
 	for (uint32_t i = 0; !rc && i < bound; i++)
 		s.use[i] = -1;
 	rc = rc ? rc : scan_module(in, nwords, bound, &s);
 
-	uint32_t c[3] = {bound, bound + 1, bound + 2}; /* uint 0, 1, 2 */
+	uint32_t c[3] = { bound, bound + 1, bound + 2 }; /* uint 0, 1, 2 */
 	size_t k = 0;
 	int constants_done = 0;
 	if (!rc) {
@@ -188,11 +189,11 @@ int spirv_nv_to_khr(const uint32_t *in, size_t nwords, uint32_t **out,
 		if (op == OP_CAPABILITY && wc == 2 && w[1] == CAP_COOP_NV) {
 			o[k++] = w[0];
 			o[k++] = CAP_COOP_KHR;
-		} else if (op == OP_EXTENSION &&
-			   wc * 4 >= 4 + sizeof(nv_ext) &&
+		} else if (op == OP_EXTENSION && wc * 4 >= 4 + sizeof(nv_ext) &&
 			   !memcmp(w + 1, nv_ext, sizeof(nv_ext))) {
 			/* both names take 7 words with their terminator */
-			uint32_t words = 1 + (uint32_t)(sizeof(khr_ext) + 3) / 4;
+			uint32_t words =
+			    1 + (uint32_t)(sizeof(khr_ext) + 3) / 4;
 			o[k++] = (words << 16) | OP_EXTENSION;
 			memset(o + k, 0, (words - 1) * 4);
 			memcpy(o + k, khr_ext, sizeof(khr_ext));
@@ -227,16 +228,19 @@ int spirv_nv_to_khr(const uint32_t *in, size_t nwords, uint32_t **out,
 				rc = ERR_INVALID; /* not a constant */
 				break;
 			}
-			o[k++] = (wc << 16) | (op == OP_LOAD_NV ? OP_LOAD_KHR : OP_STORE_KHR);
+			o[k++] = (wc << 16) | (op == OP_LOAD_NV ? OP_LOAD_KHR
+								: OP_STORE_KHR);
 			memcpy(o + k, w + 1, lead * sizeof(uint32_t));
 			k += lead;
 			o[k++] = c[flag == 2 ? 1 : 0];
 			o[k++] = stride;
-			memcpy(o + k, w + lead + 3, (wc - lead - 3) * sizeof(uint32_t));
+			memcpy(o + k, w + lead + 3,
+			       (wc - lead - 3) * sizeof(uint32_t));
 			k += wc - lead - 3;
 		} else if (op == OP_MULADD_NV || op == OP_LENGTH_NV) {
-			o[k++] = (wc << 16) | (op == OP_MULADD_NV ? OP_MULADD_KHR
-								  : OP_LENGTH_KHR);
+			o[k++] =
+			    (wc << 16) | (op == OP_MULADD_NV ? OP_MULADD_KHR
+							     : OP_LENGTH_KHR);
 			memcpy(o + k, w + 1, (wc - 1) * sizeof(uint32_t));
 			k += wc - 1;
 		} else {
@@ -263,7 +267,8 @@ int spirv_uses_coopmat_nv(const uint32_t *in, size_t nwords)
 		uint32_t op = op_of(in[at]);
 		if (op == OP_CAPABILITY && in[at + 1] == CAP_COOP_NV)
 			return 1;
-		if (op != OP_CAPABILITY && op != OP_EXTENSION && op != 11 /* ExtInstImport */)
+		if (op != OP_CAPABILITY && op != OP_EXTENSION &&
+		    op != 11 /* ExtInstImport */)
 			return 0; /* capabilities come first */
 		at += count_of(in[at]);
 	}

@@ -54,9 +54,9 @@ static int has_vendor(const struct gpu_device_info *infos, int count,
 
 /* The variable that speaks for this process, and the vendor its indices
  * count (0: any GPU). NULL when none is set. */
-static const char *pick_variable(const struct gpu_device_info *infos,
-				 int count, const struct gpu_env *env,
-				 const char **name, uint32_t *vendor)
+static const char *pick_variable(const struct gpu_device_info *infos, int count,
+				 const struct gpu_env *env, const char **name,
+				 uint32_t *vendor)
 {
 	if (env->rocr_visible && has_vendor(infos, count, VENDOR_AMD)) {
 		*name = "ROCR_VISIBLE_DEVICES", *vendor = VENDOR_AMD;
@@ -91,10 +91,10 @@ static int by_pci(const void *a, const void *b, void *base)
 	if (x->has_pci != y->has_pci)
 		return y->has_pci - x->has_pci;
 	if (x->has_pci) {
-		uint32_t kx[4] = {x->pci_domain, x->pci_bus, x->pci_device,
-				  x->pci_function};
-		uint32_t ky[4] = {y->pci_domain, y->pci_bus, y->pci_device,
-				  y->pci_function};
+		uint32_t kx[4] = { x->pci_domain, x->pci_bus, x->pci_device,
+				   x->pci_function };
+		uint32_t ky[4] = { y->pci_domain, y->pci_bus, y->pci_device,
+				   y->pci_function };
 		for (int i = 0; i < 4; i++)
 			if (kx[i] != ky[i])
 				return kx[i] < ky[i] ? -1 : 1;
@@ -111,7 +111,8 @@ static int numbered_gpus(const struct gpu_device_info *infos, int count,
 	if (vendor && !has_vendor(infos, count, vendor))
 		vendor = 0;
 	for (int i = 0; i < count; i++)
-		if (!infos[i].is_cpu && (!vendor || infos[i].vendor_id == vendor))
+		if (!infos[i].is_cpu &&
+		    (!vendor || infos[i].vendor_id == vendor))
 			order[n++] = i;
 	qsort_r(order, (size_t)n, sizeof(*order), by_pci, (void *)infos);
 	return n;
@@ -129,8 +130,9 @@ static int parse_uuid(const char *s, uint8_t out[VK_UUID_SIZE])
 			continue;
 		if (!isxdigit((unsigned char)*s) || digits == 2 * VK_UUID_SIZE)
 			return -1;
-		int v = isdigit((unsigned char)*s) ? *s - '0'
-						   : tolower((unsigned char)*s) - 'a' + 10;
+		int v = isdigit((unsigned char)*s)
+			    ? *s - '0'
+			    : tolower((unsigned char)*s) - 'a' + 10;
 		if (digits % 2 == 0)
 			out[digits / 2] = (uint8_t)(v << 4);
 		else
@@ -176,14 +178,15 @@ static int match_entry(const struct gpu_device_info *infos, int count,
 		if (k < ngpus)
 			return order[k];
 		snprintf(err, errlen,
-			 "%s names GPU %s, but Vulkan shows %d GPU%s here",
-			 var, entry, ngpus, ngpus == 1 ? "" : "s");
+			 "%s names GPU %s, but Vulkan shows %d GPU%s here", var,
+			 entry, ngpus, ngpus == 1 ? "" : "s");
 		return ngpus ? ERR_NOT_FOUND : ERR_NO_DEVICE;
 	}
 	if (!strncasecmp(entry, "MIG-", 4)) {
 		snprintf(err, errlen,
 			 "%s names the MIG instance %s: Vulkan cannot open a "
-			 "MIG instance; ask Slurm for whole GPUs", var, entry);
+			 "MIG instance; ask Slurm for whole GPUs",
+			 var, entry);
 		return ERR_NOT_FOUND;
 	}
 	if (parse_uuid(entry, uuid) == 0) {
@@ -202,12 +205,14 @@ static int match_entry(const struct gpu_device_info *infos, int count,
 	} else {
 		snprintf(err, errlen,
 			 "%s holds \"%s\", which is neither an index, a GPU "
-			 "UUID nor a PCI address", var, entry);
+			 "UUID nor a PCI address",
+			 var, entry);
 		return ERR_INVALID;
 	}
-	snprintf(err, errlen, "%s names %s, which is none of the %d GPU%s "
-		 "Vulkan shows here (`vkinrd --devices`)", var, entry, ngpus,
-		 ngpus == 1 ? "" : "s");
+	snprintf(err, errlen,
+		 "%s names %s, which is none of the %d GPU%s "
+		 "Vulkan shows here (`vkinrd --devices`)",
+		 var, entry, ngpus, ngpus == 1 ? "" : "s");
 	return ngpus ? ERR_NOT_FOUND : ERR_NO_DEVICE;
 }
 
@@ -252,8 +257,9 @@ int gpu_env_pick(const struct gpu_device_info *infos, int count,
 			rc = ERR_TOO_LARGE;
 			break;
 		}
-		int pos = past_end ? 0 : match_entry(infos, count, tok, order,
-						     ngpus, var, err, errlen);
+		int pos = past_end ? 0
+				   : match_entry(infos, count, tok, order,
+						 ngpus, var, err, errlen);
 		if (pos < 0)
 			rc = pos;
 		else

@@ -54,8 +54,8 @@ int jobfiles_make_folder(const char *jobs_dir, const char *id)
  * it names. */
 static void remove_tree_at(int dirfd, const char *name)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			O_CLOEXEC);
+	int fd = openat(dirfd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		unlinkat(dirfd, name, 0); /* a file or a link */
 		return;
@@ -95,8 +95,8 @@ int jobfiles_write(const char *jobs_dir, const char *id, const char *file,
 	return rc ? rc : fileio_write_atomic(path, data, size, 0600);
 }
 
-int jobfiles_write_json(const char *jobs_dir, const char *id,
-			const char *file, cJSON *obj)
+int jobfiles_write_json(const char *jobs_dir, const char *id, const char *file,
+			cJSON *obj)
 {
 	char *text = obj ? cJSON_Print(obj) : NULL;
 	cJSON_Delete(obj);
@@ -136,9 +136,9 @@ cJSON *jobfiles_read_json(const char *jobs_dir, const char *id,
 	 * string (it would cut it), no key twice (which copy is meant?) */
 	char why[160];
 	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
-	if (obj && (strict_check((const char *)data, size, NULL, why,
-				 sizeof why) ||
-		    strict_duplicate(obj, NULL))) {
+	if (obj &&
+	    (strict_check((const char *)data, size, NULL, why, sizeof(why)) ||
+	     strict_duplicate(obj, NULL))) {
 		cJSON_Delete(obj);
 		obj = NULL;
 	}
@@ -158,32 +158,38 @@ int jobfiles_exists(const char *jobs_dir, const char *id, const char *file)
 
 /* ==== Checks at start ================================================== */
 
-int jobfiles_check_folder(const char *jobs_dir, const char *id,
-			  int *can_save, char *why, size_t whylen)
+int jobfiles_check_folder(const char *jobs_dir, const char *id, int *can_save,
+			  char *why, size_t whylen)
 {
 	char dir[JOBFILES_PATH_MAX];
 	struct stat st;
 	*can_save = 0;
 	jobfiles_path(jobs_dir, id, NULL, dir, sizeof(dir));
 	if (lstat(dir, &st)) {
-		snprintf(why, whylen, "cannot read %.300s: %s", dir, strerror(errno));
+		snprintf(why, whylen, "cannot read %.300s: %s", dir,
+			 strerror(errno));
 		return -1;
 	}
 	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "%.300s is %s, not the job's folder; its "
-			 "files are not read", dir, S_ISLNK(st.st_mode)
-			 ? "a symbolic link" : "not a folder");
+		snprintf(why, whylen,
+			 "%.300s is %s, not the job's folder; its "
+			 "files are not read",
+			 dir,
+			 S_ISLNK(st.st_mode) ? "a symbolic link"
+					     : "not a folder");
 		return -1;
 	}
 	if (st.st_uid != geteuid()) {
-		snprintf(why, whylen, "%.300s belongs to uid %u, not to the daemon's "
-			 "uid %u; its files are not read", dir,
-			 (unsigned)st.st_uid, (unsigned)geteuid());
+		snprintf(why, whylen,
+			 "%.300s belongs to uid %u, not to the daemon's "
+			 "uid %u; its files are not read",
+			 dir, (unsigned)st.st_uid, (unsigned)geteuid());
 		return -1;
 	}
 	DIR *d = opendir(dir);
 	if (!d) {
-		snprintf(why, whylen, "cannot read %.300s: %s", dir, strerror(errno));
+		snprintf(why, whylen, "cannot read %.300s: %s", dir,
+			 strerror(errno));
 		return -1;
 	}
 	*can_save = 1;
@@ -195,9 +201,12 @@ int jobfiles_check_folder(const char *jobs_dir, const char *id,
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    S_ISREG(st.st_mode))
 			continue;
-		snprintf(why, whylen, "%.300s/%.64s is %s; the job's files are not "
-			 "read", dir, de->d_name, S_ISLNK(st.st_mode)
-			 ? "a symbolic link" : "not a regular file");
+		snprintf(why, whylen,
+			 "%.300s/%.64s is %s; the job's files are not "
+			 "read",
+			 dir, de->d_name,
+			 S_ISLNK(st.st_mode) ? "a symbolic link"
+					     : "not a regular file");
 		if (!strcmp(de->d_name, JOBFILE_STATE))
 			*can_save = 0;
 		rc = -1;
@@ -206,20 +215,21 @@ int jobfiles_check_folder(const char *jobs_dir, const char *id,
 	return rc;
 }
 
-int jobfiles_check_inputs(const char *jobs_dir, const char *id,
-			  int has_init, char *why, size_t whylen)
+int jobfiles_check_inputs(const char *jobs_dir, const char *id, int has_init,
+			  char *why, size_t whylen)
 {
-	const char *need[] = {JOBFILE_TARGET, has_init ? JOBFILE_INIT : NULL};
+	const char *need[] = { JOBFILE_TARGET, has_init ? JOBFILE_INIT : NULL };
 	for (int i = 0; i < 2 && need[i]; i++) {
 		char path[JOBFILES_PATH_MAX];
 		struct stat st;
 		jobfiles_path(jobs_dir, id, need[i], path, sizeof(path));
 		/* errno is read only when lstat failed: after a success it
 		 * may still hold an earlier ENOENT */
-		const char *what = lstat(path, &st)
-					   ? errno == ENOENT ? "missing"
-							     : "not readable"
-				   : st.st_size == 0 ? "empty" : NULL;
+		const char *what =
+		    lstat(path, &st)
+			? errno == ENOENT ? "missing" : "not readable"
+		    : st.st_size == 0 ? "empty"
+				      : NULL;
 		if (what) {
 			snprintf(why, whylen, "%.300s is %s", path, what);
 			return -1;
@@ -231,17 +241,20 @@ int jobfiles_check_inputs(const char *jobs_dir, const char *id,
 void jobfiles_remove_interrupted_writes(const char *jobs_dir, const char *id)
 {
 	char dir[JOBFILES_PATH_MAX], file[JOBFILES_PATH_MAX];
-	DIR *d = jobfiles_path(jobs_dir, id, NULL, dir, sizeof(dir)) ? NULL
-								      : opendir(dir);
+	DIR *d = jobfiles_path(jobs_dir, id, NULL, dir, sizeof(dir))
+		     ? NULL
+		     : opendir(dir);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		const char *tmp = strstr(de->d_name, ".tmp.");
-		if (!tmp || !tmp[5] || strspn(tmp + 5, "0123456789") != strlen(tmp + 5))
+		if (!tmp || !tmp[5] ||
+		    strspn(tmp + 5, "0123456789") != strlen(tmp + 5))
 			continue;
 		if (jobfiles_path(jobs_dir, id, de->d_name, file, sizeof(file)))
 			continue;
 		if (unlink(file) == 0)
-			log_info("removed %s, left by an interrupted write", file);
+			log_info("removed %s, left by an interrupted write",
+				 file);
 	}
 	if (d)
 		closedir(d);
@@ -274,7 +287,8 @@ static int format_metrics(char *buf, size_t len, const struct nn_metrics *m)
 {
 	char best[48] = "";
 	if (m->psnr_best > 0 && isfinite(m->psnr_best))
-		snprintf(best, sizeof(best), ",\"psnr_best\":%.17g", m->psnr_best);
+		snprintf(best, sizeof(best), ",\"psnr_best\":%.17g",
+			 m->psnr_best);
 	return snprintf(buf, len,
 			"{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.17g,"
 			"\"lr\":%.17g,\"ms\":%.6g%s}\n",
@@ -298,7 +312,8 @@ int jobfiles_metrics_rewrite(const char *jobs_dir, const char *id,
 int jobfiles_metrics_open(const char *jobs_dir, const char *id, int *fd)
 {
 	char path[JOBFILES_PATH_MAX];
-	int rc = jobfiles_path(jobs_dir, id, JOBFILE_METRICS, path, sizeof(path));
+	int rc =
+	    jobfiles_path(jobs_dir, id, JOBFILE_METRICS, path, sizeof(path));
 	if (rc)
 		return rc;
 	*fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
@@ -318,7 +333,8 @@ int jobfiles_metrics_append(int fd, const char *id, const struct nn_metrics *m)
 	int saved = put < 0 ? errno : ENOSPC;
 	if (put > 0 && before >= 0 && ftruncate(fd, before))
 		log_warn("job %s: cannot cut a torn line off " JOBFILE_METRICS
-			 ": %s", id, strerror(errno));
+			 ": %s",
+			 id, strerror(errno));
 	errno = saved;
 	return saved == ENOSPC || saved == EDQUOT ? ERR_NO_SPACE : ERR_IO;
 }
@@ -330,8 +346,8 @@ static double get_num(const cJSON *o, const char *key, double def)
 }
 
 int jobfiles_metrics_load(const char *jobs_dir, const char *id,
-			  struct nn_metrics **out, int *n, int *torn,
-			  char *why, size_t whylen)
+			  struct nn_metrics **out, int *n, int *torn, char *why,
+			  size_t whylen)
 {
 	char path[JOBFILES_PATH_MAX];
 	uint8_t *data;
@@ -365,15 +381,18 @@ int jobfiles_metrics_load(const char *jobs_dir, const char *id,
 		    e->valuedouble > param_table[PARAM_EPOCHS].max ||
 		    e->valuedouble != floor(e->valuedouble)) {
 			cJSON_Delete(o);
-			snprintf(why, whylen, "%.300s is damaged: line %d is not "
-				 "an epoch's metrics", path, line);
+			snprintf(why, whylen,
+				 "%.300s is damaged: line %d is not "
+				 "an epoch's metrics",
+				 path, line);
 			free(data);
 			free(list);
 			return -1;
 		}
 		if (count == cap) {
 			cap = cap ? cap * 2 : 256;
-			struct nn_metrics *more = realloc(list, cap * sizeof(*more));
+			struct nn_metrics *more =
+			    realloc(list, cap * sizeof(*more));
 			if (!more) {
 				cJSON_Delete(o);
 				break; /* kept what fits, as a short history */

@@ -74,12 +74,12 @@ int jobfiles_write(const char *jobs_dir, const char *id, const char *file,
 		   const void *data, size_t size);
 /* Writes obj as the file's text, atomically; obj is deleted (ownership
  * passes), NULL counts as out of memory. */
-int jobfiles_write_json(const char *jobs_dir, const char *id,
-			const char *file, struct cJSON *obj);
+int jobfiles_write_json(const char *jobs_dir, const char *id, const char *file,
+			struct cJSON *obj);
 /* Reads a JSON file back; NULL with errno ENOENT when it is missing,
  * EINVAL when it is not JSON. */
 struct cJSON *jobfiles_read_json(const char *jobs_dir, const char *id,
-			  const char *file);
+				 const char *file);
 /* Whether the file exists (as anything: a link counts). */
 int jobfiles_exists(const char *jobs_dir, const char *id, const char *file);
 
@@ -92,10 +92,10 @@ int jobfiles_exists(const char *jobs_dir, const char *id, const char *file);
  * fileio_write_atomic leaves when a crash interrupts it (the file it was
  * replacing is intact); only at start, when no write can be in flight.
  */
-int jobfiles_check_folder(const char *jobs_dir, const char *id,
-			  int *can_save, char *why, size_t whylen);
-int jobfiles_check_inputs(const char *jobs_dir, const char *id,
-			  int has_init, char *why, size_t whylen);
+int jobfiles_check_folder(const char *jobs_dir, const char *id, int *can_save,
+			  char *why, size_t whylen);
+int jobfiles_check_inputs(const char *jobs_dir, const char *id, int has_init,
+			  char *why, size_t whylen);
 void jobfiles_remove_interrupted_writes(const char *jobs_dir, const char *id);
 
 /* The epoch a checkpoint was taken at (its "epoch" metadata), 0 when the
@@ -111,8 +111,7 @@ int jobfiles_metrics_rewrite(const char *jobs_dir, const char *id,
 int jobfiles_metrics_open(const char *jobs_dir, const char *id, int *fd);
 /* Appends one line in one write(2). On a short write the torn line is cut
  * off again; ERR_NO_SPACE or ERR_IO then, with errno. */
-int jobfiles_metrics_append(int fd, const char *id,
-			    const struct nn_metrics *m);
+int jobfiles_metrics_append(int fd, const char *id, const struct nn_metrics *m);
 /*
  * Reads the lines back in file order into *out (malloc'ed, *n of them;
  * a missing file is none). *torn is set when the last line was cut short
@@ -120,7 +119,7 @@ int jobfiles_metrics_append(int fd, const char *id,
  * a torn last one is not an epoch's metrics or the file can't be read.
  */
 int jobfiles_metrics_load(const char *jobs_dir, const char *id,
-			  struct nn_metrics **out, int *n, int *torn,
-			  char *why, size_t whylen);
+			  struct nn_metrics **out, int *n, int *torn, char *why,
+			  size_t whylen);
 
 #endif

@@ -40,7 +40,6 @@
 #include "proto/params.h"
 #include "jobs/queue_internal.h"
 
-
 static const char *const state_names[] = {
 	"queued", "running", "paused", "done", "failed", "cancelled",
 };
@@ -48,8 +47,8 @@ static const char *const state_names[] = {
 const char *job_state_name(enum job_state state)
 {
 	return state >= JOB_QUEUED && state <= JOB_CANCELLED
-		       ? state_names[state]
-		       : "unknown";
+		   ? state_names[state]
+		   : "unknown";
 }
 
 int queue_state_parse(const char *name)
@@ -60,7 +59,7 @@ int queue_state_parse(const char *name)
 	return -1;
 }
 
-const char *const job_default_names[3] = {"width", "lr", "warmup"};
+const char *const job_default_names[3] = { "width", "lr", "warmup" };
 
 int job_state_is_final(enum job_state state)
 {
@@ -142,11 +141,13 @@ void job_params_add_given(cJSON *o, const struct job_params *p)
 	for (int i = 0; nn_recipe_key(i); i++) {
 		char value[64];
 		if (!nn_recipe_is_word(i)) { /* a number goes out as one */
-			cJSON_AddNumberToObject(o, nn_recipe_key(i),
-						nn_recipe_number(&p->recipe, i));
+			cJSON_AddNumberToObject(
+			    o, nn_recipe_key(i),
+			    nn_recipe_number(&p->recipe, i));
 			continue;
 		}
-		nn_recipe_get(&p->recipe, nn_recipe_key(i), value, sizeof(value));
+		nn_recipe_get(&p->recipe, nn_recipe_key(i), value,
+			      sizeof(value));
 		cJSON_AddStringToObject(o, nn_recipe_key(i), value);
 	}
 	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++)
@@ -171,8 +172,10 @@ int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
 			rc = nn_recipe_set_number(r, i, v->valuedouble, err,
 						  errlen);
 		else {
-			snprintf(err, errlen, "\"%s\" must be a string or a "
-				 "number", key);
+			snprintf(err, errlen,
+				 "\"%s\" must be a string or a "
+				 "number",
+				 key);
 			return ERR_INVALID;
 		}
 		if (rc)
@@ -199,8 +202,8 @@ static int save_request(struct queue *q, struct job *job)
 	cJSON *defaults = cJSON_AddArrayToObject(o, "defaults");
 	for (int i = 0; i < 3; i++)
 		if (job->p.defaults & (1u << i))
-			cJSON_AddItemToArray(defaults, cJSON_CreateString(
-							       job_default_names[i]));
+			cJSON_AddItemToArray(
+			    defaults, cJSON_CreateString(job_default_names[i]));
 	cJSON_AddNumberToObject(o, "uid", job->uid);
 	cJSON_AddNumberToObject(o, "pid", job->pid);
 	cJSON_AddNumberToObject(o, "image_width", job->img_w);
@@ -346,8 +349,9 @@ int queue_truncate(struct queue *q, struct job *job, int epoch)
 {
 	if (job_epoch(job) <= epoch)
 		return 0;
-	log_info("job %s: history cut back from epoch %d to the checkpoint's %d",
-		 job->id, job_epoch(job), epoch);
+	log_info(
+	    "job %s: history cut back from epoch %d to the checkpoint's %d",
+	    job->id, job_epoch(job), epoch);
 	queue_hist_cut(job, epoch);
 	int rc = queue_rewrite_metrics(q, job);
 	if (rc)
@@ -437,9 +441,11 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 {
 	*out = NULL;
 	if (q->next_number > JOB_NUMBER_MAX) {
-		snprintf(err, errlen, "every job id up to %llu has been given "
+		snprintf(err, errlen,
+			 "every job id up to %llu has been given "
 			 "(next-id in the state folder); ids are never "
-			 "reused", JOB_NUMBER_MAX);
+			 "reused",
+			 JOB_NUMBER_MAX);
 		return ERR_TOO_LARGE;
 	}
 	struct job *job = queue_job_alloc(q->next_number);
@@ -516,8 +522,7 @@ int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		if (error != job->error)
 			snprintf(job->error, sizeof(job->error), "%s",
 				 error ? error : "failed");
-	}
-	else if (state != JOB_DONE)
+	} else if (state != JOB_DONE)
 		job->error[0] = '\0';
 	if (state != JOB_RUNNING && job->metrics_fd >= 0) {
 		close(job->metrics_fd);

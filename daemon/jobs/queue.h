@@ -36,19 +36,21 @@ const char *job_state_name(enum job_state state);
 int job_state_is_final(enum job_state state);
 
 #define JOB_NAME_MAX (LIMIT_NAME_BYTES + 1) /* proto/params.h */
-#define JOB_BATCH_MAX 33      /* a batch id: 1 to 32 of [A-Za-z0-9_-] */
+#define JOB_BATCH_MAX 33 /* a batch id: 1 to 32 of [A-Za-z0-9_-] */
 #define JOB_SOURCE_MAX (LIMIT_SOURCE_BYTES + 1)
 #define JOB_KEY_MAX (LIMIT_KEY_BYTES + 1)
 
 struct job_params {
 	char name[JOB_NAME_MAX];
-	int epochs;   /* target */
-	int width;    /* nf */
+	int epochs; /* target */
+	int width;  /* nf */
 	double lr;
 	uint64_t seed;
 	int priority; /* higher runs first; ties in submission order */
-	char batch[JOB_BATCH_MAX]; /* "" when none; groups the jobs of one call */
-	double target_psnr; /* stop as done once an epoch reaches it; 0 = none */
+	char batch
+	    [JOB_BATCH_MAX]; /* "" when none; groups the jobs of one call */
+	double
+	    target_psnr; /* stop as done once an epoch reaches it; 0 = none */
 	char source[JOB_SOURCE_MAX]; /* the client's path of the image, "" */
 	char key[JOB_KEY_MAX];       /* the client's key of image + options */
 	/* How it trains: the defaults with the recipe's keys given (the
@@ -64,7 +66,7 @@ struct job_params {
 	unsigned defaults;
 };
 
-#define JOB_WORD(p, id) ((p)->text[(id) - PARAM_FIRST_WORD])
+#define JOB_WORD(p, id) ((p)->text[(id)-PARAM_FIRST_WORD])
 
 enum {
 	JOB_DEFAULT_WIDTH = 1, /* the device's default width */
@@ -77,40 +79,40 @@ extern const char *const job_default_names[3];
 
 struct job {
 	struct job *next;
-	char id[JOB_ID_MAX];       /* "1", "2", ... never reused */
+	char id[JOB_ID_MAX]; /* "1", "2", ... never reused */
 	uint64_t number;
 	struct job_params p;
 	enum job_state state;
-	uid_t uid;                 /* SO_PEERCRED of the submitter */
+	uid_t uid; /* SO_PEERCRED of the submitter */
 	pid_t pid;
 	int img_w, img_h;
 	int has_init;
 	double created, started, finished; /* Unix time; 0 = not yet */
-	double seconds;            /* time spent running, earlier runs only */
-	double run_start;          /* Unix time the current run began */
-	int reached_epoch;         /* the epoch that reached target_psnr, 0 */
-	char device[256];          /* where it runs or last ran */
-	char precision[8];         /* the arithmetic it runs or last ran in:
+	double seconds;          /* time spent running, earlier runs only */
+	double run_start;        /* Unix time the current run began */
+	int reached_epoch;       /* the epoch that reached target_psnr, 0 */
+	char device[256];        /* where it runs or last ran */
+	char precision[8];       /* the arithmetic it runs or last ran in:
 				    * "fp16" (tensor cores) or "fp32" */
-	char error[512];           /* why it failed */
-	struct nn_metrics *hist;   /* every finished epoch, in order */
+	char error[512];         /* why it failed */
+	struct nn_metrics *hist; /* every finished epoch, in order */
 	int nhist, caphist;
 	double best_psnr;
-	double export_psnr;        /* psnr of model.safetensors (done jobs) */
+	double export_psnr; /* psnr of model.safetensors (done jobs) */
 	int has_export;
-	int worker;                /* index of the worker running it, or -1 */
-	int metrics_fd;            /* open while the job runs, else -1 */
-	int metrics_behind;        /* metrics.ndjson lacks epochs held here */
-	int write_paused;          /* paused because a write failed; the
+	int worker;         /* index of the worker running it, or -1 */
+	int metrics_fd;     /* open while the job runs, else -1 */
+	int metrics_behind; /* metrics.ndjson lacks epochs held here */
+	int write_paused;   /* paused because a write failed; the
 				      daemon retries and resumes it */
-	int damaged;               /* its files failed the checks at start:
+	int damaged;        /* its files failed the checks at start:
 				      failed for good, it may only be removed */
 };
 
 struct queue {
 	char *state_dir;
 	char *jobs_dir;
-	struct job *head;          /* in submission order */
+	struct job *head; /* in submission order */
 	uint64_t next_number;
 	int count;
 };

@@ -45,9 +45,9 @@ static int get_int(const cJSON *o, const char *key, int def)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 	return cJSON_IsNumber(v) && v->valuedouble >= 0 &&
-			       v->valuedouble <= 2147483647.0
-		       ? (int)v->valuedouble
-		       : def;
+		       v->valuedouble <= 2147483647.0
+		   ? (int)v->valuedouble
+		   : def;
 }
 
 static double get_num(const cJSON *o, const char *key, double def)
@@ -107,8 +107,10 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	queue_job_path(q, job, JOBFILE_REQUEST, path, sizeof(path));
 	cJSON *req = jobfiles_read_json(q->jobs_dir, job->id, JOBFILE_REQUEST);
 	if (!req || !cJSON_IsObject(req)) {
-		snprintf(why, whylen, "%.300s is %s", path, errno == ENOENT && !req
-			 ? "missing" : "damaged: not a JSON object");
+		snprintf(why, whylen, "%.300s is %s", path,
+			 errno == ENOENT && !req
+			     ? "missing"
+			     : "damaged: not a JSON object");
 		cJSON_Delete(req);
 		return -1;
 	}
@@ -116,21 +118,22 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		const char *key;
 		double lo, hi;
 	} fields[] = {
-		{"epochs", 1, param_table[PARAM_EPOCHS].max},
-		{"width", 0, param_table[PARAM_WIDTH].max},
-		{"seed", 0, param_table[PARAM_SEED].max},
-		{"priority", param_table[PARAM_PRIORITY].min,
-		 param_table[PARAM_PRIORITY].max},
-		{"uid", 0, 4294967295.0},
-		{"pid", 0, 4294967295.0},
-		{"image_width", 1, IMAGE_MAX_SIDE},
-		{"image_height", 1, IMAGE_MAX_SIDE},
+		{ "epochs", 1, param_table[PARAM_EPOCHS].max },
+		{ "width", 0, param_table[PARAM_WIDTH].max },
+		{ "seed", 0, param_table[PARAM_SEED].max },
+		{ "priority", param_table[PARAM_PRIORITY].min,
+		  param_table[PARAM_PRIORITY].max },
+		{ "uid", 0, 4294967295.0 },
+		{ "pid", 0, 4294967295.0 },
+		{ "image_width", 1, IMAGE_MAX_SIDE },
+		{ "image_height", 1, IMAGE_MAX_SIDE },
 	};
 	double v[8];
 	char err[256];
 	const char *bad = NULL;
 	for (size_t i = 0; i < 8 && !bad; i++)
-		if (get_exact(req, fields[i].key, fields[i].lo, fields[i].hi, &v[i]))
+		if (get_exact(req, fields[i].key, fields[i].lo, fields[i].hi,
+			      &v[i]))
 			bad = fields[i].key;
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(req, "id");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(req, "name");
@@ -144,14 +147,16 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		     !(lr->valuedouble < 1))) /* 0: NN_LR_AUTO, by width */
 		bad = "lr";
 	/* 0 (the device's default, chosen at the first run) or the wire's */
-	if (!bad && v[1] && param_check(PARAM_WIDTH, v[1], "", err,
-					sizeof err))
+	if (!bad && v[1] &&
+	    param_check(PARAM_WIDTH, v[1], "", err, sizeof(err)))
 		bad = "width";
 	if (!bad && v[6] * v[7] > IMAGE_MAX_PIXELS)
 		bad = "image_width";
 	if (bad) {
-		snprintf(why, whylen, "%.300s is damaged: \"%s\" is missing or "
-			 "out of range", path, bad);
+		snprintf(why, whylen,
+			 "%.300s is damaged: \"%s\" is missing or "
+			 "out of range",
+			 path, bad);
 		cJSON_Delete(req);
 		return -1;
 	}
@@ -181,14 +186,17 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	 * another recipe would give other weights under the same settings. */
 	nn_recipe_version1(&job->p.recipe);
 	if (job_recipe_read(req, &job->p.recipe, err, sizeof(err))) {
-		snprintf(why, whylen, "%.200s is damaged: its recipe is not "
-			 "readable (%.200s)", path, err);
+		snprintf(why, whylen,
+			 "%.200s is damaged: its recipe is not "
+			 "readable (%.200s)",
+			 path, err);
 		cJSON_Delete(req);
 		return -1;
 	}
 	/* what was left to the daemon; saved before "defaults" was: what
 	 * still holds its placeholder */
-	const cJSON *defaults = cJSON_GetObjectItemCaseSensitive(req, "defaults");
+	const cJSON *defaults =
+	    cJSON_GetObjectItemCaseSensitive(req, "defaults");
 	for (const cJSON *d = cJSON_IsArray(defaults) ? defaults->child : NULL;
 	     d; d = d->next)
 		for (int i = 0; i < 3; i++)
@@ -196,17 +204,19 @@ static int load_request(struct queue *q, struct job *job, char *why,
 			    !strcmp(d->valuestring, job_default_names[i]))
 				job->p.defaults |= 1u << i;
 	if (!cJSON_IsArray(defaults))
-		job->p.defaults = (!job->p.width ? JOB_DEFAULT_WIDTH : 0) |
-				  (job->p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
-				  (job->p.recipe.warmup == NN_WARMUP_AUTO
-					   ? JOB_DEFAULT_WARMUP : 0);
+		job->p.defaults =
+		    (!job->p.width ? JOB_DEFAULT_WIDTH : 0) |
+		    (job->p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+		    (job->p.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP
+							    : 0);
 	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++) {
 		char *word = JOB_WORD(&job->p, i);
 		get_str(req, param_table[i].key, word, sizeof(job->p.text[0]));
-		if (word[0] && param_check_word(i, word, "", err, sizeof err))
+		if (word[0] && param_check_word(i, word, "", err, sizeof(err)))
 			word[0] = '\0';
 	}
-	job->has_init = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
+	job->has_init =
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
 	job->created = get_num(req, "created", 0);
 	cJSON_Delete(req);
 	return 0;
@@ -235,14 +245,17 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	if (cJSON_IsString(v))
 		s = queue_state_parse(v->valuestring);
 	double prio = job->p.priority, epochs = job->p.epochs;
-	if (s < 0 || (cJSON_GetObjectItem(st, "priority") &&
-		      get_exact(st, "priority", param_table[PARAM_PRIORITY].min,
-				param_table[PARAM_PRIORITY].max, &prio)) ||
+	if (s < 0 ||
+	    (cJSON_GetObjectItem(st, "priority") &&
+	     get_exact(st, "priority", param_table[PARAM_PRIORITY].min,
+		       param_table[PARAM_PRIORITY].max, &prio)) ||
 	    (cJSON_GetObjectItem(st, "epochs") &&
-	     get_exact(st, "epochs", 1, param_table[PARAM_EPOCHS].max, &epochs))) {
-		snprintf(why, whylen, "%.300s is %s", path, !st && errno == ENOENT
-			 ? "missing though the job has run"
-			 : "damaged: no valid state, priority or epochs");
+	     get_exact(st, "epochs", 1, param_table[PARAM_EPOCHS].max,
+		       &epochs))) {
+		snprintf(why, whylen, "%.300s is %s", path,
+			 !st && errno == ENOENT
+			     ? "missing though the job has run"
+			     : "damaged: no valid state, priority or epochs");
 		cJSON_Delete(st);
 		return -1;
 	}
@@ -333,19 +346,20 @@ static void reload(struct queue *q)
 		/* a name the daemon never gives (a sign, a leading zero,
 		 * beyond 2^53 - 1) is no job of this daemon's: left alone,
 		 * and it cannot push the counter past what clients can name */
-		uint64_t number = jobfiles_number(de->d_name,
-						  strlen(de->d_name));
+		uint64_t number =
+		    jobfiles_number(de->d_name, strlen(de->d_name));
 		if (!number) {
 			log_warn("%s/%s is not a job folder (job ids are 1 to "
-				 "%llu); left alone", q->jobs_dir, de->d_name,
-				 JOB_NUMBER_MAX);
+				 "%llu); left alone",
+				 q->jobs_dir, de->d_name, JOB_NUMBER_MAX);
 			continue;
 		}
 		/* counted even if it cannot be loaded: never given again */
 		if (number >= q->next_number)
 			q->next_number = number + 1;
 		struct stat st;
-		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
+			0 &&
 		    S_ISDIR(st.st_mode))
 			jobfiles_remove_interrupted_writes(q->jobs_dir,
 							   de->d_name);
@@ -370,8 +384,8 @@ static void load_next_number(struct queue *q)
 			n = JOB_NUMBER_MAX + 1;
 		if (!n)
 			log_warn("%s holds no job number (1 to %llu); the "
-				 "job folders give the next id", path,
-				 JOB_NUMBER_MAX);
+				 "job folders give the next id",
+				 path, JOB_NUMBER_MAX);
 		else if (n > q->next_number)
 			q->next_number = n;
 		free(data);

@@ -37,22 +37,26 @@ static int check_one(const char *path, const struct stat *st, int is_top,
 	uid_t me = geteuid();
 	unsigned mode = st->st_mode & 07777;
 	if (!S_ISDIR(st->st_mode)) {
-		snprintf(err, errlen, "the state folder %s is not a folder", path);
+		snprintf(err, errlen, "the state folder %s is not a folder",
+			 path);
 		return ERR_IO;
 	}
 	if (is_top ? st->st_uid != me : st->st_uid != me && st->st_uid != 0) {
-		snprintf(err, errlen, "refusing the state folder: %s belongs to "
+		snprintf(err, errlen,
+			 "refusing the state folder: %s belongs to "
 			 "uid %u, not to uid %u%s; choose a folder of your own "
-			 "with --state-dir", path, (unsigned)st->st_uid,
-			 (unsigned)me, is_top ? "" : " or root");
+			 "with --state-dir",
+			 path, (unsigned)st->st_uid, (unsigned)me,
+			 is_top ? "" : " or root");
 		return ERR_PERMISSION;
 	}
 	int others_write = (mode & (S_IWGRP | S_IWOTH)) != 0;
 	if (others_write && (is_top || !(mode & S_ISVTX))) {
-		snprintf(err, errlen, "refusing the state folder: %s is writable "
+		snprintf(err, errlen,
+			 "refusing the state folder: %s is writable "
 			 "by others (mode %04o), who could plant links there; "
-			 "chmod go-w %s or choose another --state-dir", path,
-			 mode, path);
+			 "chmod go-w %s or choose another --state-dir",
+			 path, mode, path);
 		return ERR_PERMISSION;
 	}
 	return 0;
@@ -74,11 +78,13 @@ char *statedir_resolve(const char *dir, char *err, size_t errlen)
 		prefix[i] = '\0';
 		if (!lstat(prefix, &st) && S_ISLNK(st.st_mode) &&
 		    st.st_uid != me && st.st_uid != 0) {
-			snprintf(err, errlen, "refusing the state folder %s: "
-				 "%s is a symbolic link that belongs to uid %u, "
-				 "who could point it at another folder; give "
-				 "the folder's real path to --state-dir", dir,
-				 prefix, (unsigned)st.st_uid);
+			snprintf(
+			    err, errlen,
+			    "refusing the state folder %s: "
+			    "%s is a symbolic link that belongs to uid %u, "
+			    "who could point it at another folder; give "
+			    "the folder's real path to --state-dir",
+			    dir, prefix, (unsigned)st.st_uid);
 			free(prefix);
 			return NULL;
 		}
@@ -87,8 +93,8 @@ char *statedir_resolve(const char *dir, char *err, size_t errlen)
 	free(prefix);
 	char *real = realpath(dir, NULL);
 	if (!real)
-		snprintf(err, errlen, "cannot open the state folder %s: %s", dir,
-			 strerror(errno));
+		snprintf(err, errlen, "cannot open the state folder %s: %s",
+			 dir, strerror(errno));
 	return real;
 }
 
@@ -96,13 +102,15 @@ int statedir_check(const char *dir, char *err, size_t errlen)
 {
 	char *real = realpath(dir, NULL);
 	if (!real) {
-		snprintf(err, errlen, "cannot open the state folder %s: %s", dir,
-			 strerror(errno));
+		snprintf(err, errlen, "cannot open the state folder %s: %s",
+			 dir, strerror(errno));
 		return ERR_IO;
 	}
 	if (strcmp(real, dir)) { /* a link on the way changed meanwhile */
-		snprintf(err, errlen, "the state folder %s now resolves to %s; "
-			 "refusing a path that moves", dir, real);
+		snprintf(err, errlen,
+			 "the state folder %s now resolves to %s; "
+			 "refusing a path that moves",
+			 dir, real);
 		free(real);
 		return ERR_PERMISSION;
 	}
@@ -115,7 +123,8 @@ int statedir_check(const char *dir, char *err, size_t errlen)
 			rc = ERR_IO;
 			break;
 		}
-		if ((rc = check_one(real[0] ? real : "/", &st, top, err, errlen)))
+		if ((rc = check_one(real[0] ? real : "/", &st, top, err,
+				    errlen)))
 			break;
 		if (!real[0])
 			break;
@@ -130,7 +139,8 @@ int statedir_lock(const char *dir, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path)) {
-		snprintf(err, errlen, "the state folder path %s is too long", dir);
+		snprintf(err, errlen, "the state folder path %s is too long",
+			 dir);
 		return ERR_TOO_LARGE;
 	}
 	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -151,13 +161,18 @@ int statedir_lock(const char *dir, char *err, size_t errlen)
 		}
 		long pid = n > 0 ? strtol(text, NULL, 10) : 0;
 		if (pid > 0)
-			snprintf(err, errlen, "another vkinrd (pid %ld) is using "
-				 "the state folder %s (it holds %s); stop it or "
-				 "choose another --state-dir", pid, dir, path);
+			snprintf(
+			    err, errlen,
+			    "another vkinrd (pid %ld) is using "
+			    "the state folder %s (it holds %s); stop it or "
+			    "choose another --state-dir",
+			    pid, dir, path);
 		else
-			snprintf(err, errlen, "another vkinrd is using the state "
+			snprintf(err, errlen,
+				 "another vkinrd is using the state "
 				 "folder %s (it holds %s); stop it or choose "
-				 "another --state-dir", dir, path);
+				 "another --state-dir",
+				 dir, path);
 		return ERR_BUSY;
 	}
 	char text[32];

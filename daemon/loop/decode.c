@@ -23,8 +23,7 @@
 
 static int decode_base64(struct decode_input *in)
 {
-	int rc = base64_decode(in->b64, strlen(in->b64), &in->bytes,
-			       &in->size);
+	int rc = base64_decode(in->b64, strlen(in->b64), &in->bytes, &in->size);
 	free(in->b64);
 	in->b64 = NULL;
 	in->bad_base64 = rc != 0 && rc != ERR_NOMEM;
@@ -72,14 +71,13 @@ static void run(uv_work_t *work)
 		}
 	}
 	if (d->model.b64 && !decode_base64(&d->model)) {
-		d->model.rc = st_decode(d->model.bytes, d->model.size,
-					&d->package, d->model.err,
-					sizeof(d->model.err));
+		d->model.rc =
+		    st_decode(d->model.bytes, d->model.size, &d->package,
+			      d->model.err, sizeof(d->model.err));
 		if (!d->model.rc)
-			d->model.rc = nn_package_config(d->package, &d->cfg,
-							&d->model_w, &d->model_h,
-							d->model.err,
-							sizeof(d->model.err));
+			d->model.rc = nn_package_config(
+			    d->package, &d->cfg, &d->model_w, &d->model_h,
+			    d->model.err, sizeof(d->model.err));
 		if (!d->keep_package) {
 			st_destroy(d->package);
 			d->package = NULL;

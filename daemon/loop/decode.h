@@ -26,12 +26,12 @@
 
 /* One input: base64 text in, bytes and what they decode to out. */
 struct decode_input {
-	char *b64;           /* owned; NULL when the request had none */
-	uint8_t *bytes;      /* decoded */
+	char *b64;      /* owned; NULL when the request had none */
+	uint8_t *bytes; /* decoded */
 	size_t size;
-	int rc;              /* 0, or why it was refused (errors.h) */
-	int bad_base64;      /* rc came from base64 itself */
-	char err[512];       /* the decoder's sentence, if any */
+	int rc;         /* 0, or why it was refused (errors.h) */
+	int bad_base64; /* rc came from base64 itself */
+	char err[512];  /* the decoder's sentence, if any */
 };
 
 struct decode_job {
@@ -41,14 +41,14 @@ struct decode_job {
 	struct decode_input model; /* a model package: into package, cfg */
 	struct image *image;
 	struct st_file *package;
-	struct nn_config cfg;      /* the package's */
-	int model_w, model_h;      /* the size the package renders */
-	int keep_package;          /* hand package over (render) or drop it */
+	struct nn_config cfg;        /* the package's */
+	int model_w, model_h;        /* the size the package renders */
+	int keep_package;            /* hand package over (render) or drop it */
 	char *read_model, *read_png; /* export: files to send (owned paths) */
-	char *model_b64, *png_b64; /* ... read and encoded */
-	int read_rc;               /* 0, or why they could not be */
+	char *model_b64, *png_b64;   /* ... read and encoded */
+	int read_rc;                 /* 0, or why they could not be */
 	void (*done)(struct decode_job *d); /* on the loop thread */
-	void *ctx;                 /* the caller's */
+	void *ctx;                          /* the caller's */
 };
 
 /* Queues d on the loop's thread pool; done runs on the loop after. */

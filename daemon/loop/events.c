@@ -51,8 +51,8 @@ static int append_event(struct queue *q, const struct job *job,
 		return ERR_NOMEM;
 	size_t len = strlen(line);
 	line[len] = '\n'; /* over the NUL: the line goes out in one write */
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-			    O_NOFOLLOW, 0600);
+	int fd = open(
+	    path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	rc = fd < 0 ? ERR_IO : 0;
 	if (!rc && write(fd, line, len + 1) != (ssize_t)(len + 1))
 		rc = ERR_IO;
@@ -87,8 +87,8 @@ static int read_tail(int fd, char **buf, size_t *len, int *cut)
 		errno = EINVAL;
 		return ERR_IO;
 	}
-	off_t from = st.st_size > EVENTS_READ_MAX ? st.st_size - EVENTS_READ_MAX
-						  : 0;
+	off_t from =
+	    st.st_size > EVENTS_READ_MAX ? st.st_size - EVENTS_READ_MAX : 0;
 	size_t want = (size_t)(st.st_size - from);
 	*cut = from > 0;
 	*buf = malloc(want + 1);

@@ -21,8 +21,8 @@
 /* The loop's view of one worker. */
 struct worker_slot {
 	struct worker *w;
-	int ready;       /* WORK_READY arrived */
-	int ok;          /* ... and the device opened */
+	int ready; /* WORK_READY arrived */
+	int ok;    /* ... and the device opened */
 	int exited;
 	int is_cpu;
 	char device[256];
@@ -50,8 +50,8 @@ struct service {
 	uv_timer_t retry_timer; /* jobs paused by a failed write (daemon.c) */
 	int stopping;
 	int notified_ready; /* READY=1 sent to systemd (notify.c) */
-	double started;  /* Unix time */
-	uid_t uid;       /* the daemon's own */
+	double started;     /* Unix time */
+	uid_t uid;          /* the daemon's own */
 	struct subscription *subs;
 	struct state_waiter *waiters;
 	struct pending_reply *replies;

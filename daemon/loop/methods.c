@@ -48,20 +48,20 @@ static const struct method_entry {
 	const char *name;
 	method_fn fn;
 } method_table[] = {
-	{M_HELLO, m_hello},
-	{M_DAEMON_STATUS, m_status},
-	{M_JOB_SUBMIT, m_submit},
-	{M_JOB_LIST, m_list},
-	{M_JOB_GET, m_get},
-	{M_JOB_LOGS, m_logs},
-	{M_JOB_PAUSE, m_pause},
-	{M_JOB_RESUME, m_resume},
-	{M_JOB_CANCEL, m_cancel},
-	{M_JOB_REMOVE, m_remove},
-	{M_JOB_EXPORT, m_export},
-	{M_JOB_SUBSCRIBE, m_subscribe},
-	{M_JOB_UNSUBSCRIBE, m_unsubscribe},
-	{M_MODEL_RENDER, m_render},
+	{ M_HELLO, m_hello },
+	{ M_DAEMON_STATUS, m_status },
+	{ M_JOB_SUBMIT, m_submit },
+	{ M_JOB_LIST, m_list },
+	{ M_JOB_GET, m_get },
+	{ M_JOB_LOGS, m_logs },
+	{ M_JOB_PAUSE, m_pause },
+	{ M_JOB_RESUME, m_resume },
+	{ M_JOB_CANCEL, m_cancel },
+	{ M_JOB_REMOVE, m_remove },
+	{ M_JOB_EXPORT, m_export },
+	{ M_JOB_SUBSCRIBE, m_subscribe },
+	{ M_JOB_UNSUBSCRIBE, m_unsubscribe },
+	{ M_MODEL_RENDER, m_render },
 };
 
 #define NMETHODS (sizeof(method_table) / sizeof(method_table[0]))
@@ -72,10 +72,12 @@ static void unknown_method(struct request *rq)
 {
 	char list[512] = "";
 	for (size_t i = 0; i < NMETHODS; i++)
-		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-			 i ? ", " : "", method_table[i].name);
-	fail(rq, RPC_METHOD_NOT_FOUND, "unknown method \"%s\"; the methods "
-	     "are: %s", rq->method, list);
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 "%s%s", i ? ", " : "", method_table[i].name);
+	fail(rq, RPC_METHOD_NOT_FOUND,
+	     "unknown method \"%s\"; the methods "
+	     "are: %s",
+	     rq->method, list);
 }
 
 static void dispatch(struct request *rq, const cJSON *msg)
@@ -90,8 +92,10 @@ static void dispatch(struct request *rq, const cJSON *msg)
 	if (!m) {
 		unknown_method(rq);
 	} else if (params && !cJSON_IsObject(params)) {
-		rc = fail(rq, RPC_INVALID_PARAMS, "\"params\" of %s must be an "
-			  "object with named fields", rq->method);
+		rc = fail(rq, RPC_INVALID_PARAMS,
+			  "\"params\" of %s must be an "
+			  "object with named fields",
+			  rq->method);
 	} else {
 		if (!params)
 			params = empty = cJSON_CreateObject();
@@ -119,26 +123,30 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 	struct service *svc = ctx;
 	char msg[256];
 	if (too_long) {
-		snprintf(msg, sizeof(msg), "the line is longer than %u bytes "
-			 "(LIMIT_LINE_BYTES); it was skipped", LIMIT_LINE_BYTES);
-		send_error(c, NULL, RPC_LIMIT, msg,
-			   views_limit_data("LIMIT_LINE_BYTES",
-					    LIMIT_LINE_BYTES), 0);
+		snprintf(msg, sizeof(msg),
+			 "the line is longer than %u bytes "
+			 "(LIMIT_LINE_BYTES); it was skipped",
+			 LIMIT_LINE_BYTES);
+		send_error(
+		    c, NULL, RPC_LIMIT, msg,
+		    views_limit_data("LIMIT_LINE_BYTES", LIMIT_LINE_BYTES), 0);
 		return;
 	}
 	if (blank(line, len))
 		return;
 	if (memchr(line, '\0', len)) {
-		send_error(c, NULL, RPC_PARSE_ERROR, "the line contains a NUL "
+		send_error(c, NULL, RPC_PARSE_ERROR,
+			   "the line contains a NUL "
 			   "byte; a message is one JSON object in UTF-8",
 			   NULL, 0);
 		return;
 	}
 	size_t bad = usertext_utf8_end(line, len);
 	if (bad < len) {
-		snprintf(msg, sizeof(msg), "the line is not valid UTF-8 (byte %zu "
-			 "of %zu); a message is one JSON object in UTF-8", bad,
-			 len);
+		snprintf(msg, sizeof(msg),
+			 "the line is not valid UTF-8 (byte %zu "
+			 "of %zu); a message is one JSON object in UTF-8",
+			 bad, len);
 		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
 		return;
 	}
@@ -146,16 +154,21 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 	cJSON *obj = cJSON_ParseWithLengthOpts(line, len, &end, 0);
 	if (!obj) {
 		const char *at = cJSON_GetErrorPtr();
-		size_t off = at && at >= line && at <= line + len ? at - line : 0;
-		snprintf(msg, sizeof(msg), "not valid JSON (error near byte %zu "
-			 "of %zu); send one JSON-RPC object per line", off, len);
+		size_t off =
+		    at && at >= line && at <= line + len ? at - line : 0;
+		snprintf(msg, sizeof(msg),
+			 "not valid JSON (error near byte %zu "
+			 "of %zu); send one JSON-RPC object per line",
+			 off, len);
 		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
 		return;
 	}
 	if (end && !blank(end, line + len - end)) {
 		cJSON_Delete(obj);
-		send_error(c, NULL, RPC_PARSE_ERROR, "extra text after the JSON "
-			   "object; send one object per line", NULL, 0);
+		send_error(c, NULL, RPC_PARSE_ERROR,
+			   "extra text after the JSON "
+			   "object; send one object per line",
+			   NULL, 0);
 		return;
 	}
 	struct strict_id exact;
@@ -173,14 +186,17 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 	if (twice) {
 		/* cJSON keeps the first copy: a second "epochs" would be
 		 * silently ignored, so neither is taken */
-		snprintf(msg, sizeof(msg), "invalid request: the key \"%.64s\" "
-			 "is given twice%s%.64s%s; give each key once", twice,
-			 where[0] ? " in \"" : "", where, where[0] ? "\"" : "");
+		snprintf(msg, sizeof(msg),
+			 "invalid request: the key \"%.64s\" "
+			 "is given twice%s%.64s%s; give each key once",
+			 twice, where[0] ? " in \"" : "", where,
+			 where[0] ? "\"" : "");
 		usertext_sanitize(msg);
 	}
 	if (strict_keep_id(obj, &exact) < 0) { /* twice is gone now */
 		cJSON_Delete(obj);
-		send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory", NULL, 0);
+		send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory", NULL,
+			   0);
 		return;
 	}
 	id = cJSON_GetObjectItemCaseSensitive(obj, "id");
@@ -196,8 +212,9 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 			.svc = svc,
 			.c = c,
 			.id = kind == RPC_KIND_REQUEST ? id : NULL,
-			.method = cJSON_GetObjectItemCaseSensitive(obj, "method")
-					  ->valuestring,
+			.method =
+			    cJSON_GetObjectItemCaseSensitive(obj, "method")
+				->valuestring,
 		};
 		dispatch(&rq, obj);
 		if (!server_conn_closing(c))
@@ -218,12 +235,6 @@ void methods_closed(void *ctx, struct peer_conn *c)
 		worker_drop_requests(svc->slots[i].w, id);
 }
 
-int methods_busy(void *ctx, struct peer_conn *c)
-{
-	return subs_busy(ctx, c);
-}
+int methods_busy(void *ctx, struct peer_conn *c) { return subs_busy(ctx, c); }
 
-void methods_drained(void *ctx, struct peer_conn *c)
-{
-	subs_pump_conn(ctx, c);
-}
+void methods_drained(void *ctx, struct peer_conn *c) { subs_pump_conn(ctx, c); }

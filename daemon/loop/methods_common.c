@@ -34,8 +34,8 @@
 
 /* ------------------------------------------------------------ errors */
 
-void send_error(struct peer_conn *c, const cJSON *id, int code,
-		const char *msg, cJSON *data, int err_name)
+void send_error(struct peer_conn *c, const cJSON *id, int code, const char *msg,
+		cJSON *data, int err_name)
 {
 	server_send(c, views_error_line(id, code, msg, data, err_name));
 }
@@ -54,8 +54,8 @@ int fail(struct request *rq, int code, const char *fmt, ...)
  * naming the limit (IMAGE_MAX_SIDE or IMAGE_MAX_PIXELS, from the size the
  * PNG's IHDR or the JPEG's frame header states; IMAGE_MAX_CHUNK when the
  * size is within those), anything else RPC_BAD_IMAGE. */
-int image_refused(struct request *rq, const char *key, int rc,
-		  const char *err, const uint8_t *bytes, size_t size)
+int image_refused(struct request *rq, const char *key, int rc, const char *err,
+		  const uint8_t *bytes, size_t size)
 {
 	if (rc != ERR_TOO_LARGE)
 		return fail(rq, RPC_BAD_IMAGE, "\"%s\" was refused: %s", key,
@@ -65,8 +65,8 @@ int image_refused(struct request *rq, const char *key, int rc,
 	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE || !w || !h)
 		rq->data = views_limit_data("IMAGE_MAX_SIDE", IMAGE_MAX_SIDE);
 	else if ((uint64_t)w * h > IMAGE_MAX_PIXELS)
-		rq->data = views_limit_data("IMAGE_MAX_PIXELS",
-					    IMAGE_MAX_PIXELS);
+		rq->data =
+		    views_limit_data("IMAGE_MAX_PIXELS", IMAGE_MAX_PIXELS);
 	else
 		rq->data = views_limit_data("IMAGE_MAX_CHUNK", IMAGE_MAX_CHUNK);
 	return fail(rq, RPC_LIMIT, "\"%s\" was refused: %s", key,
@@ -89,8 +89,9 @@ int check_keys(struct request *rq, const cJSON *params,
 			continue;
 		char list[512] = ""; /* every key of job.submit fits */
 		for (const char *const *k = known; *k; k++)
-			snprintf(list + strlen(list), sizeof(list) - strlen(list),
-				 "%s%s", k == known ? "" : ", ", *k);
+			snprintf(list + strlen(list),
+				 sizeof(list) - strlen(list), "%s%s",
+				 k == known ? "" : ", ", *k);
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "unknown parameter \"%s\" for %s; it takes: %s",
 			    item->string, rq->method, list[0] ? list : "none");
@@ -99,8 +100,8 @@ int check_keys(struct request *rq, const cJSON *params,
 }
 
 /* An optional integer in [lo, hi]; 0 when absent (value untouched). */
-int get_int(struct request *rq, const cJSON *params, const char *key,
-	    double lo, double hi, int64_t *value)
+int get_int(struct request *rq, const cJSON *params, const char *key, double lo,
+	    double hi, int64_t *value)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
 	if (!v)
@@ -108,7 +109,7 @@ int get_int(struct request *rq, const cJSON *params, const char *key,
 	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"%s\" must be an integer (got %s)", key,
-			    cJSON_IsString(v) ? "a string"
+			    cJSON_IsString(v)   ? "a string"
 			    : cJSON_IsNumber(v) ? "a fraction"
 						: "another type");
 	if (v->valuedouble < lo || v->valuedouble > hi)
@@ -130,9 +131,11 @@ int get_text(struct request *rq, const cJSON *params, const char *key,
 		return 0;
 	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size ||
 	    !text_is_clean(v->valuestring, strlen(v->valuestring)))
-		return fail(rq, RPC_INVALID_PARAMS, "\"%s\" must be a string of "
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "\"%s\" must be a string of "
 			    "at most %zu bytes of UTF-8 without control "
-			    "characters", key, size - 1);
+			    "characters",
+			    key, size - 1);
 	snprintf(buf, size, "%s", v->valuestring);
 	return 0;
 }
@@ -178,15 +181,16 @@ const char *image_key(const cJSON *params, const char *key)
 }
 
 /* A decoded input that was refused: bad base64, or what its decoder said. */
-int input_refused(struct request *rq, const char *key,
-		  const char *sub, const struct decode_input *in)
+int input_refused(struct request *rq, const char *key, const char *sub,
+		  const struct decode_input *in)
 {
 	if (in->rc == ERR_NOMEM)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	if (in->bad_base64)
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"%s.%s\" is not valid base64 (RFC 4648, with "
-			    "padding)", key, sub);
+			    "padding)",
+			    key, sub);
 	if (strcmp(sub, "safetensors"))
 		return image_refused(rq, key, in->rc, in->err, in->bytes,
 				     in->size);
@@ -205,7 +209,8 @@ int may_touch(struct request *rq, const struct job *job)
 		    "job %s belongs to uid %u: only its owner and root may "
 		    "use %s on it (others may only look: job.get, job.list, "
 		    "job.logs, "
-		    "job.subscribe)", job->id, (unsigned)job->uid, rq->method);
+		    "job.subscribe)",
+		    job->id, (unsigned)job->uid, rq->method);
 }
 
 /* params.job: the id of an existing job, as the string job.submit gave
@@ -219,25 +224,28 @@ int get_job(struct request *rq, const cJSON *params, struct job **out)
 	if (cJSON_IsString(v) && strlen(v->valuestring) < sizeof(id))
 		snprintf(id, sizeof(id), "%s", v->valuestring);
 	else if (cJSON_IsString(v))
-		return fail(rq, RPC_JOB_NOT_FOUND, "no job has an id of %zu "
+		return fail(rq, RPC_JOB_NOT_FOUND,
+			    "no job has an id of %zu "
 			    "bytes; job ids are numbers such as \"12\" "
-			    "(job.list shows them)", strlen(v->valuestring));
+			    "(job.list shows them)",
+			    strlen(v->valuestring));
 	else if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
 		 v->valuedouble < 9007199254740992.0 &&
 		 v->valuedouble == floor(v->valuedouble))
 		snprintf(id, sizeof(id), "%.0f", v->valuedouble);
 	else if (cJSON_IsNumber(v))
-		return fail(rq, RPC_INVALID_PARAMS, "\"job\" must be a job id "
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "\"job\" must be a job id "
 			    "as job.submit returned it, e.g. \"12\" (got the "
-			    "number %.17g, which is not one)", v->valuedouble);
+			    "number %.17g, which is not one)",
+			    v->valuedouble);
 	else
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"job\" is required: the id of a job as "
 			    "job.submit returned it, e.g. {\"job\": \"1\"}");
 	*out = queue_find(rq->svc->queue, id);
 	if (!*out)
-		return fail(rq, RPC_JOB_NOT_FOUND,
-			    "no job with id \"%s\"", id);
+		return fail(rq, RPC_JOB_NOT_FOUND, "no job with id \"%s\"", id);
 	return 0;
 }
 
@@ -258,10 +266,12 @@ int defer_to_worker(struct request *rq, struct worker_slot *slot,
 	if (waiting >= quota_requests_per_uid()) {
 		work_request_destroy(req);
 		rq->data = views_limit_data("LIMIT_REQUESTS_PER_UID",
-				      quota_requests_per_uid());
-		return fail(rq, RPC_LIMIT, "uid %u has %d renders and exports "
+					    quota_requests_per_uid());
+		return fail(rq, RPC_LIMIT,
+			    "uid %u has %d renders and exports "
 			    "waiting for a worker already (the limit); retry "
-			    "when one is answered", (unsigned)uid, waiting);
+			    "when one is answered",
+			    (unsigned)uid, waiting);
 	}
 	req->conn = server_conn_id(rq->c);
 	req->uid = uid;
@@ -283,7 +293,7 @@ int touchable_job(struct request *rq, const cJSON *params, struct job **out)
 	return may_touch(rq, *out);
 }
 
-const char *const job_only[] = {"job", NULL};
+const char *const job_only[] = { "job", NULL };
 
 /* ------------------------------------------------ decoding inputs */
 
@@ -293,7 +303,7 @@ int start_decode(struct request *rq, struct pending *pd,
 {
 	pd->svc = rq->svc;
 	pd->conn = server_conn_id(rq->c);
-	pd->method = !strcmp(rq->method, M_JOB_SUBMIT)	  ? M_JOB_SUBMIT
+	pd->method = !strcmp(rq->method, M_JOB_SUBMIT)   ? M_JOB_SUBMIT
 		     : !strcmp(rq->method, M_JOB_EXPORT) ? M_JOB_EXPORT
 							 : M_MODEL_RENDER;
 	pd->d.done = done;
@@ -313,10 +323,11 @@ struct peer_conn *pending_request(struct pending *pd, struct request *rq)
 {
 	struct service *svc = pd->svc;
 	struct peer_conn *c = svc->stopping < 2
-				      ? server_find(svc->server, pd->conn)
-				      : NULL; /* 2: the server is gone */
-	*rq = (struct request){.svc = svc, .c = c, .id = pd->rpc_id,
-			       .method = pd->method};
+				  ? server_find(svc->server, pd->conn)
+				  : NULL; /* 2: the server is gone */
+	*rq = (struct request){
+		.svc = svc, .c = c, .id = pd->rpc_id, .method = pd->method
+	};
 	return c;
 }
 

@@ -28,26 +28,25 @@
 struct request {
 	struct service *svc;
 	struct peer_conn *c;
-	const cJSON *id;   /* NULL for a notification: no reply */
+	const cJSON *id; /* NULL for a notification: no reply */
 	const char *method;
-	char msg[1024];    /* the error's message */
-	cJSON *data;       /* the error's data (optional) */
-	int err_name;      /* errors.h code for data.name (0: from the code) */
+	char msg[1024]; /* the error's message */
+	cJSON *data;    /* the error's data (optional) */
+	int err_name;   /* errors.h code for data.name (0: from the code) */
 };
 
 typedef int (*method_fn)(struct request *rq, const cJSON *params,
 			 cJSON **result);
 
-
 /* A request whose inputs are being decoded (decode.c); its connection
  * waits meanwhile. */
 struct pending {
-	struct decode_job d;     /* first: the decode's address is ours */
+	struct decode_job d; /* first: the decode's address is ours */
 	struct service *svc;
 	uint64_t conn;
-	cJSON *rpc_id;           /* NULL for a notification */
+	cJSON *rpc_id; /* NULL for a notification */
 	const char *method;
-	struct job_params p;     /* job.submit */
+	struct job_params p; /* job.submit */
 	int width_given;
 	char job_id[JOB_ID_MAX]; /* job.export */
 };
@@ -59,17 +58,17 @@ void send_error(struct peer_conn *c, const cJSON *id, int code, const char *msg,
 		cJSON *data, int err_name);
 /* Sets rq's error message (client text in it made safe); returns code. */
 int fail(struct request *rq, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* An image image_decode refused: RPC_LIMIT naming the limit, or
  * RPC_BAD_IMAGE. */
-int image_refused(struct request *rq, const char *key, int rc,
-		  const char *err, const uint8_t *bytes, size_t size);
+int image_refused(struct request *rq, const char *key, int rc, const char *err,
+		  const uint8_t *bytes, size_t size);
 /* Refuses keys of params outside known (NULL-terminated). */
 int check_keys(struct request *rq, const cJSON *params,
 	       const char *const *known);
 /* An optional integer in [lo, hi]; 0 when absent (value untouched). */
-int get_int(struct request *rq, const cJSON *params, const char *key,
-	    double lo, double hi, int64_t *value);
+int get_int(struct request *rq, const cJSON *params, const char *key, double lo,
+	    double hi, int64_t *value);
 /* An optional string kept for the client (source, key). */
 int get_text(struct request *rq, const cJSON *params, const char *key,
 	     char *buf, size_t size);

@@ -32,12 +32,11 @@
 /* A change asked for by a client, of a job no worker holds: logged and
  * kept in the job's events as "paused", "resumed" or "cancelled", with
  * the uid that asked. */
-static void set_state(struct request *rq, struct job *job,
-		      enum job_state state)
+static void set_state(struct request *rq, struct job *job, enum job_state state)
 {
 	struct service *svc = rq->svc;
-	const char *what = state == JOB_QUEUED ? "resumed"
-					       : job_state_name(state);
+	const char *what =
+	    state == JOB_QUEUED ? "resumed" : job_state_name(state);
 	job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)", what,
 		  (unsigned)server_conn_uid(rq->c), job_state_name(job->state));
 	queue_set_state(svc->queue, job, state, NULL);
@@ -69,9 +68,10 @@ int m_pause(struct request *rq, const cJSON *params, cJSON **result)
 	case JOB_PAUSED:
 		break;
 	default:
-		return fail(rq, RPC_JOB_STATE, "job %s is %s; only a queued or "
-			    "running job can be paused", job->id,
-			    job_state_name(job->state));
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s is %s; only a queued or "
+			    "running job can be paused",
+			    job->id, job_state_name(job->state));
 	}
 	*result = views_job_state(job);
 	return 0;
@@ -84,8 +84,10 @@ int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 	if (rc)
 		return rc;
 	if (job->damaged)
-		return fail(rq, RPC_JOB_STATE, "job %s cannot run again: %s; "
-			    "remove it (job.remove)", job->id, job->error);
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s cannot run again: %s; "
+			    "remove it (job.remove)",
+			    job->id, job->error);
 	switch (job->state) {
 	case JOB_PAUSED:
 	case JOB_FAILED:
@@ -96,9 +98,10 @@ int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 	case JOB_RUNNING:
 		break;
 	default:
-		return fail(rq, RPC_JOB_STATE, "job %s is %s; only a paused or "
-			    "failed job can be resumed", job->id,
-			    job_state_name(job->state));
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s is %s; only a paused or "
+			    "failed job can be resumed",
+			    job->id, job_state_name(job->state));
 	}
 	*result = views_job_state(job);
 	return 0;
@@ -112,7 +115,8 @@ int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 		return rc;
 	switch (job->state) {
 	case JOB_RUNNING:
-		worker_flag(rq->svc->slots[job->worker].w, job->id, WORK_CANCEL);
+		worker_flag(rq->svc->slots[job->worker].w, job->id,
+			    WORK_CANCEL);
 		return wait_for_state(rq, job);
 	case JOB_QUEUED:
 	case JOB_PAUSED:
@@ -121,9 +125,10 @@ int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 	case JOB_CANCELLED: /* as pausing a paused job: already so */
 		break;
 	default:
-		return fail(rq, RPC_JOB_STATE, "job %s is %s already; there is "
-			    "nothing to cancel", job->id,
-			    job_state_name(job->state));
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s is %s already; there is "
+			    "nothing to cancel",
+			    job->id, job_state_name(job->state));
 	}
 	*result = views_job_state(job);
 	return 0;
@@ -136,8 +141,10 @@ int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	if (rc)
 		return rc;
 	if (job->state == JOB_RUNNING)
-		return fail(rq, RPC_JOB_STATE, "job %s is running; cancel it "
-			    "first, then remove it", job->id);
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s is running; cancel it "
+			    "first, then remove it",
+			    job->id);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddBoolToObject(*result, "removed", 1);

@@ -38,8 +38,10 @@ static int no_checkpoint(struct request *rq, const struct job *job)
 	const char *why;
 
 	if (!epoch && !job->started)
-		return fail(rq, RPC_JOB_STATE, "job %s has not run yet; there "
-			    "is no model to export", job->id);
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s has not run yet; there "
+			    "is no model to export",
+			    job->id);
 	switch (job->state) {
 	case JOB_QUEUED:
 		why = "the daemon stopped before its first checkpoint "
@@ -49,11 +51,11 @@ static int no_checkpoint(struct request *rq, const struct job *job)
 		break;
 	case JOB_PAUSED:
 		why = job->write_paused
-			      ? "its checkpoint could not be written (see its "
-				"error); the daemon retries, and queues it "
-				"again once it can write"
-			      : "it was paused before a checkpoint was kept; "
-				"resume it and export it while it runs";
+			  ? "its checkpoint could not be written (see its "
+			    "error); the daemon retries, and queues it "
+			    "again once it can write"
+			  : "it was paused before a checkpoint was kept; "
+			    "resume it and export it while it runs";
 		break;
 	case JOB_FAILED:
 		why = "it failed before a checkpoint was written (see its "
@@ -64,10 +66,14 @@ static int no_checkpoint(struct request *rq, const struct job *job)
 		break;
 	}
 	if (!epoch) /* a restart cut its history back to no checkpoint */
-		return fail(rq, RPC_JOB_STATE, "job %s has run but has no "
-			    "checkpoint to export from: %s", job->id, why);
-	return fail(rq, RPC_JOB_STATE, "job %s ran %d epochs but has no "
-		    "checkpoint to export from: %s", job->id, epoch, why);
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s has run but has no "
+			    "checkpoint to export from: %s",
+			    job->id, why);
+	return fail(rq, RPC_JOB_STATE,
+		    "job %s ran %d epochs but has no "
+		    "checkpoint to export from: %s",
+		    job->id, epoch, why);
 }
 
 /* An export made by a worker: from the running fit, or rendered from the
@@ -87,7 +93,8 @@ static int export_by_worker(struct request *rq, struct job *job)
 			return no_checkpoint(rq, job);
 		slot = schedule_pick_worker(svc);
 		if (!slot)
-			return fail(rq, RPC_DEVICE, "no device is available to "
+			return fail(rq, RPC_DEVICE,
+				    "no device is available to "
 				    "render the export");
 	}
 	struct work_request *req = calloc(1, sizeof(*req));
@@ -110,8 +117,8 @@ static void export_read(struct decode_job *d)
 	int rc = 0;
 	cJSON *r = NULL;
 	if (c && !job) {
-		rc = fail(&rq, RPC_JOB_NOT_FOUND, "job %s was removed meanwhile",
-			  pd->job_id);
+		rc = fail(&rq, RPC_JOB_NOT_FOUND,
+			  "job %s was removed meanwhile", pd->job_id);
 	} else if (c && d->read_rc) {
 		rc = export_by_worker(&rq, job);
 	} else if (c) {
@@ -138,8 +145,7 @@ int m_export(struct request *rq, const cJSON *params, cJSON **result)
 	if (!pd)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	snprintf(pd->job_id, sizeof(pd->job_id), "%s", job->id);
-	queue_job_path(rq->svc->queue, job, JOBFILE_MODEL, path,
-		       sizeof(path));
+	queue_job_path(rq->svc->queue, job, JOBFILE_MODEL, path, sizeof(path));
 	pd->d.read_model = strdup(path);
 	queue_job_path(rq->svc->queue, job, JOBFILE_RECON, path, sizeof(path));
 	pd->d.read_png = strdup(path);
@@ -158,11 +164,13 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 		return input_refused(rq, "model", "safetensors", &d->model);
 	if (d->png.rc)
 		return input_refused(rq, "target", "image", &d->png);
-	if (d->image && (d->image->width != d->model_w ||
-			 d->image->height != d->model_h))
-		return fail(rq, RPC_INVALID_PARAMS, "\"target\" is %dx%d but "
-			    "the model renders %dx%d", d->image->width,
-			    d->image->height, d->model_w, d->model_h);
+	if (d->image &&
+	    (d->image->width != d->model_w || d->image->height != d->model_h))
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "\"target\" is %dx%d but "
+			    "the model renders %dx%d",
+			    d->image->width, d->image->height, d->model_w,
+			    d->model_h);
 	struct worker_slot *slot = schedule_pick_worker(rq->svc);
 	if (!slot)
 		return fail(rq, RPC_DEVICE, "no device is available to render");
@@ -194,7 +202,7 @@ static void render_decoded(struct decode_job *d)
 
 int m_render(struct request *rq, const cJSON *params, cJSON **result)
 {
-	static const char *const keys[] = {"model", "target", NULL};
+	static const char *const keys[] = { "model", "target", NULL };
 	int rc = check_keys(rq, params, keys);
 	if (rc)
 		return rc;

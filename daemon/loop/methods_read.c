@@ -38,7 +38,7 @@ static const char *first_device(struct service *svc)
 
 int m_hello(struct request *rq, const cJSON *params, cJSON **result)
 {
-	static const char *const keys[] = {"client", "protocol", NULL};
+	static const char *const keys[] = { "client", "protocol", NULL };
 	int rc = check_keys(rq, params, keys);
 	if (rc)
 		return rc;
@@ -58,7 +58,7 @@ int m_hello(struct request *rq, const cJSON *params, cJSON **result)
 
 int m_status(struct request *rq, const cJSON *params, cJSON **result)
 {
-	static const char *const keys[] = {NULL};
+	static const char *const keys[] = { NULL };
 	int rc = check_keys(rq, params, keys);
 	if (rc)
 		return rc;
@@ -83,8 +83,8 @@ int m_status(struct request *rq, const cJSON *params, cJSON **result)
 		cJSON_AddNumberToObject(jobs, job_state_name(s),
 					queue_count_state(svc->queue, s));
 	cJSON_AddNumberToObject(jobs, "total", svc->queue->count);
-	cJSON_AddNumberToObject(r, "queue", queue_count_state(svc->queue,
-							      JOB_QUEUED));
+	cJSON_AddNumberToObject(r, "queue",
+				queue_count_state(svc->queue, JOB_QUEUED));
 	cJSON_AddNumberToObject(r, "connections",
 				server_connection_count(svc->server));
 	cJSON_AddNumberToObject(r, "subscriptions", subs_count(svc, 0));
@@ -96,7 +96,8 @@ int m_status(struct request *rq, const cJSON *params, cJSON **result)
 	cJSON_AddNumberToObject(lim, "jobs_per_uid", quota_jobs_per_uid());
 	cJSON_AddNumberToObject(lim, "requests_per_uid",
 				quota_requests_per_uid());
-	cJSON_AddNumberToObject(lim, "subscriber_bytes", LIMIT_SUBSCRIBER_BYTES);
+	cJSON_AddNumberToObject(lim, "subscriber_bytes",
+				LIMIT_SUBSCRIBER_BYTES);
 	cJSON_AddNumberToObject(lim, "image_side", IMAGE_MAX_SIDE);
 	cJSON_AddNumberToObject(lim, "image_pixels", IMAGE_MAX_PIXELS);
 	*result = r;
@@ -105,7 +106,7 @@ int m_status(struct request *rq, const cJSON *params, cJSON **result)
 
 int m_list(struct request *rq, const cJSON *params, cJSON **result)
 {
-	static const char *const keys[] = {NULL};
+	static const char *const keys[] = { NULL };
 	int rc = check_keys(rq, params, keys);
 	if (rc)
 		return rc;
@@ -138,19 +139,20 @@ int m_logs(struct request *rq, const cJSON *params, cJSON **result)
 	if (rc || (rc = get_job(rq, params, &job)))
 		return rc;
 	if ((rc = job_events_read(rq->svc->queue, job, &events)))
-		return fail(rq, RPC_INTERNAL_ERROR, "cannot read the events of "
-			    "job %s: %s", job->id, rc == ERR_IO ?
-			    strerror(errno) : error_message(rc));
+		return fail(rq, RPC_INTERNAL_ERROR,
+			    "cannot read the events of "
+			    "job %s: %s",
+			    job->id,
+			    rc == ERR_IO ? strerror(errno) : error_message(rc));
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddItemToObject(*result, "events", events);
 	return 0;
 }
 
-int m_subscribe(struct request *rq, const cJSON *params,
-		cJSON **result)
+int m_subscribe(struct request *rq, const cJSON *params, cJSON **result)
 {
-	static const char *const keys[] = {"job", "since", NULL};
+	static const char *const keys[] = { "job", "since", NULL };
 	struct service *svc = rq->svc;
 	struct job *job;
 	int64_t since = 0;
@@ -164,8 +166,10 @@ int m_subscribe(struct request *rq, const cJSON *params,
 	if (nsubs >= quota_jobs_per_uid()) {
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
 					    quota_jobs_per_uid());
-		return fail(rq, RPC_LIMIT, "this connection follows %d jobs "
-			    "already (the limit)", nsubs);
+		return fail(rq, RPC_LIMIT,
+			    "this connection follows %d jobs "
+			    "already (the limit)",
+			    nsubs);
 	}
 	struct subscription *s = subs_add(svc, conn, job, since);
 	if (!s)
@@ -180,8 +184,7 @@ int m_subscribe(struct request *rq, const cJSON *params,
 	return 0; /* the replay follows the result (pumped after it) */
 }
 
-int m_unsubscribe(struct request *rq, const cJSON *params,
-		  cJSON **result)
+int m_unsubscribe(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
 	int rc = check_keys(rq, params, job_only);

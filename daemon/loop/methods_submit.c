@@ -32,9 +32,9 @@
 /* A training option (proto/params.h), checked against the table the
  * command lines also check, into cfg (or *job_value, for a row that is
  * the job's alone); untouched when absent. */
-static int get_param(struct request *rq, const cJSON *params,
-		     enum param_id id, struct nn_config *cfg, double *job_value,
-		     char *word, size_t wordlen)
+static int get_param(struct request *rq, const cJSON *params, enum param_id id,
+		     struct nn_config *cfg, double *job_value, char *word,
+		     size_t wordlen)
 {
 	const struct param *l = &param_table[id];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, l->key);
@@ -43,20 +43,22 @@ static int get_param(struct request *rq, const cJSON *params,
 
 	if (!v)
 		return 0;
-	snprintf(what, sizeof what, "\"%s\"", l->key);
+	snprintf(what, sizeof(what), "\"%s\"", l->key);
 	if (l->flags & PARAM_WORD) {
 		if (!cJSON_IsString(v) || strlen(v->valuestring) >= wordlen)
-			return fail(rq, RPC_INVALID_PARAMS, "%s must be a short "
-				    "string, e.g. \"%s\"", what, l->example);
+			return fail(rq, RPC_INVALID_PARAMS,
+				    "%s must be a short "
+				    "string, e.g. \"%s\"",
+				    what, l->example);
 		rc = nn_option_set(cfg, id, v->valuestring, what, err,
-				   sizeof err);
+				   sizeof(err));
 		snprintf(word, wordlen, "%s", v->valuestring);
 	} else {
 		if (!cJSON_IsNumber(v))
 			return fail(rq, RPC_INVALID_PARAMS,
 				    "%s must be a number", what);
 		rc = nn_option_set_number(cfg, id, v->valuedouble, what, err,
-					  sizeof err);
+					  sizeof(err));
 		*job_value = v->valuedouble;
 	}
 	return rc ? fail(rq, RPC_INVALID_PARAMS, "%s", err) : 0;
@@ -68,17 +70,21 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 {
 	struct nn_config def;
 	if (width_given && cfg->nf != p->width)
-		return fail(rq, RPC_INVALID_PARAMS, "\"width\" is %d but the "
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "\"width\" is %d but the "
 			    "init model has width %d; leave width out or make "
-			    "them equal", p->width, cfg->nf);
+			    "them equal",
+			    p->width, cfg->nf);
 	nn_config_defaults(&def, 0);
 	if (cfg->nblocks != def.nblocks ||
 	    memcmp(cfg->dilations, def.dilations, sizeof(int) * def.nblocks)) {
 		char a[64], b[64];
 		nn_config_dilations_string(cfg, a, sizeof(a));
 		nn_config_dilations_string(&def, b, sizeof(b));
-		return fail(rq, RPC_BAD_MODEL, "the init model has dilations "
-			    "%s; jobs use %s", a, b);
+		return fail(rq, RPC_BAD_MODEL,
+			    "the init model has dilations "
+			    "%s; jobs use %s",
+			    a, b);
 	}
 	p->width = cfg->nf;
 	p->defaults &= ~(unsigned)JOB_DEFAULT_WIDTH; /* the init model's */
@@ -105,13 +111,13 @@ static void submit_decoded(struct decode_job *d)
 int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	/* the job's own keys, then every training option's */
-	static const char *const own[] = {"image", "name", "init", "batch",
-					  "source", "key"};
-	const char *keys[sizeof own / sizeof own[0] + PARAM_COUNT + 1];
+	static const char *const own[] = { "image", "name",   "init",
+					   "batch", "source", "key" };
+	const char *keys[sizeof(own) / sizeof(own[0]) + PARAM_COUNT + 1];
 	struct service *svc = rq->svc;
-	struct job_params p = {0};
+	struct job_params p = { 0 };
 	int n = 0, rc;
-	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		keys[n++] = own[i];
 	for (int i = 0; i < PARAM_COUNT; i++)
 		keys[n++] = param_table[i].key;
@@ -119,17 +125,18 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	if ((rc = check_keys(rq, params, keys)))
 		return rc;
 	if (svc->stopping)
-		return fail(rq, RPC_SHUTTING_DOWN, "the daemon is stopping; "
+		return fail(rq, RPC_SHUTTING_DOWN,
+			    "the daemon is stopping; "
 			    "submit again once it is back");
 	/* the table's defaults (width, lr and warmup auto), the options
 	 * given set over them, each checked against its row */
 	struct nn_config cfg;
-	double job_value[PARAM_COUNT] = {0};
+	double job_value[PARAM_COUNT] = { 0 };
 	nn_config_from_table(&cfg);
 	for (int i = 0; i < PARAM_COUNT; i++) {
 		char *word = i >= PARAM_FIRST_WORD ? JOB_WORD(&p, i) : NULL;
 		if ((rc = get_param(rq, params, i, &cfg, &job_value[i], word,
-				    sizeof p.text[0])))
+				    sizeof(p.text[0]))))
 			return rc;
 	}
 	p.epochs = cfg.epochs;
@@ -139,9 +146,10 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	p.recipe = cfg.recipe;
 	p.priority = (int)job_value[PARAM_PRIORITY];
 	p.target_psnr = job_value[PARAM_TARGET_PSNR];
-	p.defaults = (!p.width ? JOB_DEFAULT_WIDTH : 0) |
-		     (p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
-		     (p.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP : 0);
+	p.defaults =
+	    (!p.width ? JOB_DEFAULT_WIDTH : 0) |
+	    (p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+	    (p.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP : 0);
 	/* the default rate and warmup depend on the width: known now when
 	 * given */
 	if (p.width)
@@ -162,20 +170,25 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return rc;
 	const cJSON *batch = cJSON_GetObjectItemCaseSensitive(params, "batch");
 	if (batch) {
-		if (!cJSON_IsString(batch) || !job_batch_valid(batch->valuestring))
-			return fail(rq, RPC_INVALID_PARAMS, "\"batch\" must be a "
+		if (!cJSON_IsString(batch) ||
+		    !job_batch_valid(batch->valuestring))
+			return fail(rq, RPC_INVALID_PARAMS,
+				    "\"batch\" must be a "
 				    "string of 1 to %d letters, digits, '_' or "
-				    "'-', e.g. \"b3f9a2c\"", JOB_BATCH_MAX - 1);
+				    "'-', e.g. \"b3f9a2c\"",
+				    JOB_BATCH_MAX - 1);
 		snprintf(p.batch, sizeof(p.batch), "%s", batch->valuestring);
 	}
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
 					    quota_jobs_per_uid());
-		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
+		return fail(rq, RPC_LIMIT,
+			    "uid %u already has %d jobs (the "
 			    "limit, ended ones included); remove the ended "
 			    "ones (vkinrctl rm --state done)",
-			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
+			    (unsigned)server_conn_uid(rq->c),
+			    quota_jobs_per_uid());
 	}
 
 	struct pending *pd = calloc(1, sizeof(*pd));
@@ -201,7 +214,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 	char err[512] = "";
 	int rc;
 	if (svc->stopping)
-		return fail(rq, RPC_SHUTTING_DOWN, "the daemon is stopping; "
+		return fail(rq, RPC_SHUTTING_DOWN,
+			    "the daemon is stopping; "
 			    "submit again once it is back");
 	if (d->png.rc)
 		return input_refused(rq, "image", "image", &d->png);
@@ -214,9 +228,11 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 	    quota_jobs_per_uid()) { /* others may have landed meanwhile */
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
 					    quota_jobs_per_uid());
-		return fail(rq, RPC_LIMIT, "uid %u already has %d jobs (the "
+		return fail(rq, RPC_LIMIT,
+			    "uid %u already has %d jobs (the "
 			    "limit); remove finished ones with job.remove",
-			    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
+			    (unsigned)server_conn_uid(rq->c),
+			    quota_jobs_per_uid());
 	}
 	struct job *job;
 	rc = queue_submit(svc->queue, &pd->p, server_conn_uid(rq->c),
@@ -225,15 +241,18 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 			  d->model.size, &job, err, sizeof(err));
 	if (rc) {
 		log_error("job.submit: %s", err);
-		return fail(rq, rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
-				    ? RPC_LIMIT : RPC_INTERNAL_ERROR,
+		return fail(rq,
+			    rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
+				? RPC_LIMIT
+				: RPC_INTERNAL_ERROR,
 			    "%s", err);
 	}
 	struct job_params shown =
-		views_job_settings(job, schedule_default_width(svc));
+	    views_job_settings(job, schedule_default_width(svc));
 	char settings[160];
-	views_settings_text(&shown, settings, sizeof settings);
-	job_event(svc->queue, job, LOGL_NOTICE, "submitted by uid %u: %dx%d, "
+	views_settings_text(&shown, settings, sizeof(settings));
+	job_event(svc->queue, job, LOGL_NOTICE,
+		  "submitted by uid %u: %dx%d, "
 		  "%d epochs, %s, seed %llu, priority %d",
 		  (unsigned)job->uid, job->img_w, job->img_h, job->p.epochs,
 		  settings, (unsigned long long)job->p.seed, job->p.priority);

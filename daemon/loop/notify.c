@@ -27,15 +27,15 @@ int notify_send(const char *state)
 	const char *path = getenv("NOTIFY_SOCKET");
 	if (!path || !*path)
 		return 0;
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	size_t len = strlen(path);
 	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(addr.sun_path))
 		return ERR_INVALID;
 	memcpy(addr.sun_path, path, len);
 	if (path[0] == '@')
 		addr.sun_path[0] = '\0';
-	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len +
-				     (path[0] == '/'));
+	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				     len + (path[0] == '/'));
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return ERR_IO;

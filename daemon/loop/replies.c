@@ -72,8 +72,8 @@ static int wire_code(const struct work_request *req)
 		return RPC_INTERNAL_ERROR;
 	if (req->kind == WORK_RENDER)
 		return req->rc == ERR_INVALID || req->rc == ERR_FORMAT
-			       ? RPC_BAD_MODEL
-			       : RPC_DEVICE;
+			   ? RPC_BAD_MODEL
+			   : RPC_DEVICE;
 	return req->rc == ERR_NOT_FOUND ? RPC_JOB_STATE : RPC_DEVICE;
 }
 
@@ -84,8 +84,8 @@ static cJSON *result(const struct work_request *req)
 		r = views_export_result(req->model_b64, req->png_b64);
 	} else {
 		r = cJSON_CreateObject();
-		cJSON_AddItemToObject(r, "png",
-				      cJSON_CreateStringReference(req->png_b64));
+		cJSON_AddItemToObject(
+		    r, "png", cJSON_CreateStringReference(req->png_b64));
 	}
 	if (req->has_psnr)
 		cJSON_AddNumberToObject(r, "psnr", req->psnr);

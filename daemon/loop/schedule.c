@@ -34,7 +34,7 @@ static void apply_engine_options(const struct job_params *p,
 	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++)
 		if (JOB_WORD(p, i)[0] && !nn_option_in_recipe(i))
 			nn_option_set(cfg, i, JOB_WORD(p, i), "", err,
-				      sizeof err);
+				      sizeof(err));
 }
 
 int schedule_default_width(const struct service *svc)
@@ -78,7 +78,8 @@ void schedule_jobs(struct service *svc)
 		int best = -1, fewest = 0;
 		for (int i = 0; i < svc->nslots; i++) {
 			struct worker_slot *slot = &svc->slots[i];
-			if (!slot->ok || slot->exited || worker_room(slot->w) < 1)
+			if (!slot->ok || slot->exited ||
+			    worker_room(slot->w) < 1)
 				continue;
 			int jobs = worker_jobs(slot->w);
 			if (best < 0 || jobs < fewest) {
@@ -118,7 +119,7 @@ static int start_one(struct service *svc, struct worker_slot *slot, int i)
 		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
 		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
 		char settings[160];
-		views_settings_text(&job->p, settings, sizeof settings);
+		views_settings_text(&job->p, settings, sizeof(settings));
 		job_event(svc->queue, job, LOGL_NOTICE,
 			  "starting on %s (worker %d): %s", slot->device, i,
 			  settings);

@@ -58,16 +58,16 @@ struct peer_conn {
 	struct out_msg *inflight;            /* in the uv_write */
 	uv_write_t wreq;
 	uv_buf_t bufs[WRITE_BATCH];
-	size_t pending;        /* bytes waiting + in flight */
-	uint64_t last_moved;   /* uv_now when output last moved */
-	size_t queue_seen;     /* libuv's write queue size at the last look */
+	size_t pending;      /* bytes waiting + in flight */
+	uint64_t last_moved; /* uv_now when output last moved */
+	size_t queue_seen;   /* libuv's write queue size at the last look */
 	int reading, closing, close_when_flushed;
-	int holds;             /* requests whose answer is still to come */
-	int eof;               /* the client closed its side */
-	char *stash;           /* input read but not yet framed (held back) */
+	int holds;   /* requests whose answer is still to come */
+	int eof;     /* the client closed its side */
+	char *stash; /* input read but not yet framed (held back) */
 	size_t stash_len;
 	uint64_t partial_since; /* uv_now when the unfinished line began */
-	int resume_due;        /* the idle handle will take its input up */
+	int resume_due;         /* the idle handle will take its input up */
 };
 
 struct server {
@@ -169,8 +169,8 @@ static void flush(struct peer_conn *c)
 	if (!c->out_head)
 		c->out_tail = NULL;
 	c->wreq.data = c;
-	int rc = uv_write(&c->wreq, (uv_stream_t *)&c->pipe, c->bufs, n,
-			  write_cb);
+	int rc =
+	    uv_write(&c->wreq, (uv_stream_t *)&c->pipe, c->bufs, n, write_cb);
 	if (rc < 0) {
 		for (struct out_msg *m = c->inflight; m; m = m->next)
 			c->pending -= m->len;
@@ -323,18 +323,23 @@ static int check_partial(struct peer_conn *c)
 		c->partial_since = uv_now(c->s->loop);
 	int per_uid = quota_partial_bytes_per_uid();
 	if (partial_bytes(c->s, c->uid, 0) > (size_t)per_uid) {
-		snprintf(msg, sizeof(msg), "the unfinished lines of uid %u's "
-			 "connections pass %d bytes (LIMIT_PARTIAL_BYTES_PER_UID); "
-			 "finish one request before starting the next",
-			 (unsigned)c->uid, per_uid);
+		snprintf(
+		    msg, sizeof(msg),
+		    "the unfinished lines of uid %u's "
+		    "connections pass %d bytes (LIMIT_PARTIAL_BYTES_PER_UID); "
+		    "finish one request before starting the next",
+		    (unsigned)c->uid, per_uid);
 		refuse_input(c, "LIMIT_PARTIAL_BYTES_PER_UID", per_uid, msg);
 		return -1;
 	}
 	if (partial_bytes(c->s, 0, 1) > LIMIT_PARTIAL_BYTES) {
-		snprintf(msg, sizeof(msg), "the daemon holds more than %u bytes "
-			 "of unfinished lines (LIMIT_PARTIAL_BYTES); retry later",
-			 LIMIT_PARTIAL_BYTES);
-		refuse_input(c, "LIMIT_PARTIAL_BYTES", LIMIT_PARTIAL_BYTES, msg);
+		snprintf(
+		    msg, sizeof(msg),
+		    "the daemon holds more than %u bytes "
+		    "of unfinished lines (LIMIT_PARTIAL_BYTES); retry later",
+		    LIMIT_PARTIAL_BYTES);
+		refuse_input(c, "LIMIT_PARTIAL_BYTES", LIMIT_PARTIAL_BYTES,
+			     msg);
 		return -1;
 	}
 	return 0;
@@ -348,7 +353,8 @@ static size_t frame(struct peer_conn *c, const char *data, size_t n)
 	while (used < n && !input_held(c)) {
 		const char *nl = memchr(data + used, '\n', n - used);
 		size_t chunk = nl ? (size_t)(nl - data - used) + 1 : n - used;
-		int rc = line_buffer_feed(&c->lb, data + used, chunk, on_line, c);
+		int rc =
+		    line_buffer_feed(&c->lb, data + used, chunk, on_line, c);
 		used += chunk;
 		if (rc == ERR_NOMEM && !c->closing)
 			server_conn_close(c);
@@ -421,7 +427,7 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static int peer_gone(struct peer_conn *c)
 {
 	uv_os_fd_t fd;
-	struct pollfd p = {.events = POLLOUT};
+	struct pollfd p = { .events = POLLOUT };
 	if (uv_fileno((uv_handle_t *)&c->pipe, &fd))
 		return 0;
 	p.fd = fd;
@@ -552,14 +558,15 @@ static void on_connection(uv_stream_t *listener, int status)
 		return;
 	}
 	uv_os_fd_t fd;
-	struct ucred cred = {0};
+	struct ucred cred = { 0 };
 	socklen_t len = sizeof(cred);
 	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 		c->uid = cred.uid;
 		c->pid = cred.pid;
 	} else {
-		log_warn("SO_PEERCRED: %s; connection refused", strerror(errno));
+		log_warn("SO_PEERCRED: %s; connection refused",
+			 strerror(errno));
 		server_conn_close(c);
 		return;
 	}
@@ -583,8 +590,8 @@ static void stall_cb(uv_timer_t *t)
 		struct peer_conn *next = c->next;
 		/* a uv_write ends only once all of it is written: a slow
 		 * reader's progress shows as libuv's queue getting shorter */
-		size_t queued = uv_stream_get_write_queue_size(
-			(uv_stream_t *)&c->pipe);
+		size_t queued =
+		    uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
 		if (queued < c->queue_seen)
 			c->last_moved = now;
 		c->queue_seen = queued;
@@ -592,25 +599,29 @@ static void stall_cb(uv_timer_t *t)
 			/* a held connection reads nothing, so it sees no end
 			 * of input: its client leaving is noticed here */
 			log_debug("connection %llu: closed by its client while "
-				  "held", (unsigned long long)c->id);
+				  "held",
+				  (unsigned long long)c->id);
 			server_conn_close(c);
-		} else if (!c->closing && c->partial_since && c->lb.len && !c->eof &&
-		    now - c->partial_since > s->line_ms) {
+		} else if (!c->closing && c->partial_since && c->lb.len &&
+			   !c->eof && now - c->partial_since > s->line_ms) {
 			char msg[160];
-			snprintf(msg, sizeof(msg), "a request line was left "
+			snprintf(msg, sizeof(msg),
+				 "a request line was left "
 				 "unfinished for %llu s (VKINRD_LINE_SECONDS); "
 				 "end each request with a newline",
 				 (unsigned long long)(s->line_ms / 1000));
 			refuse_input(c, "VKINRD_LINE_SECONDS",
 				     (double)(s->line_ms / 1000), msg);
 		} else if (c->eof && !c->resume_due && !c->pending) {
-			maybe_finish(c); /* e.g. its subscription's job was removed */
+			maybe_finish(
+			    c); /* e.g. its subscription's job was removed */
 		} else if (!c->closing && c->pending > 0 &&
-		    now - c->last_moved > s->stall_ms) {
-			log_info("connection %llu (uid %u): dropped, its output "
-				 "has not moved for %llu s",
-				 (unsigned long long)c->id, (unsigned)c->uid,
-				 (unsigned long long)(s->stall_ms / 1000));
+			   now - c->last_moved > s->stall_ms) {
+			log_info(
+			    "connection %llu (uid %u): dropped, its output "
+			    "has not moved for %llu s",
+			    (unsigned long long)c->id, (unsigned)c->uid,
+			    (unsigned long long)(s->stall_ms / 1000));
 			server_conn_close(c);
 		}
 		c = next;
@@ -623,29 +634,34 @@ static int bind_path(struct server *s, const char *path, char *err,
 {
 	struct sockaddr_un addr;
 	if (strlen(path) >= sizeof(addr.sun_path)) {
-		snprintf(err, errlen, "the socket path %s is longer than %zu "
-			 "bytes; choose a shorter --socket", path,
-			 sizeof(addr.sun_path) - 1);
+		snprintf(err, errlen,
+			 "the socket path %s is longer than %zu "
+			 "bytes; choose a shorter --socket",
+			 path, sizeof(addr.sun_path) - 1);
 		return ERR_INVALID;
 	}
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen, "%s exists and is not a socket; "
-				 "remove it or choose another --socket", path);
+			snprintf(err, errlen,
+				 "%s exists and is not a socket; "
+				 "remove it or choose another --socket",
+				 path);
 			return ERR_STATE;
 		}
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		memset(&addr, 0, sizeof(addr));
 		addr.sun_family = AF_UNIX;
 		strcpy(addr.sun_path, path);
-		int live = fd >= 0 &&
-			   connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+		int live = fd >= 0 && connect(fd, (struct sockaddr *)&addr,
+					      sizeof(addr)) == 0;
 		if (fd >= 0)
 			close(fd);
 		if (live) {
-			snprintf(err, errlen, "another vkinrd is already "
-				 "listening on %s", path);
+			snprintf(err, errlen,
+				 "another vkinrd is already "
+				 "listening on %s",
+				 path);
 			return ERR_BUSY;
 		}
 		unlink(path);
@@ -657,9 +673,10 @@ static int bind_path(struct server *s, const char *path, char *err,
 		if (slash && slash != dir) {
 			*slash = '\0';
 			if (mkdir(dir, 0700) && errno != EEXIST) {
-				snprintf(err, errlen, "cannot create the folder "
-					 "%s for the socket %s: %s", dir, path,
-					 strerror(errno));
+				snprintf(err, errlen,
+					 "cannot create the folder "
+					 "%s for the socket %s: %s",
+					 dir, path, strerror(errno));
 				return ERR_IO;
 			}
 		}
@@ -689,11 +706,13 @@ int server_create(struct server **out, uv_loop_t *loop, const char *path,
 	s->ops = ops;
 	s->ctx = ctx;
 	const char *stall = getenv("VKINRD_STALL_SECONDS");
-	s->stall_ms = (stall && atoi(stall) > 0 ? atoi(stall)
-						 : SERVER_STALL_SECONDS) * 1000ull;
+	s->stall_ms =
+	    (stall && atoi(stall) > 0 ? atoi(stall) : SERVER_STALL_SECONDS) *
+	    1000ull;
 	const char *line = getenv("VKINRD_LINE_SECONDS");
-	s->line_ms = (line && atoi(line) > 0 ? atoi(line)
-					     : SERVER_LINE_SECONDS) * 1000ull;
+	s->line_ms =
+	    (line && atoi(line) > 0 ? atoi(line) : SERVER_LINE_SECONDS) *
+	    1000ull;
 	uv_pipe_init(loop, &s->listener, 0);
 	s->listener.data = s;
 	s->nhandles++;
@@ -709,8 +728,10 @@ int server_create(struct server **out, uv_loop_t *loop, const char *path,
 	if (pid && fds && atol(pid) == (long)getpid() && atoi(fds) >= 1) {
 		rc = uv_pipe_open(&s->listener, 3);
 		if (rc < 0) {
-			snprintf(err, errlen, "cannot use the socket passed by "
-				 "systemd (fd 3): %s", uv_strerror(rc));
+			snprintf(err, errlen,
+				 "cannot use the socket passed by "
+				 "systemd (fd 3): %s",
+				 uv_strerror(rc));
 			rc = ERR_IO;
 		}
 		s->activated = 1;
@@ -721,11 +742,12 @@ int server_create(struct server **out, uv_loop_t *loop, const char *path,
 		rc = bind_path(s, path, err, errlen);
 	}
 	if (!rc) {
-		int lrc = uv_listen((uv_stream_t *)&s->listener, 128,
-				    on_connection);
+		int lrc =
+		    uv_listen((uv_stream_t *)&s->listener, 128, on_connection);
 		if (lrc < 0) {
 			snprintf(err, errlen, "cannot listen on %s: %s",
-				 s->activated ? "fd 3" : path, uv_strerror(lrc));
+				 s->activated ? "fd 3" : path,
+				 uv_strerror(lrc));
 			rc = ERR_IO;
 		}
 	}
@@ -735,8 +757,8 @@ int server_create(struct server **out, uv_loop_t *loop, const char *path,
 	}
 	s->listening = 1;
 	uv_timer_start(&s->stall_timer, stall_cb, 1000, 1000);
-	log_info("listening on %s", s->activated ? "the socket from systemd"
-						 : path);
+	log_info("listening on %s",
+		 s->activated ? "the socket from systemd" : path);
 	*out = s;
 	return 0;
 }
@@ -761,10 +783,7 @@ void server_stop_listening(struct server *s)
 	}
 }
 
-static int server_closing_flag(struct server *s)
-{
-	return s->ops == NULL;
-}
+static int server_closing_flag(struct server *s) { return s->ops == NULL; }
 
 static void maybe_free_server(struct server *s)
 {

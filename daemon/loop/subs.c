@@ -31,9 +31,9 @@ struct subscription {
 	struct subscription *next;
 	uint64_t conn;
 	char job[JOB_ID_MAX];
-	int cursor;        /* index into the job's history of the next point */
+	int cursor; /* index into the job's history of the next point */
 	int replay_end;
-	int state_dirty;   /* a job.state notification is due */
+	int state_dirty; /* a job.state notification is due */
 };
 
 /* A request answered when a running job leaves the worker (pause,
@@ -111,8 +111,8 @@ static void pump(struct subscription *sub, struct peer_conn *c,
 		} else if (sub->state_dirty) {
 			sub->state_dirty = 0;
 			cJSON *params = views_state_params(job);
-			server_send(c, rpc_notification_line(N_JOB_STATE,
-							     params));
+			server_send(c,
+				    rpc_notification_line(N_JOB_STATE, params));
 		} else {
 			break;
 		}

@@ -26,24 +26,36 @@
 static int code_error(int code)
 {
 	switch (code) {
-	case RPC_PARSE_ERROR: return ERR_FORMAT;
-	case RPC_INVALID_REQUEST: return ERR_INVALID;
-	case RPC_METHOD_NOT_FOUND: return ERR_NOT_FOUND;
-	case RPC_INVALID_PARAMS: return ERR_INVALID;
-	case RPC_JOB_NOT_FOUND: return ERR_NOT_FOUND;
-	case RPC_JOB_STATE: return ERR_STATE;
-	case RPC_BAD_IMAGE: return ERR_FORMAT;
-	case RPC_LIMIT: return ERR_TOO_LARGE;
-	case RPC_PERMISSION: return ERR_PERMISSION;
-	case RPC_BAD_MODEL: return ERR_FORMAT;
-	case RPC_DEVICE: return ERR_VULKAN;
-	case RPC_SHUTTING_DOWN: return ERR_BUSY;
+	case RPC_PARSE_ERROR:
+		return ERR_FORMAT;
+	case RPC_INVALID_REQUEST:
+		return ERR_INVALID;
+	case RPC_METHOD_NOT_FOUND:
+		return ERR_NOT_FOUND;
+	case RPC_INVALID_PARAMS:
+		return ERR_INVALID;
+	case RPC_JOB_NOT_FOUND:
+		return ERR_NOT_FOUND;
+	case RPC_JOB_STATE:
+		return ERR_STATE;
+	case RPC_BAD_IMAGE:
+		return ERR_FORMAT;
+	case RPC_LIMIT:
+		return ERR_TOO_LARGE;
+	case RPC_PERMISSION:
+		return ERR_PERMISSION;
+	case RPC_BAD_MODEL:
+		return ERR_FORMAT;
+	case RPC_DEVICE:
+		return ERR_VULKAN;
+	case RPC_SHUTTING_DOWN:
+		return ERR_BUSY;
 	}
 	return ERR_IO;
 }
 
-char *views_error_line(const cJSON *id, int code, const char *msg,
-		       cJSON *data, int err_name)
+char *views_error_line(const cJSON *id, int code, const char *msg, cJSON *data,
+		       int err_name)
 {
 	if (!data)
 		data = cJSON_CreateObject();
@@ -88,17 +100,17 @@ void views_settings_text(const struct job_params *p, char *buf, size_t len)
 	char width[48], lr[48], warmup[48];
 	const char *def = " (default)";
 	if (p->width)
-		snprintf(width, sizeof width, "%d", p->width);
+		snprintf(width, sizeof(width), "%d", p->width);
 	else
-		snprintf(width, sizeof width, "by device");
+		snprintf(width, sizeof(width), "by device");
 	if (p->lr != NN_LR_AUTO)
-		snprintf(lr, sizeof lr, "%g", p->lr);
+		snprintf(lr, sizeof(lr), "%g", p->lr);
 	else
-		snprintf(lr, sizeof lr, "by width");
+		snprintf(lr, sizeof(lr), "by width");
 	if (p->recipe.warmup != NN_WARMUP_AUTO)
-		snprintf(warmup, sizeof warmup, "%d", p->recipe.warmup);
+		snprintf(warmup, sizeof(warmup), "%d", p->recipe.warmup);
 	else
-		snprintf(warmup, sizeof warmup, "by width");
+		snprintf(warmup, sizeof(warmup), "by width");
 	snprintf(buf, len, "width %s%s, lr %s%s, warmup %s%s", width,
 		 p->defaults & JOB_DEFAULT_WIDTH ? def : "", lr,
 		 p->defaults & JOB_DEFAULT_LR ? def : "", warmup,
@@ -112,7 +124,7 @@ cJSON *views_job(const struct job *job, int default_width)
 	struct job_params shown = views_job_settings(job, default_width);
 	cJSON *o = cJSON_CreateObject();
 	const struct nn_metrics *last =
-		job->nhist ? &job->hist[job->nhist - 1] : NULL;
+	    job->nhist ? &job->hist[job->nhist - 1] : NULL;
 	cJSON_AddStringToObject(o, "id", job->id);
 	cJSON_AddStringToObject(o, "name", job->p.name);
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
@@ -143,7 +155,8 @@ cJSON *views_job(const struct job *job, int default_width)
 	 * before: between the hand-off and the worker's first word) */
 	if (job->precision[0])
 		cJSON_AddStringToObject(o, "precision_used", job->precision);
-	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
+	if (job->state == JOB_FAILED ||
+	    (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(o, "error", job->error);
 	if (shown.lr != NN_LR_AUTO)
 		cJSON_AddNumberToObject(o, "lr", shown.lr);
@@ -162,10 +175,10 @@ cJSON *views_job(const struct job *job, int default_width)
 	cJSON *defaults = cJSON_AddArrayToObject(o, "defaults");
 	for (int i = 0; i < 3; i++)
 		if (shown.defaults & (1u << i))
-			cJSON_AddItemToArray(defaults, cJSON_CreateString(
-							       job_default_names[i]));
+			cJSON_AddItemToArray(
+			    defaults, cJSON_CreateString(job_default_names[i]));
 	views_add_number(o, "target_psnr",
-			job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
+			 job->p.target_psnr > 0 ? job->p.target_psnr : NAN);
 	if (job->reached_epoch)
 		cJSON_AddNumberToObject(o, "reached_epoch", job->reached_epoch);
 	else
@@ -192,7 +205,8 @@ cJSON *views_state_params(const struct job *job)
 	cJSON_AddStringToObject(p, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(p, "epoch", job_epoch(job));
 	cJSON_AddNumberToObject(p, "epochs", job->p.epochs);
-	if (job->state == JOB_FAILED || (job->state == JOB_PAUSED && job->error[0]))
+	if (job->state == JOB_FAILED ||
+	    (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(p, "error", job->error);
 	if (job->state == JOB_DONE && job->has_export)
 		views_add_number(p, "psnr", job->export_psnr);
@@ -223,7 +237,6 @@ char *views_progress_line(const struct job *job, const struct nn_metrics *m)
 			 m->ms, avg, best);
 	return n > 0 && (size_t)n < sizeof(buf) ? strdup(buf) : NULL;
 }
-
 
 cJSON *views_job_state(const struct job *job)
 {
@@ -266,7 +279,6 @@ cJSON *views_devices(const struct service *svc)
 	return a;
 }
 
-
 cJSON *views_export_result(const char *model_b64, const char *png_b64)
 {
 	cJSON *r = cJSON_CreateObject();
@@ -277,4 +289,3 @@ cJSON *views_export_result(const char *model_b64, const char *png_b64)
 	cJSON_AddItemToObject(p, "png", cJSON_CreateStringReference(png_b64));
 	return r;
 }
-

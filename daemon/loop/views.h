@@ -47,7 +47,7 @@ cJSON *views_limit_data(const char *name, double value);
 /* An error line (ownership of data passes; NULL: an empty object). Its
  * data.name is errors.h's name of err_name, or when that is 0 the one
  * that goes with the JSON-RPC code. */
-char *views_error_line(const cJSON *id, int code, const char *msg,
-		       cJSON *data, int err_name);
+char *views_error_line(const cJSON *id, int code, const char *msg, cJSON *data,
+		       int err_name);
 
 #endif

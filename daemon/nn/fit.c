@@ -78,7 +78,8 @@ static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
 	if (half)
 		return gemm_variant_find("coop");
 	/* CPU devices: register blocks, no shared memory (gemm_cpu.comp) */
-	if (gpu_info(fit->gpu)->is_cpu && gpu_info(fit->gpu)->subgroup_size >= 8)
+	if (gpu_info(fit->gpu)->is_cpu &&
+	    gpu_info(fit->gpu)->subgroup_size >= 8)
 		return gemm_variant_find("cpu");
 	if (gpu_info(fit->gpu)->is_cpu || fit->cfg.nf < 128)
 		return gemm_variant_find("small");
@@ -93,13 +94,15 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	const struct gpu_device_info *info = gpu_info(fit->gpu);
 	enum nn_precision p = fit->cfg.precision;
 	if (p == NN_PRECISION_FP16 && !info->has_tensor_cores) {
-		snprintf(err, errlen, "%s has no fp16 tensor-core path "
+		snprintf(err, errlen,
+			 "%s has no fp16 tensor-core path "
 			 "(cooperative matrices 16x8x16): use --precision fp32",
 			 info->name);
 		return ERR_INVALID;
 	}
 	if (p == NN_PRECISION_AUTO)
-		p = info->has_tensor_cores ? NN_PRECISION_FP16 : NN_PRECISION_FP32;
+		p = info->has_tensor_cores ? NN_PRECISION_FP16
+					   : NN_PRECISION_FP32;
 	fit->precision = p;
 	/* VKINR_HALF_STORAGE=0 keeps S in fp32 on the fp16 path, to compare */
 	fit->half_storage = p == NN_PRECISION_FP16 &&
@@ -125,15 +128,17 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
 	double weights = 1 + rc->loss_ssim + rc->loss_grad + rc->loss_chroma;
-	fit->grad_scale = (float)(16.0 * 3.0 * fit->width * fit->height / weights);
+	fit->grad_scale =
+	    (float)(16.0 * 3.0 * fit->width * fit->height / weights);
 	return 0;
 }
 
 static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 {
 	const struct gpu_device_info *info = gpu_info(fit->gpu);
-	uint64_t nf = (uint64_t)fit->cfg.nf, pixels = (uint64_t)fit->width * fit->height;
-	struct tile_limits lim = {0};
+	uint64_t nf = (uint64_t)fit->cfg.nf,
+		 pixels = (uint64_t)fit->width * fit->height;
+	struct tile_limits lim = { 0 };
 
 	lim.budget_bytes = fit->cfg.mem_budget ? fit->cfg.mem_budget
 					       : info->budget_bytes / 10 * 8;
@@ -150,27 +155,31 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 	if (fit->precision == NN_PRECISION_FP16)
 		lim.bytes_per_pixel += 2 * 2 * nf;
 	if (fit->half_storage)
-		lim.bytes_per_pixel -= 2 * nf * (uint64_t)fit->cfg.nblocks + 4 * nf;
+		lim.bytes_per_pixel -=
+		    2 * nf * (uint64_t)fit->cfg.nblocks + 4 * nf;
 	lim.max_pixels = info->max_storage_range / (4 * nf);
 	if (lim.max_pixels > 65535ull * GROUP)
 		lim.max_pixels = 65535ull * GROUP;
 	lim.max_core = fit->cfg.max_tile;
 	if (pixels * 12 > info->max_storage_range) {
-		snprintf(err, errlen,
-			 "the image (%dx%d) is larger than this device can hold "
-			 "in one buffer", fit->width, fit->height);
+		snprintf(
+		    err, errlen,
+		    "the image (%dx%d) is larger than this device can hold "
+		    "in one buffer",
+		    fit->width, fit->height);
 		return ERR_TOO_LARGE;
 	}
 	/* the halo: the receptive field, plus the loss's reach from a core
 	 * pixel, whose predictions must be exact too */
 	int halo = nn_config_pad(&fit->cfg) + nn_loss_radius(&fit->cfg.recipe);
-	int rc = tile_plan_make(&fit->plan, fit->width, fit->height, halo,
-				&lim);
+	int rc =
+	    tile_plan_make(&fit->plan, fit->width, fit->height, halo, &lim);
 	if (rc == ERR_DEVICE_OOM)
-		snprintf(err, errlen,
-			 "not enough device memory for width %d even with small "
-			 "tiles (budget %llu MiB)", fit->cfg.nf,
-			 (unsigned long long)(lim.budget_bytes >> 20));
+		snprintf(
+		    err, errlen,
+		    "not enough device memory for width %d even with small "
+		    "tiles (budget %llu MiB)",
+		    fit->cfg.nf, (unsigned long long)(lim.budget_bytes >> 20));
 	return rc;
 }
 
@@ -186,15 +195,17 @@ static int alloc_loss_buffers(struct nn_fit *fit)
 		return 0;
 	rc = rc ? rc : gpu_buffer_alloc(a, 12 * n, 0, &fit->pred);
 	rc = rc ? rc : gpu_buffer_alloc(a, 36 * n, 0, &fit->loss_coef);
-	rc = rc ? rc : gpu_buffer_alloc(a, 12 * (uint64_t)fit->sse_count, 1,
-					&fit->loss_sums);
+	rc = rc ? rc
+		: gpu_buffer_alloc(a, 12 * (uint64_t)fit->sse_count, 1,
+				   &fit->loss_sums);
 	return rc;
 }
 
 static int alloc_buffers(struct nn_fit *fit)
 {
 	struct gpu_arena *a = fit->arena;
-	uint64_t nf = (uint64_t)fit->cfg.nf, n = (uint64_t)fit->plan.max_region_pixels;
+	uint64_t nf = (uint64_t)fit->cfg.nf,
+		 n = (uint64_t)fit->plan.max_region_pixels;
 	uint64_t pixels = (uint64_t)fit->width * fit->height;
 	uint64_t act = 4 * nf * n;
 	int chunks = (int)div_up(n, REDUCE_CHUNK);
@@ -213,8 +224,10 @@ static int alloc_buffers(struct nn_fit *fit)
 		const struct tile_rect *t = &fit->plan.tiles[i].region;
 		int c = (int)row_chunks(t->w, t->h);
 		most_chunks = c > most_chunks ? c : most_chunks;
-		for (int k = 0; k < fit->cfg.nblocks; k++) { /* and the strips' */
-			c = (int)dw_strip_chunks(t->w, t->h, fit->cfg.dilations[k]);
+		for (int k = 0; k < fit->cfg.nblocks;
+		     k++) { /* and the strips' */
+			c = (int)dw_strip_chunks(t->w, t->h,
+						 fit->cfg.dilations[k]);
 			most_chunks = c > most_chunks ? c : most_chunks;
 		}
 	}
@@ -241,14 +254,17 @@ static int alloc_buffers(struct nn_fit *fit)
 	rc = rc ? rc : gpu_buffer_alloc(a, 12 * n, 0, &fit->dy);
 	rc = rc ? rc : gpu_buffer_alloc(a, 4 * part_a, 0, &fit->part_a);
 	rc = rc ? rc : gpu_buffer_alloc(a, 4 * part_b, 0, &fit->part_b);
-	rc = rc ? rc : gpu_buffer_alloc(a, 4 * (uint64_t)fit->sse_count, 1, &fit->sse);
+	rc = rc ? rc
+		: gpu_buffer_alloc(a, 4 * (uint64_t)fit->sse_count, 1,
+				   &fit->sse);
 	if (fit->precision == NN_PRECISION_FP16) {
 		/* rows padded to 16 pixels; the padding must start as zeros */
 		uint64_t half = 2 * nf * (n + 16);
 		rc = rc ? rc : gpu_buffer_alloc(a, half, 0, &fit->z16);
 		rc = rc ? rc : gpu_buffer_alloc(a, half, 0, &fit->g16);
-		rc = rc ? rc : gpu_buffer_alloc(a, 2 * nf * nf * fit->cfg.nblocks, 0,
-						&fit->p16);
+		rc = rc ? rc
+			: gpu_buffer_alloc(a, 2 * nf * nf * fit->cfg.nblocks, 0,
+					   &fit->p16);
 		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->z16);
 		rc = rc ? rc : gpu_fill_zero(fit->gpu, &fit->g16);
 	}
@@ -262,12 +278,13 @@ static int upload_target(struct nn_fit *fit, const struct image *target)
 {
 	uint64_t bytes = (uint64_t)fit->width * fit->height * 12;
 	if (target)
-		return gpu_upload(fit->gpu, &fit->target, 0, target->rgb, bytes);
+		return gpu_upload(fit->gpu, &fit->target, 0, target->rgb,
+				  bytes);
 	return gpu_fill_zero(fit->gpu, &fit->target);
 }
 
-int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
-			int width, int height, const struct image *target,
+int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
+			int height, const struct image *target,
 			const struct nn_config *cfg, const float *init_params,
 			char *err, size_t errlen)
 {
@@ -291,15 +308,16 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	fit->width = width;
 	fit->height = height;
 	fit->has_target = target != NULL;
-	fit->kept = (struct nn_best){.psnr = 0, .epoch = -1};
+	fit->kept = (struct nn_best){ .psnr = 0, .epoch = -1 };
 	/* VKINR_AVERAGE_EVERY and VKINR_FP32_FINISH override the two for
 	 * measurements (tests/bench_precision.sh), not for users */
 	const char *every = getenv("VKINR_AVERAGE_EVERY");
 	const char *finish = getenv("VKINR_FP32_FINISH");
-	fit->average_every = every && atoi(every) > 0 ? atoi(every)
-						      : NN_AVERAGE_EVERY;
+	fit->average_every =
+	    every && atoi(every) > 0 ? atoi(every) : NN_AVERAGE_EVERY;
 	fit->fp32_finish = finish && atof(finish) >= 0 && atof(finish) <= 1
-				   ? atof(finish) : NN_FP32_FINISH;
+			       ? atof(finish)
+			       : NN_FP32_FINISH;
 	nn_layout_init(&fit->layout, cfg);
 	rc = choose_precision(fit, err, errlen);
 	if (rc) {
@@ -313,7 +331,8 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	if (rc == ERR_DEVICE_OOM || rc == ERR_TOO_LARGE) {
 		if (!*err)
 			snprintf(err, errlen,
-				 "out of device memory for a %dx%d image at width %d",
+				 "out of device memory for a %dx%d image at "
+				 "width %d",
 				 width, height, cfg->nf);
 		rc = ERR_DEVICE_OOM;
 	}
@@ -326,7 +345,8 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
 	}
 	if (!rc) {
 		if (init_params)
-			memcpy(params, init_params, fit->layout.total * sizeof(float));
+			memcpy(params, init_params,
+			       fit->layout.total * sizeof(float));
 		else
 			nn_init_params(cfg, &fit->layout, params);
 		rc = gpu_upload(gpu, &fit->params, 0, params,
@@ -406,7 +426,8 @@ static int download_buffer(struct nn_fit *fit, const struct gpu_buffer *b,
 static int upload_buffer(struct nn_fit *fit, const struct gpu_buffer *b,
 			 const float *data)
 {
-	return data && b->handle ? gpu_upload(fit->gpu, b, 0, data, b->size) : 0;
+	return data && b->handle ? gpu_upload(fit->gpu, b, 0, data, b->size)
+				 : 0;
 }
 
 static int carry_out(struct nn_fit *fit, struct carried *c)
@@ -421,9 +442,10 @@ static int carry_out(struct nn_fit *fit, struct carried *c)
 	if (rc == 0 && fit->has_target) {
 		c->target = image_create(fit->width, fit->height);
 		rc = c->target ? 0 : ERR_NOMEM;
-		rc = rc ? rc : gpu_download(fit->gpu, &fit->target, 0,
-					    c->target->rgb,
-					    (uint64_t)fit->width * fit->height * 12);
+		rc =
+		    rc ? rc
+		       : gpu_download(fit->gpu, &fit->target, 0, c->target->rgb,
+				      (uint64_t)fit->width * fit->height * 12);
 	}
 	return rc;
 }
@@ -436,9 +458,9 @@ static int rebuild(const struct nn_fit *fit, const struct carried *c,
 	struct nn_config cfg = fit->cfg;
 	char err[256] = "";
 	cfg.precision = p;
-	int rc = nn_fit_create_sized(out, fit->gpu, fit->width, fit->height,
-				     c->target, &cfg, c->params, err,
-				     sizeof(err));
+	int rc =
+	    nn_fit_create_sized(out, fit->gpu, fit->width, fit->height,
+				c->target, &cfg, c->params, err, sizeof(err));
 	if (rc)
 		return rc;
 	struct nn_fit *fresh = *out;
@@ -460,7 +482,7 @@ static int rebuild(const struct nn_fit *fit, const struct carried *c,
 
 int nn_fit_set_precision(struct nn_fit *fit, enum nn_precision p)
 {
-	struct carried c = {0};
+	struct carried c = { 0 };
 	enum nn_precision was = fit->precision;
 	int rc = carry_out(fit, &c);
 	if (rc) {
@@ -521,7 +543,8 @@ static void collect_pass_times(struct nn_fit *fit)
 	memset(fit->pass_ms, 0, sizeof(fit->pass_ms));
 	for (int i = 0; i < fit->nstages; i++) {
 		const struct stage_time *s = &fit->stages[i];
-		fit->pass_ms[s->pass] += gpu_program_elapsed_ms(s->prog, s->from, s->to);
+		fit->pass_ms[s->pass] +=
+		    gpu_program_elapsed_ms(s->prog, s->from, s->to);
 	}
 }
 
@@ -529,7 +552,8 @@ static int append_history(struct nn_fit *fit, const struct nn_metrics *m)
 {
 	if (fit->nhistory == fit->history_cap) {
 		int cap = fit->history_cap ? fit->history_cap * 2 : 256;
-		struct nn_metrics *h = realloc(fit->history, (size_t)cap * sizeof(*h));
+		struct nn_metrics *h =
+		    realloc(fit->history, (size_t)cap * sizeof(*h));
 		if (!h)
 			return ERR_NOMEM;
 		fit->history = h;
@@ -559,7 +583,8 @@ int nn_step_begin(struct nn_fit *fit, struct nn_step *st)
 	return 0;
 }
 
-int nn_step_measure(struct nn_fit *fit, struct nn_step *st, struct nn_metrics *m)
+int nn_step_measure(struct nn_fit *fit, struct nn_step *st,
+		    struct nn_metrics *m)
 {
 	double sse = sum_sse(fit);
 	double mse = sse / (3.0 * fit->width * fit->height) / 4.0;
@@ -583,7 +608,7 @@ void nn_step_applied(struct nn_fit *fit, const struct nn_step *st,
 {
 	int t = st->t;
 	if (st->keep)
-		fit->kept = (struct nn_best){m->psnr, t - 1, NN_BEST_LIVE};
+		fit->kept = (struct nn_best){ m->psnr, t - 1, NN_BEST_LIVE };
 	collect_pass_times(fit);
 	fit->epoch = t;
 	m->epoch = t;
@@ -612,7 +637,7 @@ int nn_step_average_measured(struct nn_fit *fit, struct nn_metrics *m)
 void nn_step_average_kept(struct nn_fit *fit, const struct nn_step *st,
 			  const struct nn_metrics *m)
 {
-	fit->kept = (struct nn_best){m->psnr_average, st->t, NN_BEST_AVERAGE};
+	fit->kept = (struct nn_best){ m->psnr_average, st->t, NN_BEST_AVERAGE };
 }
 
 int nn_step_end(struct nn_fit *fit, const struct nn_step *st,
@@ -660,16 +685,14 @@ void nn_fit_best(const struct nn_fit *fit, struct nn_best *best)
 int nn_fit_gradient(struct nn_fit *fit, float *grad, double *sse)
 {
 	int rc = gpu_program_run(fit->epoch_prog);
-	rc = rc ? rc : gpu_download(fit->gpu, &fit->grad, 0, grad,
-				    fit->layout.total * sizeof(float));
+	rc = rc ? rc
+		: gpu_download(fit->gpu, &fit->grad, 0, grad,
+			       fit->layout.total * sizeof(float));
 	*sse = sum_sse(fit);
 	return rc ? rc : gpu_fill_zero(fit->gpu, &fit->grad);
 }
 
-int nn_fit_epoch(const struct nn_fit *fit)
-{
-	return fit->epoch;
-}
+int nn_fit_epoch(const struct nn_fit *fit) { return fit->epoch; }
 
 const struct nn_config *nn_fit_config(const struct nn_fit *fit)
 {
@@ -693,7 +716,8 @@ const struct nn_metrics *nn_fit_history(const struct nn_fit *fit, int *count)
 static void pass_bytes(const struct nn_fit *fit, double *bytes)
 {
 	double e = (double)fit->cfg.nf * (double)fit->plan.computed_pixels;
-	double nb = fit->cfg.nblocks, copy = fit->precision == NN_PRECISION_FP16;
+	double nb = fit->cfg.nblocks,
+	       copy = fit->precision == NN_PRECISION_FP16;
 	double z = copy ? 2 : 4; /* Z as the GEMM reads it */
 	int fused = fit->fused_sines, rows = fit->row_passes;
 	memset(bytes, 0, NN_PASS_COUNT * sizeof(*bytes));
@@ -702,18 +726,20 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 		     * passes' last block */
 		bytes[NN_PASS_ACTIVATE] = 8 * e * (2 * nb - (rows ? 1 : 0));
 	bytes[NN_PASS_DWCONV] = (4 + z) * e * (2 * nb - 1); /* + recomputes */
-	bytes[NN_PASS_HEAD] = (8 + 2 * copy) * e;   /* S_B in, dS out (+fp16) */
+	bytes[NN_PASS_HEAD] = (8 + 2 * copy) * e; /* S_B in, dS out (+fp16) */
 	/* the taps' sums read dZ and H (or S); dS: S, dZ in, dS out (+fp16) */
-	bytes[NN_PASS_DWCONV_BACK] = (rows ? 16 : 20) * e * nb + 2 * copy * e * nb;
+	bytes[NN_PASS_DWCONV_BACK] =
+	    (rows ? 16 : 20) * e * nb + 2 * copy * e * nb;
 	if (fit->half_storage) { /* forward: + the copy; backward: S in fp16 */
-		bytes[NN_PASS_DWCONV] = (4 + 2 + z) * e * nb + (2 + z) * e * (nb - 1);
+		bytes[NN_PASS_DWCONV] =
+		    (4 + 2 + z) * e * nb + (2 + z) * e * (nb - 1);
 		bytes[NN_PASS_DWCONV_BACK] -= 2 * 2 * e * nb;
 	}
 	if (fit->phase_out) { /* every block reads the fp16 phase, copies none */
 		bytes[NN_PASS_FIRST] = 2 * e;
 		bytes[NN_PASS_DWCONV] = (2 + z) * e * (2 * nb - 1);
 	}
-	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2);  /* biases, out_w, first */
+	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2); /* biases, out_w, first */
 	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
 }
 
@@ -725,7 +751,8 @@ void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 	info->tiles_x = fit->plan.tiles_x;
 	info->tiles_y = fit->plan.tiles_y;
 	info->halo_overhead = (double)fit->plan.computed_pixels /
-				      ((double)fit->width * fit->height) - 1;
+				  ((double)fit->width * fit->height) -
+			      1;
 	info->device_bytes = gpu_arena_bytes(fit->arena);
 	memcpy(info->pass_ms, fit->pass_ms, sizeof(info->pass_ms));
 	double nf = fit->cfg.nf;
@@ -740,14 +767,15 @@ void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 int nn_fit_read_params(struct nn_fit *fit, float *params, float *m, float *v)
 {
 	uint64_t bytes = fit->layout.total * sizeof(float);
-	int rc = params ? gpu_download(fit->gpu, &fit->params, 0, params, bytes) : 0;
+	int rc =
+	    params ? gpu_download(fit->gpu, &fit->params, 0, params, bytes) : 0;
 	rc = rc || !m ? rc : gpu_download(fit->gpu, &fit->adam_m, 0, m, bytes);
 	rc = rc || !v ? rc : gpu_download(fit->gpu, &fit->adam_v, 0, v, bytes);
 	return rc;
 }
 
-int nn_fit_write_state(struct nn_fit *fit, const float *params,
-		       const float *m, const float *v, int epoch,
+int nn_fit_write_state(struct nn_fit *fit, const float *params, const float *m,
+		       const float *v, int epoch,
 		       const struct nn_metrics *history, int nhistory)
 {
 	uint64_t bytes = fit->layout.total * sizeof(float);
@@ -767,7 +795,7 @@ int nn_fit_write_state(struct nn_fit *fit, const float *params,
 int nn_fit_record_renders(struct nn_fit *fit)
 {
 	return fit->render_prog && fit->quick_render_prog &&
-			       (fit->avg_render_prog || !fit->average.handle)
-		       ? 0
-		       : nn_record_render(fit);
+		       (fit->avg_render_prog || !fit->average.handle)
+		   ? 0
+		   : nn_record_render(fit);
 }

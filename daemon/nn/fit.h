@@ -67,22 +67,22 @@ struct nn_best {
 const char *nn_best_source_name(enum nn_best_source source);
 
 /* Per-pass GPU time of the last epoch, from timestamp queries. */
-#define NN_PASS_LIST(X)                                                      \
-	X(FIRST, "first")                                                    \
-	X(ACTIVATE, "activate")                                              \
-	X(DWCONV, "dwconv")                                                  \
-	X(PW_FORWARD, "pw_forward")                                          \
-	X(HEAD, "head")                                                      \
-	X(PW_GRAD_WEIGHT, "pw_grad_weight")                                  \
-	X(PW_GRAD_DATA, "pw_grad_data")                                      \
-	X(DWCONV_BACK, "dwconv_back")                                        \
-	X(REDUCE, "reduce")                                                  \
+#define NN_PASS_LIST(X)                                                        \
+	X(FIRST, "first")                                                      \
+	X(ACTIVATE, "activate")                                                \
+	X(DWCONV, "dwconv")                                                    \
+	X(PW_FORWARD, "pw_forward")                                            \
+	X(HEAD, "head")                                                        \
+	X(PW_GRAD_WEIGHT, "pw_grad_weight")                                    \
+	X(PW_GRAD_DATA, "pw_grad_data")                                        \
+	X(DWCONV_BACK, "dwconv_back")                                          \
+	X(REDUCE, "reduce")                                                    \
 	X(OPTIMIZER, "optimizer")
 enum nn_pass {
 #define X(id, name) NN_PASS_##id,
 	NN_PASS_LIST(X)
 #undef X
-	NN_PASS_COUNT
+	    NN_PASS_COUNT
 };
 const char *nn_pass_name(enum nn_pass pass);
 
@@ -120,15 +120,15 @@ const struct nn_metrics *nn_fit_history(const struct nn_fit *fit, int *count);
 
 /* Tile plan and device use, for logs, `status` and the benchmark. */
 struct nn_fit_info {
-	int tile_w, tile_h;     /* core size of a full tile */
+	int tile_w, tile_h; /* core size of a full tile */
 	int tiles_x, tiles_y;
-	double halo_overhead;   /* tile pixels computed / image pixels - 1 */
-	uint64_t device_bytes;  /* device memory held by this fit */
-	double pass_ms[NN_PASS_COUNT]; /* GPU time of the last epoch */
+	double halo_overhead;  /* tile pixels computed / image pixels - 1 */
+	uint64_t device_bytes; /* device memory held by this fit */
+	double pass_ms[NN_PASS_COUNT];    /* GPU time of the last epoch */
 	double pass_bytes[NN_PASS_COUNT]; /* the fewest bytes each non-GEMM
 					   * pass must move in an epoch */
 	double gflop_per_epoch;
-	const char *precision;  /* "fp32" or "fp16" (tensor cores) */
+	const char *precision; /* "fp32" or "fp16" (tensor cores) */
 };
 void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info);
 

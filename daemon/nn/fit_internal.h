@@ -12,7 +12,6 @@
 #include "nn/fit.h"
 #include "nn/plan.h"
 
-
 struct stage_time {
 	struct gpu_program *prog;
 	int pass, from, to;
@@ -23,16 +22,16 @@ struct nn_fit {
 	struct nn_config cfg;
 	struct nn_layout layout;
 	int width, height, has_target;
-	const struct gemm_variant *gemm; /* the GEMM family (nn/gemm.h) */
+	const struct gemm_variant *gemm;   /* the GEMM family (nn/gemm.h) */
 	const struct gemm_variant *gemm32; /* the fp32 one (exact renders) */
-	enum nn_precision precision; /* resolved: FP32 or FP16 */
+	enum nn_precision precision;       /* resolved: FP32 or FP16 */
 	int precision_kept; /* a change did not fit the device: no more tries */
-	float grad_scale; /* loss scale of fp16 gradient operands */
-	int fused_sines;  /* the depthwise passes take the sines (GPUs) */
-	int half_storage; /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
-	int phase_out;    /* and the forward GEMMs write S_1..S_B-1 so, as the
+	float grad_scale;   /* loss scale of fp16 gradient operands */
+	int fused_sines;    /* the depthwise passes take the sines (GPUs) */
+	int half_storage;   /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
+	int phase_out;      /* and the forward GEMMs write S_1..S_B-1 so, as the
 			     phase the next block's conv reads */
-	int row_passes;   /* the depthwise passes by row segments (CPUs) */
+	int row_passes;     /* the depthwise passes by row segments (CPUs) */
 	int average_every;  /* epochs between evaluations of the average */
 	double fp32_finish; /* auto: the fraction of the epochs run in fp32 */
 	struct tile_plan plan;
@@ -43,7 +42,7 @@ struct nn_fit {
 	struct gpu_buffer z, g, dy;             /* scratch: Z or dZ, dS, dY */
 	struct gpu_buffer part_a, part_b;       /* partial sums */
 	struct gpu_buffer sse, image_out;
-	struct gpu_buffer z16, g16, p16;        /* fp16 path: Z, dS, weights */
+	struct gpu_buffer z16, g16, p16; /* fp16 path: Z, dS, weights */
 	/* optim.c: Muon's momentum (nblocks nf x nf) and Newton-Schulz
 	 * scratch (4 nf x nf), the weight average; unallocated when the
 	 * recipe does not use them */
@@ -101,7 +100,8 @@ struct nn_step {
 	int keep;
 };
 int nn_step_begin(struct nn_fit *fit, struct nn_step *st);
-int nn_step_measure(struct nn_fit *fit, struct nn_step *st, struct nn_metrics *m);
+int nn_step_measure(struct nn_fit *fit, struct nn_step *st,
+		    struct nn_metrics *m);
 void nn_step_applied(struct nn_fit *fit, const struct nn_step *st,
 		     struct nn_metrics *m);
 int nn_step_average_due(const struct nn_fit *fit, const struct nn_step *st);
@@ -115,15 +115,15 @@ int nn_fit_record_renders(struct nn_fit *fit);
 
 /* Creates a fit of a width x height image; target may be NULL (render
  * only), init_params NULL (fresh init from the seed). */
-int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu,
-			int width, int height, const struct image *target,
+int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
+			int height, const struct image *target,
 			const struct nn_config *cfg, const float *init_params,
 			char *err, size_t errlen);
 /* Reads (any of) weights and both moments; l->total floats each. */
 int nn_fit_read_params(struct nn_fit *fit, float *params, float *m, float *v);
 /* Replaces the whole training state. */
-int nn_fit_write_state(struct nn_fit *fit, const float *params,
-		       const float *m, const float *v, int epoch,
+int nn_fit_write_state(struct nn_fit *fit, const float *params, const float *m,
+		       const float *v, int epoch,
 		       const struct nn_metrics *history, int nhistory);
 /* Runs the epoch program alone (no optimizer step) and reads back the
  * summed gradient (l->total floats) and the sum of squared errors; the

@@ -18,8 +18,9 @@
 static int render(struct nn_fit *fit, int quick, double *psnr)
 {
 	int rc = nn_fit_record_renders(fit);
-	rc = rc ? rc : gpu_program_run(quick ? fit->quick_render_prog
-					     : fit->render_prog);
+	rc = rc ? rc
+		: gpu_program_run(quick ? fit->quick_render_prog
+					: fit->render_prog);
 	if (rc == 0 && psnr)
 		*psnr = nn_fit_psnr_of_sse(fit);
 	return rc;

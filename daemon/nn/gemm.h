@@ -17,18 +17,18 @@
 #include <stdint.h>
 
 struct gemm_variant {
-	const char *name;       /* family name, also the shader suffix */
-	uint32_t rows, cols;    /* output tile of a workgroup (M x N) */
-	uint32_t k_step;        /* a split's K chunk is a multiple of this */
-	int half;               /* fp16 operands, cooperative matrices */
-	const char *what;       /* one line for listings */
-	int nv_only;            /* the 16x16x16 shape: VK_NV_cooperative_matrix
+	const char *name;    /* family name, also the shader suffix */
+	uint32_t rows, cols; /* output tile of a workgroup (M x N) */
+	uint32_t k_step;     /* a split's K chunk is a multiple of this */
+	int half;            /* fp16 operands, cooperative matrices */
+	const char *what;    /* one line for listings */
+	int nv_only;         /* the 16x16x16 shape: VK_NV_cooperative_matrix
 				   alone (the KHR translation refuses it) */
-	int half_out;           /* has the forms "nnp", the forward writing the
+	int half_out;        /* has the forms "nnp", the forward writing the
 				   fp16 phase of S, and "tnh", the data
 				   gradient writing dZ in fp16 (gemm_coop.comp
 				   PHASE_OUT and HALF_OUT) */
-	int cm2;                /* VK_NV_cooperative_matrix2 (gemm_cm2.comp):
+	int cm2;             /* VK_NV_cooperative_matrix2 (gemm_cm2.comp):
 				   its shaders exist only in builds that found
 				   glslang 15, and run only on devices with
 				   gpu_device_info.has_coopmat2 */
@@ -52,7 +52,7 @@ int gemm_variant_runs_on(const struct gemm_variant *v,
 			 const struct gpu_device_info *info);
 
 /* The shader variant of form ("nn", "tn" or "nt") of a family. */
-void gemm_shader_name(const struct gemm_variant *v, const char *form,
-		      char *out, int outlen);
+void gemm_shader_name(const struct gemm_variant *v, const char *form, char *out,
+		      int outlen);
 
 #endif

@@ -15,10 +15,7 @@
 
 #include "proto/errors.h"
 
-int nn_default_width(int cpu_device)
-{
-	return cpu_device ? 64 : 512;
-}
+int nn_default_width(int cpu_device) { return cpu_device ? 64 : 512; }
 
 void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 {
@@ -33,26 +30,32 @@ void nn_config_defaults(struct nn_config *cfg, int cpu_device)
 
 void nn_recipe_version1(struct nn_recipe *r)
 {
-	*r = (struct nn_recipe){
-		.optimizer = NN_OPTIMIZER_ADAM, .schedule = NN_SCHEDULE_COSINE,
-		.warmup = 50, .lr_min_ratio = 0.1, .half_life = 200,
-		.average = NN_AVERAGE_NONE,
-		.ema_decay = 0.99};
+	*r = (struct nn_recipe){ .optimizer = NN_OPTIMIZER_ADAM,
+				 .schedule = NN_SCHEDULE_COSINE,
+				 .warmup = 50,
+				 .lr_min_ratio = 0.1,
+				 .half_life = 200,
+				 .average = NN_AVERAGE_NONE,
+				 .ema_decay = 0.99 };
 }
 
 const char *nn_precision_name(enum nn_precision p)
 {
 	switch (p) {
-	case NN_PRECISION_FP32: return "fp32";
-	case NN_PRECISION_FP16: return "fp16";
-	default: return "auto";
+	case NN_PRECISION_FP32:
+		return "fp32";
+	case NN_PRECISION_FP16:
+		return "fp16";
+	default:
+		return "auto";
 	}
 }
 
 int nn_precision_parse(const char *text, enum nn_precision *out)
 {
-	static const enum nn_precision all[] = {
-		NN_PRECISION_AUTO, NN_PRECISION_FP32, NN_PRECISION_FP16};
+	static const enum nn_precision all[] = { NN_PRECISION_AUTO,
+						 NN_PRECISION_FP32,
+						 NN_PRECISION_FP16 };
 	for (int i = 0; i < 3; i++) {
 		if (!strcmp(text, nn_precision_name(all[i]))) {
 			*out = all[i];
@@ -64,10 +67,10 @@ int nn_precision_parse(const char *text, enum nn_precision *out)
 
 /* ------------------------------------------------------- recipe names */
 
-static const char *const schedule_names[] = {"constant", "cosine", "linear",
-					      "exp"};
-static const char *const optimizer_names[] = {"adam", "muon"};
-static const char *const average_names[] = {"none", "ema"};
+static const char *const schedule_names[] = { "constant", "cosine", "linear",
+					      "exp" };
+static const char *const optimizer_names[] = { "adam", "muon" };
+static const char *const average_names[] = { "none", "ema" };
 
 static const char *name_of(const char *const names[], int count, int value)
 {
@@ -170,10 +173,7 @@ void nn_layout_init(struct nn_layout *l, const struct nn_config *cfg)
 
 /* ---------------------------------------------------------------- PRNG */
 
-void nn_rng_seed(struct nn_rng *r, uint64_t seed)
-{
-	r->state = seed;
-}
+void nn_rng_seed(struct nn_rng *r, uint64_t seed) { r->state = seed; }
 
 uint64_t nn_rng_next(struct nn_rng *r)
 {
@@ -225,8 +225,12 @@ static const struct {
 	int nf;
 	double lr;
 } measured_lr[] = {
-	{16, 6e-3}, {32, 6e-3}, {64, 6e-3 * M_SQRT1_2}, {128, 3e-3},
-	{256, 1.5e-3 * 3 * M_SQRT1_2 / 2}, {512, 7.5e-4},
+	{ 16, 6e-3 },
+	{ 32, 6e-3 },
+	{ 64, 6e-3 * M_SQRT1_2 },
+	{ 128, 3e-3 },
+	{ 256, 1.5e-3 * 3 * M_SQRT1_2 / 2 },
+	{ 512, 7.5e-4 },
 };
 #define MEASURED_LR_COUNT ((int)(sizeof(measured_lr) / sizeof(measured_lr[0])))
 
@@ -237,8 +241,9 @@ double nn_default_lr(int nf)
 	for (int i = 1; i < MEASURED_LR_COUNT; i++) {
 		if (nf > measured_lr[i].nf)
 			continue;
-		double t = log((double)nf / measured_lr[i - 1].nf) /
-			   log((double)measured_lr[i].nf / measured_lr[i - 1].nf);
+		double t =
+		    log((double)nf / measured_lr[i - 1].nf) /
+		    log((double)measured_lr[i].nf / measured_lr[i - 1].nf);
 		return exp(log(measured_lr[i - 1].lr) +
 			   t * log(measured_lr[i].lr / measured_lr[i - 1].lr));
 	}
@@ -249,10 +254,7 @@ double nn_default_lr(int nf)
 /* Measured with `make bench-quality` (four photos, 400 epochs): at width
  * 16 a 50-epoch warmup adds 0.05 to 0.34 dB on every photo; from width 32
  * up it does not help. */
-int nn_default_warmup(int nf)
-{
-	return nf <= 16 ? 50 : 10;
-}
+int nn_default_warmup(int nf) { return nf <= 16 ? 50 : 10; }
 
 void nn_resolve_auto(int *nf, int cpu_device, double *lr,
 		     struct nn_recipe *recipe)
@@ -299,15 +301,15 @@ double nn_lr_at(const struct nn_config *cfg, int epoch)
 	if (e <= hold)
 		return cfg->lr;
 	if (cfg->recipe.schedule == NN_SCHEDULE_EXP)
-		return floor + (cfg->lr - floor) *
-				       pow(0.5, (double)(e - hold) /
-							cfg->recipe.half_life);
+		return floor +
+		       (cfg->lr - floor) *
+			   pow(0.5, (double)(e - hold) / cfg->recipe.half_life);
 	int span = end - start - hold;
 	double t = span > 0 ? (double)(e - hold) / span : 1;
 	if (t > 1)
 		t = 1;
 	double shape = cfg->recipe.schedule == NN_SCHEDULE_LINEAR
-			       ? 1 - t
-			       : 0.5 * (1 + cos(M_PI * t));
+			   ? 1 - t
+			   : 0.5 * (1 + cos(M_PI * t));
 	return floor + (cfg->lr - floor) * shape;
 }

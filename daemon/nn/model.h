@@ -44,9 +44,10 @@
  * job never warms up again. Defaults were chosen by `make bench-quality`.
  */
 enum nn_schedule {
-	NN_SCHEDULE_CONSTANT = 0, /* lr throughout (what the PyTorch peer does) */
-	NN_SCHEDULE_COSINE = 1,   /* warmup, plateau, cosine decay to lr_min */
-	NN_SCHEDULE_LINEAR = 2,   /* warmup, plateau, linear decay to lr_min */
+	NN_SCHEDULE_CONSTANT =
+	    0,                  /* lr throughout (what the PyTorch peer does) */
+	NN_SCHEDULE_COSINE = 1, /* warmup, plateau, cosine decay to lr_min */
+	NN_SCHEDULE_LINEAR = 2, /* warmup, plateau, linear decay to lr_min */
 	/* warmup, plateau, then lr_min + (lr - lr_min) 2^(-e / half_life),
 	 * e the epochs since the plateau: the rate at an epoch does not
 	 * depend on the job's total, so the model is as good early in a
@@ -65,11 +66,7 @@ enum nn_optimizer {
 /* A second copy of the weights kept on the device: none, or an
  * exponential moving average (decay ema_decay an epoch). Exports and the
  * reported PSNR take whichever of the live and averaged weights is better. */
-enum nn_average {
-	NN_AVERAGE_NONE = 0,
-	NN_AVERAGE_EMA = 1,
-	NN_AVERAGE_COUNT
-};
+enum nn_average { NN_AVERAGE_NONE = 0, NN_AVERAGE_EMA = 1, NN_AVERAGE_COUNT };
 const char *nn_schedule_name(enum nn_schedule s);
 const char *nn_optimizer_name(enum nn_optimizer o);
 const char *nn_average_name(enum nn_average a);
@@ -100,7 +97,7 @@ int nn_precision_parse(const char *text, enum nn_precision *out);
 struct nn_recipe {
 	enum nn_optimizer optimizer;
 	enum nn_schedule schedule;
-	int warmup;          /* warmup epochs (not when constant); NN_WARMUP_AUTO: by width */
+	int warmup; /* warmup epochs (not when constant); NN_WARMUP_AUTO: by width */
 	int plateau;         /* epochs at the peak after warmup */
 	double lr_min_ratio; /* the decay's floor, a fraction of lr */
 	int half_life;       /* exp: epochs that halve lr - floor */
@@ -111,7 +108,7 @@ struct nn_recipe {
 	 * job is at least NN_EARLY_CYCLE_RATIO times as long. */
 	int early_cycle;
 	enum nn_average average;
-	double ema_decay;    /* (0, 1): the average's decay an epoch */
+	double ema_decay; /* (0, 1): the average's decay an epoch */
 	/* The loss: the mean squared error of the image (what mse and psnr
 	 * report), plus these terms times their weights, each >= 0 (0: off,
 	 * the default). Predictions and target are taken in [-1, 1] as the
@@ -127,21 +124,21 @@ struct nn_recipe {
 };
 
 struct nn_config {
-	int nf;                        /* width: multiple of 16, 16..1024 */
-	int nblocks;                   /* 1..NN_MAX_BLOCKS */
-	int dilations[NN_MAX_BLOCKS];  /* each 1..64 */
-	float w0;                      /* 30 */
-	double lr;                     /* peak learning rate; NN_LR_AUTO:
+	int nf;                       /* width: multiple of 16, 16..1024 */
+	int nblocks;                  /* 1..NN_MAX_BLOCKS */
+	int dilations[NN_MAX_BLOCKS]; /* each 1..64 */
+	float w0;                     /* 30 */
+	double lr;                    /* peak learning rate; NN_LR_AUTO:
 					  nn_default_lr(nf), set by the fit
 					  (nn_resolve_auto), as the
 					  recipe's NN_WARMUP_AUTO is */
 	struct nn_recipe recipe;
-	int epochs;                    /* target number of epochs */
+	int epochs; /* target number of epochs */
 	uint64_t seed;
 	enum nn_precision precision;
 	/* Tile planner overrides, for tests and small memories (0 = auto). */
-	int max_tile;                  /* cap on a tile's core side, pixels */
-	uint64_t mem_budget;           /* bytes of device memory to plan for */
+	int max_tile;        /* cap on a tile's core side, pixels */
+	uint64_t mem_budget; /* bytes of device memory to plan for */
 };
 
 /* Fills the documented defaults, the table's (proto/params.h): nf 512

@@ -56,14 +56,15 @@
 #define NS_SYM 1
 #define NS_FROM_G 2
 #define NS_POW(l, r, d) ((l) << 2 | (r) << 4 | (d) << 6)
-static const float ns_coeff[3] = {3.4445f, -4.7750f, 2.0315f};
+static const float ns_coeff[3] = { 3.4445f, -4.7750f, 2.0315f };
 #define STEP_KEEP 4 /* the step buffer's keep flag */
 
 uint64_t nn_optim_bytes(const struct nn_fit *fit)
 {
 	uint64_t nn = (uint64_t)fit->cfg.nf * fit->cfg.nf, bytes = 0;
 	if (fit->cfg.recipe.optimizer == NN_OPTIMIZER_MUON)
-		bytes += 4 * nn * (uint64_t)fit->cfg.nblocks * (1 + NS_MATRICES);
+		bytes +=
+		    4 * nn * (uint64_t)fit->cfg.nblocks * (1 + NS_MATRICES);
 	if (fit->cfg.recipe.average == NN_AVERAGE_EMA)
 		bytes += 4 * (uint64_t)fit->layout.total;
 	return bytes;
@@ -76,9 +77,11 @@ int nn_optim_alloc(struct nn_fit *fit)
 	if (fit->cfg.recipe.optimizer == NN_OPTIMIZER_MUON) {
 		rc = gpu_buffer_alloc(fit->arena, 4 * nn * fit->cfg.nblocks, 0,
 				      &fit->muon_m);
-		rc = rc ? rc : gpu_buffer_alloc(fit->arena,
-						4 * NS_MATRICES * nn * fit->cfg.nblocks, 0,
-						&fit->muon_x);
+		rc = rc ? rc
+			: gpu_buffer_alloc(fit->arena,
+					   4 * NS_MATRICES * nn *
+					       fit->cfg.nblocks,
+					   0, &fit->muon_x);
 	}
 	if (!rc && fit->cfg.recipe.average == NN_AVERAGE_EMA)
 		rc = gpu_buffer_alloc(fit->arena, fit->layout.total * 4, 0,
@@ -97,8 +100,9 @@ int nn_optim_reset(struct nn_fit *fit, const float *params)
 		rc = gpu_upload(fit->gpu, &fit->average, 0, params,
 				fit->layout.total * sizeof(float));
 	/* no best measured yet (fit->kept.epoch < 0): the weights stand in */
-	return rc ? rc : gpu_upload(fit->gpu, &fit->best, 0, params,
-				    fit->layout.total * sizeof(float));
+	return rc ? rc
+		  : gpu_upload(fit->gpu, &fit->best, 0, params,
+			       fit->layout.total * sizeof(float));
 }
 
 /* ------------------------------------------------------------ recording */
@@ -111,11 +115,12 @@ struct optim_recorder {
 
 static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
 		const struct gpu_buffer *const *bufs, int n,
-		const struct pass_push *p, uint32_t gx, uint32_t gy, uint32_t gz)
+		const struct pass_push *p, uint32_t gx, uint32_t gy,
+		uint32_t gz)
 {
 	if (r->rc == 0)
-		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, p, sizeof(*p),
-					     gx, gy, gz);
+		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, p,
+					     sizeof(*p), gx, gy, gz);
 	gpu_program_barrier(r->prog);
 }
 
@@ -128,20 +133,25 @@ static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
  * with G G^T at offset gg. */
 static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
 		       int flags, uint32_t l, uint32_t rr, uint32_t d,
-		       uint32_t c, float p, float q, uint32_t stride, uint32_t gg)
+		       uint32_t c, float p, float q, uint32_t stride,
+		       uint32_t gg)
 {
-	const struct gpu_buffer *bufs[1] = {&r->fit->muon_x};
+	const struct gpu_buffer *bufs[1] = { &r->fit->muon_x };
 	uint32_t nf = (uint32_t)r->fit->cfg.nf, tiles = div_up(nf, NS_TILE);
 	uint32_t gx = tiles, gy = tiles;
 	if (flags & NS_SYM) {
 		gx = tiles * (tiles + 1) / 2;
 		gy = 1;
 	}
-	struct pass_push push = {.n = (int32_t)gg, .off0 = l, .off1 = rr,
-				 .off2 = d, .off3 = c,
-				 .i0 = (int32_t)float_bits(p),
-				 .i1 = (int32_t)float_bits(q),
-				 .i2 = (int32_t)stride, .i3 = flags};
+	struct pass_push push = { .n = (int32_t)gg,
+				  .off0 = l,
+				  .off1 = rr,
+				  .off2 = d,
+				  .off3 = c,
+				  .i0 = (int32_t)float_bits(p),
+				  .i1 = (int32_t)float_bits(q),
+				  .i2 = (int32_t)stride,
+				  .i3 = flags };
 	run(r, pipe, bufs, 1, &push, gx, gy, (uint32_t)r->fit->cfg.nblocks);
 }
 
@@ -150,22 +160,28 @@ static int record_muon(struct optim_recorder *r)
 	struct nn_fit *fit = r->fit;
 	struct gpu_context *gpu = fit->gpu;
 	uint32_t nf = (uint32_t)fit->cfg.nf, nn = nf * nf;
-	uint32_t spec[2] = {nf, float_bits(fit->cfg.w0)};
+	uint32_t spec[2] = { nf, float_bits(fit->cfg.w0) };
 	uint32_t push = sizeof(struct pass_push);
 	struct gpu_pipeline *momentum, *update, *gemm, *gemm_t;
-	int rc = gpu_pipeline_get(gpu, "muon_momentum", 5, push, spec, 2, &momentum);
-	rc = rc ? rc : gpu_pipeline_get(gpu, "muon_update", 5, push, spec, 2, &update);
-	rc = rc ? rc : gpu_pipeline_get(gpu, "ns_gemm", 1, push, spec, 2, &gemm);
-	rc = rc ? rc : gpu_pipeline_get(gpu, "ns_gemm_trans", 1, push, spec, 2,
-					&gemm_t);
+	int rc =
+	    gpu_pipeline_get(gpu, "muon_momentum", 5, push, spec, 2, &momentum);
+	rc = rc ? rc
+		: gpu_pipeline_get(gpu, "muon_update", 5, push, spec, 2,
+				   &update);
+	rc =
+	    rc ? rc : gpu_pipeline_get(gpu, "ns_gemm", 1, push, spec, 2, &gemm);
+	rc = rc ? rc
+		: gpu_pipeline_get(gpu, "ns_gemm_trans", 1, push, spec, 2,
+				   &gemm_t);
 	if (rc)
 		return rc;
-	const struct gpu_buffer *bufs[5] = {&fit->params, &fit->grad, &fit->muon_m,
-					    &fit->muon_x, &fit->step};
+	const struct gpu_buffer *bufs[5] = { &fit->params, &fit->grad,
+					     &fit->muon_m, &fit->muon_x,
+					     &fit->step };
 	/* scratch, per block: two X in turn, A = X X^T, B = b A + c A^2 */
 	const uint32_t xa = 0, xb = nn, a = 2 * nn, b = 3 * nn;
 	const uint32_t stride = NS_MATRICES * nn;
-	struct pass_push p = {.i0 = (int32_t)float_bits(MUON_MOMENTUM)};
+	struct pass_push p = { .i0 = (int32_t)float_bits(MUON_MOMENTUM) };
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
 		p.off0 = (uint32_t)fit->layout.pw_w[k];
 		p.off1 = (uint32_t)k * stride + xa;
@@ -179,22 +195,22 @@ static int record_muon(struct optim_recorder *r)
 	 * b A + c A^2 are symmetric. */
 	uint32_t tiles = div_up(nf, NS_TILE), x = xa, next = xb;
 	int sym = tiles * tiles * (uint32_t)fit->cfg.nblocks >= NS_SYM_GROUPS
-			  ? NS_SYM
-			  : 0;
+		      ? NS_SYM
+		      : 0;
 	for (int s = 0; s < NS_STEPS; s++) {
 		int g = s ? 0 : NS_FROM_G;
 		ns_product(r, gemm_t, sym, x, x, a, a, 0.0f, 1.0f, stride, 0);
-		ns_product(r, gemm, sym | g | (g ? NS_POW(2, 2, 2) : 0), a, a, a,
-			   b, ns_coeff[1], ns_coeff[2], stride, a);
-		ns_product(r, gemm, g | (g ? NS_POW(0, 1, 1) : 0), b, x, x, next,
-			   ns_coeff[0], 1.0f, stride, a);
+		ns_product(r, gemm, sym | g | (g ? NS_POW(2, 2, 2) : 0), a, a,
+			   a, b, ns_coeff[1], ns_coeff[2], stride, a);
+		ns_product(r, gemm, g | (g ? NS_POW(0, 1, 1) : 0), b, x, x,
+			   next, ns_coeff[0], 1.0f, stride, a);
 		uint32_t t = x;
 		x = next;
 		next = t;
 	}
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		p = (struct pass_push){.off0 = (uint32_t)fit->layout.pw_w[k],
-				       .off1 = (uint32_t)k * stride + x};
+		p = (struct pass_push){ .off0 = (uint32_t)fit->layout.pw_w[k],
+					.off1 = (uint32_t)k * stride + x };
 		run(r, update, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
 	}
 	return r->rc;
@@ -204,16 +220,16 @@ static int record_muon(struct optim_recorder *r)
 static void record_keep(struct optim_recorder *r, struct gpu_pipeline *keep,
 			const struct gpu_buffer *weights, int flag)
 {
-	const struct gpu_buffer *bufs[3] = {weights, &r->fit->best,
-					    &r->fit->step};
-	struct pass_push p = {.n = (int)r->fit->layout.total, .i0 = flag};
+	const struct gpu_buffer *bufs[3] = { weights, &r->fit->best,
+					     &r->fit->step };
+	struct pass_push p = { .n = (int)r->fit->layout.total, .i0 = flag };
 	run(r, keep, bufs, 3, &p, div_up(r->fit->layout.total, GROUP), 1, 1);
 }
 
 /* The program that copies the average into the best, alone. */
 static int record_keep_average(struct nn_fit *fit, struct gpu_pipeline *keep)
 {
-	struct optim_recorder r = {.fit = fit};
+	struct optim_recorder r = { .fit = fit };
 	int rc = gpu_program_create(fit->gpu, 0, &fit->keep_average_prog);
 	if (rc)
 		return rc;
@@ -224,16 +240,18 @@ static int record_keep_average(struct nn_fit *fit, struct gpu_pipeline *keep)
 
 int nn_optim_record(struct nn_fit *fit)
 {
-	struct optim_recorder r = {.fit = fit};
+	struct optim_recorder r = { .fit = fit };
 	struct gpu_context *gpu = fit->gpu;
-	uint32_t spec[2] = {(uint32_t)fit->cfg.nf, float_bits(fit->cfg.w0)};
+	uint32_t spec[2] = { (uint32_t)fit->cfg.nf, float_bits(fit->cfg.w0) };
 	uint32_t push = sizeof(struct pass_push);
 	struct gpu_pipeline *adam, *keep, *average = NULL;
 	int rc = gpu_program_create(gpu, 2, &fit->adam_prog);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "adam", 5, push, spec, 2, &adam);
-	rc = rc ? rc : gpu_pipeline_get(gpu, "keep_best", 3, push, spec, 2, &keep);
+	rc = rc ? rc
+		: gpu_pipeline_get(gpu, "keep_best", 3, push, spec, 2, &keep);
 	if (!rc && fit->average.handle)
-		rc = gpu_pipeline_get(gpu, "average", 3, push, spec, 2, &average);
+		rc = gpu_pipeline_get(gpu, "average", 3, push, spec, 2,
+				      &average);
 	if (!rc && average)
 		rc = record_keep_average(fit, keep);
 	if (rc)
@@ -244,21 +262,22 @@ int nn_optim_record(struct nn_fit *fit)
 	if (fit->muon_m.handle && (rc = record_muon(&r)))
 		return rc;
 
-	struct pass_push p = {.n = (int)fit->layout.total};
+	struct pass_push p = { .n = (int)fit->layout.total };
 	uint32_t groups = div_up(fit->layout.total, GROUP);
-	const struct gpu_buffer *adam_bufs[5] = {&fit->params, &fit->grad,
-						 &fit->adam_m, &fit->adam_v,
-						 &fit->step};
+	const struct gpu_buffer *adam_bufs[5] = { &fit->params, &fit->grad,
+						  &fit->adam_m, &fit->adam_v,
+						  &fit->step };
 	run(&r, adam, adam_bufs, 5, &p, groups, 1, 1);
 	if (average) {
-		const struct gpu_buffer *avg_bufs[3] = {&fit->params, &fit->average,
-							&fit->step};
+		const struct gpu_buffer *avg_bufs[3] = { &fit->params,
+							 &fit->average,
+							 &fit->step };
 		run(&r, average, avg_bufs, 3, &p, groups, 1, 1);
 	}
 	int to = gpu_program_timestamp(r.prog);
 	if (from >= 0 && to >= 0 && fit->nstages < fit->max_stages)
-		fit->stages[fit->nstages++] = (struct stage_time){
-			r.prog, NN_PASS_OPTIMIZER, from, to};
+		fit->stages[fit->nstages++] =
+		    (struct stage_time){ r.prog, NN_PASS_OPTIMIZER, from, to };
 	return r.rc ? r.rc : gpu_program_end(r.prog);
 }
 

@@ -27,8 +27,8 @@ enum pack_program { PK_EPOCH, PK_OPTIM, PK_AVG_RENDER, PK_KEEP_AVG, PK_KINDS };
 
 struct pack_group {
 	int n;
-	struct nn_fit **fits;   /* slot order */
-	int *index;             /* each slot's place in the caller's list */
+	struct nn_fit **fits; /* slot order */
+	int *index;           /* each slot's place in the caller's list */
 	/* packed programs (NULL where the group has one fit, or the kind is
 	 * not recorded: no average) */
 	struct gpu_program *prog[PK_KINDS];
@@ -113,7 +113,8 @@ static struct gpu_program *own_program(const struct nn_fit *fit,
 static int fits_alike(const struct nn_fit *a, const struct nn_fit *b)
 {
 	for (int k = 0; k < PK_KINDS; k++) {
-		struct gpu_program *x = own_program(a, k), *y = own_program(b, k);
+		struct gpu_program *x = own_program(a, k),
+				   *y = own_program(b, k);
 		if (!x != !y || (x && !gpu_programs_alike(x, y)))
 			return 0;
 	}
@@ -137,8 +138,9 @@ static int record_group(struct nn_pack *pack, struct pack_group *grp)
 {
 	struct gpu_program *progs[grp->n];
 	int rc = gpu_arena_create(pack->gpu, &grp->arena);
-	rc = rc ? rc : gpu_buffer_alloc(grp->arena, 4 * (uint64_t)grp->n, 1,
-					&grp->mask);
+	rc = rc ? rc
+		: gpu_buffer_alloc(grp->arena, 4 * (uint64_t)grp->n, 1,
+				   &grp->mask);
 	for (int k = 0; rc == 0 && k < PK_KINDS; k++) {
 		if (!own_program(grp->fits[0], k))
 			continue;
@@ -150,8 +152,7 @@ static int record_group(struct nn_pack *pack, struct pack_group *grp)
 	return rc;
 }
 
-static int build_groups(struct nn_pack *pack, struct nn_fit *const *fits,
-			int n)
+static int build_groups(struct nn_pack *pack, struct nn_fit *const *fits, int n)
 {
 	free_groups(pack);
 	pack->groups = calloc((size_t)n, sizeof(*pack->groups));
@@ -277,7 +278,8 @@ int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 		int any_keep = 0;
 		for (int i = 0; rc == 0 && i < n; i++) {
 			if (due[i])
-				due[i] = nn_step_average_measured(fits[i], &m[i]);
+				due[i] =
+				    nn_step_average_measured(fits[i], &m[i]);
 			any_keep |= due[i];
 		}
 		if (rc == 0 && any_keep)

@@ -82,10 +82,10 @@ static int check_version(const struct st_file *f, const char *what, char *err,
 {
 	long long version;
 	if (meta_int(f, "version", 0, 1 << 30, &version) ||
-	    version < FORMAT_VERSION_OLDEST ||
-	    version > atoi(FORMAT_VERSION)) {
+	    version < FORMAT_VERSION_OLDEST || version > atoi(FORMAT_VERSION)) {
 		const char *v = st_get_meta(f, "version");
-		snprintf(err, errlen, "the %s's format version %s is not one this "
+		snprintf(err, errlen,
+			 "the %s's format version %s is not one this "
 			 "vkinrd reads (%d to %s): use a newer vkinrd",
 			 what, v ? v : "(none)", FORMAT_VERSION_OLDEST,
 			 FORMAT_VERSION);
@@ -98,9 +98,9 @@ static int check_version(const struct st_file *f, const char *what, char *err,
 
 static uint64_t checkpoint_checksum(const struct st_file *f)
 {
-	static const char *names[] = {"params", "adam_m", "adam_v", "metrics",
-				      "muon_m", "average", "best",
-				      "metrics_best"};
+	static const char *names[] = { "params",  "adam_m",      "adam_v",
+				       "metrics", "muon_m",      "average",
+				       "best",    "metrics_best" };
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct st_tensor *t = st_find(f, names[i]);
@@ -116,7 +116,8 @@ static int put_recipe(struct st_file *f, const struct nn_config *cfg)
 	int rc = 0;
 	for (int i = 0; rc == 0 && nn_recipe_key(i); i++) {
 		char value[64];
-		nn_recipe_get(&cfg->recipe, nn_recipe_key(i), value, sizeof(value));
+		nn_recipe_get(&cfg->recipe, nn_recipe_key(i), value,
+			      sizeof(value));
 		rc = st_set_meta(f, nn_recipe_key(i), value);
 	}
 	return rc;
@@ -124,17 +125,19 @@ static int put_recipe(struct st_file *f, const struct nn_config *cfg)
 
 /* Reads the recipe's keys that f has; a version 1 checkpoint has only
  * schedule and warmup (and lr_min_ratio, read by the caller). */
-static int get_recipe(const struct st_file *f, struct nn_config *cfg,
-		      char *err, size_t errlen)
+static int get_recipe(const struct st_file *f, struct nn_config *cfg, char *err,
+		      size_t errlen)
 {
 	/* a checkpoint without the loss terms' keys predates them: it trained
 	 * on the MSE alone, whatever today's defaults */
-	cfg->recipe.loss_ssim = cfg->recipe.loss_grad = cfg->recipe.loss_chroma = 0;
+	cfg->recipe.loss_ssim = cfg->recipe.loss_grad =
+	    cfg->recipe.loss_chroma = 0;
 	/* and one without early_cycle had no early cycle */
 	cfg->recipe.early_cycle = 0;
 	for (int i = 0; nn_recipe_key(i); i++) {
 		const char *v = st_get_meta(f, nn_recipe_key(i));
-		if (v && nn_recipe_set(&cfg->recipe, nn_recipe_key(i), v, err, errlen))
+		if (v && nn_recipe_set(&cfg->recipe, nn_recipe_key(i), v, err,
+				       errlen))
 			return ERR_FORMAT;
 	}
 	return 0;
@@ -150,12 +153,16 @@ static int put_config(struct st_file *f, const struct nn_config *cfg)
 	rc = rc ? rc : set_meta_fmt(f, "lr", "%.17g", cfg->lr);
 	rc = rc ? rc : put_recipe(f, cfg);
 	rc = rc ? rc : set_meta_fmt(f, "epochs", "%d", cfg->epochs);
-	rc = rc ? rc : set_meta_fmt(f, "seed", "%llu",
-				    (unsigned long long)cfg->seed);
-	rc = rc ? rc : st_set_meta(f, "precision", nn_precision_name(cfg->precision));
+	rc =
+	    rc ? rc
+	       : set_meta_fmt(f, "seed", "%llu", (unsigned long long)cfg->seed);
+	rc =
+	    rc ? rc
+	       : st_set_meta(f, "precision", nn_precision_name(cfg->precision));
 	rc = rc ? rc : set_meta_fmt(f, "max_tile", "%d", cfg->max_tile);
-	rc = rc ? rc : set_meta_fmt(f, "mem_budget", "%llu",
-				    (unsigned long long)cfg->mem_budget);
+	rc = rc ? rc
+		: set_meta_fmt(f, "mem_budget", "%llu",
+			       (unsigned long long)cfg->mem_budget);
 	return rc;
 }
 
@@ -165,9 +172,10 @@ static int add_device_tensor(struct nn_fit *fit, struct st_file *f,
 {
 	if (!buf->handle)
 		return 0;
-	int64_t shape[1] = {(int64_t)(buf->size / sizeof(float))};
+	int64_t shape[1] = { (int64_t)(buf->size / sizeof(float)) };
 	float *data = malloc(buf->size);
-	int rc = data ? gpu_download(fit->gpu, buf, 0, data, buf->size) : ERR_NOMEM;
+	int rc =
+	    data ? gpu_download(fit->gpu, buf, 0, data, buf->size) : ERR_NOMEM;
 	rc = rc ? rc : st_add(f, name, ST_F32, 1, shape, data);
 	free(data);
 	return rc;
@@ -198,14 +206,15 @@ static int put_best(struct nn_fit *fit, struct st_file *f)
 		return ERR_NOMEM;
 	for (int i = 0; i < fit->nhistory; i++)
 		col[i] = fit->history[i].psnr_best;
-	int64_t n[1] = {fit->nhistory};
+	int64_t n[1] = { fit->nhistory };
 	int rc = st_add(f, "metrics_best", ST_F64, 1, n, col);
 	free(col);
 	rc = rc ? rc : add_device_tensor(fit, f, "best", &fit->best);
 	rc = rc ? rc : set_meta_fmt(f, "best_psnr", "%.17g", fit->kept.psnr);
 	rc = rc ? rc : set_meta_fmt(f, "best_epoch", "%d", fit->kept.epoch);
-	return rc ? rc : st_set_meta(f, "best_source",
-				     nn_best_source_name(fit->kept.source));
+	return rc ? rc
+		  : st_set_meta(f, "best_source",
+				nn_best_source_name(fit->kept.source));
 }
 
 /* A checkpoint from before the best model was kept (or one whose best is
@@ -218,14 +227,15 @@ static int restore_best(struct nn_fit *fit, const struct st_file *ckpt,
 	const char *source = st_get_meta(ckpt, "best_source");
 	long long epoch;
 	double psnr;
-	fit->kept = (struct nn_best){.psnr = 0, .epoch = -1};
+	fit->kept = (struct nn_best){ .psnr = 0, .epoch = -1 };
 	if (t && t->dtype == ST_F32 && t->nbytes == fit->best.size &&
 	    meta_int(ckpt, "best_epoch", -1, 1 << 30, &epoch) == 0 &&
 	    meta_double(ckpt, "best_psnr", &psnr) == 0 && source &&
 	    (!strcmp(source, "live") || !strcmp(source, "average"))) {
-		fit->kept = (struct nn_best){
-			psnr, (int)epoch,
-			!strcmp(source, "average") ? NN_BEST_AVERAGE : NN_BEST_LIVE};
+		fit->kept = (struct nn_best){ psnr, (int)epoch,
+					      !strcmp(source, "average")
+						  ? NN_BEST_AVERAGE
+						  : NN_BEST_LIVE };
 		return gpu_upload(fit->gpu, &fit->best, 0, t->data, t->nbytes);
 	}
 	return gpu_upload(fit->gpu, &fit->best, 0, live, fit->best.size);
@@ -235,17 +245,19 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 {
 	size_t total = fit->layout.total;
 	float *buf = malloc(3 * total * sizeof(float));
-	double *metrics = malloc(((size_t)fit->nhistory + 1) * 5 * sizeof(double));
+	double *metrics =
+	    malloc(((size_t)fit->nhistory + 1) * 5 * sizeof(double));
 	struct st_file *f = st_create();
 	int rc = buf && metrics && f ? 0 : ERR_NOMEM;
 
-	rc = rc ? rc : nn_fit_read_params(fit, buf, buf + total, buf + 2 * total);
+	rc = rc ? rc
+		: nn_fit_read_params(fit, buf, buf + total, buf + 2 * total);
 	for (int i = 0; rc == 0 && i < fit->nhistory; i++) {
 		const struct nn_metrics *m = &fit->history[i];
-		double row[5] = {m->epoch, m->mse, m->psnr, m->lr, m->ms};
+		double row[5] = { m->epoch, m->mse, m->psnr, m->lr, m->ms };
 		memcpy(metrics + 5 * i, row, sizeof(row));
 	}
-	int64_t vec[1] = {(int64_t)total}, hist[2] = {fit->nhistory, 5};
+	int64_t vec[1] = { (int64_t)total }, hist[2] = { fit->nhistory, 5 };
 	rc = rc ? rc : st_add(f, "params", ST_F32, 1, vec, buf);
 	rc = rc ? rc : st_add(f, "adam_m", ST_F32, 1, vec, buf + total);
 	rc = rc ? rc : st_add(f, "adam_v", ST_F32, 1, vec, buf + 2 * total);
@@ -259,8 +271,9 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 	rc = rc ? rc : set_meta_fmt(f, "width", "%d", fit->width);
 	rc = rc ? rc : set_meta_fmt(f, "height", "%d", fit->height);
 	rc = rc ? rc : put_config(f, &fit->cfg);
-	rc = rc ? rc : set_meta_fmt(f, "checksum", "%016llx",
-				    (unsigned long long)checkpoint_checksum(f));
+	rc = rc ? rc
+		: set_meta_fmt(f, "checksum", "%016llx",
+			       (unsigned long long)checkpoint_checksum(f));
 	free(buf);
 	free(metrics);
 	if (rc) {
@@ -298,12 +311,14 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 	rc = rc ? rc : meta_double(ckpt, "lr", &lr);
 	/* version 1 named the decay's floor lr_min_ratio */
 	if (!rc && st_get_meta(ckpt, "lr_min_ratio"))
-		rc = meta_double(ckpt, "lr_min_ratio", &cfg->recipe.lr_min_ratio);
+		rc = meta_double(ckpt, "lr_min_ratio",
+				 &cfg->recipe.lr_min_ratio);
 	rc = rc ? rc : (!dil ? ERR_FORMAT : 0);
 	rc = rc ? rc : nn_config_parse_dilations(cfg, dil);
 	rc = rc ? rc : get_recipe(ckpt, cfg, err, errlen);
 	if (rc) {
-		snprintf(err, errlen, "the checkpoint's config is incomplete or damaged");
+		snprintf(err, errlen,
+			 "the checkpoint's config is incomplete or damaged");
 		return ERR_FORMAT;
 	}
 	cfg->nf = (int)nf;
@@ -315,7 +330,8 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 	cfg->lr = lr;
 	const char *precision = st_get_meta(ckpt, "precision");
 	if (precision && nn_precision_parse(precision, &cfg->precision)) {
-		snprintf(err, errlen, "the checkpoint's precision \"%s\" is unknown",
+		snprintf(err, errlen,
+			 "the checkpoint's precision \"%s\" is unknown",
 			 precision);
 		return ERR_FORMAT;
 	}
@@ -335,7 +351,8 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 	snprintf(want, sizeof(want), "%016llx",
 		 (unsigned long long)checkpoint_checksum(ckpt));
 	if (!sum || strcmp(sum, want)) {
-		snprintf(err, errlen, "the checkpoint is corrupt (checksum mismatch)");
+		snprintf(err, errlen,
+			 "the checkpoint is corrupt (checksum mismatch)");
 		return ERR_CHECKSUM;
 	}
 	const struct st_tensor *p = st_find(ckpt, "params");
@@ -350,14 +367,16 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 	    m->dtype != ST_F32 || v->dtype != ST_F32 || h->dtype != ST_F64 ||
 	    p->nbytes != bytes || m->nbytes != bytes || v->nbytes != bytes ||
 	    h->ndim != 2 || h->shape[1] != 5) {
-		snprintf(err, errlen, "the checkpoint does not match this job "
+		snprintf(err, errlen,
+			 "the checkpoint does not match this job "
 			 "(tensors or sizes differ)");
 		return ERR_FORMAT;
 	}
 	if (width != fit->width || height != fit->height ||
 	    cfg.nf != fit->cfg.nf || cfg.nblocks != fit->cfg.nblocks ||
 	    memcmp(cfg.dilations, fit->cfg.dilations, sizeof(cfg.dilations))) {
-		snprintf(err, errlen, "the checkpoint was made for another image "
+		snprintf(err, errlen,
+			 "the checkpoint was made for another image "
 			 "size or model shape");
 		return ERR_INVALID;
 	}
@@ -367,8 +386,10 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 		return ERR_NOMEM;
 	const double *rows = h->data;
 	const struct st_tensor *hb = st_find(ckpt, "metrics_best");
-	const double *best = hb && hb->dtype == ST_F64 && hb->ndim == 1 &&
-				     hb->shape[0] == n ? hb->data : NULL;
+	const double *best =
+	    hb && hb->dtype == ST_F64 && hb->ndim == 1 && hb->shape[0] == n
+		? hb->data
+		: NULL;
 	for (int i = 0; i < n; i++) {
 		hist[i].epoch = (int)rows[5 * i];
 		hist[i].mse = rows[5 * i + 1];
@@ -380,9 +401,12 @@ int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 	rc = nn_fit_write_state(fit, p->data, m->data, v->data, (int)epoch,
 				hist, n);
 	free(hist);
-	rc = rc ? rc : restore_device_tensor(fit, ckpt, "muon_m", &fit->muon_m, NULL);
-	rc = rc ? rc : restore_device_tensor(fit, ckpt, "average", &fit->average,
-					     p->data);
+	rc =
+	    rc ? rc
+	       : restore_device_tensor(fit, ckpt, "muon_m", &fit->muon_m, NULL);
+	rc = rc ? rc
+		: restore_device_tensor(fit, ckpt, "average", &fit->average,
+					p->data);
 	return rc ? rc : restore_best(fit, ckpt, p->data);
 }
 
@@ -400,13 +424,15 @@ static int package_entries(const struct nn_layout *l, struct package_entry *e)
 {
 	int64_t nf = l->nf;
 	int n = 0;
-#define ENTRY(nm, off, nd, s0, s1, s2, s3)                                    \
-	do {                                                                 \
-		e[n] = (struct package_entry){"", off, 0, nd, {s0, s1, s2, s3}}; \
-		snprintf(e[n].name, sizeof(e[n].name), "%s", nm);            \
-		e[n].count = (size_t)(s0) * (nd > 1 ? (size_t)(s1) : 1) *    \
-			     (nd > 2 ? (size_t)(s2) * (size_t)(s3) : 1);      \
-		n++;                                                         \
+#define ENTRY(nm, off, nd, s0, s1, s2, s3)                                     \
+	do {                                                                   \
+		e[n] = (struct package_entry){                                 \
+			"", off, 0, nd, { s0, s1, s2, s3 }                     \
+		};                                                             \
+		snprintf(e[n].name, sizeof(e[n].name), "%s", nm);              \
+		e[n].count = (size_t)(s0) * (nd > 1 ? (size_t)(s1) : 1) *      \
+			     (nd > 2 ? (size_t)(s2) * (size_t)(s3) : 1);       \
+		n++;                                                           \
 	} while (0)
 	ENTRY("first.weight", l->first_w, 4, nf, 2, 1, 1);
 	ENTRY("first.bias", l->first_b, 1, nf, 0, 0, 0);
@@ -438,20 +464,23 @@ int nn_package_config(const struct st_file *model, struct nn_config *cfg,
 
 	nn_config_defaults(cfg, 0);
 	if (!first || first->ndim < 1) {
-		snprintf(err, errlen, "not a ConvSIREN model package (no first.weight)");
+		snprintf(err, errlen,
+			 "not a ConvSIREN model package (no first.weight)");
 		return ERR_FORMAT;
 	}
 	cfg->nf = (int)first->shape[0];
 	const char *dil = st_get_meta(model, "dilations");
 	if (dil && nn_config_parse_dilations(cfg, dil)) {
-		snprintf(err, errlen, "the package's dilations \"%s\" are not valid", dil);
+		snprintf(err, errlen,
+			 "the package's dilations \"%s\" are not valid", dil);
 		return ERR_FORMAT;
 	}
 	if (meta_double(model, "w0", &w0) == 0)
 		cfg->w0 = (float)w0;
 	if (meta_int(model, "width", 1, 1 << 30, &w) ||
 	    meta_int(model, "height", 1, 1 << 30, &h)) {
-		snprintf(err, errlen, "the package's metadata lacks the image "
+		snprintf(err, errlen,
+			 "the package's metadata lacks the image "
 			 "width and height");
 		return ERR_FORMAT;
 	}
@@ -472,15 +501,18 @@ int nn_package_config(const struct st_file *model, struct nn_config *cfg,
 		for (int d = 0; ok && d < e[i].ndim; d++)
 			ok = t->shape[d] == e[i].shape[d];
 		if (!ok) {
-			snprintf(err, errlen, "the package's tensor %s is missing "
-				 "or has the wrong type or shape", e[i].name);
+			snprintf(err, errlen,
+				 "the package's tensor %s is missing "
+				 "or has the wrong type or shape",
+				 e[i].name);
 			return ERR_FORMAT;
 		}
 	}
 	char extra[32];
 	snprintf(extra, sizeof(extra), "pw.%d.weight", cfg->nblocks);
 	if (st_find(model, extra)) {
-		snprintf(err, errlen, "the package has more blocks than its "
+		snprintf(err, errlen,
+			 "the package has more blocks than its "
 			 "dilations list");
 		return ERR_FORMAT;
 	}
@@ -500,7 +532,8 @@ static int package_params(const struct st_file *model,
 		return rc;
 	if (pcfg.nf != cfg->nf || pcfg.nblocks != cfg->nblocks ||
 	    memcmp(pcfg.dilations, cfg->dilations, sizeof(pcfg.dilations))) {
-		snprintf(err, errlen, "the initial model has width %d and %d blocks; "
+		snprintf(err, errlen,
+			 "the initial model has width %d and %d blocks; "
 			 "this job asks for width %d and %d blocks",
 			 pcfg.nf, pcfg.nblocks, cfg->nf, cfg->nblocks);
 		return ERR_INVALID;
@@ -609,7 +642,8 @@ static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
 
 /* The package and reconstruction of the weights now in fit->params. */
 static int export_current(struct nn_fit *fit, struct st_file **model,
-			  struct image **recon, double *psnr, const char *weights)
+			  struct image **recon, double *psnr,
+			  const char *weights)
 {
 	int rc = nn_fit_render(fit, recon, psnr);
 	if (rc == 0 && model) {
@@ -646,9 +680,10 @@ static int export_weights(struct nn_fit *fit, const struct gpu_buffer *w,
 {
 	float *live = NULL;
 	int rc = w == &fit->params ? 0 : nn_fit_swap_in(fit, w, &live);
-	rc = rc ? rc : export_current(fit, want_model ? &e->model : NULL,
-				      want_recon ? &e->recon : NULL, &e->psnr,
-				      e->weights);
+	rc = rc ? rc
+		: export_current(fit, want_model ? &e->model : NULL,
+				 want_recon ? &e->recon : NULL, &e->psnr,
+				 e->weights);
 	int back = w == &fit->params ? 0 : nn_fit_swap_out(fit, live);
 	return rc ? rc : back;
 }
@@ -663,8 +698,8 @@ static int export_weights(struct nn_fit *fit, const struct gpu_buffer *w,
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr)
 {
-	const struct gpu_buffer *copies[3] = {&fit->params};
-	struct exported won = {0}, e[3] = {{0}};
+	const struct gpu_buffer *copies[3] = { &fit->params };
+	struct exported won = { 0 }, e[3] = { { 0 } };
 	int n = 1, rc = 0;
 	snprintf(e[0].weights, sizeof(e[0].weights), "live");
 	if (fit->average.handle) {
@@ -673,13 +708,13 @@ int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 	}
 	if (fit->kept.epoch >= 0) {
 		copies[n] = &fit->best;
-		snprintf(e[n++].weights, sizeof(e[0].weights),
-			 "best (%s, epoch %d)",
-			 nn_best_source_name(fit->kept.source), fit->kept.epoch);
+		snprintf(
+		    e[n++].weights, sizeof(e[0].weights), "best (%s, epoch %d)",
+		    nn_best_source_name(fit->kept.source), fit->kept.epoch);
 	}
 	for (int i = 0; rc == 0 && i < n; i++) {
-		rc = export_weights(fit, copies[i], model != NULL, recon != NULL,
-				    &e[i]);
+		rc = export_weights(fit, copies[i], model != NULL,
+				    recon != NULL, &e[i]);
 		if (rc == 0 && (i == 0 || e[i].psnr > won.psnr)) {
 			exported_free(&won);
 			won = e[i];
@@ -722,8 +757,9 @@ int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
 		*failed = model_path;
 	if (rc == 0 && recon) {
 		rc = png_encode(recon, &png, &png_size);
-		rc = rc ? rc : fileio_write_atomic(recon_path, png, png_size,
-						   recon_mode);
+		rc = rc ? rc
+			: fileio_write_atomic(recon_path, png, png_size,
+					      recon_mode);
 		if (rc && failed)
 			*failed = recon_path;
 	}
@@ -750,17 +786,19 @@ int nn_render(struct gpu_context *gpu, const struct st_file *model,
 	if (rc)
 		return rc;
 	if (target && (target->width != width || target->height != height)) {
-		snprintf(err, errlen, "the target is %dx%d but the model was "
-			 "fitted to %dx%d", target->width, target->height,
-			 width, height);
+		snprintf(err, errlen,
+			 "the target is %dx%d but the model was "
+			 "fitted to %dx%d",
+			 target->width, target->height, width, height);
 		return ERR_INVALID;
 	}
 	cfg.epochs = 0;
 	/* rendering is cheap: fp32, so a package renders the same everywhere */
 	cfg.precision = NN_PRECISION_FP32;
 	rc = package_params(model, &cfg, width, height, &params, err, errlen);
-	rc = rc ? rc : nn_fit_create_sized(&fit, gpu, width, height, target, &cfg,
-					   params, err, errlen);
+	rc = rc ? rc
+		: nn_fit_create_sized(&fit, gpu, width, height, target, &cfg,
+				      params, err, errlen);
 	double value = 0;
 	rc = rc ? rc : nn_fit_render(fit, out, &value);
 	if (rc == 0 && psnr)

@@ -21,7 +21,8 @@
 /* What the caller's config replaces in a checkpoint's when resuming. */
 #define NN_TAKE_EPOCHS 1u /* the target epochs */
 #define NN_TAKE_TILING 2u /* max_tile and mem_budget */
-#define NN_TAKE_LR 4u     /* the learning rate (a rollback after a
+#define NN_TAKE_LR                                                             \
+	4u /* the learning rate (a rollback after a
 			   * divergence; the next checkpoint carries it) */
 
 /*

@@ -61,18 +61,24 @@ int tile_plan_make(struct tile_plan *plan, int width, int height, int pad,
 		best_w = width;
 		best_h = height;
 	} else {
-		int cap_w = lim->max_core && lim->max_core < width ? lim->max_core : width;
-		int cap_h = lim->max_core && lim->max_core < height ? lim->max_core : height;
+		int cap_w = lim->max_core && lim->max_core < width
+				? lim->max_core
+				: width;
+		int cap_h = lim->max_core && lim->max_core < height
+				? lim->max_core
+				: height;
 		for (int cw = cap_w; cw >= MIN_CORE || cw == cap_w; cw--) {
 			int nx, ny;
 			int64_t sx = axis_sum(width, cw, pad, &nx);
 			int64_t rw = region_len(width, cw, pad);
-			for (int ch = cap_h; ch >= MIN_CORE || ch == cap_h; ch--) {
+			for (int ch = cap_h; ch >= MIN_CORE || ch == cap_h;
+			     ch--) {
 				int64_t rh = region_len(height, ch, pad);
 				if (!fits(lim, rw * rh))
 					continue;
 				int64_t sy = axis_sum(height, ch, pad, &ny);
-				int64_t cost = sx * sy + (int64_t)nx * ny * TILE_OVERHEAD;
+				int64_t cost =
+				    sx * sy + (int64_t)nx * ny * TILE_OVERHEAD;
 				if (best_cost < 0 || cost < best_cost) {
 					best_cost = cost;
 					best_w = cw;
@@ -101,8 +107,12 @@ int tile_plan_make(struct tile_plan *plan, int width, int height, int pad,
 			struct tile *t = &plan->tiles[i];
 			t->core.x = tx * best_w;
 			t->core.y = ty * best_h;
-			t->core.w = width - t->core.x < best_w ? width - t->core.x : best_w;
-			t->core.h = height - t->core.y < best_h ? height - t->core.y : best_h;
+			t->core.w = width - t->core.x < best_w
+					? width - t->core.x
+					: best_w;
+			t->core.h = height - t->core.y < best_h
+					? height - t->core.y
+					: best_h;
 			int x0 = t->core.x - halo, y0 = t->core.y - halo;
 			int x1 = t->core.x + t->core.w + halo;
 			int y1 = t->core.y + t->core.h + halo;

@@ -22,19 +22,19 @@ struct tile {
 };
 
 struct tile_limits {
-	uint64_t budget_bytes;       /* memory available for the fit */
-	uint64_t fixed_bytes;        /* what the fit needs whatever the tiles */
-	uint64_t bytes_per_pixel;    /* per tile pixel (activations etc.) */
-	uint64_t max_pixels;         /* per tile, from buffer-range limits */
-	int max_core;                /* cap on core side (0 = none) */
+	uint64_t budget_bytes;    /* memory available for the fit */
+	uint64_t fixed_bytes;     /* what the fit needs whatever the tiles */
+	uint64_t bytes_per_pixel; /* per tile pixel (activations etc.) */
+	uint64_t max_pixels;      /* per tile, from buffer-range limits */
+	int max_core;             /* cap on core side (0 = none) */
 };
 
 struct tile_plan {
-	int core_w, core_h;          /* size of a full tile's core */
+	int core_w, core_h; /* size of a full tile's core */
 	int tiles_x, tiles_y, count;
-	int max_region_pixels;       /* largest region: buffers are this big */
-	int64_t computed_pixels;     /* sum of region areas */
-	struct tile *tiles;          /* count entries, row-major */
+	int max_region_pixels;   /* largest region: buffers are this big */
+	int64_t computed_pixels; /* sum of region areas */
+	struct tile *tiles;      /* count entries, row-major */
 };
 
 /* Returns 0, or ERR_DEVICE_OOM when not even a small tile fits. */

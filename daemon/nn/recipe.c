@@ -25,8 +25,14 @@ struct where {
 	size_t offset;
 };
 
-#define CFG(s, f) {s, 0, offsetof(struct nn_config, f)}
-#define REC(s, f) {s, 1, offsetof(struct nn_recipe, f)}
+#define CFG(s, f)                                                              \
+	{                                                                      \
+		s, 0, offsetof(struct nn_config, f)                            \
+	}
+#define REC(s, f)                                                              \
+	{                                                                      \
+		s, 1, offsetof(struct nn_recipe, f)                            \
+	}
 #define CFG_INT(f) CFG(S_INT, f)
 #define CFG_REAL(f) CFG(S_REAL, f)
 #define CFG_U64(f) CFG(S_U64, f)
@@ -35,10 +41,13 @@ struct where {
 #define REC_INT(f) REC(S_INT, f)
 #define REC_REAL(f) REC(S_REAL, f)
 #define REC_WORD(f) REC(S_WORD, f)
-#define JOB(f) {S_JOB, 0, 0}
+#define JOB(f)                                                                 \
+	{                                                                      \
+		S_JOB, 0, 0                                                    \
+	}
 static const struct where where[PARAM_COUNT] = {
-#define X(id, key, option, flags, min, max, multiple, choices, example,     \
-	  fallback, help, field)                                             \
+#define X(id, key, option, flags, min, max, multiple, choices, example,        \
+	  fallback, help, field)                                               \
 	[PARAM_##id] = field,
 	PARAM_LIST(X)
 #undef X
@@ -47,11 +56,11 @@ static const struct where where[PARAM_COUNT] = {
 /* The recipe's rows in the order checkpoints, packages and logs have
  * always listed them (a task's settings compare as text). */
 static const enum param_id recipe_order[] = {
-	PARAM_OPTIMIZER, PARAM_SCHEDULE, PARAM_WARMUP, PARAM_PLATEAU,
-	PARAM_LR_MIN, PARAM_HALF_LIFE, PARAM_EARLY_CYCLE, PARAM_AVERAGE,
-	PARAM_EMA_DECAY, PARAM_SSIM, PARAM_GRAD, PARAM_CHROMA,
+	PARAM_OPTIMIZER, PARAM_SCHEDULE,  PARAM_WARMUP,      PARAM_PLATEAU,
+	PARAM_LR_MIN,    PARAM_HALF_LIFE, PARAM_EARLY_CYCLE, PARAM_AVERAGE,
+	PARAM_EMA_DECAY, PARAM_SSIM,      PARAM_GRAD,        PARAM_CHROMA,
 };
-#define RECIPE_COUNT ((int)(sizeof recipe_order / sizeof recipe_order[0]))
+#define RECIPE_COUNT ((int)(sizeof(recipe_order) / sizeof(recipe_order[0])))
 
 /* The value that stands for "auto" (by width or device) in a row that
  * takes it. */
@@ -62,8 +71,7 @@ static double auto_value(enum param_id id)
 				  : 0; /* width: the device's */
 }
 
-static void *field(struct nn_config *cfg, struct nn_recipe *r,
-		   enum param_id id)
+static void *field(struct nn_config *cfg, struct nn_recipe *r, enum param_id id)
 {
 	const struct where *w = &where[id];
 	if (w->in_recipe)
@@ -71,36 +79,44 @@ static void *field(struct nn_config *cfg, struct nn_recipe *r,
 	return cfg ? (char *)cfg + w->offset : NULL;
 }
 
-int nn_option_in_config(enum param_id id)
-{
-	return where[id].store != S_JOB;
-}
+int nn_option_in_config(enum param_id id) { return where[id].store != S_JOB; }
 
-int nn_option_in_recipe(enum param_id id)
-{
-	return where[id].in_recipe;
-}
+int nn_option_in_recipe(enum param_id id) { return where[id].in_recipe; }
 
 /* Stores v (already checked) into the row's field. */
 static void store_number(void *f, enum param_id id, double v)
 {
 	switch (where[id].store) {
-	case S_INT: *(int *)f = (int)v; break;
-	case S_REAL: *(double *)f = v; break;
-	case S_U64: *(uint64_t *)f = (uint64_t)v; break;
-	case S_WORD: *(unsigned *)f = (unsigned)v; break; /* an enum */
-	default: break;
+	case S_INT:
+		*(int *)f = (int)v;
+		break;
+	case S_REAL:
+		*(double *)f = v;
+		break;
+	case S_U64:
+		*(uint64_t *)f = (uint64_t)v;
+		break;
+	case S_WORD:
+		*(unsigned *)f = (unsigned)v;
+		break; /* an enum */
+	default:
+		break;
 	}
 }
 
 static double load_number(const void *f, enum param_id id)
 {
 	switch (where[id].store) {
-	case S_INT: return *(const int *)f;
-	case S_REAL: return *(const double *)f;
-	case S_U64: return (double)*(const uint64_t *)f;
-	case S_WORD: return *(const unsigned *)f;
-	default: return 0;
+	case S_INT:
+		return *(const int *)f;
+	case S_REAL:
+		return *(const double *)f;
+	case S_U64:
+		return (double)*(const uint64_t *)f;
+	case S_WORD:
+		return *(const unsigned *)f;
+	default:
+		return 0;
 	}
 }
 
@@ -171,7 +187,7 @@ void nn_config_from_table(struct nn_config *cfg)
 			store_number(field(cfg, NULL, i), i, auto_value(i));
 		else
 			set_text(cfg, NULL, i, param_table[i].fallback,
-				 param_table[i].key, err, sizeof err);
+				 param_table[i].key, err, sizeof(err));
 	}
 }
 
@@ -183,7 +199,8 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 		return ERR_INVALID;
 	}
 	for (int k = 0; k < cfg->nblocks; k++) {
-		if (cfg->dilations[k] < 1 || cfg->dilations[k] > LIMIT_DILATION) {
+		if (cfg->dilations[k] < 1 ||
+		    cfg->dilations[k] > LIMIT_DILATION) {
 			snprintf(err, errlen,
 				 "dilation %d is out of range: use 1 to %d",
 				 cfg->dilations[k], LIMIT_DILATION);
@@ -197,7 +214,7 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen)
 			continue;
 		if (w->store == S_WORD) {
 			char name[32];
-			param_choice_name(i, (int)v, name, sizeof name);
+			param_choice_name(i, (int)v, name, sizeof(name));
 			if (name[0])
 				continue;
 			snprintf(err, errlen, "%s %g is unknown",
@@ -288,10 +305,7 @@ double nn_recipe_number(const struct nn_recipe *r, int i)
 			   recipe_order[i]);
 }
 
-int nn_recipe_is_word(int i)
-{
-	return where[recipe_order[i]].store == S_WORD;
-}
+int nn_recipe_is_word(int i) { return where[recipe_order[i]].store == S_WORD; }
 
 void nn_recipe_describe(const struct nn_recipe *r, char *buf, size_t len)
 {
@@ -300,9 +314,10 @@ void nn_recipe_describe(const struct nn_recipe *r, char *buf, size_t len)
 	for (int i = 0; i < RECIPE_COUNT && used < len; i++) {
 		char value[64];
 		if (nn_recipe_is_word(i))
-			nn_recipe_get(r, nn_recipe_key(i), value, sizeof value);
+			nn_recipe_get(r, nn_recipe_key(i), value,
+				      sizeof(value));
 		else
-			snprintf(value, sizeof value, "%g",
+			snprintf(value, sizeof(value), "%g",
 				 nn_recipe_number(r, i));
 		used += (size_t)snprintf(buf + used, len - used, "%s%s %s",
 					 i ? " " : "", nn_recipe_key(i), value);

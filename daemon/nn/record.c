@@ -76,16 +76,19 @@ static int get_loss_pipelines(struct recorder *r, const uint32_t spec[2])
 	r->has_loss_terms = nn_loss_has_terms(&r->fit->cfg.recipe);
 	if (!r->has_loss_terms)
 		return 0;
-	rc = rc ? rc : gpu_pipeline_get(gpu, "head_predict", 6, pass, spec, 2,
-					&r->head_predict);
-	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_terms", 4, pass, spec, 2,
-					&r->loss_terms_pass);
-	rc = rc ? rc : gpu_pipeline_get(gpu, "loss_grad", 4, pass, spec, 2,
-					&r->loss_grad_pass);
+	rc = rc ? rc
+		: gpu_pipeline_get(gpu, "head_predict", 6, pass, spec, 2,
+				   &r->head_predict);
+	rc = rc ? rc
+		: gpu_pipeline_get(gpu, "loss_terms", 4, pass, spec, 2,
+				   &r->loss_terms_pass);
+	rc = rc ? rc
+		: gpu_pipeline_get(gpu, "loss_grad", 4, pass, spec, 2,
+				   &r->loss_grad_pass);
 	const char *back = r->half ? "head_back_f16" : "head_back";
-	rc = rc ? rc : gpu_pipeline_get(gpu, back,
-					r->half ? 7 : 6, pass, spec, 2,
-					&r->head_back);
+	rc = rc ? rc
+		: gpu_pipeline_get(gpu, back, r->half ? 7 : 6, pass, spec, 2,
+				   &r->head_back);
 	return rc;
 }
 
@@ -93,12 +96,14 @@ int get_pipelines(struct recorder *r)
 {
 	struct gpu_context *gpu = r->fit->gpu;
 	float w0 = r->fit->cfg.w0;
-	uint32_t spec[2] = {(uint32_t)r->fit->cfg.nf, 0};
+	uint32_t spec[2] = { (uint32_t)r->fit->cfg.nf, 0 };
 	memcpy(&spec[1], &w0, 4);
-	uint32_t pass = sizeof(struct pass_push), gemm = sizeof(struct gemm_push);
+	uint32_t pass = sizeof(struct pass_push),
+		 gemm = sizeof(struct gemm_push);
 	int rc = 0;
-#define GET(field, name, nb, push, ns)                                        \
-	rc = rc ? rc : gpu_pipeline_get(gpu, name, nb, push, spec, ns, &r->field)
+#define GET(field, name, nb, push, ns)                                         \
+	rc = rc ? rc                                                           \
+		: gpu_pipeline_get(gpu, name, nb, push, spec, ns, &r->field)
 	r->cpu = nn_use_cpu_passes(gpu);
 	GET(first, "first", 2, pass, 2);
 	GET(activate, r->cpu ? "activate_vec4" : "activate", 2, pass, 2);
@@ -120,17 +125,20 @@ int get_pipelines(struct recorder *r)
 	int cpu = r->cpu;
 	GET(reduce_sum, cpu ? "reduce_sum_cpu" : "reduce_sum", 3, pass, 2);
 	GET(reduce_dw, cpu ? "reduce_dw_cpu" : "reduce_dw", 3, pass, 2);
-	GET(reduce_first, cpu ? "reduce_first_cpu" : "reduce_first", 3, pass, 2);
+	GET(reduce_first, cpu ? "reduce_first_cpu" : "reduce_first", 3, pass,
+	    2);
 	GET(reduce_out, cpu ? "reduce_out_cpu" : "reduce_out", 3, pass, 2);
 	/* and do the depthwise conv by row segments (see dwconv_rows.comp) */
 	r->rows = r->cpu && !r->half;
 	for (int k = 0; r->rows && k < r->fit->cfg.nblocks; k++) {
-		uint32_t rspec[3] = {spec[0], spec[1],
-				     (uint32_t)r->fit->cfg.dilations[k]};
-		rc = rc ? rc : gpu_pipeline_get(gpu, "dwconv_rows", 3, pass, rspec,
-						3, &r->dwconv_rows[k]);
-		rc = rc ? rc : gpu_pipeline_get(gpu, "dwconv_back_rows", 5, pass,
-						rspec, 3, &r->dwconv_back_rows[k]);
+		uint32_t rspec[3] = { spec[0], spec[1],
+				      (uint32_t)r->fit->cfg.dilations[k] };
+		rc = rc ? rc
+			: gpu_pipeline_get(gpu, "dwconv_rows", 3, pass, rspec,
+					   3, &r->dwconv_rows[k]);
+		rc = rc ? rc
+			: gpu_pipeline_get(gpu, "dwconv_back_rows", 5, pass,
+					   rspec, 3, &r->dwconv_back_rows[k]);
 	}
 	r->fused = nn_use_fused_sines(gpu);
 	r->fit->fused_sines = r->fused;
@@ -154,8 +162,9 @@ int get_pipelines(struct recorder *r)
 	r->tiled = r->fused && !nn_env_is("VKINR_DW_TILED", "0") &&
 		   (!r->half_s || nn_env_is("VKINR_DW_TILED", "1"));
 	if (r->tiled)
-		GET(dwconv_tiled, r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s",
-		    3, pass, 2);
+		GET(dwconv_tiled,
+		    r->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s", 3, pass,
+		    2);
 	if (r->tiled && r->half_s) {
 		GET(dwconv_tiled_copy, "dwconv_tiled_s_f16_copy", 4, pass, 2);
 		GET(dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, pass, 2);
@@ -166,8 +175,9 @@ int get_pipelines(struct recorder *r)
 		GET(dwconv_strip_in, "dwconv_strip_s_f16_in", 3, pass, 2);
 		GET(dwconv_back_strip, "dwconv_back_strip_f16_in", 6, pass, 2);
 	} else if (r->strips) {
-		GET(dwconv_strip, r->half ? "dwconv_strip_s_f16" : "dwconv_strip_s",
-		    3, pass, 2);
+		GET(dwconv_strip,
+		    r->half ? "dwconv_strip_s_f16" : "dwconv_strip_s", 3, pass,
+		    2);
 		GET(dwconv_back_strip,
 		    r->half ? "dwconv_back_strip_f16" : "dwconv_back_strip",
 		    r->half ? 6 : 5, pass, 2);
@@ -177,8 +187,9 @@ int get_pipelines(struct recorder *r)
 		GET(dwconv_pair_copy, "dwconv_pair_s_f16_copy", 4, pass, 2);
 		GET(dwconv_pair_in, "dwconv_pair_s_f16_in", 3, pass, 2);
 	} else if (r->pairs) {
-		GET(dwconv_pair, r->half ? "dwconv_pair_s_f16" : "dwconv_pair_s",
-		    3, pass, 2);
+		GET(dwconv_pair,
+		    r->half ? "dwconv_pair_s_f16" : "dwconv_pair_s", 3, pass,
+		    2);
 	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
@@ -207,8 +218,8 @@ void stage_end(struct recorder *r, enum nn_pass pass)
 	gpu_program_barrier(r->prog);
 	int ts = gpu_program_timestamp(r->prog);
 	if (ts >= 0 && r->last_ts >= 0 && fit->nstages < fit->max_stages) {
-		fit->stages[fit->nstages++] = (struct stage_time){
-			r->prog, pass, r->last_ts, ts};
+		fit->stages[fit->nstages++] =
+		    (struct stage_time){ r->prog, pass, r->last_ts, ts };
 	}
 	r->last_ts = ts;
 }
@@ -216,11 +227,16 @@ void stage_end(struct recorder *r, enum nn_pass pass)
 struct pass_push tile_push(const struct nn_fit *fit, const struct tile *t)
 {
 	struct pass_push p = {
-		.img_w = fit->width, .img_h = fit->height,
-		.tx = t->region.x, .ty = t->region.y,
-		.tw = t->region.w, .th = t->region.h,
-		.cx = t->core.x, .cy = t->core.y,
-		.cw = t->core.w, .ch = t->core.h,
+		.img_w = fit->width,
+		.img_h = fit->height,
+		.tx = t->region.x,
+		.ty = t->region.y,
+		.tw = t->region.w,
+		.th = t->region.h,
+		.cx = t->core.x,
+		.cy = t->core.y,
+		.cw = t->core.w,
+		.ch = t->core.h,
 		.n = t->region.w * t->region.h,
 	};
 	return p;
@@ -228,7 +244,8 @@ struct pass_push tile_push(const struct nn_fit *fit, const struct tile *t)
 
 static void dispatch7(struct recorder *r, struct gpu_pipeline *pipe,
 		      const struct gpu_buffer *const bufs[7], const void *push,
-		      uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz)
+		      uint32_t push_bytes, uint32_t gx, uint32_t gy,
+		      uint32_t gz)
 {
 	int n = 0;
 	while (n < 7 && bufs[n])
@@ -242,10 +259,12 @@ void dispatch(struct recorder *r, struct gpu_pipeline *pipe,
 	      const struct gpu_buffer *b0, const struct gpu_buffer *b1,
 	      const struct gpu_buffer *b2, const struct gpu_buffer *b3,
 	      const struct gpu_buffer *b4, const struct gpu_buffer *b5,
-	      const void *push, uint32_t push_bytes, uint32_t gx,
-	      uint32_t gy, uint32_t gz)
+	      const void *push, uint32_t push_bytes, uint32_t gx, uint32_t gy,
+	      uint32_t gz)
 {
-	const struct gpu_buffer *const bufs[7] = {b0, b1, b2, b3, b4, b5, NULL};
+	const struct gpu_buffer *const bufs[7] = {
+		b0, b1, b2, b3, b4, b5, NULL
+	};
 	dispatch7(r, pipe, bufs, push, push_bytes, gx, gy, gz);
 }
 
@@ -255,21 +274,28 @@ static void reduce_into(struct recorder *r, const struct gpu_buffer *part,
 			size_t dst, uint32_t dst_cs, uint32_t dst_js)
 {
 	struct pass_push p = {
-		.n = chunks, .i0 = j0, .i1 = C, .i2 = J, .i3 = jcount,
-		.off0 = (uint32_t)dst, .off1 = dst_cs, .off2 = dst_js,
+		.n = chunks,
+		.i0 = j0,
+		.i1 = C,
+		.i2 = J,
+		.i3 = jcount,
+		.off0 = (uint32_t)dst,
+		.off1 = dst_cs,
+		.off2 = dst_js,
 	};
 	uint32_t groups = div_up((uint64_t)jcount * C, GROUP);
 	uint32_t gy = div_up(groups, 65535);
 	uint32_t gx = gy > 1 ? 65535 : groups;
-	PASS(r, r->reduce, p, gx, gy, part, &r->fit->grad, NULL, NULL, NULL, NULL);
+	PASS(r, r->reduce, p, gx, gy, part, &r->fit->grad, NULL, NULL, NULL,
+	     NULL);
 }
 
 /* Records a GEMM. a_grad / b_grad say which operand is a gradient, to be
  * loss-scaled on the fp16 path. */
 static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 		 const struct gpu_buffer *a, const struct gpu_buffer *b,
-		 const struct gpu_buffer *c, struct gemm_push g, uint32_t splits,
-		 int a_grad, int b_grad)
+		 const struct gpu_buffer *c, struct gemm_push g,
+		 uint32_t splits, int a_grad, int b_grad)
 {
 	float scale = r->half ? r->fit->grad_scale : 1.0f;
 	g.a_scale = a_grad ? scale : 1.0f;
@@ -281,10 +307,7 @@ static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 		 gx, gy, splits);
 }
 
-static uint32_t padded(uint32_t n)
-{
-	return (n + 15) / 16 * 16;
-}
+static uint32_t padded(uint32_t n) { return (n + 15) / 16 * 16; }
 
 /* The fp16 copies of the pointwise weights, for the tensor-core GEMMs. */
 void record_half_weights(struct recorder *r)
@@ -294,9 +317,9 @@ void record_half_weights(struct recorder *r)
 	if (!r->half)
 		return;
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		struct pass_push p = {.n = (int)nn,
-				      .off0 = (uint32_t)fit->layout.pw_w[k],
-				      .off1 = (uint32_t)k * nn};
+		struct pass_push p = { .n = (int)nn,
+				       .off0 = (uint32_t)fit->layout.pw_w[k],
+				       .off1 = (uint32_t)k * nn };
 		PASS(r, r->to_f16, p, div_up(nn, GROUP), 1, &fit->params,
 		     &fit->p16, NULL, NULL, NULL, NULL);
 	}
@@ -305,7 +328,8 @@ void record_half_weights(struct recorder *r)
 
 /* h = act(s) over a tile's activations. */
 static void record_activate(struct recorder *r, struct pass_push p,
-			    const struct gpu_buffer *s, const struct gpu_buffer *h)
+			    const struct gpu_buffer *s,
+			    const struct gpu_buffer *h)
 {
 	uint32_t nf = (uint32_t)r->fit->cfg.nf, n = (uint32_t)p.n;
 	if (r->cpu) { /* vec4s of the flat buffer, rows of 65535 groups */
@@ -339,16 +363,17 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 	p.dil = fit->cfg.dilations[k];
 	p.i3 = (int)padded(n);
 	if (r->pairs && p.tw % 2 == 0 && (p.dil == 1 || p.dil % 2 == 0)) {
-		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_pair_copy
+		struct gpu_pipeline *pipe = form == S_COPY ? r->dwconv_pair_copy
 					    : form == S_HALF ? r->dwconv_pair_in
 							     : r->dwconv_pair;
 		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
 			 sizeof(p), div_up((uint64_t)p.tw / 2, DW_STRIP_X),
 			 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
 	} else if (r->strips) {
-		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_strip_copy
-					    : form == S_HALF ? r->dwconv_strip_in
-							     : r->dwconv_strip;
+		struct gpu_pipeline *pipe =
+		    form == S_COPY   ? r->dwconv_strip_copy
+		    : form == S_HALF ? r->dwconv_strip_in
+				     : r->dwconv_strip;
 		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
 			 sizeof(p), div_up((uint64_t)p.tw, DW_STRIP_X),
 			 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
@@ -358,9 +383,10 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 		     div_up((uint64_t)p.i2 * (uint64_t)p.th, ROW_GROUP), nf,
 		     &fit->params, h, &fit->z, NULL, NULL, NULL);
 	} else if (r->tiled && p.dil <= DW_TILED_MAX_DIL) {
-		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_tiled_copy
-					    : form == S_HALF ? r->dwconv_tiled_in
-							     : r->dwconv_tiled;
+		struct gpu_pipeline *pipe =
+		    form == S_COPY   ? r->dwconv_tiled_copy
+		    : form == S_HALF ? r->dwconv_tiled_in
+				     : r->dwconv_tiled;
 		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
 			 sizeof(p), div_up((uint64_t)p.tw, DW_BLOCK_X),
 			 div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
@@ -403,8 +429,8 @@ void record_forward(struct recorder *r, const struct tile *t)
 	 * phase, themselves */
 	int half_s = r->half_s;
 	if (r->phase_out)
-		PASS(r, r->first_phase, p, gx, nf, &fit->params, &fit->s[0], NULL,
-		     NULL, NULL, NULL);
+		PASS(r, r->first_phase, p, gx, nf, &fit->params, &fit->s[0],
+		     NULL, NULL, NULL, NULL);
 	else
 		PASS(r, r->first, p, gx, nf, &fit->params,
 		     half_s ? &fit->z : s_at(r, 0), NULL, NULL, NULL, NULL);
@@ -424,19 +450,27 @@ void record_forward(struct recorder *r, const struct tile *t)
 			record_dwconv(r, p, k, &fit->g, S_AS_IS);
 		}
 		struct gemm_push g = {
-			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
-			.a_off = (uint32_t)l->pw_w[k], .bias_off = (uint32_t)l->pw_b[k],
-			.k_chunk = nf, .has_bias = 1,
+			.M = nf,
+			.N = n,
+			.K = nf,
+			.lda = nf,
+			.ldb = n,
+			.ldc = n,
+			.a_off = (uint32_t)l->pw_w[k],
+			.bias_off = (uint32_t)l->pw_b[k],
+			.k_chunk = nf,
+			.has_bias = 1,
 		};
 		if (half_s)
 			next = phase_next ? &fit->s[k + 1] : &fit->z;
 		if (r->half) {
 			g.a_off = (uint32_t)k * nf * nf;
 			g.ldb = padded(n);
-			gemm(r, phase_next ? r->gemm_nnp : r->gemm_nn, &fit->p16,
-			     &fit->z16, next, g, 1, 0, 0);
+			gemm(r, phase_next ? r->gemm_nnp : r->gemm_nn,
+			     &fit->p16, &fit->z16, next, g, 1, 0, 0);
 		} else {
-			gemm(r, r->gemm_nn, &fit->params, &fit->z, next, g, 1, 0, 0);
+			gemm(r, r->gemm_nn, &fit->params, &fit->z, next, g, 1,
+			     0, 0);
 		}
 		stage_end(r, NN_PASS_PW_FORWARD);
 	}
@@ -495,9 +529,13 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	p.i1 = 1;
 	p.i2 = (int)n_pad;
 	p.off2 = float_bits(fit->grad_scale);
-	const struct gpu_buffer *head_bufs[7] = {
-		&fit->params, last_s(r), &fit->target, &fit->g, &fit->dy,
-		&fit->sse, r->half ? &fit->g16 : NULL};
+	const struct gpu_buffer *head_bufs[7] = { &fit->params,
+						  last_s(r),
+						  &fit->target,
+						  &fit->g,
+						  &fit->dy,
+						  &fit->sse,
+						  r->half ? &fit->g16 : NULL };
 	if (r->has_loss_terms)
 		record_loss_head(r, p, head_bufs);
 	else
@@ -508,8 +546,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	struct pass_push rp = p;
 	rp.i0 = REDUCE_CHUNK;
 	rp.i1 = (int)nf;
-	PASS(r, r->reduce_out, rp, chunks, nf, &fit->dy, last_s(r), &fit->part_b,
-	     NULL, NULL, NULL);
+	PASS(r, r->reduce_out, rp, chunks, nf, &fit->dy, last_s(r),
+	     &fit->part_b, NULL, NULL, NULL);
 	rp.i1 = 3;
 	PASS(r, r->reduce_sum, rp, chunks, 3, &fit->dy, &fit->dy, &fit->part_a,
 	     NULL, NULL, NULL);
@@ -522,7 +560,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		/* h = act(S_k) feeds Z's recompute and, per pixel, reduce_dw
 		 * (s[nb] is free after the head); the row passes of the last
 		 * block need neither, and the fused passes read S_k itself */
-		const struct gpu_buffer *h = r->fused ? &fit->s[k] : &fit->s[nb];
+		const struct gpu_buffer *h =
+		    r->fused ? &fit->s[k] : &fit->s[nb];
 		if (!r->fused && (!r->rows || k != nb - 1))
 			record_activate(r, p, &fit->s[k], h);
 		p.dil = fit->cfg.dilations[k];
@@ -530,19 +569,23 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		p.i3 = (int)n_pad;
 		p.off3 = float_bits(fit->grad_scale);
 		if (k != nb - 1) /* Z of the last block is still there */
-			record_dwconv(r, p, k, h,
-				      r->half_s ? S_HALF : S_AS_IS);
+			record_dwconv(r, p, k, h, r->half_s ? S_HALF : S_AS_IS);
 		struct gemm_push gw = {
-			.M = nf, .N = nf, .K = n, .lda = n, .ldb = n, .ldc = nf,
+			.M = nf,
+			.N = nf,
+			.K = n,
+			.lda = n,
+			.ldb = n,
+			.ldc = nf,
 			.k_chunk = k_chunk,
 		};
 		if (r->half) {
 			gw.K = gw.lda = gw.ldb = n_pad;
-			gemm(r, r->gemm_nt, &fit->g16, &fit->z16, &fit->part_a, gw,
-			     splits, 1, 0);
+			gemm(r, r->gemm_nt, &fit->g16, &fit->z16, &fit->part_a,
+			     gw, splits, 1, 0);
 		} else {
-			gemm(r, r->gemm_nt, &fit->g, &fit->z, &fit->part_a, gw, splits,
-			     1, 0);
+			gemm(r, r->gemm_nt, &fit->g, &fit->z, &fit->part_a, gw,
+			     splits, 1, 0);
 		}
 		rp = p;
 		rp.i0 = REDUCE_CHUNK;
@@ -550,21 +593,28 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		PASS(r, r->reduce_sum, rp, chunks, nf, &fit->g, &fit->g,
 		     &fit->part_b, NULL, NULL, NULL);
 		stage_end(r, NN_PASS_PW_GRAD_WEIGHT);
-		reduce_into(r, &fit->part_a, (int)splits, (int)(nf * nf), 1, 0, 1,
-			    l->pw_w[k], 1, 0);
-		reduce_into(r, &fit->part_b, chunks, (int)nf, 1, 0, 1, l->pw_b[k],
-			    1, 0);
+		reduce_into(r, &fit->part_a, (int)splits, (int)(nf * nf), 1, 0,
+			    1, l->pw_w[k], 1, 0);
+		reduce_into(r, &fit->part_b, chunks, (int)nf, 1, 0, 1,
+			    l->pw_b[k], 1, 0);
 		struct gemm_push gd = {
-			.M = nf, .N = n, .K = nf, .lda = nf, .ldb = n, .ldc = n,
-			.a_off = (uint32_t)l->pw_w[k], .k_chunk = nf,
+			.M = nf,
+			.N = n,
+			.K = nf,
+			.lda = nf,
+			.ldb = n,
+			.ldc = n,
+			.a_off = (uint32_t)l->pw_w[k],
+			.k_chunk = nf,
 		};
 		if (r->half) {
 			gd.a_off = (uint32_t)k * nf * nf;
 			gd.ldb = n_pad;
-			gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd, 1,
-			     0, 1);
+			gemm(r, r->gemm_tn, &fit->p16, &fit->g16, &fit->z, gd,
+			     1, 0, 1);
 		} else {
-			gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd, 1, 0, 1);
+			gemm(r, r->gemm_tn, &fit->params, &fit->g, &fit->z, gd,
+			     1, 0, 1);
 		}
 		stage_end(r, NN_PASS_PW_GRAD_DATA);
 		int dw_chunks = chunks;
@@ -581,24 +631,27 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 					 * then dS in fp32 and (fp16 path) fp16,
 					 * then the sums */
 			dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
-			const struct gpu_buffer *bufs[7] = {
-				&fit->params, &fit->s[k], &fit->z, &fit->g};
+			const struct gpu_buffer *bufs[7] = { &fit->params,
+							     &fit->s[k],
+							     &fit->z, &fit->g };
 			int nbufs = 4;
 			if (r->half)
 				bufs[nbufs++] = &fit->g16;
 			bufs[nbufs] = &fit->part_b;
 			dispatch7(r, r->dwconv_back_strip, bufs, &p, sizeof(p),
 				  div_up((uint64_t)p.tw, DW_STRIP_X),
-				  div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
+				  div_up(dw_strips(p.th, p.dil), DW_STRIP_Y),
+				  nf);
 		} else {
 			PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h,
 			     &fit->part_b, NULL, NULL, NULL);
-			PASS(r, r->dwconv_back, p, gx, nf, &fit->params, &fit->s[k],
-			     &fit->z, &fit->g, r->half ? &fit->g16 : NULL, NULL);
+			PASS(r, r->dwconv_back, p, gx, nf, &fit->params,
+			     &fit->s[k], &fit->z, &fit->g,
+			     r->half ? &fit->g16 : NULL, NULL);
 		}
 		stage_end(r, NN_PASS_DWCONV_BACK);
-		reduce_into(r, &fit->part_b, dw_chunks, (int)nf, 9, 0, 9, l->dw[k],
-			    9, 1);
+		reduce_into(r, &fit->part_b, dw_chunks, (int)nf, 9, 0, 9,
+			    l->dw[k], 9, 1);
 		stage_end(r, NN_PASS_REDUCE);
 	}
 
@@ -607,16 +660,17 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 	rp.i1 = (int)nf;
 	rp.i3 = (int)n_pad;
 	rp.off3 = float_bits(fit->grad_scale);
-	PASS(r, r->reduce_first, rp, chunks, nf, &fit->g, &fit->g,
-	     &fit->part_b, NULL, NULL, NULL);
+	PASS(r, r->reduce_first, rp, chunks, nf, &fit->g, &fit->g, &fit->part_b,
+	     NULL, NULL, NULL);
 	stage_end(r, NN_PASS_REDUCE);
-	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 0, 2, l->first_w, 2, 1);
-	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 2, 1, l->first_b, 1, 0);
+	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 0, 2, l->first_w, 2,
+		    1);
+	reduce_into(r, &fit->part_b, chunks, (int)nf, 3, 2, 1, l->first_b, 1,
+		    0);
 	stage_end(r, NN_PASS_REDUCE);
 }
 
-int begin_program(struct recorder *r, int timestamps,
-		  struct gpu_program **out)
+int begin_program(struct recorder *r, int timestamps, struct gpu_program **out)
 {
 	int rc = gpu_program_create(r->fit->gpu, timestamps, out);
 	r->prog = *out;
@@ -632,7 +686,7 @@ static int stage_budget(const struct nn_fit *fit)
 
 int nn_record_epoch(struct nn_fit *fit)
 {
-	struct recorder r = {.fit = fit};
+	struct recorder r = { .fit = fit };
 	int rc = get_pipelines(&r);
 	if (rc)
 		return rc;
@@ -648,7 +702,8 @@ int nn_record_epoch(struct nn_fit *fit)
 		const struct tile *t = &fit->plan.tiles[i];
 		record_forward(&r, t);
 		record_tile_backward(&r, t, sse_base);
-		sse_base += (int)div_up((uint64_t)t->region.w * t->region.h, GROUP);
+		sse_base +=
+		    (int)div_up((uint64_t)t->region.w * t->region.h, GROUP);
 	}
 	rc = rc ? rc : r.rc;
 	rc = rc ? rc : gpu_program_end(fit->epoch_prog);

@@ -29,7 +29,8 @@ static inline uint32_t row_chunks(int tw, int th)
  * the workgroups (the backward's chunks of partial sums) a channel takes. */
 static inline uint32_t dw_strips(int th, int d)
 {
-	return (uint32_t)d * div_up(div_up((uint64_t)th, (uint32_t)d), DW_STRIP);
+	return (uint32_t)d *
+	       div_up(div_up((uint64_t)th, (uint32_t)d), DW_STRIP);
 }
 static inline uint32_t dw_strip_chunks(int tw, int th, int d)
 {

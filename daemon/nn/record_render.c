@@ -20,7 +20,7 @@
 static int record_render(struct nn_fit *fit, int exact32,
 			 struct gpu_program **out)
 {
-	struct recorder r = {.fit = fit, .exact32 = exact32};
+	struct recorder r = { .fit = fit, .exact32 = exact32 };
 	int rc = get_pipelines(&r);
 	rc = rc ? rc : begin_program(&r, 0, out);
 	if (rc)
@@ -37,8 +37,8 @@ static int record_render(struct nn_fit *fit, int exact32,
 		p.i0 = sse_base;
 		p.i1 = fit->has_target;
 		PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP), 1,
-		     &fit->params, last_s(&r), &fit->target,
-		     &fit->image_out, &fit->dy, &fit->sse);
+		     &fit->params, last_s(&r), &fit->target, &fit->image_out,
+		     &fit->dy, &fit->sse);
 		stage_end(&r, NN_PASS_HEAD);
 		sse_base += (int)div_up((uint64_t)p.n, GROUP);
 	}
@@ -57,7 +57,8 @@ int nn_record_render(struct nn_fit *fit)
 	uint64_t pixels = (uint64_t)fit->width * fit->height;
 	int rc = 0;
 	if (!fit->image_out.handle)
-		rc = gpu_buffer_alloc(fit->arena, pixels * 12, 0, &fit->image_out);
+		rc = gpu_buffer_alloc(fit->arena, pixels * 12, 0,
+				      &fit->image_out);
 	int half = fit->precision == NN_PRECISION_FP16;
 	int exact32 = half && nn_use_fused_sines(fit->gpu);
 	if (!fit->render_prog)

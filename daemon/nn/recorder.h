@@ -29,9 +29,9 @@ struct recorder {
 	int exact32;
 	const struct gemm_variant *gemm; /* the family recorded */
 	struct gpu_pipeline *to_f16;
-	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head, *head_render,
-		*reduce_sum, *reduce_dw, *reduce_first, *reduce_out, *reduce,
-		*gemm_nn, *gemm_tn, *gemm_nt;
+	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head,
+	    *head_render, *reduce_sum, *reduce_dw, *reduce_first, *reduce_out,
+	    *reduce, *gemm_nn, *gemm_tn, *gemm_nt;
 	/* the fp16 path's forward GEMM writing the next block's phase
 	 * (fit->phase_out) */
 	int phase_out;
@@ -46,7 +46,7 @@ struct recorder {
 	/* or by strips, the backward conv and its taps' sums in one pass */
 	int strips;
 	struct gpu_pipeline *dwconv_strip, *dwconv_strip_copy, *dwconv_strip_in,
-		*dwconv_back_strip;
+	    *dwconv_back_strip;
 	/* and the forward two columns an invocation where the pairs align
 	 * (dwconv_pair.comp) */
 	int pairs;
@@ -54,20 +54,19 @@ struct recorder {
 	/* the fp16 path's S_k in fp16: the forward convs copy S_k as they
 	 * read it (fp32, from z), the backward passes read the copies */
 	struct gpu_pipeline *dwconv_copy, *dwconv_tiled_copy, *dwconv_in,
-		*dwconv_tiled_in;
+	    *dwconv_tiled_in;
 	struct gpu_pipeline *dwconv_rows[NN_MAX_BLOCKS],
-		*dwconv_back_rows[NN_MAX_BLOCKS];
+	    *dwconv_back_rows[NN_MAX_BLOCKS];
 	/* loss terms besides the MSE: the head in halves around loss.comp */
 	int has_loss_terms;
 	struct gpu_pipeline *head_predict, *loss_terms_pass, *loss_grad_pass,
-		*head_back;
+	    *head_back;
 };
 
 /* Looks up the pipelines r's device and precision call for. */
 int get_pipelines(struct recorder *r);
 /* Starts recording r into a new program *out (timestamps: how many). */
-int begin_program(struct recorder *r, int timestamps,
-		  struct gpu_program **out);
+int begin_program(struct recorder *r, int timestamps, struct gpu_program **out);
 /* Ends a stage: a barrier, then a timestamp; the time since the previous
  * timestamp is charged to pass. */
 void stage_end(struct recorder *r, enum nn_pass pass);
@@ -78,9 +77,9 @@ void dispatch(struct recorder *r, struct gpu_pipeline *pipe,
 	      const struct gpu_buffer *b0, const struct gpu_buffer *b1,
 	      const struct gpu_buffer *b2, const struct gpu_buffer *b3,
 	      const struct gpu_buffer *b4, const struct gpu_buffer *b5,
-	      const void *push, uint32_t push_bytes, uint32_t gx,
-	      uint32_t gy, uint32_t gz);
-#define PASS(r, pipe, push, gx, gy, ...)                                      \
+	      const void *push, uint32_t push_bytes, uint32_t gx, uint32_t gy,
+	      uint32_t gz);
+#define PASS(r, pipe, push, gx, gy, ...)                                       \
 	dispatch(r, pipe, __VA_ARGS__, &(push), sizeof(push), gx, gy, 1)
 /* The fp16 copies of the pointwise weights (the fp16 path). */
 void record_half_weights(struct recorder *r);

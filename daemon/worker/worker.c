@@ -62,8 +62,7 @@ void worker_post(struct worker *w, struct work_event *ev)
 	w->wake(w->wake_arg);
 }
 
-struct work_event *worker_event(enum work_event_kind kind,
-				    const char *job_id)
+struct work_event *worker_event(enum work_event_kind kind, const char *job_id)
 {
 	struct work_event *ev = calloc(1, sizeof(*ev));
 	if (!ev) {
@@ -78,8 +77,8 @@ struct work_event *worker_event(enum work_event_kind kind,
 	return ev;
 }
 
-void worker_post_ended(struct worker *w, const char *job_id,
-		       enum work_end end, const char *message)
+void worker_post_ended(struct worker *w, const char *job_id, enum work_end end,
+		       const char *message)
 {
 	struct work_event *ev = worker_event(WORK_ENDED, job_id);
 	ev->end = end;
@@ -244,8 +243,8 @@ int worker_take_due(struct worker *w, struct run *r, struct work_request **req)
 	*req = NULL;
 	pthread_mutex_lock(&w->lock);
 	int flags = held_flags(w, r->job->id);
-	int may = r->serve_seconds <= WORKER_SERVE_SHARE *
-				      (r->train_seconds + r->serve_seconds);
+	int may = r->serve_seconds <=
+		  WORKER_SERVE_SHARE * (r->train_seconds + r->serve_seconds);
 	if (w->requests && may) {
 		struct work_request **pp = &w->requests;
 		while (*pp && r->served_any && (*pp)->uid == r->last_uid)
@@ -291,8 +290,10 @@ void worker_drop_requests(struct worker *w, uint64_t conn)
 	}
 	pthread_mutex_unlock(&w->lock);
 	if (dropped)
-		log_info("worker %d: connection %llu closed; its request not yet "
-			 "served is dropped", w->index, (unsigned long long)conn);
+		log_info(
+		    "worker %d: connection %llu closed; its request not yet "
+		    "served is dropped",
+		    w->index, (unsigned long long)conn);
 	while (dropped) {
 		struct work_request *next = dropped->next;
 		work_request_destroy(dropped);

@@ -54,7 +54,7 @@ struct work_job {
 	char dir[4096];
 	struct nn_config cfg; /* used when there is no checkpoint yet */
 	int has_init;
-	double target_psnr;   /* > 0: done once an epoch's psnr reaches it */
+	double target_psnr; /* > 0: done once an epoch's psnr reaches it */
 };
 
 enum work_flag {
@@ -71,8 +71,8 @@ struct work_request {
 	enum work_request_kind kind;
 	/* the loop's bookkeeping: the worker reads uid (users take turns)
 	 * and conn (worker_drop_requests), and gives number back */
-	uint64_t number;  /* the loop's name for the request */
-	uint64_t conn;    /* the connection that asked */
+	uint64_t number; /* the loop's name for the request */
+	uint64_t conn;   /* the connection that asked */
 	uid_t uid;
 	/* export: the job, from the running fit or from its checkpoint */
 	char job_id[JOB_ID_MAX];
@@ -94,11 +94,11 @@ void work_request_destroy(struct work_request *req);
 
 /* How a job left the worker. */
 enum work_end {
-	WORK_END_DONE,      /* every epoch run (or the target reached) */
-	WORK_END_FAILED,    /* message says why */
-	WORK_END_PAUSED,    /* asked, or a write failed (message says which) */
+	WORK_END_DONE,   /* every epoch run (or the target reached) */
+	WORK_END_FAILED, /* message says why */
+	WORK_END_PAUSED, /* asked, or a write failed (message says which) */
 	WORK_END_CANCELLED,
-	WORK_END_QUEUED,    /* back to the queue: the worker stops, or has no
+	WORK_END_QUEUED, /* back to the queue: the worker stops, or has no
 			     * device */
 };
 
@@ -120,11 +120,11 @@ struct work_event {
 	struct nn_metrics m;
 	int epoch;
 	enum work_end end;
-	double psnr;         /* ENDED done: psnr of the exported model */
+	double psnr; /* ENDED done: psnr of the exported model */
 	int has_psnr;
-	int target_reached;  /* ENDED done: stopped early at target_psnr */
-	char message[1024];   /* READY failed, ENDED failed: why */
-	int ok;              /* READY */
+	int target_reached; /* ENDED done: stopped early at target_psnr */
+	char message[1024]; /* READY failed, ENDED failed: why */
+	int ok;             /* READY */
 	struct gpu_device_info info; /* READY ok */
 	struct work_request *req;    /* REPLY */
 };

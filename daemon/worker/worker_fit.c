@@ -52,7 +52,7 @@ int worker_load_fit(struct worker *w, const char *dir,
 {
 	char path[4200];
 	struct st_file *ckpt = NULL, *init = NULL;
-	struct nn_config cfg = job ? job->cfg : (struct nn_config){0};
+	struct nn_config cfg = job ? job->cfg : (struct nn_config){ 0 };
 	unsigned take = job ? NN_TAKE_EPOCHS | NN_TAKE_TILING : 0;
 	int rc;
 
@@ -69,7 +69,8 @@ int worker_load_fit(struct worker *w, const char *dir,
 		if (rc)
 			return rc;
 	} else if (!job) {
-		snprintf(err, errlen, "it has no checkpoint yet (it has not run)");
+		snprintf(err, errlen,
+			 "it has no checkpoint yet (it has not run)");
 		return ERR_NOT_FOUND;
 	} else if (job->has_init) {
 		worker_path_in(NULL, dir, JOBFILE_INIT, path, sizeof(path));
@@ -105,8 +106,8 @@ int worker_save_checkpoint(struct worker *w, struct run *r)
 	}
 	st_destroy(ckpt);
 	if (rc) {
-		log_error("job %s: checkpoint at epoch %d failed: %s", r->job->id,
-			  nn_fit_epoch(r->fit), error_message(rc));
+		log_error("job %s: checkpoint at epoch %d failed: %s",
+			  r->job->id, nn_fit_epoch(r->fit), error_message(rc));
 		return rc;
 	}
 	r->last_ckpt_epoch = nn_fit_epoch(r->fit);

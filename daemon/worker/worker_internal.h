@@ -29,16 +29,16 @@ struct worker {
 	/* the hand-off, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct held *held;             /* the jobs it has, oldest first */
+	struct held *held; /* the jobs it has, oldest first */
 	int nheld;
 	int full;                      /* its pack fills the device's memory */
 	int flags;                     /* WORK_STOP */
 	struct work_request *requests; /* FIFO */
 	struct work_event *events, **events_tail;
-	uint64_t bytes_in_use;         /* gpu_bytes_in_use, as published */
+	uint64_t bytes_in_use; /* gpu_bytes_in_use, as published */
 
 	/* the thread's own */
-	int pack;                      /* jobs at once at most (1: no packs) */
+	int pack; /* jobs at once at most (1: no packs) */
 	struct gpu_context *gpu;
 	int ckpt_epochs;
 	double ckpt_seconds;
@@ -60,20 +60,20 @@ struct run {
 	struct nn_fit *fit;
 	int last_ckpt_epoch;
 	double last_ckpt_time;
-	int write_errno;     /* why the last checkpoint could not be written */
+	int write_errno; /* why the last checkpoint could not be written */
 	double train_seconds, serve_seconds; /* since it started here */
-	uid_t last_uid;      /* whose request was served last */
+	uid_t last_uid;                      /* whose request was served last */
 	int served_any;
-	int retries;         /* device lost or out of memory, reopened */
-	int rollbacks;       /* diverged, back to the checkpoint */
-	double lr;           /* after a rollback, the lowered rate; else 0 */
-	int reached;         /* the model reached target_psnr */
-	int shared;          /* in a pack with others (the device is theirs
+	int retries;   /* device lost or out of memory, reopened */
+	int rollbacks; /* diverged, back to the checkpoint */
+	double lr;     /* after a rollback, the lowered rate; else 0 */
+	int reached;   /* the model reached target_psnr */
+	int shared;    /* in a pack with others (the device is theirs
 				too: a fault is handled for all) */
 	/* how it ended */
 	enum work_end end;
-	double psnr;         /* done: the exported model's */
-	char msg[600];       /* failed, or paused by a failed write: why */
+	double psnr;   /* done: the exported model's */
+	char msg[600]; /* failed, or paused by a failed write: why */
 };
 
 /*
@@ -91,16 +91,14 @@ enum run_outcome {
 
 /* worker.c: the hand-off; each takes w->lock itself, but where said */
 double worker_seconds(void); /* monotonic */
-struct work_event *worker_event(enum work_event_kind kind,
-				const char *job_id);
+struct work_event *worker_event(enum work_event_kind kind, const char *job_id);
 void worker_post(struct worker *w, struct work_event *ev);
-void worker_post_ended(struct worker *w, const char *job_id,
-		       enum work_end end, const char *message);
+void worker_post_ended(struct worker *w, const char *job_id, enum work_end end,
+		       const char *message);
 void worker_publish_memory(struct worker *w);
 struct work_job *worker_take_job(struct worker *w);
 void worker_release_held(struct worker *w, const char *job_id);
-int worker_take_due(struct worker *w, struct run *r,
-		    struct work_request **req);
+int worker_take_due(struct worker *w, struct run *r, struct work_request **req);
 int worker_flags_of(struct worker *w, const char *job_id);
 void worker_hand_back(struct worker *w);
 int worker_has_untaken(struct worker *w); /* under lock */

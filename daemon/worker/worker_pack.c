@@ -30,8 +30,8 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 {
 	char err[512] = "";
 	log_warn("worker %d: %s while training a pack of %d; reopening the "
-		 "device and resuming each job from its checkpoint", w->index,
-		 error_message(rc), n);
+		 "device and resuming each job from its checkpoint",
+		 w->index, error_message(rc), n);
 	nn_pack_destroy(*pack);
 	*pack = NULL;
 	for (int i = 0; i < n; i++) {
@@ -58,9 +58,10 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 			continue;
 		}
 		if (!reopened)
-			snprintf(r->msg, sizeof(r->msg), "%s, and the device "
-				 "could not be reopened: %s", error_message(rc),
-				 err);
+			snprintf(r->msg, sizeof(r->msg),
+				 "%s, and the device "
+				 "could not be reopened: %s",
+				 error_message(rc), err);
 		else if (++r->retries > WORKER_DEVICE_RETRIES)
 			snprintf(r->msg, sizeof(r->msg), "%s, %d times",
 				 error_message(rc), r->retries);
@@ -96,19 +97,22 @@ void worker_run_pack(struct worker *w)
 		worker_hand_back(w);
 		goto out;
 	}
-	uint64_t budget = (uint64_t)(gpu_info(w->gpu)->budget_bytes *
-				     WORKER_PACK_MEMORY);
+	uint64_t budget =
+	    (uint64_t)(gpu_info(w->gpu)->budget_bytes * WORKER_PACK_MEMORY);
 	for (;;) {
 		struct work_job *job;
 		while (n < w->pack && (job = worker_take_job(w))) {
 			struct run *r = calloc(1, sizeof(*r));
 			if (!r) {
 				worker_release_held(w, job->id);
-				worker_post_ended(w, job->id, WORK_END_QUEUED, NULL);
+				worker_post_ended(w, job->id, WORK_END_QUEUED,
+						  NULL);
 				free(job);
 				continue;
 			}
-			*r = (struct run){.job = job, .psnr = NAN, .shared = n > 0};
+			*r = (struct run){ .job = job,
+					   .psnr = NAN,
+					   .shared = n > 0 };
 			if (run_load(w, r) == RUN_ENDED) {
 				run_end(w, r);
 				continue;
@@ -130,9 +134,10 @@ void worker_run_pack(struct worker *w)
 			enum run_outcome o = RUN_NEXT;
 			if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 				worker_save_checkpoint(w, r);
-				o = run_ended(r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
-					     : flags & WORK_PAUSE ? WORK_END_PAUSED
-								  : WORK_END_QUEUED);
+				o = run_ended(
+				    r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
+				       : flags & WORK_PAUSE ? WORK_END_PAUSED
+							    : WORK_END_QUEUED);
 			} else if (r->reached ||
 				   nn_fit_epoch(r->fit) >= r->job->cfg.epochs) {
 				o = run_finish(w, r);
@@ -174,15 +179,18 @@ void worker_run_pack(struct worker *w)
 				if (o == RUN_RELOAD)
 					o = run_load(w, r);
 			} else {
-				struct work_event *ev = worker_event(WORK_PROGRESS, jb->id);
+				struct work_event *ev =
+				    worker_event(WORK_PROGRESS, jb->id);
 				ev->m = m[i];
 				worker_post(w, ev);
 				int trc = 0;
-				if (jb->target_psnr > 0 && isfinite(m[i].psnr_best) &&
+				if (jb->target_psnr > 0 &&
+				    isfinite(m[i].psnr_best) &&
 				    m[i].psnr_best >= jb->target_psnr)
-					trc = run_model_reaches(r, jb->target_psnr,
-							    &r->reached);
-				o = trc ? run_recover(w, r, trc) : run_checkpoint_if_due(w, r);
+					trc = run_model_reaches(
+					    r, jb->target_psnr, &r->reached);
+				o = trc ? run_recover(w, r, trc)
+					: run_checkpoint_if_due(w, r);
 				if (o == RUN_RELOAD)
 					o = run_load(w, r);
 			}

@@ -64,8 +64,8 @@ static enum run_outcome load(struct worker *w, struct run *r)
 {
 	const struct work_job *job = r->job;
 	char err[512] = "";
-	int rc = worker_load_fit(w, job->dir, job, r->lr, &r->target, &r->fit, err,
-			  sizeof(err));
+	int rc = worker_load_fit(w, job->dir, job, r->lr, &r->target, &r->fit,
+				 err, sizeof(err));
 	if (rc == ERR_DEVICE_OOM && r->shared) {
 		/* others train on this device: it is full, not faulty; the
 		 * job waits in the queue until one leaves */
@@ -73,13 +73,15 @@ static enum run_outcome load(struct worker *w, struct run *r)
 		w->full = 1;
 		pthread_mutex_unlock(&w->lock);
 		log_info("job %s: the device's memory is full with its pack; "
-			 "back to the queue", job->id);
+			 "back to the queue",
+			 job->id);
 		return run_ended(r, WORK_END_QUEUED);
 	}
 	if (worker_device_fault(rc) && r->retries < WORKER_DEVICE_RETRIES) {
 		log_warn("job %s: %s while loading; reopening the device "
-			 "(retry %d of %d)", job->id, error_message(rc),
-			 r->retries + 1, WORKER_DEVICE_RETRIES);
+			 "(retry %d of %d)",
+			 job->id, error_message(rc), r->retries + 1,
+			 WORKER_DEVICE_RETRIES);
 		r->retries++;
 		if (worker_reopen_device(w, err, sizeof(err)) == 0)
 			return RUN_RELOAD;
@@ -120,8 +122,10 @@ enum run_outcome run_recover(struct worker *w, struct run *r, int rc)
 		r->fit = NULL;
 		if (worker_reopen_device(w, err, sizeof(err)) == 0)
 			return RUN_RELOAD;
-		snprintf(r->msg, sizeof(r->msg), "%s, and the device could not "
-			 "be reopened: %s", error_message(rc), err);
+		snprintf(r->msg, sizeof(r->msg),
+			 "%s, and the device could not "
+			 "be reopened: %s",
+			 error_message(rc), err);
 		return run_ended(r, WORK_END_FAILED);
 	}
 	if (rc == ERR_DIVERGED && r->rollbacks < WORKER_DIVERGE_RETRIES) {
@@ -129,15 +133,16 @@ enum run_outcome run_recover(struct worker *w, struct run *r, int rc)
 		r->lr = nn_fit_config(r->fit)->lr / 2;
 		log_warn("job %s: training diverged at epoch %d (the loss is "
 			 "not finite); back to the checkpoint of epoch %d with "
-			 "lr %g (rollback %d of %d)", job->id,
-			 nn_fit_epoch(r->fit) + 1, r->last_ckpt_epoch, r->lr,
-			 r->rollbacks, WORKER_DIVERGE_RETRIES);
+			 "lr %g (rollback %d of %d)",
+			 job->id, nn_fit_epoch(r->fit) + 1, r->last_ckpt_epoch,
+			 r->lr, r->rollbacks, WORKER_DIVERGE_RETRIES);
 		nn_fit_destroy(r->fit);
 		r->fit = NULL;
 		return RUN_RELOAD;
 	}
 	if (rc == ERR_DIVERGED)
-		snprintf(r->msg, sizeof(r->msg), "training diverged at epoch "
+		snprintf(r->msg, sizeof(r->msg),
+			 "training diverged at epoch "
 			 "%d (the loss is not finite) after %d rollbacks to "
 			 "its last checkpoint with the learning rate halved "
 			 "each time, down to %g; submit it again with a lower "
@@ -159,12 +164,15 @@ enum run_outcome run_finish(struct worker *w, struct run *r)
 	if (worker_device_fault(rc))
 		return run_recover(w, r, rc);
 	if (rc) {
-		snprintf(r->msg, sizeof(r->msg), "cannot write the exported "
-			 "model into %.300s: %s%s", r->job->dir,
-			 error_message(rc), rc == ERR_NO_SPACE
-			 ? "; paused until there is space again" : "");
+		snprintf(r->msg, sizeof(r->msg),
+			 "cannot write the exported "
+			 "model into %.300s: %s%s",
+			 r->job->dir, error_message(rc),
+			 rc == ERR_NO_SPACE
+			     ? "; paused until there is space again"
+			     : "");
 		return run_ended(r, rc == ERR_NO_SPACE ? WORK_END_PAUSED
-						   : WORK_END_FAILED);
+						       : WORK_END_FAILED);
 	}
 	return run_ended(r, WORK_END_DONE);
 }
@@ -184,9 +192,10 @@ enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
 	if (worker_device_fault(rc)) /* reading the weights back */
 		return run_recover(w, r, rc);
 	int space = rc == ERR_NO_SPACE;
-	snprintf(r->msg, sizeof(r->msg), "cannot write %.300s/"
-		 "checkpoint.safetensors at epoch %d: %s; %s", r->job->dir,
-		 nn_fit_epoch(r->fit),
+	snprintf(r->msg, sizeof(r->msg),
+		 "cannot write %.300s/"
+		 "checkpoint.safetensors at epoch %d: %s; %s",
+		 r->job->dir, nn_fit_epoch(r->fit),
 		 r->write_errno ? strerror(r->write_errno) : error_message(rc),
 		 space ? "paused until there is space again"
 		       : "the job cannot go on");
@@ -202,8 +211,8 @@ static enum run_outcome epoch(struct worker *w, struct run *r)
 	if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 		worker_save_checkpoint(w, r);
 		return run_ended(r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
-				: flags & WORK_PAUSE ? WORK_END_PAUSED
-						     : WORK_END_QUEUED);
+				    : flags & WORK_PAUSE ? WORK_END_PAUSED
+							 : WORK_END_QUEUED);
 	}
 	if (r->reached || nn_fit_epoch(r->fit) >= job->cfg.epochs)
 		return run_finish(w, r);
@@ -246,7 +255,7 @@ static void post_end(struct worker *w, const struct run *r)
 /* Runs one job until it leaves the worker (WORK_ENDED posted). */
 void worker_run_job(struct worker *w, struct work_job *job)
 {
-	struct run r = {.job = job, .psnr = NAN};
+	struct run r = { .job = job, .psnr = NAN };
 	enum run_outcome o = RUN_RELOAD;
 	while (o != RUN_ENDED)
 		o = o == RUN_RELOAD ? load(w, &r) : epoch(w, &r);

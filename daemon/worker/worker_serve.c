@@ -66,7 +66,7 @@ static void export_from_checkpoint(struct worker *w, struct work_request *req)
 	struct nn_fit *fit = NULL;
 	char err[512] = "";
 	int rc = worker_load_fit(w, req->dir, NULL, 0, &target, &fit, err,
-			  sizeof(err));
+				 sizeof(err));
 	if (rc) {
 		req->rc = rc;
 		snprintf(req->message, sizeof(req->message),
@@ -89,8 +89,8 @@ static void serve_render(struct worker *w, struct work_request *req)
 			   req->target ? &psnr : NULL, err, sizeof(err));
 	if (rc) {
 		req->rc = rc;
-		snprintf(req->message, sizeof(req->message), "render failed: %s",
-			 err[0] ? err : error_message(rc));
+		snprintf(req->message, sizeof(req->message),
+			 "render failed: %s", err[0] ? err : error_message(rc));
 		return;
 	}
 	rc = png_encode(out, &png, &png_size);

@@ -47,7 +47,8 @@ static void *worker_main(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&w->lock);
-		while (!(w->flags & WORK_STOP) && !worker_has_untaken(w) && !w->requests)
+		while (!(w->flags & WORK_STOP) && !worker_has_untaken(w) &&
+		       !w->requests)
 			pthread_cond_wait(&w->cond, &w->lock);
 		struct work_request *reqs = w->requests;
 		w->requests = NULL;
@@ -80,11 +81,14 @@ static void *worker_main(void *arg)
 	gpu_destroy(w->gpu);
 	w->gpu = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	double ms =
+	    (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	if (ms > 500)
-		log_warn("worker %d: releasing the device took %.0f ms", w->index, ms);
+		log_warn("worker %d: releasing the device took %.0f ms",
+			 w->index, ms);
 	else
-		log_debug("worker %d: device released in %.0f ms", w->index, ms);
+		log_debug("worker %d: device released in %.0f ms", w->index,
+			  ms);
 	worker_publish_memory(w);
 	return NULL;
 }
@@ -117,8 +121,8 @@ int worker_create(struct worker **out, int index, const char *selector,
 	w->wake = wake;
 	w->wake_arg = wake_arg;
 	w->events_tail = &w->events;
-	w->ckpt_epochs = env_int("VKINRD_CHECKPOINT_EPOCHS",
-				 WORKER_CHECKPOINT_EPOCHS);
+	w->ckpt_epochs =
+	    env_int("VKINRD_CHECKPOINT_EPOCHS", WORKER_CHECKPOINT_EPOCHS);
 	w->ckpt_seconds = env_int("VKINRD_CHECKPOINT_SECONDS",
 				  (int)WORKER_CHECKPOINT_SECONDS);
 	if (selector && !(w->selector = strdup(selector))) {

@@ -37,7 +37,7 @@ struct peer_conn {
 	size_t sent;
 };
 
-static struct peer_conn the_conn = {.id = 1};
+static struct peer_conn the_conn = { .id = 1 };
 static struct service svc;
 static struct daemon_options opt;
 
@@ -49,9 +49,11 @@ static int utf8_ok(const unsigned char *p, size_t len)
 	size_t i = 0;
 	while (i < len) {
 		unsigned c = p[i], lo = 0x80, hi = 0xbf;
-		int n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1
-			: c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3
-			: -1;
+		int n = c < 0x80                 ? 0
+			: c >= 0xc2 && c <= 0xdf ? 1
+			: c >= 0xe0 && c <= 0xef ? 2
+			: c >= 0xf0 && c <= 0xf4 ? 3
+						 : -1;
 		if (n < 0 || len - i <= (size_t)n)
 			return 0;
 		lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;

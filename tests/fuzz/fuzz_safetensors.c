@@ -17,10 +17,14 @@
 static size_t dtype_size(enum st_dtype t)
 {
 	switch (t) {
-	case ST_F32: return 4;
-	case ST_F64: return 8;
-	case ST_I64: return 8;
-	case ST_U8: return 1;
+	case ST_F32:
+		return 4;
+	case ST_F64:
+		return 8;
+	case ST_I64:
+		return 8;
+	case ST_U8:
+		return 1;
 	}
 	abort();
 }

@@ -40,7 +40,8 @@ static double pred(const struct loss_ctx *c, int x, int y, int o)
 
 static double truth(const struct loss_ctx *c, int x, int y, int o)
 {
-	return 2.0 * c->target->rgb[((size_t)y * c->target->width + x) * 3 + o] -
+	return 2.0 *
+		   c->target->rgb[((size_t)y * c->target->width + x) * 3 + o] -
 	       1.0;
 }
 
@@ -80,7 +81,7 @@ static double chroma_at(struct loss_ctx *c, double weight, int x, int y,
 static double grad_at(struct loss_ctx *c, double weight, int x, int y,
 		      double *sum)
 {
-	static const int steps[2][2] = {{1, 0}, {0, 1}};
+	static const int steps[2][2] = { { 1, 0 }, { 0, 1 } };
 	double wh = (double)c->t->img_w * c->t->img_h, loss = 0;
 	for (int s = 0; s < 2; s++) {
 		int bx = x + steps[s][0], by = y + steps[s][1];
@@ -125,8 +126,8 @@ static double ssim_at(struct loss_ctx *c, double weight, int x, int y, int o,
 	*sum += 1.0 - s;
 
 	/* S through mx, exx and exy (the target's sums are constants) */
-	double ds_mx = s * (2 * my / a1 - 2 * my / a2 - 2 * mx / b1 +
-			    2 * mx / b2);
+	double ds_mx =
+	    s * (2 * my / a1 - 2 * my / a2 - 2 * mx / b1 + 2 * mx / b2);
 	double ds_exx = -s / b2, ds_exy = 2 * s / a2;
 	double dl_ds = -weight / (3.0 * wh);
 	for (int j = -r; j <= r; j++) {
@@ -136,7 +137,8 @@ static double ssim_at(struct loss_ctx *c, double weight, int x, int y, int o,
 			double w = gauss(i) * gauss(j) / z;
 			double p = 0.5 * (pred(c, x + i, y + j, o) + 1.0);
 			double q = 0.5 * (truth(c, x + i, y + j, o) + 1.0);
-			double ds_dp = w * (ds_mx + 2 * p * ds_exx + q * ds_exy);
+			double ds_dp =
+			    w * (ds_mx + 2 * p * ds_exx + q * ds_exy);
 			/* p = (y + 1) / 2 */
 			add_grad(c, x + i, y + j, o, dl_ds * ds_dp * 0.5);
 		}
@@ -148,16 +150,19 @@ double ref_loss_terms(const struct nn_recipe *r, const struct ref_tile *t,
 		      const struct image *target, const double *y, double *dy,
 		      double sums[3])
 {
-	struct loss_ctx c = {t, target, y, dy, (size_t)t->tw * t->th};
-	double loss = 0, s[3] = {0, 0, 0};
+	struct loss_ctx c = { t, target, y, dy, (size_t)t->tw * t->th };
+	double loss = 0, s[3] = { 0, 0, 0 };
 	for (int py = t->cy; py < t->cy + t->ch; py++) {
 		for (int px = t->cx; px < t->cx + t->cw; px++) {
 			if (r->loss_chroma > 0)
-				loss += chroma_at(&c, r->loss_chroma, px, py, &s[0]);
+				loss += chroma_at(&c, r->loss_chroma, px, py,
+						  &s[0]);
 			if (r->loss_grad > 0)
-				loss += grad_at(&c, r->loss_grad, px, py, &s[1]);
+				loss +=
+				    grad_at(&c, r->loss_grad, px, py, &s[1]);
 			for (int o = 0; r->loss_ssim > 0 && o < 3; o++)
-				loss += ssim_at(&c, r->loss_ssim, px, py, o, &s[2]);
+				loss +=
+				    ssim_at(&c, r->loss_ssim, px, py, o, &s[2]);
 		}
 	}
 	if (sums)

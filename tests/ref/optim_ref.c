@@ -18,7 +18,8 @@ static void matmul(int n, const double *a, const double *b, int trans_b,
 		for (int j = 0; j < n; j++) {
 			double s = 0;
 			for (int k = 0; k < n; k++)
-				s += a[i * n + k] * (trans_b ? b[j * n + k] : b[k * n + j]);
+				s += a[i * n + k] *
+				     (trans_b ? b[j * n + k] : b[k * n + j]);
 			c[i * n + j] = s;
 		}
 }
@@ -27,8 +28,10 @@ void ref_newton_schulz(int n, const double *g, double *out)
 {
 	static const double a = 3.4445, b = -4.7750, c = 2.0315;
 	size_t nn = (size_t)n * n;
-	double *x = malloc(nn * sizeof(double)), *m = malloc(nn * sizeof(double));
-	double *aa = malloc(nn * sizeof(double)), *bb = malloc(nn * sizeof(double));
+	double *x = malloc(nn * sizeof(double)),
+	       *m = malloc(nn * sizeof(double));
+	double *aa = malloc(nn * sizeof(double)),
+	       *bb = malloc(nn * sizeof(double));
 	double norm = 0;
 	for (size_t i = 0; i < nn; i++)
 		norm += g[i] * g[i];
@@ -55,7 +58,8 @@ void ref_optim_step(const struct nn_config *cfg, const struct nn_layout *l,
 	double *g = malloc(l->total * sizeof(double));
 	memcpy(g, grad, l->total * sizeof(double));
 	if (cfg->recipe.optimizer == NN_OPTIMIZER_MUON) {
-		double *u = malloc(nn * sizeof(double)), *o = malloc(nn * sizeof(double));
+		double *u = malloc(nn * sizeof(double)),
+		       *o = malloc(nn * sizeof(double));
 		for (int k = 0; k < cfg->nblocks; k++) {
 			double *gk = g + l->pw_w[k], *mk = s->muon_m + k * nn;
 			for (size_t i = 0; i < nn; i++) {
@@ -74,12 +78,15 @@ void ref_optim_step(const struct nn_config *cfg, const struct nn_layout *l,
 	for (size_t i = 0; i < l->total; i++) {
 		s->m[i] += (g[i] - s->m[i]) * 0.1;
 		s->v[i] = s->v[i] * 0.999 + g[i] * g[i] * 0.001;
-		s->params[i] -= lr / bc1 * (s->m[i] / (sqrt(s->v[i]) / bc2 + 1e-8));
+		s->params[i] -=
+		    lr / bc1 * (s->m[i] / (sqrt(s->v[i]) / bc2 + 1e-8));
 	}
 	if (cfg->recipe.average == NN_AVERAGE_EMA) {
-		double decay = fmin(cfg->recipe.ema_decay, (1.0 + t) / (10.0 + t));
+		double decay =
+		    fmin(cfg->recipe.ema_decay, (1.0 + t) / (10.0 + t));
 		for (size_t i = 0; i < l->total; i++)
-			s->average[i] += (s->params[i] - s->average[i]) * (1 - decay);
+			s->average[i] +=
+			    (s->params[i] - s->average[i]) * (1 - decay);
 	}
 	free(g);
 }

@@ -32,22 +32,16 @@ static void *ref_alloc(size_t count, size_t size)
 {
 	void *p = calloc(count ? count : 1, size);
 	if (!p) {
-		fprintf(stderr, "ref: out of memory (%zu x %zu bytes)\n",
-			count, size);
+		fprintf(stderr, "ref: out of memory (%zu x %zu bytes)\n", count,
+			size);
 		abort();
 	}
 	return p;
 }
 
-static double act(double w0, double s)
-{
-	return sin(w0 * s);
-}
+static double act(double w0, double s) { return sin(w0 * s); }
 
-static double act_deriv(double w0, double s)
-{
-	return w0 * cos(w0 * s);
-}
+static double act_deriv(double w0, double s) { return w0 * cos(w0 * s); }
 
 static size_t tile_pixels(const struct ref_tile *t)
 {
@@ -56,8 +50,8 @@ static size_t tile_pixels(const struct ref_tile *t)
 
 static int in_core(const struct ref_tile *t, int x, int y)
 {
-	return x >= t->cx && x < t->cx + t->cw &&
-	       y >= t->cy && y < t->cy + t->ch;
+	return x >= t->cx && x < t->cx + t->cw && y >= t->cy &&
+	       y < t->cy + t->ch;
 }
 
 /*
@@ -130,8 +124,7 @@ static double gather_taps(const struct ref_tile *t, int d, int sign,
 
 /* tap_grad[t] += g * h[p + displacement_t] for tile pixel p = (lx, ly). */
 static void scatter_tap_grads(const struct ref_tile *t, int d, double g,
-			      const double *h, int lx, int ly,
-			      double *tap_grad)
+			      const double *h, int lx, int ly, double *tap_grad)
 {
 	for (int i = -1; i <= 1; i++) {
 		for (int j = -1; j <= 1; j++) {
@@ -153,8 +146,8 @@ void ref_dwconv(int nf, const struct ref_tile *t, int d, const float *dw,
 		for (int ly = 0; ly < t->th; ly++)
 			for (int lx = 0; lx < t->tw; lx++)
 				z[c * n + (size_t)ly * t->tw + lx] =
-					gather_taps(t, d, +1, dw + c * 9, h,
-						    lx, ly);
+				    gather_taps(t, d, +1, dw + c * 9, h, lx,
+						ly);
 	}
 	free(h);
 }
@@ -184,8 +177,8 @@ void ref_pointwise(int nf, int n, const float *w, const float *b,
  */
 static double head_pass(const struct nn_layout *l, const float *params,
 			double w0, const struct ref_tile *t,
-			const struct image *target, const double *s4,
-			double *y, double *dy, double *ds4)
+			const struct image *target, const double *s4, double *y,
+			double *dy, double *ds4)
 {
 	size_t n = tile_pixels(t);
 	int nf = l->nf;
@@ -199,8 +192,8 @@ static double head_pass(const struct nn_layout *l, const float *params,
 			int x = t->tx + lx, yy = t->ty + ly;
 			size_t p = (size_t)ly * t->tw + lx;
 			int core = in_core(t, x, yy);
-			const float *rgb = target->rgb +
-					   ((size_t)yy * target->width + x) * 3;
+			const float *rgb =
+			    target->rgb + ((size_t)yy * target->width + x) * 3;
 			double grad_out[3];
 
 			for (int o = 0; o < 3; o++) {
@@ -226,17 +219,16 @@ static double head_pass(const struct nn_layout *l, const float *params,
 				for (int o = 0; o < 3; o++)
 					back += (double)ow[o * nf + c] *
 						grad_out[o];
-				ds4[c * n + p] = act_deriv(w0, s4[c * n + p]) *
-						 back;
+				ds4[c * n + p] =
+				    act_deriv(w0, s4[c * n + p]) * back;
 			}
 		}
 	}
 	return sse;
 }
 
-static void head_back(const struct nn_layout *l, const float *params,
-		      double w0, size_t n, const double *s4, const double *dy,
-		      double *ds4)
+static void head_back(const struct nn_layout *l, const float *params, double w0,
+		      size_t n, const double *s4, const double *dy, double *ds4)
 {
 	const float *ow = params + l->out_w;
 	int nf = l->nf;
@@ -281,8 +273,8 @@ void ref_pointwise_back_data(int nf, int n, const float *w, const double *ds,
 	}
 }
 
-void ref_pointwise_back_weight(int nf, int n, const double *ds,
-			       const double *z, double *gw, double *gb)
+void ref_pointwise_back_weight(int nf, int n, const double *ds, const double *z,
+			       double *gw, double *gb)
 {
 	for (int c = 0; c < nf; c++) {
 		const double *ds_c = ds + (size_t)c * n;
@@ -319,7 +311,7 @@ void ref_dwconv_back(int nf, const struct ref_tile *t, int d, const float *dw,
 				double into = gather_taps(t, d, -1, dw + c * 9,
 							  dz_c, lx, ly);
 				dsprev[c * n + p] =
-					act_deriv(w0, sprev_c[p]) * into;
+				    act_deriv(w0, sprev_c[p]) * into;
 				scatter_tap_grads(t, d, dz_c[p], h, lx, ly,
 						  tap_grad);
 			}
@@ -391,9 +383,9 @@ struct forward_buffers {
 	double *z[NN_MAX_BLOCKS + 1];
 };
 
-static void forward_run(const struct nn_config *cfg,
-			const struct nn_layout *l, const float *params,
-			const struct ref_tile *t, struct forward_buffers *f)
+static void forward_run(const struct nn_config *cfg, const struct nn_layout *l,
+			const float *params, const struct ref_tile *t,
+			struct forward_buffers *f)
 {
 	size_t n = tile_pixels(t), nf = (size_t)l->nf;
 
@@ -468,9 +460,16 @@ double ref_tile_grad(const struct nn_config *cfg, const struct nn_layout *l,
 static struct ref_tile whole_image_tile(const struct image *img)
 {
 	struct ref_tile t = {
-		.img_w = img->width, .img_h = img->height,
-		.tx = 0, .ty = 0, .tw = img->width, .th = img->height,
-		.cx = 0, .cy = 0, .cw = img->width, .ch = img->height,
+		.img_w = img->width,
+		.img_h = img->height,
+		.tx = 0,
+		.ty = 0,
+		.tw = img->width,
+		.th = img->height,
+		.cx = 0,
+		.cy = 0,
+		.cw = img->width,
+		.ch = img->height,
 	};
 	return t;
 }

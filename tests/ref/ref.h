@@ -75,8 +75,8 @@ double ref_loss_terms(const struct nn_recipe *r, const struct ref_tile *t,
 void ref_pointwise_back_data(int nf, int n, const float *w, const double *ds,
 			     double *dz);
 /* gw[c][j] += sum_p dS[c,p] Z[j,p];  gb[c] += sum_p dS[c,p]. */
-void ref_pointwise_back_weight(int nf, int n, const double *ds,
-			       const double *z, double *gw, double *gb);
+void ref_pointwise_back_weight(int nf, int n, const double *ds, const double *z,
+			       double *gw, double *gb);
 
 /*
  * Through the depthwise conv and the previous activation:

@@ -78,7 +78,8 @@ static int upload(struct bench *b, const float *m, size_t rows, size_t cols,
 	for (size_t r = 0; r < rows; r++)
 		for (size_t c = 0; c < cols; c++) {
 			if (half)
-				((_Float16 *)host)[r * ld + c] = (_Float16)m[r * cols + c];
+				((_Float16 *)host)[r * ld + c] =
+				    (_Float16)m[r * cols + c];
 			else
 				((float *)host)[r * ld + c] = m[r * cols + c];
 		}
@@ -106,8 +107,8 @@ static double time_dispatch(struct bench *b, struct gpu_pipeline *pipe,
 		return -1;
 	int t0 = gpu_program_timestamp(prog), rc = 0;
 	for (int i = 0; i < b->reps && !rc; i++) {
-		rc = gpu_program_dispatch(prog, pipe, bufs, 4, g, sizeof(*g), gx,
-					  gy, gz);
+		rc = gpu_program_dispatch(prog, pipe, bufs, 4, g, sizeof(*g),
+					  gx, gy, gz);
 		gpu_program_barrier(prog);
 	}
 	int t1 = gpu_program_timestamp(prog);
@@ -146,19 +147,24 @@ static int run_form(struct bench *b, const struct gemm_variant *v,
 	float *bias = random_matrix(1, (size_t)w, 1.0f, 0);
 	float *x = random_matrix((size_t)w, (size_t)n, 1.0f, half);
 	float *y = nt ? random_matrix((size_t)w, (size_t)n, 1.0f, half) : NULL;
-	struct gpu_buffer bp = {0}, bx = {0}, by = {0}, bbias = {0}, bc = {0};
+	struct gpu_buffer bp = { 0 }, bx = { 0 }, by = { 0 }, bbias = { 0 },
+			  bc = { 0 };
 	int rc = !p || !bias || !x || (nt && !y);
 	rc = rc ? rc : upload(b, bias, 1, (size_t)w, (size_t)w, 0, &bbias);
 	rc = rc ? rc : upload(b, x, (size_t)w, (size_t)n, ld, half, &bx);
 	if (nt)
-		rc = rc ? rc : upload(b, y, (size_t)w, (size_t)n, ld, half, &by);
+		rc =
+		    rc ? rc : upload(b, y, (size_t)w, (size_t)n, ld, half, &by);
 	else
-		rc = rc ? rc : upload(b, p, (size_t)w, (size_t)w, (size_t)w, half, &bp);
+		rc = rc ? rc
+			: upload(b, p, (size_t)w, (size_t)w, (size_t)w, half,
+				 &bp);
 
 	/* the engine's split of the weight gradient: ~1024 workgroups */
 	uint32_t splits = 1, k_chunk = K;
 	if (nt) {
-		uint32_t tiles = ((M + v->rows - 1) / v->rows) * ((N + v->cols - 1) / v->cols);
+		uint32_t tiles = ((M + v->rows - 1) / v->rows) *
+				 ((N + v->cols - 1) / v->cols);
 		splits = (1024 + tiles - 1) / tiles;
 		uint32_t most = (K + 255) / 256;
 		splits = splits > most ? most : splits;
@@ -171,10 +177,16 @@ static int run_form(struct bench *b, const struct gemm_variant *v,
 	char name[48];
 	gemm_shader_name(v, form, name, sizeof(name));
 	struct gpu_pipeline *pipe = NULL;
-	rc = rc ? rc : gpu_pipeline_get(b->gpu, name, 4, sizeof(struct gemm_push),
-					(uint32_t[]){(uint32_t)w, 0}, 2, &pipe);
-	struct gemm_push g = {.M = M, .N = N, .K = K, .k_chunk = k_chunk,
-			      .a_scale = 1, .b_scale = 1, .out_scale = 1};
+	rc = rc ? rc
+		: gpu_pipeline_get(b->gpu, name, 4, sizeof(struct gemm_push),
+				   (uint32_t[]){ (uint32_t)w, 0 }, 2, &pipe);
+	struct gemm_push g = { .M = M,
+			       .N = N,
+			       .K = K,
+			       .k_chunk = k_chunk,
+			       .a_scale = 1,
+			       .b_scale = 1,
+			       .out_scale = 1 };
 	const struct gpu_buffer *bufs[4];
 	if (nt) { /* A = dS [m][k], B = Z [j][k] */
 		g.lda = g.ldb = (uint32_t)ld;
@@ -188,7 +200,8 @@ static int run_form(struct bench *b, const struct gemm_variant *v,
 		bufs[0] = &bp, bufs[1] = &bx;
 	}
 	bufs[2] = &bc, bufs[3] = &bbias;
-	uint32_t gx = (N + v->cols - 1) / v->cols, gy = (M + v->rows - 1) / v->rows;
+	uint32_t gx = (N + v->cols - 1) / v->cols,
+		 gy = (M + v->rows - 1) / v->rows;
 	double ms = rc ? -1 : time_dispatch(b, pipe, bufs, &g, gx, gy, splits);
 
 	/* check sampled outputs against the reference */
@@ -197,16 +210,23 @@ static int run_form(struct bench *b, const struct gemm_variant *v,
 	if (c && !gpu_download(b->gpu, &bc, 0, c, out * 4)) {
 		double err = 0, peak = 0;
 		for (int s = 0; s < SAMPLES; s++) {
-			uint32_t i = (uint32_t)((random_unit() + 1) * 0.5 * (M - 1) + 0.5);
-			uint32_t j = (uint32_t)((random_unit() + 1) * 0.5 * (N - 1) + 0.5);
+			uint32_t i =
+			    (uint32_t)((random_unit() + 1) * 0.5 * (M - 1) +
+				       0.5);
+			uint32_t j =
+			    (uint32_t)((random_unit() + 1) * 0.5 * (N - 1) +
+				       0.5);
 			double want = !nt && !tn ? bias[i] : 0, got = 0;
 			for (uint32_t k = 0; k < (nt ? (uint32_t)n : K); k++) {
 				if (nt)
-					want += (double)y[(size_t)i * n + k] * x[(size_t)j * n + k];
+					want += (double)y[(size_t)i * n + k] *
+						x[(size_t)j * n + k];
 				else if (tn)
-					want += (double)p[(size_t)k * w + i] * x[(size_t)k * n + j];
+					want += (double)p[(size_t)k * w + i] *
+						x[(size_t)k * n + j];
 				else
-					want += (double)p[(size_t)i * w + k] * x[(size_t)k * n + j];
+					want += (double)p[(size_t)i * w + k] *
+						x[(size_t)k * n + j];
 			}
 			for (uint32_t z = 0; z < splits; z++)
 				got += c[(size_t)z * M * N + (size_t)i * N + j];
@@ -216,7 +236,8 @@ static int run_form(struct bench *b, const struct gemm_variant *v,
 		worst = err / (peak > 0 ? peak : 1);
 	}
 	free(c);
-	double tflops = ms > 0 ? 2.0 * w * w * (double)n / (ms * 1e-3) / 1e12 : 0;
+	double tflops =
+	    ms > 0 ? 2.0 * w * w * (double)n / (ms * 1e-3) / 1e12 : 0;
 	printf("| %-9s | %4s | %4d | %8d | %6u | %9.4f | %7.1f | %9.2e |\n",
 	       v->name, form, w, n, splits, ms, tflops, worst);
 	fflush(stdout);
@@ -244,15 +265,15 @@ static int parse_list(const char *text, int *out, int most)
 int main(int argc, char **argv)
 {
 	const char *device = NULL, *families = NULL;
-	int widths[8] = {64, 128, 256, 512}, nwidths = 4, pixels = 262144;
-	struct bench b = {.reps = 10};
+	int widths[8] = { 64, 128, 256, 512 }, nwidths = 4, pixels = 262144;
+	struct bench b = { .reps = 10 };
 	static const struct option opts[] = {
-		{"device", required_argument, 0, 'd'},
-		{"widths", required_argument, 0, 'w'},
-		{"pixels", required_argument, 0, 'n'},
-		{"families", required_argument, 0, 'f'},
-		{"reps", required_argument, 0, 'r'},
-		{0, 0, 0, 0},
+		{ "device", required_argument, 0, 'd' },
+		{ "widths", required_argument, 0, 'w' },
+		{ "pixels", required_argument, 0, 'n' },
+		{ "families", required_argument, 0, 'f' },
+		{ "reps", required_argument, 0, 'r' },
+		{ 0, 0, 0, 0 },
 	};
 	for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
 		if (c == 'd')
@@ -267,8 +288,8 @@ int main(int argc, char **argv)
 			b.reps = atoi(optarg);
 		else {
 			fprintf(stderr, "usage: bench_gemm [--device N|NAME] "
-				"[--widths 64,128,...] [--pixels N] "
-				"[--families a,b,...] [--reps N]\n");
+					"[--widths 64,128,...] [--pixels N] "
+					"[--families a,b,...] [--reps N]\n");
 			return 2;
 		}
 	}
@@ -279,15 +300,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct gpu_device_info *info = gpu_info(b.gpu);
-	printf("# %s; tensor cores: %s; VK_NV_cooperative_matrix2: %s; %u bytes "
-	       "of shared memory a workgroup; %d pixels, %d dispatches a timing, "
-	       "median of %d\n", info->name,
-	       info->has_tensor_cores ? info->coopmat_api : "none",
-	       info->has_coopmat2 ? "yes"
-	       : gemm_variant_find("cm2") && shader_find("gemm_nn_cm2") ? "no"
-	       : "not built (make gpu-tools)",
-	       info->max_shared_bytes, pixels, b.reps, RUNS);
-	printf("| family    | form | width | pixels | splits | ms | TFLOP/s | max error |\n");
+	printf(
+	    "# %s; tensor cores: %s; VK_NV_cooperative_matrix2: %s; %u bytes "
+	    "of shared memory a workgroup; %d pixels, %d dispatches a timing, "
+	    "median of %d\n",
+	    info->name, info->has_tensor_cores ? info->coopmat_api : "none",
+	    info->has_coopmat2 ? "yes"
+	    : gemm_variant_find("cm2") && shader_find("gemm_nn_cm2")
+		? "no"
+		: "not built (make gpu-tools)",
+	    info->max_shared_bytes, pixels, b.reps, RUNS);
+	printf("| family    | form | width | pixels | splits | ms | TFLOP/s | "
+	       "max error |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
 	int failed = 0;
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++) {
@@ -303,8 +327,10 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < nwidths; i++)
 			for (int f = 0; f < 3; f++)
-				failed += run_form(&b, v, (const char *[]){"nn", "tn", "nt"}[f],
-						   widths[i], pixels);
+				failed += run_form(
+				    &b, v,
+				    (const char *[]){ "nn", "tn", "nt" }[f],
+				    widths[i], pixels);
 	}
 	gpu_arena_destroy(b.arena);
 	gpu_destroy(b.gpu);

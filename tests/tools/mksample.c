@@ -51,10 +51,7 @@ static double lattice(int64_t ix, int64_t iy, uint64_t seed)
 	return (double)(splitmix(&s) >> 11) * 0x1p-53;
 }
 
-static double fade(double t)
-{
-	return t * t * t * (t * (t * 6 - 15) + 10);
-}
+static double fade(double t) { return t * t * t * (t * (t * 6 - 15) + 10); }
 
 /* Value noise in [0, 1), smooth between lattice points. */
 static double noise(double x, double y, uint64_t seed)
@@ -85,10 +82,7 @@ static double fbm(double x, double y, int octaves, uint64_t seed)
 
 /* ==== Shapes =========================================================== */
 
-static double clamp01(double v)
-{
-	return v < 0 ? 0 : v > 1 ? 1 : v;
-}
+static double clamp01(double v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
 
 static double smoothstep(double e0, double e1, double x)
 {
@@ -110,10 +104,10 @@ struct balloon {
 
 struct scene {
 	uint64_t seed;
-	double aspect, px;        /* width / height; one pixel */
+	double aspect, px; /* width / height; one pixel */
 	double horizon;
 	double sun_u, sun_v, sun_r;
-	double vanish_u;          /* the field rows' vanishing point */
+	double vanish_u; /* the field rows' vanishing point */
 	double field_top;
 	double banner_u, banner_v, banner_w, banner_h, banner_tilt;
 	struct balloon balloons[6];
@@ -154,10 +148,10 @@ static void draw_scene(struct scene *s, uint64_t *rng, int width, int height)
 
 static void sky(const struct scene *s, double u, double v, double *c)
 {
-	static const double top[3] = {0.16, 0.32, 0.66};
-	static const double low[3] = {0.86, 0.80, 0.70};
-	static const double warm[3] = {1.0, 0.86, 0.6};
-	static const double cloud[3] = {0.96, 0.95, 0.97};
+	static const double top[3] = { 0.16, 0.32, 0.66 };
+	static const double low[3] = { 0.86, 0.80, 0.70 };
+	static const double warm[3] = { 1.0, 0.86, 0.6 };
+	static const double cloud[3] = { 0.96, 0.95, 0.97 };
 	double t = clamp01(v / s->horizon), d, glow, cover, shade;
 
 	c[0] = top[0], c[1] = top[1], c[2] = top[2];
@@ -165,42 +159,44 @@ static void sky(const struct scene *s, double u, double v, double *c)
 	d = hypot(u - s->sun_u, v - s->sun_v);
 	glow = exp(-d * d / (0.06 * 0.06));
 	mix3(c, warm, 0.55 * glow);
-	mix3(c, (const double[3]){1.0, 0.98, 0.9},
+	mix3(c, (const double[3]){ 1.0, 0.98, 0.9 },
 	     1 - smoothstep(s->sun_r - 2 * s->px, s->sun_r + 2 * s->px, d));
 	/* Clouds: stretched fractal noise, thinning towards the horizon. */
 	cover = fbm(u * 2.5, v * 7.0, 6, s->seed + 11);
 	cover = smoothstep(0.5, 0.72, cover) * (1 - 0.6 * t);
 	shade = 0.82 + 0.18 * fbm(u * 9, v * 20, 3, s->seed + 12);
-	mix3(c, (const double[3]){cloud[0] * shade, cloud[1] * shade,
-				  cloud[2] * shade},
+	mix3(c,
+	     (const double[3]){ cloud[0] * shade, cloud[1] * shade,
+				cloud[2] * shade },
 	     cover);
 }
 
 static void land(const struct scene *s, double u, double v, double *c)
 {
 	double far = s->horizon - 0.16 * fbm(u * 2.2, 0.5, 7, s->seed + 21);
-	double field = s->field_top +
-		       0.03 * (fbm(u * 2.5, 7.5, 4, s->seed + 27) - 0.5);
-	double near = s->horizon + 0.04 -
-		      0.11 * fbm(u * 1.4, 3.5, 5, s->seed + 22);
+	double field =
+	    s->field_top + 0.03 * (fbm(u * 2.5, 7.5, 4, s->seed + 27) - 0.5);
+	double near =
+	    s->horizon + 0.04 - 0.11 * fbm(u * 1.4, 3.5, 5, s->seed + 22);
 	double tex, edge;
 
 	/* Far hills: hazy, blue-grey, softly textured. */
 	edge = smoothstep(far - s->px, far + s->px, v);
 	if (edge > 0) {
 		double haze = clamp01((v - far) / 0.15);
-		double col[3] = {0.42, 0.48, 0.56};
+		double col[3] = { 0.42, 0.48, 0.56 };
 
 		tex = fbm(u * 12, v * 12, 4, s->seed + 23);
 		for (int k = 0; k < 3; k++)
-			col[k] = col[k] * (0.85 + 0.3 * tex) * (0.8 + 0.2 * haze);
+			col[k] =
+			    col[k] * (0.85 + 0.3 * tex) * (0.8 + 0.2 * haze);
 		mix3(c, col, edge);
 	}
 	/* Near hills: green slopes, darker low down, with grass texture. */
 	edge = smoothstep(near - 1.5 * s->px, near + 1.5 * s->px, v);
 	if (edge > 0) {
 		double depth = clamp01((v - near) / 0.3);
-		double col[3] = {0.30, 0.48, 0.18};
+		double col[3] = { 0.30, 0.48, 0.18 };
 
 		tex = fbm(u * 30, v * 60, 5, s->seed + 24);
 		for (int k = 0; k < 3; k++)
@@ -215,7 +211,8 @@ static void land(const struct scene *s, double u, double v, double *c)
 		double row = 0.5 + 0.5 * sin(a * 60.0);
 		/* Fade the rows out where they get finer than the pixels. */
 		double fine = clamp01((v - field) / 0.05);
-		double soil[3] = {0.45, 0.32, 0.20}, crop[3] = {0.55, 0.62, 0.25};
+		double soil[3] = { 0.45, 0.32, 0.20 },
+		       crop[3] = { 0.55, 0.62, 0.25 };
 
 		tex = fbm(u * 80, v * 80, 3, s->seed + 26);
 		mix3(soil, crop, row * (0.3 + 0.7 * fine));
@@ -241,9 +238,9 @@ static void banner(const struct scene *s, double u, double v, double *c)
 	t = along / s->banner_w;
 	stripe = 0.5 + 0.5 * sin(2 * M_PI * (6 * t + 14 * t * t));
 	{
-		double a[3] = {0.85, 0.15, 0.12}, b[3] = {0.95, 0.92, 0.85};
-		double wave = 0.85 + 0.15 * sin(across / s->banner_h * 3 +
-						t * 9);
+		double a[3] = { 0.85, 0.15, 0.12 }, b[3] = { 0.95, 0.92, 0.85 };
+		double wave =
+		    0.85 + 0.15 * sin(across / s->banner_h * 3 + t * 9);
 
 		mix3(a, b, smoothstep(0.35, 0.65, stripe));
 		for (int k = 0; k < 3; k++)
@@ -265,19 +262,19 @@ static void balloons(const struct scene *s, double u, double v, double *c)
 		cover = 1 - smoothstep(1 - 2.5 * s->px / b->r,
 				       1 + 2.5 * s->px / b->r, d);
 		light = clamp01(0.55 + 0.45 * (-dx * 0.6 - dy * 0.7) /
-					       (d > 1 ? d : 1));
+					   (d > 1 ? d : 1));
 		for (int k = 0; k < 3; k++)
 			col[k] = b->rgb[k] * (0.45 + 0.7 * light);
 		/* A highlight. */
-		mix3(col, (const double[3]){1, 1, 1},
+		mix3(col, (const double[3]){ 1, 1, 1 },
 		     0.6 * exp(-((dx + 0.35) * (dx + 0.35) +
-				 (dy + 0.4) * (dy + 0.4)) / 0.03));
+				 (dy + 0.4) * (dy + 0.4)) /
+			       0.03));
 		mix3(c, col, 0.92 * cover);
 	}
 }
 
-static void pixel(const struct scene *s, int x, int y, int height,
-		  float *out)
+static void pixel(const struct scene *s, int x, int y, int height, float *out)
 {
 	double u = (x + 0.5) / height, v = (y + 0.5) / height, c[3];
 	double cu = u / s->aspect - 0.5, cv = v - 0.5, vignette, grain;

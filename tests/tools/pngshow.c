@@ -24,7 +24,8 @@ int main(int argc, char **argv)
 			cols = atoi(argv[++i]);
 			continue;
 		}
-		if (n == MAX_IMAGES || png_load_file(argv[i], &imgs[n], err, sizeof(err))) {
+		if (n == MAX_IMAGES ||
+		    png_load_file(argv[i], &imgs[n], err, sizeof(err))) {
 			fprintf(stderr, "pngshow: %s: %s\n", argv[i],
 				n == MAX_IMAGES ? "too many images" : err);
 			return 1;

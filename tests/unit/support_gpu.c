@@ -39,7 +39,8 @@ int test_gpu_teardown(void **state)
 void test_need_gpu(void)
 {
 	if (!test_gpu) {
-		print_message("skipped: no Vulkan device (%s)\n", no_gpu_reason);
+		print_message("skipped: no Vulkan device (%s)\n",
+			      no_gpu_reason);
 		skip();
 	}
 }
@@ -47,7 +48,8 @@ void test_need_gpu(void)
 struct gpu_buffer test_buffer(size_t floats)
 {
 	struct gpu_buffer b;
-	assert_int_equal(gpu_buffer_alloc(test_arena, floats * 4 + 16, 0, &b), 0);
+	assert_int_equal(gpu_buffer_alloc(test_arena, floats * 4 + 16, 0, &b),
+			 0);
 	assert_int_equal(gpu_fill_zero(test_gpu, &b), 0);
 	return b;
 }
@@ -88,10 +90,12 @@ void test_dispatch_spec(const char *variant, const uint32_t *spec, int nspec,
 	struct gpu_pipeline *pipe;
 	struct gpu_program *prog;
 	assert_int_equal(gpu_pipeline_get(test_gpu, variant, nbufs, push_bytes,
-					  spec, nspec, &pipe), 0);
+					  spec, nspec, &pipe),
+			 0);
 	assert_int_equal(gpu_program_create(test_gpu, 0, &prog), 0);
 	assert_int_equal(gpu_program_dispatch(prog, pipe, bufs, nbufs, push,
-					      push_bytes, gx, gy, gz), 0);
+					      push_bytes, gx, gy, gz),
+			 0);
 	assert_int_equal(gpu_program_end(prog), 0);
 	assert_int_equal(gpu_program_run(prog), 0);
 	gpu_program_destroy(prog);
@@ -102,7 +106,7 @@ void test_dispatch(const char *variant, int nf, float w0,
 		   const void *push, uint32_t push_bytes, uint32_t gx,
 		   uint32_t gy, uint32_t gz)
 {
-	uint32_t spec[2] = {(uint32_t)nf, 0};
+	uint32_t spec[2] = { (uint32_t)nf, 0 };
 	memcpy(&spec[1], &w0, 4);
 	int nspec = strncmp(variant, "gemm", 4) ? 2 : 0;
 	test_dispatch_spec(variant, spec, nspec, bufs, nbufs, push, push_bytes,
@@ -129,9 +133,10 @@ void test_close(const char *what, const float *got, const double *want,
 		for (size_t i = 0; i < n; i++)
 			bad += !(fabs((double)got[i] - want[i]) <=
 				 atol + rtol * fabs(want[i]));
-		print_error("%s: %zu of %zu elements off; the worst, element %zu, "
-			    "is %.9g, expected %.9g\n", what, bad, n, worst,
-			    got[worst], want[worst]);
+		print_error(
+		    "%s: %zu of %zu elements off; the worst, element %zu, "
+		    "is %.9g, expected %.9g\n",
+		    what, bad, n, worst, got[worst], want[worst]);
 		fail();
 	}
 }
@@ -162,8 +167,10 @@ struct image *test_image(int w, int h, uint64_t seed)
 		for (int x = 0; x < w; x++) {
 			float *p = img->rgb + 3 * ((size_t)y * w + x);
 			/* smooth structure plus a little noise */
-			p[0] = 0.5f + 0.4f * sinf(0.3f * x) * cosf(0.2f * y) + 0.05f * (p[0] - 0.5f);
-			p[1] = (float)x / w * 0.8f + 0.1f + 0.05f * (p[1] - 0.5f);
+			p[0] = 0.5f + 0.4f * sinf(0.3f * x) * cosf(0.2f * y) +
+			       0.05f * (p[0] - 0.5f);
+			p[1] =
+			    (float)x / w * 0.8f + 0.1f + 0.05f * (p[1] - 0.5f);
 			p[2] = (float)((x * y) % 17) / 17.0f * 0.6f + 0.2f;
 		}
 	return img;

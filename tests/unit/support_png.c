@@ -24,9 +24,7 @@ static void mem_write(png_structp png, png_bytep p, size_t n)
 	b->size += n;
 }
 
-static void mem_flush(png_structp png)
-{
-}
+static void mem_flush(png_structp png) {}
 
 void membuf_attach(png_structp png, struct membuf *b)
 {

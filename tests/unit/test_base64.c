@@ -20,11 +20,11 @@
 
 static void test_rfc4648_vectors(void **state)
 {
-	static const char *const plain[] = {"", "f", "fo", "foo", "foob",
-					    "fooba", "foobar"};
-	static const char *const coded[] = {"", "Zg==", "Zm8=", "Zm9v",
-					    "Zm9vYg==", "Zm9vYmE=",
-					    "Zm9vYmFy"};
+	static const char *const plain[] = { "",     "f",     "fo",    "foo",
+					     "foob", "fooba", "foobar" };
+	static const char *const coded[] = {
+		"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"
+	};
 
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		char *text = base64_encode(plain[i], strlen(plain[i]));
@@ -47,7 +47,7 @@ static void test_rfc4648_vectors(void **state)
 
 static void test_round_trip_all_lengths(void **state)
 {
-	uint8_t data[300] = {0};
+	uint8_t data[300] = { 0 };
 	uint32_t x = 12345;
 
 	for (size_t len = 0; len <= sizeof(data); len++) {
@@ -106,20 +106,20 @@ static void test_decode_uses_len_not_nul(void **state)
 static void test_invalid_refused(void **state)
 {
 	static const char *const bad[] = {
-		"Z",         /* length not a multiple of 4 */
-		"Zg=",       /* ditto */
-		"Zm9",       /* ditto */
-		"Zm9vY",     /* ditto */
-		"Zm9v!A==",  /* outside the alphabet */
-		"Zm 9v===",  /* white space */
-		"Zm9v\nZm9v", /* line break */
-		"Zm9-",      /* URL-safe alphabet */
-		"Zm9_",      /* URL-safe alphabet */
-		"Zg==Zg==",  /* padding before the end */
-		"Z===",      /* three padding characters */
-		"====",      /* nothing but padding */
-		"Zm=v",      /* padding followed by data */
-		"=Zm9",      /* padding first */
+		"Z",              /* length not a multiple of 4 */
+		"Zg=",            /* ditto */
+		"Zm9",            /* ditto */
+		"Zm9vY",          /* ditto */
+		"Zm9v!A==",       /* outside the alphabet */
+		"Zm 9v===",       /* white space */
+		"Zm9v\nZm9v",     /* line break */
+		"Zm9-",           /* URL-safe alphabet */
+		"Zm9_",           /* URL-safe alphabet */
+		"Zg==Zg==",       /* padding before the end */
+		"Z===",           /* three padding characters */
+		"====",           /* nothing but padding */
+		"Zm=v",           /* padding followed by data */
+		"=Zm9",           /* padding first */
 		"Zm9v\xc3\xa9==", /* a non-ASCII byte */
 	};
 	uint8_t *back = (uint8_t *)"sentinel";
@@ -128,9 +128,9 @@ static void test_invalid_refused(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		back = (uint8_t *)"sentinel";
 		n = 99;
-		assert_int_equal(base64_decode(bad[i], strlen(bad[i]), &back,
-					       &n),
-				 ERR_FORMAT);
+		assert_int_equal(
+		    base64_decode(bad[i], strlen(bad[i]), &back, &n),
+		    ERR_FORMAT);
 		assert_null(back);
 		assert_int_equal(n, 0);
 	}

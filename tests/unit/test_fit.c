@@ -41,12 +41,14 @@ static struct st_file *perturbed_package(const struct nn_config *cfg, int w,
 	float *p = calloc(l.total, sizeof(float));
 	nn_init_params(cfg, &l, p);
 	for (int k = 0; k < cfg->nblocks; k++)
-		test_random(p + l.dw[k], (size_t)cfg->nf * 9, 200 + k, -0.5f, 0.5f);
+		test_random(p + l.dw[k], (size_t)cfg->nf * 9, 200 + k, -0.5f,
+			    0.5f);
 	struct nn_fit *fit;
 	char err[256];
 	struct image *img = test_image(w, h, 1);
 	assert_int_equal(nn_fit_create_sized(&fit, test_gpu, w, h, img, cfg, p,
-					     err, sizeof(err)), 0);
+					     err, sizeof(err)),
+			 0);
 	struct st_file *pkg;
 	assert_int_equal(nn_fit_export(fit, &pkg, NULL, NULL), 0);
 	nn_fit_destroy(fit);
@@ -65,7 +67,8 @@ static void gradient_of(const struct nn_config *cfg, const struct image *img,
 	char err[256];
 	assert_int_equal(nn_fit_create_sized(&fit, test_gpu, img->width,
 					     img->height, img, cfg, params, err,
-					     sizeof(err)), 0);
+					     sizeof(err)),
+			 0);
 	struct nn_fit_info info;
 	nn_fit_get_info(fit, &info);
 	*tiles = info.tiles_x * info.tiles_y;
@@ -134,7 +137,7 @@ static void check_gradient(int default_width, enum nn_precision precision,
 static void test_gradient_matches_reference(void **state)
 {
 	test_need_gpu();
-	const char *families[] = {"gpu", "cpu"};
+	const char *families[] = { "gpu", "cpu" };
 	for (int i = 0; i < 2; i++) {
 		print_message("# passes for %s devices\n", families[i]);
 		setenv("VKINR_PASSES", families[i], 1);
@@ -177,8 +180,9 @@ static void check_terms_sums(const struct nn_config *cfg,
 	int w = img->width, h = img->height;
 	double *y = calloc((size_t)3 * w * h, 8), want[3];
 	ref_image_forward(cfg, l, params, img, y);
-	struct ref_tile t = {.img_w = w, .img_h = h, .tw = w, .th = h,
-			     .cw = w, .ch = h};
+	struct ref_tile t = {
+		.img_w = w, .img_h = h, .tw = w, .th = h, .cw = w, .ch = h
+	};
 	ref_loss_terms(&cfg->recipe, &t, img, y, NULL, want);
 	for (int j = 0; j < 3; j++)
 		assert_true(fabs(sums[j] - want[j]) < 1e-4 * want[j]);
@@ -262,7 +266,8 @@ static void assert_same_best(struct nn_fit *a, struct nn_fit *b,
 	struct nn_best best_a, best_b;
 	nn_fit_best(a, &best_a);
 	nn_fit_best(b, &best_b);
-	assert_true(best_a.psnr == best_b.psnr && best_a.psnr == last->psnr_best);
+	assert_true(best_a.psnr == best_b.psnr &&
+		    best_a.psnr == last->psnr_best);
 	assert_int_equal(best_a.epoch, best_b.epoch);
 	assert_int_equal(best_a.source, best_b.source);
 	float *wa = malloc(a->best.size), *wb = malloc(b->best.size);
@@ -288,10 +293,12 @@ static void check_resume(const struct nn_recipe *recipe)
 	struct nn_fit *a, *b;
 	struct nn_metrics ma[12], mb[12];
 
-	assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	assert_int_equal(
+	    nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
 	run_epochs(a, 12, ma);
 
-	assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	assert_int_equal(
+	    nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
 	run_epochs(b, 5, mb);
 	struct nn_best saved, restored;
 	nn_fit_best(b, &saved);
@@ -309,8 +316,10 @@ static void check_resume(const struct nn_recipe *recipe)
 	struct st_file *loaded;
 	assert_int_equal(st_decode(bytes, size, &loaded, err, sizeof(err)), 0);
 	struct nn_config ccfg;
-	assert_int_equal(nn_checkpoint_config(loaded, &ccfg, err, sizeof(err)), 0);
-	assert_int_equal(nn_fit_create(&b, test_gpu, img, &ccfg, NULL, err, sizeof(err)), 0);
+	assert_int_equal(nn_checkpoint_config(loaded, &ccfg, err, sizeof(err)),
+			 0);
+	assert_int_equal(
+	    nn_fit_create(&b, test_gpu, img, &ccfg, NULL, err, sizeof(err)), 0);
 	assert_int_equal(nn_fit_restore(b, loaded, err, sizeof(err)), 0);
 	assert_int_equal(nn_fit_epoch(b), 5);
 	/* the best model as it was when the checkpoint was taken */
@@ -346,7 +355,8 @@ static void check_resume(const struct nn_recipe *recipe)
 	bytes[size - 3] ^= 0x55;
 	struct st_file *bad;
 	if (st_decode(bytes, size, &bad, err, sizeof(err)) == 0) {
-		assert_int_equal(nn_fit_restore(b, bad, err, sizeof(err)), ERR_CHECKSUM);
+		assert_int_equal(nn_fit_restore(b, bad, err, sizeof(err)),
+				 ERR_CHECKSUM);
 		st_destroy(bad);
 	}
 	free(bytes);
@@ -362,9 +372,14 @@ static void test_resume_is_exact(void **state)
 	check_resume(NULL);
 	/* Muon, the average, a plateau and a linear decay */
 	struct nn_recipe r = {
-		.optimizer = NN_OPTIMIZER_MUON, .schedule = NN_SCHEDULE_LINEAR,
-		.warmup = 2, .plateau = 3, .lr_min_ratio = 0.2, .half_life = 200,
-		.average = NN_AVERAGE_EMA, .ema_decay = 0.9,
+		.optimizer = NN_OPTIMIZER_MUON,
+		.schedule = NN_SCHEDULE_LINEAR,
+		.warmup = 2,
+		.plateau = 3,
+		.lr_min_ratio = 0.2,
+		.half_life = 200,
+		.average = NN_AVERAGE_EMA,
+		.ema_decay = 0.9,
 	};
 	check_resume(&r);
 	/* every loss term, on the default optimizer */
@@ -389,9 +404,11 @@ static void test_precision_change_is_exact(void **state)
 	char err[256];
 	struct nn_fit *a, *b;
 	struct nn_metrics ma[40], mb[40];
-	assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	assert_int_equal(
+	    nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
 	run_epochs(a, 10, ma);
-	assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	assert_int_equal(
+	    nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
 	run_epochs(b, 4, mb);
 	struct nn_best before, after;
 	nn_fit_best(b, &before);
@@ -402,7 +419,8 @@ static void test_precision_change_is_exact(void **state)
 	/* the best model as it was */
 	nn_fit_best(b, &after);
 	assert_true(before.epoch >= 0 && after.psnr == before.psnr &&
-		    after.epoch == before.epoch && after.source == before.source);
+		    after.epoch == before.epoch &&
+		    after.source == before.source);
 	test_download(&b->best, w, b->best.size / sizeof(float));
 	assert_memory_equal(w, w4, b->best.size);
 	free(w4), free(w);
@@ -429,7 +447,9 @@ static void test_precision_change_is_exact(void **state)
 		struct nn_fit_info info;
 		cfg.epochs = ALL;
 		cfg.precision = NN_PRECISION_AUTO;
-		assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+		assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL,
+					       err, sizeof(err)),
+				 0);
 		run_epochs(a, ALL - FP32, ma);
 		nn_fit_get_info(a, &info);
 		assert_string_equal(info.precision, "fp16");
@@ -437,7 +457,9 @@ static void test_precision_change_is_exact(void **state)
 		nn_fit_get_info(a, &info);
 		assert_string_equal(info.precision, "fp32");
 		cfg.precision = NN_PRECISION_FP16;
-		assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+		assert_int_equal(nn_fit_create(&b, test_gpu, img, &cfg, NULL,
+					       err, sizeof(err)),
+				 0);
 		run_epochs(b, ALL - FP32, mb);
 		assert_int_equal(nn_fit_set_precision(b, NN_PRECISION_FP32), 0);
 		run_epochs(b, FP32, mb + ALL - FP32);
@@ -464,7 +486,9 @@ static void check_fits_and_exports(enum nn_precision precision)
 	char err[256];
 	struct nn_fit *fit;
 	struct nn_metrics m;
-	assert_int_equal(nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err, sizeof(err)), 0);
+	assert_int_equal(
+	    nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err, sizeof(err)),
+	    0);
 	double first = 0;
 	for (int i = 0; i < cfg.epochs; i++) {
 		assert_int_equal(nn_fit_step(fit, &m), 0);
@@ -486,7 +510,8 @@ static void check_fits_and_exports(enum nn_precision precision)
 	double psnr, rendered_psnr;
 	assert_int_equal(nn_fit_export(fit, &pkg, &recon, &psnr), 0);
 	assert_true(psnr > 25.0);
-	print_message("reported %.4f dB, exported %.4f dB\n", m.psnr_best, psnr);
+	print_message("reported %.4f dB, exported %.4f dB\n", m.psnr_best,
+		      psnr);
 	/* the export takes the best model, or the live or averaged weights
 	 * of the end when they render better: never less than reported */
 	assert_true(psnr > m.psnr_best -
@@ -501,8 +526,9 @@ static void check_fits_and_exports(enum nn_precision precision)
 	assert_int_equal(st_encode(pkg, &bytes, &size), 0);
 	struct st_file *again;
 	assert_int_equal(st_decode(bytes, size, &again, err, sizeof(err)), 0);
-	assert_int_equal(nn_render(test_gpu, again, img, &rendered, &rendered_psnr,
-				   err, sizeof(err)), 0);
+	assert_int_equal(nn_render(test_gpu, again, img, &rendered,
+				   &rendered_psnr, err, sizeof(err)),
+			 0);
 	assert_true(fabs(rendered_psnr - psnr) < 1e-6);
 	for (int i = 0; i < 24 * 20 * 3; i++)
 		assert_true(fabs(rendered->rgb[i] - recon->rgb[i]) < 1e-6);
@@ -540,8 +566,9 @@ static void test_bad_config_is_refused(void **state)
 	struct image *img = test_image(8, 8, 1);
 	char err[256] = "";
 	struct nn_fit *fit;
-	assert_int_equal(nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err, sizeof(err)),
-			 ERR_INVALID);
+	assert_int_equal(
+	    nn_fit_create(&fit, test_gpu, img, &cfg, NULL, err, sizeof(err)),
+	    ERR_INVALID);
 	assert_non_null(strstr(err, "multiple of 16"));
 	image_destroy(img);
 }

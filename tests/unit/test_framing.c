@@ -39,7 +39,7 @@ static int collect(void *ctx, char *line, size_t len, int too_long)
 static void test_whole_lines(void **state)
 {
 	struct line_buffer lb;
-	struct seen s = {0};
+	struct seen s = { 0 };
 	line_buffer_init(&lb, 100);
 	const char *in = "{\"a\":1}\n{\"b\":2}\n\nlast";
 	assert_int_equal(line_buffer_feed(&lb, in, strlen(in), collect, &s), 0);
@@ -57,11 +57,12 @@ static void test_whole_lines(void **state)
 static void test_partial_feeds(void **state)
 {
 	struct line_buffer lb;
-	struct seen s = {0};
+	struct seen s = { 0 };
 	line_buffer_init(&lb, 100);
 	const char *in = "hello world\r\nsecond\n";
 	for (size_t i = 0; i < strlen(in); i++)
-		assert_int_equal(line_buffer_feed(&lb, in + i, 1, collect, &s), 0);
+		assert_int_equal(line_buffer_feed(&lb, in + i, 1, collect, &s),
+				 0);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.lines[0], "hello world"); /* '\r' dropped */
 	assert_string_equal(s.lines[1], "second");
@@ -71,10 +72,11 @@ static void test_partial_feeds(void **state)
 static void test_nul_bytes(void **state)
 {
 	struct line_buffer lb;
-	struct seen s = {0};
+	struct seen s = { 0 };
 	line_buffer_init(&lb, 100);
 	const char in[] = "ab\0cd\nx\n";
-	assert_int_equal(line_buffer_feed(&lb, in, sizeof(in) - 1, collect, &s), 0);
+	assert_int_equal(line_buffer_feed(&lb, in, sizeof(in) - 1, collect, &s),
+			 0);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.lens[0], 5);
 	assert_memory_equal(s.lines[0], "ab\0cd", 5);
@@ -85,24 +87,26 @@ static void test_nul_bytes(void **state)
 static void test_too_long_resync(void **state)
 {
 	struct line_buffer lb;
-	struct seen s = {0};
+	struct seen s = { 0 };
 	line_buffer_init(&lb, 8);
 	/* exactly the limit is fine */
-	assert_int_equal(line_buffer_feed(&lb, "12345678\n", 9, collect, &s), 0);
+	assert_int_equal(line_buffer_feed(&lb, "12345678\n", 9, collect, &s),
+			 0);
 	assert_int_equal(s.n, 1);
 	/* one over, fed in pieces: reported once, rest skipped */
 	assert_int_equal(line_buffer_feed(&lb, "abcdef", 6, collect, &s), 0);
 	assert_int_equal(line_buffer_feed(&lb, "ghi", 3, collect, &s), 0);
 	assert_int_equal(s.too_long, 1);
-	assert_int_equal(line_buffer_feed(&lb, "jklmnopqrstuvwxyz", 17, collect, &s), 0);
+	assert_int_equal(
+	    line_buffer_feed(&lb, "jklmnopqrstuvwxyz", 17, collect, &s), 0);
 	assert_int_equal(s.too_long, 1);
 	assert_int_equal(line_buffer_feed(&lb, "zz\nok\n", 6, collect, &s), 0);
 	assert_int_equal(s.too_long, 1);
 	assert_int_equal(s.n, 2);
 	assert_string_equal(s.lines[1], "ok");
 	/* a long line inside one feed, between two good ones */
-	assert_int_equal(line_buffer_feed(&lb, "a\n0123456789abc\nb\n", 18,
-					  collect, &s), 0);
+	assert_int_equal(
+	    line_buffer_feed(&lb, "a\n0123456789abc\nb\n", 18, collect, &s), 0);
 	assert_int_equal(s.too_long, 2);
 	assert_int_equal(s.n, 4);
 	assert_string_equal(s.lines[2], "a");
@@ -113,7 +117,7 @@ static void test_too_long_resync(void **state)
 static void test_stop(void **state)
 {
 	struct line_buffer lb;
-	struct seen s = {.stop_after = 1};
+	struct seen s = { .stop_after = 1 };
 	line_buffer_init(&lb, 100);
 	assert_int_equal(line_buffer_feed(&lb, "a\nb\n", 4, collect, &s), 7);
 	assert_int_equal(s.n, 1);
@@ -145,8 +149,9 @@ static void test_big_line(void **state)
 	size_t off = 0, step = 777;
 	while (off < n + 1) {
 		size_t k = n + 1 - off < step ? n + 1 - off : step;
-		assert_int_equal(line_buffer_feed(&lb, big + off, k, collect_len,
-						  &count), 0);
+		assert_int_equal(
+		    line_buffer_feed(&lb, big + off, k, collect_len, &count),
+		    0);
 		off += k;
 	}
 	assert_int_equal(count, 1);

@@ -36,8 +36,10 @@
 /* widths and pixel counts: 851 = 37 x 23 and 300 are no multiple of any
  * tile, 40 is less than one; 144 leaves a partial block of rows; 512 is
  * the widest (kept to few pixels: the emulation is slow on lavapipe) */
-static const struct { int nf, npix; } sizes[] = {
-	{16, 851}, {16, 300}, {48, 851}, {144, 300}, {512, 40},
+static const struct {
+	int nf, npix;
+} sizes[] = {
+	{ 16, 851 }, { 16, 300 }, { 48, 851 }, { 144, 300 }, { 512, 40 },
 };
 
 /* An operand of `rows` rows of `row` values, as the family reads it:
@@ -55,11 +57,13 @@ static struct gpu_buffer upload_operand(float *f, int rows, int row, int pad,
 	_Float16 *h = calloc(count, sizeof(_Float16));
 	for (int r = 0; r < rows; r++)
 		for (int i = 0; i < row; i++) {
-			h[(size_t)r * pad + i] = (_Float16)f[(size_t)r * row + i];
+			h[(size_t)r * pad + i] =
+			    (_Float16)f[(size_t)r * row + i];
 			f[(size_t)r * row + i] = (float)h[(size_t)r * pad + i];
 		}
 	struct gpu_buffer b = test_buffer(count / 2 + 1);
-	assert_int_equal(gpu_upload(test_gpu, &b, 0, h, count * sizeof(_Float16)), 0);
+	assert_int_equal(
+	    gpu_upload(test_gpu, &b, 0, h, count * sizeof(_Float16)), 0);
 	free(h);
 	return b;
 }
@@ -88,9 +92,12 @@ static float *run_half_form(const struct gemm_variant *v, const char *form,
 	_Float16 *h = malloc(count * sizeof(_Float16) + 16);
 	for (size_t i = 0; i < count; i++)
 		h[i] = (_Float16)1000.0f;
-	assert_int_equal(gpu_upload(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
-	test_dispatch(name, (int)g->M, 30.0f, bufs, 4, g, sizeof(*g), gx, gy, 1);
-	assert_int_equal(gpu_download(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
+	assert_int_equal(
+	    gpu_upload(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
+	test_dispatch(name, (int)g->M, 30.0f, bufs, 4, g, sizeof(*g), gx, gy,
+		      1);
+	assert_int_equal(
+	    gpu_download(test_gpu, bufs[2], 0, h, count * sizeof(_Float16)), 0);
 	float *got = malloc(count * sizeof(float));
 	for (size_t i = 0; i < count; i++)
 		got[i] = (float)h[i];
@@ -107,7 +114,8 @@ static void check_phase(const struct gemm_variant *v,
 			const double *s, size_t count)
 {
 	char name[48];
-	const float w0 = 30.0f; /* the shaders' specialization (run_half_form) */
+	const float w0 =
+	    30.0f; /* the shaders' specialization (run_half_form) */
 	float *h = run_half_form(v, "nnp", bufs, g, gx, gy, count, name);
 	double worst = 0;
 	size_t at = 0;
@@ -148,7 +156,8 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 	int ld = half ? (npix + 15) / 16 * 16 : npix; /* activation rows */
 	size_t act = (size_t)nf * npix;
 	float *w = malloc((size_t)nf * nf * 4), *b = malloc((size_t)nf * 4);
-	float *z = malloc(act * 4), *ds = malloc(act * 4), *got = malloc(act * 4);
+	float *z = malloc(act * 4), *ds = malloc(act * 4),
+	      *got = malloc(act * 4);
 	double *want = malloc(act * 8);
 	uint64_t seed = (uint64_t)nf * 1000 + (uint64_t)npix;
 	test_random(w, (size_t)nf * nf, seed + 1, -0.3f, 0.3f);
@@ -160,7 +169,8 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 	struct gpu_buffer bds = upload_operand(ds, nf, npix, ld, half);
 	struct gpu_buffer bbias = test_buffer((size_t)nf + 8);
 	/* the bias at an offset, as in the parameter vector */
-	assert_int_equal(gpu_upload(test_gpu, &bbias, 8 * 4, b, (size_t)nf * 4), 0);
+	assert_int_equal(gpu_upload(test_gpu, &bbias, 8 * 4, b, (size_t)nf * 4),
+			 0);
 	struct gpu_buffer bc = test_buffer(act);
 	double *zd = test_to_double(z, act), *dsd = test_to_double(ds, act);
 	char name[48], what[96];
@@ -168,11 +178,19 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 	uint32_t gy = (uint32_t)(nf + v->rows - 1) / v->rows;
 
 	/* forward with bias */
-	struct gemm_push g = {.M = nf, .N = npix, .K = nf, .lda = nf, .ldb = ld,
-			      .ldc = npix, .bias_off = 8, .k_chunk = nf,
-			      .has_bias = 1, .a_scale = 1, .b_scale = 1,
-			      .out_scale = 1};
-	const struct gpu_buffer *nn[] = {&bw, &bz, &bc, &bbias};
+	struct gemm_push g = { .M = nf,
+			       .N = npix,
+			       .K = nf,
+			       .lda = nf,
+			       .ldb = ld,
+			       .ldc = npix,
+			       .bias_off = 8,
+			       .k_chunk = nf,
+			       .has_bias = 1,
+			       .a_scale = 1,
+			       .b_scale = 1,
+			       .out_scale = 1 };
+	const struct gpu_buffer *nn[] = { &bw, &bz, &bc, &bbias };
 	gemm_shader_name(v, "nn", name, sizeof(name));
 	test_dispatch(name, nf, 30.0f, nn, 4, &g, sizeof(g), gx, gy, 1);
 	test_download(&bc, got, act);
@@ -185,7 +203,7 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 	/* data gradient, with the loss scale undone in the epilogue */
 	g.has_bias = 0;
 	g.out_scale = 0.5f;
-	const struct gpu_buffer *tn[] = {&bw, &bds, &bc, &bbias};
+	const struct gpu_buffer *tn[] = { &bw, &bds, &bc, &bbias };
 	gemm_shader_name(v, "tn", name, sizeof(name));
 	test_dispatch(name, nf, 30.0f, tn, 4, &g, sizeof(g), gx, gy, 1);
 	test_download(&bc, got, act);
@@ -203,10 +221,17 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 	uint32_t splits = (kdim + k_chunk - 1) / k_chunk;
 	size_t nn2 = (size_t)nf * nf;
 	struct gpu_buffer part = test_buffer(splits * nn2);
-	struct gemm_push gn = {.M = nf, .N = nf, .K = kdim, .lda = ld, .ldb = ld,
-			       .ldc = nf, .k_chunk = k_chunk, .a_scale = 1,
-			       .b_scale = 1, .out_scale = 1};
-	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bbias};
+	struct gemm_push gn = { .M = nf,
+				.N = nf,
+				.K = kdim,
+				.lda = ld,
+				.ldb = ld,
+				.ldc = nf,
+				.k_chunk = k_chunk,
+				.a_scale = 1,
+				.b_scale = 1,
+				.out_scale = 1 };
+	const struct gpu_buffer *nt[] = { &bds, &bz, &part, &bbias };
 	gemm_shader_name(v, "nt", name, sizeof(name));
 	test_dispatch(name, nf, 30.0f, nt, 4, &gn, sizeof(gn),
 		      (uint32_t)(nf + v->cols - 1) / v->cols, gy, splits);
@@ -220,7 +245,7 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 	test_close(what, gotw, gw, nn2, 1e-3, 1e-4);
 
 	free(w), free(b), free(z), free(ds), free(got), free(want), free(zd),
-		free(dsd), free(slices), free(gotw), free(gw), free(gb);
+	    free(dsd), free(slices), free(gotw), free(gw), free(gb);
 }
 
 static void check_sizes(const struct gemm_variant *v)
@@ -247,7 +272,8 @@ static void test_coop_tensor_cores(void **state)
 	print_message("# through VK_%s_cooperative_matrix\n",
 		      !strcmp(info->coopmat_api, "khr") ? "KHR" : "NV");
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++)
-		if (v->half && !v->cm2 && gemm_variant_runs(v, info->coopmat_api))
+		if (v->half && !v->cm2 &&
+		    gemm_variant_runs(v, info->coopmat_api))
 			check_sizes(v);
 }
 
@@ -256,13 +282,16 @@ static void test_coopmat2(void **state)
 	test_need_gpu();
 	const struct gpu_device_info *info = gpu_info(test_gpu);
 	if (!shader_find("gemm_nn_cm2")) {
-		print_message("skipped: this build has no VK_NV_cooperative_matrix2 "
-			      "shaders (glslang 15: make gpu-tools)\n");
+		print_message(
+		    "skipped: this build has no VK_NV_cooperative_matrix2 "
+		    "shaders (glslang 15: make gpu-tools)\n");
 		skip();
 	}
 	if (!info->has_coopmat2) {
-		print_message("skipped: %s does not offer VK_NV_cooperative_matrix2 "
-			      "as gemm_cm2.comp needs it\n", info->name);
+		print_message(
+		    "skipped: %s does not offer VK_NV_cooperative_matrix2 "
+		    "as gemm_cm2.comp needs it\n",
+		    info->name);
 		skip();
 	}
 	int seen = 0;
@@ -284,57 +313,79 @@ static void test_coopmat2(void **state)
  * 10 A type (16x16 half), 11 B type (16x8 half), 12 C type (16x8 float),
  * 13 a pointer, 14 stride, 20.. values. */
 static const uint32_t nv_module[] = {
-	0x07230203, 0x00010500, 0, 30, 0,
-	OP(17, 2), 5357,                                   /* Capability */
-	OP(10, 8), 0x5f565053, 0x635f564e, 0x65706f6f, 0x69746172, 0x6d5f6576,
-	0x69727461, 0x00000078,                            /* "SPV_NV_cooperative_matrix" */
-	OP(21, 4), 1, 32, 0,                               /* uint */
-	OP(41, 3), 15, 2,                                  /* true (type 15) */
-	OP(42, 3), 15, 3,                                  /* false */
-	OP(43, 4), 1, 6, 16,
-	OP(43, 4), 1, 7, 8,
-	OP(43, 4), 1, 8, 3,
-	OP(5358, 6), 10, 4, 8, 6, 6,                       /* A 16x16 */
-	OP(5358, 6), 11, 4, 8, 6, 7,                       /* B 16x8 */
-	OP(5358, 6), 12, 5, 8, 6, 7,                       /* C 16x8 */
-	OP(5359, 6), 10, 20, 13, 14, 3,                    /* load A row-major */
-	OP(5359, 8), 11, 21, 13, 14, 2, 0x18, 9,           /* load B col-major + access */
-	OP(5359, 6), 12, 22, 13, 14, 3,                    /* load C */
-	OP(5361, 6), 12, 23, 20, 21, 22,                   /* mul-add */
-	OP(5360, 5), 13, 23, 14, 2,                        /* store col-major */
-	OP(5362, 4), 1, 24, 12,                            /* length */
+	0x07230203,  0x00010500, 0,
+	30,          0,          OP(17, 2),
+	5357, /* Capability */
+	OP(10, 8),   0x5f565053, 0x635f564e,
+	0x65706f6f,  0x69746172, 0x6d5f6576,
+	0x69727461,  0x00000078, /* "SPV_NV_cooperative_matrix" */
+	OP(21, 4),   1,          32,
+	0,                          /* uint */
+	OP(41, 3),   15,         2, /* true (type 15) */
+	OP(42, 3),   15,         3, /* false */
+	OP(43, 4),   1,          6,
+	16,          OP(43, 4),  1,
+	7,           8,          OP(43, 4),
+	1,           8,          3,
+	OP(5358, 6), 10,         4,
+	8,           6,          6, /* A 16x16 */
+	OP(5358, 6), 11,         4,
+	8,           6,          7, /* B 16x8 */
+	OP(5358, 6), 12,         5,
+	8,           6,          7, /* C 16x8 */
+	OP(5359, 6), 10,         20,
+	13,          14,         3, /* load A row-major */
+	OP(5359, 8), 11,         21,
+	13,          14,         2,
+	0x18,        9, /* load B col-major + access */
+	OP(5359, 6), 12,         22,
+	13,          14,         3, /* load C */
+	OP(5361, 6), 12,         23,
+	20,          21,         22, /* mul-add */
+	OP(5360, 5), 13,         23,
+	14,          2, /* store col-major */
+	OP(5362, 4), 1,          24,
+	12, /* length */
 };
 
 static const uint32_t khr_module[] = {
-	0x07230203, 0x00010500, 0, 33, 0,
-	OP(17, 2), 6022,
-	OP(10, 8), 0x5f565053, 0x5f52484b, 0x706f6f63, 0x74617265, 0x5f657669,
-	0x7274616d, 0x00007869,                            /* "SPV_KHR_cooperative_matrix" */
-	OP(21, 4), 1, 32, 0,
-	OP(41, 3), 15, 2,
-	OP(42, 3), 15, 3,
-	OP(43, 4), 1, 6, 16,
-	OP(43, 4), 1, 7, 8,
-	OP(43, 4), 1, 8, 3,
-	OP(43, 4), 1, 30, 0,                               /* the added constants */
-	OP(43, 4), 1, 31, 1,
-	OP(43, 4), 1, 32, 2,
-	OP(4456, 7), 10, 4, 8, 6, 6, 30,                   /* use A */
-	OP(4456, 7), 11, 4, 8, 6, 7, 31,                   /* use B */
-	OP(4456, 7), 12, 5, 8, 6, 7, 32,                   /* accumulator */
-	OP(4457, 6), 10, 20, 13, 30, 14,                   /* layout row, stride */
-	OP(4457, 8), 11, 21, 13, 31, 14, 0x18, 9,
-	OP(4457, 6), 12, 22, 13, 30, 14,
-	OP(4459, 6), 12, 23, 20, 21, 22,
-	OP(4458, 5), 13, 23, 31, 14,
-	OP(4460, 4), 1, 24, 12,
+	0x07230203,  0x00010500,  0,           33,
+	0,           OP(17, 2),   6022,        OP(10, 8),
+	0x5f565053,  0x5f52484b,  0x706f6f63,  0x74617265,
+	0x5f657669,  0x7274616d,  0x00007869, /* "SPV_KHR_cooperative_matrix" */
+	OP(21, 4),   1,           32,          0,
+	OP(41, 3),   15,          2,           OP(42, 3),
+	15,          3,           OP(43, 4),   1,
+	6,           16,          OP(43, 4),   1,
+	7,           8,           OP(43, 4),   1,
+	8,           3,           OP(43, 4),   1,
+	30,          0, /* the added constants */
+	OP(43, 4),   1,           31,          1,
+	OP(43, 4),   1,           32,          2,
+	OP(4456, 7), 10,          4,           8,
+	6,           6,           30, /* use A */
+	OP(4456, 7), 11,          4,           8,
+	6,           7,           31, /* use B */
+	OP(4456, 7), 12,          5,           8,
+	6,           7,           32, /* accumulator */
+	OP(4457, 6), 10,          20,          13,
+	30,          14, /* layout row, stride */
+	OP(4457, 8), 11,          21,          13,
+	31,          14,          0x18,        9,
+	OP(4457, 6), 12,          22,          13,
+	30,          14,          OP(4459, 6), 12,
+	23,          20,          21,          22,
+	OP(4458, 5), 13,          23,          31,
+	14,          OP(4460, 4), 1,           24,
+	12,
 };
 
 static void test_spirv_known_words(void **state)
 {
 	uint32_t *out;
 	size_t n;
-	assert_int_equal(spirv_nv_to_khr(nv_module, sizeof(nv_module) / 4, &out, &n), 0);
+	assert_int_equal(
+	    spirv_nv_to_khr(nv_module, sizeof(nv_module) / 4, &out, &n), 0);
 	assert_int_equal(n, sizeof(khr_module) / 4);
 	for (size_t i = 0; i < n; i++)
 		if (out[i] != khr_module[i])
@@ -356,7 +407,8 @@ static void test_spirv_refuses_shared_type(void **state)
 			m[i + 1] = 10;
 	uint32_t *out = NULL;
 	size_t n;
-	assert_int_equal(spirv_nv_to_khr(m, sizeof(m) / 4, &out, &n), ERR_INVALID);
+	assert_int_equal(spirv_nv_to_khr(m, sizeof(m) / 4, &out, &n),
+			 ERR_INVALID);
 	assert_null(out);
 }
 
@@ -364,7 +416,7 @@ static void test_spirv_refuses_shared_type(void **state)
  * runs (the 16x16x16 shape, which the translation refuses). */
 static int nv_only_shader(const char *shader)
 {
-	static const char *const forms[] = {"nn", "tn", "nt"};
+	static const char *const forms[] = { "nn", "tn", "nt" };
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++)
 		for (int f = 0; v->nv_only && f < 3; f++) {
 			char name[64];
@@ -402,8 +454,10 @@ static void test_spirv_embedded_shaders(void **state)
 			fail_msg("%s does not translate", s->name);
 		assert_int_equal(n, words + 3 * 4 + 3);
 		for (size_t i = 5; i < n; i += out[i] >> 16)
-			if ((out[i] & 0xffff) >= 5357 && (out[i] & 0xffff) <= 5362)
-				fail_msg("%s: NV opcode left at word %zu", s->name, i);
+			if ((out[i] & 0xffff) >= 5357 &&
+			    (out[i] & 0xffff) <= 5362)
+				fail_msg("%s: NV opcode left at word %zu",
+					 s->name, i);
 		free(out);
 		seen++;
 	}

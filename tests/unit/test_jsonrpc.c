@@ -38,9 +38,10 @@ static void test_request(void **state)
 	assert_int_equal(cJSON_GetObjectItem(obj, "id")->valueint, 42);
 	assert_string_equal(cJSON_GetObjectItem(obj, "method")->valuestring,
 			    "job.get");
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "params"),
-						"job")->valuestring,
-			    "line1\nline2");
+	assert_string_equal(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "params"), "job")
+		->valuestring,
+	    "line1\nline2");
 	cJSON_Delete(obj);
 
 	obj = parse_line(rpc_request_line(1, M_HELLO, NULL));
@@ -61,7 +62,8 @@ static void test_result_and_error(void **state)
 
 	cJSON *data = cJSON_CreateObject();
 	cJSON_AddStringToObject(data, "name", "NOT_FOUND");
-	obj = parse_line(rpc_error_line(id, RPC_JOB_NOT_FOUND, "no job 7", data));
+	obj =
+	    parse_line(rpc_error_line(id, RPC_JOB_NOT_FOUND, "no job 7", data));
 	assert_int_equal(rpc_classify(obj, NULL), RPC_KIND_ERROR);
 	cJSON *err = cJSON_GetObjectItem(obj, "error");
 	assert_int_equal(cJSON_GetObjectItem(err, "code")->valueint,
@@ -74,7 +76,8 @@ static void test_result_and_error(void **state)
 	/* an error about a request whose id could not be read: id null */
 	obj = parse_line(rpc_error_line(NULL, RPC_PARSE_ERROR, "bad", NULL));
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(obj, "id")));
-	assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "error"), "data"));
+	assert_null(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "error"), "data"));
 	cJSON_Delete(obj);
 
 	/* a null result is still a result */
@@ -111,16 +114,21 @@ static void test_classify_invalid(void **state)
 {
 	expect_invalid("[1,2]", "object");
 	expect_invalid("{\"id\":1,\"method\":\"hello\"}", "jsonrpc");
-	expect_invalid("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}", "2.0");
-	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"x\"}", "id");
+	expect_invalid("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}",
+		       "2.0");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"x\"}",
+		       "id");
 	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}", "method");
-	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\"}", "method");
-	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":3}",
-		       "params");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\"}",
+		       "method");
+	expect_invalid(
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":3}",
+	    "params");
 	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1}", "method");
 	expect_invalid("{\"jsonrpc\":\"2.0\",\"result\":1}", "id");
-	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":\"x\"}}",
-		       "code");
+	expect_invalid(
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":\"x\"}}",
+	    "code");
 	/* NULL is not an object either */
 	const char *why = NULL;
 	assert_int_equal(rpc_classify(NULL, &why), RPC_KIND_INVALID);
@@ -129,7 +137,8 @@ static void test_classify_invalid(void **state)
 
 static void test_classify_valid(void **state)
 {
-	const char *req = "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"x\",\"params\":[]}";
+	const char *req =
+	    "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"x\",\"params\":[]}";
 	cJSON *obj = cJSON_Parse(req);
 	assert_int_equal(rpc_classify(obj, NULL), RPC_KIND_REQUEST);
 	cJSON_Delete(obj);

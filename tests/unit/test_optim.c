@@ -43,7 +43,7 @@ static void recipe_config(struct nn_config *cfg, int nf,
 enum { NS_BATCH = 2, NS_MATRICES = 4 };
 
 struct ns_config {
-	int sym;  /* A and B as symmetric products */
+	int sym;    /* A and B as symmetric products */
 	int from_g; /* the first step from G, as optim.c (else from X) */
 };
 
@@ -56,7 +56,7 @@ static void ns_dispatch(const char *variant, int nf, int flags,
 		gy = 1;
 	}
 	p->i3 = flags;
-	const struct gpu_buffer *bufs[1] = {scratch};
+	const struct gpu_buffer *bufs[1] = { scratch };
 	test_dispatch(variant, nf, 30.0f, bufs, 1, p, sizeof(*p), gx, gy,
 		      NS_BATCH);
 }
@@ -69,7 +69,7 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 	size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
 	struct gpu_buffer scratch = test_buffer(NS_BATCH * stride);
 	test_upload(&scratch, x, NS_BATCH * stride);
-	static const float abc[3] = {3.4445f, -4.7750f, 2.0315f};
+	static const float abc[3] = { 3.4445f, -4.7750f, 2.0315f };
 	uint32_t cur = 0, next = (uint32_t)nn, a = 2 * (uint32_t)nn,
 		 b = 3 * (uint32_t)nn;
 	for (int s = 0; s < 5; s++) {
@@ -82,23 +82,24 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 			const char *variant;
 			int flags;
 		} steps[3] = {
-			{cur, cur, a, a, 0.0f, 1.0f, "ns_gemm_trans", cfg->sym},
-			{a, a, a, b, abc[1], abc[2], "ns_gemm",
-			 cfg->sym | g | (g ? 2 << 2 | 2 << 4 | 2 << 6 : 0)},
-			{b, cur, cur, next, abc[0], 1.0f, "ns_gemm",
-			 g | (g ? 1 << 4 | 1 << 6 : 0)},
+			{ cur, cur, a, a, 0.0f, 1.0f, "ns_gemm_trans",
+			  cfg->sym },
+			{ a, a, a, b, abc[1], abc[2], "ns_gemm",
+			  cfg->sym | g | (g ? 2 << 2 | 2 << 4 | 2 << 6 : 0) },
+			{ b, cur, cur, next, abc[0], 1.0f, "ns_gemm",
+			  g | (g ? 1 << 4 | 1 << 6 : 0) },
 		};
 		for (int i = 0; i < 3; i++) {
-			struct pass_push p = {.n = (int32_t)a,
-					      .off0 = steps[i].l,
-					      .off1 = steps[i].r,
-					      .off2 = steps[i].d,
-					      .off3 = steps[i].c,
-					      .i2 = (int32_t)stride};
+			struct pass_push p = { .n = (int32_t)a,
+					       .off0 = steps[i].l,
+					       .off1 = steps[i].r,
+					       .off2 = steps[i].d,
+					       .off3 = steps[i].c,
+					       .i2 = (int32_t)stride };
 			memcpy(&p.i0, &steps[i].p, 4);
 			memcpy(&p.i1, &steps[i].q, 4);
-			ns_dispatch(steps[i].variant, nf, steps[i].flags, &scratch,
-				    &p);
+			ns_dispatch(steps[i].variant, nf, steps[i].flags,
+				    &scratch, &p);
 		}
 		uint32_t t = cur;
 		cur = next;
@@ -119,12 +120,12 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 static void test_newton_schulz_matches_reference(void **state)
 {
 	test_need_gpu();
-	static const int widths[] = {16, 48, 80, 144, 272};
+	static const int widths[] = { 16, 48, 80, 144, 272 };
 	static const struct ns_config cfgs[] = {
-		{1, 1}, /* as optim.c */
-		{1, 0},
-		{0, 1},
-		{0, 0},
+		{ 1, 1 }, /* as optim.c */
+		{ 1, 0 },
+		{ 0, 1 },
+		{ 0, 0 },
 	};
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
 		int nf = widths[w];
@@ -148,7 +149,8 @@ static void test_newton_schulz_matches_reference(void **state)
 				norm += g[i] * g[i];
 			for (size_t i = 0; i < nn; i++) {
 				g0[z * stride + i] = (float)g[i];
-				x0[z * stride + i] = (float)(g[i] / (sqrt(norm) + 1e-7));
+				x0[z * stride + i] =
+				    (float)(g[i] / (sqrt(norm) + 1e-7));
 			}
 		}
 		for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
@@ -160,18 +162,20 @@ static void test_newton_schulz_matches_reference(void **state)
 					   want + z * nn, nn, 2e-4, 2e-4);
 			for (int z = 0; z < NS_BATCH && cfgs[c].sym; z++)
 				for (int m = 2; m < 4; m++) {
-					const float *s = x + z * stride + m * nn;
+					const float *s =
+					    x + z * stride + m * nn;
 					for (int i = 0; i < nf; i++)
 						for (int j = 0; j < i; j++)
 							assert_memory_equal(
-								&s[i * nf + j],
-								&s[j * nf + i], 4);
+							    &s[i * nf + j],
+							    &s[j * nf + i], 4);
 				}
 			if (c == 0) {
 				float *again = malloc(all * sizeof(float));
 				memcpy(again, from, all * sizeof(float));
 				ns_device(nf, &cfgs[c], again);
-				assert_memory_equal(again, x, all * sizeof(float));
+				assert_memory_equal(again, x,
+						    all * sizeof(float));
 				free(again);
 			}
 		}
@@ -184,8 +188,8 @@ static struct nn_fit *create_fit(const struct nn_config *cfg,
 {
 	struct nn_fit *fit;
 	char err[256];
-	assert_int_equal(nn_fit_create(&fit, test_gpu, img, cfg, NULL, err,
-				       sizeof(err)), 0);
+	assert_int_equal(
+	    nn_fit_create(&fit, test_gpu, img, cfg, NULL, err, sizeof(err)), 0);
 	return fit;
 }
 
@@ -219,11 +223,12 @@ static void check_step(enum nn_optimizer optimizer, enum nn_average average,
 	assert_int_equal(nn_fit_gradient(fit, gradf, &sse), 0);
 	assert_int_equal(nn_fit_step(fit, &m), 0);
 
-	struct ref_optim s = {
-		test_to_double(p0, l->total), test_to_double(m0, l->total),
-		test_to_double(v0, l->total),
-		mu0 ? test_to_double(mu0, fit->muon_m.size / 4) : NULL,
-		avg0 ? test_to_double(avg0, l->total) : NULL};
+	struct ref_optim s = { test_to_double(p0, l->total),
+			       test_to_double(m0, l->total),
+			       test_to_double(v0, l->total),
+			       mu0 ? test_to_double(mu0, fit->muon_m.size / 4)
+				   : NULL,
+			       avg0 ? test_to_double(avg0, l->total) : NULL };
 	double *grad = test_to_double(gradf, l->total);
 	ref_optim_step(&cfg, l, 5, nn_lr_at(&cfg, 5), grad, &s);
 
@@ -307,14 +312,15 @@ static void test_export_takes_the_better_weights(void **state)
 	snprintf(best_name, sizeof(best_name), "best (%s, epoch %d)",
 		 nn_best_source_name(kept.source), kept.epoch);
 	const char *which = best > fmax(avg, live) ? best_name
-			    : avg > live	   ? "average"
+			    : avg > live           ? "average"
 						   : "live";
 	assert_string_equal(nn_fit_exported_weights(fit), which);
 	assert_string_equal(st_get_meta(pkg, "weights"), which);
 	assert_string_equal(st_get_meta(pkg, "optimizer"), "muon");
 	assert_string_equal(st_get_meta(pkg, "average"), "ema");
-	assert_int_equal(nn_render(test_gpu, pkg, img, NULL, &rendered, err,
-				   sizeof(err)), 0);
+	assert_int_equal(
+	    nn_render(test_gpu, pkg, img, NULL, &rendered, err, sizeof(err)),
+	    0);
 	assert_true(fabs(rendered - exported) < 1e-6);
 	/* the live weights are back in place: training goes on from them */
 	double again;
@@ -392,8 +398,8 @@ static int check_best(enum nn_average average, double lr)
 	}
 	/* the point of it: the live weights fell back, the best did not */
 	print_message("epoch %d: %.2f dB, more than 1 dB below the best, "
-		      "%.2f dB (%d bests from the average)\n", m.epoch,
-		      m.psnr, running, from_average);
+		      "%.2f dB (%d bests from the average)\n",
+		      m.epoch, m.psnr, running, from_average);
 	int n;
 	const struct nn_metrics *h = nn_fit_history(fit, &n);
 	for (int i = 1; i < n; i++)
@@ -408,8 +414,9 @@ static int check_best(enum nn_average average, double lr)
 	struct st_file *pkg;
 	char err[256];
 	assert_int_equal(nn_fit_export(fit, &pkg, NULL, &exported), 0);
-	assert_int_equal(nn_render(test_gpu, pkg, img, NULL, &rendered, err,
-				   sizeof(err)), 0);
+	assert_int_equal(
+	    nn_render(test_gpu, pkg, img, NULL, &rendered, err, sizeof(err)),
+	    0);
 	assert_true(fabs(rendered - exported) < 1e-6);
 	assert_true(exported >= fmax(live, avg));
 	assert_true(exported >= m.psnr_best - 1e-3);
@@ -431,8 +438,8 @@ static int check_best(enum nn_average average, double lr)
 static void test_best_model_is_kept(void **state)
 {
 	test_need_gpu();
-	static const enum nn_average averages[2] = {NN_AVERAGE_EMA,
-						    NN_AVERAGE_NONE};
+	static const enum nn_average averages[2] = { NN_AVERAGE_EMA,
+						     NN_AVERAGE_NONE };
 	for (int i = 0; i < 2; i++) {
 		int fell = 0;
 		for (double lr = 6e-3; !fell && lr < 0.1; lr *= 2)
@@ -444,8 +451,8 @@ static void test_best_model_is_kept(void **state)
 /* The checksum version 1 wrote: FNV-1a over its four tensors. */
 static void set_old_checksum(struct st_file *f)
 {
-	static const char *const names[] = {"params", "adam_m", "adam_v",
-					    "metrics"};
+	static const char *const names[] = { "params", "adam_m", "adam_v",
+					     "metrics" };
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (int i = 0; i < 4; i++) {
 		const struct st_tensor *t = st_find(f, names[i]);
@@ -478,20 +485,23 @@ static void test_old_and_new_checkpoint_versions(void **state)
 	/* what version 1 wrote: its own keys only */
 	struct st_file *v1 = st_create();
 	static const char *const v1_keys[] = {
-		"format", "epoch", "width", "height", "dilations", "nf", "w0",
-		"lr", "warmup", "schedule", "epochs", "seed", "precision",
-		"max_tile", "mem_budget"};
+		"format", "epoch", "width",     "height",   "dilations",
+		"nf",     "w0",    "lr",        "warmup",   "schedule",
+		"epochs", "seed",  "precision", "max_tile", "mem_budget"
+	};
 	for (size_t i = 0; i < sizeof(v1_keys) / sizeof(v1_keys[0]); i++)
-		assert_int_equal(st_set_meta(v1, v1_keys[i],
-					     st_get_meta(ck, v1_keys[i])), 0);
+		assert_int_equal(
+		    st_set_meta(v1, v1_keys[i], st_get_meta(ck, v1_keys[i])),
+		    0);
 	assert_int_equal(st_set_meta(v1, "version", "1"), 0);
 	assert_int_equal(st_set_meta(v1, "lr_min_ratio", "0.25"), 0);
-	static const char *const tensors[] = {"params", "adam_m", "adam_v",
-					      "metrics"};
+	static const char *const tensors[] = { "params", "adam_m", "adam_v",
+					       "metrics" };
 	for (int i = 0; i < 4; i++) {
 		const struct st_tensor *t = st_find(ck, tensors[i]);
-		assert_int_equal(st_add(v1, t->name, t->dtype, t->ndim, t->shape,
-					t->data), 0);
+		assert_int_equal(
+		    st_add(v1, t->name, t->dtype, t->ndim, t->shape, t->data),
+		    0);
 	}
 	assert_int_equal(nn_checkpoint_config(v1, &got, err, sizeof(err)), 0);
 	assert_int_equal(got.recipe.optimizer, NN_OPTIMIZER_ADAM);
@@ -518,7 +528,8 @@ static void test_old_and_new_checkpoint_versions(void **state)
 		const char *key = ck->meta[i].key;
 		if (strcmp(key, "ssim") && strcmp(key, "grad") &&
 		    strcmp(key, "chroma") && strcmp(key, "early_cycle"))
-			assert_int_equal(st_set_meta(v2, key, ck->meta[i].value), 0);
+			assert_int_equal(
+			    st_set_meta(v2, key, ck->meta[i].value), 0);
 	}
 	assert_int_equal(nn_checkpoint_config(v2, &got, err, sizeof(err)), 0);
 	assert_true(got.recipe.loss_ssim == 0 && got.recipe.loss_grad == 0 &&

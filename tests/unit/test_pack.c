@@ -33,11 +33,9 @@ struct job_spec {
  * uses Adam alone, so the pack holds two groups. Job 2 joins at epoch 4;
  * job 3 stops at epoch 7 (paused or cancelled). */
 static const struct job_spec specs[JOBS] = {
-	{16, 16, 12, 1, 1, 0, 0, 1e-3},
-	{12, 10, 9, 2, 1, 0, 0, 2e-3},
-	{9, 13, 12, 3, 1, 4, 0, 1e-3},
-	{16, 16, 12, 4, 1, 0, 7, 5e-4},
-	{14, 11, 10, 5, 0, 0, 0, 1e-3},
+	{ 16, 16, 12, 1, 1, 0, 0, 1e-3 }, { 12, 10, 9, 2, 1, 0, 0, 2e-3 },
+	{ 9, 13, 12, 3, 1, 4, 0, 1e-3 },  { 16, 16, 12, 4, 1, 0, 7, 5e-4 },
+	{ 14, 11, 10, 5, 0, 0, 0, 1e-3 },
 };
 
 /* fp32, or (the second test) the default, which takes the tensor cores
@@ -64,8 +62,9 @@ static struct nn_fit *make_fit(int j, struct image **img)
 	struct nn_fit *fit = NULL;
 	job_config(&specs[j], &cfg);
 	*img = test_image(specs[j].w, specs[j].h, 10 + (uint64_t)j);
-	assert_int_equal(nn_fit_create(&fit, test_gpu, *img, &cfg, NULL, err,
-				       sizeof(err)), 0);
+	assert_int_equal(
+	    nn_fit_create(&fit, test_gpu, *img, &cfg, NULL, err, sizeof(err)),
+	    0);
 	return fit;
 }
 
@@ -135,14 +134,16 @@ static void test_pack_equals_alone(void **state)
 		read_weights(alone[j], &a);
 		read_weights(packed[j], &b);
 		if (exact)
-			assert_memory_equal(a, b, alone[j]->layout.total * sizeof(float));
+			assert_memory_equal(
+			    a, b, alone[j]->layout.total * sizeof(float));
 		int na, nb;
 		const struct nn_metrics *ha = nn_fit_history(alone[j], &na);
 		const struct nn_metrics *hb = nn_fit_history(packed[j], &nb);
 		assert_int_equal(na, nb);
 		for (int e = 0; e < na; e++) {
 			if (!exact) {
-				assert_true(fabs(ha[e].psnr - hb[e].psnr) < 0.01);
+				assert_true(fabs(ha[e].psnr - hb[e].psnr) <
+					    0.01);
 				continue;
 			}
 			assert_true(ha[e].psnr == hb[e].psnr);
@@ -172,7 +173,7 @@ static void test_pack_neighbours(void **state)
 	test_need_gpu();
 	if (!nn_pack_supported(test_gpu))
 		skip();
-	const int sets[2][3] = {{0, 1, 4}, {0, 3, -1}};
+	const int sets[2][3] = { { 0, 1, 4 }, { 0, 3, -1 } };
 	float *w[2];
 	for (int k = 0; k < 2; k++) {
 		struct nn_fit *fits[3];
@@ -185,7 +186,8 @@ static void test_pack_neighbours(void **state)
 		for (int e = 0; e < 6; e++) {
 			struct nn_metrics m[3];
 			int rcs[3];
-			assert_int_equal(nn_pack_step(pack, fits, n, m, rcs), 0);
+			assert_int_equal(nn_pack_step(pack, fits, n, m, rcs),
+					 0);
 		}
 		nn_pack_destroy(pack);
 		read_weights(fits[0], &w[k]);

@@ -30,23 +30,41 @@
 
 /* A 37x23 tile at (5,4) of a 50x40 image, core (10,8) 25x13. */
 static const struct ref_tile tile = {
-	.img_w = 50, .img_h = 40, .tx = 5, .ty = 4, .tw = 37, .th = 23,
-	.cx = 10, .cy = 8, .cw = 25, .ch = 13,
+	.img_w = 50,
+	.img_h = 40,
+	.tx = 5,
+	.ty = 4,
+	.tw = 37,
+	.th = 23,
+	.cx = 10,
+	.cy = 8,
+	.cw = 25,
+	.ch = 13,
 };
 #define NPIX (37 * 23)
 
 static struct pass_push tile_push(int dil)
 {
 	struct pass_push p = {
-		.img_w = tile.img_w, .img_h = tile.img_h, .tx = tile.tx,
-		.ty = tile.ty, .tw = tile.tw, .th = tile.th, .cx = tile.cx,
-		.cy = tile.cy, .cw = tile.cw, .ch = tile.ch, .n = NPIX, .dil = dil,
+		.img_w = tile.img_w,
+		.img_h = tile.img_h,
+		.tx = tile.tx,
+		.ty = tile.ty,
+		.tw = tile.tw,
+		.th = tile.th,
+		.cx = tile.cx,
+		.cy = tile.cy,
+		.cw = tile.cw,
+		.ch = tile.ch,
+		.n = NPIX,
+		.dil = dil,
 	};
 	return p;
 }
 
 /* Uploads act(S) = sin(w0 S), what activate.comp hands the conv passes. */
-static void upload_activated(const struct gpu_buffer *b, const float *s, size_t n)
+static void upload_activated(const struct gpu_buffer *b, const float *s,
+			     size_t n)
 {
 	float *h = malloc(n * 4);
 	for (size_t i = 0; i < n; i++)
@@ -61,10 +79,11 @@ static void test_activate(void **state)
 	float *s = malloc(NF * NPIX * 4), *got = malloc(NF * NPIX * 4);
 	double *want = malloc(NF * NPIX * 8);
 	test_random(s, NF * NPIX, 5, -1, 1);
-	struct gpu_buffer bs = test_buffer(NF * NPIX), bh = test_buffer(NF * NPIX);
+	struct gpu_buffer bs = test_buffer(NF * NPIX),
+			  bh = test_buffer(NF * NPIX);
 	test_upload(&bs, s, NF * NPIX);
 	struct pass_push p = tile_push(0);
-	const struct gpu_buffer *bufs[] = {&bs, &bh};
+	const struct gpu_buffer *bufs[] = { &bs, &bh };
 	test_dispatch("activate", NF, W0, bufs, 2, &p, sizeof(p),
 		      (NPIX + 255) / 256, NF, 1);
 	test_download(&bh, got, NF * NPIX);
@@ -91,22 +110,29 @@ static void reduce_partials(const struct gpu_buffer *part, int chunks, int C,
 			    int J, size_t dst_cs, size_t dst_js, float *out)
 {
 	struct gpu_buffer grad = test_buffer((size_t)J * C);
-	struct pass_push r = {.n = chunks, .i0 = 0, .i1 = C, .i2 = J, .i3 = J,
-			      .off0 = 0, .off1 = (uint32_t)dst_cs,
-			      .off2 = (uint32_t)dst_js};
-	const struct gpu_buffer *red[] = {part, &grad};
+	struct pass_push r = { .n = chunks,
+			       .i0 = 0,
+			       .i1 = C,
+			       .i2 = J,
+			       .i3 = J,
+			       .off0 = 0,
+			       .off1 = (uint32_t)dst_cs,
+			       .off2 = (uint32_t)dst_js };
+	const struct gpu_buffer *red[] = { part, &grad };
 	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r),
 		      (J * C + 255) / 256, 1, 1);
 	test_download(&grad, out, (size_t)J * C);
 }
 
 /* Model parameters with random (not identity) dw taps. */
-static float *random_params(const struct nn_layout *l, const struct nn_config *cfg)
+static float *random_params(const struct nn_layout *l,
+			    const struct nn_config *cfg)
 {
 	float *p = calloc(l->total, sizeof(float));
 	nn_init_params(cfg, l, p);
 	for (int k = 0; k < l->nblocks; k++)
-		test_random(p + l->dw[k], (size_t)l->nf * 9, 100 + k, -0.6f, 0.6f);
+		test_random(p + l->dw[k], (size_t)l->nf * 9, 100 + k, -0.6f,
+			    0.6f);
 	return p;
 }
 
@@ -131,9 +157,9 @@ static float *run_first(const char *variant, const struct gpu_buffer *out,
 	struct pass_push p = tile_push(0);
 	p.off0 = (uint32_t)l->first_w;
 	p.off1 = (uint32_t)l->first_b;
-	const struct gpu_buffer *bufs[] = {&bp, out};
-	test_dispatch(variant, NF, W0, bufs, 2, &p, sizeof(p), (NPIX + 255) / 256,
-		      NF, 1);
+	const struct gpu_buffer *bufs[] = { &bp, out };
+	test_dispatch(variant, NF, W0, bufs, 2, &p, sizeof(p),
+		      (NPIX + 255) / 256, NF, 1);
 	return params;
 }
 
@@ -157,7 +183,7 @@ static void test_first(void **state)
  * per-pixel dwconv.comp and dwconv_back.comp, and the CPU devices'
  * dwconv_rows.comp, whose backward also sums the conv weights' gradient
  * (over small chunks, so that several are added). */
-static const int dilations[] = {1, 2, 3, 4, 8, 11};
+static const int dilations[] = { 1, 2, 3, 4, 8, 11 };
 #define ROW_SEGS ((37 + 7) / 8)
 #define ROW_CHUNK_TEST 16
 #define ROW_CHUNKS ((ROW_SEGS * 23 + ROW_CHUNK_TEST - 1) / ROW_CHUNK_TEST)
@@ -170,10 +196,14 @@ enum dw_form { DW_PIXEL, DW_ROWS, DW_FROM_S, DW_BLOCKS, DW_STRIPS };
 
 /* The grid of the strip passes over the test tile, for dilation d: the
  * workgroups a channel takes are the backward's chunks of sums. */
-static uint32_t strip_groups_x(void) { return (37 + DW_STRIP_X - 1) / DW_STRIP_X; }
+static uint32_t strip_groups_x(void)
+{
+	return (37 + DW_STRIP_X - 1) / DW_STRIP_X;
+}
 static uint32_t strip_groups_y(int d)
 {
-	uint32_t strips = (uint32_t)d * (((23 + d - 1) / d + DW_STRIP - 1) / DW_STRIP);
+	uint32_t strips =
+	    (uint32_t)d * (((23 + d - 1) / d + DW_STRIP - 1) / DW_STRIP);
 	return (strips + DW_STRIP_Y - 1) / DW_STRIP_Y;
 }
 
@@ -183,11 +213,14 @@ static const char *dispatch_dw(enum dw_form form, int back, int d,
 			       const struct gpu_buffer *const *bufs)
 {
 	static const char *const names[5][2] = {
-		{"dwconv", "dwconv_back"}, {"dwconv_rows", "dwconv_back_rows"},
-		{"dwconv_s", NULL}, {"dwconv_tiled_s", NULL},
-		{"dwconv_strip_s", "dwconv_back_strip"}};
+		{ "dwconv", "dwconv_back" },
+		{ "dwconv_rows", "dwconv_back_rows" },
+		{ "dwconv_s", NULL },
+		{ "dwconv_tiled_s", NULL },
+		{ "dwconv_strip_s", "dwconv_back_strip" }
+	};
 	float w0 = W0;
-	uint32_t spec[3] = {NF, 0, (uint32_t)d};
+	uint32_t spec[3] = { NF, 0, (uint32_t)d };
 	memcpy(&spec[1], &w0, 4);
 	struct pass_push p = tile_push(d);
 	uint32_t gx = (NPIX + 255) / 256;
@@ -200,23 +233,26 @@ static const char *dispatch_dw(enum dw_form form, int back, int d,
 	int nbufs = back ? 4 + (form == DW_ROWS || form == DW_STRIPS) : 3;
 	if (form == DW_STRIPS) {
 		test_dispatch_spec(names[form][back], spec, 2, bufs, nbufs, &p,
-				   sizeof(p), strip_groups_x(), strip_groups_y(d), NF);
+				   sizeof(p), strip_groups_x(),
+				   strip_groups_y(d), NF);
 		return names[form][back];
 	}
 	if (form == DW_BLOCKS) {
 		test_dispatch_spec(names[form][back], spec, 2, bufs, nbufs, &p,
-				   sizeof(p), (37 + DW_BLOCK_X - 1) / DW_BLOCK_X,
+				   sizeof(p),
+				   (37 + DW_BLOCK_X - 1) / DW_BLOCK_X,
 				   (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y, NF);
 		return names[form][back];
 	}
-	test_dispatch_spec(names[form][back], spec, form == DW_ROWS ? 3 : 2, bufs, nbufs,
-			   &p, sizeof(p), gx, NF, 1);
+	test_dispatch_spec(names[form][back], spec, form == DW_ROWS ? 3 : 2,
+			   bufs, nbufs, &p, sizeof(p), gx, NF, 1);
 	return names[form][back];
 }
 
 static void check_dwconv(enum dw_form form)
 {
-	float *s = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4), *got = malloc(NF * NPIX * 4);
+	float *s = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4),
+	      *got = malloc(NF * NPIX * 4);
 	double *want = malloc(NF * NPIX * 8);
 	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
 			  bz = test_buffer(NF * NPIX);
@@ -231,7 +267,7 @@ static void check_dwconv(enum dw_form form)
 			test_upload(&bs, s, NF * NPIX);
 		else
 			upload_activated(&bs, s, NF * NPIX);
-		const struct gpu_buffer *bufs[] = {&bp, &bs, &bz};
+		const struct gpu_buffer *bufs[] = { &bp, &bs, &bz };
 		const char *variant = dispatch_dw(form, 0, d, bufs);
 		test_download(&bz, got, NF * NPIX);
 		double *sd = test_to_double(s, NF * NPIX);
@@ -246,11 +282,13 @@ static void check_dwconv(enum dw_form form)
 
 static void check_dwconv_back(enum dw_form form)
 {
-	float *s = malloc(NF * NPIX * 4), *dz = malloc(NF * NPIX * 4), *dw = malloc(NF * 9 * 4);
+	float *s = malloc(NF * NPIX * 4), *dz = malloc(NF * NPIX * 4),
+	      *dw = malloc(NF * 9 * 4);
 	float *got = malloc(NF * NPIX * 4), *gotw = malloc(NF * 9 * 4);
 	double *want = malloc(NF * NPIX * 8), *gdw = malloc(NF * 9 * 8);
 	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
-			  bdz = test_buffer(NF * NPIX), bout = test_buffer(NF * NPIX),
+			  bdz = test_buffer(NF * NPIX),
+			  bout = test_buffer(NF * NPIX),
 			  part = test_buffer((size_t)ROW_CHUNKS * 9 * NF);
 	for (size_t i = 0; i < sizeof(dilations) / sizeof(int); i++) {
 		int d = dilations[i];
@@ -260,10 +298,12 @@ static void check_dwconv_back(enum dw_form form)
 		test_upload(&bp, dw, NF * 9);
 		test_upload(&bs, s, NF * NPIX);
 		test_upload(&bdz, dz, NF * NPIX);
-		const struct gpu_buffer *bufs[] = {&bp, &bs, &bdz, &bout, &part};
+		const struct gpu_buffer *bufs[] = { &bp, &bs, &bdz, &bout,
+						    &part };
 		const char *variant = dispatch_dw(form, 1, d, bufs);
 		test_download(&bout, got, NF * NPIX);
-		double *sd = test_to_double(s, NF * NPIX), *dzd = test_to_double(dz, NF * NPIX);
+		double *sd = test_to_double(s, NF * NPIX),
+		       *dzd = test_to_double(dz, NF * NPIX);
 		memset(gdw, 0, NF * 9 * 8);
 		ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
 		char what[64];
@@ -271,16 +311,20 @@ static void check_dwconv_back(enum dw_form form)
 		test_close(what, got, want, NF * NPIX, 5e-4, 1e-4);
 		if (form == DW_ROWS || form == DW_STRIPS) {
 			/* else reduce_dw sums these: test_reductions */
-			int chunks = form == DW_ROWS ? ROW_CHUNKS
-						     : (int)(strip_groups_x() * strip_groups_y(d));
+			int chunks =
+			    form == DW_ROWS
+				? ROW_CHUNKS
+				: (int)(strip_groups_x() * strip_groups_y(d));
 			assert_true(chunks <= ROW_CHUNKS);
 			reduce_partials(&part, chunks, NF, 9, 9, 1, gotw);
-			snprintf(what, sizeof(what), "%s ddw, dilation %d", variant, d);
+			snprintf(what, sizeof(what), "%s ddw, dilation %d",
+				 variant, d);
 			test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
 		}
 		free(sd), free(dzd);
 	}
-	free(s), free(dz), free(dw), free(got), free(gotw), free(want), free(gdw);
+	free(s), free(dz), free(dw), free(got), free(gotw), free(want),
+	    free(gdw);
 }
 
 static void test_dwconv(void **state)
@@ -317,14 +361,16 @@ static void test_dwconv_back_rows(void **state)
 static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 		       double tol)
 {
-	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4), *z = malloc(NF * NPIX * 4);
+	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4),
+	      *z = malloc(NF * NPIX * 4);
 	float *got = malloc(NF * NPIX * 4);
 	double *want = malloc(NF * NPIX * 8);
 	test_random(w, NF * NF, 61, -0.3f, 0.3f);
 	test_random(b, NF, 62, -1, 1);
 	test_random(z, NF * NPIX, 63, -1, 1);
 	/* params buffer: w at 0, b at NF*NF */
-	struct gpu_buffer bp = test_buffer(NF * NF + NF), bz = test_buffer(NF * NPIX),
+	struct gpu_buffer bp = test_buffer(NF * NF + NF),
+			  bz = test_buffer(NF * NPIX),
 			  bc = test_buffer(NF * NPIX);
 	test_upload(&bp, w, NF * NF);
 	assert_int_equal(gpu_upload(test_gpu, &bp, NF * NF * 4, b, NF * 4), 0);
@@ -332,11 +378,19 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 	double *zd = test_to_double(z, NF * NPIX);
 
 	/* forward: S = W Z + b */
-	struct gemm_push g = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = NPIX,
-			      .ldc = NPIX, .bias_off = NF * NF, .k_chunk = NF,
-			      .has_bias = 1, .a_scale = 1, .b_scale = 1,
-			      .out_scale = 1};
-	const struct gpu_buffer *bufs[] = {&bp, &bz, &bc, &bp};
+	struct gemm_push g = { .M = NF,
+			       .N = NPIX,
+			       .K = NF,
+			       .lda = NF,
+			       .ldb = NPIX,
+			       .ldc = NPIX,
+			       .bias_off = NF * NF,
+			       .k_chunk = NF,
+			       .has_bias = 1,
+			       .a_scale = 1,
+			       .b_scale = 1,
+			       .out_scale = 1 };
+	const struct gpu_buffer *bufs[] = { &bp, &bz, &bc, &bp };
 	char name[32];
 	snprintf(name, sizeof(name), "gemm_nn%s", suffix);
 	test_dispatch(name, NF, W0, bufs, 4, &g, sizeof(g),
@@ -346,9 +400,16 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 	test_close("gemm_nn", got, want, NF * NPIX, 1e-5 + tol, 1e-5 + tol);
 
 	/* data gradient: dZ = W^T dS (dS = z here) */
-	struct gemm_push gt = {.M = NF, .N = NPIX, .K = NF, .lda = NF, .ldb = NPIX,
-			       .ldc = NPIX, .k_chunk = NF, .a_scale = 1,
-			       .b_scale = 1, .out_scale = 1};
+	struct gemm_push gt = { .M = NF,
+				.N = NPIX,
+				.K = NF,
+				.lda = NF,
+				.ldb = NPIX,
+				.ldc = NPIX,
+				.k_chunk = NF,
+				.a_scale = 1,
+				.b_scale = 1,
+				.out_scale = 1 };
 	snprintf(name, sizeof(name), "gemm_tn%s", suffix);
 	test_dispatch(name, NF, W0, bufs, 4, &gt, sizeof(gt),
 		      (NPIX + cols - 1) / cols, (NF + rows - 1) / rows, 1);
@@ -364,21 +425,29 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 	test_upload(&bds, ds, NF * NPIX);
 	uint32_t k_chunk = 128, splits = (NPIX + k_chunk - 1) / k_chunk;
 	struct gpu_buffer part = test_buffer(splits * NF * NF);
-	struct gemm_push gn = {.M = NF, .N = NF, .K = NPIX, .lda = NPIX, .ldb = NPIX,
-			       .ldc = NF, .k_chunk = k_chunk, .a_scale = 1,
-			       .b_scale = 1, .out_scale = 1};
-	const struct gpu_buffer *nt[] = {&bds, &bz, &part, &bp};
+	struct gemm_push gn = { .M = NF,
+				.N = NF,
+				.K = NPIX,
+				.lda = NPIX,
+				.ldb = NPIX,
+				.ldc = NF,
+				.k_chunk = k_chunk,
+				.a_scale = 1,
+				.b_scale = 1,
+				.out_scale = 1 };
+	const struct gpu_buffer *nt[] = { &bds, &bz, &part, &bp };
 	snprintf(name, sizeof(name), "gemm_nt%s", suffix);
-	test_dispatch(name, NF, W0, nt, 4, &gn, sizeof(gn), (NF + cols - 1) / cols,
-		      (NF + rows - 1) / rows, splits);
+	test_dispatch(name, NF, W0, nt, 4, &gn, sizeof(gn),
+		      (NF + cols - 1) / cols, (NF + rows - 1) / rows, splits);
 	float *gotw = malloc(NF * NF * 4);
 	reduce_partials(&part, (int)splits, NF * NF, 1, 1, 0, gotw);
 	double *gw = calloc(NF * NF, 8), *gb = calloc(NF, 8);
 	ref_pointwise_back_weight(NF, NPIX, dsd, zd, gw, gb);
-	test_close("gemm_nt + reduce", gotw, gw, NF * NF, 1e-4 + 30 * tol, 1e-5 + tol);
+	test_close("gemm_nt + reduce", gotw, gw, NF * NF, 1e-4 + 30 * tol,
+		   1e-5 + tol);
 
 	free(w), free(b), free(z), free(got), free(want), free(zd), free(ds),
-		free(dsd), free(gw), free(gb), free(gotw);
+	    free(dsd), free(gw), free(gb), free(gotw);
 }
 
 static void test_gemm(void **state)
@@ -401,9 +470,11 @@ static void test_head(void **state)
 	struct image *target = test_image(tile.img_w, tile.img_h, 5);
 	float *s4 = malloc(NF * NPIX * 4);
 	test_random(s4, NF * NPIX, 71, -1, 1);
-	struct gpu_buffer bp = test_buffer(l.total), bs = test_buffer(NF * NPIX),
+	struct gpu_buffer bp = test_buffer(l.total),
+			  bs = test_buffer(NF * NPIX),
 			  bt = test_buffer(tile.img_w * tile.img_h * 3),
-			  bds = test_buffer(NF * NPIX), bdy = test_buffer(3 * NPIX),
+			  bds = test_buffer(NF * NPIX),
+			  bdy = test_buffer(3 * NPIX),
 			  bsse = test_buffer((NPIX + 255) / 256);
 	test_upload(&bp, params, l.total);
 	test_upload(&bs, s4, NF * NPIX);
@@ -412,8 +483,9 @@ static void test_head(void **state)
 	p.off0 = (uint32_t)l.out_w;
 	p.off1 = (uint32_t)l.out_b;
 	p.i1 = 1;
-	const struct gpu_buffer *bufs[] = {&bp, &bs, &bt, &bds, &bdy, &bsse};
-	test_dispatch("head", NF, W0, bufs, 6, &p, sizeof(p), (NPIX + 255) / 256, 1, 1);
+	const struct gpu_buffer *bufs[] = { &bp, &bs, &bt, &bds, &bdy, &bsse };
+	test_dispatch("head", NF, W0, bufs, 6, &p, sizeof(p),
+		      (NPIX + 255) / 256, 1, 1);
 
 	double *s4d = test_to_double(s4, NF * NPIX), *dy = malloc(3 * NPIX * 8),
 	       *ds4 = malloc(NF * NPIX * 8);
@@ -443,20 +515,26 @@ static void test_head(void **state)
 		_Float16 *h = malloc(NF * PAD * sizeof(*h));
 		for (int i = 0; i < NF * PAD; i++)
 			h[i] = (_Float16)1000.0f;
-		assert_int_equal(gpu_upload(test_gpu, &b16, 0, h, NF * PAD * sizeof(*h)), 0);
+		assert_int_equal(
+		    gpu_upload(test_gpu, &b16, 0, h, NF * PAD * sizeof(*h)), 0);
 		p.i2 = PAD;
 		memcpy(&p.off2, &loss_scale, 4);
-		const struct gpu_buffer *hb[] = {&bp, &bs, &bt, &bds, &bdy, &bsse, &b16};
+		const struct gpu_buffer *hb[] = { &bp,  &bs,   &bt, &bds,
+						  &bdy, &bsse, &b16 };
 		test_dispatch("head_f16_only", NF, W0, hb, 7, &p, sizeof(p),
 			      (PAD + 255) / 256, 1, 1);
-		assert_int_equal(gpu_download(test_gpu, &b16, 0, h, NF * PAD * sizeof(*h)), 0);
+		assert_int_equal(
+		    gpu_download(test_gpu, &b16, 0, h, NF * PAD * sizeof(*h)),
+		    0);
 		for (int c = 0; c < NF; c++) {
 			for (int i = 0; i < NPIX; i++)
-				got[c * NPIX + i] = (float)h[c * PAD + i] / loss_scale;
+				got[c * NPIX + i] =
+				    (float)h[c * PAD + i] / loss_scale;
 			for (int i = NPIX; i < PAD; i++)
 				assert_true(h[c * PAD + i] == 0);
 		}
-		test_close("head_f16_only dS4", got, ds4, NF * NPIX, 1e-3 * scale, 2e-3);
+		test_close("head_f16_only dS4", got, ds4, NF * NPIX,
+			   1e-3 * scale, 2e-3);
 		test_download(&bds, got, NF * NPIX);
 		for (int i = 0; i < NF * NPIX; i++)
 			assert_true(got[i] == 7.0f);
@@ -474,11 +552,20 @@ static void test_head(void **state)
 static void test_loss_passes(void **state)
 {
 	static const struct ref_tile lt = {
-		.img_w = 50, .img_h = 40, .tx = 0, .ty = 3, .tw = 37, .th = 23,
-		.cx = 0, .cy = 9, .cw = 30, .ch = 11,
+		.img_w = 50,
+		.img_h = 40,
+		.tx = 0,
+		.ty = 3,
+		.tw = 37,
+		.th = 23,
+		.cx = 0,
+		.cy = 9,
+		.cw = 30,
+		.ch = 11,
 	};
-	const struct nn_recipe terms = {
-		.loss_ssim = 0.7, .loss_grad = 1.3, .loss_chroma = 0.9};
+	const struct nn_recipe terms = { .loss_ssim = 0.7,
+					 .loss_grad = 1.3,
+					 .loss_chroma = 0.9 };
 	test_need_gpu();
 	struct nn_config cfg;
 	struct nn_layout l;
@@ -488,33 +575,50 @@ static void test_loss_passes(void **state)
 	float *s4 = malloc(NF * NPIX * 4);
 	test_random(s4, NF * NPIX, 72, -0.05f, 0.05f);
 	int groups = (NPIX + 255) / 256;
-	struct gpu_buffer bp = test_buffer(l.total), bs = test_buffer(NF * NPIX),
+	struct gpu_buffer bp = test_buffer(l.total),
+			  bs = test_buffer(NF * NPIX),
 			  bt = test_buffer(lt.img_w * lt.img_h * 3),
-			  by = test_buffer(3 * NPIX), bcoef = test_buffer(9 * NPIX),
-			  bsums = test_buffer(3 * groups), bds = test_buffer(NF * NPIX),
-			  bdy = test_buffer(3 * NPIX), bsse = test_buffer(groups);
+			  by = test_buffer(3 * NPIX),
+			  bcoef = test_buffer(9 * NPIX),
+			  bsums = test_buffer(3 * groups),
+			  bds = test_buffer(NF * NPIX),
+			  bdy = test_buffer(3 * NPIX),
+			  bsse = test_buffer(groups);
 	test_upload(&bp, params, l.total);
 	test_upload(&bs, s4, NF * NPIX);
 	test_upload(&bt, target->rgb, lt.img_w * lt.img_h * 3);
-	struct pass_push p = {
-		.img_w = lt.img_w, .img_h = lt.img_h, .tx = lt.tx, .ty = lt.ty,
-		.tw = lt.tw, .th = lt.th, .cx = lt.cx, .cy = lt.cy, .cw = lt.cw,
-		.ch = lt.ch, .n = NPIX, .off0 = (uint32_t)l.out_w,
-		.off1 = (uint32_t)l.out_b, .i1 = 1};
-	const struct gpu_buffer *head[] = {&bp, &bs, &bt, &by, &bdy, &bsse};
-	test_dispatch("head_predict", NF, W0, head, 6, &p, sizeof(p), groups, 1, 1);
+	struct pass_push p = { .img_w = lt.img_w,
+			       .img_h = lt.img_h,
+			       .tx = lt.tx,
+			       .ty = lt.ty,
+			       .tw = lt.tw,
+			       .th = lt.th,
+			       .cx = lt.cx,
+			       .cy = lt.cy,
+			       .cw = lt.cw,
+			       .ch = lt.ch,
+			       .n = NPIX,
+			       .off0 = (uint32_t)l.out_w,
+			       .off1 = (uint32_t)l.out_b,
+			       .i1 = 1 };
+	const struct gpu_buffer *head[] = { &bp, &bs, &bt, &by, &bdy, &bsse };
+	test_dispatch("head_predict", NF, W0, head, 6, &p, sizeof(p), groups, 1,
+		      1);
 	struct pass_push lp = p;
-	float w[3] = {(float)terms.loss_ssim, (float)terms.loss_grad,
-		      (float)terms.loss_chroma};
+	float w[3] = { (float)terms.loss_ssim, (float)terms.loss_grad,
+		       (float)terms.loss_chroma };
 	memcpy(&lp.off0, &w[0], 4);
 	memcpy(&lp.off1, &w[1], 4);
 	memcpy(&lp.off2, &w[2], 4);
-	const struct gpu_buffer *sums[] = {&by, &bt, &bcoef, &bsums};
-	test_dispatch("loss_terms", NF, W0, sums, 4, &lp, sizeof(lp), groups, 1, 1);
-	const struct gpu_buffer *grad[] = {&by, &bt, &bcoef, &bdy};
-	test_dispatch("loss_grad", NF, W0, grad, 4, &lp, sizeof(lp), groups, 1, 1);
-	const struct gpu_buffer *back[] = {&bp, &bs, &bt, &bds, &bdy, &bsse};
-	test_dispatch("head_back", NF, W0, back, 6, &p, sizeof(p), groups, 1, 1);
+	const struct gpu_buffer *sums[] = { &by, &bt, &bcoef, &bsums };
+	test_dispatch("loss_terms", NF, W0, sums, 4, &lp, sizeof(lp), groups, 1,
+		      1);
+	const struct gpu_buffer *grad[] = { &by, &bt, &bcoef, &bdy };
+	test_dispatch("loss_grad", NF, W0, grad, 4, &lp, sizeof(lp), groups, 1,
+		      1);
+	const struct gpu_buffer *back[] = { &bp, &bs, &bt, &bds, &bdy, &bsse };
+	test_dispatch("head_back", NF, W0, back, 6, &p, sizeof(p), groups, 1,
+		      1);
 
 	double *s4d = test_to_double(s4, NF * NPIX), *y = malloc(3 * NPIX * 8),
 	       *dy = malloc(3 * NPIX * 8), *ds4 = malloc(NF * NPIX * 8);
@@ -537,7 +641,7 @@ static void test_loss_passes(void **state)
 		scale = fmax(scale, fabs(ds4[i]));
 	test_close("loss dS4", got, ds4, NF * NPIX, 1e-4 * scale, 1e-3);
 	test_download(&bsse, parts, groups);
-	double total = 0, got_sums[3] = {0, 0, 0};
+	double total = 0, got_sums[3] = { 0, 0, 0 };
 	for (int i = 0; i < groups; i++)
 		total += parts[i];
 	assert_true(fabs(total - sse) <= 1e-4 * sse);
@@ -551,7 +655,8 @@ static void test_loss_passes(void **state)
 		assert_true(fabs(got_sums[j] - want_sums[j]) <=
 			    1e-4 * fabs(want_sums[j]));
 	}
-	free(params), free(s4), free(s4d), free(y), free(dy), free(ds4), free(got);
+	free(params), free(s4), free(s4d), free(y), free(dy), free(ds4),
+	    free(got);
 	image_destroy(target);
 }
 
@@ -567,7 +672,7 @@ static void run_reduce(const char *variant, const struct gpu_buffer *x,
 	struct pass_push p = tile_push(dil);
 	p.i0 = chunk;
 	p.i1 = C;
-	const struct gpu_buffer *bufs[] = {x, y, &part};
+	const struct gpu_buffer *bufs[] = { x, y, &part };
 	test_dispatch(variant, NF, W0, bufs, 3, &p, sizeof(p), chunks, C, 1);
 	reduce_partials(&part, chunks, C, J, dst_cs, dst_js, out);
 }
@@ -575,16 +680,20 @@ static void run_reduce(const char *variant, const struct gpu_buffer *x,
 static void test_reductions(void **state)
 {
 	test_need_gpu();
-	float *a = malloc(NF * NPIX * 4), *b = malloc(NF * NPIX * 4), *got = malloc(NF * 9 * 4);
+	float *a = malloc(NF * NPIX * 4), *b = malloc(NF * NPIX * 4),
+	      *got = malloc(NF * 9 * 4);
 	test_random(a, NF * NPIX, 81, -1, 1);
 	test_random(b, NF * NPIX, 82, -1, 1);
-	double *ad = test_to_double(a, NF * NPIX), *bd = test_to_double(b, NF * NPIX);
-	struct gpu_buffer ba = test_buffer(NF * NPIX), bb = test_buffer(NF * NPIX),
+	double *ad = test_to_double(a, NF * NPIX),
+	       *bd = test_to_double(b, NF * NPIX);
+	struct gpu_buffer ba = test_buffer(NF * NPIX),
+			  bb = test_buffer(NF * NPIX),
 			  bh = test_buffer(NF * NPIX);
 	test_upload(&ba, a, NF * NPIX);
 	test_upload(&bb, b, NF * NPIX);
 	upload_activated(&bh, b, NF * NPIX);
-	double *w = calloc(NF * NF, 8), *bias = calloc(NF, 8), *dsp = malloc(NF * NPIX * 8);
+	double *w = calloc(NF * NF, 8), *bias = calloc(NF, 8),
+	       *dsp = malloc(NF * NPIX * 8);
 
 	/* biases: sum over pixels */
 	run_reduce("reduce_sum", &ba, &ba, NF, 1, 0, 1, 0, got);
@@ -592,7 +701,7 @@ static void test_reductions(void **state)
 	test_close("reduce_sum", got, bias, NF, 1e-4, 1e-5);
 
 	/* dw taps for each dilation: X = dZ (a), Y = Sprev (b) */
-	float dw_zero[NF * 9] = {0};
+	float dw_zero[NF * 9] = { 0 };
 	for (int d = 1; d <= 8; d *= 2) {
 		memset(w, 0, NF * 9 * 8);
 		run_reduce("reduce_dw", &ba, &bh, NF, 9, d, 9, 1, got);
@@ -603,7 +712,7 @@ static void test_reductions(void **state)
 	}
 
 	/* first layer: X = dS0 */
-	double gfw[NF * 2] = {0}, gfb[NF] = {0}, want3[3 * NF];
+	double gfw[NF * 2] = { 0 }, gfb[NF] = { 0 }, want3[3 * NF];
 	run_reduce("reduce_first", &ba, &ba, NF, 3, 0, 3, 1, got);
 	ref_first_back(NF, &tile, ad, gfw, gfb);
 	for (int c = 0; c < NF; c++) {
@@ -614,12 +723,13 @@ static void test_reductions(void **state)
 	test_close("reduce_first", got, want3, 3 * NF, 1e-4, 1e-5);
 
 	/* out layer: X = dY (3 x NPIX, first rows of a), Y = S4 (b) */
-	double gow[3 * NF] = {0}, gob[3] = {0};
+	double gow[3 * NF] = { 0 }, gob[3] = { 0 };
 	run_reduce("reduce_out", &ba, &bb, NF, 3, 0, 1, NF, got);
 	ref_out_back(NF, NPIX, W0, ad, bd, gow, gob);
 	test_close("reduce_out", got, gow, 3 * NF, 1e-4, 1e-4);
 
-	free(a), free(b), free(ad), free(bd), free(got), free(w), free(bias), free(dsp);
+	free(a), free(b), free(ad), free(bd), free(got), free(w), free(bias),
+	    free(dsp);
 }
 
 static void test_adam(void **state)
@@ -627,7 +737,7 @@ static void test_adam(void **state)
 	test_need_gpu();
 	enum { COUNT = 1000 };
 	float p[COUNT], g[COUNT], got[COUNT];
-	double pd[COUNT], m[COUNT] = {0}, v[COUNT] = {0};
+	double pd[COUNT], m[COUNT] = { 0 }, v[COUNT] = { 0 };
 	test_random(p, COUNT, 91, -1, 1);
 	for (int i = 0; i < COUNT; i++)
 		pd[i] = p[i];
@@ -640,16 +750,18 @@ static void test_adam(void **state)
 		test_random(g, COUNT, 92 + t, -0.1f, 0.1f);
 		test_upload(&bg, g, COUNT);
 		double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
-		float step[2] = {(float)(lr / bc1), (float)sqrt(bc2)};
+		float step[2] = { (float)(lr / bc1), (float)sqrt(bc2) };
 		test_upload(&bstep, step, 2);
-		struct pass_push push = {.n = COUNT};
-		const struct gpu_buffer *bufs[] = {&bp, &bg, &bm, &bv, &bstep};
+		struct pass_push push = { .n = COUNT };
+		const struct gpu_buffer *bufs[] = { &bp, &bg, &bm, &bv,
+						    &bstep };
 		test_dispatch("adam", NF, W0, bufs, 5, &push, sizeof(push),
 			      (COUNT + 255) / 256, 1, 1);
 		for (int i = 0; i < COUNT; i++) {
 			m[i] = 0.9 * m[i] + 0.1 * g[i];
 			v[i] = 0.999 * v[i] + 0.001 * (double)g[i] * g[i];
-			pd[i] -= lr / bc1 * m[i] / (sqrt(v[i]) / sqrt(bc2) + 1e-8);
+			pd[i] -=
+			    lr / bc1 * m[i] / (sqrt(v[i]) / sqrt(bc2) + 1e-8);
 		}
 	}
 	test_download(&bp, got, COUNT);
@@ -698,8 +810,9 @@ static void download_half(const struct gpu_buffer *b, float *f, int rows,
 			  int len, int row)
 {
 	_Float16 *h = malloc((size_t)rows * row * sizeof(*h));
-	assert_int_equal(gpu_download(test_gpu, b, 0, h,
-				      (size_t)rows * row * sizeof(*h)), 0);
+	assert_int_equal(
+	    gpu_download(test_gpu, b, 0, h, (size_t)rows * row * sizeof(*h)),
+	    0);
 	for (int r = 0; r < rows; r++)
 		for (int i = 0; i < len; i++)
 			f[(size_t)r * len + i] = (float)h[(size_t)r * row + i];
@@ -719,7 +832,7 @@ static void run_reduce_half(const char *variant, const struct gpu_buffer *x,
 	p.i1 = NF;
 	p.i3 = NPAD;
 	memcpy(&p.off3, &scale, 4);
-	const struct gpu_buffer *bufs[] = {x, x, &part};
+	const struct gpu_buffer *bufs[] = { x, x, &part };
 	test_dispatch(variant, NF, W0, bufs, 3, &p, sizeof(p), chunks, NF, 1);
 	reduce_partials(&part, chunks, NF, J, dst_cs, dst_js, out);
 }
@@ -731,14 +844,15 @@ static void run_reduce_half(const char *variant, const struct gpu_buffer *x,
  * biases' and the first layer's sums read that fp16 dS. sd: the S that
  * the fp16 phases in bcopy stand for. */
 static void check_half_ds(struct pass_push p, int d, const float *dw,
-			  const struct gpu_buffer *bp, const struct gpu_buffer *bcopy,
-			  const float *dz, const double *sd, uint32_t gx, uint32_t gy,
+			  const struct gpu_buffer *bp,
+			  const struct gpu_buffer *bcopy, const float *dz,
+			  const double *sd, uint32_t gx, uint32_t gy,
 			  int dz_half)
 {
 	size_t count = (size_t)NF * NPIX, padded = (size_t)NF * NPAD;
 	const float scale = 8.0f;
-	const char *variant = dz_half ? "dwconv_back_strip_f16_dz"
-				      : "dwconv_back_strip_f16_only";
+	const char *variant =
+	    dz_half ? "dwconv_back_strip_f16_dz" : "dwconv_back_strip_f16_only";
 	_Float16 *h = malloc(padded * sizeof(*h));
 	double *dzd = malloc(count * 8), *want = malloc(count * 8);
 	double *gdw = calloc(NF * 9, 8), *dsd = malloc(count * 8);
@@ -747,26 +861,30 @@ static void check_half_ds(struct pass_push p, int d, const float *dw,
 		h[i] = (_Float16)(dz[i] * scale);
 		dzd[i] = dz_half ? (double)h[i] / scale : dz[i];
 	}
-	struct gpu_buffer bdz = dz_half ? half_buffer(count) : test_buffer(count),
+	struct gpu_buffer bdz =
+			      dz_half ? half_buffer(count) : test_buffer(count),
 			  b16 = half_buffer(padded),
 			  part = test_buffer((size_t)gx * gy * 9 * NF);
 	if (dz_half)
-		assert_int_equal(gpu_upload(test_gpu, &bdz, 0, h, count * sizeof(*h)), 0);
+		assert_int_equal(
+		    gpu_upload(test_gpu, &bdz, 0, h, count * sizeof(*h)), 0);
 	else
 		test_upload(&bdz, dz, count);
 	for (size_t i = 0; i < padded; i++) /* poisoned: all must be written */
 		h[i] = (_Float16)1000.0f;
-	assert_int_equal(gpu_upload(test_gpu, &b16, 0, h, padded * sizeof(*h)), 0);
+	assert_int_equal(gpu_upload(test_gpu, &b16, 0, h, padded * sizeof(*h)),
+			 0);
 	p.i3 = NPAD;
 	memcpy(&p.off3, &scale, 4);
-	const struct gpu_buffer *bk[] = {bp, bcopy, &bdz, &b16, &part};
-	uint32_t spec[2] = {NF, 0};
+	const struct gpu_buffer *bk[] = { bp, bcopy, &bdz, &b16, &part };
+	uint32_t spec[2] = { NF, 0 };
 	float w0 = W0;
 	memcpy(&spec[1], &w0, 4);
 	test_dispatch_spec(variant, spec, 2, bk, 5, &p, sizeof(p), gx, gy, NF);
 	char what[80];
 	ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
-	assert_int_equal(gpu_download(test_gpu, &b16, 0, h, padded * sizeof(*h)), 0);
+	assert_int_equal(
+	    gpu_download(test_gpu, &b16, 0, h, padded * sizeof(*h)), 0);
 	for (int c = 0; c < NF; c++) {
 		for (int i = 0; i < NPIX; i++) {
 			size_t at = (size_t)c * NPIX + i;
@@ -784,7 +902,8 @@ static void check_half_ds(struct pass_push p, int d, const float *dw,
 	test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
 
 	/* the sums of the fp16 dS: biases, first layer (weights u, v; bias) */
-	double bias[NF] = {0}, gfw[NF * 2] = {0}, gfb[NF] = {0}, want3[3 * NF];
+	double bias[NF] = { 0 }, gfw[NF * 2] = { 0 }, gfb[NF] = { 0 },
+	       want3[3 * NF];
 	for (int c = 0; c < NF; c++)
 		for (int i = 0; i < NPIX; i++)
 			bias[c] += dsd[(size_t)c * NPIX + i];
@@ -798,7 +917,8 @@ static void check_half_ds(struct pass_push p, int d, const float *dw,
 	}
 	run_reduce_half("reduce_first_f16", &b16, scale, 3, 3, 1, gotw);
 	test_close("reduce_first_f16", gotw, want3, 3 * NF, 1e-4, 1e-5);
-	free(h), free(dzd), free(want), free(gdw), free(dsd), free(got), free(gotw);
+	free(h), free(dzd), free(want), free(gdw), free(dsd), free(got),
+	    free(gotw);
 }
 
 /* The first layer writing S0 as its fp16 phase (first_phase), against the
@@ -815,7 +935,8 @@ static void check_first_phase(void)
 	ref_first(&l, params, &tile, want);
 	for (int i = 0; i < NF * NPIX; i++) {
 		double x = W0 * want[i];
-		double d = fabs(got[i] - (x - 2 * M_PI * round(x / (2 * M_PI))));
+		double d =
+		    fabs(got[i] - (x - 2 * M_PI * round(x / (2 * M_PI))));
 		worst = fmax(worst, fmin(d, 2 * M_PI - d));
 	}
 	print_message("first_phase: off by %g at worst\n", worst);
@@ -835,10 +956,11 @@ static void test_dwconv_pairs(void **state)
 		const char *pair, *strip;
 		int in16, out16, copy;
 	} forms[] = {
-		{"dwconv_pair_s", "dwconv_strip_s", 0, 0, 0},
-		{"dwconv_pair_s_f16", "dwconv_strip_s_f16", 0, 1, 0},
-		{"dwconv_pair_s_f16_copy", "dwconv_strip_s_f16_copy", 0, 1, 1},
-		{"dwconv_pair_s_f16_in", "dwconv_strip_s_f16_in", 1, 1, 0},
+		{ "dwconv_pair_s", "dwconv_strip_s", 0, 0, 0 },
+		{ "dwconv_pair_s_f16", "dwconv_strip_s_f16", 0, 1, 0 },
+		{ "dwconv_pair_s_f16_copy", "dwconv_strip_s_f16_copy", 0, 1,
+		  1 },
+		{ "dwconv_pair_s_f16_in", "dwconv_strip_s_f16_in", 1, 1, 0 },
 	};
 	if (!gpu_info(test_gpu)->has_float16_storage)
 		skip();
@@ -851,7 +973,7 @@ static void test_dwconv_pairs(void **state)
 			  bz16 = half_buffer((size_t)NF * NP),
 			  bcopy = half_buffer(count);
 	float w0 = W0;
-	uint32_t spec[2] = {NF, 0};
+	uint32_t spec[2] = { NF, 0 };
 	memcpy(&spec[1], &w0, 4);
 	for (int d = 1; d <= 8; d *= 2) {
 		struct pass_push p = tile_push(d);
@@ -860,38 +982,48 @@ static void test_dwconv_pairs(void **state)
 		test_random(dw, NF * 9, 72 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
 		test_upload(&bs32, s, count);
-		memcpy(got, s, count * 4); /* upload_phases rounds what it has */
+		memcpy(got, s,
+		       count * 4); /* upload_phases rounds what it has */
 		upload_phases(&bs16, got, count);
 		uint32_t gy = (d * ((H + d - 1) / d + DW_STRIP - 1) / DW_STRIP +
-			       DW_STRIP_Y - 1) / DW_STRIP_Y;
+			       DW_STRIP_Y - 1) /
+			      DW_STRIP_Y;
 		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
-			const struct gpu_buffer *out = forms[f].out16 ? &bz16 : &bz;
+			const struct gpu_buffer *out =
+			    forms[f].out16 ? &bz16 : &bz;
 			const struct gpu_buffer *bufs[] = {
-				&bp, forms[f].in16 ? &bs16 : &bs32, out, &bcopy};
-			float *results[2] = {ref, got};
+				&bp, forms[f].in16 ? &bs16 : &bs32, out, &bcopy
+			};
+			float *results[2] = { ref, got };
 			for (int pair = 0; pair < 2; pair++) {
-				uint32_t cols = pair ? (W / 2 + DW_STRIP_X - 1) / DW_STRIP_X
-						     : (W + DW_STRIP_X - 1) / DW_STRIP_X;
-				test_dispatch_spec(pair ? forms[f].pair : forms[f].strip,
-						   spec, 2, bufs, 3 + forms[f].copy, &p,
-						   sizeof(p), cols, gy, NF);
+				uint32_t cols =
+				    pair ? (W / 2 + DW_STRIP_X - 1) / DW_STRIP_X
+					 : (W + DW_STRIP_X - 1) / DW_STRIP_X;
+				test_dispatch_spec(
+				    pair ? forms[f].pair : forms[f].strip, spec,
+				    2, bufs, 3 + forms[f].copy, &p, sizeof(p),
+				    cols, gy, NF);
 				if (forms[f].out16)
-					download_half(out, results[pair], NF, N, NP);
+					download_half(out, results[pair], NF, N,
+						      NP);
 				else
-					test_download(out, results[pair], count);
+					test_download(out, results[pair],
+						      count);
 			}
 			for (size_t i = 0; i < count; i++)
 				want[i] = ref[i];
 			char what[80];
-			snprintf(what, sizeof(what), "%s Z, dilation %d", forms[f].pair, d);
+			snprintf(what, sizeof(what), "%s Z, dilation %d",
+				 forms[f].pair, d);
 			test_close(what, got, want, count, 1e-6,
 				   forms[f].out16 ? 1e-3 : 1e-6);
 			if (forms[f].copy) {
 				download_half(&bcopy, got, NF, N, N);
 				for (size_t i = 0; i < count; i++)
 					want[i] = phase16(s[i]);
-				snprintf(what, sizeof(what), "%s copy, dilation %d",
-					 forms[f].pair, d);
+				snprintf(what, sizeof(what),
+					 "%s copy, dilation %d", forms[f].pair,
+					 d);
 				test_close(what, got, want, count, 4e-3, 0);
 			}
 		}
@@ -905,16 +1037,18 @@ static void test_fp16_storage(void **state)
 	if (!gpu_info(test_gpu)->has_float16_storage)
 		skip();
 	size_t count = (size_t)NF * NPIX;
-	float *s = malloc(count * 4), *dw = malloc(NF * 9 * 4), *got = malloc(count * 4);
+	float *s = malloc(count * 4), *dw = malloc(NF * 9 * 4),
+	      *got = malloc(count * 4);
 	float *dz = malloc(count * 4), *gotw = malloc(NF * 9 * 4);
 	double *want = malloc(count * 8), *gdw = malloc(NF * 9 * 8);
 	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(count),
-			  bz = half_buffer((size_t)NF * NPAD), bcopy = half_buffer(count),
-			  bdz = test_buffer(count), bout = test_buffer(count),
+			  bz = half_buffer((size_t)NF * NPAD),
+			  bcopy = half_buffer(count), bdz = test_buffer(count),
+			  bout = test_buffer(count),
 			  b16 = half_buffer((size_t)NF * NPAD),
 			  part = test_buffer((size_t)ROW_CHUNKS * 9 * NF);
 	float w0 = W0;
-	uint32_t spec[2] = {NF, 0};
+	uint32_t spec[2] = { NF, 0 };
 	memcpy(&spec[1], &w0, 4);
 	check_first_phase();
 	for (int d = 1; d <= 8; d *= 2) {
@@ -928,11 +1062,12 @@ static void test_fp16_storage(void **state)
 			int tiled = form == 1, strips = form == 2;
 			static const char *const family[3] = {
 				"dwconv_s_f16", "dwconv_tiled_s_f16",
-				"dwconv_strip_s_f16"};
-			uint32_t gx = tiled    ? (37 + DW_BLOCK_X - 1) / DW_BLOCK_X
+				"dwconv_strip_s_f16"
+			};
+			uint32_t gx = tiled ? (37 + DW_BLOCK_X - 1) / DW_BLOCK_X
 				      : strips ? strip_groups_x()
 					       : (NPAD + 255) / 256;
-			uint32_t gy = tiled    ? (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y
+			uint32_t gy = tiled ? (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y
 				      : strips ? strip_groups_y(d)
 					       : NF;
 			uint32_t gz = tiled || strips ? NF : 1;
@@ -941,17 +1076,21 @@ static void test_fp16_storage(void **state)
 			/* forward: fp32 S in, fp16 Z and the fp16 copy out */
 			test_upload(&bs, s, count);
 			snprintf(name, sizeof(name), "%s_copy", family[form]);
-			const struct gpu_buffer *fw[] = {&bp, &bs, &bz, &bcopy};
-			test_dispatch_spec(name, spec, 2, fw, 4, &p, sizeof(p), gx, gy, gz);
+			const struct gpu_buffer *fw[] = { &bp, &bs, &bz,
+							  &bcopy };
+			test_dispatch_spec(name, spec, 2, fw, 4, &p, sizeof(p),
+					   gx, gy, gz);
 			double *sd = test_to_double(s, count);
 			ref_dwconv(NF, &tile, d, dw, W0, sd, want);
 			download_half(&bz, got, NF, NPIX, NPAD);
-			snprintf(what, sizeof(what), "%s Z, dilation %d", name, d);
+			snprintf(what, sizeof(what), "%s Z, dilation %d", name,
+				 d);
 			test_close(what, got, want, count, 3e-3, 2e-3);
 			download_half(&bcopy, got, NF, NPIX, NPIX);
 			for (size_t i = 0; i < count; i++)
 				want[i] = phase16(s[i]);
-			snprintf(what, sizeof(what), "%s copy, dilation %d", name, d);
+			snprintf(what, sizeof(what), "%s copy, dilation %d",
+				 name, d);
 			test_close(what, got, want, count, 4e-3, 0);
 			free(sd);
 
@@ -960,12 +1099,14 @@ static void test_fp16_storage(void **state)
 			memcpy(s16, s, count * 4);
 			upload_phases(&bcopy, s16, count);
 			snprintf(name, sizeof(name), "%s_in", family[form]);
-			const struct gpu_buffer *in[] = {&bp, &bcopy, &bz};
-			test_dispatch_spec(name, spec, 2, in, 3, &p, sizeof(p), gx, gy, gz);
+			const struct gpu_buffer *in[] = { &bp, &bcopy, &bz };
+			test_dispatch_spec(name, spec, 2, in, 3, &p, sizeof(p),
+					   gx, gy, gz);
 			sd = test_to_double(s16, count);
 			ref_dwconv(NF, &tile, d, dw, W0, sd, want);
 			download_half(&bz, got, NF, NPIX, NPAD);
-			snprintf(what, sizeof(what), "%s Z, dilation %d", name, d);
+			snprintf(what, sizeof(what), "%s Z, dilation %d", name,
+				 d);
 			test_close(what, got, want, count, 3e-3, 2e-3);
 
 			if (!tiled) {
@@ -976,48 +1117,57 @@ static void test_fp16_storage(void **state)
 				float scale = 4.0f;
 				p.off3 = 0;
 				memcpy(&p.off3, &scale, 4);
-				const struct gpu_buffer *bk[] = {&bp,  &bcopy, &bdz,
-								 &bout, &b16,   &part};
+				const struct gpu_buffer *bk[] = { &bp,  &bcopy,
+								  &bdz, &bout,
+								  &b16, &part };
 				snprintf(name, sizeof(name), "%s",
 					 strips ? "dwconv_back_strip_f16_in"
 						: "dwconv_back_f16_in");
 				if (strips)
-					test_dispatch_spec(name, spec, 2, bk, 6, &p,
-							   sizeof(p), gx, gy, gz);
+					test_dispatch_spec(name, spec, 2, bk, 6,
+							   &p, sizeof(p), gx,
+							   gy, gz);
 				else
-					test_dispatch_spec(name, spec, 2, bk, 5, &p,
-							   sizeof(p), (NPAD + 255) / 256,
-							   NF, 1);
+					test_dispatch_spec(
+					    name, spec, 2, bk, 5, &p, sizeof(p),
+					    (NPAD + 255) / 256, NF, 1);
 				double *dzd = test_to_double(dz, count);
 				memset(gdw, 0, NF * 9 * 8);
-				ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd, want, gdw);
+				ref_dwconv_back(NF, &tile, d, dw, W0, sd, dzd,
+						want, gdw);
 				test_download(&bout, got, count);
-				snprintf(what, sizeof(what), "%s dS, dilation %d", name, d);
+				snprintf(what, sizeof(what),
+					 "%s dS, dilation %d", name, d);
 				test_close(what, got, want, count, 5e-4, 1e-4);
 				download_half(&b16, got, NF, NPIX, NPAD);
 				for (size_t i = 0; i < count; i++)
 					want[i] *= scale;
-				snprintf(what, sizeof(what), "%s fp16 dS, dilation %d", name, d);
+				snprintf(what, sizeof(what),
+					 "%s fp16 dS, dilation %d", name, d);
 				test_close(what, got, want, count, 1e-2, 2e-3);
 				if (strips)
-					reduce_partials(&part, (int)(gx * gy), NF, 9, 9, 1,
-							gotw);
+					reduce_partials(&part, (int)(gx * gy),
+							NF, 9, 9, 1, gotw);
 				else
-					run_reduce("reduce_dw_s_in", &bdz, &bcopy, NF, 9, d,
-						   9, 1, gotw);
-				snprintf(what, sizeof(what), "%s taps, dilation %d",
+					run_reduce("reduce_dw_s_in", &bdz,
+						   &bcopy, NF, 9, d, 9, 1,
+						   gotw);
+				snprintf(what, sizeof(what),
+					 "%s taps, dilation %d",
 					 strips ? name : "reduce_dw_s_in", d);
 				test_close(what, gotw, gdw, NF * 9, 1e-4, 1e-4);
-				for (int dz_half = 0; strips && dz_half <= 1; dz_half++)
-					check_half_ds(p, d, dw, &bp, &bcopy, dz, sd, gx,
-						      gy, dz_half);
+				for (int dz_half = 0; strips && dz_half <= 1;
+				     dz_half++)
+					check_half_ds(p, d, dw, &bp, &bcopy, dz,
+						      sd, gx, gy, dz_half);
 				free(dzd);
 				p.off3 = 0;
 			}
 			free(sd), free(s16);
 		}
 	}
-	free(s), free(dw), free(got), free(dz), free(gotw), free(want), free(gdw);
+	free(s), free(dw), free(got), free(dz), free(gotw), free(want),
+	    free(gdw);
 }
 
 int main(void)

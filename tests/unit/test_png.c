@@ -58,15 +58,12 @@ static int channels_of(int color_type)
 }
 
 /* Palette sizes: full for 1, 2 and 4 bits, 200 of 256 for 8 bits. */
-static int palette_size(int depth)
-{
-	return depth == 8 ? 200 : 1 << depth;
-}
+static int palette_size(int depth) { return depth == 8 ? 200 : 1 << depth; }
 
 static png_color palette_colour(int i)
 {
-	png_color c = {(png_byte)(i * 37 + 5), (png_byte)(i * 91 + 17),
-		       (png_byte)(255 - i * 53)};
+	png_color c = { (png_byte)(i * 37 + 5), (png_byte)(i * 91 + 17),
+			(png_byte)(255 - i * 53) };
 	return c;
 }
 
@@ -112,7 +109,7 @@ static void expected_pixel(const struct variant *v, int x, int y, float *rgb)
 		rgb[2] = p.blue / 255.0f;
 	} else if (channels_of(v->color_type) <= 2) {
 		rgb[0] = rgb[1] = rgb[2] =
-			expected_value(v->depth, sample(v, x, y, 0));
+		    expected_value(v->depth, sample(v, x, y, 0));
 	} else {
 		for (int c = 0; c < 3; c++)
 			rgb[c] = expected_value(v->depth, sample(v, x, y, c));
@@ -125,7 +122,7 @@ static uint8_t *write_variant(const struct variant *v, size_t *size)
 	size_t rowbytes = (size_t)W * ch * bps;
 	uint8_t *pixels = malloc(rowbytes * H), *out;
 	png_bytep rows[H];
-	struct membuf buf = {0};
+	struct membuf buf = { 0 };
 	png_structp png;
 	png_infop info;
 
@@ -167,10 +164,9 @@ static uint8_t *write_variant(const struct variant *v, size_t *size)
 		}
 		png_set_PLTE(png, info, pal, n);
 		if (v->trns)
-			png_set_tRNS(png, info, alpha, n > 3 ? n - 3 : n,
-				     NULL);
+			png_set_tRNS(png, info, alpha, n > 3 ? n - 3 : n, NULL);
 	} else if (v->trns) {
-		png_color_16 key = {0};
+		png_color_16 key = { 0 };
 		unsigned max = (1u << v->depth) - 1;
 
 		key.gray = (png_uint_16)(5 & max);
@@ -198,8 +194,11 @@ static uint8_t *write_variant(const struct variant *v, size_t *size)
 
 /* ==== Every variant decodes exactly ==================================== */
 
-#define V(name, type, depth, interlace, trns)                                \
-	{name, PNG_COLOR_TYPE_##type, depth, PNG_INTERLACE_##interlace, trns}
+#define V(name, type, depth, interlace, trns)                                  \
+	{                                                                      \
+		name, PNG_COLOR_TYPE_##type, depth, PNG_INTERLACE_##interlace, \
+		    trns                                                       \
+	}
 
 static const struct variant variants[] = {
 	V("grey 1", GRAY, 1, NONE, 0),
@@ -260,7 +259,8 @@ static void check_variant(const struct variant *v)
 			expected_pixel(v, x, y, want);
 			for (int c = 0; c < 3; c++)
 				if (got[c] != want[c])
-					fail_msg("%s: pixel (%d,%d) channel %d is %.9g, not %.9g",
+					fail_msg("%s: pixel (%d,%d) channel %d "
+						 "is %.9g, not %.9g",
 						 v->name, x, y, c, got[c],
 						 want[c]);
 		}
@@ -366,7 +366,7 @@ static void test_widest_image(void **state)
 
 static void test_encode_refuses_bad_images(void **state)
 {
-	struct image empty = {0, 0, NULL};
+	struct image empty = { 0, 0, NULL };
 	uint8_t *png = (uint8_t *)1;
 	size_t size = 1;
 
@@ -469,8 +469,8 @@ static size_t zlib_stored(uint8_t *out, const uint8_t *raw, uint16_t n)
 static uint8_t *handmade(uint32_t width, uint32_t height, uint32_t rows,
 			 size_t *size)
 {
-	static const uint8_t sig[8] = {137, 'P', 'N', 'G', 13, 10, 26, 10};
-	uint8_t ihdr[13] = {0}, raw[512], idat[600];
+	static const uint8_t sig[8] = { 137, 'P', 'N', 'G', 13, 10, 26, 10 };
+	uint8_t ihdr[13] = { 0 }, raw[512], idat[600];
 	uint8_t *out = malloc(8 + 25 + 12 + sizeof(idat) + 12);
 	size_t len = 8, rawlen = 0;
 
@@ -478,8 +478,8 @@ static uint8_t *handmade(uint32_t width, uint32_t height, uint32_t rows,
 	memcpy(out, sig, 8);
 	put32(ihdr, width);
 	put32(ihdr + 4, height);
-	ihdr[8] = 8;                    /* bit depth */
-	ihdr[9] = PNG_COLOR_TYPE_RGB;   /* colour type */
+	ihdr[8] = 8;                  /* bit depth */
+	ihdr[9] = PNG_COLOR_TYPE_RGB; /* colour type */
 	len = put_chunk(out, len, "IHDR", ihdr, 13);
 	for (uint32_t r = 0; r < rows; r++) {
 		raw[rawlen++] = 0;
@@ -520,14 +520,14 @@ static void expect_refused(const void *data, size_t size, int code,
 	int rc = png_decode(data, size, &img, err, sizeof(err));
 
 	if (rc != code)
-		fail_msg("%s: expected %s, got %s (%s)", what,
-			 error_name(code), error_name(rc), err);
+		fail_msg("%s: expected %s, got %s (%s)", what, error_name(code),
+			 error_name(rc), err);
 	assert_null(img);
 	if (!err[0])
 		fail_msg("%s: refused without a message", what);
 	if (needle && !strstr(err, needle))
-		fail_msg("%s: the message \"%s\" does not mention \"%s\"",
-			 what, err, needle);
+		fail_msg("%s: the message \"%s\" does not mention \"%s\"", what,
+			 err, needle);
 	if (getenv("TEST_VERBOSE"))
 		print_message("refused %s: %s\n", what, err);
 }
@@ -590,8 +590,7 @@ static void test_refuse_truncated_and_corrupt(void **state)
 	expect_refused(png, 40, ERR_FORMAT, "cut inside the first IDAT",
 		       "truncated");
 	expect_refused(png, size - 12, ERR_FORMAT, "no IEND", "truncated");
-	expect_refused(png, 20, ERR_FORMAT, "cut inside the IHDR",
-		       "truncated");
+	expect_refused(png, 20, ERR_FORMAT, "cut inside the IHDR", "truncated");
 
 	/* One flipped byte inside the IDAT data. libpng inflates as it
 	 * reads, so zlib may object before the chunk's CRC is checked;
@@ -657,8 +656,8 @@ static void test_refuse_bad_sizes(void **state)
 	assert_true(size < 1000);
 	expect_refused(png, size, ERR_TOO_LARGE, "20000x20000 bomb", "limit");
 	free(png);
-	png = handmade(IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS / IMAGE_MAX_SIDE + 1,
-		       1, &size);
+	png = handmade(IMAGE_MAX_SIDE, IMAGE_MAX_PIXELS / IMAGE_MAX_SIDE + 1, 1,
+		       &size);
 	expect_refused(png, size, ERR_TOO_LARGE, "over the pixel limit",
 		       "67108864");
 	free(png);
@@ -694,7 +693,7 @@ static void test_large_ancillary_chunk_skipped(void **state)
 
 static void test_signature_check(void **state)
 {
-	static const uint8_t sig[8] = {137, 'P', 'N', 'G', 13, 10, 26, 10};
+	static const uint8_t sig[8] = { 137, 'P', 'N', 'G', 13, 10, 26, 10 };
 
 	assert_true(png_has_signature(sig, 8));
 	assert_false(png_has_signature(sig, 7));

@@ -49,10 +49,9 @@ static void assert_same_bytes(const struct image *a, const struct image *b)
 }
 
 /* What encode writes, decode reads back to the same 8-bit samples. */
-static void round_trip(int (*encode)(const struct image *, uint8_t **,
-				     size_t *),
-		       int (*decode)(const void *, size_t, struct image **,
-				     char *, size_t))
+static void
+round_trip(int (*encode)(const struct image *, uint8_t **, size_t *),
+	   int (*decode)(const void *, size_t, struct image **, char *, size_t))
 {
 	struct image *img = picture(), *back = NULL;
 	uint8_t *png;
@@ -60,7 +59,7 @@ static void round_trip(int (*encode)(const struct image *, uint8_t **,
 	char err[256];
 
 	assert_int_equal(encode(img, &png, &size), 0);
-	assert_int_equal(decode(png, size, &back, err, sizeof err), 0);
+	assert_int_equal(decode(png, size, &back, err, sizeof(err)), 0);
 	assert_same_bytes(img, back);
 	free(png);
 	image_destroy(back);
@@ -88,13 +87,14 @@ static unsigned pattern(int x, int y, int c, int depth)
 
 static struct membuf write_png(int colour, int depth, int interlace)
 {
-	struct membuf b = {0};
-	int channels = colour == PNG_COLOR_TYPE_GRAY ? 1
+	struct membuf b = { 0 };
+	int channels = colour == PNG_COLOR_TYPE_GRAY         ? 1
 		       : colour == PNG_COLOR_TYPE_GRAY_ALPHA ? 2
-		       : colour == PNG_COLOR_TYPE_RGB ? 3 : 4;
+		       : colour == PNG_COLOR_TYPE_RGB        ? 3
+							     : 4;
 	int bytes = depth / 8;
-	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL,
-						  NULL, NULL);
+	png_structp png =
+	    png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
 	png_infop info = png_create_info_struct(png);
 	uint8_t *row = malloc((size_t)W * channels * bytes);
 
@@ -109,7 +109,8 @@ static struct membuf write_png(int colour, int depth, int interlace)
 			for (int x = 0; x < W; x++)
 				for (int c = 0; c < channels; c++) {
 					unsigned v = pattern(x, y, c, depth);
-					uint8_t *s = row + (x * channels + c) * bytes;
+					uint8_t *s =
+					    row + (x * channels + c) * bytes;
 					if (bytes == 2) {
 						s[0] = (uint8_t)(v >> 8);
 						s[1] = (uint8_t)v;
@@ -134,14 +135,16 @@ static void check_form(int colour, int depth)
 	int grey = colour == PNG_COLOR_TYPE_GRAY ||
 		   colour == PNG_COLOR_TYPE_GRAY_ALPHA;
 
-	assert_int_equal(png8_decode(b.data, b.size, &img, err, sizeof err), 0);
+	assert_int_equal(png8_decode(b.data, b.size, &img, err, sizeof(err)),
+			 0);
 	for (int y = 0; y < H; y++)
 		for (int x = 0; x < W; x++)
 			for (int c = 0; c < 3; c++)
 				assert_float_equal(
-					img->rgb[3 * (y * W + x) + c],
-					(float)pattern(x, y, grey ? 0 : c, depth) / max,
-					1e-7);
+				    img->rgb[3 * (y * W + x) + c],
+				    (float)pattern(x, y, grey ? 0 : c, depth) /
+					max,
+				    1e-7);
 	image_destroy(img);
 	free(b.data);
 }
@@ -163,7 +166,7 @@ static void refuses(const uint8_t *data, size_t size, int code,
 {
 	struct image *img = NULL;
 	char err[256] = "";
-	assert_int_equal(png8_decode(data, size, &img, err, sizeof err), code);
+	assert_int_equal(png8_decode(data, size, &img, err, sizeof(err)), code);
 	assert_null(img);
 	if (!strstr(err, words))
 		fail_msg("\"%s\" does not say \"%s\"", err, words);

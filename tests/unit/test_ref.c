@@ -104,9 +104,12 @@ static float *perturbed_params(const struct nn_config *cfg,
 static struct ref_tile whole_tile(const struct image *img)
 {
 	struct ref_tile t = {
-		.img_w = img->width, .img_h = img->height,
-		.tw = img->width, .th = img->height,
-		.cw = img->width, .ch = img->height,
+		.img_w = img->width,
+		.img_h = img->height,
+		.tw = img->width,
+		.th = img->height,
+		.cw = img->width,
+		.ch = img->height,
 	};
 	return t;
 }
@@ -130,7 +133,9 @@ static double loss_of(const struct nn_config *cfg, const struct nn_layout *l,
 
 /* A recipe with every loss term on, for the checks that take one. */
 static const struct nn_recipe every_term = {
-	.loss_ssim = 0.7, .loss_grad = 1.3, .loss_chroma = 0.9,
+	.loss_ssim = 0.7,
+	.loss_grad = 1.3,
+	.loss_chroma = 0.9,
 };
 
 struct tensor {
@@ -229,16 +234,16 @@ static double check_tensor(const struct nn_config *cfg,
 	assert_true(grad_scale > 0);
 	for (size_t s = 0; s < samples; s++) {
 		size_t i = order[s];
-		double fd = central_difference(cfg, l, params, tn->offset + i,
-					       target);
+		double fd =
+		    central_difference(cfg, l, params, tn->offset + i, target);
 		double floor = 1e-6 * grad_scale;
 		double err = fabs(fd - g[i]);
 
 		worst = fmax(worst, err / (fabs(g[i]) + floor));
 		if (err > FD_REL_TOL * fabs(g[i]) + floor)
 			print_error("%s[%zu]: analytic %.10e, finite "
-				    "difference %.10e\n", tn->name, i, g[i],
-				    fd);
+				    "difference %.10e\n",
+				    tn->name, i, g[i], fd);
 		assert_true(err <= FD_REL_TOL * fabs(g[i]) + floor);
 	}
 	free(order);
@@ -262,7 +267,7 @@ static void check_finite_differences(const int *dilations, int nblocks,
 	make_config(&cfg, 16, dilations, nblocks);
 	cfg.w0 = w0;
 	/* no terms: the MSE alone (the defaults add chroma) */
-	struct nn_recipe none = {0};
+	struct nn_recipe none = { 0 };
 	if (!terms)
 		terms = &none;
 	cfg.recipe.loss_ssim = terms->loss_ssim;
@@ -284,8 +289,8 @@ static void check_finite_differences(const int *dilations, int nblocks,
 	for (int ti = 0; ti < ntensors; ti++)
 		worst = fmax(worst, check_tensor(&cfg, &l, params, target, grad,
 						 &tensors[ti], &pick));
-	print_message("%d blocks, w0 %g: worst relative error %.2e\n",
-		      nblocks, w0, worst);
+	print_message("%d blocks, w0 %g: worst relative error %.2e\n", nblocks,
+		      w0, worst);
 	free(grad);
 	free(params);
 	free_image(target);
@@ -359,8 +364,8 @@ static double worst_relative_error(const double *a, const double *b, size_t n)
 	for (size_t i = 0; i < n; i++)
 		scale = fmax(scale, fabs(b[i]));
 	for (size_t i = 0; i < n; i++)
-		worst = fmax(worst, fabs(a[i] - b[i]) /
-				    (fabs(b[i]) + 1e-6 * scale));
+		worst = fmax(worst,
+			     fabs(a[i] - b[i]) / (fabs(b[i]) + 1e-6 * scale));
 	return worst;
 }
 
@@ -397,13 +402,14 @@ static void check_tiled(const int *dilations, int nblocks,
 	tiled_sse = tiled_grad(&cfg, &l, params, target, 8, 7, pad, tiled);
 	err = worst_relative_error(tiled, whole, l.total);
 	print_message("PAD %d: sse %.12g tiled %.12g, worst relative error "
-		      "%.2e\n", pad, whole_sse, tiled_sse, err);
+		      "%.2e\n",
+		      pad, whole_sse, tiled_sse, err);
 	assert_true(fabs(tiled_sse - whole_sse) <= 1e-12 * whole_sse);
 	assert_true(err <= TILED_REL_TOL);
 
 	/* One pixel less of halo must show: the test is able to fail. */
-	short_sse = tiled_grad(&cfg, &l, params, target, 8, 7, pad - 1,
-			       short_halo);
+	short_sse =
+	    tiled_grad(&cfg, &l, params, target, 8, 7, pad - 1, short_halo);
 	err = worst_relative_error(short_halo, whole, l.total);
 	print_message("halo PAD-1: sse %.12g, worst relative error %.2e\n",
 		      short_sse, err);
@@ -434,9 +440,16 @@ static void test_tiled_1_2(void **state)
 
 /* A 9x7 tile at (4, 3) of a 20x11 image, its core inside. */
 static const struct ref_tile small_tile = {
-	.img_w = 20, .img_h = 11,
-	.tx = 4, .ty = 3, .tw = 9, .th = 7,
-	.cx = 6, .cy = 4, .cw = 4, .ch = 3,
+	.img_w = 20,
+	.img_h = 11,
+	.tx = 4,
+	.ty = 3,
+	.tw = 9,
+	.th = 7,
+	.cx = 6,
+	.cy = 4,
+	.cw = 4,
+	.ch = 3,
 };
 
 static double *random_doubles(size_t n, uint64_t seed, double bound)
@@ -534,7 +547,12 @@ static void test_first_coordinates(void **state)
 	double *s0;
 	const int W = 20, H = 11;
 	struct ref_tile whole = {
-		.img_w = W, .img_h = H, .tw = W, .th = H, .cw = W, .ch = H,
+		.img_w = W,
+		.img_h = H,
+		.tw = W,
+		.th = H,
+		.cw = W,
+		.ch = H,
 	};
 	const struct ref_tile *part = &small_tile;
 	size_t n = (size_t)W * H;
@@ -583,8 +601,8 @@ static double check_head_pixel(const struct nn_layout *l, const float *params,
 {
 	int n = t->tw * t->th, p = ly * t->tw + lx, nf = l->nf;
 	int x = t->tx + lx, yy = t->ty + ly;
-	int core = x >= t->cx && x < t->cx + t->cw &&
-		   yy >= t->cy && yy < t->cy + t->ch;
+	int core = x >= t->cx && x < t->cx + t->cw && yy >= t->cy &&
+		   yy < t->cy + t->ch;
 	const float *rgb = target->rgb + (yy * t->img_w + x) * 3;
 	double scale = 2.0 / (3.0 * t->img_w * t->img_h), sse = 0;
 
@@ -783,7 +801,8 @@ static void test_width_defaults(void **state)
 	assert_true(fabs(nn_default_lr(32) - 6e-3) < 1e-15);
 	assert_true(fabs(nn_default_lr(64) - 6e-3 * sqrt(0.5)) < 1e-15);
 	assert_true(fabs(nn_default_lr(128) - 3e-3) < 1e-15);
-	assert_true(fabs(nn_default_lr(256) - 1.5 * 3e-3 * sqrt(1.0 / 8)) < 1e-15);
+	assert_true(fabs(nn_default_lr(256) - 1.5 * 3e-3 * sqrt(1.0 / 8)) <
+		    1e-15);
 	assert_true(nn_default_lr(96) < nn_default_lr(64) &&
 		    nn_default_lr(96) > 3e-3);
 	assert_true(fabs(nn_default_lr(1024) - 3.75e-4) < 1e-15);
@@ -962,30 +981,38 @@ static void test_lr_early_cycle(void **state)
 static void test_recipe_keys_round_trip(void **state)
 {
 	static const char *const values[][2] = {
-		{"optimizer", "muon"}, {"schedule", "linear"},
-		{"warmup", "7"}, {"plateau", "9"}, {"lr_min", "0.25"},
-		{"half_life", "300"}, {"early_cycle", "250"}, {"schedule", "exp"}, {"average", "ema"}, {"ema_decay", "0.995"}, {"ssim", "0.25"},
-		{"grad", "0.5"}, {"chroma", "2"}};
-	struct nn_recipe r = {0};
+		{ "optimizer", "muon" },  { "schedule", "linear" },
+		{ "warmup", "7" },        { "plateau", "9" },
+		{ "lr_min", "0.25" },     { "half_life", "300" },
+		{ "early_cycle", "250" }, { "schedule", "exp" },
+		{ "average", "ema" },     { "ema_decay", "0.995" },
+		{ "ssim", "0.25" },       { "grad", "0.5" },
+		{ "chroma", "2" }
+	};
+	struct nn_recipe r = { 0 };
 	char buf[64], err[128];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
 		assert_int_equal(nn_recipe_set(&r, values[i][0], values[i][1],
-					       err, sizeof(err)), 0);
+					       err, sizeof(err)),
+				 0);
 		nn_recipe_get(&r, values[i][0], buf, sizeof(buf));
 		assert_string_equal(buf, values[i][1]);
 	}
-	assert_int_equal(nn_recipe_set(&r, "lr-min", "0.5", err, sizeof(err)), 0);
+	assert_int_equal(nn_recipe_set(&r, "lr-min", "0.5", err, sizeof(err)),
+			 0);
 	assert_true(r.lr_min_ratio == 0.5);
-	assert_int_equal(nn_recipe_set(&r, "optimizer", "sgd", err, sizeof(err)),
-			 ERR_INVALID);
+	assert_int_equal(
+	    nn_recipe_set(&r, "optimizer", "sgd", err, sizeof(err)),
+	    ERR_INVALID);
 	assert_non_null(strstr(err, "optimizer"));
 	assert_int_equal(nn_recipe_set(&r, "momentum", "1", err, sizeof(err)),
 			 ERR_INVALID);
 	/* -1 is the warmup by width, as a job's saved recipe keeps it
 	 * (job.submit refuses it: proto/params.h) */
-	assert_int_equal(nn_recipe_set(&r, "warmup", "-1", err, sizeof(err)), 0);
+	assert_int_equal(nn_recipe_set(&r, "warmup", "-1", err, sizeof(err)),
+			 0);
 	assert_int_equal(r.warmup, NN_WARMUP_AUTO);
 	assert_int_equal(nn_recipe_set(&r, "warmup", "-2", err, sizeof(err)),
 			 ERR_INVALID);
@@ -1018,9 +1045,10 @@ static void test_loss_terms_fd(void **state)
 	struct image *target = random_image(16, 14, 31);
 	struct ref_tile t = whole_tile(target);
 	size_t n = 16 * 14;
-	struct nn_recipe alone[4] = {
-		{.loss_ssim = 1}, {.loss_grad = 1}, {.loss_chroma = 1},
-		every_term};
+	struct nn_recipe alone[4] = { { .loss_ssim = 1 },
+				      { .loss_grad = 1 },
+				      { .loss_chroma = 1 },
+				      every_term };
 	double *y = random_doubles(3 * n, 8, 1.0), *dy = malloc(3 * n * 8);
 	(void)state;
 	t.cx = 3, t.cy = 2, t.cw = 10, t.ch = 9;
@@ -1028,24 +1056,29 @@ static void test_loss_terms_fd(void **state)
 		double worst = 0, scale = 0, sums[3];
 		for (size_t i = 0; i < 3 * n; i++)
 			dy[i] = 0;
-		double loss = ref_loss_terms(&alone[r], &t, target, y, dy, sums);
+		double loss =
+		    ref_loss_terms(&alone[r], &t, target, y, dy, sums);
 		assert_true(loss > 0);
 		for (size_t i = 0; i < 3 * n; i++)
 			scale = fmax(scale, fabs(dy[i]));
 		for (size_t i = 0; i < 3 * n; i++) {
 			double saved = y[i], h = 1e-5;
 			y[i] = saved + h;
-			double up = ref_loss_terms(&alone[r], &t, target, y, NULL, NULL);
+			double up = ref_loss_terms(&alone[r], &t, target, y,
+						   NULL, NULL);
 			y[i] = saved - h;
-			double down = ref_loss_terms(&alone[r], &t, target, y, NULL,
-						     NULL);
+			double down = ref_loss_terms(&alone[r], &t, target, y,
+						     NULL, NULL);
 			y[i] = saved;
 			double fd = (up - down) / (2 * h);
-			worst = fmax(worst, fabs(fd - dy[i]) / (fabs(dy[i]) + 1e-6 * scale));
-			assert_true(fabs(fd - dy[i]) <= 1e-4 * fabs(dy[i]) + 1e-6 * scale);
+			worst = fmax(worst, fabs(fd - dy[i]) /
+						(fabs(dy[i]) + 1e-6 * scale));
+			assert_true(fabs(fd - dy[i]) <=
+				    1e-4 * fabs(dy[i]) + 1e-6 * scale);
 		}
 		print_message("loss terms %g %g %g: loss %.6g, worst relative "
-			      "error %.2e\n", alone[r].loss_ssim, alone[r].loss_grad,
+			      "error %.2e\n",
+			      alone[r].loss_ssim, alone[r].loss_grad,
 			      alone[r].loss_chroma, loss, worst);
 	}
 	free(y), free(dy);

@@ -30,18 +30,19 @@
 #include "util/fileio.h"
 #include "formats/safetensors.h"
 
-static const float f32_data[6] = {1.5f, -2.25f, 0.0f, 3.0e-8f, 1e30f, -0.0f};
-static const double f64_data[4] = {3.141592653589793, -1e-300, 2.0, 1e300};
-static const int64_t i64_data[4] = {INT64_MIN, -1, 0, INT64_MAX};
-static const uint8_t u8_data[5] = {0, 1, 127, 128, 255};
+static const float f32_data[6] = { 1.5f, -2.25f, 0.0f, 3.0e-8f, 1e30f, -0.0f };
+static const double f64_data[4] = { 3.141592653589793, -1e-300, 2.0, 1e300 };
+static const int64_t i64_data[4] = { INT64_MIN, -1, 0, INT64_MAX };
+static const uint8_t u8_data[5] = { 0, 1, 127, 128, 255 };
 static const float scalar = 42.0f;
 
 /* The test file: five tensors, one of them empty, and metadata. */
 static struct st_file *sample_file(void)
 {
 	struct st_file *f = st_create();
-	const int64_t s_f32[2] = {2, 3}, s_f64[1] = {4}, s_i64[3] = {2, 2, 1};
-	const int64_t s_u8[1] = {5}, s_empty[2] = {0, 3};
+	const int64_t s_f32[2] = { 2, 3 }, s_f64[1] = { 4 },
+		      s_i64[3] = { 2, 2, 1 };
+	const int64_t s_u8[1] = { 5 }, s_empty[2] = { 0, 3 };
 
 	assert_non_null(f);
 	assert_int_equal(st_add(f, "w.f32", ST_F32, 2, s_f32, f32_data), 0);
@@ -191,8 +192,8 @@ static void test_layout_matches_peer(void **state)
 }
 
 /* Builds HEADER + DATA with a correct length prefix. */
-static uint8_t *make_file(const char *header, const void *data,
-			  size_t datalen, size_t *size)
+static uint8_t *make_file(const char *header, const void *data, size_t datalen,
+			  size_t *size)
 {
 	size_t hlen = strlen(header);
 	uint8_t *buf = malloc(8 + hlen + datalen + 1);
@@ -212,11 +213,11 @@ static uint8_t *make_file(const char *header, const void *data,
 static void test_decode_peer_file(void **state)
 {
 	const char *header =
-		"{\"__metadata__\": {\"nf\": \"512\", \"w0\": \"30.0\"}, "
-		"\"inp.weight\": {\"dtype\": \"F32\", \"shape\": [2, 1, 1, 1], "
-		"\"data_offsets\": [0, 8]}, \"inp.bias\": {\"dtype\": \"F32\", "
-		"\"shape\": [2], \"data_offsets\": [8, 16]}}      ";
-	const float w[4] = {0.5f, -0.5f, 1.0f, 2.0f};
+	    "{\"__metadata__\": {\"nf\": \"512\", \"w0\": \"30.0\"}, "
+	    "\"inp.weight\": {\"dtype\": \"F32\", \"shape\": [2, 1, 1, 1], "
+	    "\"data_offsets\": [0, 8]}, \"inp.bias\": {\"dtype\": \"F32\", "
+	    "\"shape\": [2], \"data_offsets\": [8, 16]}}      ";
+	const float w[4] = { 0.5f, -0.5f, 1.0f, 2.0f };
 	const struct st_tensor *t;
 	struct st_file *f;
 	uint8_t *buf;
@@ -262,9 +263,9 @@ static void test_empty_file_round_trip(void **state)
 static void test_add_refuses_bad_arguments(void **state)
 {
 	struct st_file *f = st_create();
-	const int64_t two[1] = {2}, neg[1] = {-1};
-	const int64_t many[ST_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-	const float x[2] = {1, 2};
+	const int64_t two[1] = { 2 }, neg[1] = { -1 };
+	const int64_t many[ST_MAX_DIMS + 1] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	const float x[2] = { 1, 2 };
 
 	assert_int_equal(st_add(f, "a", ST_F32, 1, two, x), 0);
 	assert_int_equal(st_add(f, "a", ST_F32, 1, two, x), ERR_INVALID);
@@ -332,11 +333,9 @@ static void test_save_and_load_file(void **state)
 	check_sample(g);
 	st_destroy(g);
 	free(raw);
-	assert_int_equal(fileio_read(path, &raw, &size, (size_t)st.st_size),
-			 0);
+	assert_int_equal(fileio_read(path, &raw, &size, (size_t)st.st_size), 0);
 	free(raw);
-	assert_int_equal(fileio_read(path, &raw, &size,
-				     (size_t)st.st_size - 1),
+	assert_int_equal(fileio_read(path, &raw, &size, (size_t)st.st_size - 1),
 			 ERR_TOO_LARGE);
 	assert_null(raw);
 
@@ -464,7 +463,7 @@ static void expect_refused(const void *buf, size_t size, const char *what)
 
 static void expect_header_refused(const char *header, size_t datalen)
 {
-	uint8_t data[64] = {0}, *buf;
+	uint8_t data[64] = { 0 }, *buf;
 	size_t size;
 
 	assert_true(datalen <= sizeof(data));
@@ -475,7 +474,7 @@ static void expect_header_refused(const char *header, size_t datalen)
 
 static void test_handmade_valid_control(void **state)
 {
-	uint8_t data[16] = {0}, *buf;
+	uint8_t data[16] = { 0 }, *buf;
 	struct st_file *f;
 	size_t size;
 	char err[256];
@@ -513,8 +512,10 @@ static void test_truncated_refused(void **state)
 static void test_header_length_refused(void **state)
 {
 	uint8_t buf[64];
-	uint64_t lens[] = {49, 57, 1000, ST_MAX_HEADER + 1ull, 1ull << 40,
-			   UINT64_MAX, UINT64_MAX - 7};
+	uint64_t lens[] = {
+		49,         57,         1000,          ST_MAX_HEADER + 1ull,
+		1ull << 40, UINT64_MAX, UINT64_MAX - 7
+	};
 
 	memset(buf, ' ', sizeof(buf));
 	memcpy(buf + 8, "{}", 2);
@@ -532,7 +533,8 @@ static void test_bad_json_refused(void **state)
 	expect_header_refused("{", 0);
 	expect_header_refused("{\"a\": ", 0);
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
-			      "\"data_offsets\":[0,4]}", 4);
+			      "\"data_offsets\":[0,4]}",
+			      4);
 	expect_header_refused("{'a': 1}", 0);
 	expect_header_refused("[1, 2]", 0);
 	expect_header_refused("\"text\"", 0);
@@ -543,8 +545,8 @@ static void test_bad_json_refused(void **state)
 	expect_header_refused("{}\x01   ", 0);
 	{
 		/* A NUL inside the header. */
-		uint8_t raw[8 + 8] = {8, 0, 0, 0, 0, 0, 0, 0,
-				      '{', '}', 0, ' ', ' ', ' ', ' ', ' '};
+		uint8_t raw[8 + 8] = { 8,   0,   0, 0,   0,   0,   0,   0,
+				       '{', '}', 0, ' ', ' ', ' ', ' ', ' ' };
 		expect_refused(raw, sizeof(raw), "NUL in the header");
 	}
 	/* Entries that are not objects. */
@@ -555,60 +557,81 @@ static void test_bad_json_refused(void **state)
 static void test_bad_dtype_refused(void **state)
 {
 	expect_header_refused("{\"a\":{\"dtype\":\"F16\",\"shape\":[2],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"f32\",\"shape\":[1],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"BF16\",\"shape\":[2],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":0,\"shape\":[1],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"shape\":[1],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"\",\"shape\":[1],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 }
 
 static void test_bad_offsets_refused(void **state)
 {
 	/* Past the end of the data. */
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
-			      "\"data_offsets\":[0,8]}}", 4);
+			      "\"data_offsets\":[0,8]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[0],"
-			      "\"data_offsets\":[5,5]}}", 4);
+			      "\"data_offsets\":[5,5]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
-			      "\"data_offsets\":[1e300,1e300]}}", 4);
+			      "\"data_offsets\":[1e300,1e300]}}",
+			      4);
 	/* Negative, fractional, reversed, the wrong count, not numbers. */
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
-			      "\"data_offsets\":[-4,0]}}", 4);
+			      "\"data_offsets\":[-4,0]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[1],"
-			      "\"data_offsets\":[0.5,1.5]}}", 4);
+			      "\"data_offsets\":[0.5,1.5]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[0],"
-			      "\"data_offsets\":[4,0]}}", 4);
+			      "\"data_offsets\":[4,0]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
-			      "\"data_offsets\":[0]}}", 4);
+			      "\"data_offsets\":[0]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
-			      "\"data_offsets\":[0,4,8]}}", 8);
+			      "\"data_offsets\":[0,4,8]}}",
+			      8);
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
-			      "\"data_offsets\":[\"0\",\"4\"]}}", 4);
+			      "\"data_offsets\":[\"0\",\"4\"]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4);
 }
 
 static void test_overlap_refused(void **state)
 {
-	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
-			      "\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\","
-			      "\"shape\":[2],\"data_offsets\":[4,12]}}", 12);
+	expect_header_refused(
+	    "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+	    "\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\","
+	    "\"shape\":[2],\"data_offsets\":[4,12]}}",
+	    12);
 	/* The same range twice, and one inside another, listed backwards. */
-	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
-			      "\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\","
-			      "\"shape\":[2],\"data_offsets\":[0,8]}}", 8);
+	expect_header_refused(
+	    "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+	    "\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\","
+	    "\"shape\":[2],\"data_offsets\":[0,8]}}",
+	    8);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[2],"
 			      "\"data_offsets\":[3,5]},\"b\":{\"dtype\":\"U8\","
-			      "\"shape\":[8],\"data_offsets\":[0,8]}}", 8);
+			      "\"shape\":[8],\"data_offsets\":[0,8]}}",
+			      8);
 	/* Duplicate names, duplicate metadata. */
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],"
 			      "\"data_offsets\":[0,4]},\"a\":{\"dtype\":\"U8\","
-			      "\"shape\":[4],\"data_offsets\":[4,8]}}", 8);
+			      "\"shape\":[4],\"data_offsets\":[4,8]}}",
+			      8);
 	expect_header_refused("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}",
 			      0);
 	expect_header_refused("{\"__metadata__\":{},\"__metadata__\":{}}", 0);
@@ -617,25 +640,35 @@ static void test_overlap_refused(void **state)
 static void test_shape_mismatch_refused(void **state)
 {
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
-			      "\"data_offsets\":[0,8]}}", 8);
+			      "\"data_offsets\":[0,8]}}",
+			      8);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[2,0],"
-			      "\"data_offsets\":[0,8]}}", 8);
+			      "\"data_offsets\":[0,8]}}",
+			      8);
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[3],"
-			      "\"data_offsets\":[0,8]}}", 8);
+			      "\"data_offsets\":[0,8]}}",
+			      8);
 	expect_header_refused("{\"a\":{\"dtype\":\"F64\",\"shape\":[2],"
-			      "\"data_offsets\":[0,8]}}", 8);
+			      "\"data_offsets\":[0,8]}}",
+			      8);
 	expect_header_refused("{\"a\":{\"dtype\":\"I64\",\"shape\":[],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[-2,-2],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[2.5],"
-			      "\"data_offsets\":[0,2]}}", 4);
+			      "\"data_offsets\":[0,2]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":[\"4\"],"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":4,"
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\","
-			      "\"data_offsets\":[0,4]}}", 4);
+			      "\"data_offsets\":[0,4]}}",
+			      4);
 	/* Nine dimensions. */
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":"
 			      "[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,1]}}",
@@ -643,10 +676,12 @@ static void test_shape_mismatch_refused(void **state)
 	/* A product that overflows 64 bits but wraps to the right size. */
 	expect_header_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":"
 			      "[4294967296,4294967296,1],"
-			      "\"data_offsets\":[0,0]}}", 0);
+			      "\"data_offsets\":[0,0]}}",
+			      0);
 	expect_header_refused("{\"a\":{\"dtype\":\"U8\",\"shape\":"
 			      "[9007199254740992,9007199254740992,4],"
-			      "\"data_offsets\":[0,0]}}", 4);
+			      "\"data_offsets\":[0,0]}}",
+			      4);
 }
 
 static void test_bad_metadata_refused(void **state)

@@ -48,7 +48,9 @@ static void test_controls(void **state)
 {
 	expect("a\033]0;title\007b", "a\\x1b]0;title\\x07b", 0);
 	expect("\r\n\t\x7f", "\\r\\n\\t\\x7f", 0);
-	expect("C1 \xc2\x9b""2J", "C1 \\x9b2J", 0);
+	expect("C1 \xc2\x9b"
+	       "2J",
+	       "C1 \\x9b2J", 0);
 	expect("rtl \xe2\x80\xae", "rtl \\u202e", 0);
 	expect("iso \xe2\x81\xa6 lrm \xe2\x80\x8e ls \xe2\x80\xa8",
 	       "iso \\u2066 lrm \\u200e ls \\u2028", 0);
@@ -62,9 +64,9 @@ static void test_controls(void **state)
 static void test_malformed(void **state)
 {
 	expect("\xff", "\\xff", 0);
-	expect("\x80x", "\\x80x", 0);            /* stray continuation */
-	expect("\xe6\xbc", "\\xe6\\xbc", 0);     /* truncated */
-	expect("\xc0\xaf", "\\xc0\\xaf", 0);     /* overlong '/' */
+	expect("\x80x", "\\x80x", 0);        /* stray continuation */
+	expect("\xe6\xbc", "\\xe6\\xbc", 0); /* truncated */
+	expect("\xc0\xaf", "\\xc0\\xaf", 0); /* overlong '/' */
 	expect("\xe0\x80\xaf", "\\xe0\\x80\\xaf", 0);
 	expect("\xed\xa0\x80", "\\xed\\xa0\\x80", 0); /* a surrogate */
 	expect("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80", 0);
@@ -92,24 +94,24 @@ static void test_decode(void **state)
 		int32_t cp;
 		size_t n;
 	} cases[] = {
-		{"a", 'a', 1},
-		{"\xc3\xa9", 0xE9, 2},
-		{"\xe6\xbc\xa2", 0x6F22, 3},
-		{"\xf0\x9f\x93\xb7", 0x1F4F7, 4},
-		{"\xf4\x8f\xbf\xbf", 0x10FFFF, 4},   /* the last code point */
-		{"\x80", -1, 1},                       /* stray continuation */
-		{"\xc0\xaf", -1, 1},                   /* overlong */
-		{"\xe0\x80\xaf", -1, 1},
-		{"\xf0\x80\x80\xaf", -1, 1},
-		{"\xed\xa0\x80", -1, 1},               /* a surrogate */
-		{"\xf4\x90\x80\x80", -1, 1},           /* past U+10FFFF */
-		{"\xe6\xbc", -1, 1},                   /* truncated */
-		{"\xe6x", -1, 1},                       /* cut by another byte */
-		{"\xff", -1, 1},
+		{ "a", 'a', 1 },
+		{ "\xc3\xa9", 0xE9, 2 },
+		{ "\xe6\xbc\xa2", 0x6F22, 3 },
+		{ "\xf0\x9f\x93\xb7", 0x1F4F7, 4 },
+		{ "\xf4\x8f\xbf\xbf", 0x10FFFF, 4 }, /* the last code point */
+		{ "\x80", -1, 1 },                   /* stray continuation */
+		{ "\xc0\xaf", -1, 1 },               /* overlong */
+		{ "\xe0\x80\xaf", -1, 1 },
+		{ "\xf0\x80\x80\xaf", -1, 1 },
+		{ "\xed\xa0\x80", -1, 1 },     /* a surrogate */
+		{ "\xf4\x90\x80\x80", -1, 1 }, /* past U+10FFFF */
+		{ "\xe6\xbc", -1, 1 },         /* truncated */
+		{ "\xe6x", -1, 1 },            /* cut by another byte */
+		{ "\xff", -1, 1 },
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		size_t n = 0;
 		int32_t cp = text_decode(cases[i].s, strlen(cases[i].s), &n);
 		assert_int_equal(cp, cases[i].cp);
@@ -127,18 +129,18 @@ static void test_usertext(void **state)
 	char why[128], s[32];
 
 	(void)state;
-	assert_int_equal(usertext_check("d\xc3\xa9j\xc3\xa0", 16, why,
-					sizeof why), 0);
-	assert_int_equal(usertext_check("a\xc0\xaf", 16, why, sizeof why),
+	assert_int_equal(
+	    usertext_check("d\xc3\xa9j\xc3\xa0", 16, why, sizeof(why)), 0);
+	assert_int_equal(usertext_check("a\xc0\xaf", 16, why, sizeof(why)),
 			 ERR_INVALID);
 	assert_non_null(strstr(why, "byte 1"));
-	assert_int_equal(usertext_check("a\xe2\x80\xae", 16, why, sizeof why),
+	assert_int_equal(usertext_check("a\xe2\x80\xae", 16, why, sizeof(why)),
 			 ERR_INVALID);
 	assert_non_null(strstr(why, "U+202E"));
-	assert_int_equal(usertext_check("abcdef", 5, why, sizeof why),
+	assert_int_equal(usertext_check("abcdef", 5, why, sizeof(why)),
 			 ERR_INVALID);
 	assert_int_equal(usertext_utf8_end("ab\xc3\xa9\xed\xa0\x80", 7), 4);
-	strcpy(s, "a\x1b\xff\xc3\xa9\xe6\xbc");     /* cut mid-character */
+	strcpy(s, "a\x1b\xff\xc3\xa9\xe6\xbc"); /* cut mid-character */
 	usertext_sanitize(s);
 	assert_string_equal(s, "a??\xc3\xa9");
 }

@@ -47,8 +47,8 @@ static int setup(void **state)
 static int pick(const struct gpu_env *env, int *picked, int *n)
 {
 	char err[256] = "";
-	int rc = gpu_env_pick(devices, COUNT, env, picked, 8, n, err,
-			      sizeof err);
+	int rc =
+	    gpu_env_pick(devices, COUNT, env, picked, 8, n, err, sizeof(err));
 	if (rc)
 		assert_true(strlen(err) > 0); /* every refusal says why */
 	return rc;
@@ -56,7 +56,7 @@ static int pick(const struct gpu_env *env, int *picked, int *n)
 
 static void test_cuda_indices_count_nvidia_gpus_by_bus(void **state)
 {
-	struct gpu_env env = {.cuda_visible = "0,2", .in_slurm = 1};
+	struct gpu_env env = { .cuda_visible = "0,2", .in_slurm = 1 };
 	int picked[8], n;
 	assert_int_equal(pick(&env, picked, &n), 0);
 	assert_int_equal(n, 2);
@@ -68,9 +68,9 @@ static void test_uuid_and_pci_address(void **state)
 {
 	/* devices[3]'s UUID: bytes 0x30..0x3f, written the way nvidia-smi
 	 * does, plus a PCI address for devices[0]. */
-	struct gpu_env env = {
-		.cuda_visible = "GPU-30313233-3435-3637-3839-3a3b3c3d3e3f,"
-				"0000:3b:00.0"};
+	struct gpu_env env = { .cuda_visible =
+				   "GPU-30313233-3435-3637-3839-3a3b3c3d3e3f,"
+				   "0000:3b:00.0" };
 	int picked[8], n;
 	assert_int_equal(pick(&env, picked, &n), 0);
 	assert_int_equal(n, 2);
@@ -80,8 +80,8 @@ static void test_uuid_and_pci_address(void **state)
 
 static void test_unknown_uuid_and_mig_refused(void **state)
 {
-	struct gpu_env env = {
-		.cuda_visible = "GPU-ffffffff-3435-3637-3839-3a3b3c3d3e3f"};
+	struct gpu_env env = { .cuda_visible =
+				   "GPU-ffffffff-3435-3637-3839-3a3b3c3d3e3f" };
 	int picked[8], n;
 	assert_int_equal(pick(&env, picked, &n), ERR_NOT_FOUND);
 	env.cuda_visible = "MIG-0c1f9e3e-8f3e-5b5e-9c7d-1a2b3c4d5e6f";
@@ -92,7 +92,7 @@ static void test_unknown_uuid_and_mig_refused(void **state)
 
 static void test_rocr_counts_amd_gpus(void **state)
 {
-	struct gpu_env env = {.rocr_visible = "0", .cuda_visible = "0"};
+	struct gpu_env env = { .rocr_visible = "0", .cuda_visible = "0" };
 	int picked[8], n;
 	assert_int_equal(pick(&env, picked, &n), 0);
 	assert_int_equal(n, 1);
@@ -101,8 +101,9 @@ static void test_rocr_counts_amd_gpus(void **state)
 
 static void test_slurm_gpus_when_no_cuda_variable(void **state)
 {
-	struct gpu_env env = {.step_gpus = "3", .job_gpus = "0",
-			      .in_slurm = 1};
+	struct gpu_env env = { .step_gpus = "3",
+			       .job_gpus = "0",
+			       .in_slurm = 1 };
 	int picked[8], n;
 	assert_int_equal(pick(&env, picked, &n), 0);
 	assert_int_equal(n, 1);
@@ -112,7 +113,7 @@ static void test_slurm_gpus_when_no_cuda_variable(void **state)
 
 static void test_no_variable(void **state)
 {
-	struct gpu_env env = {0};
+	struct gpu_env env = { 0 };
 	int picked[8], n;
 	assert_int_equal(pick(&env, picked, &n), 0);
 	assert_int_equal(n, -1); /* not under a scheduler: the usual choice */
@@ -129,35 +130,34 @@ static void test_no_variable(void **state)
 
 static void test_index_past_the_gpus(void **state)
 {
-	struct gpu_env env = {.cuda_visible = "7"};
+	struct gpu_env env = { .cuda_visible = "7" };
 	int picked[8], n;
 	assert_int_equal(pick(&env, picked, &n), ERR_NOT_FOUND);
 	/* only lavapipe: GPUs named, none shown */
 	struct gpu_device_info only_cpu = devices[5];
 	char err[256];
-	assert_int_equal(gpu_env_pick(&only_cpu, 1, &env, picked, 8, &n, err,
-				      sizeof err),
-			 ERR_NO_DEVICE);
+	assert_int_equal(
+	    gpu_env_pick(&only_cpu, 1, &env, picked, 8, &n, err, sizeof(err)),
+	    ERR_NO_DEVICE);
 	assert_non_null(strstr(err, "CUDA_VISIBLE_DEVICES"));
 }
 
 static void test_cgroup_keeps_node_numbers(void **state)
 {
 	/* A cgroup shows two of the node's GPUs; Slurm says "5,6". */
-	struct gpu_device_info shown[2] = {devices[0], devices[1]};
-	struct gpu_env env = {.step_gpus = "5,6", .in_slurm = 1};
+	struct gpu_device_info shown[2] = { devices[0], devices[1] };
+	struct gpu_env env = { .step_gpus = "5,6", .in_slurm = 1 };
 	int picked[8], n;
 	char err[256];
-	assert_int_equal(gpu_env_pick(shown, 2, &env, picked, 8, &n, err,
-				      sizeof err),
-			 0);
+	assert_int_equal(
+	    gpu_env_pick(shown, 2, &env, picked, 8, &n, err, sizeof(err)), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(picked[0], 0);
 	assert_int_equal(picked[1], 1);
 	env.step_gpus = "5,6,7";
-	assert_int_equal(gpu_env_pick(shown, 2, &env, picked, 8, &n, err,
-				      sizeof err),
-			 ERR_NOT_FOUND);
+	assert_int_equal(
+	    gpu_env_pick(shown, 2, &env, picked, 8, &n, err, sizeof(err)),
+	    ERR_NOT_FOUND);
 }
 
 int main(void)
