@@ -64,6 +64,15 @@ int gpu_oneshot_submit(struct gpu_context *ctx, VkCommandBuffer cmd);
 int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds,
 		    int n);
 
+/* device_list.c: the instance (the driver kept loaded under ASan), the
+ * devices it lists in order of preference with what each offers (pds by
+ * Vulkan index, infos sorted), and whether a device has an extension. */
+int gpu_create_instance(VkInstance *out, char *err, size_t errlen);
+int gpu_enumerate(VkInstance instance, VkPhysicalDevice **pds,
+		  struct gpu_device_info **infos, int *count, char *err,
+		  size_t errlen);
+int gpu_has_extension(VkPhysicalDevice pd, const char *name);
+
 int gpu_find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
 			 VkMemoryPropertyFlags want);
 

@@ -37,6 +37,7 @@
 #include "log.h"
 #include "proto/protocol.h"
 #include "loop/quota.h"
+#include "util/socket_path.h"
 
 #define WRITE_BATCH 64
 
@@ -613,8 +614,8 @@ static void stall_cb(uv_timer_t *t)
 			refuse_input(c, "VKINRD_LINE_SECONDS",
 				     (double)(s->line_ms / 1000), msg);
 		} else if (c->eof && !c->resume_due && !c->pending) {
-			maybe_finish(
-			    c); /* e.g. its subscription's job was removed */
+			/* e.g. its subscription's job was removed */
+			maybe_finish(c);
 		} else if (!c->closing && c->pending > 0 &&
 			   now - c->last_moved > s->stall_ms) {
 			log_info(
@@ -628,61 +629,16 @@ static void stall_cb(uv_timer_t *t)
 	}
 }
 
-/* Binds path: replaces a stale socket, refuses a live one. */
+/* Binds path (socket_path_prepare first: a stale socket replaced, a live
+ * one refused, the folder made), for its owner alone. */
 static int bind_path(struct server *s, const char *path, char *err,
 		     size_t errlen)
 {
-	struct sockaddr_un addr;
-	if (strlen(path) >= sizeof(addr.sun_path)) {
-		snprintf(err, errlen,
-			 "the socket path %s is longer than %zu "
-			 "bytes; choose a shorter --socket",
-			 path, sizeof(addr.sun_path) - 1);
-		return ERR_INVALID;
-	}
-	struct stat st;
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen,
-				 "%s exists and is not a socket; "
-				 "remove it or choose another --socket",
-				 path);
-			return ERR_STATE;
-		}
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		memset(&addr, 0, sizeof(addr));
-		addr.sun_family = AF_UNIX;
-		strcpy(addr.sun_path, path);
-		int live = fd >= 0 && connect(fd, (struct sockaddr *)&addr,
-					      sizeof(addr)) == 0;
-		if (fd >= 0)
-			close(fd);
-		if (live) {
-			snprintf(err, errlen,
-				 "another vkinrd is already "
-				 "listening on %s",
-				 path);
-			return ERR_BUSY;
-		}
-		unlink(path);
-	} else {
-		/* the folder, e.g. /run/vkinrd, when it is missing */
-		char dir[sizeof(addr.sun_path)];
-		strcpy(dir, path);
-		char *slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = '\0';
-			if (mkdir(dir, 0700) && errno != EEXIST) {
-				snprintf(err, errlen,
-					 "cannot create the folder "
-					 "%s for the socket %s: %s",
-					 dir, path, strerror(errno));
-				return ERR_IO;
-			}
-		}
-	}
+	int rc = socket_path_prepare(path, err, errlen);
+	if (rc)
+		return rc;
 	mode_t old = umask(0177);
-	int rc = uv_pipe_bind(&s->listener, path);
+	rc = uv_pipe_bind(&s->listener, path);
 	umask(old);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot create the socket %s: %s", path,
