@@ -61,7 +61,7 @@ static int keep_loaded(struct dl_phdr_info *info, size_t size, void *data)
  * libxml2 and ICU) takes along the globals that held its buffers, which
  * the leak check then reports, from a module it can no longer name: no
  * suppression could match them. */
-static void keep_driver_loaded(void)
+void gpu_keep_driver_loaded(void)
 {
 #if defined(__SANITIZE_ADDRESS__)
 	dl_iterate_phdr(keep_loaded, NULL);
@@ -97,7 +97,7 @@ int gpu_create_instance(VkInstance *out, char *err, size_t errlen)
 		return r == VK_ERROR_INCOMPATIBLE_DRIVER ? ERR_NO_DEVICE
 							 : ERR_VULKAN;
 	}
-	keep_driver_loaded();
+	gpu_keep_driver_loaded();
 	return 0;
 }
 
