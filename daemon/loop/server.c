@@ -645,7 +645,8 @@ static int bind_path(struct server *s, const char *path, char *err,
 			 uv_strerror(rc));
 		return ERR_IO;
 	}
-	chmod(path, 0600);
+	/* no chmod after: the umask made it 0600 as it appeared, and a chmod
+	 * now would undo one its owner made as soon as it saw the socket */
 	s->path = strdup(path);
 	return 0;
 }
