@@ -51,7 +51,7 @@ def run(vkinrd, image, width, epochs, mode, every, extra):
     return [l for l in lines if "epoch" in l], lines[-1]
 
 
-def timing(history, summary, every, epochs, finish):
+def timing(history, summary, epochs, finish):
     ms = [h["ms"] for h in history]
     med = statistics.median(ms[10:] if len(ms) > 20 else ms)
     mean = summary["ms_per_epoch_mean"]
@@ -104,7 +104,7 @@ def main():
             base = mode.split("/")[0]
             finish = (float(base[5:]) if base.startswith("auto:") else
                       0.1 if base == "auto" else 0)
-            t = timing(h, s, a.average_every, a.time_epochs, finish)
+            t = timing(h, s, a.time_epochs, finish)
             if out:
                 out.write(json.dumps({"part": "timing", "mode": mode, **t,
                                       "summary": s}) + "\n")

@@ -351,6 +351,14 @@ static void record_activate(struct recorder *r, struct pass_push p,
  * path's forward), or that copy (its backward). */
 enum s_form { S_AS_IS, S_COPY, S_HALF };
 
+/* A depthwise family's variant for how it finds S_k. */
+static struct gpu_pipeline *by_form(enum s_form form, struct gpu_pipeline *copy,
+				    struct gpu_pipeline *in,
+				    struct gpu_pipeline *as_is)
+{
+	return form == S_COPY ? copy : form == S_HALF ? in : as_is;
+}
+
 /* Z = the depthwise conv of block k over h = act(S_k). */
 static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 			  const struct gpu_buffer *h, enum s_form form)
@@ -362,20 +370,18 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 	p.off0 = (uint32_t)fit->layout.dw[k];
 	p.dil = fit->cfg.dilations[k];
 	p.i3 = (int)padded(n);
-	if (r->pairs && p.tw % 2 == 0 && (p.dil == 1 || p.dil % 2 == 0)) {
-		struct gpu_pipeline *pipe = form == S_COPY ? r->dwconv_pair_copy
-					    : form == S_HALF ? r->dwconv_pair_in
-							     : r->dwconv_pair;
-		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
-			 sizeof(p), div_up((uint64_t)p.tw / 2, DW_STRIP_X),
-			 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
-	} else if (r->strips) {
+	if (r->strips) {
+		/* two columns an invocation where the pairs align */
+		int pairs =
+		    r->pairs && p.tw % 2 == 0 && (p.dil == 1 || p.dil % 2 == 0);
 		struct gpu_pipeline *pipe =
-		    form == S_COPY   ? r->dwconv_strip_copy
-		    : form == S_HALF ? r->dwconv_strip_in
-				     : r->dwconv_strip;
+		    pairs ? by_form(form, r->dwconv_pair_copy,
+				    r->dwconv_pair_in, r->dwconv_pair)
+			  : by_form(form, r->dwconv_strip_copy,
+				    r->dwconv_strip_in, r->dwconv_strip);
 		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
-			 sizeof(p), div_up((uint64_t)p.tw, DW_STRIP_X),
+			 sizeof(p),
+			 div_up((uint64_t)p.tw / (pairs ? 2 : 1), DW_STRIP_X),
 			 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
 	} else if (r->rows) {
 		p.i2 = (int)row_segments(p.tw);
@@ -384,16 +390,14 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 		     &fit->params, h, &fit->z, NULL, NULL, NULL);
 	} else if (r->tiled && p.dil <= DW_TILED_MAX_DIL) {
 		struct gpu_pipeline *pipe =
-		    form == S_COPY   ? r->dwconv_tiled_copy
-		    : form == S_HALF ? r->dwconv_tiled_in
-				     : r->dwconv_tiled;
+		    by_form(form, r->dwconv_tiled_copy, r->dwconv_tiled_in,
+			    r->dwconv_tiled);
 		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
 			 sizeof(p), div_up((uint64_t)p.tw, DW_BLOCK_X),
 			 div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
 	} else {
-		struct gpu_pipeline *pipe = form == S_COPY   ? r->dwconv_copy
-					    : form == S_HALF ? r->dwconv_in
-							     : r->dwconv;
+		struct gpu_pipeline *pipe =
+		    by_form(form, r->dwconv_copy, r->dwconv_in, r->dwconv);
 		PASS(r, pipe, p, div_up(r->half ? padded(n) : n, GROUP), nf,
 		     &fit->params, h, out, copy, NULL, NULL);
 	}

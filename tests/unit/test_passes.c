@@ -985,9 +985,7 @@ static void test_dwconv_pairs(void **state)
 		memcpy(got, s,
 		       count * 4); /* upload_phases rounds what it has */
 		upload_phases(&bs16, got, count);
-		uint32_t gy = (d * ((H + d - 1) / d + DW_STRIP - 1) / DW_STRIP +
-			       DW_STRIP_Y - 1) /
-			      DW_STRIP_Y;
+		uint32_t gy = strip_groups_y(d); /* the same 23 rows */
 		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
 			const struct gpu_buffer *out =
 			    forms[f].out16 ? &bz16 : &bz;
