@@ -264,9 +264,7 @@ void gpu_destroy(struct gpu_context *ctx)
 {
 	if (!ctx)
 		return;
-	/* the driver may have loaded more since the instance (lavapipe's LLVM
-	 * at its first compile): pinned too, before the instance unloads it */
-	gpu_keep_driver_loaded();
+	gpu_keep_driver_loaded(); /* before the device and instance end */
 	if (ctx->device) {
 		vkDeviceWaitIdle(ctx->device);
 		for (struct gpu_pipeline *p = ctx->pipelines, *next; p;

@@ -57,7 +57,9 @@ static int keep_loaded(struct dl_phdr_info *info, size_t size, void *data)
 #endif
 
 /* Sanitizer builds keep every library the driver loaded in memory until
- * exit. Unloaded with its instance, a library (lavapipe's LLVM pulls in
+ * exit: called before an instance ends (here and in gpu_destroy), once the
+ * driver has loaded all it will (lavapipe's LLVM loads more at its first
+ * compile). Unloaded with its instance, a library (lavapipe's LLVM pulls in
  * libxml2 and ICU) takes along the globals that held its buffers, which
  * the leak check then reports, from a module it can no longer name: no
  * suppression could match them. */
@@ -97,7 +99,6 @@ int gpu_create_instance(VkInstance *out, char *err, size_t errlen)
 		return r == VK_ERROR_INCOMPATIBLE_DRIVER ? ERR_NO_DEVICE
 							 : ERR_VULKAN;
 	}
-	gpu_keep_driver_loaded();
 	return 0;
 }
 
@@ -460,6 +461,7 @@ int gpu_list_devices(struct gpu_device_info **out, int *count, char *err,
 		return rc;
 	rc = gpu_enumerate(instance, &pds, out, count, err, errlen);
 	free(pds);
+	gpu_keep_driver_loaded(); /* before the instance unloads the driver */
 	vkDestroyInstance(instance, NULL);
 	return rc;
 }

@@ -72,8 +72,8 @@ int gpu_enumerate(VkInstance instance, VkPhysicalDevice **pds,
 		  struct gpu_device_info **infos, int *count, char *err,
 		  size_t errlen);
 int gpu_has_extension(VkPhysicalDevice pd, const char *name);
-/* Sanitizer builds: pins every library loaded now until exit (see
- * device_list.c); a no-op otherwise. */
+/* Sanitizer builds: pins every library loaded now until exit, called
+ * before an instance ends (see device_list.c); a no-op otherwise. */
 void gpu_keep_driver_loaded(void);
 
 int gpu_find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
