@@ -27,6 +27,11 @@ for r in epochs:
 s = rows[-1]
 assert s["done"] is True and s["epochs"] == 40 and s["width"] == 16, s
 assert {"psnr", "seconds", "device"} <= set(s), s
+# the mean beside the median: the wall time of the training loop over its
+# epochs, which the times of the epochs (evaluations included) fill
+assert abs(s["ms_per_epoch_mean"] * 40 - s["train_seconds"] * 1e3) < 1.5, s
+assert s["ms_per_epoch_mean"] * 40 >= 0.999 * sum(r["ms"] for r in epochs), s
+assert 0 < s["train_seconds"] <= s["seconds"], s
 assert epochs[-1]["psnr"] > epochs[0]["psnr"] + 3, "it learns"
 # the export takes the best model, or better weights
 assert s["psnr"] >= best - 1e-3 and s["weights"], (s, best)
