@@ -276,6 +276,7 @@ void gpu_destroy(struct gpu_context *ctx)
 						     NULL);
 			free(p);
 		}
+		gpu_transfers_release(ctx);
 		if (ctx->fence)
 			vkDestroyFence(ctx->device, ctx->fence, NULL);
 		if (ctx->command_pool)
@@ -318,17 +319,33 @@ int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds, int n)
 		ctx->lost = 1;
 		return ERR_DEVICE_LOST;
 	}
+	/* the transfers waiting go first (transfer.c) */
+	VkCommandBuffer first = gpu_transfers_take(ctx);
+	VkCommandBuffer all[1 + GPU_MOST_SUBMITTED];
+	int count = 0;
+	if (first)
+		all[count++] = first;
+	for (int i = 0; i < n && count < (int)(sizeof(all) / sizeof(*all)); i++)
+		all[count++] = cmds[i];
+	if (ctx->lost) { /* ending the transfers found the device lost */
+		gpu_transfers_done(ctx, first);
+		return ERR_DEVICE_LOST;
+	}
+	if (count == 0)
+		return 0;
 	VkSubmitInfo submit = {
 		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-		.commandBufferCount = (uint32_t)n,
-		.pCommandBuffers = cmds,
+		.commandBufferCount = (uint32_t)count,
+		.pCommandBuffers = all,
 	};
-	GPU_CHECK(ctx, vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence));
-	VkResult r;
-	do {
-		r = vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE,
-				    1000000000ull);
-	} while (r == VK_TIMEOUT);
+	VkResult r = vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);
+	if (r == VK_SUCCESS) {
+		do {
+			r = vkWaitForFences(ctx->device, 1, &ctx->fence,
+					    VK_TRUE, 1000000000ull);
+		} while (r == VK_TIMEOUT);
+	}
+	gpu_transfers_done(ctx, first);
 	GPU_CHECK(ctx, r);
 	GPU_CHECK(ctx, vkResetFences(ctx->device, 1, &ctx->fence));
 	return 0;

@@ -38,6 +38,14 @@ struct gpu_context {
 	/* VKINR_PIPELINE_STATS: the driver's statistics of each new pipeline
 	 * (registers, shared memory, spills) printed to stderr */
 	int capture_stats;
+	/* transfer.c: copies and fills recorded but not yet submitted (they
+	 * go with the next submission), and the staging buffer they go
+	 * through, kept for the context's life */
+	VkCommandBuffer pending;
+	int pending_ops;
+	struct gpu_arena *stage_arena;
+	struct gpu_buffer stage;
+	VkDeviceSize stage_used;
 	/* test switches (VKINR_FAULT) */
 	long fault_lost_at, fault_oom_at, runs, allocations;
 };
@@ -60,9 +68,22 @@ int gpu_error(struct gpu_context *ctx, VkResult r, const char *call,
 /* One-shot command buffer, for copies outside programs. */
 int gpu_oneshot_begin(struct gpu_context *ctx, VkCommandBuffer *cmd);
 int gpu_oneshot_submit(struct gpu_context *ctx, VkCommandBuffer cmd);
-/* Submits command buffers and waits on the context's fence. */
+/* The most command buffers gpu_submit_wait takes (gpu_programs_run). */
+#define GPU_MOST_SUBMITTED 64
+/* Submits command buffers, after the copies waiting (transfer.c), and
+ * waits on the context's fence; n may be 0 (the copies alone). */
 int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds,
 		    int n);
+/* transfer.c: submits the copies waiting, if any, and waits for them;
+ * before a buffer they may name is destroyed. */
+int gpu_transfers_flush(struct gpu_context *ctx);
+/* The waiting copies' command buffer, ended, to submit first (NULL when
+ * none wait); gpu_transfers_done after the submission's wait. */
+VkCommandBuffer gpu_transfers_take(struct gpu_context *ctx);
+void gpu_transfers_done(struct gpu_context *ctx, VkCommandBuffer cmd);
+/* Frees the staging buffer and drops copies still waiting (the device's
+ * end). */
+void gpu_transfers_release(struct gpu_context *ctx);
 
 /* device_list.c: the instance (the driver kept loaded under ASan), the
  * devices it lists in order of preference with what each offers (pds by

@@ -7,6 +7,7 @@
  * bytes (never more than the device's maxMemoryAllocationSize) and places buffers in them by bumping
  * an offset. Everything is freed together when the arena is destroyed:
  * a fit allocates its buffers once and frees them when it ends or pauses.
+ * Copies between the host and buffers are in transfer.c.
  */
 #include "gpu/internal.h"
 
@@ -65,6 +66,8 @@ void gpu_arena_destroy(struct gpu_arena *arena)
 	if (!arena)
 		return;
 	VkDevice dev = arena->ctx->device;
+	/* copies still waiting may name its buffers */
+	gpu_transfers_flush(arena->ctx);
 	for (struct arena_buffer *b = arena->buffers, *next; b; b = next) {
 		next = b->next;
 		vkDestroyBuffer(dev, b->handle, NULL);
@@ -230,92 +233,3 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 }
 
 uint64_t gpu_arena_bytes(const struct gpu_arena *arena) { return arena->bytes; }
-
-/* ---------------------------------------------------------- copies */
-
-/* A staging buffer of `size` bytes in its own short-lived arena. */
-static int staging(struct gpu_context *ctx, VkDeviceSize size,
-		   struct gpu_arena **arena, struct gpu_buffer *buf)
-{
-	int rc = gpu_arena_create(ctx, arena);
-	if (rc) {
-		*arena = NULL;
-		return rc;
-	}
-	rc = gpu_buffer_alloc(*arena, size, 1, buf);
-	if (rc) {
-		gpu_arena_destroy(*arena);
-		*arena = NULL;
-	}
-	return rc;
-}
-
-static int copy(struct gpu_context *ctx, VkBuffer src, VkDeviceSize src_off,
-		VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size)
-{
-	VkCommandBuffer cmd;
-	int rc = gpu_oneshot_begin(ctx, &cmd);
-	if (rc)
-		return rc;
-	VkBufferCopy region = { src_off, dst_off, size };
-	vkCmdCopyBuffer(cmd, src, dst, 1, &region);
-	return gpu_oneshot_submit(ctx, cmd);
-}
-
-/* Copies in pieces no larger than the maximum staging size. */
-#define STAGING_MAX (64ull << 20)
-
-/* Moves size bytes between host memory and a buffer at offset, through a
- * staging buffer unless the buffer is mapped; to_device says which way. */
-static int transfer(struct gpu_context *ctx, const struct gpu_buffer *buf,
-		    VkDeviceSize offset, void *host, VkDeviceSize size,
-		    int to_device)
-{
-	if (buf->mapped) {
-		char *at = (char *)buf->mapped + offset;
-		memcpy(to_device ? at : host, to_device ? host : at, size);
-		return 0;
-	}
-	struct gpu_arena *arena = NULL;
-	struct gpu_buffer stage;
-	VkDeviceSize chunk = size < STAGING_MAX ? size : STAGING_MAX;
-	int rc = staging(ctx, chunk, &arena, &stage);
-	for (VkDeviceSize done = 0; rc == 0 && done < size; done += chunk) {
-		VkDeviceSize n = size - done < chunk ? size - done : chunk;
-		char *part = (char *)host + done;
-		if (to_device) {
-			memcpy(stage.mapped, part, n);
-			rc = copy(ctx, stage.handle, 0, buf->handle,
-				  offset + done, n);
-		} else {
-			rc = copy(ctx, buf->handle, offset + done, stage.handle,
-				  0, n);
-			if (rc == 0)
-				memcpy(part, stage.mapped, n);
-		}
-	}
-	gpu_arena_destroy(arena);
-	return rc;
-}
-
-int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
-	       VkDeviceSize offset, const void *data, VkDeviceSize size)
-{
-	return transfer(ctx, dst, offset, (void *)data, size, 1);
-}
-
-int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src,
-		 VkDeviceSize offset, void *data, VkDeviceSize size)
-{
-	return transfer(ctx, src, offset, data, size, 0);
-}
-
-int gpu_fill_zero(struct gpu_context *ctx, const struct gpu_buffer *dst)
-{
-	VkCommandBuffer cmd;
-	int rc = gpu_oneshot_begin(ctx, &cmd);
-	if (rc)
-		return rc;
-	vkCmdFillBuffer(cmd, dst->handle, 0, VK_WHOLE_SIZE, 0);
-	return gpu_oneshot_submit(ctx, cmd);
-}

@@ -291,8 +291,8 @@ static int read_timestamps(struct gpu_program *prog)
 
 int gpu_programs_run(struct gpu_program *const *progs, int n)
 {
-	VkCommandBuffer cmds[64] = { 0 };
-	if (n < 1 || n > 64)
+	VkCommandBuffer cmds[GPU_MOST_SUBMITTED] = { 0 };
+	if (n < 1 || n > GPU_MOST_SUBMITTED)
 		return ERR_INVALID;
 	for (int i = 0; i < n; i++)
 		cmds[i] = progs[i]->cmd;
