@@ -73,6 +73,10 @@ struct nn_fit {
 	int nstages, max_stages;
 	double pass_ms[NN_PASS_COUNT];
 
+	/* host time spent on the device side, for the benchmark: building it
+	 * (buffers, then programs) and changing its precision */
+	double buffers_ms, programs_ms, switch_ms;
+
 	int epoch;
 	struct nn_metrics *history;
 	int nhistory, history_cap;
@@ -137,6 +141,8 @@ void nn_fit_loss_sums(const struct nn_fit *fit, double sums[3]);
 double nn_fit_psnr_of_sse(const struct nn_fit *fit);
 /* Renders the current weights: the reconstruction and its PSNR. */
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
+/* The reconstruction of the last exact render, read back. */
+int nn_fit_render_image(struct nn_fit *fit, struct image **recon);
 /* Another copy of the weights (fit->average, fit->best) in fit->params
  * for a render (the live ones kept in *live meanwhile), then the live
  * ones back (frees live). */

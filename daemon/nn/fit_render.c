@@ -29,15 +29,17 @@ static int render(struct nn_fit *fit, int quick, double *psnr)
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr)
 {
 	int rc = render(fit, 0, psnr);
-	if (rc)
-		return rc;
-	if (!recon)
-		return 0;
+	return rc || !recon ? rc : nn_fit_render_image(fit, recon);
+}
+
+int nn_fit_render_image(struct nn_fit *fit, struct image **recon)
+{
 	struct image *img = image_create(fit->width, fit->height);
 	if (!img)
 		return ERR_NOMEM;
 	uint64_t count = (uint64_t)fit->width * fit->height * 3;
-	rc = gpu_download(fit->gpu, &fit->image_out, 0, img->rgb, count * 4);
+	int rc =
+	    gpu_download(fit->gpu, &fit->image_out, 0, img->rgb, count * 4);
 	if (rc) {
 		image_destroy(img);
 		return rc;

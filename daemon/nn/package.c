@@ -211,13 +211,13 @@ int nn_fit_open(struct nn_fit **out, struct gpu_context *gpu,
 	return rc;
 }
 
-static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
+/* The package of weights p (host memory, fit->layout.total floats). */
+static int build_package(struct nn_fit *fit, const float *p, double psnr,
+			 const char *weights, struct st_file **out)
 {
 	struct package_entry e[MAX_ENTRIES];
-	float *p = malloc(fit->layout.total * sizeof(float));
 	struct st_file *f = st_create();
-	int rc = p && f ? 0 : ERR_NOMEM;
-	rc = rc ? rc : nn_fit_read_params(fit, p, NULL, NULL);
+	int rc = f ? 0 : ERR_NOMEM;
 	int n = package_entries(&fit->layout, e);
 	for (int i = 0; rc == 0 && i < n; i++)
 		rc = st_add(f, e[i].name, ST_F32, e[i].ndim, e[i].shape,
@@ -239,7 +239,7 @@ static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
 	rc = rc ? rc : nn_meta_set_fmt(f, "lr", "%.17g", fit->cfg.lr);
 	rc = rc ? rc : nn_meta_put_recipe(f, &fit->cfg);
 	rc = rc ? rc : st_set_meta(f, "recipe", recipe);
-	free(p);
+	rc = rc ? rc : st_set_meta(f, "weights", weights);
 	if (rc) {
 		st_destroy(f);
 		return rc;
@@ -248,104 +248,96 @@ static int build_package(struct nn_fit *fit, double psnr, struct st_file **out)
 	return 0;
 }
 
-/* The package and reconstruction of the weights now in fit->params. */
-static int export_current(struct nn_fit *fit, struct st_file **model,
-			  struct image **recon, double *psnr,
-			  const char *weights)
-{
-	int rc = nn_fit_render(fit, recon, psnr);
-	if (rc == 0 && model) {
-		rc = build_package(fit, *psnr, model);
-		rc = rc ? rc : st_set_meta(*model, "weights", weights);
-		if (rc && recon) {
-			image_destroy(*recon);
-			*recon = NULL;
-		}
-	}
-	return rc;
-}
-
-/* What export_current made of one copy of the weights. */
-struct exported {
-	struct st_file *model;
-	struct image *recon;
+/* The copies of the weights an export chooses from, on the host. */
+struct candidate {
+	float *w;
 	double psnr;
 	char weights[sizeof(((struct nn_fit *)0)->exported)];
 };
-
-static void exported_free(struct exported *e)
-{
-	st_destroy(e->model);
-	image_destroy(e->recon);
-	e->model = NULL;
-	e->recon = NULL;
-}
-
-/* Exports the weights in buffer w (the live ones: fit->params) into *e,
- * the outputs the caller asked for only. */
-static int export_weights(struct nn_fit *fit, const struct gpu_buffer *w,
-			  int want_model, int want_recon, struct exported *e)
-{
-	float *live = NULL;
-	int rc = w == &fit->params ? 0 : nn_fit_swap_in(fit, w, &live);
-	rc = rc ? rc
-		: export_current(fit, want_model ? &e->model : NULL,
-				 want_recon ? &e->recon : NULL, &e->psnr,
-				 e->weights);
-	int back = w == &fit->params ? 0 : nn_fit_swap_out(fit, live);
-	return rc ? rc : back;
-}
 
 /*
  * The best of the copies of the weights there are: the live ones, the
  * average (when the recipe keeps one) and the best model kept (once one
  * was measured), each rendered now; ties go to the first, in that order.
- * The export leaves the fit's state as it was, so asking for one does not
- * change the run.
+ * Each copy is read to the host once and measured by the exact render
+ * through fit->params; the winner is rendered again for its image only
+ * when it was not the last measured, and its package is made from the
+ * host copy. The live weights go back into fit->params, so the export
+ * leaves the fit's state as it was and asking for one does not change
+ * the run.
  */
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr)
 {
 	const struct gpu_buffer *copies[3] = { &fit->params };
-	struct exported won = { 0 }, e[3] = { { 0 } };
-	int n = 1, rc = 0;
-	snprintf(e[0].weights, sizeof(e[0].weights), "live");
+	struct candidate c[3] = { { 0 } };
+	size_t bytes = fit->layout.total * sizeof(float);
+	int n = 1, rc = 0, won = 0, in_params = 0;
+	snprintf(c[0].weights, sizeof(c[0].weights), "live");
 	if (fit->average.handle) {
 		copies[n] = &fit->average;
-		snprintf(e[n++].weights, sizeof(e[0].weights), "average");
+		snprintf(c[n++].weights, sizeof(c[0].weights), "average");
 	}
 	if (fit->kept.epoch >= 0) {
 		copies[n] = &fit->best;
 		snprintf(
-		    e[n++].weights, sizeof(e[0].weights), "best (%s, epoch %d)",
+		    c[n++].weights, sizeof(c[0].weights), "best (%s, epoch %d)",
 		    nn_best_source_name(fit->kept.source), fit->kept.epoch);
 	}
 	for (int i = 0; rc == 0 && i < n; i++) {
-		rc = export_weights(fit, copies[i], model != NULL,
-				    recon != NULL, &e[i]);
-		if (rc == 0 && (i == 0 || e[i].psnr > won.psnr)) {
-			exported_free(&won);
-			won = e[i];
+		c[i].w = malloc(bytes);
+		rc = c[i].w
+			 ? gpu_download(fit->gpu, copies[i], 0, c[i].w, bytes)
+			 : ERR_NOMEM;
+	}
+	/* each measured in turn; in_params: whose weights are there now */
+	for (int i = 0; rc == 0 && i < n; i++) {
+		rc = i == 0
+			 ? 0
+			 : gpu_upload(fit->gpu, &fit->params, 0, c[i].w, bytes);
+		in_params = i;
+		rc = rc ? rc : nn_fit_render(fit, NULL, &c[i].psnr);
+		if (rc == 0 && c[i].psnr > c[won].psnr)
+			won = i;
+	}
+	struct image *img = NULL;
+	struct st_file *pkg = NULL;
+	if (rc == 0 && recon) {
+		if (won != in_params) {
+			rc = gpu_upload(fit->gpu, &fit->params, 0, c[won].w,
+					bytes);
+			in_params = won;
+			double again;
+			rc = rc ? rc : nn_fit_render(fit, &img, &again);
 		} else {
-			exported_free(&e[i]);
+			rc = nn_fit_render_image(fit, &img);
 		}
 	}
-	if (rc) {
-		exported_free(&won);
-		if (model)
-			*model = NULL;
-		if (recon)
-			*recon = NULL;
-		return rc;
+	if (rc == 0 && model)
+		rc = build_package(fit, c[won].w, c[won].psnr, c[won].weights,
+				   &pkg);
+	if (in_params != 0) {
+		int back = gpu_upload(fit->gpu, &fit->params, 0, c[0].w, bytes);
+		rc = rc ? rc : back;
 	}
-	snprintf(fit->exported, sizeof(fit->exported), "%s", won.weights);
+	if (rc == 0) {
+		snprintf(fit->exported, sizeof(fit->exported), "%s",
+			 c[won].weights);
+		if (psnr)
+			*psnr = c[won].psnr;
+	} else {
+		image_destroy(img);
+		st_destroy(pkg);
+		img = NULL;
+		pkg = NULL;
+	}
 	if (model)
-		*model = won.model;
+		*model = pkg;
 	if (recon)
-		*recon = won.recon;
-	if (psnr)
-		*psnr = won.psnr;
-	return 0;
+		*recon = img;
+	for (int i = 0; i < n; i++)
+		free(c[i].w);
+	return rc;
 }
 
 int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
