@@ -42,7 +42,14 @@ import json, sys
 r = [json.loads(l) for l in sys.stdin if "\"images_per_s\"" in l][-1]
 print("%-8s %5d images  %8.2f images/s  %7.2f s  mean %.2f dB  worst %.2f  %.2f TFLOP/s  pack %d  (build %.1f s, epochs %.1f s, outputs %.1f s)" % (
     sys.argv[1], r["images"], r["images_per_s"], r["seconds"], r["mean_psnr"],
-    r["worst_psnr"], r["tflops"], r["pack"], r["join_s"], r["step_s"], r["finish_s"]))' "$1"
+    r["worst_psnr"], r["tflops"], r["pack"], r["join_s"], r["step_s"], r["finish_s"]))
+# the host time of a job, where the build says it
+n = max(r["images"], 1)
+if "buffers_s" in r:
+    print("         a job: decode %.2f ms, buffers %.2f ms, programs %.2f ms, "
+          "precision change %.2f ms, outputs %.2f ms; epochs %.2f ms" % tuple(
+              1e3 * r[k] / n for k in ("decode_s", "buffers_s", "programs_s",
+                                      "switch_s", "finish_s", "step_s")))' "$1"
 }
 
 for mode in $modes; do

@@ -112,9 +112,23 @@ struct member {
 struct tally {
 	int done, failed;
 	double psnr_sum, psnr_worst, gflop;
-	/* where the time went: fits built, epochs stepped, results written */
+	/* where the time went: fits built, epochs stepped, results written;
+	 * of the building, the images decoded and the fits' buffers and
+	 * programs made; of the stepping, the changes of precision */
 	double join_s, step_s, finish_s;
+	double decode_s, buffers_s, programs_s, switch_s;
 };
+
+/* What a fit's own accounts say of its host time, added to the tally as
+ * it leaves. */
+static void tally_fit(struct tally *t, const struct nn_fit *fit)
+{
+	struct nn_fit_info info;
+	nn_fit_get_info(fit, &info);
+	t->buffers_s += info.buffers_ms * 1e-3;
+	t->programs_s += info.programs_ms * 1e-3;
+	t->switch_s += info.switch_ms * 1e-3;
+}
 
 static void report(const struct fit_many_options *o, const char *path,
 		   int epochs, double psnr, double seconds, const char *error)
@@ -176,7 +190,9 @@ static struct nn_fit *join(const struct fit_many_options *o,
 	struct image *target = NULL;
 	struct nn_fit *fit = NULL;
 	char err[512] = "";
+	double t0 = now_s();
 	int rc = image_load_file(images[i], &target, err, sizeof(err));
+	t->decode_s += now_s() - t0;
 	if (rc == 0)
 		rc = nn_fit_create(&fit, gpu, target, &o->cfg, NULL, err,
 				   sizeof(err));
@@ -280,6 +296,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			} else {
 				finish(o, images, mb, &t);
 			}
+			tally_fit(&t, mb->fit);
 			nn_fit_destroy(mb->fit);
 			live[i--] = live[--n];
 		}
@@ -295,11 +312,14 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		       "\"images_per_s\":%.3f,\"mean_psnr\":%.6f,"
 		       "\"worst_psnr\":%.6f,\"tflops\":%.3f,\"pack\":%d,"
 		       "\"join_s\":%.3f,\"step_s\":%.3f,\"finish_s\":%.3f,"
+		       "\"decode_s\":%.3f,\"buffers_s\":%.3f,"
+		       "\"programs_s\":%.3f,\"switch_s\":%.3f,"
 		       "\"device\":\"%s\"}\n",
 		       t.done, t.failed, seconds, t.done / seconds,
 		       t.done ? t.psnr_sum / t.done : 0, t.psnr_worst,
 		       t.gflop / seconds * 1e-3, cap, t.join_s, t.step_s,
-		       t.finish_s, gpu_info(gpu)->name);
+		       t.finish_s, t.decode_s, t.buffers_s, t.programs_s,
+		       t.switch_s, gpu_info(gpu)->name);
 	else if (!o->quiet)
 		fprintf(stderr,
 			"done: %d images (%d failed) in %.1f s: %.2f "

@@ -325,6 +325,7 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
 		return rc;
 	}
 
+	double t0 = now_ms();
 	rc = plan_tiles(fit, err, errlen);
 	rc = rc ? rc : gpu_arena_create(gpu, &fit->arena);
 	rc = rc ? rc : alloc_buffers(fit);
@@ -336,7 +337,9 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
 				 width, height, cfg->nf);
 		rc = ERR_DEVICE_OOM;
 	}
+	double t1 = now_ms();
 	rc = rc ? rc : nn_record_epoch(fit);
+	double t2 = now_ms();
 
 	float *params = NULL;
 	if (!rc) {
@@ -355,6 +358,8 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
 	rc = rc ? rc : nn_optim_reset(fit, params);
 	free(params);
 	rc = rc ? rc : upload_target(fit, target);
+	fit->buffers_ms = (t1 - t0) + (now_ms() - t2);
+	fit->programs_ms = t2 - t1;
 	if (rc) {
 		if (!*err)
 			snprintf(err, errlen, "cannot set up the fit: %s",
@@ -484,6 +489,7 @@ int nn_fit_set_precision(struct nn_fit *fit, enum nn_precision p)
 {
 	struct carried c = { 0 };
 	enum nn_precision was = fit->precision;
+	double start = now_ms(), switched = fit->switch_ms;
 	int rc = carry_out(fit, &c);
 	if (rc) {
 		carried_free(&c);
@@ -500,6 +506,7 @@ int nn_fit_set_precision(struct nn_fit *fit, enum nn_precision p)
 	if (rc)
 		return rc;
 	fresh->precision_kept = kept;
+	fresh->switch_ms = switched + (now_ms() - start);
 	free(fit->history);
 	*fit = *fresh;
 	free(fresh);

@@ -129,6 +129,10 @@ struct nn_fit_info {
 					   * pass must move in an epoch */
 	double gflop_per_epoch;
 	const char *precision; /* "fp32" or "fp16" (tensor cores) */
+	/* host time of its device side: made (buffers and their first
+	 * data, then the programs recorded) and rebuilt in another
+	 * precision, all of its rebuilds together */
+	double buffers_ms, programs_ms, switch_ms;
 };
 void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info);
 

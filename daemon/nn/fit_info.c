@@ -58,5 +58,8 @@ void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 	info->gflop_per_epoch = 6.0 * fit->cfg.nblocks * nf * nf *
 				(double)fit->plan.computed_pixels * 1e-9;
 	info->precision = nn_precision_name(fit->precision);
+	info->buffers_ms = fit->buffers_ms;
+	info->programs_ms = fit->programs_ms;
+	info->switch_ms = fit->switch_ms;
 	pass_bytes(fit, info->pass_bytes);
 }

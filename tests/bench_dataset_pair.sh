@@ -1,0 +1,55 @@
+#!/bin/bash
+# bench_dataset_pair.sh NEW BASE DATA32 DATA256 - the dataset figures of
+# one run on a GPU, a build beside an earlier one (each folder holds
+# vkinrd and vkinrctl), for tests/bench-h200.md:
+#   1. 1000 of 32x32 at width 32, 300 epochs, `vkinrd --fit DIR`: NEW,
+#      BASE (tests/bench_dataset.sh, mode engine)
+#   2. the same through the daemon (mode daemon): NEW, then BASE
+#   3. fp16 throughout against auto (an fp32 finish) at 300 and 2000
+#      epochs: 64 of 32x32 at width 32, 4 of 256x256 at width 128
+#   4. the PyTorch peer, 256 at once (PEER, when set)
+# Each part has its own time limit, so that one slow part leaves the rest.
+set -u
+new=$(cd "$1" && pwd) base=$(cd "$2" && pwd) d32=$3 d256=$4
+here=$(cd "$(dirname "$0")" && pwd)
+limit=${LIMIT:-170}
+bench() { timeout "$limit" "$here/bench_dataset.sh" "$@" || echo "(ended: $?)"; }
+
+echo "== 1. 1000 of 32x32, width 32, 300 epochs, vkinrd --fit"
+for b in "$new" "$base"; do
+	echo "-- $b"
+	DATA=$d32 N=${N32:-1000} SIZE=32 WIDTH=32 EPOCHS=300 MODES=engine bench "$b"
+done
+echo "== 2. the same through the daemon"
+for b in "$new" "$base"; do
+	echo "-- $b"
+	DATA=$d32 N=${N32:-1000} SIZE=32 WIDTH=32 EPOCHS=300 MODES=daemon bench "$b"
+done
+
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/s32" "$t/s256"
+files=("$d32"/*.png)
+for f in "${files[@]:0:64}"; do ln -s "$(readlink -f "$f")" "$t/s32/"; done
+files=("$d256"/*.png)
+for f in "${files[@]:0:4}"; do ln -s "$(readlink -f "$f")" "$t/s256/"; done
+quality() { # folder width epochs precision
+	timeout "$limit" "$new/vkinrd" --fit "$1" --out "$t/q-$2-$3-$4" \
+		--width "$2" --epochs "$3" --precision "$4" --json -q |
+		python3 -c '
+import json, sys
+r = [json.loads(l) for l in sys.stdin if "\"images_per_s\"" in l][-1]
+print("width %4s %5s epochs %-5s mean %.3f dB worst %.3f  %.1f s (precision change %.2f s)" % (
+    sys.argv[1], sys.argv[2], sys.argv[3], r["mean_psnr"], r["worst_psnr"],
+    r["seconds"], r.get("switch_s", 0)))' "$2" "$3" "$4"
+}
+echo "== 3. fp16 throughout against auto"
+for e in 300 2000; do
+	for p in fp16 auto; do quality "$t/s32" 32 $e $p; done
+	for p in fp16 auto; do quality "$t/s256" 128 $e $p; done
+done
+if [ -n "${PEER:-}" ]; then
+	echo "== 4. the PyTorch peer, 256 at once"
+	DATA=$d32 N=${N32:-1000} SIZE=32 WIDTH=32 EPOCHS=300 MODES=peer PEER_N=256 \
+		bench "$new"
+fi
