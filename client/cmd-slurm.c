@@ -54,6 +54,7 @@
 #include "format.h"
 #include "jobs.h"
 #include "proto/params.h"
+#include "proto/text.h"
 #include "util/image.h"
 #include "util/path.h"
 #include "slurm.h"
@@ -70,6 +71,27 @@ int slurm_has_option(int argc, char **argv, const char *option)
 			return 1;
 	}
 	return 0;
+}
+
+/* 0 when text can be written into the batch script and its manifest
+ * (tabs_ok: a tab too, for a line of shell code), else the usage error's
+ * exit status, naming the text (escaped). */
+static int refuse_unquotable(const struct cmd_entry *e, const char *what,
+			     const char *text, int tabs_ok)
+{
+	const char *bad = slurm_unquotable(text);
+	while (tabs_ok && bad && *bad == '\t')
+		bad = slurm_unquotable(bad + 1);
+	if (!bad)
+		return 0;
+	char *shown = text_escape(text, 0);
+	int rc = cmd_usage_error(e,
+				 "%s \"%s\" holds a control character (a "
+				 "newline, a tab...): no quoting keeps it "
+				 "whole in the batch script",
+				 what, shown ? shown : "");
+	free(shown);
+	return rc;
 }
 
 /* The file's name without .png (.jpg, .jpeg), made a safe folder name. */
@@ -109,6 +131,17 @@ static int assign_names(struct submission *s)
 		char *made = NULL;
 		if (strmap_get(&listed, path))
 			continue;
+		if (slurm_unquotable(path)) {
+			char *shown = text_escape(path, 0);
+			client_warn("%s: left out: a control character (a "
+				    "newline, a tab...) in its path cannot be "
+				    "written whole into the manifest and the "
+				    "batch script; rename it",
+				    shown ? shown : "");
+			free(shown);
+			s->in.nbad++;
+			continue;
+		}
 		if (!name) {
 			char *base = base_name(path);
 			if (!base)
@@ -134,17 +167,33 @@ static int assign_names(struct submission *s)
 	return rc;
 }
 
-/* " OPTION VALUE", the value quoted for the shell when it needs it. */
-static void add_fit_arg(struct submission *s, const char *option,
-			const char *value)
+/* Appends " OPTION VALUE", the value quoted for the shell when it needs
+ * it; 0, or the usage error's exit status when it does not fit (cut
+ * short, it would pass vkinrd half an option). */
+static int add_fit_arg(struct submission *s, const char *option,
+		       const char *value)
 {
-	size_t n = strlen(s->fit_args);
-	FILE *f = fmemopen(s->fit_args + n, sizeof(s->fit_args) - n, "w");
+	char *word = NULL;
+	size_t size = 0, used = strlen(s->fit_args);
+	FILE *f = open_memstream(&word, &size);
 	if (!f)
-		return;
+		return client_fail(s->cl, ERR_NOMEM, NULL);
 	fprintf(f, " %s ", option);
 	put_word(f, value);
-	fclose(f);
+	if (fclose(f)) {
+		free(word);
+		return client_fail(s->cl, ERR_NOMEM, NULL);
+	}
+	if (used + size >= sizeof(s->fit_args)) {
+		free(word);
+		return cmd_usage_error(s->self,
+				       "the training options take more than "
+				       "%zu bytes of the batch script",
+				       sizeof(s->fit_args) - 1);
+	}
+	memcpy(s->fit_args + used, word, size + 1);
+	free(word);
+	return 0;
 }
 
 /* A whole number from lo to hi for option opt; 0 or the usage error's
@@ -178,8 +227,9 @@ static int parse_fit_param(struct submission *s, int c, const char *text)
 				       "--priority orders the daemon's "
 				       "queue; with --slurm, pass Slurm's "
 				       "(--sbatch \"--nice=N\")");
-	add_fit_arg(s, v.option, text);
-	return 0;
+	if ((rc = refuse_unquotable(s->self, v.option, text, 0)))
+		return rc;
+	return add_fit_arg(s, v.option, text);
 }
 
 /* Slurm's --mem: a number of MiB, or with a unit (4G). */
@@ -276,16 +326,19 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			s->mem = optarg;
 			break;
 		case OPT_SETUP:
+			/* shell code by design: one line, tabs allowed */
 			if (s->nsetup == MAX_SETUP_LINES ||
 			    strchr(optarg, '\n'))
 				rc = cmd_usage_error(e,
 						     "--setup takes one line "
 						     "each time, at most %d",
 						     MAX_SETUP_LINES);
-			else
+			else if (!(rc = refuse_unquotable(e, "--setup", optarg,
+							  1)))
 				s->setup[s->nsetup++] = optarg;
 			break;
 		case OPT_VKINRD:
+			rc = refuse_unquotable(e, "--vkinrd", optarg, 0);
 			s->vkinrd = optarg;
 			break;
 		case 'q':
@@ -313,6 +366,8 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			return client_fail(s->cl, ERR_NOMEM, NULL);
 		s->out = s->out_abs;
 	}
+	if ((rc = refuse_unquotable(e, "--out", s->out, 0)))
+		return rc;
 	if (s->gpus == 0 && !s->allow_cpu)
 		return cmd_usage_error(e,
 				       "--gpus-per-task 0 leaves each task "
@@ -329,6 +384,11 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 					       "as in a shell; no $(...))",
 					       s->sbatch_args);
 		s->have_words = 1;
+		for (size_t i = 0; i < s->sbatch_words.we_wordc; i++)
+			if ((rc = refuse_unquotable(e, "--sbatch's word",
+						    s->sbatch_words.we_wordv[i],
+						    0)))
+				return rc;
 	}
 	if (s->in.n == 0 && s->in.nbad == 0)
 		return cmd_usage_error(e, "name at least one PNG or JPEG "
@@ -415,7 +475,7 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self, int argc,
 		       "%s/NAME/\n(vkinrctl wait --out %s)\n",
 		       id, s.images.n, tasks, s.out, s.out);
 	if (s.in.nbad) {
-		client_warn("%d input%s not found (named above)", s.in.nbad,
+		client_warn("%d input%s left out (named above)", s.in.nbad,
 			    s.in.nbad == 1 ? " was" : "s were");
 		status = CLIENT_EXIT_DAEMON;
 	}

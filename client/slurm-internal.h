@@ -108,6 +108,10 @@ struct submission {
 
 /* ---- the script and its files (slurm-script.c) ---- */
 
+/* The first character of text that no quoting makes safe in the batch
+ * script or the manifest (a control character: a newline would end the
+ * line, a tab a manifest field); NULL when there is none. */
+const char *slurm_unquotable(const char *text);
 /* text as it is when the shell would read it so, else quoted. */
 void put_word(FILE *f, const char *text);
 /* Whether an executable named name is on PATH here. */

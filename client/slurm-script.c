@@ -3,6 +3,13 @@
  * it reads (see cmd-slurm.c for what the script does): every request an
  * #SBATCH line, every path quoted, the manifest split into one shard a
  * task, then sbatch run and the job id kept in OUT/.vkinr/jobs.
+ *
+ * Quoting: a shell word is written 'as is' in single quotes (a quote
+ * inside as '\''), an #SBATCH value in double quotes with '"' and '\'
+ * escaped (sbatch reads those lines itself, a '#' outside quotes starting
+ * a comment). Neither can carry a line break, and a tab would be a field
+ * of the manifest: text with a control character never gets here
+ * (slurm_unquotable, checked by cmd-slurm.c).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -28,6 +35,14 @@
 #include "util/path.h"
 #include "slurm.h"
 #include "slurm-internal.h"
+
+const char *slurm_unquotable(const char *text)
+{
+	for (; *text; text++)
+		if ((unsigned char)*text < 0x20 || *text == 0x7f)
+			return text;
+	return NULL;
+}
 
 /* 'text' with single quotes, for the shell. */
 static void put_quoted(FILE *f, const char *text)
@@ -74,11 +89,13 @@ static void put_sbatch_value(FILE *f, const char *text, int pattern_dir,
 		fputc('"', f);
 }
 
-/* One of --sbatch's words: --name=VALUE with the value quoted if need be. */
+/* One of --sbatch's words: --name=VALUE with the value quoted if need be
+ * (a name of other characters than an option's: the whole word). */
 static void put_sbatch_word(FILE *f, const char *word)
 {
 	const char *eq = word[0] == '-' ? strchr(word, '=') : NULL;
-	if (eq) {
+	if (eq && strspn(word, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
+			       "RSTUVWXYZ0123456789_") == (size_t)(eq - word)) {
 		fprintf(f, "%.*s", (int)(eq + 1 - word), word);
 		word = eq + 1;
 	}
