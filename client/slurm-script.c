@@ -180,15 +180,29 @@ void write_script(const struct submission *s, FILE *f, long tasks)
 		put_quoted(f, VKINR_BINDIR "/vkinrd");
 		fputs(")\n", f);
 	}
-	fputs("\"$vkinrd\" --fit-task ", f);
+	fputs("# one job step, which Slurm accounts for and signals (run "
+	      "by hand,\n# outside a job: vkinrd alone); exec, so that $! is "
+	      "srun's pid\n"
+	      "step() {\n"
+	      "\tif [ -n \"${SLURM_JOB_ID:-}\" ]; then\n"
+	      "\t\texec srun --ntasks=1 --nodes=1 "
+	      "${SLURM_CPUS_PER_TASK:+--cpus-per-task=$SLURM_CPUS_PER_TASK} "
+	      "\"$@\"\n"
+	      "\tfi\n"
+	      "\texec \"$@\"\n"
+	      "}\n"
+	      "step \"$vkinrd\" --fit-task ",
+	      f);
 	put_quoted(f, shards);
 	fputs("/\"$SLURM_ARRAY_TASK_ID\".tsv --out ", f);
 	put_quoted(f, s->out);
 	fprintf(f, "%s%s &\n", s->fit_args, s->allow_cpu ? " --allow-cpu" : "");
 	fputs("pid=$!\nwarned=\n"
 	      "# Slurm signals this shell; vkinrd checkpoints between epochs\n"
+	      "# on USR1 or TERM. srun passes a USR1 on but answers a TERM\n"
+	      "# by killing its step, so this shell passes either as USR1.\n"
 	      "trap 'warned=1; kill -USR1 $pid' USR1\n"
-	      "trap 'kill -TERM $pid' TERM\n"
+	      "trap 'kill -USR1 $pid' TERM\n"
 	      "while kill -0 $pid 2>/dev/null; do wait $pid; done\n"
 	      "wait $pid\nstatus=$?\n"
 	      "# 75: checkpointed on a signal. After the time-limit warning,\n"
