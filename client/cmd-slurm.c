@@ -94,6 +94,44 @@ static int refuse_unquotable(const struct cmd_entry *e, const char *what,
 	return rc;
 }
 
+/* The Slurm job's name when --name gives none: the first folder named
+ * (the dataset), else OUT, kept to letters, digits, '.', '_' and '-'
+ * (a run of other bytes one '_'), so that squeue tells two datasets
+ * apart and the #SBATCH line needs no quoting. */
+static void name_job(struct submission *s, char **args, int nargs)
+{
+	const char *folder = s->out;
+	char *real = NULL;
+	struct stat st;
+	for (int i = 0; i < nargs; i++)
+		if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+		    (real = realpath(args[i], NULL))) {
+			folder = real;
+			break;
+		}
+	size_t end = strlen(folder), used = 0;
+	while (end > 1 && folder[end - 1] == '/')
+		end--;
+	size_t start = end;
+	while (start > 0 && folder[start - 1] != '/')
+		start--;
+	for (size_t i = start; i < end && used + 1 < sizeof(s->job_name); i++) {
+		char c = folder[i];
+		if (!isalnum((unsigned char)c) && !strchr("._-", c))
+			c = '_';
+		if (c == '_' && used && s->job_name[used - 1] == '_')
+			continue;
+		if (used || !strchr("._-", c))
+			s->job_name[used++] = c;
+	}
+	while (used && s->job_name[used - 1] == '_')
+		used--;
+	s->job_name[used] = 0;
+	if (!used)
+		snprintf(s->job_name, sizeof(s->job_name), "vkinr");
+	free(real);
+}
+
 /* The file's name without .png (.jpg, .jpeg), made a safe folder name. */
 static char *base_name(const char *path)
 {
@@ -257,6 +295,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		{ "cpus-per-task", required_argument, NULL, OPT_CPUS },
 		{ "setup", required_argument, NULL, OPT_SETUP },
 		{ "vkinrd", required_argument, NULL, OPT_VKINRD },
+		{ "name", required_argument, NULL, OPT_NAME },
 		{ "quiet", no_argument, NULL, 'q' },
 		CMD_COMMON_OPTIONS,
 	};
@@ -341,6 +380,15 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			rc = refuse_unquotable(e, "--vkinrd", optarg, 0);
 			s->vkinrd = optarg;
 			break;
+		case OPT_NAME:
+			if (!*optarg)
+				rc = cmd_usage_error(e, "--name is empty");
+			else if (!text_is_clean(optarg, strlen(optarg)))
+				rc = cmd_usage_error(
+				    e, "--name must be UTF-8 without "
+				       "control characters");
+			s->name = optarg;
+			break;
 		case 'q':
 			s->quiet = 1;
 			break;
@@ -394,6 +442,8 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		return cmd_usage_error(e, "name at least one PNG or JPEG "
 					  "file, a folder, or --from-file "
 					  "LIST");
+	if (!s->name)
+		name_job(s, argv + optind, argc - optind);
 	return -1;
 }
 

@@ -82,6 +82,7 @@ enum {
 	OPT_CPUS,
 	OPT_SETUP,
 	OPT_VKINRD,
+	OPT_NAME,
 	OPT_PARAM, /* then the table's options (fitopts.h) */
 };
 
@@ -95,6 +96,8 @@ struct submission {
 	const char *setup[MAX_SETUP_LINES]; /* --setup lines */
 	int nsetup;
 	const char *vkinrd;     /* --vkinrd, else PATH's or the installed */
+	const char *name;       /* --name: the Slurm job's name */
+	char job_name[64];      /* else the dataset folder's, made plain */
 	wordexp_t sbatch_words; /* --sbatch split as the shell would */
 	int have_words;
 	int dry_run, quiet, allow_cpu;

@@ -145,8 +145,9 @@ void write_script(const struct submission *s, FILE *f, long tasks)
 		"skipped, checkpointed ones resume. To submit\n# it again "
 		"by hand: sbatch fit.sbatch\n",
 		tasks, tasks);
-	fprintf(f, "#SBATCH --job-name=vkinr\n#SBATCH --array=0-%ld",
-		tasks - 1);
+	fputs("#SBATCH --job-name=", f);
+	put_sbatch_value(f, s->name ? s->name : s->job_name, 0, "");
+	fprintf(f, "\n#SBATCH --array=0-%ld", tasks - 1);
 	if (s->max_running)
 		fprintf(f, "%%%ld", s->max_running);
 	fputs("\n#SBATCH --ntasks=1\n", f);
