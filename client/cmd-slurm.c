@@ -447,6 +447,24 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 	return -1;
 }
 
+/* The tasks run vkinrd on their nodes, but one missing here as well is
+ * most often a typo or a missing install: said, not refused (--setup
+ * may put it on their PATH; a dry run still prints its script). */
+static void warn_no_vkinrd(const struct submission *s)
+{
+	if (s->vkinrd && access(s->vkinrd, X_OK))
+		client_warn("--vkinrd %s: not an executable here (%s): the "
+			    "tasks will run it on their nodes",
+			    s->vkinrd, strerror(errno));
+	else if (!s->vkinrd && !s->nsetup && !on_path("vkinrd") &&
+		 access(VKINR_BINDIR "/vkinrd", X_OK))
+		client_warn(
+		    "vkinrd is neither on PATH here nor in " VKINR_BINDIR
+		    ": the tasks look for it on theirs, then there; "
+		    "name it with --vkinrd PATH or load it with "
+		    "--setup");
+}
+
 int slurm_submit_exec(struct client *cl, const struct cmd_entry *self, int argc,
 		      char **argv)
 {
@@ -474,10 +492,7 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self, int argc,
 					  : DEFAULT_MAX_TASKS);
 	if ((size_t)tasks > s.images.n)
 		tasks = (long)s.images.n; /* no task without an image */
-	if (!s.vkinrd && !s.nsetup && !on_path("vkinrd"))
-		client_warn("vkinrd is not on PATH here: the tasks look for it "
-			    "on theirs, then in " VKINR_BINDIR "; name it with "
-			    "--vkinrd PATH or load it with --setup");
+	warn_no_vkinrd(&s);
 	if (s.dry_run) {
 		status = s.in.nbad ? CLIENT_EXIT_DAEMON : CLIENT_EXIT_OK;
 		if (!cl->json) {
