@@ -21,10 +21,12 @@
  * The script is one an admin can read and run by hand: every request is
  * an #SBATCH line (the array and its throttle, stated defaults for time,
  * memory and CPUs, then --sbatch's own arguments, which win), so `sbatch
- * OUT/.vkinr/fit.sbatch` submits the same array; every path is quoted;
- * vkinrd is taken from PATH (after the --setup lines, e.g. `module load`)
- * or where `make install` puts it, never from a build tree, unless
- * --vkinrd names one.
+ * OUT/.vkinr/fit.sbatch` submits the same array; the job is named after
+ * the dataset folder (--name); every path and value is quoted, and what
+ * no quoting keeps on its line (a control character) is refused here;
+ * vkinrd runs as one srun step, taken from PATH (after the --setup lines,
+ * e.g. `module load`) or where `make install` puts it, never from a build
+ * tree, unless --vkinrd names one.
  *
  * list and wait read the folders (OUT/NAME/result.json is the mark of an
  * ended image) and ask squeue about the last submission's tasks for the
