@@ -332,6 +332,14 @@ def bad_images():
         fail("dry-run json", r.returncode, r.stdout)
 
 
+def traps_set(pid):
+    """Whether the process catches USR1 and TERM (/proc: SigCgt)."""
+    with open("/proc/%d/status" % pid) as f:
+        mask = int(re.search(r"SigCgt:\s*([0-9a-f]+)", f.read()).group(1), 16)
+    return all(mask >> (sig - 1) & 1 for sig in (signal.SIGUSR1,
+                                                  signal.SIGTERM))
+
+
 def steps_and_signals():
     """srun wraps the task in a job, not by hand; USR1 and TERM go on as
     USR1; only after the warning does the task requeue itself."""
@@ -354,8 +362,8 @@ def steps_and_signals():
         e = dict(BASE_ENV, PATH=STUBS + ":/usr/bin:/bin", STUB_WAIT="1",
                  **TASK_ENV)
         p = subprocess.Popen(["bash", script], cwd=T + "/cwd", env=e)
-        for _ in range(200):
-            if os.path.exists(REC + "/ready"):
+        for _ in range(400):  # the stub started, the shell's traps set
+            if os.path.exists(REC + "/ready") and traps_set(p.pid):
                 break
             time.sleep(0.05)
         else:
