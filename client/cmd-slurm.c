@@ -21,10 +21,12 @@
  * The script is one an admin can read and run by hand: every request is
  * an #SBATCH line (the array and its throttle, stated defaults for time,
  * memory and CPUs, then --sbatch's own arguments, which win), so `sbatch
- * OUT/.vkinr/fit.sbatch` submits the same array; every path is quoted;
- * vkinrd is taken from PATH (after the --setup lines, e.g. `module load`)
- * or where `make install` puts it, never from a build tree, unless
- * --vkinrd names one.
+ * OUT/.vkinr/fit.sbatch` submits the same array; the job is named after
+ * the dataset folder (--name); every path and value is quoted, and what
+ * no quoting keeps on its line (a control character) is refused here;
+ * vkinrd runs as one srun step, taken from PATH (after the --setup lines,
+ * e.g. `module load`) or where `make install` puts it, never from a build
+ * tree, unless --vkinrd names one.
  *
  * list and wait read the folders (OUT/NAME/result.json is the mark of an
  * ended image) and ask squeue about the last submission's tasks for the
@@ -54,6 +56,7 @@
 #include "format.h"
 #include "jobs.h"
 #include "proto/params.h"
+#include "proto/text.h"
 #include "util/image.h"
 #include "util/path.h"
 #include "slurm.h"
@@ -70,6 +73,65 @@ int slurm_has_option(int argc, char **argv, const char *option)
 			return 1;
 	}
 	return 0;
+}
+
+/* 0 when text can be written into the batch script and its manifest
+ * (tabs_ok: a tab too, for a line of shell code), else the usage error's
+ * exit status, naming the text (escaped). */
+static int refuse_unquotable(const struct cmd_entry *e, const char *what,
+			     const char *text, int tabs_ok)
+{
+	const char *bad = slurm_unquotable(text);
+	while (tabs_ok && bad && *bad == '\t')
+		bad = slurm_unquotable(bad + 1);
+	if (!bad)
+		return 0;
+	char *shown = text_escape(text, 0);
+	int rc = cmd_usage_error(e,
+				 "%s \"%s\" holds a control character (a "
+				 "newline, a tab...): no quoting keeps it "
+				 "whole in the batch script",
+				 what, shown ? shown : "");
+	free(shown);
+	return rc;
+}
+
+/* The Slurm job's name when --name gives none: the first folder named
+ * (the dataset), else OUT, kept to letters, digits, '.', '_' and '-'
+ * (a run of other bytes one '_'), so that squeue tells two datasets
+ * apart and the #SBATCH line needs no quoting. */
+static void name_job(struct submission *s, char **args, int nargs)
+{
+	const char *folder = s->out;
+	char *real = NULL;
+	struct stat st;
+	for (int i = 0; i < nargs; i++)
+		if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+		    (real = realpath(args[i], NULL))) {
+			folder = real;
+			break;
+		}
+	size_t end = strlen(folder), used = 0;
+	while (end > 1 && folder[end - 1] == '/')
+		end--;
+	size_t start = end;
+	while (start > 0 && folder[start - 1] != '/')
+		start--;
+	for (size_t i = start; i < end && used + 1 < sizeof(s->job_name); i++) {
+		char c = folder[i];
+		if (!isalnum((unsigned char)c) && !strchr("._-", c))
+			c = '_';
+		if (c == '_' && used && s->job_name[used - 1] == '_')
+			continue;
+		if (used || !strchr("._-", c))
+			s->job_name[used++] = c;
+	}
+	while (used && s->job_name[used - 1] == '_')
+		used--;
+	s->job_name[used] = 0;
+	if (!used)
+		snprintf(s->job_name, sizeof(s->job_name), "vkinr");
+	free(real);
 }
 
 /* The file's name without .png (.jpg, .jpeg), made a safe folder name. */
@@ -109,6 +171,17 @@ static int assign_names(struct submission *s)
 		char *made = NULL;
 		if (strmap_get(&listed, path))
 			continue;
+		if (slurm_unquotable(path)) {
+			char *shown = text_escape(path, 0);
+			client_warn("%s: left out: a control character (a "
+				    "newline, a tab...) in its path cannot be "
+				    "written whole into the manifest and the "
+				    "batch script; rename it",
+				    shown ? shown : "");
+			free(shown);
+			s->in.nbad++;
+			continue;
+		}
 		if (!name) {
 			char *base = base_name(path);
 			if (!base)
@@ -134,17 +207,33 @@ static int assign_names(struct submission *s)
 	return rc;
 }
 
-/* " OPTION VALUE", the value quoted for the shell when it needs it. */
-static void add_fit_arg(struct submission *s, const char *option,
-			const char *value)
+/* Appends " OPTION VALUE", the value quoted for the shell when it needs
+ * it; 0, or the usage error's exit status when it does not fit (cut
+ * short, it would pass vkinrd half an option). */
+static int add_fit_arg(struct submission *s, const char *option,
+		       const char *value)
 {
-	size_t n = strlen(s->fit_args);
-	FILE *f = fmemopen(s->fit_args + n, sizeof(s->fit_args) - n, "w");
+	char *word = NULL;
+	size_t size = 0, used = strlen(s->fit_args);
+	FILE *f = open_memstream(&word, &size);
 	if (!f)
-		return;
+		return client_fail(s->cl, ERR_NOMEM, NULL);
 	fprintf(f, " %s ", option);
 	put_word(f, value);
-	fclose(f);
+	if (fclose(f)) {
+		free(word);
+		return client_fail(s->cl, ERR_NOMEM, NULL);
+	}
+	if (used + size >= sizeof(s->fit_args)) {
+		free(word);
+		return cmd_usage_error(s->self,
+				       "the training options take more than "
+				       "%zu bytes of the batch script",
+				       sizeof(s->fit_args) - 1);
+	}
+	memcpy(s->fit_args + used, word, size + 1);
+	free(word);
+	return 0;
 }
 
 /* A whole number from lo to hi for option opt; 0 or the usage error's
@@ -178,8 +267,9 @@ static int parse_fit_param(struct submission *s, int c, const char *text)
 				       "--priority orders the daemon's "
 				       "queue; with --slurm, pass Slurm's "
 				       "(--sbatch \"--nice=N\")");
-	add_fit_arg(s, v.option, text);
-	return 0;
+	if ((rc = refuse_unquotable(s->self, v.option, text, 0)))
+		return rc;
+	return add_fit_arg(s, v.option, text);
 }
 
 /* Slurm's --mem: a number of MiB, or with a unit (4G). */
@@ -207,6 +297,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		{ "cpus-per-task", required_argument, NULL, OPT_CPUS },
 		{ "setup", required_argument, NULL, OPT_SETUP },
 		{ "vkinrd", required_argument, NULL, OPT_VKINRD },
+		{ "name", required_argument, NULL, OPT_NAME },
 		{ "quiet", no_argument, NULL, 'q' },
 		CMD_COMMON_OPTIONS,
 	};
@@ -276,17 +367,29 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			s->mem = optarg;
 			break;
 		case OPT_SETUP:
+			/* shell code by design: one line, tabs allowed */
 			if (s->nsetup == MAX_SETUP_LINES ||
 			    strchr(optarg, '\n'))
 				rc = cmd_usage_error(e,
 						     "--setup takes one line "
 						     "each time, at most %d",
 						     MAX_SETUP_LINES);
-			else
+			else if (!(rc = refuse_unquotable(e, "--setup", optarg,
+							  1)))
 				s->setup[s->nsetup++] = optarg;
 			break;
 		case OPT_VKINRD:
+			rc = refuse_unquotable(e, "--vkinrd", optarg, 0);
 			s->vkinrd = optarg;
+			break;
+		case OPT_NAME:
+			if (!*optarg)
+				rc = cmd_usage_error(e, "--name is empty");
+			else if (!text_is_clean(optarg, strlen(optarg)))
+				rc = cmd_usage_error(
+				    e, "--name must be UTF-8 without "
+				       "control characters");
+			s->name = optarg;
 			break;
 		case 'q':
 			s->quiet = 1;
@@ -313,6 +416,8 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 			return client_fail(s->cl, ERR_NOMEM, NULL);
 		s->out = s->out_abs;
 	}
+	if ((rc = refuse_unquotable(e, "--out", s->out, 0)))
+		return rc;
 	if (s->gpus == 0 && !s->allow_cpu)
 		return cmd_usage_error(e,
 				       "--gpus-per-task 0 leaves each task "
@@ -329,12 +434,37 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 					       "as in a shell; no $(...))",
 					       s->sbatch_args);
 		s->have_words = 1;
+		for (size_t i = 0; i < s->sbatch_words.we_wordc; i++)
+			if ((rc = refuse_unquotable(e, "--sbatch's word",
+						    s->sbatch_words.we_wordv[i],
+						    0)))
+				return rc;
 	}
 	if (s->in.n == 0 && s->in.nbad == 0)
 		return cmd_usage_error(e, "name at least one PNG or JPEG "
 					  "file, a folder, or --from-file "
 					  "LIST");
+	if (!s->name)
+		name_job(s, argv + optind, argc - optind);
 	return -1;
+}
+
+/* The tasks run vkinrd on their nodes, but one missing here as well is
+ * most often a typo or a missing install: said, not refused (--setup
+ * may put it on their PATH; a dry run still prints its script). */
+static void warn_no_vkinrd(const struct submission *s)
+{
+	if (s->vkinrd && access(s->vkinrd, X_OK))
+		client_warn("--vkinrd %s: not an executable here (%s): the "
+			    "tasks will run it on their nodes",
+			    s->vkinrd, strerror(errno));
+	else if (!s->vkinrd && !s->nsetup && !on_path("vkinrd") &&
+		 access(VKINR_BINDIR "/vkinrd", X_OK))
+		client_warn(
+		    "vkinrd is neither on PATH here nor in " VKINR_BINDIR
+		    ": the tasks look for it on theirs, then there; "
+		    "name it with --vkinrd PATH or load it with "
+		    "--setup");
 }
 
 int slurm_submit_exec(struct client *cl, const struct cmd_entry *self, int argc,
@@ -364,10 +494,7 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self, int argc,
 					  : DEFAULT_MAX_TASKS);
 	if ((size_t)tasks > s.images.n)
 		tasks = (long)s.images.n; /* no task without an image */
-	if (!s.vkinrd && !s.nsetup && !on_path("vkinrd"))
-		client_warn("vkinrd is not on PATH here: the tasks look for it "
-			    "on theirs, then in " VKINR_BINDIR "; name it with "
-			    "--vkinrd PATH or load it with --setup");
+	warn_no_vkinrd(&s);
 	if (s.dry_run) {
 		status = s.in.nbad ? CLIENT_EXIT_DAEMON : CLIENT_EXIT_OK;
 		if (!cl->json) {
@@ -415,7 +542,7 @@ int slurm_submit_exec(struct client *cl, const struct cmd_entry *self, int argc,
 		       "%s/NAME/\n(vkinrctl wait --out %s)\n",
 		       id, s.images.n, tasks, s.out, s.out);
 	if (s.in.nbad) {
-		client_warn("%d input%s not found (named above)", s.in.nbad,
+		client_warn("%d input%s left out (named above)", s.in.nbad,
 			    s.in.nbad == 1 ? " was" : "s were");
 		status = CLIENT_EXIT_DAEMON;
 	}

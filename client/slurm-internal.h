@@ -82,6 +82,7 @@ enum {
 	OPT_CPUS,
 	OPT_SETUP,
 	OPT_VKINRD,
+	OPT_NAME,
 	OPT_PARAM, /* then the table's options (fitopts.h) */
 };
 
@@ -95,6 +96,8 @@ struct submission {
 	const char *setup[MAX_SETUP_LINES]; /* --setup lines */
 	int nsetup;
 	const char *vkinrd;     /* --vkinrd, else PATH's or the installed */
+	const char *name;       /* --name: the Slurm job's name */
+	char job_name[64];      /* else the dataset folder's, made plain */
 	wordexp_t sbatch_words; /* --sbatch split as the shell would */
 	int have_words;
 	int dry_run, quiet, allow_cpu;
@@ -108,6 +111,10 @@ struct submission {
 
 /* ---- the script and its files (slurm-script.c) ---- */
 
+/* The first character of text that no quoting makes safe in the batch
+ * script or the manifest (a control character: a newline would end the
+ * line, a tab a manifest field); NULL when there is none. */
+const char *slurm_unquotable(const char *text);
 /* text as it is when the shell would read it so, else quoted. */
 void put_word(FILE *f, const char *text);
 /* Whether an executable named name is on PATH here. */

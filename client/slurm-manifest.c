@@ -155,6 +155,16 @@ int manifest_read(const char *out, struct manifest *m)
 		if (!tab)
 			continue;
 		*tab = 0;
+		/* a line not as vkinrctl writes them (edited by hand) would
+		 * name an image, or end up in a new manifest, as no submission
+		 * would; vkinrd --fit-task refuses it too */
+		if (!*line || *line == '.' || strchr(line, '/') ||
+		    slurm_unquotable(line) || slurm_unquotable(tab + 1)) {
+			client_warn("%s: a line that is not NAME<TAB>PATH, "
+				    "left out",
+				    path);
+			continue;
+		}
 		rc = manifest_add(m, line, tab + 1);
 	}
 	free(data);

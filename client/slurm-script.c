@@ -3,6 +3,13 @@
  * it reads (see cmd-slurm.c for what the script does): every request an
  * #SBATCH line, every path quoted, the manifest split into one shard a
  * task, then sbatch run and the job id kept in OUT/.vkinr/jobs.
+ *
+ * Quoting: a shell word is written 'as is' in single quotes (a quote
+ * inside as '\''), an #SBATCH value in double quotes with '"' and '\'
+ * escaped (sbatch reads those lines itself, a '#' outside quotes starting
+ * a comment). Neither can carry a line break, and a tab would be a field
+ * of the manifest: text with a control character never gets here
+ * (slurm_unquotable, checked by cmd-slurm.c).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -28,6 +35,14 @@
 #include "util/path.h"
 #include "slurm.h"
 #include "slurm-internal.h"
+
+const char *slurm_unquotable(const char *text)
+{
+	for (; *text; text++)
+		if ((unsigned char)*text < 0x20 || *text == 0x7f)
+			return text;
+	return NULL;
+}
 
 /* 'text' with single quotes, for the shell. */
 static void put_quoted(FILE *f, const char *text)
@@ -74,11 +89,13 @@ static void put_sbatch_value(FILE *f, const char *text, int pattern_dir,
 		fputc('"', f);
 }
 
-/* One of --sbatch's words: --name=VALUE with the value quoted if need be. */
+/* One of --sbatch's words: --name=VALUE with the value quoted if need be
+ * (a name of other characters than an option's: the whole word). */
 static void put_sbatch_word(FILE *f, const char *word)
 {
 	const char *eq = word[0] == '-' ? strchr(word, '=') : NULL;
-	if (eq) {
+	if (eq && strspn(word, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
+			       "RSTUVWXYZ0123456789_") == (size_t)(eq - word)) {
 		fprintf(f, "%.*s", (int)(eq + 1 - word), word);
 		word = eq + 1;
 	}
@@ -128,8 +145,9 @@ void write_script(const struct submission *s, FILE *f, long tasks)
 		"skipped, checkpointed ones resume. To submit\n# it again "
 		"by hand: sbatch fit.sbatch\n",
 		tasks, tasks);
-	fprintf(f, "#SBATCH --job-name=vkinr\n#SBATCH --array=0-%ld",
-		tasks - 1);
+	fputs("#SBATCH --job-name=", f);
+	put_sbatch_value(f, s->name ? s->name : s->job_name, 0, "");
+	fprintf(f, "\n#SBATCH --array=0-%ld", tasks - 1);
 	if (s->max_running)
 		fprintf(f, "%%%ld", s->max_running);
 	fputs("\n#SBATCH --ntasks=1\n", f);
@@ -163,15 +181,29 @@ void write_script(const struct submission *s, FILE *f, long tasks)
 		put_quoted(f, VKINR_BINDIR "/vkinrd");
 		fputs(")\n", f);
 	}
-	fputs("\"$vkinrd\" --fit-task ", f);
+	fputs("# one job step, which Slurm accounts for and signals (run "
+	      "by hand,\n# outside a job: vkinrd alone); exec, so that $! is "
+	      "srun's pid\n"
+	      "step() {\n"
+	      "\tif [ -n \"${SLURM_JOB_ID:-}\" ]; then\n"
+	      "\t\texec srun --ntasks=1 --nodes=1 "
+	      "${SLURM_CPUS_PER_TASK:+--cpus-per-task=$SLURM_CPUS_PER_TASK} "
+	      "\"$@\"\n"
+	      "\tfi\n"
+	      "\texec \"$@\"\n"
+	      "}\n"
+	      "step \"$vkinrd\" --fit-task ",
+	      f);
 	put_quoted(f, shards);
 	fputs("/\"$SLURM_ARRAY_TASK_ID\".tsv --out ", f);
 	put_quoted(f, s->out);
 	fprintf(f, "%s%s &\n", s->fit_args, s->allow_cpu ? " --allow-cpu" : "");
 	fputs("pid=$!\nwarned=\n"
 	      "# Slurm signals this shell; vkinrd checkpoints between epochs\n"
+	      "# on USR1 or TERM. srun passes a USR1 on but answers a TERM\n"
+	      "# by killing its step, so this shell passes either as USR1.\n"
 	      "trap 'warned=1; kill -USR1 $pid' USR1\n"
-	      "trap 'kill -TERM $pid' TERM\n"
+	      "trap 'kill -USR1 $pid' TERM\n"
 	      "while kill -0 $pid 2>/dev/null; do wait $pid; done\n"
 	      "wait $pid\nstatus=$?\n"
 	      "# 75: checkpointed on a signal. After the time-limit warning,\n"

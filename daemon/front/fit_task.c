@@ -556,10 +556,22 @@ out:
 
 /* ------------------------------------------------------------ the task */
 
-/* A name that stays inside OUT: no '/', not hidden, not empty. */
-static int name_is_safe(const char *name)
+/* Whether text holds a control character (a line break, a tab...). */
+static int has_control(const char *text)
 {
-	return *name && *name != '.' && !strchr(name, '/');
+	for (; *text; text++)
+		if ((unsigned char)*text < 0x20 || *text == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* A name that stays inside OUT: no '/', not hidden, not empty, no
+ * control character; a path there, no tab (a field of its own) or other
+ * control character. vkinrctl writes no other. */
+static int entry_is_safe(const char *name, const char *path)
+{
+	return *name && *name != '.' && !strchr(name, '/') &&
+	       !has_control(name) && *path && !has_control(path);
 }
 
 /* Fits this process's share of the manifest. The exit status. */
@@ -589,10 +601,11 @@ static int run_slot(struct task *t, const char *selector)
 			continue;
 		if (mine++ % t->slots != t->slot)
 			continue;
-		if (!tab || !name_is_safe((*tab = 0, line))) {
+		if (!tab || !entry_is_safe((*tab = 0, line), tab + 1)) {
 			fprintf(stderr,
 				"vkinrd: %s: line %ld is not NAME<TAB>"
-				"PATH with a plain NAME\n",
+				"PATH with a plain NAME and no control "
+				"character (a tab, a carriage return...)\n",
 				t->manifest, line_no);
 			t->failed++;
 			continue;
