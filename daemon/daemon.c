@@ -506,11 +506,10 @@ int daemon_run(const struct daemon_options *opt)
 	uv_loop_init(&loop);
 	svc->loop = &loop;
 
-	int lock_fd = -1;
+	struct statedir_lock lock = { -1, -1 };
 	int rc = statedir_check(opt->state_dir, err, sizeof(err));
-	if (!rc &&
-	    (lock_fd = statedir_lock(opt->state_dir, err, sizeof(err))) < 0)
-		rc = lock_fd;
+	if (!rc)
+		rc = statedir_lock(opt->state_dir, &lock, err, sizeof(err));
 	if (!rc)
 		rc =
 		    queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
@@ -561,8 +560,7 @@ out:
 		uv_run(&loop, UV_RUN_DEFAULT);
 	}
 	queue_destroy(svc->queue);
-	if (lock_fd >= 0)
-		close(lock_fd); /* the lock goes with it */
+	statedir_unlock(&lock);
 	uv_loop_close(&loop);
 	free(svc);
 	return rc ? 1 : 0;
