@@ -9,8 +9,11 @@
  * not a PNG, is corrupt or truncated, or exceeds the limits of
  * util/image.h (also enforced inside libpng through its user and chunk
  * limits, so a decompression bomb is stopped before it is inflated).
- * The JPEG loader reads baseline and progressive, grey and colour files,
- * turned upright as their EXIF orientation says; CMYK is refused.
+ * The JPEG loader (jpeg_codec.c) reads baseline and progressive, grey and
+ * colour files, turned upright as their EXIF orientation says. It refuses
+ * CMYK and arithmetic coding, a file shorter than its stated size needs
+ * (2 bits a block sequential, 1 progressive), more than 100 scans, and
+ * whatever libjpeg warns of as corrupt or truncated.
  */
 #ifndef VKINR_IMAGE_CODEC_H
 #define VKINR_IMAGE_CODEC_H
