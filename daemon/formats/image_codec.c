@@ -38,6 +38,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -174,7 +175,60 @@ int codec_check_size(const char *format, uint32_t w, uint32_t h, char *err,
 	return 0;
 }
 
-/* The signature and, when it comes first as it must, the IHDR's size. */
+static int chunk_type_ok(const uint8_t *type)
+{
+	for (int i = 0; i < 4; i++)
+		if (!((type[i] >= 'A' && type[i] <= 'Z') ||
+		      (type[i] >= 'a' && type[i] <= 'z')))
+			return 0;
+	return 1;
+}
+
+/* Every chunk's stated length against IMAGE_MAX_CHUNK (the image data
+ * excepted: IDAT is bounded by what the image's size inflates to), and
+ * what follows IEND against the same: libpng skips an unknown chunk of
+ * any length, and a text chunk over its limit, without a word, and reads
+ * nothing after IEND, so neither would be noticed otherwise. A chunk cut
+ * short or with a bad type is left to libpng to name. */
+static int check_chunks(const uint8_t *p, size_t size, char *err, size_t errlen)
+{
+	size_t at = 8;
+	while (size - at >= 8) {
+		uint32_t len = be32(p + at);
+		const uint8_t *type = p + at + 4;
+		size_t room = size - at;
+		if (!chunk_type_ok(type))
+			return 0;
+		if (len > IMAGE_MAX_CHUNK && memcmp(type, "IDAT", 4)) {
+			codec_set_err(
+			    err, errlen,
+			    "the PNG's %.4s chunk is %" PRIu32
+			    " bytes, over the limit of %u bytes (%u MiB) for "
+			    "one chunk: save the image without it",
+			    (const char *)type, len, IMAGE_MAX_CHUNK,
+			    IMAGE_MAX_CHUNK >> 20);
+			return ERR_TOO_LARGE;
+		}
+		if (room < 12 || len > room - 12)
+			return 0;
+		at += 12 + (size_t)len;
+		if (!memcmp(type, "IEND", 4)) {
+			if (size - at <= IMAGE_MAX_CHUNK)
+				return 0; /* a few bytes after the end pass */
+			codec_set_err(
+			    err, errlen,
+			    "the PNG has %zu bytes after its end (IEND), over "
+			    "the limit of %u bytes (%u MiB) for one chunk: "
+			    "save the image again",
+			    size - at, IMAGE_MAX_CHUNK, IMAGE_MAX_CHUNK >> 20);
+			return ERR_TOO_LARGE;
+		}
+	}
+	return 0;
+}
+
+/* The signature and, when it comes first as it must, the IHDR's size;
+ * then the chunks' lengths. */
 static int check_header(const uint8_t *p, size_t size, char *err, size_t errlen)
 {
 	static const uint8_t ihdr[8] = { 0, 0, 0, 13, 'I', 'H', 'D', 'R' };
@@ -195,10 +249,13 @@ static int check_header(const uint8_t *p, size_t size, char *err, size_t errlen)
 		codec_set_err(err, errlen, "not a PNG file (bad signature)");
 		return ERR_FORMAT;
 	}
-	if (size >= 8 + 8 + 13 && !memcmp(p + 8, ihdr, 8))
-		return codec_check_size("PNG", be32(p + 16), be32(p + 20), err,
-					errlen);
-	return 0; /* libpng says what is wrong */
+	if (size >= 8 + 8 + 13 && !memcmp(p + 8, ihdr, 8)) {
+		int rc = codec_check_size("PNG", be32(p + 16), be32(p + 20),
+					  err, errlen);
+		if (rc)
+			return rc;
+	}
+	return check_chunks(p, size, err, errlen);
 }
 
 static void convert_row(const uint8_t *row, float *dst, int width, int channels,
@@ -443,9 +500,11 @@ struct encoder {
 	png_structp png;
 	png_infop info;
 	const struct image *img;
+	int depth;    /* 8 or 16 bits a sample */
+	int grey;     /* one sample a pixel (R = G = B everywhere) */
 	uint8_t *out; /* the PNG being written */
 	size_t size, cap;
-	uint8_t *row; /* one row of 8-bit RGB */
+	uint8_t *row; /* one row of samples */
 };
 
 static void write_fn(png_structp png, png_bytep in, size_t n)
@@ -478,21 +537,37 @@ static void write_fn(png_structp png, png_bytep in, size_t n)
 
 static void flush_fn(png_structp png) {}
 
+/* One row of e's image as e's samples (grey takes R). */
+static void fill_row(struct encoder *e, const float *src)
+{
+	int step = e->grey ? 3 : 1;
+	size_t n = (size_t)e->img->width * 3;
+	uint8_t *row = e->row;
+	for (size_t i = 0; i < n; i += step) {
+		if (e->depth == 8) {
+			*row++ = image_byte(src[i]);
+			continue;
+		}
+		float v = src[i] > 0 ? src[i] : 0; /* NaN: 0 */
+		unsigned u = v < 1 ? (unsigned)lrintf(v * 65535.0f) : 65535;
+		*row++ = (uint8_t)(u >> 8);
+		*row++ = (uint8_t)u;
+	}
+}
+
 static int encode_steps(struct encoder *e)
 {
 	const struct image *img = e->img;
 
 	png_set_write_fn(e->png, e, write_fn, flush_fn);
 	png_set_IHDR(e->png, e->info, (png_uint_32)img->width,
-		     (png_uint_32)img->height, 8, PNG_COLOR_TYPE_RGB,
+		     (png_uint_32)img->height, e->depth,
+		     e->grey ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB,
 		     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
 		     PNG_FILTER_TYPE_DEFAULT);
 	png_write_info(e->png, e->info);
 	for (int y = 0; y < img->height; y++) {
-		const float *src = img->rgb + (size_t)y * img->width * 3;
-
-		for (size_t i = 0; i < (size_t)img->width * 3; i++)
-			e->row[i] = image_byte(src[i]);
+		fill_row(e, img->rgb + (size_t)y * img->width * 3);
 		png_write_row(e->png, e->row);
 	}
 	png_write_end(e->png, NULL);
@@ -506,7 +581,8 @@ static int encode_guarded(struct encoder *e)
 	return encode_steps(e);
 }
 
-int png_encode(const struct image *img, uint8_t **data, size_t *size)
+static int encode(const struct image *img, int depth, int grey, uint8_t **data,
+		  size_t *size)
 {
 	struct encoder e;
 	int rc;
@@ -518,7 +594,9 @@ int png_encode(const struct image *img, uint8_t **data, size_t *size)
 		return ERR_INVALID;
 	memset(&e, 0, sizeof(e));
 	e.img = img;
-	e.row = malloc((size_t)img->width * 3);
+	e.depth = depth;
+	e.grey = grey;
+	e.row = malloc((size_t)img->width * 3 * (depth / 8));
 	if (!e.row)
 		return ERR_NOMEM;
 	e.png =
@@ -541,6 +619,24 @@ int png_encode(const struct image *img, uint8_t **data, size_t *size)
 	*data = e.out;
 	*size = e.size;
 	return 0;
+}
+
+int png_encode(const struct image *img, uint8_t **data, size_t *size)
+{
+	return encode(img, 8, 0, data, size);
+}
+
+int png_encode_exact(const struct image *img, uint8_t **data, size_t *size)
+{
+	int exact8 = 1, grey = 1;
+	size_t n = img && img->rgb ? (size_t)img->width * img->height : 0;
+	for (size_t i = 0; i < n && (exact8 || grey); i++) {
+		const float *px = img->rgb + 3 * i;
+		grey &= px[0] == px[1] && px[1] == px[2];
+		for (int c = 0; c < 3; c++)
+			exact8 &= image_byte(px[c]) / 255.0f == px[c];
+	}
+	return encode(img, exact8 ? 8 : 16, grey, data, size);
 }
 
 int png_save_file(const struct image *img, const char *path)

@@ -164,3 +164,65 @@ def png_rgb(width, height, pixel=lambda x, y: (x * 7 % 256, y * 5 % 256, 90),
     out += png_chunk(b"IDAT", zlib.compress(bytes(raw), 9))
     out += png_chunk(b"IEND", b"")
     return out + after_iend
+
+
+def png_grey16(width, height, sample=lambda x, y: (x * 3001 + y * 707) % 65536):
+    """A 16-bit grey PNG."""
+    raw = bytearray()
+    for y in range(height):
+        raw.append(0)
+        for x in range(width):
+            raw += struct.pack(">H", sample(x, y))
+    return (b"\x89PNG\r\n\x1a\n" +
+            png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 0, 0, 0, 0)) +
+            png_chunk(b"IDAT", zlib.compress(bytes(raw), 9)) + png_chunk(b"IEND", b""))
+
+
+def png_read(data):
+    """A non-interlaced PNG of 8 or 16 bits, grey or RGB: (width, height,
+    depth, colour type, the chunk types in order, the samples as a list of
+    rows of ints)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, kinds, idat = 8, [], b""
+    while at < len(data):
+        n, = struct.unpack(">I", data[at:at + 4])
+        kind = data[at + 4:at + 8]
+        body = data[at + 8:at + 8 + n]
+        kinds.append(kind.decode())
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, lace = struct.unpack(">IIBBBBB", body)
+            assert lace == 0 and depth in (8, 16) and ctype in (0, 2)
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + n
+        if kind == b"IEND":
+            break
+    raw = zlib.decompress(idat)
+    bpp = (3 if ctype == 2 else 1) * depth // 8
+    stride = w * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[i] = (line[i] + pred) & 255
+        prev = line
+        if depth == 16:
+            rows.append([line[i] << 8 | line[i + 1] for i in range(0, stride, 2)])
+        else:
+            rows.append(list(line))
+    return w, h, depth, ctype, kinds, rows
