@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "loop/devwait.h"
 #include "loop/events.h"
 #include "log.h"
 #include "loop/methods.h"
@@ -239,6 +240,7 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 			    index, ev->message);
 		}
 		maybe_ready(svc);
+		devwait_wake(svc); /* renders and exports waiting for it */
 		break;
 	case WORK_STARTED:
 		job = queue_find(svc->queue, ev->job_id);
@@ -329,6 +331,7 @@ static void finish_stop(struct service *svc)
 	log_notice("stopped");
 	subs_finish(svc);
 	replies_finish(svc);
+	devwait_finish(svc);
 	server_close(svc->server);
 	svc->server = NULL;
 	close_handle((uv_handle_t *)&svc->wake);
@@ -360,6 +363,7 @@ static void on_stop_signal(uv_signal_t *sig, int signum)
 	log_notice("signal %d (%s): checkpointing running jobs and stopping",
 		   signum, strsignal(signum));
 	svc->stopping = 1;
+	devwait_wake(svc); /* what waits for a device is refused */
 	notify_send("STOPPING=1\nSTATUS=checkpointing running jobs");
 	server_stop_listening(svc->server);
 	for (int i = 0; i < svc->nslots; i++)
@@ -530,6 +534,7 @@ int daemon_run(const struct daemon_options *opt)
 	uv_timer_init(&loop, &svc->stop_timer);
 	uv_timer_init(&loop, &svc->retry_timer);
 	svc->retry_timer.data = svc;
+	devwait_init(svc);
 
 	svc->nslots = opt->ndevices > 0 ? opt->ndevices : 1;
 	if (svc->nslots > DAEMON_MAX_DEVICES)
