@@ -63,8 +63,15 @@ static void finish_stop(struct service *svc);
  * the reason (the worker checkpoints at its next epoch boundary); every
  * RETRY_MS the daemon writes back what the disk lacks and, once that
  * works, queues the job again. Its history stays whole meanwhile: the
- * epochs are kept in memory, and the run resumes from its checkpoint. */
+ * epochs are kept in memory, and the run resumes from its checkpoint.
+ * Out of file descriptors (EMFILE, ENFILE) is a shortage that passes, as
+ * a full disk is: waited out the same way. */
 #define RETRY_MS 3000
+
+static int shortage(int e)
+{
+	return e == ENOSPC || e == EDQUOT || e == EMFILE || e == ENFILE;
+}
 
 static void pause_for_write(struct service *svc, struct worker_slot *slot,
 			    struct job *job, const char *file)
@@ -74,11 +81,14 @@ static void pause_for_write(struct service *svc, struct worker_slot *slot,
 	char path[4200];
 	queue_job_path(svc->queue, job, file, path, sizeof(path));
 	int space = errno == ENOSPC || errno == EDQUOT;
+	int fds = errno == EMFILE || errno == ENFILE;
 	snprintf(job->error, sizeof(job->error),
 		 "cannot write %.300s: %s; "
 		 "paused%s",
 		 path, strerror(errno),
-		 space ? " until there is space again" : "");
+		 space ? " until there is space again"
+		 : fds ? " until file descriptors are free again"
+		       : "");
 	job->write_paused = 1;
 	log_error("job %s: %s", job->id, job->error);
 	worker_flag(slot->w, job->id, WORK_PAUSE);
@@ -92,7 +102,7 @@ static void on_retry(uv_timer_t *t)
 		if (!job->write_paused || job->state != JOB_PAUSED)
 			continue;
 		if (queue_write_back(svc->queue, job)) {
-			if (errno == ENOSPC || errno == EDQUOT) {
+			if (shortage(errno)) {
 				waiting++;
 				continue;
 			}
