@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "loop/devwait.h"
 #include "loop/events.h"
 #include "log.h"
 #include "loop/methods.h"
@@ -62,8 +63,15 @@ static void finish_stop(struct service *svc);
  * the reason (the worker checkpoints at its next epoch boundary); every
  * RETRY_MS the daemon writes back what the disk lacks and, once that
  * works, queues the job again. Its history stays whole meanwhile: the
- * epochs are kept in memory, and the run resumes from its checkpoint. */
+ * epochs are kept in memory, and the run resumes from its checkpoint.
+ * Out of file descriptors (EMFILE, ENFILE) is a shortage that passes, as
+ * a full disk is: waited out the same way. */
 #define RETRY_MS 3000
+
+static int shortage(int e)
+{
+	return e == ENOSPC || e == EDQUOT || e == EMFILE || e == ENFILE;
+}
 
 static void pause_for_write(struct service *svc, struct worker_slot *slot,
 			    struct job *job, const char *file)
@@ -73,11 +81,14 @@ static void pause_for_write(struct service *svc, struct worker_slot *slot,
 	char path[4200];
 	queue_job_path(svc->queue, job, file, path, sizeof(path));
 	int space = errno == ENOSPC || errno == EDQUOT;
+	int fds = errno == EMFILE || errno == ENFILE;
 	snprintf(job->error, sizeof(job->error),
 		 "cannot write %.300s: %s; "
 		 "paused%s",
 		 path, strerror(errno),
-		 space ? " until there is space again" : "");
+		 space ? " until there is space again"
+		 : fds ? " until file descriptors are free again"
+		       : "");
 	job->write_paused = 1;
 	log_error("job %s: %s", job->id, job->error);
 	worker_flag(slot->w, job->id, WORK_PAUSE);
@@ -91,7 +102,7 @@ static void on_retry(uv_timer_t *t)
 		if (!job->write_paused || job->state != JOB_PAUSED)
 			continue;
 		if (queue_write_back(svc->queue, job)) {
-			if (errno == ENOSPC || errno == EDQUOT) {
+			if (shortage(errno)) {
 				waiting++;
 				continue;
 			}
@@ -239,6 +250,7 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 			    index, ev->message);
 		}
 		maybe_ready(svc);
+		devwait_wake(svc); /* renders and exports waiting for it */
 		break;
 	case WORK_STARTED:
 		job = queue_find(svc->queue, ev->job_id);
@@ -329,6 +341,7 @@ static void finish_stop(struct service *svc)
 	log_notice("stopped");
 	subs_finish(svc);
 	replies_finish(svc);
+	devwait_finish(svc);
 	server_close(svc->server);
 	svc->server = NULL;
 	close_handle((uv_handle_t *)&svc->wake);
@@ -360,6 +373,7 @@ static void on_stop_signal(uv_signal_t *sig, int signum)
 	log_notice("signal %d (%s): checkpointing running jobs and stopping",
 		   signum, strsignal(signum));
 	svc->stopping = 1;
+	devwait_wake(svc); /* what waits for a device is refused */
 	notify_send("STOPPING=1\nSTATUS=checkpointing running jobs");
 	server_stop_listening(svc->server);
 	for (int i = 0; i < svc->nslots; i++)
@@ -506,11 +520,10 @@ int daemon_run(const struct daemon_options *opt)
 	uv_loop_init(&loop);
 	svc->loop = &loop;
 
-	int lock_fd = -1;
+	struct statedir_lock lock = { -1, -1 };
 	int rc = statedir_check(opt->state_dir, err, sizeof(err));
-	if (!rc &&
-	    (lock_fd = statedir_lock(opt->state_dir, err, sizeof(err))) < 0)
-		rc = lock_fd;
+	if (!rc)
+		rc = statedir_lock(opt->state_dir, &lock, err, sizeof(err));
 	if (!rc)
 		rc =
 		    queue_create(&svc->queue, opt->state_dir, err, sizeof(err));
@@ -531,6 +544,7 @@ int daemon_run(const struct daemon_options *opt)
 	uv_timer_init(&loop, &svc->stop_timer);
 	uv_timer_init(&loop, &svc->retry_timer);
 	svc->retry_timer.data = svc;
+	devwait_init(svc);
 
 	svc->nslots = opt->ndevices > 0 ? opt->ndevices : 1;
 	if (svc->nslots > DAEMON_MAX_DEVICES)
@@ -561,8 +575,7 @@ out:
 		uv_run(&loop, UV_RUN_DEFAULT);
 	}
 	queue_destroy(svc->queue);
-	if (lock_fd >= 0)
-		close(lock_fd); /* the lock goes with it */
+	statedir_unlock(&lock);
 	uv_loop_close(&loop);
 	free(svc);
 	return rc ? 1 : 0;

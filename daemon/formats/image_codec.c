@@ -1,5 +1,6 @@
 /*
- * image_codec.c - PNG in and out through libpng, for the daemon and its tools.
+ * image_codec.c - PNG in and out through libpng, for the daemon and its
+ * tools, and the choice between PNG and JPEG (jpeg_codec.c) on input.
  *
  * Decoding works from memory (png_set_read_fn over the caller's buffer),
  * because images reach the daemon as base64 inside a request. Before libpng
@@ -24,14 +25,8 @@
  * (short read, CRC or zlib error) comes back as ERR_FORMAT with libpng's
  * words inside a sentence for the user.
  *
- * JPEG is read through libjpeg (libjpeg-turbo on Debian) with the same
- * care: the frame header's size is checked against the limits before any
- * pixel is decoded, libjpeg's memory is capped, and its errors come back by
- * longjmp as a sentence. Grey and YCbCr frames come out as RGB; CMYK ones
- * are refused. The EXIF orientation tag (APP1) is honoured, so a photo
- * taken upright on a phone is fitted upright: the decoded pixels are
- * mirrored or turned as the tag says. image_decode picks the decoder by
- * the file's first bytes, never by its name.
+ * JPEG is read in jpeg_codec.c; image_decode picks the decoder by the
+ * file's first bytes, never by its name.
  *
  * Encoding writes 8-bit RGB into a growing memory buffer, with the same
  * setjmp arrangement.
@@ -43,7 +38,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <jpeglib.h>
+#include <math.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/codec_internal.h"
 #include "proto/errors.h"
 #include "util/fileio.h"
 
@@ -102,10 +98,7 @@ static png_voidp on_malloc(png_structp png, png_alloc_size_t n)
 
 static void on_free(png_structp png, png_voidp p) { free(p); }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
+void codec_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -148,59 +141,121 @@ static uint32_t be32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | p[3];
 }
 
-static int check_size(uint32_t w, uint32_t h, char *err, size_t errlen)
+int codec_check_size(const char *format, uint32_t w, uint32_t h, char *err,
+		     size_t errlen)
 {
 	if (w == 0 || h == 0) {
-		set_err(err, errlen,
-			"the PNG says it is %" PRIu32 "x%" PRIu32
-			" pixels: an image needs a width and a height of at "
-			"least 1",
-			w, h);
+		codec_set_err(
+		    err, errlen,
+		    "the %s says it is %" PRIu32 "x%" PRIu32
+		    " pixels: an image needs a width and a height of at "
+		    "least 1",
+		    format, w, h);
 		return ERR_FORMAT;
 	}
 	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE) {
-		set_err(err, errlen,
-			"the image is %" PRIu32 "x%" PRIu32
-			" pixels, over the limit of %d pixels a side: scale it "
-			"down",
-			w, h, IMAGE_MAX_SIDE);
+		codec_set_err(
+		    err, errlen,
+		    "the image is %" PRIu32 "x%" PRIu32
+		    " pixels, over the limit of %d pixels a side: scale it "
+		    "down",
+		    w, h, IMAGE_MAX_SIDE);
 		return ERR_TOO_LARGE;
 	}
 	if ((uint64_t)w * h > IMAGE_MAX_PIXELS) {
-		set_err(err, errlen,
-			"the image is %" PRIu32 "x%" PRIu32
-			" = %llu pixels, over the limit of %u pixels (%u Mi): "
-			"scale it down",
-			w, h, (unsigned long long)w * h, IMAGE_MAX_PIXELS,
-			IMAGE_MAX_PIXELS >> 20);
+		codec_set_err(
+		    err, errlen,
+		    "the image is %" PRIu32 "x%" PRIu32
+		    " = %llu pixels, over the limit of %u pixels (%u Mi): "
+		    "scale it down",
+		    w, h, (unsigned long long)w * h, IMAGE_MAX_PIXELS,
+		    IMAGE_MAX_PIXELS >> 20);
 		return ERR_TOO_LARGE;
 	}
 	return 0;
 }
 
-/* The signature and, when it comes first as it must, the IHDR's size. */
+static int chunk_type_ok(const uint8_t *type)
+{
+	for (int i = 0; i < 4; i++)
+		if (!((type[i] >= 'A' && type[i] <= 'Z') ||
+		      (type[i] >= 'a' && type[i] <= 'z')))
+			return 0;
+	return 1;
+}
+
+/* Every chunk's stated length against IMAGE_MAX_CHUNK (the image data
+ * excepted: IDAT is bounded by what the image's size inflates to), and
+ * what follows IEND against the same: libpng skips an unknown chunk of
+ * any length, and a text chunk over its limit, without a word, and reads
+ * nothing after IEND, so neither would be noticed otherwise. A chunk cut
+ * short or with a bad type is left to libpng to name. */
+static int check_chunks(const uint8_t *p, size_t size, char *err, size_t errlen)
+{
+	size_t at = 8;
+	while (size - at >= 8) {
+		uint32_t len = be32(p + at);
+		const uint8_t *type = p + at + 4;
+		size_t room = size - at;
+		if (!chunk_type_ok(type))
+			return 0;
+		if (len > IMAGE_MAX_CHUNK && memcmp(type, "IDAT", 4)) {
+			codec_set_err(
+			    err, errlen,
+			    "the PNG's %.4s chunk is %" PRIu32
+			    " bytes, over the limit of %u bytes (%u MiB) for "
+			    "one chunk: save the image without it",
+			    (const char *)type, len, IMAGE_MAX_CHUNK,
+			    IMAGE_MAX_CHUNK >> 20);
+			return ERR_TOO_LARGE;
+		}
+		if (room < 12 || len > room - 12)
+			return 0;
+		at += 12 + (size_t)len;
+		if (!memcmp(type, "IEND", 4)) {
+			if (size - at <= IMAGE_MAX_CHUNK)
+				return 0; /* a few bytes after the end pass */
+			codec_set_err(
+			    err, errlen,
+			    "the PNG has %zu bytes after its end (IEND), over "
+			    "the limit of %u bytes (%u MiB) for one chunk: "
+			    "save the image again",
+			    size - at, IMAGE_MAX_CHUNK, IMAGE_MAX_CHUNK >> 20);
+			return ERR_TOO_LARGE;
+		}
+	}
+	return 0;
+}
+
+/* The signature and, when it comes first as it must, the IHDR's size;
+ * then the chunks' lengths. */
 static int check_header(const uint8_t *p, size_t size, char *err, size_t errlen)
 {
 	static const uint8_t ihdr[8] = { 0, 0, 0, 13, 'I', 'H', 'D', 'R' };
 
 	if (size == 0) {
-		set_err(err, errlen, "the PNG is empty (0 bytes)");
+		codec_set_err(err, errlen, "the PNG is empty (0 bytes)");
 		return ERR_FORMAT;
 	}
 	if (size < 8 && png_sig_cmp(p, 0, size) == 0) {
-		set_err(err, errlen,
-			"the PNG is truncated or corrupt (it ends after %zu "
-			"bytes, inside the signature)",
-			size);
+		codec_set_err(
+		    err, errlen,
+		    "the PNG is truncated or corrupt (it ends after %zu "
+		    "bytes, inside the signature)",
+		    size);
 		return ERR_FORMAT;
 	}
 	if (!png_has_signature(p, size)) {
-		set_err(err, errlen, "not a PNG file (bad signature)");
+		codec_set_err(err, errlen, "not a PNG file (bad signature)");
 		return ERR_FORMAT;
 	}
-	if (size >= 8 + 8 + 13 && !memcmp(p + 8, ihdr, 8))
-		return check_size(be32(p + 16), be32(p + 20), err, errlen);
-	return 0; /* libpng says what is wrong */
+	if (size >= 8 + 8 + 13 && !memcmp(p + 8, ihdr, 8)) {
+		int rc = codec_check_size("PNG", be32(p + 16), be32(p + 20),
+					  err, errlen);
+		if (rc)
+			return rc;
+	}
+	return check_chunks(p, size, err, errlen);
 }
 
 static void convert_row(const uint8_t *row, float *dst, int width, int channels,
@@ -233,7 +288,7 @@ static int decode_steps(struct decoder *d)
 	png_set_chunk_cache_max(png, PNG_MAX_CACHED_CHUNKS);
 	png_read_info(png, info);
 	png_get_IHDR(png, info, &w, &h, &depth, &ctype, &interlace, NULL, NULL);
-	rc = check_size(w, h, d->err, d->errlen);
+	rc = codec_check_size("PNG", w, h, d->err, d->errlen);
 	if (rc)
 		return rc;
 
@@ -252,10 +307,11 @@ static int decode_steps(struct decoder *d)
 	rowbytes = png_get_rowbytes(png, info);
 	if ((channels != 3 && channels != 4) || (depth != 8 && depth != 16) ||
 	    rowbytes != (size_t)w * channels * depth / 8) {
-		set_err(d->err, d->errlen,
-			"this PNG layout is not supported (%d channels of %d "
-			"bits after expansion)",
-			channels, depth);
+		codec_set_err(
+		    d->err, d->errlen,
+		    "this PNG layout is not supported (%d channels of %d "
+		    "bits after expansion)",
+		    channels, depth);
 		return ERR_FORMAT;
 	}
 
@@ -324,8 +380,8 @@ int png_decode(const void *data, size_t size, struct image **out, char *err,
 		d.info = png_create_info_struct(d.png);
 	if (!d.png || !d.info) {
 		png_destroy_read_struct(d.png ? &d.png : NULL, NULL, NULL);
-		set_err(err, errlen,
-			"out of memory while starting to read the PNG");
+		codec_set_err(err, errlen,
+			      "out of memory while starting to read the PNG");
 		return ERR_NOMEM;
 	}
 	rc = decode_guarded(&d);
@@ -336,233 +392,22 @@ int png_decode(const void *data, size_t size, struct image **out, char *err,
 	if (rc) {
 		image_destroy(d.img);
 		if (rc == ERR_NOMEM)
-			set_err(err, errlen,
-				"out of memory while decoding the PNG");
+			codec_set_err(err, errlen,
+				      "out of memory while decoding the PNG");
 		else if (d.guard.too_large)
-			set_err(err, errlen,
-				"a chunk of the PNG is larger than the limit "
-				"of %u bytes",
-				IMAGE_MAX_CHUNK);
+			codec_set_err(
+			    err, errlen,
+			    "a chunk of the PNG is larger than the limit "
+			    "of %u bytes",
+			    IMAGE_MAX_CHUNK);
 		else if (d.guard.msg[0])
-			set_err(err, errlen,
-				"the PNG is truncated or corrupt (libpng: %s)",
-				d.guard.msg);
+			codec_set_err(
+			    err, errlen,
+			    "the PNG is truncated or corrupt (libpng: %s)",
+			    d.guard.msg);
 		return rc;
 	}
 	*out = d.img;
-	return 0;
-}
-
-/* ==== JPEG ============================================================ */
-
-/* libjpeg may hold this much for one image (a progressive frame keeps
- * every coefficient: 128 bytes a pixel, at most, within the limits). */
-#define JPEG_MAX_MEMORY ((long)1 << 30)
-
-struct jpeg_reader {
-	struct jpeg_error_mgr pub; /* first: libjpeg's error manager */
-	jmp_buf jump;
-	char msg[JMSG_LENGTH_MAX];
-	struct jpeg_decompress_struct cinfo;
-	uint8_t *pixels;   /* the decoded RGB rows, before turning */
-	struct image *img; /* the result, freed by the caller */
-	char *err;
-	size_t errlen;
-};
-
-static void jpeg_on_error(j_common_ptr cinfo)
-{
-	struct jpeg_reader *r = (struct jpeg_reader *)cinfo->err;
-	(*cinfo->err->format_message)(cinfo, r->msg);
-	longjmp(r->jump, 1);
-}
-
-static void jpeg_on_message(j_common_ptr cinfo)
-{
-	/* warnings (extraneous bytes, a corrupt marker it skips): ignored */
-}
-
-static uint32_t exif_u32(const uint8_t *p, int le)
-{
-	return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-			(uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
-		  : be32(p);
-}
-
-static unsigned exif_u16(const uint8_t *p, int le)
-{
-	return le ? (unsigned)(p[0] | p[1] << 8) : (unsigned)(p[0] << 8 | p[1]);
-}
-
-/* The EXIF orientation (1 to 8) of an APP1 marker's data, or 1. */
-static int exif_orientation(const uint8_t *p, size_t n)
-{
-	if (n < 6 + 8 || memcmp(p, "Exif\0\0", 6))
-		return 1;
-	p += 6, n -= 6; /* the TIFF header: byte order, 42, IFD0's offset */
-	int le = p[0] == 'I' && p[1] == 'I';
-	if (!le && !(p[0] == 'M' && p[1] == 'M'))
-		return 1;
-	if (exif_u16(p + 2, le) != 42)
-		return 1;
-	uint32_t ifd = exif_u32(p + 4, le);
-	if (ifd > n - 2)
-		return 1;
-	unsigned count = exif_u16(p + ifd, le);
-	for (unsigned i = 0; i < count; i++) {
-		size_t at = ifd + 2 + (size_t)i * 12;
-		if (at + 12 > n)
-			return 1;
-		if (exif_u16(p + at, le) != 0x0112) /* Orientation */
-			continue;
-		unsigned v = exif_u16(p + at + 8, le); /* a SHORT, inline */
-		return exif_u16(p + at + 2, le) == 3 && v >= 1 && v <= 8
-			   ? (int)v
-			   : 1;
-	}
-	return 1;
-}
-
-/* Source pixel of output pixel (x, y) of the turned image, for EXIF
- * orientation o of a w x h source. */
-static size_t oriented_source(int o, int x, int y, int w, int h)
-{
-	int sx, sy;
-	switch (o) {
-	case 2:
-		sx = w - 1 - x, sy = y;
-		break; /* mirrored */
-	case 3:
-		sx = w - 1 - x, sy = h - 1 - y;
-		break; /* turned 180 */
-	case 4:
-		sx = x, sy = h - 1 - y;
-		break; /* flipped */
-	case 5:
-		sx = y, sy = x;
-		break; /* transposed */
-	case 6:
-		sx = y, sy = h - 1 - x;
-		break; /* turned 90 right */
-	case 7:
-		sx = w - 1 - y, sy = h - 1 - x;
-		break; /* transversed */
-	case 8:
-		sx = w - 1 - y, sy = x;
-		break; /* turned 90 left */
-	default:
-		sx = x, sy = y;
-	}
-	return (size_t)sy * (size_t)w + (size_t)sx;
-}
-
-/* The steps that may longjmp. Returns 0, or a code with r->err set. */
-static int jpeg_steps(struct jpeg_reader *r, const uint8_t *data, size_t size)
-{
-	struct jpeg_decompress_struct *c = &r->cinfo;
-	int orientation = 1, rc;
-
-	jpeg_create_decompress(c);
-	c->mem->max_memory_to_use = JPEG_MAX_MEMORY;
-	jpeg_mem_src(c, data, (unsigned long)size);
-	jpeg_save_markers(c, JPEG_APP0 + 1, 0xffff);
-	jpeg_read_header(c, TRUE);
-	rc = check_size(c->image_width, c->image_height, r->err, r->errlen);
-	if (rc)
-		return rc;
-	if (c->jpeg_color_space == JCS_CMYK ||
-	    c->jpeg_color_space == JCS_YCCK) {
-		set_err(r->err, r->errlen,
-			"the JPEG is in CMYK, which vkinrd does not read: save "
-			"it as RGB");
-		return ERR_FORMAT;
-	}
-	for (jpeg_saved_marker_ptr m = c->marker_list; m; m = m->next)
-		if (m->marker == JPEG_APP0 + 1 &&
-		    (orientation = exif_orientation(m->data, m->data_length)) !=
-			1)
-			break;
-	c->out_color_space = JCS_RGB;
-	jpeg_start_decompress(c);
-	int w = (int)c->output_width, h = (int)c->output_height;
-	if (c->output_components != 3) {
-		set_err(r->err, r->errlen,
-			"this JPEG layout is not supported "
-			"(%d components after conversion to RGB)",
-			c->output_components);
-		return ERR_FORMAT;
-	}
-	r->pixels = malloc((size_t)w * h * 3);
-	if (!r->pixels)
-		return ERR_NOMEM;
-	while (c->output_scanline < c->output_height) {
-		JSAMPROW row = r->pixels + (size_t)c->output_scanline * w * 3;
-		jpeg_read_scanlines(c, &row, 1);
-	}
-	jpeg_finish_decompress(c);
-
-	int turned = orientation >= 5;
-	r->img = turned ? image_create(h, w) : image_create(w, h);
-	if (!r->img)
-		return ERR_NOMEM;
-	for (int y = 0; y < r->img->height; y++)
-		for (int x = 0; x < r->img->width; x++) {
-			const uint8_t *src =
-			    r->pixels +
-			    3 * oriented_source(orientation, x, y, w, h);
-			float *dst =
-			    r->img->rgb + 3 * ((size_t)y * r->img->width + x);
-			for (int k = 0; k < 3; k++)
-				dst[k] = src[k] / 255.0f;
-		}
-	return 0;
-}
-
-/* Calls setjmp; its only state is *r, which lives in the caller's frame. */
-static int jpeg_guarded(struct jpeg_reader *r, const uint8_t *data, size_t size)
-{
-	if (setjmp(r->jump))
-		return ERR_FORMAT;
-	return jpeg_steps(r, data, size);
-}
-
-int jpeg_decode(const void *data, size_t size, struct image **out, char *err,
-		size_t errlen)
-{
-	struct jpeg_reader r;
-	int rc;
-
-	*out = NULL;
-	if (err && errlen)
-		err[0] = '\0';
-	if (!jpeg_has_signature(data, size)) {
-		set_err(err, errlen,
-			size ? "not a JPEG file (bad signature)"
-			     : "the JPEG is empty (0 bytes)");
-		return ERR_FORMAT;
-	}
-	memset(&r, 0, sizeof(r));
-	r.err = err;
-	r.errlen = errlen;
-	r.cinfo.err = jpeg_std_error(&r.pub);
-	r.pub.error_exit = jpeg_on_error;
-	r.pub.output_message = jpeg_on_message;
-	rc = jpeg_guarded(&r, data, size);
-	jpeg_destroy_decompress(&r.cinfo);
-	free(r.pixels);
-	if (rc) {
-		image_destroy(r.img);
-		if (rc == ERR_NOMEM)
-			set_err(err, errlen,
-				"out of memory while decoding the JPEG");
-		else if (r.msg[0])
-			set_err(
-			    err, errlen,
-			    "the JPEG is truncated or corrupt (libjpeg: %s)",
-			    r.msg);
-		return rc;
-	}
-	*out = r.img;
 	return 0;
 }
 
@@ -573,8 +418,9 @@ int image_decode(const void *data, size_t size, struct image **out, char *err,
 		return jpeg_decode(data, size, out, err, errlen);
 	if (size >= 8 && !png_has_signature(data, size)) {
 		*out = NULL;
-		set_err(err, errlen,
-			"neither a PNG nor a JPEG file (by its first bytes)");
+		codec_set_err(
+		    err, errlen,
+		    "neither a PNG nor a JPEG file (by its first bytes)");
 		return ERR_FORMAT;
 	}
 	return png_decode(data, size, out, err, errlen);
@@ -630,15 +476,16 @@ int image_load_file(const char *path, struct image **out, char *err,
 	*out = NULL;
 	rc = fileio_read(path, &data, &size, PNG_MAX_FILE);
 	if (rc == ERR_TOO_LARGE) {
-		set_err(err, errlen,
-			"%s is larger than the limit of %zu bytes for an image "
-			"file",
-			path, PNG_MAX_FILE);
+		codec_set_err(
+		    err, errlen,
+		    "%s is larger than the limit of %zu bytes for an image "
+		    "file",
+		    path, PNG_MAX_FILE);
 		return rc;
 	}
 	if (rc) {
-		set_err(err, errlen, "cannot read %s: %s", path,
-			strerror(errno));
+		codec_set_err(err, errlen, "cannot read %s: %s", path,
+			      strerror(errno));
 		return rc == ERR_NOMEM ? rc : ERR_IO;
 	}
 	rc = image_decode(data, size, out, err, errlen);
@@ -653,9 +500,11 @@ struct encoder {
 	png_structp png;
 	png_infop info;
 	const struct image *img;
+	int depth;    /* 8 or 16 bits a sample */
+	int grey;     /* one sample a pixel (R = G = B everywhere) */
 	uint8_t *out; /* the PNG being written */
 	size_t size, cap;
-	uint8_t *row; /* one row of 8-bit RGB */
+	uint8_t *row; /* one row of samples */
 };
 
 static void write_fn(png_structp png, png_bytep in, size_t n)
@@ -688,21 +537,37 @@ static void write_fn(png_structp png, png_bytep in, size_t n)
 
 static void flush_fn(png_structp png) {}
 
+/* One row of e's image as e's samples (grey takes R). */
+static void fill_row(struct encoder *e, const float *src)
+{
+	int step = e->grey ? 3 : 1;
+	size_t n = (size_t)e->img->width * 3;
+	uint8_t *row = e->row;
+	for (size_t i = 0; i < n; i += step) {
+		if (e->depth == 8) {
+			*row++ = image_byte(src[i]);
+			continue;
+		}
+		float v = src[i] > 0 ? src[i] : 0; /* NaN: 0 */
+		unsigned u = v < 1 ? (unsigned)lrintf(v * 65535.0f) : 65535;
+		*row++ = (uint8_t)(u >> 8);
+		*row++ = (uint8_t)u;
+	}
+}
+
 static int encode_steps(struct encoder *e)
 {
 	const struct image *img = e->img;
 
 	png_set_write_fn(e->png, e, write_fn, flush_fn);
 	png_set_IHDR(e->png, e->info, (png_uint_32)img->width,
-		     (png_uint_32)img->height, 8, PNG_COLOR_TYPE_RGB,
+		     (png_uint_32)img->height, e->depth,
+		     e->grey ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB,
 		     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
 		     PNG_FILTER_TYPE_DEFAULT);
 	png_write_info(e->png, e->info);
 	for (int y = 0; y < img->height; y++) {
-		const float *src = img->rgb + (size_t)y * img->width * 3;
-
-		for (size_t i = 0; i < (size_t)img->width * 3; i++)
-			e->row[i] = image_byte(src[i]);
+		fill_row(e, img->rgb + (size_t)y * img->width * 3);
 		png_write_row(e->png, e->row);
 	}
 	png_write_end(e->png, NULL);
@@ -716,7 +581,8 @@ static int encode_guarded(struct encoder *e)
 	return encode_steps(e);
 }
 
-int png_encode(const struct image *img, uint8_t **data, size_t *size)
+static int encode(const struct image *img, int depth, int grey, uint8_t **data,
+		  size_t *size)
 {
 	struct encoder e;
 	int rc;
@@ -728,7 +594,9 @@ int png_encode(const struct image *img, uint8_t **data, size_t *size)
 		return ERR_INVALID;
 	memset(&e, 0, sizeof(e));
 	e.img = img;
-	e.row = malloc((size_t)img->width * 3);
+	e.depth = depth;
+	e.grey = grey;
+	e.row = malloc((size_t)img->width * 3 * (depth / 8));
 	if (!e.row)
 		return ERR_NOMEM;
 	e.png =
@@ -751,6 +619,24 @@ int png_encode(const struct image *img, uint8_t **data, size_t *size)
 	*data = e.out;
 	*size = e.size;
 	return 0;
+}
+
+int png_encode(const struct image *img, uint8_t **data, size_t *size)
+{
+	return encode(img, 8, 0, data, size);
+}
+
+int png_encode_exact(const struct image *img, uint8_t **data, size_t *size)
+{
+	int exact8 = 1, grey = 1;
+	size_t n = img && img->rgb ? (size_t)img->width * img->height : 0;
+	for (size_t i = 0; i < n && (exact8 || grey); i++) {
+		const float *px = img->rgb + 3 * i;
+		grey &= px[0] == px[1] && px[1] == px[2];
+		for (int c = 0; c < 3; c++)
+			exact8 &= image_byte(px[c]) / 255.0f == px[c];
+	}
+	return encode(img, exact8 ? 8 : 16, grey, data, size);
 }
 
 int png_save_file(const struct image *img, const char *path)

@@ -9,8 +9,11 @@
  * not a PNG, is corrupt or truncated, or exceeds the limits of
  * util/image.h (also enforced inside libpng through its user and chunk
  * limits, so a decompression bomb is stopped before it is inflated).
- * The JPEG loader reads baseline and progressive, grey and colour files,
- * turned upright as their EXIF orientation says; CMYK is refused.
+ * The JPEG loader (jpeg_codec.c) reads baseline and progressive, grey and
+ * colour files, turned upright as their EXIF orientation says. It refuses
+ * CMYK and arithmetic coding, a file shorter than its stated size needs
+ * (2 bits a block sequential, 1 progressive), more than 100 scans, and
+ * whatever libjpeg warns of as corrupt or truncated.
  */
 #ifndef VKINR_IMAGE_CODEC_H
 #define VKINR_IMAGE_CODEC_H
@@ -49,6 +52,14 @@ int png_load_file(const char *path, struct image **out, char *err,
  * into a malloc'ed buffer. Returns 0 or a negative error code.
  */
 int png_encode(const struct image *img, uint8_t **data, size_t *size);
+/*
+ * Encodes an image that came from a decoder so that decoding it again
+ * gives the same floats: 8 bits a sample when every sample is one of
+ * the 256 values v / 255, else 16 (v / 65535, what a 16-bit file decodes
+ * to); grey when R = G = B everywhere, else RGB. What a job keeps of the
+ * image it was submitted with.
+ */
+int png_encode_exact(const struct image *img, uint8_t **data, size_t *size);
 /* Encodes and writes atomically (temp file, fsync, rename). */
 int png_save_file(const struct image *img, const char *path);
 

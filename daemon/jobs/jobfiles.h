@@ -5,7 +5,7 @@
  * STATE_DIR/jobs/ID/ holds (all 0600 in a 0700 folder):
  *   request.json            the parameters as submitted (written once)
  *   state.json              state, times, device, error (rewritten atomically)
- *   target.png              the image as submitted
+ *   target.png              the image as decoded, as a plain PNG
  *   init.safetensors        the starting model, when one was given
  *   metrics.ndjson          one line per finished epoch, appended
  *   events.ndjson           one line per job event, appended (events.h)

@@ -12,10 +12,13 @@
  * a symbolic link or swap a folder inside, so the paths the daemon builds
  * under it mean what they say.
  *
- * The lock is DIR/lock, opened without following a link, locked with
- * flock(LOCK_EX | LOCK_NB) and left open: the kernel drops the lock when
- * the process exits, however it exits, so a kill -9 leaves no stale lock.
- * It holds the holder's pid, for the refusal's message.
+ * The lock is the folder itself, opened and locked with flock(LOCK_EX |
+ * LOCK_NB) and left open: the kernel drops the lock when the process
+ * exits, however it exits, so a kill -9 leaves no stale lock, and nothing
+ * done to a name inside the folder lets a second daemon in. DIR/lock is
+ * locked the same way after it (as daemons before the folder's lock did,
+ * and what scripts may wait on) and holds the holder's pid, for the
+ * refusal's message; deleting it loses only that pid.
  */
 #include "jobs/statedir.h"
 
@@ -135,45 +138,79 @@ int statedir_check(const char *dir, char *err, size_t errlen)
 	return rc;
 }
 
-int statedir_lock(const char *dir, char *err, size_t errlen)
+/* The holder's pid as DIR/lock says, or 0 (no file, or no number). */
+static long lock_holder(const char *path)
+{
+	char text[32] = "";
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	return n > 0 ? strtol(text, NULL, 10) : 0;
+}
+
+static int busy(const char *dir, const char *path, char *err, size_t errlen)
+{
+	long pid = lock_holder(path);
+	if (pid > 0)
+		snprintf(err, errlen,
+			 "another vkinrd (pid %ld) is using the state folder "
+			 "%s (it holds its lock); stop it or choose another "
+			 "--state-dir",
+			 pid, dir);
+	else
+		snprintf(err, errlen,
+			 "another vkinrd is using the state folder %s (it "
+			 "holds the folder's lock, though %s is gone); stop "
+			 "it or choose another --state-dir",
+			 dir, path);
+	return ERR_BUSY;
+}
+
+int statedir_lock(const char *dir, struct statedir_lock *lock, char *err,
+		  size_t errlen)
 {
 	char path[PATH_MAX];
+	lock->dir_fd = lock->file_fd = -1;
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path)) {
 		snprintf(err, errlen, "the state folder path %s is too long",
 			 dir);
 		return ERR_TOO_LARGE;
 	}
+	/* the folder first: its lock holds whatever becomes of the file */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "cannot open the state folder %s: %s",
+			 dir, strerror(errno));
+		return ERR_IO;
+	}
+	if (flock(dfd, LOCK_EX | LOCK_NB)) {
+		int saved = errno;
+		close(dfd);
+		if (saved == EWOULDBLOCK)
+			return busy(dir, path, err, errlen);
+		snprintf(err, errlen, "cannot lock the state folder %s: %s",
+			 dir, strerror(saved));
+		return ERR_IO;
+	}
 	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot open the lock file %s: %s", path,
 			 strerror(errno));
+		close(dfd);
 		return ERR_IO;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		/* a daemon that locks only the file (an older one) */
 		int saved = errno;
-		char text[32] = "";
-		ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
 		close(fd);
-		if (saved != EWOULDBLOCK) {
-			snprintf(err, errlen, "cannot lock %s: %s", path,
-				 strerror(saved));
-			return ERR_IO;
-		}
-		long pid = n > 0 ? strtol(text, NULL, 10) : 0;
-		if (pid > 0)
-			snprintf(
-			    err, errlen,
-			    "another vkinrd (pid %ld) is using "
-			    "the state folder %s (it holds %s); stop it or "
-			    "choose another --state-dir",
-			    pid, dir, path);
-		else
-			snprintf(err, errlen,
-				 "another vkinrd is using the state "
-				 "folder %s (it holds %s); stop it or choose "
-				 "another --state-dir",
-				 dir, path);
-		return ERR_BUSY;
+		close(dfd);
+		if (saved == EWOULDBLOCK)
+			return busy(dir, path, err, errlen);
+		snprintf(err, errlen, "cannot lock %s: %s", path,
+			 strerror(saved));
+		return ERR_IO;
 	}
 	char text[32];
 	int n = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
@@ -181,7 +218,19 @@ int statedir_lock(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot write the lock file %s: %s", path,
 			 strerror(errno));
 		close(fd);
+		close(dfd);
 		return ERR_IO;
 	}
-	return fd;
+	lock->dir_fd = dfd;
+	lock->file_fd = fd;
+	return 0;
+}
+
+void statedir_unlock(struct statedir_lock *lock)
+{
+	if (lock->file_fd >= 0)
+		close(lock->file_fd);
+	if (lock->dir_fd >= 0)
+		close(lock->dir_fd);
+	lock->dir_fd = lock->file_fd = -1;
 }

@@ -34,11 +34,22 @@ char *statedir_resolve(const char *dir, char *err, size_t errlen);
  */
 int statedir_check(const char *dir, char *err, size_t errlen);
 
+/* The open descriptors that hold a state folder's lock. */
+struct statedir_lock {
+	int dir_fd;  /* the folder, flock'ed */
+	int file_fd; /* DIR/lock, flock'ed, with our pid */
+};
+
 /*
- * Takes DIR/lock (an exclusive flock held until the process exits) and
- * writes this process's pid into it. Returns the open fd (>= 0), or
- * ERR_BUSY naming the pid of the daemon holding it, or ERR_IO.
+ * Takes the folder's lock (an exclusive flock on the folder itself, held
+ * until the process exits or statedir_unlock), then DIR/lock the same
+ * way, and writes this process's pid into the latter. Returns 0, or
+ * ERR_BUSY naming the pid of the daemon holding it (when its lock file
+ * still says), or ERR_IO; *lock holds -1s then.
  */
-int statedir_lock(const char *dir, char *err, size_t errlen);
+int statedir_lock(const char *dir, struct statedir_lock *lock, char *err,
+		  size_t errlen);
+/* Gives the lock back (closes both; -1s do nothing). */
+void statedir_unlock(struct statedir_lock *lock);
 
 #endif

@@ -4,11 +4,14 @@
  * decode_job; the after-work callback runs on the loop and hands the job
  * to its done callback.
  *
- * An image may come as PNG or JPEG; a JPEG is decoded (turned upright as
- * its EXIF orientation says) and its bytes are then replaced by the
- * same pixels as a PNG, so what the job keeps on disk, and everything
- * that reads it back, sees one format. The 8-bit samples survive the
- * round trip exactly.
+ * An image may come as PNG or JPEG. For a job (store_image) it is
+ * decoded (a JPEG turned upright as its EXIF orientation says) and its
+ * bytes are then replaced by the same pixels as a plain PNG
+ * (png_encode_exact: 8 or 16 bits a sample as the decoded values need,
+ * grey or RGB), so what the job keeps on disk is the image and nothing
+ * else the sender put in the file (private chunks, text, bytes after its
+ * end), in one format for everything that reads it back. The samples
+ * survive the round trip exactly.
  */
 #include "loop/decode.h"
 
@@ -58,10 +61,10 @@ static void run(uv_work_t *work)
 	if (d->png.b64 && !decode_base64(&d->png))
 		d->png.rc = image_decode(d->png.bytes, d->png.size, &d->image,
 					 d->png.err, sizeof(d->png.err));
-	if (d->image && jpeg_has_signature(d->png.bytes, d->png.size)) {
+	if (d->image && d->store_image) {
 		uint8_t *png;
 		size_t size;
-		if ((d->png.rc = png_encode(d->image, &png, &size))) {
+		if ((d->png.rc = png_encode_exact(d->image, &png, &size))) {
 			image_destroy(d->image);
 			d->image = NULL;
 		} else {

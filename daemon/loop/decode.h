@@ -37,13 +37,15 @@ struct decode_input {
 struct decode_job {
 	uv_work_t work;            /* first: the work's address is the job's */
 	struct decode_input png;   /* a PNG or JPEG: decoded into image;
-				    * bytes are a PNG after */
+				    * bytes are a PNG after (store_image) */
 	struct decode_input model; /* a model package: into package, cfg */
 	struct image *image;
 	struct st_file *package;
 	struct nn_config cfg;        /* the package's */
 	int model_w, model_h;        /* the size the package renders */
 	int keep_package;            /* hand package over (render) or drop it */
+	int store_image;             /* png.bytes become image as a plain PNG
+				      * (job.submit keeps them) */
 	char *read_model, *read_png; /* export: files to send (owned paths) */
 	char *model_b64, *png_b64;   /* ... read and encoded */
 	int read_rc;                 /* 0, or why they could not be */

@@ -36,6 +36,7 @@ struct worker_slot {
 struct subscription;
 struct state_waiter;
 struct pending_reply;
+struct pending;
 
 struct service {
 	uv_loop_t *loop;
@@ -55,6 +56,9 @@ struct service {
 	struct subscription *subs;
 	struct state_waiter *waiters;
 	struct pending_reply *replies;
+	struct pending *device_waiters; /* waiting for a device (devwait.c) */
+	uv_timer_t device_timer;        /* ... the first of their deadlines */
+	int device_timer_on;
 	uint64_t last_request; /* the number of the last work request */
 };
 

@@ -298,17 +298,23 @@ const char *const job_only[] = { "job", NULL };
 /* ------------------------------------------------ decoding inputs */
 
 /* Starts decoding for rq: METHOD_DEFERRED, or an error. */
-int start_decode(struct request *rq, struct pending *pd,
-		 void (*done)(struct decode_job *d))
+int pending_bind(struct request *rq, struct pending *pd)
 {
 	pd->svc = rq->svc;
 	pd->conn = server_conn_id(rq->c);
 	pd->method = !strcmp(rq->method, M_JOB_SUBMIT)   ? M_JOB_SUBMIT
 		     : !strcmp(rq->method, M_JOB_EXPORT) ? M_JOB_EXPORT
 							 : M_MODEL_RENDER;
+	if (rq->id && !(pd->rpc_id = cJSON_Duplicate(rq->id, 1)))
+		return -1;
+	return 0;
+}
+
+int start_decode(struct request *rq, struct pending *pd,
+		 void (*done)(struct decode_job *d))
+{
 	pd->d.done = done;
-	if ((rq->id && !(pd->rpc_id = cJSON_Duplicate(rq->id, 1))) ||
-	    decode_start(rq->svc->loop, &pd->d)) {
+	if (pending_bind(rq, pd) || decode_start(rq->svc->loop, &pd->d)) {
 		cJSON_Delete(pd->rpc_id);
 		decode_finish(&pd->d);
 		free(pd);

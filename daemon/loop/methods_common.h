@@ -23,6 +23,8 @@
 
 /* A method's answer comes later (a worker, a decode, a state change). */
 #define METHOD_DEFERRED 1
+/* ... and the request waits for a device (devwait.c), its pending kept. */
+#define METHOD_PARKED 2
 
 /* The request being answered. */
 struct request {
@@ -49,6 +51,10 @@ struct pending {
 	struct job_params p; /* job.submit */
 	int width_given;
 	char job_id[JOB_ID_MAX]; /* job.export */
+	/* waiting for a device still opening (devwait.c) */
+	struct pending *wait_next;
+	void (*resume)(struct pending *pd);
+	double device_deadline; /* monotonic seconds; 0 until it waits */
 };
 
 /* ---- errors and params (methods_common.c) ---- */
@@ -93,6 +99,9 @@ extern const char *const job_only[];
  * METHOD_DEFERRED, or an error. */
 int defer_to_worker(struct request *rq, struct worker_slot *slot,
 		    struct work_request *req);
+/* Ties pd to rq (its service, connection, id and method), so that it
+ * can be answered later: 0, or -1 when out of memory. */
+int pending_bind(struct request *rq, struct pending *pd);
 /* Starts decoding for rq: METHOD_DEFERRED, or an error. */
 int start_decode(struct request *rq, struct pending *pd,
 		 void (*done)(struct decode_job *d));

@@ -1,7 +1,8 @@
 /*
  * methods_export.c - job.export (from the worker running the job, or from
  * its files) and model.render (a model package, with a target, rendered
- * by a worker).
+ * by a worker). Either waits for a device still opening (devwait.c)
+ * rather than failing while the daemon starts.
  */
 #include "loop/methods_common.h"
 
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "loop/devwait.h"
 #include "loop/events.h"
 #include "formats/image_codec.h"
 #include "proto/jsonrpc.h"
@@ -76,9 +78,35 @@ static int no_checkpoint(struct request *rq, const struct job *job)
 		    job->id, epoch, why);
 }
 
+static void export_resume(struct pending *pd);
+
+/* Parks the export of job until a device is up (devwait.c), in pd or,
+ * when the request has none yet, a new one: METHOD_PARKED, or the
+ * refusal when it cannot wait. */
+static int export_park(struct request *rq, struct job *job, struct pending *pd)
+{
+	struct pending *mine = NULL;
+	if (!pd) {
+		if (!(pd = mine = calloc(1, sizeof(*pd))) ||
+		    pending_bind(rq, pd)) {
+			if (mine)
+				pending_free(mine);
+			return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		}
+		snprintf(pd->job_id, sizeof(pd->job_id), "%s", job->id);
+	}
+	if (devwait_park(rq->svc, pd, export_resume) == 0)
+		return METHOD_PARKED;
+	if (mine)
+		pending_free(mine);
+	return devwait_refusal(rq, "render the export");
+}
+
 /* An export made by a worker: from the running fit, or rendered from the
- * job's checkpoint. */
-static int export_by_worker(struct request *rq, struct job *job)
+ * job's checkpoint. pd: the request's pending, when it has one (it was
+ * decoded or has waited); METHOD_PARKED when it waits for a device. */
+static int export_by_worker(struct request *rq, struct job *job,
+			    struct pending *pd)
 {
 	struct service *svc = rq->svc;
 	struct worker_slot *slot = NULL;
@@ -93,9 +121,7 @@ static int export_by_worker(struct request *rq, struct job *job)
 			return no_checkpoint(rq, job);
 		slot = schedule_pick_worker(svc);
 		if (!slot)
-			return fail(rq, RPC_DEVICE,
-				    "no device is available to "
-				    "render the export");
+			return export_park(rq, job, pd);
 	}
 	struct work_request *req = calloc(1, sizeof(*req));
 	if (!req)
@@ -120,7 +146,9 @@ static void export_read(struct decode_job *d)
 		rc = fail(&rq, RPC_JOB_NOT_FOUND,
 			  "job %s was removed meanwhile", pd->job_id);
 	} else if (c && d->read_rc) {
-		rc = export_by_worker(&rq, job);
+		rc = export_by_worker(&rq, job, pd);
+		if (rc == METHOD_PARKED)
+			return; /* pd waits, its connection held */
 	} else if (c) {
 		r = views_export_result(d->model_b64, d->png_b64);
 		views_add_number(r, "psnr", job->export_psnr);
@@ -132,14 +160,39 @@ static void export_read(struct decode_job *d)
 	pending_free(pd);
 }
 
+/* A parked export, taken up again (a device is up, or its wait is
+ * over). */
+static void export_resume(struct pending *pd)
+{
+	struct request rq;
+	struct peer_conn *c = pending_request(pd, &rq);
+	if (!c) {
+		pending_free(pd);
+		return;
+	}
+	struct job *job = queue_find(pd->svc->queue, pd->job_id);
+	int rc = job ? export_by_worker(&rq, job, pd)
+		     : fail(&rq, RPC_JOB_NOT_FOUND,
+			    "job %s was removed meanwhile", pd->job_id);
+	if (rc == METHOD_PARKED)
+		return;
+	if (rc != METHOD_DEFERRED) {
+		answer(&rq, rc, NULL);
+		server_conn_release(c);
+	}
+	pending_free(pd);
+}
+
 int m_export(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
 	int rc = touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
-	if (!(job->state == JOB_DONE && job->has_export))
-		return export_by_worker(rq, job);
+	if (!(job->state == JOB_DONE && job->has_export)) {
+		rc = export_by_worker(rq, job, NULL);
+		return rc == METHOD_PARKED ? METHOD_DEFERRED : rc;
+	}
 	char path[4200];
 	struct pending *pd = calloc(1, sizeof(*pd));
 	if (!pd)
@@ -155,6 +208,8 @@ int m_export(struct request *rq, const cJSON *params, cJSON **result)
 	}
 	return start_decode(rq, pd, export_read);
 }
+
+static void render_resume(struct pending *pd);
 
 /* model.render, its model (and target) decoded: hands it to a worker. */
 static int render_decoded_request(struct request *rq, struct pending *pd)
@@ -172,8 +227,10 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 			    d->image->width, d->image->height, d->model_w,
 			    d->model_h);
 	struct worker_slot *slot = schedule_pick_worker(rq->svc);
+	if (!slot && devwait_park(rq->svc, pd, render_resume) == 0)
+		return METHOD_PARKED; /* pd waits, its connection held */
 	if (!slot)
-		return fail(rq, RPC_DEVICE, "no device is available to render");
+		return devwait_refusal(rq, "render");
 	struct work_request *req = calloc(1, sizeof(*req));
 	if (!req)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
@@ -192,6 +249,8 @@ static void render_decoded(struct decode_job *d)
 	struct peer_conn *c = pending_request(pd, &rq);
 	if (c) {
 		int rc = render_decoded_request(&rq, pd);
+		if (rc == METHOD_PARKED)
+			return;
 		if (rc != METHOD_DEFERRED) {
 			answer(&rq, rc, NULL);
 			server_conn_release(c);
@@ -199,6 +258,9 @@ static void render_decoded(struct decode_job *d)
 	}
 	pending_free(pd);
 }
+
+/* A parked render, taken up again. */
+static void render_resume(struct pending *pd) { render_decoded(&pd->d); }
 
 int m_render(struct request *rq, const cJSON *params, cJSON **result)
 {

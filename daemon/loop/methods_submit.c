@@ -196,6 +196,7 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	pd->p = p;
 	pd->width_given = p.width != 0;
+	pd->d.store_image = 1; /* the decoded image, not the bytes sent */
 	if ((rc = get_b64(rq, params, "image", image_key(params, "image"), 1,
 			  &pd->d.png.b64)) ||
 	    (rc = get_b64(rq, params, "init", "safetensors", 0,

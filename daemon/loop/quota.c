@@ -7,6 +7,7 @@
 #include "loop/quota.h"
 
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "log.h"
 #include "proto/protocol.h"
@@ -68,4 +69,30 @@ int quota_requests_per_uid(void)
 		v = from_env("VKINRD_MAX_REQUESTS_PER_UID",
 			     LIMIT_REQUESTS_PER_UID);
 	return v;
+}
+
+/* QUOTA_FD_RESERVE, or what VKINRD_FD_RESERVE lowers it to (0: none). */
+static int fd_reserve(void)
+{
+	static int reserve = -1;
+	if (reserve >= 0)
+		return reserve;
+	const char *s = getenv("VKINRD_FD_RESERVE");
+	char *end = NULL;
+	long v = s && *s ? strtol(s, &end, 10) : QUOTA_FD_RESERVE;
+	if (s && *s && (*end || v < 0 || v > QUOTA_FD_RESERVE)) {
+		log_warn("VKINRD_FD_RESERVE=%s ignored: it may only lower the "
+			 "reserve, to 0..%d",
+			 s, QUOTA_FD_RESERVE);
+		v = QUOTA_FD_RESERVE;
+	}
+	return reserve = (int)v;
+}
+
+long quota_descriptors_short(int fd)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	return (rlim_t)fd + fd_reserve() >= rl.rlim_cur ? (long)rl.rlim_cur : 0;
 }

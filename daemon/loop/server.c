@@ -13,9 +13,10 @@
  * output has not moved for SERVER_STALL_SECONDS, is dropped.
  *
  * Credentials come from SO_PEERCRED at accept and stay with the connection.
- * Connections are limited in all (LIMIT_CONNECTIONS) and per uid
- * (LIMIT_CONNECTIONS_PER_UID); one over a limit gets an error line and is
- * closed.
+ * Connections are limited in all (LIMIT_CONNECTIONS), per uid
+ * (LIMIT_CONNECTIONS_PER_UID) and by the file descriptors left (the last
+ * QUOTA_FD_RESERVE under RLIMIT_NOFILE are the daemon's own); one over a
+ * limit gets an error line and is closed.
  *
  * Loop thread only. It must not interpret a line.
  */
@@ -520,10 +521,14 @@ static int count_uid(const struct server *s, uid_t uid)
 
 static void refuse(struct peer_conn *c, const char *limit_name, int limit)
 {
-	char msg[160];
+	char msg[200];
 	snprintf(msg, sizeof(msg),
-		 "too many connections (%s is %d); close some and retry",
-		 limit_name, limit);
+		 "too many connections (%s is %d%s); close some and retry",
+		 limit_name, limit,
+		 strcmp(limit_name, "RLIMIT_NOFILE")
+		     ? ""
+		     : ": the daemon keeps the last file descriptors for its "
+		       "own files");
 	cJSON *data = cJSON_CreateObject();
 	cJSON_AddStringToObject(data, "name", error_name(ERR_TOO_LARGE));
 	cJSON_AddStringToObject(data, "limit", limit_name);
@@ -573,7 +578,10 @@ static void on_connection(uv_stream_t *listener, int status)
 	}
 	log_debug("connection %llu: uid %u pid %d", (unsigned long long)c->id,
 		  (unsigned)c->uid, (int)c->pid);
-	if (s->nconns > quota_connections())
+	long nofile = quota_descriptors_short(fd);
+	if (nofile) /* what the daemon's own files need comes first */
+		refuse(c, "RLIMIT_NOFILE", (int)nofile);
+	else if (s->nconns > quota_connections())
 		refuse(c, "LIMIT_CONNECTIONS", quota_connections());
 	else if (count_uid(s, c->uid) > quota_connections_per_uid())
 		refuse(c, "LIMIT_CONNECTIONS_PER_UID",

@@ -42,6 +42,7 @@ struct worker {
 	struct gpu_context *gpu;
 	int ckpt_epochs;
 	double ckpt_seconds;
+	int open_delay_ms; /* VKINRD_OPEN_DELAY_MS: a slow device, for tests */
 };
 
 /* A job the loop handed over: its flags, and the job until the thread

@@ -14,6 +14,7 @@
  */
 #include "worker/worker.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -178,9 +179,9 @@ enum run_outcome run_finish(struct worker *w, struct run *r)
 }
 
 /* The checkpoint due every ckpt_epochs epochs or ckpt_seconds seconds. A
- * full disk: training on would only lose more, so the job is paused with
- * the reason (the daemon retries); any other cause (the folder was
- * removed) fails it. */
+ * full disk, or no file descriptor left: training on would only lose
+ * more, so the job is paused with the reason (the daemon retries); any
+ * other cause (the folder was removed) fails it. */
 enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
 {
 	if (nn_fit_epoch(r->fit) - r->last_ckpt_epoch < w->ckpt_epochs &&
@@ -192,14 +193,16 @@ enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
 	if (worker_device_fault(rc)) /* reading the weights back */
 		return run_recover(w, r, rc);
 	int space = rc == ERR_NO_SPACE;
+	int fds = r->write_errno == EMFILE || r->write_errno == ENFILE;
 	snprintf(r->msg, sizeof(r->msg),
 		 "cannot write %.300s/"
 		 "checkpoint.safetensors at epoch %d: %s; %s",
 		 r->job->dir, nn_fit_epoch(r->fit),
 		 r->write_errno ? strerror(r->write_errno) : error_message(rc),
 		 space ? "paused until there is space again"
+		 : fds ? "paused until file descriptors are free again"
 		       : "the job cannot go on");
-	return run_ended(r, space ? WORK_END_PAUSED : WORK_END_FAILED);
+	return run_ended(r, space || fds ? WORK_END_PAUSED : WORK_END_FAILED);
 }
 
 /* One epoch boundary and one epoch: a request served, the flags obeyed,

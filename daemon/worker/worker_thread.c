@@ -29,6 +29,11 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	char err[512] = "";
 	struct work_event *ev = worker_event(WORK_READY, NULL);
+	if (w->open_delay_ms > 0) { /* a driver slow to open, for tests */
+		struct timespec d = { w->open_delay_ms / 1000,
+				      w->open_delay_ms % 1000 * 1000000L };
+		nanosleep(&d, NULL);
+	}
 	int rc = gpu_create(&w->gpu, w->selector, err, sizeof(err));
 	if (rc) {
 		w->gpu = NULL;
@@ -125,6 +130,7 @@ int worker_create(struct worker **out, int index, const char *selector,
 	    env_int("VKINRD_CHECKPOINT_EPOCHS", WORKER_CHECKPOINT_EPOCHS);
 	w->ckpt_seconds = env_int("VKINRD_CHECKPOINT_SECONDS",
 				  (int)WORKER_CHECKPOINT_SECONDS);
+	w->open_delay_ms = env_int("VKINRD_OPEN_DELAY_MS", 0);
 	if (selector && !(w->selector = strdup(selector))) {
 		free(w);
 		return ERR_NOMEM;

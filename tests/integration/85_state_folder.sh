@@ -8,9 +8,12 @@
 #     message naming the path;
 #   - a job folder that a previous occupant replaced by a symbolic link
 #     fails that job alone, and job.remove of it deletes only the link,
-#     never the files it pointed at.
+#     never the files it pointed at;
+#   - with the running daemon's lock file deleted, a second daemon still
+#     refuses (the folder itself is locked), saying another one uses it,
+#     and the first goes on serving.
 . "$(dirname "$0")/lib.bash"
-tap_plan 8
+tap_plan 10
 need_device
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 
@@ -98,6 +101,25 @@ out = os.path.join(T, "outside")
 tap.ok(sorted(os.listdir(out)) == ["keep", "request.json"] and not os.path.lexists(
        os.path.join(os.environ["STATE"], "jobs", "1")),
        "job.remove deletes the link, not the files it points at", os.listdir(out))
+tap.done()
+EOF_PY
+TAP_N=8
+
+rm -f "$STATE/lock"
+if refused "$STATE" && grep -q "another vkinrd is using the state folder $STATE" "$T/refused.log" &&
+	[ ! -e "$T/other.sock" ]; then
+	echo "ok 9 - the lock file deleted, a second daemon still refuses, saying why"
+else
+	echo "not ok 9 - the lock file deleted, a second daemon still refuses, saying why"
+	sed 's/^/#   /' "$T/refused.log"; TAP_FAILED=1
+fi
+TAP_N=9
+run_py <<'EOF_PY'
+from rpc import *
+tap = Tap()
+c = Client()
+tap.ok(c.call("hello")["version"] and c.call("job.get", {"job": "2"})["id"] == "2",
+       "and the first daemon goes on serving")
 tap.done()
 EOF_PY
 stop_daemon

@@ -155,21 +155,24 @@ def wait_state(c, job, states, timeout=120):
 
 
 def wait_unlocked(state, timeout=60):
-    """Waits until no process holds the state folder's lock: a daemon
-    killed with SIGKILL holds it until its last thread has exited, which
-    a sanitizer build on a loaded machine takes a while to do (its main
-    thread may already be a zombie)."""
+    """Waits until no process holds the state folder's lock (a flock on
+    the folder itself): a daemon killed with SIGKILL holds it until its
+    last thread has exited, which a sanitizer build on a loaded machine
+    takes a while to do (its main thread may already be a zombie)."""
     import fcntl
     end = time.time() + timeout
     while time.time() < end:
         try:
-            with open(os.path.join(state, "lock")) as f:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
+            fd = os.open(state, os.O_RDONLY | os.O_DIRECTORY)
         except FileNotFoundError:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
         except OSError:
             time.sleep(0.05)
+        finally:
+            os.close(fd)
     return False
 
 

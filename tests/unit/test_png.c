@@ -663,32 +663,91 @@ static void test_refuse_bad_sizes(void **state)
 	free(png);
 }
 
-/* Ancillary chunks beyond IMAGE_MAX_CHUNK are skipped, not allocated. */
-static void test_large_ancillary_chunk_skipped(void **state)
+/* small (a 3x2 hand-made PNG) with a chunk of n bytes of type kind
+ * before its IDAT, and tail bytes after its IEND. */
+static uint8_t *with_extra(const char *kind, size_t n, size_t tail,
+			   size_t *size)
 {
-	uint8_t *small, *png, *text;
-	size_t size, n = IMAGE_MAX_CHUNK + 1024, len, idat;
+	uint8_t *small, *png, *data;
+	size_t len, idat;
+
+	small = handmade(3, 2, 2, &len);
+	idat = find_chunk(small, len, "IDAT");
+	png = malloc(len + n + 12 + tail);
+	data = calloc(1, n + 8);
+	assert_non_null(png);
+	assert_non_null(data);
+	memcpy(data, "Comment", 8); /* a text chunk's keyword, NUL */
+	memset(data + 8, 'x', n > 8 ? n - 8 : 0);
+	memcpy(png, small, idat);
+	*size = kind ? put_chunk(png, idat, kind, data, (uint32_t)n) : idat;
+	memcpy(png + *size, small + idat, len - idat);
+	*size += len - idat;
+	memset(png + *size, 0xab, tail);
+	*size += tail;
+	free(data);
+	free(small);
+	return png;
+}
+
+/* A chunk over IMAGE_MAX_CHUNK, text or private (which libpng would skip
+ * unread), and more than that after IEND, are refused as over the limit
+ * before libpng allocates anything; within the limit they pass. */
+static void test_chunk_limit(void **state)
+{
+	static const char *const kinds[] = { "tEXt", "zTXt", "prIv", "iCCP" };
 	struct image *img;
+	uint8_t *png;
+	size_t size;
 	char err[256];
 
-	small = handmade(3, 2, 2, &size);
-	idat = find_chunk(small, size, "IDAT");
-	png = malloc(size + n + 12);
-	text = malloc(n);
-	assert_non_null(png);
-	assert_non_null(text);
-	memcpy(text, "Comment", 8); /* keyword, NUL, then text */
-	memset(text + 8, 'x', n - 8);
-	memcpy(png, small, idat);
-	len = put_chunk(png, idat, "tEXt", text, (uint32_t)n);
-	memcpy(png + len, small + idat, size - idat);
-	len += size - idat;
-	assert_int_equal(png_decode(png, len, &img, err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		png = with_extra(kinds[i], IMAGE_MAX_CHUNK + 1, 0, &size);
+		expect_refused(png, size, ERR_TOO_LARGE, kinds[i], kinds[i]);
+		free(png);
+	}
+	png = with_extra(NULL, 0, IMAGE_MAX_CHUNK + 1, &size);
+	expect_refused(png, size, ERR_TOO_LARGE, "bytes after IEND",
+		       "after its end");
+	free(png);
+
+	png = with_extra("prIv", IMAGE_MAX_CHUNK, 4096, &size);
+	assert_int_equal(png_decode(png, size, &img, err, sizeof(err)), 0);
 	assert_int_equal(img->width, 3);
 	image_destroy(img);
-	free(text);
 	free(png);
-	free(small);
+}
+
+/* png_encode_exact gives back the floats it was given when they came
+ * from a decoder: 8-bit ones in 8 bits, 16-bit ones in 16, grey as
+ * grey. */
+static void test_encode_exact(void **state)
+{
+	struct image *img = image_create(W, H), *back;
+	uint8_t *png;
+	size_t size;
+	char err[256];
+
+	assert_non_null(img);
+	for (int pass = 0; pass < 3; pass++) {
+		/* 0: 8-bit RGB, 1: 16-bit RGB, 2: 16-bit grey */
+		for (size_t i = 0; i < (size_t)W * H * 3; i++) {
+			size_t v = pass == 2 ? i / 3 : i;
+			img->rgb[i] = pass ? (float)(v * 977 % 65536) / 65535.0f
+					   : (float)(v * 7 % 256) / 255.0f;
+		}
+		assert_int_equal(png_encode_exact(img, &png, &size), 0);
+		assert_int_equal(png[24], pass ? 16 : 8);
+		assert_int_equal(png[25], pass == 2 ? PNG_COLOR_TYPE_GRAY
+						    : PNG_COLOR_TYPE_RGB);
+		assert_int_equal(png_decode(png, size, &back, err, sizeof(err)),
+				 0);
+		assert_memory_equal(back->rgb, img->rgb,
+				    (size_t)W * H * 3 * sizeof(float));
+		image_destroy(back);
+		free(png);
+	}
+	image_destroy(img);
 }
 
 static void test_signature_check(void **state)
@@ -713,7 +772,8 @@ int main(void)
 		cmocka_unit_test(test_refuse_short_and_foreign),
 		cmocka_unit_test(test_refuse_truncated_and_corrupt),
 		cmocka_unit_test(test_refuse_bad_sizes),
-		cmocka_unit_test(test_large_ancillary_chunk_skipped),
+		cmocka_unit_test(test_chunk_limit),
+		cmocka_unit_test(test_encode_exact),
 		cmocka_unit_test(test_signature_check),
 	};
 
