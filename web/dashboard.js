@@ -35,7 +35,12 @@ function duration(s) {
 	return h ? `${h}:${two(m)}:${two(x)}` : `${m}:${two(x)}`;
 }
 
-function say(text) { $('msg').textContent = text || ''; }
+let sayTimer = null;
+function say(text) { /* a note at the top, gone after a while */
+	$('msg').textContent = text || '';
+	clearTimeout(sayTimer);
+	sayTimer = setTimeout(() => { $('msg').textContent = ''; }, 10000);
+}
 
 /* ---- the stream ---- */
 
@@ -206,7 +211,7 @@ function drawQueue() {
 		cell(tr, num(j.psnr, 2), 'num');
 		cell(tr, num(j.live_psnr, 2), 'num');
 		cell(tr, eta(j), 'num');
-		cell(tr, j.device || '-');
+		cell(tr, j.device || '-', 'dev').title = j.device || '';
 		cell(tr, j.batch || '');
 		tr.appendChild(buttons(j));
 		tr.addEventListener('click', () => setFocus(id));
