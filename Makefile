@@ -11,7 +11,8 @@
 #                   (a Slurm cluster), 67_quality (300-epoch fits of a
 #                   photo), 89_soak and 93_render_flood (they time
 #                   training, each alone), 90_fuzz (the fuzz targets'
-#                   own clang build; make fuzz-check); and on the sanitizer
+#                   own clang build; make fuzz-check), 47_dashboard_browser
+#                   (a headless Chromium); and on the sanitizer
 #                   build test_fit, test_gemm_coop, test_optim and
 #                   test_ref (make check runs them on the normal build)
 #   make check-all  make check and make check-slow in one run (nightly)
