@@ -10,7 +10,7 @@
 # again; SIGTERM ends it with exit 0. The browser's side is
 # 47_dashboard_browser.sh.
 . "$(dirname "$0")/lib.bash"
-tap_plan 24
+tap_plan 26
 need_device
 CTL=$BUILD/vkinrctl
 if ! command -v curl >/dev/null; then
@@ -119,6 +119,11 @@ EOF
 }
 check "after the restart it follows the daemon again, the stream too" \
 	eval '[ -n "$back" ] && restart_seen "$T/restart"'
+
+check "POST cancel: cancelled" \
+	eval 'is 200 -X POST -H "X-Vkinr-Token: $TOKEN" "$BASE/api/cancel?job=$JOB" && grep -q "\"state\":\"cancelled\"" "$T/body"'
+check "... resuming it now: 409, the daemon's refusal in words" \
+	eval 'is 409 -X POST -H "X-Vkinr-Token: $TOKEN" "$BASE/api/resume?job=$JOB" && grep -q "\"code\":-32002" "$T/body"'
 
 kill -TERM "$DASH"
 wait "$DASH"
