@@ -7,10 +7,10 @@
 # even with the token; pause and resume go through the daemon; the jobs
 # and their epochs are there as JSON and as an event stream; streams that
 # leave mid-way cost nothing; a daemon restart is said and then followed
-# again; SIGTERM ends it with exit 0. The browser's side is
+# again, as is a failed job that is resumed; SIGTERM ends it with exit 0. The browser's side is
 # 47_dashboard_browser.sh.
 . "$(dirname "$0")/lib.bash"
-tap_plan 26
+tap_plan 27
 need_device
 CTL=$BUILD/vkinrctl
 if ! command -v curl >/dev/null; then
@@ -124,6 +124,26 @@ check "POST cancel: cancelled" \
 	eval 'is 200 -X POST -H "X-Vkinr-Token: $TOKEN" "$BASE/api/cancel?job=$JOB" && grep -q "\"state\":\"cancelled\"" "$T/body"'
 check "... resuming it now: 409, the daemon's refusal in words" \
 	eval 'is 409 -X POST -H "X-Vkinr-Token: $TOKEN" "$BASE/api/resume?job=$JOB" && grep -q "\"code\":-32002" "$T/body"'
+
+# a job that fails (a device lost, again and again: VKINR_FAULT) and is
+# resumed runs again on the same connection: it is followed again
+stop_daemon
+VKINR_FAULT=device_lost:100 VKINRD_CHECKPOINT_EPOCHS=5 start_daemon
+FAILS=$("$CTL" submit -q --epochs 100000 --width 16 "$T/a.png")
+for _ in $(seq 600); do
+	curl -s "$BASE/api/jobs?token=$TOKEN" | python3 -c '
+import json, sys
+jobs = {j["id"]: j for j in json.load(sys.stdin)["jobs"]}
+sys.exit(jobs.get(sys.argv[1], {}).get("state") != "failed")' "$FAILS" && break
+	sleep 0.1
+done
+last_epoch() { curl -s "$BASE/api/history?job=$FAILS&token=$TOKEN" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["epoch"][-1])'; }
+e1=$(last_epoch)
+curl -s -o /dev/null -X POST -H "X-Vkinr-Token: $TOKEN" "$BASE/api/resume?job=$FAILS"
+e2=$e1
+for _ in $(seq 200); do e2=$(last_epoch); [ "$e2" -gt "$e1" ] && break; sleep 0.1; done
+check "a failed job resumed is followed again (epoch $e1, then $e2)" test "$e2" -gt "$e1"
 
 kill -TERM "$DASH"
 wait "$DASH"
