@@ -288,6 +288,18 @@ char *dash_snapshot(struct dash *d, unsigned long long *next)
 /* Folding the daemon's news in                                            */
 /* ---------------------------------------------------------------------- */
 
+/* obj's key becomes item (consumed), whether it was there or not (cJSON's
+ * replace alone leaves a new key out, and item with it). */
+static void set_item(cJSON *obj, const char *key, cJSON *item)
+{
+	if (!item)
+		return;
+	if (cJSON_GetObjectItemCaseSensitive(obj, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item);
+	else if (!cJSON_AddItemToObject(obj, key, item))
+		cJSON_Delete(item);
+}
+
 static void set_num(cJSON *obj, const char *key, double v)
 {
 	if (!isfinite(v))
@@ -296,8 +308,7 @@ static void set_num(cJSON *obj, const char *key, double v)
 	if (cJSON_IsNumber(old))
 		cJSON_SetNumberValue(old, v);
 	else
-		cJSON_ReplaceItemInObjectCaseSensitive(obj, key,
-						       cJSON_CreateNumber(v));
+		set_item(obj, key, cJSON_CreateNumber(v));
 }
 
 static int fold_progress(struct dash *d, const cJSON *p)
@@ -386,11 +397,9 @@ static void fold_state(struct dash *d, const cJSON *p)
 	job_id_text(cJSON_GetObjectItemCaseSensitive(p, "job"), id, sizeof(id));
 	if (!(j = dash_find(d, id)) || !j->obj || !state)
 		return;
-	cJSON_ReplaceItemInObjectCaseSensitive(j->obj, "state",
-					       cJSON_CreateString(state));
+	set_item(j->obj, "state", cJSON_CreateString(state));
 	if ((error = job_str(p, "error", NULL)))
-		cJSON_ReplaceItemInObjectCaseSensitive(
-		    j->obj, "error", cJSON_CreateString(error));
+		set_item(j->obj, "error", cJSON_CreateString(error));
 	emit_json(d, "job", j->obj);
 }
 
