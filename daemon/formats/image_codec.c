@@ -628,13 +628,18 @@ int image_load_file(const char *path, struct image **out, char *err,
 	int rc;
 
 	*out = NULL;
-	rc = fileio_read(path, &data, &size, PNG_MAX_FILE);
+	rc = fileio_read_regular(path, &data, &size, PNG_MAX_FILE);
 	if (rc == ERR_TOO_LARGE) {
 		set_err(err, errlen,
 			"%s is larger than the limit of %zu bytes for an image "
 			"file",
 			path, PNG_MAX_FILE);
 		return rc;
+	}
+	if (rc == ERR_INVALID) {
+		set_err(err, errlen, "cannot read %s: it is %s, not a file",
+			path, fileio_kind(path));
+		return ERR_IO;
 	}
 	if (rc) {
 		set_err(err, errlen, "cannot read %s: %s", path,
