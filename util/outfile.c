@@ -43,10 +43,8 @@ int outfile_folder_ok(const char *dir, const struct stat *st, char *err,
 	return 0;
 }
 
-/* Opens path's folder (checked) into *dfd and points *base at the name
- * in it. */
-static int open_folder(const char *path, int *dfd, const char **base, char *err,
-		       size_t errlen)
+int outfile_open_folder(const char *path, int *dfd, const char **base,
+			char *err, size_t errlen)
 {
 	const char *slash = strrchr(path, '/');
 	char *dir;
@@ -125,7 +123,7 @@ static int check_name(int dfd, const char *base, const char *path, int force,
 int outfile_check(const char *path, int force, char *err, size_t errlen)
 {
 	const char *base;
-	int dfd, rc = open_folder(path, &dfd, &base, err, errlen);
+	int dfd, rc = outfile_open_folder(path, &dfd, &base, err, errlen);
 	if (rc)
 		return rc;
 	rc = check_name(dfd, base, path, force, err, errlen);
@@ -185,7 +183,7 @@ int outfile_write(const char *path, const void *data, size_t size, int mode,
 {
 	const char *base;
 	char tmp[128];
-	int dfd, fd, rc = open_folder(path, &dfd, &base, err, errlen);
+	int dfd, fd, rc = outfile_open_folder(path, &dfd, &base, err, errlen);
 	if (rc)
 		return rc;
 	if ((rc = check_name(dfd, base, path, force, err, errlen))) {

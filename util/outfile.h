@@ -28,6 +28,10 @@
  * or OUTFILE_REFUSED with the reason in err. */
 int outfile_folder_ok(const char *dir, const struct stat *st, char *err,
 		      size_t errlen);
+/* Opens path's folder into *dfd, checked as above, and points *base at
+ * the name in it (for a caller that opens the file itself). */
+int outfile_open_folder(const char *path, int *dfd, const char **base,
+			char *err, size_t errlen);
 /* Whether path may be written (with force: replaced): its folder opens
  * and is safe, and nothing is at path or (force) a file or link of the
  * user's own is. Checks only; outfile_write checks again. */
