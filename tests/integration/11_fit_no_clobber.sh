@@ -12,10 +12,11 @@
 #     to (/tmp-like) or own is refused, a file of another user's is never
 #     replaced (those as root, with the user nobody; skipped otherwise);
 #   - a FIFO named like an image is skipped, never waited on (timeout);
+#   - --fit-task does not write through a link planted as OUT/NAME;
 #   - the daemon's --log refuses a link, a FIFO, a shared folder, at start
 #     and on SIGHUP.
 . "$(dirname "$0")/lib.bash"
-tap_plan 14
+tap_plan 15
 need_device
 
 IN=$T/in
@@ -162,6 +163,17 @@ log_hangup() {
 		[ ! -e "$T/victim3" ]
 }
 check "--log on SIGHUP: a link put in its place is refused, the old file kept" log_hangup
+
+task_link() {
+	mkdir -p task/out task/victim && ln -s "$T/task/victim" task/out/a &&
+		printf 'a\t%s\nb\t%s\n' "$T/in/a.png" "$T/in/b.png" >task/list || return 1
+	"$VKINRD" --fit-task task/list --out task/out --allow-cpu --width 16 --epochs 3 -q 2>err
+	local rc=$?
+	cat err
+	[ $rc = 1 ] && grep -q "task/out/a: not a folder" err && [ -z "$(ls task/victim)" ] &&
+		[ -s task/out/b/result.json ]
+}
+check "--fit-task: a link planted as OUT/NAME is not written through, the others go on" task_link
 
 # Another user: nobody, as root only.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
