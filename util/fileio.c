@@ -16,9 +16,8 @@
  * any other failure (ERR_IO) leaves the old file as it was and removes the
  * temporary file. A symbolic link at PATH is replaced by the file (the
  * rename replaces the link itself), never followed, unless the process
- * asked for fileio_follow_links(1): the command-line fits, writing a
- * user's own files, then write through the link (the file it names is
- * replaced, next to itself). A PATH that is not a regular file (a device,
+ * asked for fileio_follow_links(1): it then writes through the link (the
+ * file it names is replaced, next to itself). A PATH that is not a regular file (a device,
  * /dev/stdout, a folder) is refused rather than replaced.
  *
  * fileio_write_new serves the client, which writes into folders that other

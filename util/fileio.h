@@ -30,8 +30,8 @@ const char *fileio_kind(const char *path);
 /* The same from an open descriptor, which it closes (always). */
 int fileio_read_fd(int fd, uint8_t **data, size_t *size, size_t max_size);
 /* Whether fileio_write_atomic writes through a symbolic link at its path
- * (1: for the command-line fits, writing a user's own files) or replaces
- * the link (0, the default: the daemon). */
+ * (1) or replaces the link (0, the default). The foreground fits no longer
+ * ask for 1: their files go through util/outfile.h. */
 void fileio_follow_links(int follow);
 /* Writes atomically with the given mode (e.g. 0600). */
 int fileio_write_atomic(const char *path, const void *data, size_t size,
