@@ -91,7 +91,7 @@ const char *fileio_kind(const char *path)
 {
 	struct stat st;
 	if (stat(path, &st) < 0)
-		return "gone";
+		return "nothing (a broken link?)";
 	return S_ISREG(st.st_mode)    ? "a file"
 	       : S_ISDIR(st.st_mode)  ? "a folder"
 	       : S_ISFIFO(st.st_mode) ? "a FIFO"

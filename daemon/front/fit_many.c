@@ -316,7 +316,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	int next = 0, n = 0, sized = 0;
 	uint64_t budget = gpu_info(gpu)->budget_bytes / 10 * 6;
 	while (rc == 0 && (n || next < count) && !fit_out_stopped()) {
-		while (n < cap && next < count) {
+		while (n < cap && next < count && !fit_out_stopped()) {
 			int oom;
 			double t0 = now_s();
 			struct nn_fit *fit =
@@ -383,7 +383,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	if (rc)
 		fprintf(stderr, "vkinrd: the pack failed: %s\n",
 			error_message(rc));
-	int sig = rc ? 0 : fit_out_stopped();
+	int sig = rc || !(n || next < count) ? 0 : fit_out_stopped();
 	if (sig)
 		write_stopped(o, images, live, &n, count - next, sig, &t);
 	double seconds = now_s() - start;

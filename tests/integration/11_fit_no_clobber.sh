@@ -16,7 +16,7 @@
 #   - the daemon's --log refuses a link, a FIFO, a shared folder, at start
 #     and on SIGHUP.
 . "$(dirname "$0")/lib.bash"
-tap_plan 15
+tap_plan 16
 need_device
 
 IN=$T/in
@@ -97,6 +97,20 @@ sigterm_run() (
 		[ "$(head -1 r.json | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p')" = $((last + 1)) ]
 )
 check "SIGTERM with no output named: a checkpoint here that --resume continues (exit 143)" sigterm_run
+
+many_run() {
+	"$VKINRD" --fit in --out sigout --width 16 --epochs 1000000 2>many.err &
+	local pid=$! rc
+	for _ in $(seq 600); do grep -q "packs of up to" many.err && break; sleep 0.05; done
+	sleep 1
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	cat many.err
+	[ $rc = 130 ] && grep -q "SIGINT: stopped; the 2 fit(s) in training write their best so far, 0 image(s) not begun" many.err &&
+		[ -s sigout/a.png ] && [ -s sigout/b.safetensors ]
+}
+check "SIGINT with --out: the fits in training write their outputs (exit 130)" many_run
 
 twice_run() {
 	"$MKSAMPLE" big.png 256 256 5 >/dev/null
