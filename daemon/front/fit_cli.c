@@ -19,11 +19,13 @@
 #include "front/fit_many.h"
 #include "front/fit_out.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "proto/errors.h"
@@ -478,7 +480,19 @@ static int write_interrupted(const struct fit_options *o, struct nn_fit *fit,
 		char *dot = strrchr(stem, '.');
 		if (dot && dot != stem)
 			*dot = '\0';
-		snprintf(ckpt, sizeof(ckpt), "%s.checkpoint.safetensors", stem);
+		/* a name nothing has: an earlier stop's checkpoint stays */
+		struct stat st;
+		for (int k = 1; k < 100; k++) {
+			if (k == 1)
+				snprintf(ckpt, sizeof(ckpt),
+					 "%s.checkpoint.safetensors", stem);
+			else
+				snprintf(ckpt, sizeof(ckpt),
+					 "%s.checkpoint-%d.safetensors", stem,
+					 k);
+			if (lstat(ckpt, &st) < 0 && errno == ENOENT)
+				break;
+		}
 	}
 	if (*ckpt && !(failed = write_checkpoint(o, ckpt, fit)))
 		snprintf(

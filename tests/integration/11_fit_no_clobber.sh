@@ -94,7 +94,17 @@ sigterm_run() (
 	last=$(tail -1 t.json | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p')
 	[ $rc = 143 ] && grep -q "SIGTERM at epoch $last of 1000000: stopped; wrote the checkpoint a.checkpoint.safetensors (continue with --resume a.checkpoint.safetensors)" t.err &&
 		"$VKINRD" --fit ../in/a.png --resume a.checkpoint.safetensors --epochs $((last + 2)) --json -q >r.json &&
-		[ "$(head -1 r.json | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p')" = $((last + 1)) ]
+		[ "$(head -1 r.json | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p')" = $((last + 1)) ] || return 1
+	# stopped again: the first checkpoint stays, the new one beside it
+	cp a.checkpoint.safetensors first.ck
+	"$VKINRD" --fit ../in/a.png --width 16 --epochs 1000000 --json >t2.json 2>t2.err &
+	pid=$!
+	past_epoch t2.json 3 || { kill -9 $pid; return 1; }
+	kill -TERM $pid
+	wait $pid
+	cat t2.err
+	cmp -s first.ck a.checkpoint.safetensors && [ -s a.checkpoint-2.safetensors ] &&
+		grep -q "wrote the checkpoint a.checkpoint-2.safetensors" t2.err
 )
 check "SIGTERM with no output named: a checkpoint here that --resume continues (exit 143)" sigterm_run
 
