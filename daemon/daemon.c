@@ -425,7 +425,7 @@ static void on_hangup(uv_signal_t *sig, int signum)
 	if (rc < 0)
 		log_error("SIGHUP: cannot open the log file again (%s); "
 			  "still writing to the old one",
-			  strerror(errno));
+			  log_open_error());
 	else
 		log_notice("SIGHUP: %s; nothing else to reload (options and "
 			   "environment are read at start)",

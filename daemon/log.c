@@ -2,6 +2,14 @@
  * log.c - log lines on stderr, "[TIME ]vkinrd: LEVEL: text", filtered by
  * -v (see log.h). The time is local, to the millisecond, as
  * "2026-12-01 00:45:12.345"; it is left out under journald.
+ *
+ * A --log file is opened as util/outfile.h has it for whatever is written
+ * on a user's behalf: in a folder no other user owns or can write to
+ * (/tmp itself is refused), through the folder's descriptor with
+ * O_NOFOLLOW (a link planted under its name is refused, never followed),
+ * O_NONBLOCK (a FIFO there cannot hold the daemon up) and only when it is
+ * a regular file of the daemon's own user; SIGHUP opens it again the
+ * same way.
  */
 #include "log.h"
 
@@ -11,20 +19,62 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto/text.h"
+#include "util/outfile.h"
 
 static int log_verbose;
 static int log_stamped = -1; /* -1: not decided yet */
 static char *log_path;       /* --log FILE, NULL for stderr as given */
+static char log_why[1024];   /* why the last log_open failed */
+
+const char *log_open_error(void) { return log_why; }
+
+/* The log file, opened by the rule above: a descriptor or -1. */
+static int open_log_file(const char *path)
+{
+	const char *base;
+	struct stat st;
+	int dfd, fd;
+	if (outfile_open_folder(path, &dfd, &base, log_why, sizeof(log_why)))
+		return -1;
+	fd = openat(dfd, base,
+		    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+			O_NONBLOCK,
+		    0600);
+	int saved = errno;
+	close(dfd);
+	if (fd < 0) {
+		snprintf(log_why, sizeof(log_why), "%s: %s", path,
+			 saved == ELOOP   ? "it is a symbolic link"
+			 : saved == ENXIO ? "it is a FIFO or a device"
+					  : strerror(saved));
+		return -1;
+	}
+	int bad = fstat(fd, &st) < 0       ? 1
+		  : !S_ISREG(st.st_mode)   ? 2
+		  : st.st_uid != geteuid() ? 3
+					   : 0;
+	if (bad) {
+		snprintf(log_why, sizeof(log_why), "%s: %s", path,
+			 bad == 1   ? strerror(errno)
+			 : bad == 2 ? "it is not a regular file"
+				    : "it belongs to another user");
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
 
 void log_set_verbose(int verbose) { log_verbose = verbose; }
 
 int log_open(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int fd = open_log_file(path);
 	if (fd < 0)
 		return -1;
 	/* one dup2: a thread writing a line meanwhile writes it to the old
@@ -34,6 +84,8 @@ int log_open(const char *path)
 	int saved = errno;
 	close(fd);
 	if (rc < 0) {
+		snprintf(log_why, sizeof(log_why), "%s: %s", path,
+			 strerror(saved));
 		errno = saved;
 		return -1;
 	}

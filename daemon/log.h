@@ -20,11 +20,14 @@ enum log_level { LOGL_ERROR, LOGL_WARN, LOGL_NOTICE, LOGL_INFO, LOGL_DEBUG };
 /* verbose: 0 errors, warnings and notices, 1 also info, 2 also debug. */
 void log_set_verbose(int verbose);
 /* Points stderr (fd 2, so the drivers' messages too) at path, appended,
- * created 0600; remembered for log_reopen. 0, or -1 with errno. */
+ * created 0600; remembered for log_reopen. 0, or -1 with the reason in
+ * log_open_error(): a folder another user owns or can write to, a link,
+ * a file not regular or not the daemon's user's are refused. */
 int log_open(const char *path);
-/* Opens the remembered path again (after logrotate moved it): 1 when it
- * did, 0 when there is no log file (stderr is left alone), -1 with errno
- * when the path cannot be opened (stderr then keeps the old file). */
+const char *log_open_error(void);
+/* Opens the remembered path again (after logrotate moved it), by the
+ * same rule: 1 when it did, 0 when there is no log file (stderr is left
+ * alone), -1 (log_open_error) when it cannot (stderr keeps the old file). */
 int log_reopen(void);
 void log_msg(enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

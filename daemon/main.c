@@ -162,8 +162,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (opt.log_path && log_open(opt.log_path)) {
-		fprintf(stderr, "vkinrd: cannot open the log file %s: %s\n",
-			opt.log_path, strerror(errno));
+		fprintf(stderr, "vkinrd: cannot open the log file: %s\n",
+			log_open_error());
 		free(socket_path);
 		free(state_dir);
 		return 1;

@@ -4,7 +4,9 @@
  * fileio_read reads until end of file rather than trusting st_size, so it
  * also works on pipes and files that grow, and stops with ERR_TOO_LARGE as
  * soon as the content passes max_size; it never allocates more than
- * max_size + 1 bytes.
+ * max_size + 1 bytes. fileio_read_regular reads only a regular file: it
+ * opens with O_NONBLOCK, so a FIFO or a device named like an image can
+ * never make it wait, and refuses anything else (ERR_INVALID).
  *
  * fileio_write_atomic writes PATH.tmp.DIGITS (the pid and random digits,
  * created with O_EXCL | O_NOFOLLOW, so nothing planted under a guessed
@@ -14,9 +16,8 @@
  * any other failure (ERR_IO) leaves the old file as it was and removes the
  * temporary file. A symbolic link at PATH is replaced by the file (the
  * rename replaces the link itself), never followed, unless the process
- * asked for fileio_follow_links(1): the command-line fits, writing a
- * user's own files, then write through the link (the file it names is
- * replaced, next to itself). A PATH that is not a regular file (a device,
+ * asked for fileio_follow_links(1): it then writes through the link (the
+ * file it names is replaced, next to itself). A PATH that is not a regular file (a device,
  * /dev/stdout, a folder) is refused rather than replaced.
  *
  * fileio_write_new serves the client, which writes into folders that other
@@ -55,18 +56,60 @@ static int errno_code(int e)
 
 int fileio_read(const char *path, uint8_t **data, size_t *size, size_t max_size)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*data = NULL;
+	*size = 0;
+	if (fd < 0)
+		return ERR_IO;
+	return fileio_read_fd(fd, data, size, max_size);
+}
+
+int fileio_read_regular(const char *path, uint8_t **data, size_t *size,
+			size_t max_size)
+{
+	/* O_NONBLOCK: opening a FIFO without a writer must not wait for one */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	*data = NULL;
+	*size = 0;
+	if (fd < 0)
+		return ERR_IO;
+	int bad = fstat(fd, &st) < 0 ? errno : S_ISREG(st.st_mode) ? 0 : -1;
+	if (bad) {
+		close(fd);
+		errno = bad < 0 ? EINVAL : bad;
+		return bad < 0 ? ERR_INVALID : ERR_IO;
+	}
+	/* a regular file never blocks; the flag goes for the reads' sake */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fileio_read_fd(fd, data, size, max_size);
+}
+
+const char *fileio_kind(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return "nothing (a broken link?)";
+	return S_ISREG(st.st_mode)    ? "a file"
+	       : S_ISDIR(st.st_mode)  ? "a folder"
+	       : S_ISFIFO(st.st_mode) ? "a FIFO"
+	       : S_ISSOCK(st.st_mode) ? "a socket"
+				      : "a device";
+}
+
+int fileio_read_fd(int fd, uint8_t **data, size_t *size, size_t max_size)
+{
 	size_t cap, len = 0;
 	uint8_t *buf;
 	struct stat st;
-	int fd, saved;
+	int saved;
 
 	*data = NULL;
 	*size = 0;
 	if (max_size > SIZE_MAX / 2)
 		max_size = SIZE_MAX / 2;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ERR_IO;
 	if (fstat(fd, &st) < 0)
 		goto fail_fd;
 	if (S_ISDIR(st.st_mode)) {

@@ -21,9 +21,17 @@
 /* Reads a whole file into a malloc'ed buffer (NUL-terminated beyond size). */
 int fileio_read(const char *path, uint8_t **data, size_t *size,
 		size_t max_size);
+/* The same, of a regular file only: anything else (a FIFO, a device, a
+ * folder, a socket) is refused at once with ERR_INVALID (errno EINVAL),
+ * never waited on. fileio_kind names what is at path for a message. */
+int fileio_read_regular(const char *path, uint8_t **data, size_t *size,
+			size_t max_size);
+const char *fileio_kind(const char *path);
+/* The same from an open descriptor, which it closes (always). */
+int fileio_read_fd(int fd, uint8_t **data, size_t *size, size_t max_size);
 /* Whether fileio_write_atomic writes through a symbolic link at its path
- * (1: for the command-line fits, writing a user's own files) or replaces
- * the link (0, the default: the daemon). */
+ * (1) or replaces the link (0, the default). The foreground fits no longer
+ * ask for 1: their files go through util/outfile.h. */
 void fileio_follow_links(int follow);
 /* Writes atomically with the given mode (e.g. 0600). */
 int fileio_write_atomic(const char *path, const void *data, size_t size,

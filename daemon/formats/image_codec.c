@@ -474,7 +474,7 @@ int image_load_file(const char *path, struct image **out, char *err,
 	int rc;
 
 	*out = NULL;
-	rc = fileio_read(path, &data, &size, PNG_MAX_FILE);
+	rc = fileio_read_regular(path, &data, &size, PNG_MAX_FILE);
 	if (rc == ERR_TOO_LARGE) {
 		codec_set_err(
 		    err, errlen,
@@ -482,6 +482,11 @@ int image_load_file(const char *path, struct image **out, char *err,
 		    "file",
 		    path, PNG_MAX_FILE);
 		return rc;
+	}
+	if (rc == ERR_INVALID) {
+		set_err(err, errlen, "cannot read %s: it is %s, not a file",
+			path, fileio_kind(path));
+		return ERR_IO;
 	}
 	if (rc) {
 		codec_set_err(err, errlen, "cannot read %s: %s", path,

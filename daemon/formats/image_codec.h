@@ -41,7 +41,8 @@ int image_decode(const void *data, size_t size, struct image **out, char *err,
  * (before any decoding; for messages naming a limit). 1 when found. */
 int image_stated_size(const void *data, size_t size, uint32_t *w, uint32_t *h);
 /* Reads and decodes a PNG or JPEG file; ERR_IO with the reason when it
- * can't. png_load_file is the older name, kept for its callers. */
+ * can't (a FIFO, a device or a folder is refused at once, never waited
+ * on). png_load_file is the older name, kept for its callers. */
 int image_load_file(const char *path, struct image **out, char *err,
 		    size_t errlen);
 int png_load_file(const char *path, struct image **out, char *err,

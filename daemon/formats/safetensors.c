@@ -698,7 +698,7 @@ int st_load_file(const char *path, struct st_file **out, char *err,
 	int rc;
 
 	*out = NULL;
-	rc = fileio_read(path, &data, &size, ST_MAX_FILE);
+	rc = fileio_read_regular(path, &data, &size, ST_MAX_FILE);
 	if (rc == ERR_TOO_LARGE) {
 		if (err && errlen)
 			snprintf(err, errlen,
@@ -706,6 +706,13 @@ int st_load_file(const char *path, struct st_file **out, char *err,
 				 "a model file",
 				 path, ST_MAX_FILE);
 		return rc;
+	}
+	if (rc == ERR_INVALID) {
+		if (err && errlen)
+			snprintf(err, errlen,
+				 "cannot read %s: it is %s, not a file", path,
+				 fileio_kind(path));
+		return ERR_IO;
 	}
 	if (rc) {
 		if (err && errlen)

@@ -63,6 +63,7 @@ int st_decode(const void *data, size_t size, struct st_file **out, char *err,
 
 /* Encodes and writes atomically: temp file, fsync, rename, fsync folder. */
 int st_save_file(const struct st_file *f, const char *path);
+/* Reads a regular file only (anything else: ERR_IO, never waited on). */
 int st_load_file(const char *path, struct st_file **out, char *err,
 		 size_t errlen);
 

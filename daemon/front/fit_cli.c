@@ -7,15 +7,25 @@
  * --json, a progress line on stderr otherwise), then export the model
  * package and the reconstruction when asked. --stop-after and --checkpoint
  * let tests stop a run part way and --resume continue it.
+ *
+ * Its outputs go through fit_out.c: every name is checked before the
+ * device is even opened, so a refused run (a file that exists, without
+ * --force; a folder of another user's) writes nothing and exits 3. SIGINT
+ * or SIGTERM ends the run at the epoch's end with what was asked for
+ * written (or, when nothing was, a checkpoint here to --resume from),
+ * said on stderr, and the exit status 128 + the signal.
  */
 #include "front/fit_cli.h"
 #include "front/fit_many.h"
+#include "front/fit_out.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "proto/errors.h"
@@ -35,7 +45,7 @@ struct fit_options {
 	int pack;        /* several images: fits a pack at most */
 	char **more;     /* several images: the other paths */
 	int nmore;
-	int json, quiet, timings;
+	int json, quiet, timings, force;
 	int stop_after;
 	int epochs_given;
 	struct nn_config cfg; /* nf 0: the device's width */
@@ -51,6 +61,8 @@ static const char usage_tail[] =
     "  --model OUT.safetensors  write the fitted model package\n"
     "  --recon OUT.png     write the reconstruction\n"
     "  --checkpoint PATH   write a checkpoint at the end (or at --stop-after)\n"
+    "  -f, --force         replace output files that exist (never another\n"
+    "                      user's file; without it they are refused)\n"
     "  --resume PATH       continue from a checkpoint\n"
     "  --stop-after K      stop after epoch K (with --checkpoint)\n"
     "several images (vkinrd --fit A.png B.jpg ... or --fit FOLDER):\n"
@@ -102,6 +114,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		O_TIMINGS,
 		O_OUT,
 		O_PACK,
+		O_FORCE,
 		O_TABLE /* then one for each row of the table */
 	};
 	static const struct option longs[] = {
@@ -119,6 +132,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{ "timings", no_argument, 0, O_TIMINGS },
 		{ "out", required_argument, 0, O_OUT },
 		{ "pack", required_argument, 0, O_PACK },
+		{ "force", no_argument, 0, O_FORCE },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -132,7 +146,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 	nn_config_defaults(&o->cfg, 0);
 	o->cfg.nf = 0; /* auto: the device's, once it is open */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qhf", all, NULL)) != -1) {
 		int table =
 		    recipe_option_apply(&o->cfg, job, c, O_TABLE, optarg);
 		if (table < 0)
@@ -188,6 +202,10 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		case O_PACK:
 			if (parse_int(optarg, 1, 1 << 20, &o->pack))
 				goto bad;
+			break;
+		case 'f':
+		case O_FORCE:
+			o->force = 1;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -388,28 +406,120 @@ static int start_fit(struct fit_options *o, struct gpu_context *gpu,
 	return rc;
 }
 
+/* An outcome of fit_out.c as the exit status, its sentence printed. */
+static int out_status(int rc, const char *err)
+{
+	if (rc)
+		fprintf(stderr, "vkinrd: %s\n", err);
+	return rc == OUTFILE_REFUSED ? FIT_OUT_REFUSED_STATUS : rc ? 1 : 0;
+}
+
+/* Before anything runs: each output may be written, and no two are one. */
+static int check_outputs(const struct fit_options *o)
+{
+	const char *names[] = { o->model_out, o->recon_out, o->checkpoint_out };
+	char err[1024];
+	for (int i = 0; i < 3; i++) {
+		for (int j = 0; names[i] && j < i; j++)
+			if (names[j] && !strcmp(names[i], names[j])) {
+				fprintf(stderr,
+					"vkinrd: %s is named for two outputs\n",
+					names[i]);
+				return 2;
+			}
+		int rc = names[i] ? outfile_check(names[i], o->force, err,
+						  sizeof(err))
+				  : 0;
+		if (rc)
+			return out_status(rc, err);
+	}
+	return 0;
+}
+
 static int write_outputs(const struct fit_options *o, struct nn_fit *fit,
 			 double *psnr)
 {
-	const char *failed = NULL;
-	int rc = nn_fit_save_export(fit, o->model_out, o->recon_out, 0644, psnr,
-				    &failed);
-	if (rc && failed)
-		fprintf(stderr, "vkinrd: cannot write %s: %s\n", failed,
-			error_message(rc));
-	return rc;
+	char err[1024];
+	return out_status(fit_out_export(fit, o->model_out, o->recon_out,
+					 o->force, psnr, err, sizeof(err)),
+			  err);
 }
 
-static int write_checkpoint(const char *path, struct nn_fit *fit)
+static int write_checkpoint(const struct fit_options *o, const char *path,
+			    struct nn_fit *fit)
 {
-	struct st_file *ck = NULL;
-	int rc = nn_fit_checkpoint(fit, &ck);
-	rc = rc ? rc : st_save_file(ck, path);
-	if (rc)
-		fprintf(stderr, "vkinrd: cannot write checkpoint %s: %s\n",
-			path, error_message(rc));
-	st_destroy(ck);
-	return rc;
+	char err[1024];
+	return out_status(
+	    fit_out_checkpoint(fit, path, o->force, err, sizeof(err)), err);
+}
+
+/* Stopped by sig after some epochs: writes what was asked for (when
+ * nothing was, a checkpoint in the current folder, never replacing one) and
+ * says what. The exit status: 128 + sig. */
+static int write_interrupted(const struct fit_options *o, struct nn_fit *fit,
+			     int sig, int first_epoch)
+{
+	const char *why = fit_out_signal_name(sig);
+	char ckpt[512] = "", said[1600] = "";
+	double psnr = 0;
+	int epoch = nn_fit_epoch(fit), failed = 0;
+	if (epoch < first_epoch) {
+		fprintf(stderr,
+			"vkinrd: %s before the first epoch: nothing "
+			"written\n",
+			why);
+		return 128 + sig;
+	}
+	if (o->checkpoint_out)
+		snprintf(ckpt, sizeof(ckpt), "%s", o->checkpoint_out);
+	else if (!o->model_out && !o->recon_out) {
+		const char *slash = strrchr(o->image, '/');
+		char stem[256];
+		snprintf(stem, sizeof(stem), "%s",
+			 slash ? slash + 1 : o->image);
+		char *dot = strrchr(stem, '.');
+		if (dot && dot != stem)
+			*dot = '\0';
+		/* a name nothing has: an earlier stop's checkpoint stays */
+		struct stat st;
+		for (int k = 1; k < 100; k++) {
+			if (k == 1)
+				snprintf(ckpt, sizeof(ckpt),
+					 "%s.checkpoint.safetensors", stem);
+			else
+				snprintf(ckpt, sizeof(ckpt),
+					 "%s.checkpoint-%d.safetensors", stem,
+					 k);
+			if (lstat(ckpt, &st) < 0 && errno == ENOENT)
+				break;
+		}
+	}
+	if (*ckpt && !(failed = write_checkpoint(o, ckpt, fit)))
+		snprintf(
+		    said, sizeof(said),
+		    "; the checkpoint %.500s (continue with --resume %.500s)",
+		    ckpt, ckpt);
+	if ((o->model_out || o->recon_out) && !write_outputs(o, fit, &psnr)) {
+		size_t n = strlen(said);
+		snprintf(said + n, sizeof(said) - n,
+			 "; %s%.500s%s%.500s (%s weights, PSNR %.2f dB)",
+			 o->model_out ? "the model " : "",
+			 o->model_out ? o->model_out : "",
+			 o->model_out && o->recon_out
+			     ? " and the reconstruction "
+			 : o->recon_out ? "the reconstruction "
+					: "",
+			 o->recon_out ? o->recon_out : "",
+			 nn_fit_exported_weights(fit), psnr);
+	} else if (o->model_out || o->recon_out) {
+		failed = 1;
+	}
+	fprintf(stderr, "vkinrd: %s at epoch %d of %d: stopped; wrote %s\n",
+		why, epoch, o->cfg.epochs,
+		*said    ? said + 2
+		: failed ? "nothing (see above)"
+			 : "nothing");
+	return 128 + sig;
 }
 
 /* Several images (or a folder) into --out: fit_many.c. */
@@ -427,6 +537,7 @@ static int run_many(struct fit_options *o)
 		.pack = o->pack,
 		.json = o->json,
 		.quiet = o->quiet,
+		.force = o->force,
 	};
 	if (!many.cfg.nf)
 		many.cfg.nf = nn_default_width(gpu_info(gpu)->is_cpu);
@@ -448,11 +559,13 @@ int fit_cli_run(int argc, char **argv)
 	char err[512];
 	int rc;
 
-	fileio_follow_links(1); /* the user's own --model-out, --recon-out */
 	if (parse_args(argc, argv, &o))
 		return 2;
+	fit_out_catch_stops();
 	if (o.out)
 		return run_many(&o);
+	if ((rc = check_outputs(&o)))
+		return rc;
 	if ((rc = image_load_file(o.image, &target, err, sizeof(err)))) {
 		fprintf(stderr, "vkinrd: %s: %s\n", o.image, err);
 		return 1;
@@ -475,7 +588,8 @@ int fit_cli_run(int argc, char **argv)
 	int total = o.cfg.epochs;
 	int stop = o.stop_after && o.stop_after < total ? o.stop_after : total;
 	double train_start = now_s();
-	while (rc == 0 && nn_fit_epoch(fit) < stop) {
+	int reached = 0;
+	while (rc == 0 && nn_fit_epoch(fit) < stop && !fit_out_stopped()) {
 		struct nn_metrics m;
 		rc = nn_fit_step(fit, &m);
 		if (rc == ERR_DIVERGED)
@@ -489,21 +603,26 @@ int fit_cli_run(int argc, char **argv)
 		if (rc)
 			break;
 		print_epoch(&o, &m, total);
-		if (o.target_psnr > 0 && m.psnr >= o.target_psnr)
+		if ((reached = o.target_psnr > 0 && m.psnr >= o.target_psnr))
 			break; /* reached: done early, as a task stops */
 	}
 	double train_seconds = now_s() - train_start;
-	if (rc == 0 && o.checkpoint_out)
-		rc = write_checkpoint(o.checkpoint_out, fit);
-	if (rc == 0)
-		rc = write_outputs(&o, fit, &psnr);
-	if (rc == 0)
-		print_summary(&o, fit, gpu, target, first_epoch, psnr,
-			      now_s() - start, train_seconds);
+	int status = rc ? 1 : 0, sig = fit_out_stopped();
+	if (rc == 0 && sig && !reached && nn_fit_epoch(fit) < stop) {
+		status = write_interrupted(&o, fit, sig, first_epoch);
+	} else if (rc == 0) { /* done (a signal meanwhile changes nothing) */
+		if (o.checkpoint_out)
+			status = write_checkpoint(&o, o.checkpoint_out, fit);
+		if (status == 0)
+			status = write_outputs(&o, fit, &psnr);
+		if (status == 0)
+			print_summary(&o, fit, gpu, target, first_epoch, psnr,
+				      now_s() - start, train_seconds);
+	}
 	nn_fit_destroy(fit);
 	gpu_destroy(gpu);
 	image_destroy(target);
-	return rc ? 1 : 0;
+	return status;
 }
 
 int fit_cli_devices(int json)

@@ -10,8 +10,15 @@
  * image that cannot be read or fitted fails alone: the others go on, and
  * the exit status is 1. --json prints one line an image and a summary
  * with images/s and the arithmetic rate achieved.
+ *
+ * Outputs go through fit_out.c: every name is checked before training
+ * (an existing one refused without --force, exit 3, nothing written;
+ * two images of one name refused), and only regular files of a folder
+ * are taken. SIGINT or SIGTERM stops at the end of an epoch: the fits in
+ * training write what they have, the images not begun are counted.
  */
 #include "front/fit_many.h"
+#include "front/fit_out.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -22,6 +29,7 @@
 #include <time.h>
 
 #include "proto/errors.h"
+#include "util/fileio.h"
 #include "gpu/gpu.h"
 #include "formats/image_codec.h"
 #include "nn/fit.h"
@@ -40,6 +48,18 @@ static double now_s(void)
 static int compare_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether a folder's entry is a file (a link to one counts); a FIFO,
+ * device or folder named like an image is skipped with a warning. */
+static int is_regular(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return 1;
+	fprintf(stderr, "vkinrd: %s: skipped: it is %s, not a file\n", path,
+		fileio_kind(path));
+	return 0;
 }
 
 /* The images named, a folder standing for its .png, .jpg and .jpeg files
@@ -66,6 +86,8 @@ static int gather(char **args, int nargs, char ***out, int *count)
 					continue;
 				snprintf(path, sizeof(path), "%s/%s", args[i],
 					 e->d_name);
+				if (!is_regular(path))
+					continue;
 			}
 			if (n == cap) {
 				char **more = realloc(list, (size_t)(cap *= 2) *
@@ -151,22 +173,26 @@ static void report(const struct fit_many_options *o, const char *path,
 	}
 }
 
+/* OUT/NAME.safetensors and OUT/NAME.png of an image */
+static void output_names(const struct fit_many_options *o, const char *image,
+			 char *model, char *recon, size_t len)
+{
+	char name[1024];
+	base_name(image, name, sizeof(name));
+	snprintf(model, len, "%s/%s.safetensors", o->out, name);
+	snprintf(recon, len, "%s/%s.png", o->out, name);
+}
+
 /* Writes the finished fit's package and reconstruction. */
 static int finish(const struct fit_many_options *o, char **images,
 		  struct member *mb, struct tally *t)
 {
-	char name[1024], model[4300], recon[4300];
+	char model[4300], recon[4300], msg[1024];
 	double psnr = NAN;
-	base_name(images[mb->image], name, sizeof(name));
-	snprintf(model, sizeof(model), "%s/%s.safetensors", o->out, name);
-	snprintf(recon, sizeof(recon), "%s/%s.png", o->out, name);
-	const char *failed = NULL;
-	int rc =
-	    nn_fit_save_export(mb->fit, model, recon, 0644, &psnr, &failed);
+	output_names(o, images[mb->image], model, recon, sizeof(model));
+	int rc = fit_out_export(mb->fit, model, recon, o->force, &psnr, msg,
+				sizeof(msg));
 	if (rc) {
-		char msg[600];
-		snprintf(msg, sizeof(msg), "cannot write %.500s: %s",
-			 failed ? failed : model, error_message(rc));
 		report(o, images[mb->image], 0, 0, 0, msg);
 		t->failed++;
 		return rc;
@@ -205,6 +231,69 @@ static struct nn_fit *join(const struct fit_many_options *o,
 	return rc ? NULL : fit;
 }
 
+/* Stopped by sig: the fits in training write what they have. */
+static void write_stopped(const struct fit_many_options *o, char **images,
+			  struct member *live, int *n, int left, int sig,
+			  struct tally *t)
+{
+	fprintf(stderr,
+		"vkinrd: %s: stopped; the %d fit(s) in training write their "
+		"best so far, %d image(s) not begun\n",
+		fit_out_signal_name(sig), *n, left);
+	for (; *n > 0; --*n) {
+		finish(o, images, &live[*n - 1], t);
+		nn_fit_destroy(live[*n - 1].fit);
+	}
+}
+
+/* Before training: every image's outputs may be written, and no two
+ * images share a name (a.png and a.jpg would write one a.png). 0, or the
+ * exit status, each refusal said. */
+static int check_outputs(const struct fit_many_options *o, char **images,
+			 int count)
+{
+	char **models = malloc((size_t)count * sizeof(*models));
+	char recon[4300], err[1024], last[1024] = "";
+	int status = models ? 0 : 1, said = 0;
+	for (int i = 0; models && i < count; i++) {
+		models[i] = malloc(4300);
+		if (!models[i]) {
+			status = 1;
+			count = i;
+			break;
+		}
+		output_names(o, images[i], models[i], recon, 4300);
+		int rc = outfile_check(models[i], o->force, err, sizeof(err));
+		rc = rc ? rc : outfile_check(recon, o->force, err, sizeof(err));
+		if (rc && strcmp(err, last) && said++ < 20) /* a folder once */
+			fprintf(stderr, "vkinrd: %s\n", err);
+		if (rc)
+			snprintf(last, sizeof(last), "%s", err);
+		if (rc == OUTFILE_REFUSED || (rc && !status))
+			status =
+			    rc == OUTFILE_REFUSED ? FIT_OUT_REFUSED_STATUS : 1;
+	}
+	if (models && status == 0) {
+		qsort(models, (size_t)count, sizeof(*models), compare_names);
+		for (int i = 1; i < count; i++)
+			if (!strcmp(models[i], models[i - 1])) {
+				fprintf(stderr,
+					"vkinrd: two images would write %s; "
+					"fit them into different --out "
+					"folders\n",
+					models[i]);
+				status = FIT_OUT_REFUSED_STATUS;
+				break;
+			}
+	}
+	if (said > 20)
+		fprintf(stderr, "vkinrd: %d outputs refused in all\n", said);
+	for (int i = 0; models && i < count; i++)
+		free(models[i]);
+	free(models);
+	return status;
+}
+
 int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		 struct gpu_context *gpu)
 {
@@ -219,6 +308,12 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		return 1;
 	}
 	mkdir(o->out, 0755);
+	if ((rc = check_outputs(o, images, count))) {
+		for (int i = 0; i < count; i++)
+			free(images[i]);
+		free(images);
+		return rc;
+	}
 	int cap = o->pack > 0 ? o->pack : FIT_MANY_MOST;
 	if (!nn_pack_supported(gpu))
 		cap = 1;
@@ -236,8 +331,8 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	double start = now_s();
 	int next = 0, n = 0, sized = 0;
 	uint64_t budget = gpu_info(gpu)->budget_bytes / 10 * 6;
-	while (rc == 0 && (n || next < count)) {
-		while (n < cap && next < count) {
+	while (rc == 0 && (n || next < count) && !fit_out_stopped()) {
+		while (n < cap && next < count && !fit_out_stopped()) {
 			int oom;
 			double t0 = now_s();
 			struct nn_fit *fit =
@@ -305,6 +400,9 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	if (rc)
 		fprintf(stderr, "vkinrd: the pack failed: %s\n",
 			error_message(rc));
+	int sig = rc || !(n || next < count) ? 0 : fit_out_stopped();
+	if (sig)
+		write_stopped(o, images, live, &n, count - next, sig, &t);
 	double seconds = now_s() - start;
 	if (o->json)
 		printf("{\"done\":true,\"images\":%d,\"failed\":%d,\"seconds\":"
@@ -336,5 +434,5 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	free(fits);
 	free(m);
 	free(rcs);
-	return rc || t.failed ? 1 : 0;
+	return sig ? 128 + sig : rc || t.failed ? 1 : 0;
 }

@@ -14,9 +14,11 @@ struct fit_many_options {
 	const char *out; /* OUT/NAME.safetensors, OUT/NAME.png */
 	int pack;        /* fits a pack at most; 0: as the device holds */
 	int json, quiet;
+	int force; /* replace outputs that exist (the user's own) */
 };
 
-/* args: image paths or folders; returns the exit status. */
+/* args: image paths or folders; returns the exit status (3: an output
+ * was refused, nothing written; 128 + N: stopped by signal N). */
 int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		 struct gpu_context *gpu);
 

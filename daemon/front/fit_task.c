@@ -44,6 +44,7 @@
 
 #include "proto/errors.h"
 #include "util/fileio.h"
+#include "util/outfile.h"
 #include "util/path.h"
 #include "gpu/gpu.h"
 #include "gpu/visible.h"
@@ -470,6 +471,27 @@ static int train(struct task *t, struct nn_fit *fit, const char *name)
 	return 0;
 }
 
+/* Whether OUT/NAME is a folder of this user's, not a link another
+ * planted there to have the results written elsewhere (said when not). */
+static int own_folder(const char *dir)
+{
+	char err[1024] = "";
+	struct stat st;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int ok = fd >= 0 && fstat(fd, &st) == 0 &&
+		 outfile_folder_ok(dir, &st, err, sizeof(err)) == 0;
+	if (fd < 0)
+		snprintf(err, sizeof(err), "%s: %s", dir,
+			 errno == ELOOP || errno == ENOTDIR
+			     ? "not a folder (a link?)"
+			     : strerror(errno));
+	if (!ok)
+		fprintf(stderr, "vkinrd: %s; its image is left out\n", err);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 /* Fits one image into OUT/NAME. 0 (done, skipped or failed alone), or a
  * code that ends the task: ERR_CANCELLED after a checkpoint, or a device
  * error. */
@@ -493,7 +515,11 @@ static int fit_image(struct task *t, const char *name, const char *file)
 		rc = ERR_IO;
 		goto out;
 	}
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (!own_folder(dir)) {
+		t->failed++;
+		goto out;
+	}
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
 		fprintf(stderr,
 			"vkinrd: %s: another task is fitting it; "
