@@ -484,8 +484,9 @@ int image_load_file(const char *path, struct image **out, char *err,
 		return rc;
 	}
 	if (rc == ERR_INVALID) {
-		set_err(err, errlen, "cannot read %s: it is %s, not a file",
-			path, fileio_kind(path));
+		codec_set_err(err, errlen,
+			      "cannot read %s: it is %s, not a file", path,
+			      fileio_kind(path));
 		return ERR_IO;
 	}
 	if (rc) {
