@@ -315,9 +315,12 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
 	const char *finish = getenv("VKINR_FP32_FINISH");
 	fit->average_every =
 	    every && atoi(every) > 0 ? atoi(every) : NN_AVERAGE_EVERY;
+	int small = (int64_t)width * height <= NN_FP16_ONLY_PIXELS &&
+		    fit->cfg.nf <= NN_FP16_ONLY_WIDTH;
 	fit->fp32_finish = finish && atof(finish) >= 0 && atof(finish) <= 1
 			       ? atof(finish)
-			       : NN_FP32_FINISH;
+			   : small ? 0
+				   : NN_FP32_FINISH;
 	nn_layout_init(&fit->layout, cfg);
 	rc = choose_precision(fit, err, errlen);
 	if (rc) {
@@ -514,7 +517,8 @@ int nn_fit_set_precision(struct nn_fit *fit, enum nn_precision p)
 }
 
 /* The precision epoch t runs in: --precision auto on a device with tensor
- * cores takes fp16, and fp32 for the last NN_FP32_FINISH of the epochs. */
+ * cores takes fp16, and fp32 for the last NN_FP32_FINISH of the epochs
+ * (none for small fits: NN_FP16_ONLY_PIXELS). */
 static enum nn_precision precision_at(const struct nn_fit *fit, int t)
 {
 	if (fit->cfg.precision != NN_PRECISION_AUTO || fit->precision_kept ||

@@ -88,6 +88,13 @@ enum nn_precision {
 	NN_PRECISION_FP16 = 2, /* fp16 operands, fp32 accumulation */
 };
 #define NN_FP32_FINISH 0.05
+/* Fits of at most this many pixels and this width skip auto's fp32
+ * finish: at 32x32 (width 32) and 256x256 (width 128) fp16 throughout
+ * ended 0.00-0.02 dB above it at 300 and 2000 epochs, and the rebuild is
+ * most of such a job's host time in a dataset (tests/bench-h200.md, call
+ * 41). */
+#define NN_FP16_ONLY_PIXELS (256 * 256)
+#define NN_FP16_ONLY_WIDTH 128
 #define NN_EARLY_CYCLE_RATIO 7.5
 const char *nn_precision_name(enum nn_precision p);
 /* Parses "auto", "fp32" or "fp16"; returns 0 or ERR_INVALID. */
