@@ -98,17 +98,6 @@ static png_voidp on_malloc(png_structp png, png_alloc_size_t n)
 
 static void on_free(png_structp png, png_voidp p) { free(p); }
 
-void codec_set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* ==== Decoding ========================================================= */
 
 struct decoder {
@@ -139,40 +128,6 @@ static uint32_t be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
 	       (uint32_t)p[2] << 8 | p[3];
-}
-
-int codec_check_size(const char *format, uint32_t w, uint32_t h, char *err,
-		     size_t errlen)
-{
-	if (w == 0 || h == 0) {
-		codec_set_err(
-		    err, errlen,
-		    "the %s says it is %" PRIu32 "x%" PRIu32
-		    " pixels: an image needs a width and a height of at "
-		    "least 1",
-		    format, w, h);
-		return ERR_FORMAT;
-	}
-	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE) {
-		codec_set_err(
-		    err, errlen,
-		    "the image is %" PRIu32 "x%" PRIu32
-		    " pixels, over the limit of %d pixels a side: scale it "
-		    "down",
-		    w, h, IMAGE_MAX_SIDE);
-		return ERR_TOO_LARGE;
-	}
-	if ((uint64_t)w * h > IMAGE_MAX_PIXELS) {
-		codec_set_err(
-		    err, errlen,
-		    "the image is %" PRIu32 "x%" PRIu32
-		    " = %llu pixels, over the limit of %u pixels (%u Mi): "
-		    "scale it down",
-		    w, h, (unsigned long long)w * h, IMAGE_MAX_PIXELS,
-		    IMAGE_MAX_PIXELS >> 20);
-		return ERR_TOO_LARGE;
-	}
-	return 0;
 }
 
 static int chunk_type_ok(const uint8_t *type)
