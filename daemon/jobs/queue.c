@@ -361,6 +361,40 @@ int queue_truncate(struct queue *q, struct job *job, int epoch)
 	return rc;
 }
 
+/* ------------------------------------------------------ the id index */
+
+static size_t id_hash(const char *id)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 1099511628211ull;
+	return (size_t)h;
+}
+
+static void index_put(struct job **slots, size_t n, struct job *job)
+{
+	size_t i = id_hash(job->id) & (n - 1);
+	while (slots[i])
+		i = (i + 1) & (n - 1);
+	slots[i] = job;
+}
+
+/* The index made again for the list, with room for at least `jobs`
+ * (slots stay NULL when memory runs out: queue_find then walks the
+ * list). */
+static void index_rebuild(struct queue *q, size_t jobs)
+{
+	size_t n = 64;
+	while (n < 2 * jobs)
+		n *= 2;
+	struct job **slots = calloc(n, sizeof(*slots));
+	free(q->index);
+	q->index = slots;
+	q->index_slots = slots ? n : 0;
+	for (struct job *job = q->head; slots && job; job = job->next)
+		index_put(slots, n, job);
+}
+
 /* Inserts keeping the list sorted by job number (submission order). */
 void queue_insert_sorted(struct queue *q, struct job *job)
 {
@@ -370,6 +404,10 @@ void queue_insert_sorted(struct queue *q, struct job *job)
 	job->next = *pp;
 	*pp = job;
 	q->count++;
+	if (2 * (size_t)q->count > q->index_slots)
+		index_rebuild(q, (size_t)q->count * 2);
+	else
+		index_put(q->index, q->index_slots, job);
 }
 
 void queue_save_next_number(struct queue *q)
@@ -391,6 +429,7 @@ void queue_destroy(struct queue *q)
 		q->head = job->next;
 		job_free(job);
 	}
+	free(q->index);
 	free(q->state_dir);
 	free(q->jobs_dir);
 	free(q);
@@ -400,6 +439,13 @@ void queue_destroy(struct queue *q)
 
 struct job *queue_find(struct queue *q, const char *id)
 {
+	if (q->index_slots) {
+		size_t n = q->index_slots, i = id_hash(id) & (n - 1);
+		for (; q->index[i]; i = (i + 1) & (n - 1))
+			if (!strcmp(q->index[i]->id, id))
+				return q->index[i];
+		return NULL;
+	}
 	for (struct job *job = q->head; job; job = job->next)
 		if (!strcmp(job->id, id))
 			return job;
@@ -544,6 +590,7 @@ int queue_remove(struct queue *q, struct job *job)
 			break;
 		}
 	}
+	index_rebuild(q, (size_t)q->count); /* without it */
 	jobfiles_remove_folder(q->jobs_dir, job->id);
 	job_free(job);
 	return 0;

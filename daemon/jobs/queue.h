@@ -115,6 +115,11 @@ struct queue {
 	struct job *head; /* in submission order */
 	uint64_t next_number;
 	int count;
+	/* the jobs by id, for queue_find: open addressing, a power of two
+	 * slots, at most half of them used (the loop looks a job up at
+	 * every epoch of every job) */
+	struct job **index;
+	size_t index_slots;
 };
 
 /* Creates the folders (0700) if missing and reloads every job; jobs that

@@ -49,7 +49,11 @@
 #define WORKER_PACK_MEMORY 0.6
 
 /* A job as the worker needs it: where its files are and its config. */
+struct held;
 struct work_job {
+	/* the worker's entry for it (set when it is handed over): its
+	 * flags read at every epoch without a search */
+	struct held *held;
 	char id[JOB_ID_MAX];
 	char dir[4096];
 	struct nn_config cfg; /* used when there is no checkpoint yet */

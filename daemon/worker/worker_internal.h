@@ -100,7 +100,7 @@ void worker_publish_memory(struct worker *w);
 struct work_job *worker_take_job(struct worker *w);
 void worker_release_held(struct worker *w, const char *job_id);
 int worker_take_due(struct worker *w, struct run *r, struct work_request **req);
-int worker_flags_of(struct worker *w, const char *job_id);
+int worker_flags_of(struct worker *w, const struct work_job *job);
 void worker_hand_back(struct worker *w);
 int worker_has_untaken(struct worker *w); /* under lock */
 
