@@ -46,5 +46,18 @@ int fileio_write_atomic(const char *path, const void *data, size_t size,
  */
 int fileio_write_new(const char *path, const void *data, size_t size, int mode,
 		     int replace);
+/*
+ * Batched durability, for the calling thread: between fileio_batch_begin
+ * and fileio_batch_end the writes here (and outfile_write's) leave out
+ * their fsyncs, of the file and of its folder, and fileio_batch_end makes
+ * all of them durable with one syncfs of the file system that holds dir.
+ * Each file still appears whole or not at all, and a kill -9 in between
+ * loses nothing (the data is the kernel's); a power loss before the end
+ * may lose what the batch wrote, never what was there before it. 0 or
+ * ERR_IO / ERR_NO_SPACE with errno.
+ */
+void fileio_batch_begin(void);
+int fileio_batch_open(void);
+int fileio_batch_end(const char *dir);
 
 #endif

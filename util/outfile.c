@@ -8,6 +8,7 @@
  * followed and a folder moved meanwhile is still the one checked.
  */
 #include "util/outfile.h"
+#include "util/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -196,7 +197,8 @@ int outfile_write(const char *path, const void *data, size_t size, int mode,
 		close(dfd);
 		return OUTFILE_FAILED;
 	}
-	int failed = write_all(fd, data, size) < 0 || fsync(fd) < 0;
+	int failed = write_all(fd, data, size) < 0 ||
+		     (!fileio_batch_open() && fsync(fd) < 0);
 	int saved = errno;
 	if (close(fd) < 0 && !failed) { /* a deferred write error (NFS) */
 		failed = 1;
@@ -224,7 +226,8 @@ int outfile_write(const char *path, const void *data, size_t size, int mode,
 	}
 	/* the rename made durable; a folder that cannot be fsynced says
 	 * EINVAL, the rename is done all the same */
-	if (fsync(dfd) < 0 && errno != EINVAL && errno != EROFS) {
+	if (!fileio_batch_open() && fsync(dfd) < 0 && errno != EINVAL &&
+	    errno != EROFS) {
 		say("cannot write %s: %s", path, strerror(errno));
 		rc = OUTFILE_FAILED;
 	}

@@ -37,7 +37,8 @@ int outfile_open_folder(const char *path, int *dfd, const char **base,
  * user's own is. Checks only; outfile_write checks again. */
 int outfile_check(const char *path, int force, char *err, size_t errlen);
 /* Writes data to path under that rule, atomically: a temporary file in
- * the same folder, fsynced, renamed into place (without force, a rename
+ * the same folder, fsynced (unless in a batch: fileio_batch_begin),
+ * renamed into place (without force, a rename
  * that fails if something appeared at path meanwhile). */
 int outfile_write(const char *path, const void *data, size_t size, int mode,
 		  int force, char *err, size_t errlen);

@@ -14,13 +14,16 @@
  * Outputs go through fit_out.c: every name is checked before training
  * (an existing one refused without --force, exit 3, nothing written;
  * two images of one name refused), and only regular files of a folder
- * are taken. SIGINT or SIGTERM stops at the end of an epoch: the fits in
- * training write what they have, the images not begun are counted.
+ * are taken. The outputs of the fits that end at one epoch are made
+ * durable together, by one sync (fileio_batch_begin). SIGINT or SIGTERM
+ * stops at the end of an epoch: the fits in training write what they
+ * have, the images not begun are counted.
  */
 #include "front/fit_many.h"
 #include "front/fit_out.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +378,10 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		rc = nn_pack_step(pack, fits, n, m, rcs);
 		t.step_s += now_s() - t0;
 		t0 = now_s();
+		/* the outputs of the fits that end here are made durable
+		 * together: one sync, not two a file */
+		fileio_batch_begin();
+		int ended = 0;
 		for (int i = 0; rc == 0 && i < n; i++) {
 			struct member *mb = &live[i];
 			int over = nn_fit_epoch(mb->fit) >=
@@ -389,11 +396,18 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 					: error_message(rcs[i]));
 				t.failed++;
 			} else {
-				finish(o, images, mb, &t);
+				ended += finish(o, images, mb, &t) == 0;
 			}
 			tally_fit(&t, mb->fit);
 			nn_fit_destroy(mb->fit);
 			live[i--] = live[--n];
+		}
+		if (fileio_batch_end(o->out) && ended) {
+			fprintf(stderr,
+				"vkinrd: cannot make the outputs in %s "
+				"durable: %s\n",
+				o->out, strerror(errno));
+			t.failed++;
 		}
 		t.finish_s += now_s() - t0;
 	}

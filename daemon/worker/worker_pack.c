@@ -12,14 +12,17 @@
  */
 #include "worker/worker.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "proto/errors.h"
 #include "log.h"
 #include "nn/pack.h"
+#include "util/fileio.h"
 #include "worker/worker_internal.h"
 
 /* A fault of the device while a pack trains: every fit goes, the device
@@ -79,6 +82,33 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 }
 
 /*
+ * The files that the pack's jobs wrote at one epoch boundary (their
+ * checkpoints, their exports) are made durable together by one sync of
+ * the state's file system, not two fsyncs a file (fileio_batch_begin);
+ * dir is a job's folder, copied before the jobs may leave.
+ */
+static void boundary_begin(char *dir, size_t len, struct run **runs, int n)
+{
+	snprintf(dir, len, "%s", n ? runs[0]->job->dir : "");
+	fileio_batch_begin();
+}
+
+static void boundary_end(struct worker *w, const char *dir)
+{
+	char parent[4096];
+	snprintf(parent, sizeof(parent), "%s", dir);
+	char *slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0'; /* the jobs' folder: a job's may be gone */
+	if (dir[0] && fileio_batch_end(parent))
+		log_warn("worker %d: cannot make the jobs' files in %s "
+			 "durable: %s",
+			 w->index, parent, strerror(errno));
+	else if (!dir[0])
+		fileio_batch_end(".");
+}
+
+/*
  * Trains the jobs handed over as one pack (nn/pack.h) until none is left:
  * between two epochs jobs join (taken as they come, while the pack has
  * room and the device memory) and leave (done, paused, cancelled,
@@ -87,12 +117,16 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 void worker_run_pack(struct worker *w)
 {
 	struct run **runs = calloc((size_t)w->pack, sizeof(*runs));
+	/* the jobs that left at a boundary, told to the loop after its sync */
+	struct run **left = calloc((size_t)w->pack, sizeof(*left));
+	int nleft = 0;
 	struct nn_fit **fits = calloc((size_t)w->pack, sizeof(*fits));
 	struct nn_metrics *m = calloc((size_t)w->pack, sizeof(*m));
 	int *rcs = calloc((size_t)w->pack, sizeof(*rcs));
 	struct nn_pack *pack = NULL;
 	int n = 0;
-	if (!runs || !fits || !m || !rcs || nn_pack_create(&pack, w->gpu)) {
+	if (!runs || !left || !fits || !m || !rcs ||
+	    nn_pack_create(&pack, w->gpu)) {
 		log_error("worker %d: out of memory for a pack", w->index);
 		worker_hand_back(w);
 		goto out;
@@ -127,10 +161,12 @@ void worker_run_pack(struct worker *w)
 		if (!n)
 			break;
 		worker_serve_due(w, runs, n);
+		char dir[4096];
+		boundary_begin(dir, sizeof(dir), runs, n);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
 			r->shared = n > 1;
-			int flags = worker_flags_of(w, r->job->id);
+			int flags = worker_flags_of(w, r->job);
 			enum run_outcome o = RUN_NEXT;
 			if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 				worker_save_checkpoint(w, r);
@@ -145,10 +181,13 @@ void worker_run_pack(struct worker *w)
 			if (o == RUN_RELOAD)
 				o = run_load(w, r);
 			if (o == RUN_ENDED) {
-				run_end(w, r);
+				left[nleft++] = r;
 				runs[i--] = runs[--n];
 			}
 		}
+		boundary_end(w, dir);
+		for (; nleft > 0; nleft--)
+			run_end(w, left[nleft - 1]);
 		if (!n)
 			continue;
 		for (int i = 0; i < n; i++)
@@ -169,6 +208,7 @@ void worker_run_pack(struct worker *w)
 			}
 			continue;
 		}
+		boundary_begin(dir, sizeof(dir), runs, n);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
 			const struct work_job *jb = r->job;
@@ -195,15 +235,19 @@ void worker_run_pack(struct worker *w)
 					o = run_load(w, r);
 			}
 			if (o == RUN_ENDED) {
-				run_end(w, r);
+				left[nleft++] = r;
 				runs[i--] = runs[--n];
 			}
 		}
+		boundary_end(w, dir);
+		for (; nleft > 0; nleft--)
+			run_end(w, left[nleft - 1]);
 		worker_publish_memory(w);
 	}
 out:
 	nn_pack_destroy(pack);
 	free(runs);
+	free(left);
 	free(fits);
 	free(m);
 	free(rcs);
