@@ -393,7 +393,8 @@ static void test_resume_is_exact(void **state)
  * finish in fp32) carries everything over: here in the same precision,
  * so the run must go on bit for bit, Muon's momentum, the average and
  * the best model included. On tensor-core devices: an auto run of 40 epochs (the last 2
- * in fp32) equals an fp16 run switched by hand after 38. */
+ * in fp32, as a fit larger than NN_FP16_ONLY_PIXELS has) equals an fp16
+ * run switched by hand after 38, and a fit this small stays in fp16. */
 static void test_precision_change_is_exact(void **state)
 {
 	test_need_gpu();
@@ -443,13 +444,25 @@ static void test_precision_change_is_exact(void **state)
 		/* NN_FP32_FINISH of 40 epochs: the last 2 */
 		enum { ALL = 40, FP32 = 2 };
 		assert_int_equal((int)ceil(ALL * NN_FP32_FINISH), FP32);
-		print_message("# auto: fp16, then fp32 for the last 2 of 40\n");
 		struct nn_fit_info info;
 		cfg.epochs = ALL;
 		cfg.precision = NN_PRECISION_AUTO;
+		/* a fit this small (NN_FP16_ONLY_PIXELS) stays in fp16 */
+		print_message("# auto, a small fit: fp16 throughout\n");
 		assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL,
 					       err, sizeof(err)),
 				 0);
+		run_epochs(a, ALL, ma);
+		nn_fit_get_info(a, &info);
+		assert_string_equal(info.precision, "fp16");
+		nn_fit_destroy(a);
+		/* the finish of a larger one, asked of this one */
+		print_message("# auto: fp16, then fp32 for the last 2 of 40\n");
+		setenv("VKINR_FP32_FINISH", "0.05", 1);
+		assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL,
+					       err, sizeof(err)),
+				 0);
+		unsetenv("VKINR_FP32_FINISH");
 		run_epochs(a, ALL - FP32, ma);
 		nn_fit_get_info(a, &info);
 		assert_string_equal(info.precision, "fp16");
