@@ -8,20 +8,26 @@
 #   3. fp16 throughout against auto (an fp32 finish) at 300 and 2000
 #      epochs: 64 of 32x32 at width 32, 4 of 256x256 at width 128
 #   4. the PyTorch peer, 256 at once (PEER, when set)
-# Each part has its own time limit, so that one slow part leaves the rest.
+#   5. 64 of 256x256 at width 128, 300 epochs, NEW: --fit DIR and daemon
+#   6. one 512x512 job at width 512 alone (the first of DATA512, when
+#      set), 300 epochs: NEW, BASE, their median and mean epoch
+# PARTS picks them (default "1 2 3 4"). Each part has its own time limit,
+# so that one slow part leaves the rest.
 set -u
 new=$(cd "$1" && pwd) base=$(cd "$2" && pwd) d32=$3 d256=$4
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${LIMIT:-170}
+parts=" ${PARTS:-1 2 3 4} "
+part() { [[ $parts == *" $1 "* ]]; }
 bench() { timeout "$limit" "$here/bench_dataset.sh" "$@" || echo "(ended: $?)"; }
 
-echo "== 1. 1000 of 32x32, width 32, 300 epochs, vkinrd --fit"
-for b in "$new" "$base"; do
+part 1 && echo "== 1. 1000 of 32x32, width 32, 300 epochs, vkinrd --fit"
+part 1 && for b in "$new" "$base"; do
 	echo "-- $b"
 	DATA=$d32 N=${N32:-1000} SIZE=32 WIDTH=32 EPOCHS=300 MODES=engine bench "$b"
 done
-echo "== 2. the same through the daemon"
-for b in "$new" "$base"; do
+part 2 && echo "== 2. the same through the daemon"
+part 2 && for b in "$new" "$base"; do
 	echo "-- $b"
 	DATA=$d32 N=${N32:-1000} SIZE=32 WIDTH=32 EPOCHS=300 MODES=daemon bench "$b"
 done
@@ -43,13 +49,32 @@ print("width %4s %5s epochs %-5s mean %.3f dB worst %.3f  %.1f s (precision chan
     sys.argv[1], sys.argv[2], sys.argv[3], r["mean_psnr"], r["worst_psnr"],
     r["seconds"], r.get("switch_s", 0)))' "$2" "$3" "$4"
 }
-echo "== 3. fp16 throughout against auto"
-for e in 300 2000; do
+part 3 && echo "== 3. fp16 throughout against auto"
+part 3 && for e in 300 2000; do
 	for p in fp16 auto; do quality "$t/s32" 32 $e $p; done
 	for p in fp16 auto; do quality "$t/s256" 128 $e $p; done
 done
-if [ -n "${PEER:-}" ]; then
+if part 4 && [ -n "${PEER:-}" ]; then
 	echo "== 4. the PyTorch peer, 256 at once"
 	DATA=$d32 N=${N32:-1000} SIZE=32 WIDTH=32 EPOCHS=300 MODES=peer PEER_N=256 \
 		bench "$new"
+fi
+if part 5; then
+	echo "== 5. 64 of 256x256, width 128, 300 epochs"
+	DATA=$d256 N=64 SIZE=256 WIDTH=128 EPOCHS=300 MODES="engine daemon" \
+		bench "$new"
+fi
+if part 6 && [ -n "${DATA512:-}" ]; then
+	echo "== 6. one 512x512 job, width 512, 300 epochs, alone"
+	img=$(ls "$DATA512"/*.png | head -1)
+	for b in "$new" "$base" "$new"; do
+		timeout "$limit" "$b/vkinrd" --fit "$img" --epochs 300 --json |
+			python3 -c '
+import json, statistics, sys
+rows = [json.loads(l) for l in sys.stdin]
+ms = [r["ms"] for r in rows if "epoch" in r and "ms" in r]
+end = rows[-1]
+print("%-40s median %.2f ms  mean %.2f ms  PSNR %.2f" % (sys.argv[1],
+      statistics.median(ms), sum(ms) / len(ms), end.get("psnr", 0)))' "$b"
+	done
 fi
