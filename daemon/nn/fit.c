@@ -473,6 +473,9 @@ static int rebuild(const struct nn_fit *fit, const struct carried *c,
 		return rc;
 	struct nn_fit *fresh = *out;
 	fresh->cfg.precision = fit->cfg.precision; /* what was asked */
+	/* the run's rules as they were made at its start */
+	fresh->fp32_finish = fit->fp32_finish;
+	fresh->average_every = fit->average_every;
 	rc = nn_fit_write_state(fresh, c->params, c->m, c->v, fit->epoch,
 				fit->history, fit->nhistory);
 	rc = rc ? rc : upload_buffer(fresh, &fresh->muon_m, c->muon_m);
