@@ -190,8 +190,9 @@ fail_fd:
 
 /* ==== Writing ========================================================== */
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+int fileio_write_all(int fd, const void *data, size_t n)
 {
+	const uint8_t *p = data;
 	while (n > 0) {
 		ssize_t put = write(fd, p, n);
 
@@ -231,7 +232,8 @@ int fileio_batch_end(const char *dir)
  * (NFS). */
 static int write_synced(int fd, const void *data, size_t size)
 {
-	if (write_all(fd, data, size) < 0 || (!batch_open && fsync(fd) < 0)) {
+	if (fileio_write_all(fd, data, size) < 0 ||
+	    (!batch_open && fsync(fd) < 0)) {
 		int saved = errno;
 		close(fd);
 		errno = saved;

@@ -29,6 +29,8 @@ int fileio_read_regular(const char *path, uint8_t **data, size_t *size,
 const char *fileio_kind(const char *path);
 /* The same from an open descriptor, which it closes (always). */
 int fileio_read_fd(int fd, uint8_t **data, size_t *size, size_t max_size);
+/* Writes all n bytes to fd, again after EINTR; -1 with errno. */
+int fileio_write_all(int fd, const void *data, size_t n);
 /* Whether fileio_write_atomic writes through a symbolic link at its path
  * (1) or replaces the link (0, the default). The foreground fits no longer
  * ask for 1: their files go through util/outfile.h. */

@@ -132,20 +132,6 @@ int outfile_check(const char *path, int force, char *err, size_t errlen)
 	return rc;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t put = write(fd, p, n);
-		if (put < 0 && errno == EINTR)
-			continue;
-		if (put < 0)
-			return -1;
-		p += put;
-		n -= (size_t)put;
-	}
-	return 0;
-}
-
 /* A fresh ".NAME.PID-N.tmp" in dfd; its name in tmp. */
 static int create_temporary(int dfd, const char *base, int mode, char *tmp,
 			    size_t len)
@@ -197,7 +183,7 @@ int outfile_write(const char *path, const void *data, size_t size, int mode,
 		close(dfd);
 		return OUTFILE_FAILED;
 	}
-	int failed = write_all(fd, data, size) < 0 ||
+	int failed = fileio_write_all(fd, data, size) < 0 ||
 		     (!fileio_batch_open() && fsync(fd) < 0);
 	int saved = errno;
 	if (close(fd) < 0 && !failed) { /* a deferred write error (NFS) */

@@ -151,11 +151,18 @@ static int stage_reserve(struct gpu_context *ctx, VkDeviceSize size,
 	return 0;
 }
 
-int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
-	       VkDeviceSize offset, const void *data, VkDeviceSize size)
+/* Moves size bytes between host memory and buf at offset, through the
+ * staging buffer unless buf is mapped; to_device says which way. An
+ * upload only records its copies; a download waits for them. */
+static int transfer(struct gpu_context *ctx, const struct gpu_buffer *buf,
+		    VkDeviceSize offset, void *host, VkDeviceSize size,
+		    int to_device)
 {
-	if (dst->mapped) {
-		memcpy((char *)dst->mapped + offset, data, size);
+	if (buf->mapped) {
+		/* a mapped buffer is only written by programs, each waited
+		 * for, and by the host: the waiting transfers never name it */
+		char *at = (char *)buf->mapped + offset;
+		memcpy(to_device ? at : host, to_device ? host : at, size);
 		return 0;
 	}
 	for (VkDeviceSize done = 0; done < size;) {
@@ -167,44 +174,37 @@ int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
 		rc = rc ? rc : pending_next(ctx, &cmd);
 		if (rc)
 			return rc;
-		memcpy((char *)ctx->stage.mapped + at,
-		       (const char *)data + done, n);
-		VkBufferCopy region = { at, offset + done, n };
-		vkCmdCopyBuffer(cmd, ctx->stage.handle, dst->handle, 1,
-				&region);
+		char *staged = (char *)ctx->stage.mapped + at;
+		char *part = (char *)host + done;
+		if (to_device) {
+			memcpy(staged, part, n);
+			VkBufferCopy region = { at, offset + done, n };
+			vkCmdCopyBuffer(cmd, ctx->stage.handle, buf->handle, 1,
+					&region);
+		} else {
+			VkBufferCopy region = { offset + done, at, n };
+			vkCmdCopyBuffer(cmd, buf->handle, ctx->stage.handle, 1,
+					&region);
+			rc = gpu_transfers_flush(ctx);
+			if (rc)
+				return rc;
+			memcpy(part, staged, n);
+		}
 		done += n;
 	}
 	return 0;
 }
 
+int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
+	       VkDeviceSize offset, const void *data, VkDeviceSize size)
+{
+	return transfer(ctx, dst, offset, (void *)data, size, 1);
+}
+
 int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src,
 		 VkDeviceSize offset, void *data, VkDeviceSize size)
 {
-	if (src->mapped) {
-		/* a mapped buffer is only written by programs, each waited
-		 * for; the waiting transfers never name it */
-		memcpy(data, (char *)src->mapped + offset, size);
-		return 0;
-	}
-	for (VkDeviceSize done = 0; done < size;) {
-		VkDeviceSize n =
-		    size - done < STAGING_MAX ? size - done : STAGING_MAX;
-		VkDeviceSize at;
-		VkCommandBuffer cmd;
-		int rc = stage_reserve(ctx, n, &at);
-		rc = rc ? rc : pending_next(ctx, &cmd);
-		if (rc)
-			return rc;
-		VkBufferCopy region = { offset + done, at, n };
-		vkCmdCopyBuffer(cmd, src->handle, ctx->stage.handle, 1,
-				&region);
-		rc = gpu_transfers_flush(ctx);
-		if (rc)
-			return rc;
-		memcpy((char *)data + done, (char *)ctx->stage.mapped + at, n);
-		done += n;
-	}
-	return 0;
+	return transfer(ctx, src, offset, data, size, 0);
 }
 
 int gpu_fill_zero(struct gpu_context *ctx, const struct gpu_buffer *dst)
