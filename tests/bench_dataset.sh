@@ -72,8 +72,8 @@ for mode in $modes; do
 			--epochs "$epochs" --wait -q >/dev/null
 		end=$(date +%s.%N)
 		"$build/vkinrctl" --socket "$sock" --json list >"$t/list.json"
-		python3 - "$t/list.json" "$start" "$end" <<'PY'
-import json, sys
+		python3 - "$t/list.json" "$start" "$end" "$t/state/jobs" <<'PY'
+import json, os, sys
 data = json.load(open(sys.argv[1]))
 jobs = data["jobs"] if isinstance(data, dict) else data
 secs = float(sys.argv[3]) - float(sys.argv[2])
@@ -82,6 +82,20 @@ ps = [j.get("psnr") or 0 for j in done]
 print("%-8s %5d images  %8.2f images/s  %7.2f s  mean %.2f dB  worst %.2f" % (
     "daemon", len(done), len(done) / secs, secs, sum(ps) / max(len(ps), 1),
     min(ps) if ps else 0))
+# the epochs' own time of each job, from its records; the job whose
+# epochs took longest was in the pack throughout, so the rest of the run
+# is what the daemon spent besides training: its cost a job
+trained = []
+for j in done:
+    path = os.path.join(sys.argv[4], j["id"], "metrics.ndjson")
+    try:
+        trained.append(sum(json.loads(l).get("ms", 0) for l in open(path)) / 1e3)
+    except OSError:
+        pass
+if trained and done:
+    most = max(trained)
+    print("         epochs %.2f s (the longest job's), the rest %.2f s: %.2f ms a job" % (
+        most, secs - most, 1e3 * (secs - most) / len(done)))
 PY
 		grep -E "fixed cost|pack of" "$t/daemon.log" | tail -3 || true
 		kill -TERM $daemon; wait $daemon 2>/dev/null || true; daemon= ;;
