@@ -320,17 +320,16 @@ int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds, int n)
 		return ERR_DEVICE_LOST;
 	}
 	/* the transfers waiting go first (transfer.c) */
-	VkCommandBuffer first = gpu_transfers_take(ctx);
+	VkCommandBuffer first;
+	int rc = gpu_transfers_take(ctx, &first);
+	if (rc)
+		return rc;
 	VkCommandBuffer all[1 + GPU_MOST_SUBMITTED];
 	int count = 0;
 	if (first)
 		all[count++] = first;
 	for (int i = 0; i < n && count < (int)(sizeof(all) / sizeof(*all)); i++)
 		all[count++] = cmds[i];
-	if (ctx->lost) { /* ending the transfers found the device lost */
-		gpu_transfers_done(ctx, first);
-		return ERR_DEVICE_LOST;
-	}
 	if (count == 0)
 		return 0;
 	VkSubmitInfo submit = {

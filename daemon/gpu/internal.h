@@ -78,8 +78,9 @@ int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds,
  * before a buffer they may name is destroyed. */
 int gpu_transfers_flush(struct gpu_context *ctx);
 /* The waiting copies' command buffer, ended, to submit first (NULL when
- * none wait); gpu_transfers_done after the submission's wait. */
-VkCommandBuffer gpu_transfers_take(struct gpu_context *ctx);
+ * none wait), or the error that lost them; gpu_transfers_done after the
+ * submission's wait. */
+int gpu_transfers_take(struct gpu_context *ctx, VkCommandBuffer *out);
 void gpu_transfers_done(struct gpu_context *ctx, VkCommandBuffer cmd);
 /* Frees the staging buffer and drops copies still waiting (the device's
  * end). */

@@ -63,21 +63,25 @@ static int pending_next(struct gpu_context *ctx, VkCommandBuffer *out)
 	return 0;
 }
 
-VkCommandBuffer gpu_transfers_take(struct gpu_context *ctx)
+int gpu_transfers_take(struct gpu_context *ctx, VkCommandBuffer *out)
 {
 	VkCommandBuffer cmd = ctx->pending;
+	*out = VK_NULL_HANDLE;
 	if (!cmd)
-		return VK_NULL_HANDLE;
+		return 0;
 	ctx->pending = VK_NULL_HANDLE;
 	ctx->pending_ops = 0;
 	transfer_barrier(cmd);
 	VkResult r = vkEndCommandBuffer(cmd);
 	if (r != VK_SUCCESS) {
+		/* the transfers are lost: the caller's submission fails */
 		vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);
-		gpu_error(ctx, r, "vkEndCommandBuffer", __FILE__, __LINE__);
-		return VK_NULL_HANDLE;
+		ctx->stage_used = 0;
+		return gpu_error(ctx, r, "vkEndCommandBuffer", __FILE__,
+				 __LINE__);
 	}
-	return cmd;
+	*out = cmd;
+	return 0;
 }
 
 void gpu_transfers_done(struct gpu_context *ctx, VkCommandBuffer cmd)
