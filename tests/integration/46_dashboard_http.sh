@@ -89,7 +89,7 @@ check "POST resume: running again" \
 	eval 'is 200 -X POST -H "X-Vkinr-Token: $TOKEN" "$BASE/api/resume?job=$JOB" && grep -q "\"state\":\"queued\|\"state\":\"running" "$T/body"'
 
 # a daemon restart, with a stream open across it
-curl -s -N --max-time 30 "$BASE/api/events?token=$TOKEN" >"$T/restart" 2>/dev/null &
+curl -s -N --max-time 120 "$BASE/api/events?token=$TOKEN" >"$T/restart" 2>/dev/null &
 STREAM=$!
 sleep 1
 stop_daemon
@@ -105,9 +105,6 @@ for _ in $(seq 300); do
 	curl -s "$BASE/api/jobs?token=$TOKEN" | grep -q '"connected":true' && { back=1; break; }
 	sleep 0.1
 done
-sleep 2
-kill "$STREAM" 2>/dev/null
-wait "$STREAM" 2>/dev/null
 # the stream said the daemon was gone, then carried the job's epochs again
 restart_seen() {
 	python3 - "$1" <<'EOF'
@@ -117,6 +114,14 @@ gone = text.find('"connected":false')
 assert gone >= 0 and "event: progress" in text[gone:], text[-300:]
 EOF
 }
+# until an epoch came after the restart (a loaded sanitizer build takes
+# seconds to load the job again), 60 s at most
+for _ in $(seq 600); do
+	restart_seen "$T/restart" 2>/dev/null && break
+	sleep 0.1
+done
+kill "$STREAM" 2>/dev/null
+wait "$STREAM" 2>/dev/null
 check "after the restart it follows the daemon again, the stream too" \
 	eval '[ -n "$back" ] && restart_seen "$T/restart"'
 
