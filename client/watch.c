@@ -97,7 +97,9 @@ static void fold_job(struct wjob *j, const cJSON *job)
 				: "psnr",
 			    j->psnr);
 		j->mse = job_num(job, "mse", j->mse);
-		j->lr = job_num(job, "lr", j->lr);
+		/* the last epoch's rate; "lr" is the peak the job was
+		 * given, which the schedule leaves after warmup */
+		j->lr = job_num(job, "live_lr", j->lr);
 		if (epoch > 0)
 			j->have_metrics = 1;
 	}
