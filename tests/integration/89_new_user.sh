@@ -5,9 +5,11 @@
 # `status` says a worker runs (with its pack's count) while the rest of a
 # pack trains after one of its jobs ended; `watch` of a paused job in its
 # warmup shows the rate of its last epoch, not the peak rate; a batch's
-# summary gives the wall time and the sum of the job times, labelled so.
+# summary gives the wall time and the sum of the job times, labelled so;
+# `plot` and `preview --png` with --json print a JSON object naming the
+# files written.
 . "$(dirname "$0")/lib.bash"
-tap_plan 7
+tap_plan 9
 need_device
 PACK=4 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
@@ -81,6 +83,24 @@ tap.ok(r.returncode == 0 and rows[0] == "id,state,name" and len(rows) == 4
 r = ctl("list", "--csv")
 tap.ok(r.stdout.startswith("id,name,batch,state,width,height,"),
        "list --csv alone: the full CSV as before", r.stdout)
+def json_of(r):
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        return None
+
+svg = os.path.join(T, "p.svg")
+r = ctl("--json", "plot", short, "-o", svg)
+j = json_of(r)
+tap.ok(r.returncode == 0 and j and j.get("files") == [svg] and j.get("jobs") == 1
+       and os.path.getsize(svg) > 0,
+       "plot --json: {files: [OUT], jobs: 1}", (r.returncode, r.stdout, r.stderr))
+png = os.path.join(T, "pre.png")
+r = ctl("--json", "preview", short, "--png", png)
+j = json_of(r)
+tap.ok(r.returncode == 0 and j and j.get("files") == [png] and j.get("job") == short
+       and open(png, "rb").read(4) == b"\x89PNG",
+       "preview --png --json: {files: [PNG], job: ID}", (r.returncode, r.stdout, r.stderr))
 sys.exit(tap.done())
 EOF_PY
 stop_daemon
