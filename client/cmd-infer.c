@@ -37,9 +37,13 @@ static int looks_like_package(const uint8_t *data, size_t size)
 	return hlen >= 2 && hlen <= size - 8 && data[8] == '{';
 }
 
-/* Reads path into {"<field>": B64} under key of params; 0 or exit status. */
+/*
+ * Reads path into {"<field>": B64} under key of params; 0 or exit status.
+ * An image (want_image) is a PNG or a JPEG, as job.submit takes, and field
+ * is then "png" or "jpeg" after what the file holds.
+ */
 static int attach(cJSON *params, const char *key, const char *field,
-		  const char *path, int want_png)
+		  const char *path, int want_image)
 {
 	uint8_t *data;
 	size_t size;
@@ -52,12 +56,14 @@ static int attach(cJSON *params, const char *key, const char *field,
 			    rc == ERR_IO ? strerror(errno) : error_message(rc));
 		return CLIENT_EXIT_DAEMON;
 	}
-	if (want_png && !png_has_signature(data, size)) {
+	if (want_image && jpeg_has_signature(data, size))
+		field = "jpeg";
+	else if (want_image && !png_has_signature(data, size)) {
 		free(data);
-		client_warn("%s: not a PNG file", path);
+		client_warn("%s: not a PNG or JPEG image", path);
 		return CLIENT_EXIT_DAEMON;
 	}
-	if (!want_png && !looks_like_package(data, size)) {
+	if (!want_image && !looks_like_package(data, size)) {
 		int png = png_has_signature(data, size);
 		free(data);
 		client_warn("%s: not a model package (a .safetensors file that "
@@ -160,13 +166,13 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_infer_entry = {
 	.name = "infer",
 	.alias = "render",
-	.args = "MODEL.safetensors -o OUT.png [--target IMG.png]",
+	.args = "MODEL.safetensors -o OUT.png [--target IMG.png|IMG.jpg]",
 	.summary = "render a model package to a PNG on the daemon's device",
 	.help = "Options:\n"
 		"  -o, --output OUT.png  where the rendered image goes "
 		"(required)\n"
-		"  --target IMG.png      also print the PSNR of the rendering "
-		"against IMG.png\n"
+		"  --target IMG          also print the PSNR of the rendering "
+		"against IMG (PNG or JPEG)\n"
 		"  -f, --force           replace OUT.png if it exists\n",
 	.exec = cmd_infer_exec,
 };

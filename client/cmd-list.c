@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client.h"
 #include "proto/errors.h"
@@ -242,18 +243,26 @@ static void table_line(const int *cols, int ncols, const cJSON *job)
 	puts(line);
 }
 
-/* One line about the jobs listed: counts by state and PSNR figures. */
+/*
+ * One line about the jobs listed: counts by state, PSNR figures, and two
+ * times: the wall time from the first start to the last end (now while a
+ * job runs) and the sum of the jobs' own times, which jobs running side by
+ * side make longer than the wall time.
+ */
 static void summary(const cJSON *jobs)
 {
 	int n = 0, done = 0, failed = 0, going = 0;
 	double sum = 0, best = -INFINITY, secs = 0;
+	double first = INFINITY, last = -INFINITY;
 	const cJSON *job;
-	char total[32];
+	char total[32], wall[32];
 
 	cJSON_ArrayForEach(job, jobs)
 	{
 		const char *state = job_str(job, "state", "");
 		double psnr = job_num(job, "psnr", NAN);
+		double started = job_num(job, "started", NAN);
+		double finished = job_num(job, "finished", NAN);
 		n++;
 		if (!strcmp(state, S_DONE)) {
 			done++;
@@ -269,16 +278,39 @@ static void summary(const cJSON *jobs)
 		}
 		if (isfinite(job_seconds(job)))
 			secs += job_seconds(job);
+		if (isfinite(started) && started > 0) {
+			first = fmin(first, started);
+			if (!job_state_ended(state) || !isfinite(finished) ||
+			    finished <= 0)
+				finished = (double)time(NULL);
+			last = fmax(last, finished);
+		}
 	}
 	printf("%d jobs: %d done, %d failed or cancelled, %d not ended", n,
 	       done, failed, going);
 	if (done)
 		printf("; mean final PSNR %.2f dB, best %.2f dB", sum / done,
 		       best);
+	if (isfinite(first) && last >= first)
+		printf("; %s wall",
+		       fmt_duration(last - first, wall, sizeof(wall)));
 	if (secs > 0)
-		printf("; %s of fitting",
+		printf("%s%s of job time", isfinite(first) ? ", " : "; ",
 		       fmt_duration(secs, total, sizeof(total)));
 	putchar('\n');
+}
+
+/* --csv --format C: the chosen columns, as the table shows them. */
+static void csv_columns(const int *cols, int ncols, const cJSON *job)
+{
+	char cell[1024];
+
+	for (int k = 0; k < ncols; k++) {
+		const struct column *c = &columns[cols[k]];
+		fmt_csv_field(stdout,
+			      job ? c->text(job, cell, sizeof(cell)) : c->name,
+			      k == ncols - 1);
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -305,6 +337,7 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	};
 	const char *batch = NULL, *state = NULL;
 	const char *format = LIST_DEFAULT_FORMAT;
+	int formatted = 0;
 	cJSON *result = NULL, *kept;
 	const cJSON *job;
 	int c, rc, csv = 0, cols[LIST_MAX_COLUMNS], ncols = 0;
@@ -319,7 +352,7 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 		else if (c == OPT_CSV)
 			csv = 1;
 		else if (c == OPT_FORMAT)
-			format = optarg;
+			format = optarg, formatted = 1;
 		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	}
@@ -363,11 +396,16 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_AddItemReferenceToObject(out, "jobs", kept);
 		client_print_json(out);
 		cJSON_Delete(out);
+	} else if (csv && formatted) {
+		csv_columns(cols, ncols, NULL);
+		cJSON_ArrayForEach(job, kept) csv_columns(cols, ncols, job);
 	} else if (csv) {
 		fputs(CSV_HEADER, stdout);
 		cJSON_ArrayForEach(job, kept) csv_row(job);
 	} else if (cJSON_GetArraySize(kept) == 0) {
-		printf(batch ? "No jobs in batch %s.\n" : "No jobs.\n", batch);
+		/* on stderr: a script reading the table gets no line at all */
+		fprintf(stderr, batch ? "No jobs in batch %s.\n" : "No jobs.\n",
+			batch);
 	} else {
 		table_line(cols, ncols, NULL);
 		cJSON_ArrayForEach(job, kept) table_line(cols, ncols, job);
@@ -382,7 +420,7 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
 	.alias = "ls",
-	.args = "[--batch B] [--state S] [--csv | --format COLS] | --out OUT "
+	.args = "[--batch B] [--state S] [--csv] [--format COLS] | --out OUT "
 		"[--csv]",
 	.summary = "list the jobs: a table, or CSV / JSON for scripts",
 	.help =
@@ -402,7 +440,10 @@ const struct cmd_entry cmd_list_entry = {
 	    "source); psnr\n"
 	    "              is the model's, the weights export writes; live "
 	    "the last\n"
-	    "              epoch's own\n"
+	    "              epoch's own; with --csv, the CSV has these "
+	    "columns,\n"
+	    "              as the table shows them, with their names as "
+	    "header\n"
 	    "  --out OUT   a dataset fitted on Slurm (submit --slurm): each "
 	    "image's\n              result, and the Slurm state of the "
 	    "unfinished ones\n",

@@ -102,9 +102,18 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 	}
 	if (status == CLIENT_EXIT_OK)
 		status = render(output, h, n, force, x_time);
-	if (status == CLIENT_EXIT_OK)
+	if (status == CLIENT_EXIT_OK && cl->json) {
+		/* {"files": [OUT], "jobs": N}: what a script needs next */
+		cJSON *out = cJSON_CreateObject();
+		cJSON *files = cJSON_AddArrayToObject(out, "files");
+		cJSON_AddItemToArray(files, cJSON_CreateString(output));
+		cJSON_AddNumberToObject(out, "jobs", n);
+		client_print_json(out);
+		cJSON_Delete(out);
+	} else if (status == CLIENT_EXIT_OK) {
 		client_say(cl, "wrote %s (%d job%s)\n", output, n,
 			   n == 1 ? "" : "s");
+	}
 	for (int i = 0; i < n; i++)
 		history_finish(&h[i]);
 	free(h);

@@ -94,8 +94,17 @@ static int cmd_preview_exec(struct client *cl, const struct cmd_entry *self,
 		status = CLIENT_EXIT_DAEMON;
 	} else if (png_path) {
 		status = client_write_file(png_path, png, size, force);
-		if (status == CLIENT_EXIT_OK)
+		if (status == CLIENT_EXIT_OK && cl->json) {
+			cJSON *out = cJSON_CreateObject();
+			cJSON *files = cJSON_AddArrayToObject(out, "files");
+			cJSON_AddItemToArray(files,
+					     cJSON_CreateString(png_path));
+			cJSON_AddStringToObject(out, "job", text);
+			client_print_json(out);
+			cJSON_Delete(out);
+		} else if (status == CLIENT_EXIT_OK) {
 			client_say(cl, "wrote %s\n", png_path);
+		}
 	} else {
 		if (!cols)
 			cols = fmt_terminal_columns(STDOUT_FILENO) > 8

@@ -79,7 +79,7 @@ static void print_jobs(const cJSON *jobs)
 static void print_workers(const cJSON *devices)
 {
 	const cJSON *d;
-	char idx[32], job[32], mem[32];
+	char idx[32], job[48], mem[32];
 	int i = 0;
 
 	printf("\n%-7s %-11s %-8s %10s  %s\n", "WORKER", "STATE", "JOB",
@@ -96,6 +96,12 @@ static void print_workers(const cJSON *devices)
 		else
 			snprintf(idx, sizeof(idx), "%d", i);
 		field_text(d, "job", job, sizeof(job));
+		/* a pack: the first job and how many train with it */
+		if (job_num(d, "jobs", 0) > 1) {
+			size_t len = strlen(job);
+			snprintf(job + len, sizeof(job) - len, " +%.0f",
+				 job_num(d, "jobs", 0) - 1);
+		}
 		printf("%-7s %-11s %-8s %10s  %s\n", idx,
 		       job_str(d, "state", "-"), job,
 		       fmt_bytes(bytes, mem, sizeof(mem)), name);

@@ -258,7 +258,7 @@ static void print_overview(const struct overview *o, int csv, int json)
 	if (o->done)
 		printf("; mean PSNR %.2f dB", o->psnr_sum / o->done);
 	if (o->seconds > 0)
-		printf("; %s of fitting",
+		printf("; %s of job time",
 		       fmt_duration(o->seconds, buf, sizeof(buf)));
 	putchar('\n');
 }

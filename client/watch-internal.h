@@ -54,6 +54,7 @@ struct wjob {
 	char told[16];     /* plain mode: the last state it printed */
 	double asked_at;   /* when job.get was last called for it */
 	double news_at;    /* when a notification about it arrived */
+	int offline;       /* the daemon is gone: its state is not known */
 };
 
 struct watch {

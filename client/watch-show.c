@@ -37,7 +37,11 @@
 /* Showing                                                                 */
 /* ---------------------------------------------------------------------- */
 
-static int is_running(const struct wjob *j) { return is_running_state(j); }
+/* Running as far as we know: not while the daemon is gone (j->offline). */
+static int is_running(const struct wjob *j)
+{
+	return is_running_state(j) && !j->offline;
+}
 
 /* Epochs still to go: to the end, or fewer when the PSNR's recent rise
  * reaches the target PSNR sooner. */
@@ -105,7 +109,8 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 	fmt_append_cols(buf, n, j->idtext, 5);
 	strcat(buf, " ");
 	fmt_append_cols(buf, n, j->name, 12);
-	snprintf(head, sizeof(head), " %-9s %d/%d", j->state, j->epoch,
+	snprintf(head, sizeof(head), " %-9s %d/%d",
+		 j->offline && !j->ended ? "unknown" : j->state, j->epoch,
 		 j->epochs);
 	strncat(buf, head, n - strlen(buf) - 1);
 	if (j->epochs > 0) {
@@ -116,6 +121,8 @@ static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
 	if (cols > 1)
 		fmt_truncate(buf, (size_t)cols - 1);
 	cols = cols > 1 ? cols - 1 : 0;
+	if (j->offline && !j->ended)
+		add_field(buf, n, cols, "disconnected");
 	if (isfinite(model_psnr(j)))
 		add_field(buf, n, cols, "%s dB",
 			  fmt_number("%.2f", model_psnr(j), num, sizeof(num)));
@@ -220,7 +227,9 @@ static void total_line(const struct watch *w, char *buf, size_t n, int hidden,
 		k += snprintf(buf + k, n - k, ", %d paused", t.paused);
 	if (t.failed && k > 0 && (size_t)k < n)
 		snprintf(buf + k, n - k, ", %d failed or cancelled", t.failed);
-	if (t.running + t.queued > 0)
+	if (w->n > 0 && w->jobs[0].offline)
+		add_field(buf, n, cols, " (vkinrd disconnected)");
+	else if (t.running + t.queued > 0)
 		add_field(buf, n, cols, " ETA %s",
 			  fmt_duration(t.eta, eta, sizeof(eta)));
 	if (hidden)

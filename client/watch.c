@@ -97,7 +97,9 @@ static void fold_job(struct wjob *j, const cJSON *job)
 				: "psnr",
 			    j->psnr);
 		j->mse = job_num(job, "mse", j->mse);
-		j->lr = job_num(job, "lr", j->lr);
+		/* the last epoch's rate; "lr" is the peak the job was
+		 * given, which the schedule leaves after warmup */
+		j->lr = job_num(job, "live_lr", j->lr);
 		if (epoch > 0)
 			j->have_metrics = 1;
 	}
@@ -450,11 +452,26 @@ static int reconnect(struct watch *w)
 	if (w->mode == WATCH_PLAIN || is_wait(w->mode))
 		client_warn("lost vkinrd (%s); reconnecting for up to %.0f s",
 			    conn_why(w->cl->conn), w->cl->reconnect_s);
+	/* the live view: what the jobs do is not known until the daemon is
+	 * back, so no "running" and no ETA frozen on the screen meanwhile */
+	for (int i = 0; i < w->n; i++) {
+		struct wjob *j = &w->jobs[i];
+		if (j->run_at > 0)
+			j->run_s += now_s() - j->run_at;
+		j->run_at = 0;
+		j->offline = 1;
+	}
+	if (w->mode == WATCH_LIVE)
+		watch_draw_live(w);
 	conn_close(w->cl->conn);
 	w->cl->conn = NULL;
 	for (;;) {
-		if ((rc = client_connect(w->cl)) == 0)
+		if ((rc = client_connect(w->cl)) == 0) {
+			for (int i = 0; i < w->n; i++)
+				w->jobs[i].offline = 0;
+			w->dirty = 1;
 			return 0;
+		}
 		if (now_s() >= until)
 			return rc;
 		usleep(200 * 1000);

@@ -140,6 +140,9 @@ cJSON *views_job(const struct job *job, int default_width)
 	views_add_number(o, "best_psnr", psnr);
 	views_add_number(o, "mse", last ? last->mse : NAN);
 	views_add_number(o, "ms", last ? last->ms : NAN);
+	/* the rate of the last epoch, where the schedule has it; lr is the
+	 * peak rate the job was given */
+	views_add_number(o, "live_lr", last ? last->lr : NAN);
 	if (shown.width)
 		cJSON_AddNumberToObject(o, "width", shown.width);
 	else
@@ -248,11 +251,31 @@ cJSON *views_job_state(const struct job *job)
 
 /* ---------------------------------------------------------- devices */
 
+/* The jobs running on worker i, and the first of them (NULL: none). */
+static int views_worker_jobs(const struct service *svc, int i,
+			     const struct job **first)
+{
+	int n = 0;
+
+	*first = NULL;
+	for (const struct job *job = svc->queue->head; job; job = job->next)
+		if (job->state == JOB_RUNNING && job->worker == i) {
+			if (!n++)
+				*first = job;
+		}
+	return n;
+}
+
 cJSON *views_devices(const struct service *svc)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (int i = 0; i < svc->nslots; i++) {
 		const struct worker_slot *s = &svc->slots[i];
+		const struct job *first;
+		/* a pack: slot->job is the one last started, and is cleared
+		 * when any of them ends while the others train on */
+		int running = views_worker_jobs(svc, i, &first);
+		const char *job = s->job[0] ? s->job : first ? first->id : "";
 		cJSON *d = cJSON_CreateObject();
 		cJSON_AddNumberToObject(d, "worker", i);
 		if (s->ok) {
@@ -262,14 +285,18 @@ cJSON *views_devices(const struct service *svc)
 			cJSON_AddNullToObject(d, "name");
 		}
 		cJSON_AddStringToObject(d, "state",
-					!s->ready   ? "starting"
-					: !s->ok    ? "unavailable"
-					: s->job[0] ? "running"
-						    : "idle");
-		if (s->job[0])
-			cJSON_AddStringToObject(d, "job", s->job);
+					!s->ready           ? "starting"
+					: !s->ok            ? "unavailable"
+					: running || job[0] ? "running"
+							    : "idle");
+		if (job[0])
+			cJSON_AddStringToObject(d, "job", job);
 		else
 			cJSON_AddNullToObject(d, "job");
+		cJSON_AddNumberToObject(d, "jobs",
+					running  ? running
+					: job[0] ? 1
+						 : 0);
 		cJSON_AddNumberToObject(d, "gpu_bytes",
 					(double)worker_bytes_in_use(s->w));
 		if (s->ready && !s->ok)

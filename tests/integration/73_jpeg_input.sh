@@ -7,9 +7,10 @@
 # decoding of the JPEG, within JPEG rounding); every other entry is named
 # on stderr with its reason; the corrupt JPEG is refused with libjpeg's
 # words and fails only itself (exit 3, the others done); `vkinrd --fit`
-# reads a JPEG too, and the exported reconstruction is a PNG.
+# reads a JPEG too, the exported reconstruction is a PNG, and `vkinrctl
+# infer --target` takes the JPEG as submit did (a PSNR back, exit 0).
 . "$(dirname "$0")/lib.bash"
-tap_plan 9
+tap_plan 10
 need_device
 if ! python3 -c 'import PIL' 2>/dev/null; then
 	for i in $(seq 1 "$TAP_PLAN"); do echo "ok $i # SKIP python3-pil is not installed (tests/deps.sh)"; done
@@ -89,6 +90,17 @@ if ok:
     top, bottom = rec.getpixel((4, 24 - 20)), rec.getpixel((8, 28))
     ok = rec.size == (16, 32) and top[0] > top[2] and bottom[2] > bottom[0]
 tap.ok(ok, "export writes a PNG reconstruction, red on top as the photo shows",
+       (r.returncode, r.stdout, r.stderr))
+
+# infer --target takes what submit took: the JPEG itself
+r = ctl("--json", "infer", os.path.join(T, "side.safetensors"), "-o",
+        os.path.join(T, "side-infer.png"), "--target", os.path.join(d, "side.jpg"))
+try:
+    psnr = json.loads(r.stdout).get("psnr", 0)
+except ValueError:
+    psnr = 0
+tap.ok(r.returncode == 0 and psnr > 5,
+       "infer --target PHOTO.jpg: a PSNR against the upright JPEG, exit 0",
        (r.returncode, r.stdout, r.stderr))
 
 # every EXIF orientation, 1 to 8: the kept target is PIL's upright image

@@ -3,13 +3,14 @@
 # user meets it: `vkinrctl submit IMG --watch` shows the epochs with their
 # percentage, the model's PSNR and how long the job has run (besides the
 # ETA); Ctrl-C stops the watch, not the job, and says so with the command
-# that watches it again, which works. The README starts the daemon with
+# that watches it again, which works; with the daemon gone, the view says
+# disconnected and the state unknown, with no ETA left standing. The README starts the daemon with
 # its log away from the terminal where --watch draws. Skipped without
 # tmux.
 . "$(dirname "$0")/lib.bash"
-tap_plan 5
+tap_plan 6
 if ! command -v tmux >/dev/null; then
-	for i in $(seq 1 5); do echo "ok $i # SKIP tmux is not installed (tests/deps.sh)"; done
+	for i in $(seq 1 6); do echo "ok $i # SKIP tmux is not installed (tests/deps.sh)"; done
 	exit 0
 fi
 need_device
@@ -78,9 +79,30 @@ r = ctl("watch", job["id"], timeout=60)
 tap.ok(g["state"] == "running" and r.returncode == 1 and "cancelled" in r.stdout,
        "the job was still running, and the command given watches it (to its cancel)",
        (g["state"], r.returncode, r.stdout))
+# the daemon gone (kill -9): no "running" and no ETA frozen on the screen
+import signal
+j2 = ctl("submit", "-q", "--epochs", "100000", "--width", "16", img).stdout.strip()
+tmux("-u", "new-session", "-d", "-s", "g", "-x", "80", "-y", "24",
+     "%s watch %s; sleep 120" % (CTL, j2))
+end = time.time() + 60
+row = ""
+while time.time() < end:
+    pane = tmux("capture-pane", "-p", "-t", "g").split("\n")
+    row = next((l for l in pane if l.split()[:1] == [j2]), "")
+    if "ETA" in row:
+        break
+    time.sleep(0.3)
+os.kill(int(os.environ["DPID"]), signal.SIGKILL)
+time.sleep(2)
+pane = tmux("capture-pane", "-p", "-t", "g").split("\n")
+gone = next((l for l in pane if l.split()[:1] == [j2]), "")
+print("# before: %r\n# after: %r" % (row, gone))
+tap.ok("ETA" in row and "disconnected" in gone and "unknown" in gone
+       and "running" not in gone and "ETA" not in gone,
+       "the daemon gone: the row says disconnected, state unknown, no ETA", gone)
 sys.exit(tap.done())
 EOF_PY
-TAP_N=4
+TAP_N=5
 check "the README starts the daemon with its log away from the terminal" \
 	grep -q '^    build/vkinrd 2>>vkinrd.log &' "$ROOT/README.md"
 stop_daemon
