@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "util/path.h"
 
 static int errno_code(int e)
 {
@@ -246,23 +247,13 @@ static int write_synced(int fd, const void *data, size_t size)
  * EINVAL; the rename is done all the same, so that is not a failure. */
 static int sync_folder(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char *dir;
 	int fd, rc = 0;
-
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == path)
-		dir = strdup("/");
-	else
-		dir = strndup(path, (size_t)(slash - path));
+	if (batch_open) /* fileio_batch_end syncs it */
+		return 0;
+	char *dir = path_parent(path);
 	if (!dir) {
 		errno = ENOMEM;
 		return -1;
-	}
-	if (batch_open) { /* fileio_batch_end syncs it */
-		free(dir);
-		return 0;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	free(dir);

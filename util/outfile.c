@@ -9,6 +9,7 @@
  */
 #include "util/outfile.h"
 #include "util/fileio.h"
+#include "util/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,12 +57,7 @@ int outfile_open_folder(const char *path, int *dfd, const char **base,
 		say("cannot write %s: it names a folder", path);
 		return OUTFILE_REFUSED;
 	}
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == path)
-		dir = strdup("/");
-	else
-		dir = strndup(path, (size_t)(slash - path));
+	dir = path_parent(path);
 	if (!dir) {
 		say("cannot write %s: out of memory", path);
 		return OUTFILE_FAILED;

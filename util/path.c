@@ -13,6 +13,16 @@
 
 #include "proto/errors.h"
 
+char *path_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
 char *path_join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir) + strlen(name) + 2;

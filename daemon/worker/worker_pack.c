@@ -18,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/errors.h"
 #include "log.h"
 #include "nn/pack.h"
 #include "util/fileio.h"
+#include "util/path.h"
 #include "worker/worker_internal.h"
 
 /* A fault of the device while a pack trains: every fit goes, the device
@@ -84,28 +86,28 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 /*
  * The files that the pack's jobs wrote at one epoch boundary (their
  * checkpoints, their exports) are made durable together by one sync of
- * the state's file system, not two fsyncs a file (fileio_batch_begin);
- * dir is a job's folder, copied before the jobs may leave.
+ * the state's file system, not two fsyncs a file (fileio_batch_begin).
+ * The sync goes through the jobs' folder (above a job's own, which may
+ * be gone by then), named before the jobs may leave; n > 0.
  */
-static void boundary_begin(char *dir, size_t len, struct run **runs, int n)
+static char *boundary_begin(struct run **runs)
 {
-	snprintf(dir, len, "%s", n ? runs[0]->job->dir : "");
 	fileio_batch_begin();
+	return path_parent(runs[0]->job->dir);
 }
 
-static void boundary_end(struct worker *w, const char *dir)
+static void boundary_end(struct worker *w, char *jobs_dir)
 {
-	char parent[4096];
-	snprintf(parent, sizeof(parent), "%s", dir);
-	char *slash = strrchr(parent, '/');
-	if (slash && slash != parent)
-		*slash = '\0'; /* the jobs' folder: a job's may be gone */
-	if (dir[0] && fileio_batch_end(parent))
+	if (!jobs_dir) { /* no memory for the name: every file system */
+		fileio_batch_end("/");
+		sync();
+		return;
+	}
+	if (fileio_batch_end(jobs_dir))
 		log_warn("worker %d: cannot make the jobs' files in %s "
 			 "durable: %s",
-			 w->index, parent, strerror(errno));
-	else if (!dir[0])
-		fileio_batch_end(".");
+			 w->index, jobs_dir, strerror(errno));
+	free(jobs_dir);
 }
 
 /*
@@ -161,8 +163,7 @@ void worker_run_pack(struct worker *w)
 		if (!n)
 			break;
 		worker_serve_due(w, runs, n);
-		char dir[4096];
-		boundary_begin(dir, sizeof(dir), runs, n);
+		char *jobs_dir = boundary_begin(runs);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
 			r->shared = n > 1;
@@ -185,7 +186,7 @@ void worker_run_pack(struct worker *w)
 				runs[i--] = runs[--n];
 			}
 		}
-		boundary_end(w, dir);
+		boundary_end(w, jobs_dir);
 		for (; nleft > 0; nleft--)
 			run_end(w, left[nleft - 1]);
 		if (!n)
@@ -208,7 +209,7 @@ void worker_run_pack(struct worker *w)
 			}
 			continue;
 		}
-		boundary_begin(dir, sizeof(dir), runs, n);
+		jobs_dir = boundary_begin(runs);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
 			const struct work_job *jb = r->job;
@@ -239,7 +240,7 @@ void worker_run_pack(struct worker *w)
 				runs[i--] = runs[--n];
 			}
 		}
-		boundary_end(w, dir);
+		boundary_end(w, jobs_dir);
 		for (; nleft > 0; nleft--)
 			run_end(w, left[nleft - 1]);
 		worker_publish_memory(w);
