@@ -537,6 +537,7 @@ static int run_many(struct fit_options *o)
 		.pack = o->pack,
 		.json = o->json,
 		.quiet = o->quiet,
+		.timings = o->timings,
 		.force = o->force,
 	};
 	if (!many.cfg.nf)

@@ -142,7 +142,39 @@ struct tally {
 	 * programs made; of the stepping, the changes of precision */
 	double join_s, step_s, finish_s;
 	double decode_s, buffers_s, programs_s, switch_s;
+	/* --timings: the pack's steps, and the GPU time of each pass summed
+	 * over them */
+	int steps;
+	double pass_ms[NN_PASS_COUNT];
 };
+
+/* --timings: a pack epoch on average, its host time and its GPU time,
+ * pass by pass. */
+static void print_pack_times(const struct fit_many_options *o,
+			     const struct tally *t)
+{
+	double steps = t->steps ? t->steps : 1, gpu = 0;
+	for (int i = 0; i < NN_PASS_COUNT; i++)
+		gpu += t->pass_ms[i] / steps;
+	if (o->json) {
+		printf(",\"pack_epochs\":%d,\"pack_epoch_ms\":%.3f,"
+		       "\"pack_gpu_ms\":%.3f,\"pass_ms\":{",
+		       t->steps, t->step_s * 1e3 / steps, gpu);
+		for (int i = 0; i < NN_PASS_COUNT; i++)
+			printf("%s\"%s\":%.3f", i ? "," : "",
+			       nn_pass_name((enum nn_pass)i),
+			       t->pass_ms[i] / steps);
+		printf("}");
+		return;
+	}
+	fprintf(stderr,
+		"  a pack epoch: %.3f ms on the host's clock, %.3f ms of GPU "
+		"passes (mean of %d)\n",
+		t->step_s * 1e3 / steps, gpu, t->steps);
+	for (int i = 0; i < NN_PASS_COUNT; i++)
+		fprintf(stderr, "  %-16s %8.3f ms\n",
+			nn_pass_name((enum nn_pass)i), t->pass_ms[i] / steps);
+}
 
 /* What a fit's own accounts say of its host time, added to the tally as
  * it leaves. */
@@ -377,6 +409,13 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		double t0 = now_s();
 		rc = nn_pack_step(pack, fits, n, m, rcs);
 		t.step_s += now_s() - t0;
+		if (o->timings && rc == 0) {
+			double ms[NN_PASS_COUNT];
+			nn_pack_pass_ms(pack, ms);
+			for (int i = 0; i < NN_PASS_COUNT; i++)
+				t.pass_ms[i] += ms[i];
+			t.steps++;
+		}
 		t0 = now_s();
 		/* the outputs of the fits that end here are made durable
 		 * together: one sync, not two a file */
@@ -426,7 +465,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		       "\"join_s\":%.3f,\"step_s\":%.3f,\"finish_s\":%.3f,"
 		       "\"decode_s\":%.3f,\"buffers_s\":%.3f,"
 		       "\"programs_s\":%.3f,\"switch_s\":%.3f,"
-		       "\"device\":\"%s\"}\n",
+		       "\"device\":\"%s\"",
 		       t.done, t.failed, seconds, t.done / seconds,
 		       t.done ? t.psnr_sum / t.done : 0, t.psnr_worst,
 		       t.gflop / seconds * 1e-3, cap, t.join_s, t.step_s,
@@ -438,6 +477,10 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			"images/s, mean PSNR %.2f dB, worst %.2f\n",
 			t.done, t.failed, seconds, t.done / seconds,
 			t.done ? t.psnr_sum / t.done : 0, t.psnr_worst);
+	if (o->timings && (o->json || !o->quiet))
+		print_pack_times(o, &t);
+	if (o->json)
+		printf("}\n");
 	for (int i = 0; i < n; i++)
 		nn_fit_destroy(live[i].fit);
 	nn_pack_destroy(pack);

@@ -168,7 +168,8 @@ int gpu_programs_run(struct gpu_program *const *progs, int n);
  *
  * mask is a host-visible buffer of at least n uint32 that the caller
  * writes before each run: slot i runs only while mask[i] is not 0.
- * Timestamps are not recorded. Returns ERR_INVALID when the programs are
+ * The slots' timestamps are written at the same places, so a stage of
+ * theirs (from, to) times that stage of the whole pack. Returns ERR_INVALID when the programs are
  * not alike or the device has no packs.
  */
 int gpu_programs_alike(const struct gpu_program *a,

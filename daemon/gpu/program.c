@@ -24,7 +24,7 @@ struct pool_node {
 
 /* What a program recorded, op by op, so that programs recorded alike can
  * be packed into one (gpu_pack_program_create, pack.c). */
-enum op_kind { OP_DISPATCH, OP_BARRIER, OP_ZERO };
+enum op_kind { OP_DISPATCH, OP_BARRIER, OP_ZERO, OP_TIMESTAMP };
 struct program_op {
 	enum op_kind kind;
 	struct gpu_pipeline *pipe;
@@ -262,6 +262,7 @@ int gpu_program_timestamp(struct gpu_program *prog)
 {
 	if (!prog->queries || prog->timestamps == prog->max_timestamps)
 		return -1;
+	note_op(prog, &(struct program_op){ .kind = OP_TIMESTAMP });
 	vkCmdWriteTimestamp(prog->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
 			    prog->queries, (uint32_t)prog->timestamps);
 	return prog->timestamps++;
@@ -432,7 +433,9 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 	}
 	struct gpu_program *prog = NULL;
 	struct gpu_buffer buf = { 0 };
-	int rc = gpu_program_create(ctx, 0, &prog);
+	/* the same timestamps, at the same places: a stage of the slots'
+	 * programs (from, to) is that stage of the pack */
+	int rc = gpu_program_create(ctx, progs[0]->timestamps, &prog);
 	rc = rc ? rc : gpu_arena_create(ctx, &prog->arena);
 	size_t table_bytes = entries * sizeof(*table);
 	rc = rc ? rc
@@ -445,6 +448,8 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 		const struct program_op *o = &progs[0]->ops[op];
 		if (o->kind == OP_BARRIER) {
 			barrier(prog->cmd);
+		} else if (o->kind == OP_TIMESTAMP) {
+			gpu_program_timestamp(prog);
 		} else if (o->kind == OP_ZERO) {
 			for (int s = 0; s < n; s++)
 				vkCmdFillBuffer(prog->cmd,

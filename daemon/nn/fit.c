@@ -64,9 +64,10 @@ static double now_ms(void)
 
 /* ------------------------------------------------------------ planning */
 
-/* The GEMM family: fp16 tensor cores for the fp16 path; for fp32, "cpu"
- * on CPU devices, 64x64 tiles on small widths, 128x128 on GPUs. VKINR_GEMM=NAME
- * (see gemm.c) overrides with a family of the same operand precision, for
+/* The GEMM family: fp16 tensor cores for the fp16 path (row blocks of 32
+ * or 64 for widths up to that: VKINR_GEMM=coop keeps 128, to compare);
+ * for fp32, "cpu" on CPU devices, 64x64 tiles on small widths, 128x128
+ * on GPUs. VKINR_GEMM=NAME (see gemm.c) overrides with a family of the same operand precision, for
  * benchmarks and for the tests of the tensor-core tiling ("coop_emu"). */
 static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
 					      int half)
@@ -75,6 +76,12 @@ static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
 	if (v && v->half == half &&
 	    gemm_variant_runs(v, gpu_info(fit->gpu)->coopmat_api))
 		return v;
+	/* small widths: row blocks of the width (a pack of small fits
+	 * multiplies no rows of zeros) */
+	if (half && fit->cfg.nf <= 32)
+		return gemm_variant_find("coop32");
+	if (half && fit->cfg.nf <= 64)
+		return gemm_variant_find("coop64");
 	if (half)
 		return gemm_variant_find("coop");
 	/* CPU devices: register blocks, no shared memory (gemm_cpu.comp) */

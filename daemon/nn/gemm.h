@@ -32,7 +32,14 @@ struct gemm_variant {
 				   its shaders exist only in builds that found
 				   glslang 15, and run only on devices with
 				   gpu_device_info.has_coopmat2 */
+	uint32_t nt_rows, nt_cols; /* the weight gradient's own output
+				      tile, where it differs (0: rows x
+				      cols) */
 };
+
+/* The output tile of a workgroup of form ("nn", "tn" or "nt") of v. */
+void gemm_variant_tile(const struct gemm_variant *v, const char *form,
+		       uint32_t *rows, uint32_t *cols);
 
 /* Every family, ending with one whose name is NULL. */
 extern const struct gemm_variant gemm_variants[];

@@ -110,6 +110,27 @@ static struct gpu_program *own_program(const struct nn_fit *fit,
 	}
 }
 
+void nn_pack_pass_ms(const struct nn_pack *pack, double ms[NN_PASS_COUNT])
+{
+	memset(ms, 0, NN_PASS_COUNT * sizeof(ms[0]));
+	for (int g = 0; g < pack->ngroups; g++) {
+		const struct pack_group *grp = &pack->groups[g];
+		const struct nn_fit *fit = grp->fits[0];
+		for (int i = 0; i < fit->nstages; i++) {
+			const struct stage_time *s = &fit->stages[i];
+			for (int k = 0; k < PK_KINDS; k++) {
+				if (s->prog != own_program(fit, k))
+					continue;
+				const struct gpu_program *prog =
+				    grp->n > 1 ? grp->prog[k] : s->prog;
+				if (prog)
+					ms[s->pass] += gpu_program_elapsed_ms(
+					    prog, s->from, s->to);
+			}
+		}
+	}
+}
+
 static int fits_alike(const struct nn_fit *a, const struct nn_fit *b)
 {
 	for (int k = 0; k < PK_KINDS; k++) {

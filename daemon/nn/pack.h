@@ -42,4 +42,9 @@ int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 /* Groups and fits of the last step, for logs and the benchmark. */
 void nn_pack_shape(const struct nn_pack *pack, int *groups, int *fits);
 
+/* The GPU time of each pass in the last step's epoch and optimizer step,
+ * summed over the groups (the pack's programs carry the fits'
+ * timestamps): what --timings reports for a pack. */
+void nn_pack_pass_ms(const struct nn_pack *pack, double ms[NN_PASS_COUNT]);
+
 #endif

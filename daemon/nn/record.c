@@ -55,8 +55,10 @@ int nn_use_strip_passes(const struct gpu_context *gpu)
 
 int nn_nt_splits(const struct nn_fit *fit, int n)
 {
-	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, fit->gemm->rows) *
-			      div_up((uint64_t)fit->cfg.nf, fit->gemm->cols));
+	uint32_t rows, cols;
+	gemm_variant_tile(fit->gemm, "nt", &rows, &cols);
+	int out_tiles = (int)(div_up((uint64_t)fit->cfg.nf, rows) *
+			      div_up((uint64_t)fit->cfg.nf, cols));
 	int target = gpu_info(fit->gpu)->is_cpu ? 8 : 1024;
 	int splits = (target + out_tiles - 1) / out_tiles;
 	int most = (int)div_up((uint64_t)n, 256);
@@ -301,8 +303,11 @@ static void gemm(struct recorder *r, struct gpu_pipeline *pipe,
 	g.a_scale = a_grad ? scale : 1.0f;
 	g.b_scale = b_grad ? scale : 1.0f;
 	g.out_scale = 1.0f / (g.a_scale * g.b_scale);
-	uint32_t gx = div_up(g.N, r->gemm->cols);
-	uint32_t gy = div_up(g.M, r->gemm->rows);
+	uint32_t rows, cols;
+	gemm_variant_tile(r->gemm, pipe == r->gemm_nt ? "nt" : "nn", &rows,
+			  &cols);
+	uint32_t gx = div_up(g.N, cols);
+	uint32_t gy = div_up(g.M, rows);
 	dispatch(r, pipe, a, b, c, &r->fit->params, NULL, NULL, &g, sizeof(g),
 		 gx, gy, splits);
 }

@@ -3,9 +3,9 @@
  * the plain-C reference, in its three forms, and the NV-to-KHR SPIR-V
  * translation that lets it run on devices with only the KHR extension.
  *
- * Every device runs the emulated family ("coop_emu": the same tiling with
- * fp32 operands and plain arithmetic for the matrix operations) at sizes
- * that hit every edge: widths 16 to 512, pixel counts that are not a
+ * Every device runs the emulated families ("coop_emu" and "coop32_emu":
+ * the same tilings with fp32 operands and plain arithmetic for the matrix
+ * operations) at sizes that hit every edge: widths 16 to 512, pixel counts that are not a
  * multiple of any tile, a split of K whose last chunk and last step are
  * partial. Devices with tensor cores also run every fp16 family of
  * nn/gemm.h on the same sizes, on operands rounded to fp16 with rows
@@ -233,8 +233,11 @@ static void check_family(const struct gemm_variant *v, int nf, int npix)
 				.out_scale = 1 };
 	const struct gpu_buffer *nt[] = { &bds, &bz, &part, &bbias };
 	gemm_shader_name(v, "nt", name, sizeof(name));
+	uint32_t nt_rows, nt_cols;
+	gemm_variant_tile(v, "nt", &nt_rows, &nt_cols);
 	test_dispatch(name, nf, 30.0f, nt, 4, &gn, sizeof(gn),
-		      (uint32_t)(nf + v->cols - 1) / v->cols, gy, splits);
+		      (uint32_t)(nf + nt_cols - 1) / nt_cols,
+		      (uint32_t)(nf + nt_rows - 1) / nt_rows, splits);
 	float *slices = malloc(splits * nn2 * 4), *gotw = malloc(nn2 * 4);
 	test_download(&part, slices, splits * nn2);
 	sum_slices(slices, (int)splits, (int)nn2, gotw);
@@ -258,6 +261,12 @@ static void test_coop_tiling_emulated(void **state)
 {
 	test_need_gpu();
 	check_sizes(gemm_variant_find("coop_emu"));
+	/* the small tiling runs widths up to 32: its checks stop at 48, so
+	 * its row blocks still see a partial one */
+	const struct gemm_variant *small = gemm_variant_find("coop32_emu");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(*sizes); i++)
+		if (sizes[i].nf <= 48)
+			check_family(small, sizes[i].nf, sizes[i].npix);
 }
 
 static void test_coop_tensor_cores(void **state)
