@@ -172,26 +172,37 @@ int get_pipelines(struct recorder *r)
 		GET(dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, pass, 2);
 	}
 	r->strips = nn_use_strip_passes(gpu);
-	if (r->strips && r->half_s) {
-		GET(dwconv_strip_copy, "dwconv_strip_s_f16_copy", 4, pass, 2);
-		GET(dwconv_strip_in, "dwconv_strip_s_f16_in", 3, pass, 2);
-		GET(dwconv_back_strip, "dwconv_back_strip_f16_in", 6, pass, 2);
-	} else if (r->strips) {
-		GET(dwconv_strip,
-		    r->half ? "dwconv_strip_s_f16" : "dwconv_strip_s", 3, pass,
-		    2);
-		GET(dwconv_back_strip,
-		    r->half ? "dwconv_back_strip_f16" : "dwconv_back_strip",
-		    r->half ? 6 : 5, pass, 2);
-	}
 	r->pairs = r->strips && !nn_env_is("VKINR_DW_PAIR", "0");
-	if (r->pairs && r->half_s) {
-		GET(dwconv_pair_copy, "dwconv_pair_s_f16_copy", 4, pass, 2);
-		GET(dwconv_pair_in, "dwconv_pair_s_f16_in", 3, pass, 2);
-	} else if (r->pairs) {
-		GET(dwconv_pair,
-		    r->half ? "dwconv_pair_s_f16" : "dwconv_pair_s", 3, pass,
-		    2);
+	for (int i = 0; r->strips && i < 2; i++) {
+		struct dw_strip_pipes *d = &r->dws[i];
+		const char *x = i ? "_x16" : "";
+		char name[64];
+#define GET_DW(field, base, nb)                                                \
+	snprintf(name, sizeof(name), "%s%s", base, x);                         \
+	rc = rc ? rc : gpu_pipeline_get(gpu, name, nb, pass, spec, 2, &(field))
+		if (r->half_s) {
+			GET_DW(d->strip_copy, "dwconv_strip_s_f16_copy", 4);
+			GET_DW(d->strip_in, "dwconv_strip_s_f16_in", 3);
+			GET_DW(d->back, "dwconv_back_strip_f16_in", 6);
+		} else {
+			GET_DW(d->strip,
+			       r->half ? "dwconv_strip_s_f16"
+				       : "dwconv_strip_s",
+			       3);
+			GET_DW(d->back,
+			       r->half ? "dwconv_back_strip_f16"
+				       : "dwconv_back_strip",
+			       r->half ? 6 : 5);
+		}
+		if (r->pairs && r->half_s) {
+			GET_DW(d->pair_copy, "dwconv_pair_s_f16_copy", 4);
+			GET_DW(d->pair_in, "dwconv_pair_s_f16_in", 3);
+		} else if (r->pairs) {
+			GET_DW(d->pair,
+			       r->half ? "dwconv_pair_s_f16" : "dwconv_pair_s",
+			       3);
+		}
+#undef GET_DW
 	}
 	GET(reduce, "reduce", 2, pass, 2);
 	char nn[32], tn[32], nt[32];
@@ -379,15 +390,15 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 		/* two columns an invocation where the pairs align */
 		int pairs =
 		    r->pairs && p.tw % 2 == 0 && (p.dil == 1 || p.dil % 2 == 0);
+		const struct dw_strip_pipes *d = &r->dws[dw_small(p.tw)];
 		struct gpu_pipeline *pipe =
-		    pairs ? by_form(form, r->dwconv_pair_copy,
-				    r->dwconv_pair_in, r->dwconv_pair)
-			  : by_form(form, r->dwconv_strip_copy,
-				    r->dwconv_strip_in, r->dwconv_strip);
-		dispatch(r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
-			 sizeof(p),
-			 div_up((uint64_t)p.tw / (pairs ? 2 : 1), DW_STRIP_X),
-			 div_up(dw_strips(p.th, p.dil), DW_STRIP_Y), nf);
+		    pairs ? by_form(form, d->pair_copy, d->pair_in, d->pair)
+			  : by_form(form, d->strip_copy, d->strip_in, d->strip);
+		dispatch(
+		    r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
+		    sizeof(p),
+		    div_up((uint64_t)p.tw / (pairs ? 2 : 1), dw_group_x(p.tw)),
+		    div_up(dw_strips(p.th, p.dil), dw_group_y(p.tw)), nf);
 	} else if (r->rows) {
 		p.i2 = (int)row_segments(p.tw);
 		PASS(r, r->dwconv_rows[k], p,
@@ -647,10 +658,11 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			if (r->half)
 				bufs[nbufs++] = &fit->g16;
 			bufs[nbufs] = &fit->part_b;
-			dispatch7(r, r->dwconv_back_strip, bufs, &p, sizeof(p),
-				  div_up((uint64_t)p.tw, DW_STRIP_X),
-				  div_up(dw_strips(p.th, p.dil), DW_STRIP_Y),
-				  nf);
+			dispatch7(
+			    r, r->dws[dw_small(p.tw)].back, bufs, &p, sizeof(p),
+			    div_up((uint64_t)p.tw, dw_group_x(p.tw)),
+			    div_up(dw_strips(p.th, p.dil), dw_group_y(p.tw)),
+			    nf);
 		} else {
 			PASS(r, r->reduce_dw, rp, chunks, nf, &fit->z, h,
 			     &fit->part_b, NULL, NULL, NULL);

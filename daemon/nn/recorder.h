@@ -43,14 +43,15 @@ struct recorder {
 	 * and the forward one (tiled) goes by blocks through shared memory */
 	int fused, tiled;
 	struct gpu_pipeline *dwconv_tiled;
-	/* or by strips, the backward conv and its taps' sums in one pass */
-	int strips;
-	struct gpu_pipeline *dwconv_strip, *dwconv_strip_copy, *dwconv_strip_in,
-	    *dwconv_back_strip;
-	/* and the forward two columns an invocation where the pairs align
-	 * (dwconv_pair.comp) */
-	int pairs;
-	struct gpu_pipeline *dwconv_pair, *dwconv_pair_copy, *dwconv_pair_in;
+	/* or by strips, the backward conv and its taps' sums in one pass,
+	 * and the forward two columns an invocation where the pairs align
+	 * (dwconv_pair.comp): [0] for any tile, [1] for tiles up to
+	 * DW_SMALL_MAX columns (workgroups of 16 x 4, record.h) */
+	int strips, pairs;
+	struct dw_strip_pipes {
+		struct gpu_pipeline *strip, *strip_copy, *strip_in, *back;
+		struct gpu_pipeline *pair, *pair_copy, *pair_in;
+	} dws[2];
 	/* the fp16 path's S_k in fp16: the forward convs copy S_k as they
 	 * read it (fp32, from z), the backward passes read the copies */
 	struct gpu_pipeline *dwconv_copy, *dwconv_tiled_copy, *dwconv_in,

@@ -22,6 +22,7 @@
 #include "nn/gemm.h"
 #include "nn/model.h"
 #include "nn/passes.h"
+#include "nn/record.h"
 #include "ref/ref.h"
 #include "unit/support_gpu.h"
 
@@ -187,24 +188,37 @@ static const int dilations[] = { 1, 2, 3, 4, 8, 11 };
 #define ROW_SEGS ((37 + 7) / 8)
 #define ROW_CHUNK_TEST 16
 #define ROW_CHUNKS ((ROW_SEGS * 23 + ROW_CHUNK_TEST - 1) / ROW_CHUNK_TEST)
+/* the most chunks of sums a backward pass of the test tile writes */
+#define MOST_CHUNKS (ROW_CHUNKS > 64 ? ROW_CHUNKS : 64)
 
 /* The forms of the depthwise passes: the GPUs' per pixel, the CPUs' by
  * row segments, the GPUs' per pixel from S (the sines taken in the pass),
  * by blocks in shared memory (from S; forward only), and by strips (from
  * S; the backward also sums the taps' gradient). */
-enum dw_form { DW_PIXEL, DW_ROWS, DW_FROM_S, DW_BLOCKS, DW_STRIPS };
+enum dw_form {
+	DW_PIXEL,
+	DW_ROWS,
+	DW_FROM_S,
+	DW_BLOCKS,
+	DW_STRIPS,
+	DW_STRIPS_SMALL /* the same in workgroups of 16 x 4 ("_x16") */
+};
+#define IS_STRIPS(form) ((form) == DW_STRIPS || (form) == DW_STRIPS_SMALL)
 
-/* The grid of the strip passes over the test tile, for dilation d: the
- * workgroups a channel takes are the backward's chunks of sums. */
-static uint32_t strip_groups_x(void)
+/* The grid of the strip passes over the test tile, for dilation d, in
+ * workgroups of the default's shape or the small one's: the workgroups a
+ * channel takes are the backward's chunks of sums. */
+static uint32_t strip_groups_x(int small)
 {
-	return (37 + DW_STRIP_X - 1) / DW_STRIP_X;
+	uint32_t sx = small ? DW_SMALL_X : DW_STRIP_X;
+	return (37 + sx - 1) / sx;
 }
-static uint32_t strip_groups_y(int d)
+static uint32_t strip_groups_y(int d, int small)
 {
+	uint32_t sy = small ? DW_SMALL_Y : DW_STRIP_Y;
 	uint32_t strips =
 	    (uint32_t)d * (((23 + d - 1) / d + DW_STRIP - 1) / DW_STRIP);
-	return (strips + DW_STRIP_Y - 1) / DW_STRIP_Y;
+	return (strips + sy - 1) / sy;
 }
 
 /* Runs the forward or backward (back) depthwise pass in a form, for
@@ -212,12 +226,13 @@ static uint32_t strip_groups_y(int d)
 static const char *dispatch_dw(enum dw_form form, int back, int d,
 			       const struct gpu_buffer *const *bufs)
 {
-	static const char *const names[5][2] = {
+	static const char *const names[6][2] = {
 		{ "dwconv", "dwconv_back" },
 		{ "dwconv_rows", "dwconv_back_rows" },
 		{ "dwconv_s", NULL },
 		{ "dwconv_tiled_s", NULL },
-		{ "dwconv_strip_s", "dwconv_back_strip" }
+		{ "dwconv_strip_s", "dwconv_back_strip" },
+		{ "dwconv_strip_s_x16", "dwconv_back_strip_x16" }
 	};
 	float w0 = W0;
 	uint32_t spec[3] = { NF, 0, (uint32_t)d };
@@ -230,11 +245,12 @@ static const char *dispatch_dw(enum dw_form form, int back, int d,
 		p.i2 = ROW_SEGS;
 		gx = back ? ROW_CHUNKS : (ROW_SEGS * 23 + 63) / 64;
 	}
-	int nbufs = back ? 4 + (form == DW_ROWS || form == DW_STRIPS) : 3;
-	if (form == DW_STRIPS) {
+	int nbufs = back ? 4 + (form == DW_ROWS || IS_STRIPS(form)) : 3;
+	if (IS_STRIPS(form)) {
+		int small = form == DW_STRIPS_SMALL;
 		test_dispatch_spec(names[form][back], spec, 2, bufs, nbufs, &p,
-				   sizeof(p), strip_groups_x(),
-				   strip_groups_y(d), NF);
+				   sizeof(p), strip_groups_x(small),
+				   strip_groups_y(d, small), NF);
 		return names[form][back];
 	}
 	if (form == DW_BLOCKS) {
@@ -263,7 +279,7 @@ static void check_dwconv(enum dw_form form)
 		test_random(s, NF * NPIX, 11 + d, -1, 1);
 		test_random(dw, NF * 9, 21 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
-		if (form == DW_FROM_S || form == DW_BLOCKS || form == DW_STRIPS)
+		if (form == DW_FROM_S || form == DW_BLOCKS || IS_STRIPS(form))
 			test_upload(&bs, s, NF * NPIX);
 		else
 			upload_activated(&bs, s, NF * NPIX);
@@ -289,7 +305,7 @@ static void check_dwconv_back(enum dw_form form)
 	struct gpu_buffer bp = test_buffer(NF * 9), bs = test_buffer(NF * NPIX),
 			  bdz = test_buffer(NF * NPIX),
 			  bout = test_buffer(NF * NPIX),
-			  part = test_buffer((size_t)ROW_CHUNKS * 9 * NF);
+			  part = test_buffer((size_t)MOST_CHUNKS * 9 * NF);
 	for (size_t i = 0; i < sizeof(dilations) / sizeof(int); i++) {
 		int d = dilations[i];
 		test_random(s, NF * NPIX, 31 + d, -1, 1);
@@ -309,13 +325,14 @@ static void check_dwconv_back(enum dw_form form)
 		char what[64];
 		snprintf(what, sizeof(what), "%s dS, dilation %d", variant, d);
 		test_close(what, got, want, NF * NPIX, 5e-4, 1e-4);
-		if (form == DW_ROWS || form == DW_STRIPS) {
+		if (form == DW_ROWS || IS_STRIPS(form)) {
 			/* else reduce_dw sums these: test_reductions */
-			int chunks =
-			    form == DW_ROWS
-				? ROW_CHUNKS
-				: (int)(strip_groups_x() * strip_groups_y(d));
-			assert_true(chunks <= ROW_CHUNKS);
+			int small = form == DW_STRIPS_SMALL;
+			int chunks = form == DW_ROWS
+					 ? ROW_CHUNKS
+					 : (int)(strip_groups_x(small) *
+						 strip_groups_y(d, small));
+			assert_true(chunks <= MOST_CHUNKS);
 			reduce_partials(&part, chunks, NF, 9, 9, 1, gotw);
 			snprintf(what, sizeof(what), "%s ddw, dilation %d",
 				 variant, d);
@@ -334,6 +351,7 @@ static void test_dwconv(void **state)
 	check_dwconv(DW_FROM_S);
 	check_dwconv(DW_BLOCKS);
 	check_dwconv(DW_STRIPS);
+	check_dwconv(DW_STRIPS_SMALL);
 }
 
 static void test_dwconv_back(void **state)
@@ -341,6 +359,7 @@ static void test_dwconv_back(void **state)
 	test_need_gpu();
 	check_dwconv_back(DW_PIXEL);
 	check_dwconv_back(DW_STRIPS);
+	check_dwconv_back(DW_STRIPS_SMALL);
 }
 
 static void test_dwconv_rows(void **state)
@@ -944,6 +963,66 @@ static void check_first_phase(void)
 	free(got), free(want), free(params);
 }
 
+/* test_dwconv_pairs at dilation d in one workgroup shape. */
+struct pair_form {
+	const char *pair, *strip;
+	int in16, out16, copy;
+};
+static void
+check_pairs_at(const struct pair_form *forms, size_t nforms, int small, int d,
+	       const struct pass_push *pp, const struct gpu_buffer *bp,
+	       const struct gpu_buffer *bs32, const struct gpu_buffer *bs16,
+	       const struct gpu_buffer *bz, const struct gpu_buffer *bz16,
+	       const struct gpu_buffer *bcopy, const float *s, float *got,
+	       float *ref, double *want)
+{
+	enum { W = 38, H = 23, N = W * H, NP = (N + 15) / 16 * 16 };
+	size_t count = (size_t)NF * N;
+	struct pass_push p = *pp;
+	float w0 = W0;
+	uint32_t spec[2] = { NF, 0 };
+	memcpy(&spec[1], &w0, 4);
+	uint32_t sx = small ? DW_SMALL_X : DW_STRIP_X;
+	uint32_t gy = strip_groups_y(d, small); /* the same 23 rows */
+	for (size_t f = 0; f < nforms; f++) {
+		const struct gpu_buffer *out = forms[f].out16 ? bz16 : bz;
+		const struct gpu_buffer *bufs[] = { bp,
+						    forms[f].in16 ? bs16 : bs32,
+						    out, bcopy };
+		float *results[2] = { ref, got };
+		char pair_name[64], strip_name[64];
+		snprintf(pair_name, sizeof(pair_name), "%s%s", forms[f].pair,
+			 small ? "_x16" : "");
+		snprintf(strip_name, sizeof(strip_name), "%s%s", forms[f].strip,
+			 small ? "_x16" : "");
+		for (int pair = 0; pair < 2; pair++) {
+			uint32_t cols =
+			    pair ? (W / 2 + sx - 1) / sx : (W + sx - 1) / sx;
+			test_dispatch_spec(pair ? pair_name : strip_name, spec,
+					   2, bufs, 3 + forms[f].copy, &p,
+					   sizeof(p), cols, gy, NF);
+			if (forms[f].out16)
+				download_half(out, results[pair], NF, N, NP);
+			else
+				test_download(out, results[pair], count);
+		}
+		for (size_t i = 0; i < count; i++)
+			want[i] = ref[i];
+		char what[96];
+		snprintf(what, sizeof(what), "%s Z, dilation %d", pair_name, d);
+		test_close(what, got, want, count, 1e-6,
+			   forms[f].out16 ? 1e-3 : 1e-6);
+		if (forms[f].copy) {
+			download_half(bcopy, got, NF, N, N);
+			for (size_t i = 0; i < count; i++)
+				want[i] = phase16(s[i]);
+			snprintf(what, sizeof(what), "%s copy, dilation %d",
+				 pair_name, d);
+			test_close(what, got, want, count, 4e-3, 0);
+		}
+	}
+}
+
 /* The forward by pairs of columns (dwconv_pair.comp) against the one by
  * strips, which the tests above check against the C reference: the same
  * outputs (Z, and the fp16 copy of S), on a tile of even width (38x23),
@@ -952,10 +1031,7 @@ static void test_dwconv_pairs(void **state)
 {
 	test_need_gpu();
 	enum { W = 38, H = 23, N = W * H, NP = (N + 15) / 16 * 16 };
-	static const struct {
-		const char *pair, *strip;
-		int in16, out16, copy;
-	} forms[] = {
+	static const struct pair_form forms[] = {
 		{ "dwconv_pair_s", "dwconv_strip_s", 0, 0, 0 },
 		{ "dwconv_pair_s_f16", "dwconv_strip_s_f16", 0, 1, 0 },
 		{ "dwconv_pair_s_f16_copy", "dwconv_strip_s_f16_copy", 0, 1,
@@ -972,9 +1048,6 @@ static void test_dwconv_pairs(void **state)
 			  bs16 = half_buffer(count), bz = test_buffer(count),
 			  bz16 = half_buffer((size_t)NF * NP),
 			  bcopy = half_buffer(count);
-	float w0 = W0;
-	uint32_t spec[2] = { NF, 0 };
-	memcpy(&spec[1], &w0, 4);
 	for (int d = 1; d <= 8; d *= 2) {
 		struct pass_push p = tile_push(d);
 		p.tw = W, p.th = H, p.n = N, p.i3 = NP;
@@ -985,46 +1058,11 @@ static void test_dwconv_pairs(void **state)
 		memcpy(got, s,
 		       count * 4); /* upload_phases rounds what it has */
 		upload_phases(&bs16, got, count);
-		uint32_t gy = strip_groups_y(d); /* the same 23 rows */
-		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
-			const struct gpu_buffer *out =
-			    forms[f].out16 ? &bz16 : &bz;
-			const struct gpu_buffer *bufs[] = {
-				&bp, forms[f].in16 ? &bs16 : &bs32, out, &bcopy
-			};
-			float *results[2] = { ref, got };
-			for (int pair = 0; pair < 2; pair++) {
-				uint32_t cols =
-				    pair ? (W / 2 + DW_STRIP_X - 1) / DW_STRIP_X
-					 : (W + DW_STRIP_X - 1) / DW_STRIP_X;
-				test_dispatch_spec(
-				    pair ? forms[f].pair : forms[f].strip, spec,
-				    2, bufs, 3 + forms[f].copy, &p, sizeof(p),
-				    cols, gy, NF);
-				if (forms[f].out16)
-					download_half(out, results[pair], NF, N,
-						      NP);
-				else
-					test_download(out, results[pair],
-						      count);
-			}
-			for (size_t i = 0; i < count; i++)
-				want[i] = ref[i];
-			char what[80];
-			snprintf(what, sizeof(what), "%s Z, dilation %d",
-				 forms[f].pair, d);
-			test_close(what, got, want, count, 1e-6,
-				   forms[f].out16 ? 1e-3 : 1e-6);
-			if (forms[f].copy) {
-				download_half(&bcopy, got, NF, N, N);
-				for (size_t i = 0; i < count; i++)
-					want[i] = phase16(s[i]);
-				snprintf(what, sizeof(what),
-					 "%s copy, dilation %d", forms[f].pair,
-					 d);
-				test_close(what, got, want, count, 4e-3, 0);
-			}
-		}
+		/* the default workgroups, then the small planes' ("_x16") */
+		for (int small = 0; small < 2; small++)
+			check_pairs_at(forms, sizeof(forms) / sizeof(forms[0]),
+				       small, d, &p, &bp, &bs32, &bs16, &bz,
+				       &bz16, &bcopy, s, got, ref, want);
 	}
 	free(s), free(dw), free(got), free(ref), free(want);
 }
@@ -1063,10 +1101,10 @@ static void test_fp16_storage(void **state)
 				"dwconv_strip_s_f16"
 			};
 			uint32_t gx = tiled ? (37 + DW_BLOCK_X - 1) / DW_BLOCK_X
-				      : strips ? strip_groups_x()
+				      : strips ? strip_groups_x(0)
 					       : (NPAD + 255) / 256;
 			uint32_t gy = tiled ? (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y
-				      : strips ? strip_groups_y(d)
+				      : strips ? strip_groups_y(d, 0)
 					       : NF;
 			uint32_t gz = tiled || strips ? NF : 1;
 			char name[48], what[80];
