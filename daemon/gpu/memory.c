@@ -191,7 +191,15 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 	    host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
 			       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
 			 : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-	int type = gpu_find_memory_type(ctx, req.memoryTypeBits, want);
+	/* the host reads what it maps (every fit's loss sums, every epoch):
+	 * cached memory where the device has it, as reads of write-combined
+	 * memory go one by one over the bus */
+	int type = host_visible ? gpu_find_memory_type(
+				      ctx, req.memoryTypeBits,
+				      want | VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+				: -1;
+	if (type < 0)
+		type = gpu_find_memory_type(ctx, req.memoryTypeBits, want);
 	if (type < 0 && !host_visible)
 		type = gpu_find_memory_type(ctx, req.memoryTypeBits, 0);
 	if (type < 0)
