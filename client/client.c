@@ -107,6 +107,8 @@ int client_fail(struct client *cl, int rc, const char *context)
 
 	if (!context)
 		context = "";
+	if (rc == CLIENT_ERR_AMBIGUOUS)
+		return CLIENT_EXIT_USAGE; /* said already, with the candidates */
 	if (rc == CLIENT_ERR_RPC && cl->conn) {
 		code = conn_last_error(cl->conn, &message, &data);
 		client_warn("%s%s%s%s", context, sep, message,

@@ -33,6 +33,8 @@
 #define CLIENT_ERR_RPC (-1000)
 /* The daemon did not answer a call in time (conn.c says which). */
 #define CLIENT_ERR_TIMEOUT (-1001)
+/* A job name that several jobs have (jobs.c has said which). */
+#define CLIENT_ERR_AMBIGUOUS (-1002)
 
 /* How long a call waits for the daemon (--call-timeout,
  * VKINR_CALL_TIMEOUT; 0 waits forever). */

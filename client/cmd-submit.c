@@ -52,6 +52,7 @@ enum {
 	OPT_WAIT,
 	OPT_FROM_FILE,
 	OPT_SKIP_DONE,
+	OPT_AFTER,
 	OPT_PARAM, /* then the shared tables' options (fitopts.h) */
 };
 
@@ -65,6 +66,7 @@ static const struct option submit_options[] = {
 	{ "wait", no_argument, NULL, OPT_WAIT },
 	{ "from-file", required_argument, NULL, OPT_FROM_FILE },
 	{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
+	{ "after", required_argument, NULL, OPT_AFTER },
 	{ "quiet", no_argument, NULL, 'q' },
 	CMD_COMMON_OPTIONS,
 };
@@ -85,7 +87,8 @@ struct submit {
 	struct inputs in;
 	int no_batch; /* the daemon refused the batch parameter */
 
-	int skip_done; /* --skip-done */
+	int skip_done;     /* --skip-done */
+	const char *after; /* --after */
 	/* {KEY: {"job","state","batch"}}: this user's jobs that cover an
 	 * image (queued, running, paused or done) */
 	cJSON *done_keys;
@@ -553,6 +556,9 @@ static int parse_options(struct submit *s, int argc, char **argv,
 		case OPT_SKIP_DONE:
 			s->skip_done = 1;
 			break;
+		case OPT_AFTER: /* resolved once the options are read */
+			s->after = optarg;
+			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0) {
 				*rc_out = rc;
@@ -645,7 +651,8 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 					       "LIST");
 		goto out;
 	}
-	if (init && (status = add_init(&s, init)) != 0)
+	if ((init && (status = add_init(&s, init)) != 0) ||
+	    (s.after && (status = jobs_add_after(cl, self, s.after, s.common))))
 		goto out;
 
 	/* One call of several images (or of a folder or a list) is a batch. */
@@ -706,7 +713,8 @@ const struct cmd_entry cmd_submit_entry = {
 		"[--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
-		"[TRAINING OPTIONS] [--watch | --wait] [-q]",
+		"[--after JOB[,JOB]] [TRAINING OPTIONS] [--watch | --wait] "
+		"[-q]",
 	.summary = "fit a network to each image: one job per PNG or JPEG",
 	.help =
 	    "Reads each PNG or JPEG here and sends it to the daemon as a "
@@ -724,6 +732,10 @@ const struct cmd_entry cmd_submit_entry = {
 	    "  --from-file LIST     read paths from LIST, one a line\n"
 	    "  --watch              follow the jobs live until they end\n"
 	    "  --wait               wait silently until they end\n"
+	    "  --after JOB[,JOB]    start only once these jobs are done "
+	    "(ids, batches\n"
+	    "                       or names); fail if one fails or is "
+	    "cancelled\n"
 	    "  --skip-done          skip the images a job of yours covers "
 	    "with the same\n"
 	    "                       options, queued, running, paused or "
