@@ -649,8 +649,11 @@ static int bind_path(struct server *s, const char *path, char *err,
 	rc = uv_pipe_bind(&s->listener, path);
 	umask(old);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot create the socket %s: %s", path,
-			 uv_strerror(rc));
+		snprintf(err, errlen, "cannot create the socket %s: %s%s", path,
+			 uv_strerror(rc),
+			 rc == UV_EACCES || rc == UV_EPERM || rc == UV_EROFS
+			     ? socket_path_access_hint()
+			     : "");
 		return ERR_IO;
 	}
 	/* no chmod after: the umask made it 0600 as it appeared, and a chmod
