@@ -106,6 +106,16 @@ int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Resets getopt for a command's argv (argv[0] is the command's name). */
 void cmd_getopt_reset(void);
+/* getopt_long for a command (argv[0] its name): after an unknown long
+ * option, adds "did you mean --NAME?" when one is near. */
+int cmd_getopt(int argc, char **argv, const char *shorts,
+	       const struct option *opts);
+/* The long options command e reads (its own and the common ones), from
+ * its own table, ended by a zero entry; NULL if it reads none. Valid until
+ * the next call. */
+const struct option *cmd_options(struct client *cl, const struct cmd_entry *e);
+/* The command name (or alias) nearest to word, or NULL. */
+const char *cmd_suggest(const char *word);
 
 /* ---- connection and errors (client.c) ---- */
 

@@ -131,7 +131,7 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 
 	while (strcmp(ctl->name, self->name))
 		ctl++;
-	while ((c = getopt_long(argc, argv, "hfq", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hfq", opts)) != -1) {
 		if (c == OPT_STATE)
 			state = optarg;
 		else if (c == 'f' && !strcmp(ctl->method, M_JOB_REMOVE))

@@ -37,7 +37,7 @@ static int cmd_dashboard_exec(struct client *cl, const struct cmd_entry *self,
 	int c, rc, port = DASH_DEFAULT_PORT, sig;
 	long v;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "h", opts)) != -1) {
 		if (c == OPT_PORT) {
 			errno = 0;
 			v = strtol(optarg, &end, 10);

@@ -360,7 +360,7 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 
 	if (slurm_has_option(argc, argv, "--out"))
 		return slurm_list_exec(cl, self, argc, argv);
-	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hq", opts)) != -1) {
 		if (c == OPT_BATCH)
 			batch = optarg;
 		else if (c == OPT_STATE)
@@ -616,7 +616,7 @@ static int cmd_show_exec(struct client *cl, const struct cmd_entry *self,
 	const cJSON *id;
 	int c, rc, status = CLIENT_EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+	while ((c = cmd_getopt(argc, argv, "h", opts)) != -1)
 		if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	if (optind >= argc)

@@ -136,7 +136,7 @@ static int cmd_logs_exec(struct client *cl, const struct cmd_entry *self,
 	char what[160], text[128];
 	int c, rc, follow_them = 0;
 
-	while ((c = getopt_long(argc, argv, "hf", opts, NULL)) != -1)
+	while ((c = cmd_getopt(argc, argv, "hf", opts)) != -1)
 		if (c == 'f')
 			follow_them = 1;
 		else if ((rc = cmd_common_option(cl, self, c)) >= 0)

@@ -514,7 +514,7 @@ static int parse_options(struct submit *s, int argc, char **argv,
 	memcpy(opts, submit_options, sizeof(submit_options));
 	fit_options_table(opts + N_SUBMIT_OPTIONS, OPT_PARAM);
 
-	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hq", opts)) != -1) {
 		rc = 0;
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_param(s, c, optarg))) {

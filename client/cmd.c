@@ -9,7 +9,15 @@
  * (`submit a.png --epochs 500`); the options every command shares
  * (--help, --json, --socket) are handled by cmd_common_option so that
  * `vkinrctl list --json` means the same as `vkinrctl --json list`.
+ *
+ * Every command reads its options through cmd_getopt, which says "did you
+ * mean --epochs?" after an option getopt does not know, and which also
+ * lets cmd_options learn a command's table from the command itself (for
+ * `completion`): it runs the command's exec in a mode where its first
+ * cmd_getopt copies the table and jumps straight back, before the command
+ * has done anything.
  */
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +26,7 @@
 #include "proto/params.h"
 #include "proto/protocol.h"
 #include "util/socket_path.h"
+#include "util/suggest.h"
 
 extern const struct cmd_entry cmd_submit_entry;
 extern const struct cmd_entry cmd_list_entry;
@@ -49,6 +58,63 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_plot_entry,   &cmd_preview_entry,    &cmd_dashboard_entry,
 	&cmd_help_entry,   &cmd_completion_entry, NULL,
 };
+
+/* cmd_options: where the first cmd_getopt jumps back to, and the copy of
+ * the table it found (the names are the tables' own static strings). */
+static jmp_buf *cmd_collect_jump;
+static struct option cmd_collected[160];
+static int cmd_ncollected;
+
+int cmd_getopt(int argc, char **argv, const char *shorts,
+	       const struct option *opts)
+{
+	int c;
+
+	if (cmd_collect_jump) {
+		cmd_ncollected = 0;
+		for (; opts->name && cmd_ncollected < 159; opts++)
+			cmd_collected[cmd_ncollected++] = *opts;
+		memset(&cmd_collected[cmd_ncollected], 0,
+		       sizeof(cmd_collected[0]));
+		longjmp(*cmd_collect_jump, 1);
+	}
+	c = getopt_long(argc, argv, shorts, opts, NULL);
+	if (c == '?' && optind > 0 && optind <= argc) {
+		const char *near = suggest_option(argv[optind - 1], opts);
+		if (near)
+			fprintf(stderr, "%s: did you mean --%s?\n", argv[0],
+				near);
+	}
+	return c;
+}
+
+const struct option *cmd_options(struct client *cl, const struct cmd_entry *e)
+{
+	jmp_buf jump;
+	char name[64], *argv[2] = { name, NULL };
+
+	snprintf(name, sizeof(name), "vkinrctl %s", e->name);
+	cmd_ncollected = -1;
+	cmd_getopt_reset();
+	cmd_collect_jump = &jump;
+	if (!setjmp(jump))
+		e->exec(cl, e, 1, argv); /* cannot return before its options */
+	cmd_collect_jump = NULL;
+	cmd_getopt_reset();
+	return cmd_ncollected >= 0 ? cmd_collected : NULL;
+}
+
+const char *cmd_suggest(const char *word)
+{
+	const char *names[64];
+	size_t n = 0;
+
+	for (int i = 0; cmd_table[i] && n < 62; i++) {
+		names[n++] = cmd_table[i]->name;
+		names[n++] = cmd_table[i]->alias;
+	}
+	return suggest_word(word, names, n);
+}
 
 const struct cmd_entry *cmd_find(const char *name)
 {
