@@ -52,6 +52,8 @@ static const struct server_ops server_ops = {
 	.closed = methods_closed,
 	.drained = methods_drained,
 	.busy = methods_busy,
+	.sending = methods_sending,
+	.resumed = methods_resumed,
 };
 
 /* ----------------------------------------------------- worker events */

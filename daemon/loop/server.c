@@ -190,6 +190,8 @@ int server_send(struct peer_conn *c, char *line)
 		free(line);
 		return ERR_STATE;
 	}
+	if (c->s->ops->sending && c->s->ops->sending(c->s->ctx, c, line))
+		return 0;
 	struct out_msg *m = malloc(sizeof(*m));
 	if (!m) {
 		free(line);
@@ -486,7 +488,10 @@ static void resume_cb(uv_idle_t *idle)
 		struct peer_conn *next = c->next;
 		if (c->resume_due && !c->closing) {
 			c->resume_due = 0;
-			take_up_input(c);
+			if (s->ops->resumed)
+				s->ops->resumed(s->ctx, c);
+			if (!c->closing)
+				take_up_input(c);
 		}
 		c = next;
 	}
