@@ -506,6 +506,16 @@ static const char *field_text(const cJSON *f, char *buf, size_t n)
 		snprintf(buf, n, "%s", f->valuestring);
 		return buf;
 	}
+	if (cJSON_IsArray(f) && cJSON_GetArraySize(f) == 0)
+		return "-"; /* waiting_for, once all are done */
+	if (cJSON_IsArray(f) && cJSON_IsString(f->child)) { /* after: 3, 5 */
+		const cJSON *e;
+		buf[0] = '\0';
+		cJSON_ArrayForEach(e, f) if (cJSON_IsString(e))
+		    snprintf(buf + strlen(buf), n - strlen(buf), "%s%s",
+			     buf[0] ? ", " : "", e->valuestring);
+		return buf;
+	}
 	if (!cJSON_IsNumber(f)) {
 		char *text = cJSON_PrintUnformatted(f);
 		snprintf(buf, n, "%s", text ? text : "?");
