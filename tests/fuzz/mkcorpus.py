@@ -137,6 +137,11 @@ def request_seeds(tiny_png):
     out(t, "valid-job-lifecycle", "\n".join(lines) + "\n")
     out(t, "valid-subscribe-since", req(1, "job.submit", {"image": {"png": b64}}) + "\n"
         + req(2, "job.subscribe", {"job": 1, "since": 0}) + "\n")
+    # JSON-RPC 2.0 batches: a deferred submit in one, a notification, an
+    # empty one, elements that are not requests
+    out(t, "valid-batch", "[" + req(1, "hello") + "," + req(2, "job.submit", {"image": {"png": b64}})
+        + "," + '{"jsonrpc":"2.0","method":"job.list"}' + "," + req(3, "job.list") + "]\n"
+        + "[]\n[1,[2],{}]\n" + req(4, "hello") + "\n")
 
     out(t, "bad-truncated", '{"jsonrpc":"2.0","id":1,"method":"hel')
     out(t, "bad-truncated-line", '{"jsonrpc":"2.0","id":1,"method":"job.submit","params":{"image":{"png":"iVBOR\n')
