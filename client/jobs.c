@@ -132,19 +132,21 @@ static cJSON *guess_id(const char *word, const cJSON *jobs)
 }
 
 /* A word that is neither a job id nor a batch id: the job of that name,
- * when one job has it. Several: says which and returns
- * CLIENT_ERR_AMBIGUOUS; none: 0. */
+ * when one job has it (or one of the caller's, when others' jobs have it
+ * too). Several: says which and returns CLIENT_ERR_AMBIGUOUS; none: 0. */
 static int add_named(const cJSON *jobs, const char *word, cJSON *ids)
 {
-	const cJSON *job, *match = NULL;
+	const cJSON *job, *match = NULL, *mine = NULL;
 	char list[512] = "", text[128];
-	int n = 0;
+	int n = 0, nmine = 0;
 
 	cJSON_ArrayForEach(job, jobs)
 	{
 		if (strcmp(job_str(job, "name", ""), word))
 			continue;
 		match = job;
+		if (job_num(job, "uid", getuid()) == getuid())
+			mine = job, nmine++;
 		if (n++ < 8)
 			snprintf(list + strlen(list),
 				 sizeof(list) - strlen(list), "%s%s (%s)",
@@ -154,6 +156,8 @@ static int add_named(const cJSON *jobs, const char *word, cJSON *ids)
 					     text, sizeof(text)),
 				 job_str(job, "state", "?"));
 	}
+	if (n > 1 && nmine == 1) /* others' jobs of that name aside */
+		match = mine, n = 1;
 	if (n == 1)
 		cJSON_AddItemToArray(
 		    ids, cJSON_Duplicate(
