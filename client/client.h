@@ -114,6 +114,9 @@ int cmd_getopt(int argc, char **argv, const char *shorts,
  * its own table, ended by a zero entry; NULL if it reads none. Valid until
  * the next call. */
 const struct option *cmd_options(struct client *cl, const struct cmd_entry *e);
+/* Whether cmd_options runs the command: its first cmd_getopt jumps back,
+ * so what it allocated before would be lost. */
+int cmd_collecting(void);
 /* The command name (or alias) nearest to word, or NULL. */
 const char *cmd_suggest(const char *word);
 

@@ -635,6 +635,8 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 
 	if (slurm_has_option(argc, argv, "--slurm"))
 		return slurm_submit_exec(cl, self, argc, argv);
+	if (cmd_collecting()) /* its options, before anything is made */
+		return parse_options(&s, argc, argv, &init, &status);
 	s.common = cJSON_CreateObject();
 	s.done = cJSON_CreateArray();
 	s.errors = cJSON_CreateArray();

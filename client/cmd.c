@@ -70,10 +70,15 @@ int cmd_getopt(int argc, char **argv, const char *shorts,
 {
 	int c;
 
-	if (cmd_collect_jump) {
-		cmd_ncollected = 0;
-		for (; opts->name && cmd_ncollected < 159; opts++)
-			cmd_collected[cmd_ncollected++] = *opts;
+	if (cmd_collect_jump) { /* cmd_options: the names not seen yet */
+		for (; opts->name && cmd_ncollected < 159; opts++) {
+			int seen = 0;
+			for (int i = 0; i < cmd_ncollected && !seen; i++)
+				seen =
+				    !strcmp(cmd_collected[i].name, opts->name);
+			if (!seen)
+				cmd_collected[cmd_ncollected++] = *opts;
+		}
 		memset(&cmd_collected[cmd_ncollected], 0,
 		       sizeof(cmd_collected[0]));
 		longjmp(*cmd_collect_jump, 1);
@@ -88,20 +93,32 @@ int cmd_getopt(int argc, char **argv, const char *shorts,
 	return c;
 }
 
+int cmd_collecting(void) { return cmd_collect_jump != NULL; }
+
 const struct option *cmd_options(struct client *cl, const struct cmd_entry *e)
 {
+	/* the command alone, then as the options that pick another table
+	 * of it would (submit --slurm; list and wait --out) */
+	static char slurm[] = "--slurm", out[] = "--out", dir[] = ".";
+	char name[64];
+	char *argvs[3][4] = { { name, NULL },
+			      { name, slurm, NULL },
+			      { name, out, dir, NULL } };
+	const int argcs[3] = { 1, 2, 3 };
 	jmp_buf jump;
-	char name[64], *argv[2] = { name, NULL };
 
 	snprintf(name, sizeof(name), "vkinrctl %s", e->name);
-	cmd_ncollected = -1;
+	cmd_ncollected = 0;
+	for (int k = 0; k < 3; k++) {
+		cmd_getopt_reset();
+		cmd_collect_jump = &jump;
+		if (!setjmp(jump)) /* cannot return before its options */
+			e->exec(cl, e, argcs[k], argvs[k]);
+		cmd_collect_jump = NULL;
+	}
 	cmd_getopt_reset();
-	cmd_collect_jump = &jump;
-	if (!setjmp(jump))
-		e->exec(cl, e, 1, argv); /* cannot return before its options */
-	cmd_collect_jump = NULL;
-	cmd_getopt_reset();
-	return cmd_ncollected >= 0 ? cmd_collected : NULL;
+	memset(&cmd_collected[cmd_ncollected], 0, sizeof(cmd_collected[0]));
+	return cmd_ncollected ? cmd_collected : NULL;
 }
 
 const char *cmd_suggest(const char *word)

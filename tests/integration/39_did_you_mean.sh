@@ -49,7 +49,7 @@ if [ -x "$VKINRD" ] && "$VKINRD" --devices 2>/dev/null | grep -q '^[0-9]'; then
 else
 	J=none
 fi
-"$CTL" completion bash >"$T/c.bash"
+"$CTL" completion bash >"$T/c.bash" 2>"$T/c.err"; CRC=$?
 # comp.sh WORDS...: what bash completes for the last word, in $T
 cat >"$T/comp.sh" <<EOF_SH
 cd "$T" && PATH=$(dirname "$CTL"):\$PATH
@@ -60,7 +60,7 @@ printf '%s\n' "\${COMPREPLY[@]}"
 EOF_SH
 C="bash $T/comp.sh"
 check "bash: options of a command complete (from its table)" \
-	bash -c "[ \"\$($C vkinrctl logs --fo)\" = --follow ] && [ \"\$($C vkinrctl submit --aft)\" = --after ] &&
+	bash -c "[ $CRC = 0 ] && [ ! -s '$T/c.err' ] && [ \"\$($C vkinrctl logs --fo)\" = --follow ] && [ \"\$($C vkinrctl submit --aft)\" = --after ] &&
 		[ \"\$($C vkinrctl list --no-h)\" = --no-header ]"
 if [ "$J" != none ]; then
 	check "bash: logs completes job ids and names, not file names" \
