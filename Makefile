@@ -321,11 +321,14 @@ install: $(PROGS)
 	install -m 644 man/vkinrd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	@# shell completion, made from vkinrctl's own command table
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	$(B)/vkinrctl completion bash \
 		> $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vkinrctl
 	$(B)/vkinrctl completion zsh \
 		> $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vkinrctl
+	$(B)/vkinrctl completion fish \
+		> $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vkinrctl.fish
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system \
 		$(DESTDIR)$(PREFIX)/lib/systemd/user $(DESTDIR)$(PREFIX)/lib/sysusers.d
 	@# the units name /usr/local/bin/vkinrd; point them at $(PREFIX)/bin

@@ -37,18 +37,24 @@ int client_connect(struct client *cl)
 	if (cl->conn)
 		return 0;
 	if (!cl->socket_path)
-		cl->socket_path = socket_path_resolve(cl->socket_flag);
+		cl->socket_path = socket_path_resolve_client(cl->socket_flag);
 	if (!cl->socket_path)
 		return ERR_NOMEM;
+	if (socket_path_check_private(cl->socket_path, why, sizeof(why))) {
+		snprintf(cl->unreachable, sizeof(cl->unreachable),
+			 "will not talk to %s: %s", cl->socket_path, why);
+		return ERR_IO;
+	}
 	rc = conn_open(cl->socket_path, (int)(cl->call_timeout_s * 1000 + 0.5),
 		       &cl->conn, why, sizeof(why));
 	if (rc < 0) {
 		snprintf(cl->unreachable, sizeof(cl->unreachable),
-			 "cannot reach vkinrd at %s (%s). Start the daemon "
+			 "cannot reach vkinrd at %s (%s%s). Start the daemon "
 			 "with `vkinrd &` (or `systemctl --user start "
 			 "vkinrd`), or name its socket with --socket PATH or "
 			 "VKINR_SOCKET.",
-			 cl->socket_path, why);
+			 cl->socket_path, why,
+			 errno == EACCES ? socket_path_access_hint() : "");
 		return ERR_IO;
 	}
 	if (!cl->json)
@@ -107,6 +113,8 @@ int client_fail(struct client *cl, int rc, const char *context)
 
 	if (!context)
 		context = "";
+	if (rc == CLIENT_ERR_AMBIGUOUS)
+		return CLIENT_EXIT_USAGE; /* said already, with the candidates */
 	if (rc == CLIENT_ERR_RPC && cl->conn) {
 		code = conn_last_error(cl->conn, &message, &data);
 		client_warn("%s%s%s%s", context, sep, message,

@@ -33,6 +33,8 @@
 #define CLIENT_ERR_RPC (-1000)
 /* The daemon did not answer a call in time (conn.c says which). */
 #define CLIENT_ERR_TIMEOUT (-1001)
+/* A job name that several jobs have (jobs.c has said which). */
+#define CLIENT_ERR_AMBIGUOUS (-1002)
 
 /* How long a call waits for the daemon (--call-timeout,
  * VKINR_CALL_TIMEOUT; 0 waits forever). */
@@ -104,6 +106,19 @@ int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Resets getopt for a command's argv (argv[0] is the command's name). */
 void cmd_getopt_reset(void);
+/* getopt_long for a command (argv[0] its name): after an unknown long
+ * option, adds "did you mean --NAME?" when one is near. */
+int cmd_getopt(int argc, char **argv, const char *shorts,
+	       const struct option *opts);
+/* The long options command e reads (its own and the common ones), from
+ * its own table, ended by a zero entry; NULL if it reads none. Valid until
+ * the next call. */
+const struct option *cmd_options(struct client *cl, const struct cmd_entry *e);
+/* Whether cmd_options runs the command: its first cmd_getopt jumps back,
+ * so what it allocated before would be lost. */
+int cmd_collecting(void);
+/* The command name (or alias) nearest to word, or NULL. */
+const char *cmd_suggest(const char *word);
 
 /* ---- connection and errors (client.c) ---- */
 

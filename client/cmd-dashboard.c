@@ -37,7 +37,7 @@ static int cmd_dashboard_exec(struct client *cl, const struct cmd_entry *self,
 	int c, rc, port = DASH_DEFAULT_PORT, sig;
 	long v;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "h", opts)) != -1) {
 		if (c == OPT_PORT) {
 			errno = 0;
 			v = strtol(optarg, &end, 10);
@@ -56,7 +56,7 @@ static int cmd_dashboard_exec(struct client *cl, const struct cmd_entry *self,
 	if (optind != argc)
 		return cmd_usage_error(self, "takes no arguments");
 	if (!cl->socket_path &&
-	    !(cl->socket_path = socket_path_resolve(cl->socket_flag)))
+	    !(cl->socket_path = socket_path_resolve_client(cl->socket_flag)))
 		return client_fail(cl, ERR_NOMEM, NULL);
 
 	/* the threads started below inherit this mask: the signals that

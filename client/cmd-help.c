@@ -15,7 +15,7 @@ static int cmd_help_exec(struct client *cl, const struct cmd_entry *self,
 	const struct cmd_entry *e;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+	while ((c = cmd_getopt(argc, argv, "h", opts)) != -1)
 		if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	if (optind >= argc) {

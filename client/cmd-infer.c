@@ -100,7 +100,7 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 	double psnr;
 	int c, rc, status, force = 0;
 
-	while ((c = getopt_long(argc, argv, "fho:", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "fho:", opts)) != -1) {
 		if (c == 'f')
 			force = 1;
 		else if (c == 'o')

@@ -20,7 +20,13 @@
 #include "proto/protocol.h"
 #include "slurm.h"
 
-enum { OPT_BATCH = OPT_FIRST_COMMAND_OPTION, OPT_CSV, OPT_STATE, OPT_FORMAT };
+enum {
+	OPT_BATCH = OPT_FIRST_COMMAND_OPTION,
+	OPT_CSV,
+	OPT_STATE,
+	OPT_FORMAT,
+	OPT_NO_HEADER
+};
 
 /* ---------------------------------------------------------------------- */
 /* One row                                                                 */
@@ -109,9 +115,16 @@ static const char *col_name(const cJSON *j, char *b, size_t n)
 	snprintf(b, n, "%s", job_str(j, "name", "-"));
 	return b;
 }
+/* "waiting" for a queued job still waiting for others (--after). */
 static const char *col_state(const cJSON *j, char *b, size_t n)
 {
-	snprintf(b, n, "%s", job_str(j, "state", "?"));
+	const char *state = job_str(j, "state", "?");
+
+	if (!strcmp(state, S_QUEUED) &&
+	    cJSON_GetArraySize(
+		cJSON_GetObjectItemCaseSensitive(j, "waiting_for")) > 0)
+		state = "waiting";
+	snprintf(b, n, "%s", state);
 	return b;
 }
 static const char *col_priority(const cJSON *j, char *b, size_t n)
@@ -332,6 +345,8 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "csv", no_argument, NULL, OPT_CSV },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "no-header", no_argument, NULL, OPT_NO_HEADER },
 		CMD_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -341,10 +356,11 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	cJSON *result = NULL, *kept;
 	const cJSON *job;
 	int c, rc, csv = 0, cols[LIST_MAX_COLUMNS], ncols = 0;
+	int quiet = 0, header = 1;
 
 	if (slurm_has_option(argc, argv, "--out"))
 		return slurm_list_exec(cl, self, argc, argv);
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hq", opts)) != -1) {
 		if (c == OPT_BATCH)
 			batch = optarg;
 		else if (c == OPT_STATE)
@@ -353,6 +369,10 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 			csv = 1;
 		else if (c == OPT_FORMAT)
 			format = optarg, formatted = 1;
+		else if (c == 'q') /* the ids alone, as docker ps -q */
+			quiet = 1, format = "id", header = 0;
+		else if (c == OPT_NO_HEADER)
+			header = 0;
 		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	}
@@ -364,6 +384,10 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 	if (csv && cl->json)
 		return cmd_usage_error(self, "--csv and --json exclude each "
 					     "other");
+	if (quiet && (csv || cl->json || formatted))
+		return cmd_usage_error(self, "-q prints the ids alone; it "
+					     "takes neither --csv, --json nor "
+					     "--format");
 	if (state && !job_state_known(state))
 		return cmd_usage_error(self,
 				       "--state takes one of queued, "
@@ -397,19 +421,22 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 		client_print_json(out);
 		cJSON_Delete(out);
 	} else if (csv && formatted) {
-		csv_columns(cols, ncols, NULL);
+		if (header)
+			csv_columns(cols, ncols, NULL);
 		cJSON_ArrayForEach(job, kept) csv_columns(cols, ncols, job);
 	} else if (csv) {
-		fputs(CSV_HEADER, stdout);
+		if (header)
+			fputs(CSV_HEADER, stdout);
 		cJSON_ArrayForEach(job, kept) csv_row(job);
-	} else if (cJSON_GetArraySize(kept) == 0) {
+	} else if (cJSON_GetArraySize(kept) == 0 && !quiet) {
 		/* on stderr: a script reading the table gets no line at all */
 		fprintf(stderr, batch ? "No jobs in batch %s.\n" : "No jobs.\n",
 			batch);
 	} else {
-		table_line(cols, ncols, NULL);
+		if (header)
+			table_line(cols, ncols, NULL);
 		cJSON_ArrayForEach(job, kept) table_line(cols, ncols, job);
-		if (batch)
+		if (batch && !quiet)
 			summary(kept);
 	}
 	cJSON_Delete(kept);
@@ -420,8 +447,8 @@ static int cmd_list_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
 	.alias = "ls",
-	.args = "[--batch B] [--state S] [--csv] [--format COLS] | --out OUT "
-		"[--csv]",
+	.args = "[--batch B] [--state S] [--csv] [--format COLS] [--no-header] "
+		"[-q]\n         | --out OUT [--csv]",
 	.summary = "list the jobs: a table, or CSV / JSON for scripts",
 	.help =
 	    "Options:\n"
@@ -444,6 +471,12 @@ const struct cmd_entry cmd_list_entry = {
 	    "columns,\n"
 	    "              as the table shows them, with their names as "
 	    "header\n"
+	    "  --no-header no header row (the table's or the CSV's)\n"
+	    "  -q, --quiet the ids alone, one a line (for scripts: "
+	    "`vkinrctl rm\n"
+	    "              $(vkinrctl list -q --state done)`)\n"
+	    "  A queued job still waiting for others (submit --after) "
+	    "shows as waiting.\n"
 	    "  --out OUT   a dataset fitted on Slurm (submit --slurm): each "
 	    "image's\n              result, and the Slurm state of the "
 	    "unfinished ones\n",
@@ -471,6 +504,16 @@ static const char *field_text(const cJSON *f, char *buf, size_t n)
 		return cJSON_IsTrue(f) ? "yes" : "no";
 	if (cJSON_IsString(f)) {
 		snprintf(buf, n, "%s", f->valuestring);
+		return buf;
+	}
+	if (cJSON_IsArray(f) && cJSON_GetArraySize(f) == 0)
+		return "-"; /* waiting_for, once all are done */
+	if (cJSON_IsArray(f) && cJSON_IsString(f->child)) { /* after: 3, 5 */
+		const cJSON *e;
+		buf[0] = '\0';
+		cJSON_ArrayForEach(e, f) if (cJSON_IsString(e))
+		    snprintf(buf + strlen(buf), n - strlen(buf), "%s%s",
+			     buf[0] ? ", " : "", e->valuestring);
 		return buf;
 	}
 	if (!cJSON_IsNumber(f)) {
@@ -583,7 +626,7 @@ static int cmd_show_exec(struct client *cl, const struct cmd_entry *self,
 	const cJSON *id;
 	int c, rc, status = CLIENT_EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+	while ((c = cmd_getopt(argc, argv, "h", opts)) != -1)
 		if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	if (optind >= argc)

@@ -98,7 +98,7 @@ static int cmd_metrics_exec(struct client *cl, const struct cmd_entry *self,
 	const cJSON *id;
 	FILE *out;
 
-	while ((c = getopt_long(argc, argv, "fho:", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "fho:", opts)) != -1) {
 		if (c == OPT_CSV)
 			csv = 1;
 		else if (c == 'o')

@@ -65,7 +65,7 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 	const cJSON *id;
 	int c, rc, n = 0, force = 0, x_time = 0, status = CLIENT_EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "fho:", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "fho:", opts)) != -1) {
 		if (c == 'o')
 			output = optarg;
 		else if (c == 't')

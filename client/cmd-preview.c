@@ -61,7 +61,7 @@ static int cmd_preview_exec(struct client *cl, const struct cmd_entry *self,
 	int c, rc, force = 0, status, cols = 0;
 	char text[64], what[96];
 
-	while ((c = getopt_long(argc, argv, "fhw:", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "fhw:", opts)) != -1) {
 		if (c == OPT_PNG)
 			png_path = optarg;
 		else if (c == 'f')

@@ -308,7 +308,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 
 	memcpy(opts, own, sizeof(own));
 	fit_options_table(opts + sizeof(own) / sizeof(own[0]), OPT_PARAM);
-	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hq", opts)) != -1) {
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_fit_param(s, c, optarg)))
 				return rc;

@@ -52,6 +52,7 @@ enum {
 	OPT_WAIT,
 	OPT_FROM_FILE,
 	OPT_SKIP_DONE,
+	OPT_AFTER,
 	OPT_PARAM, /* then the shared tables' options (fitopts.h) */
 };
 
@@ -65,6 +66,7 @@ static const struct option submit_options[] = {
 	{ "wait", no_argument, NULL, OPT_WAIT },
 	{ "from-file", required_argument, NULL, OPT_FROM_FILE },
 	{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
+	{ "after", required_argument, NULL, OPT_AFTER },
 	{ "quiet", no_argument, NULL, 'q' },
 	CMD_COMMON_OPTIONS,
 };
@@ -85,7 +87,8 @@ struct submit {
 	struct inputs in;
 	int no_batch; /* the daemon refused the batch parameter */
 
-	int skip_done; /* --skip-done */
+	int skip_done;     /* --skip-done */
+	const char *after; /* --after */
 	/* {KEY: {"job","state","batch"}}: this user's jobs that cover an
 	 * image (queued, running, paused or done) */
 	cJSON *done_keys;
@@ -511,7 +514,7 @@ static int parse_options(struct submit *s, int argc, char **argv,
 	memcpy(opts, submit_options, sizeof(submit_options));
 	fit_options_table(opts + N_SUBMIT_OPTIONS, OPT_PARAM);
 
-	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hq", opts)) != -1) {
 		rc = 0;
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_param(s, c, optarg))) {
@@ -552,6 +555,9 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			break;
 		case OPT_SKIP_DONE:
 			s->skip_done = 1;
+			break;
+		case OPT_AFTER: /* resolved once the options are read */
+			s->after = optarg;
 			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0) {
@@ -629,6 +635,8 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 
 	if (slurm_has_option(argc, argv, "--slurm"))
 		return slurm_submit_exec(cl, self, argc, argv);
+	if (cmd_collecting()) /* its options, before anything is made */
+		return parse_options(&s, argc, argv, &init, &status);
 	s.common = cJSON_CreateObject();
 	s.done = cJSON_CreateArray();
 	s.errors = cJSON_CreateArray();
@@ -645,7 +653,8 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 					       "LIST");
 		goto out;
 	}
-	if (init && (status = add_init(&s, init)) != 0)
+	if ((init && (status = add_init(&s, init)) != 0) ||
+	    (s.after && (status = jobs_add_after(cl, self, s.after, s.common))))
 		goto out;
 
 	/* One call of several images (or of a folder or a list) is a batch. */
@@ -706,7 +715,8 @@ const struct cmd_entry cmd_submit_entry = {
 		"[--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
-		"[TRAINING OPTIONS] [--watch | --wait] [-q]",
+		"[--after JOB[,JOB]] [TRAINING OPTIONS] [--watch | --wait] "
+		"[-q]",
 	.summary = "fit a network to each image: one job per PNG or JPEG",
 	.help =
 	    "Reads each PNG or JPEG here and sends it to the daemon as a "
@@ -724,6 +734,10 @@ const struct cmd_entry cmd_submit_entry = {
 	    "  --from-file LIST     read paths from LIST, one a line\n"
 	    "  --watch              follow the jobs live until they end\n"
 	    "  --wait               wait silently until they end\n"
+	    "  --after JOB[,JOB]    start only once these jobs are done "
+	    "(ids, batches\n"
+	    "                       or names); fail if one fails or is "
+	    "cancelled\n"
 	    "  --skip-done          skip the images a job of yours covers "
 	    "with the same\n"
 	    "                       options, queued, running, paused or "

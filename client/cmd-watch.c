@@ -30,7 +30,7 @@ static int follow_exec(struct client *cl, const struct cmd_entry *self,
 	int c, rc, status;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "h", opts)) != -1) {
 		if (c == OPT_TIMEOUT) {
 			errno = 0;
 			cl->reconnect_s = strtod(optarg, &end);

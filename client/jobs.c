@@ -3,8 +3,10 @@
  *
  * A batch id is what `submit` prints when one call submits several images;
  * the daemon keeps it in each job's "batch" field. Wherever a command takes
- * job ids it also takes batch ids, and jobs_resolve() expands them here,
- * with one job.list, so that no command needs to know batches exist.
+ * job ids it also takes batch ids and job names, and jobs_resolve()
+ * expands them here, with one job.list, so that no command needs to know
+ * batches or names exist. A name that several jobs have is refused,
+ * naming them.
  */
 #include <ctype.h>
 #include <math.h>
@@ -129,6 +131,48 @@ static cJSON *guess_id(const char *word, const cJSON *jobs)
 	return cJSON_CreateString(word);
 }
 
+/* A word that is neither a job id nor a batch id: the job of that name,
+ * when one job has it (or one of the caller's, when others' jobs have it
+ * too). Several: says which and returns CLIENT_ERR_AMBIGUOUS; none: 0. */
+static int add_named(const cJSON *jobs, const char *word, cJSON *ids)
+{
+	const cJSON *job, *match = NULL, *mine = NULL;
+	char list[512] = "", text[128];
+	int n = 0, nmine = 0;
+
+	cJSON_ArrayForEach(job, jobs)
+	{
+		if (strcmp(job_str(job, "name", ""), word))
+			continue;
+		match = job;
+		if (job_num(job, "uid", getuid()) == getuid())
+			mine = job, nmine++;
+		if (n++ < 8)
+			snprintf(list + strlen(list),
+				 sizeof(list) - strlen(list), "%s%s (%s)",
+				 n > 1 ? ", " : "",
+				 job_id_text(cJSON_GetObjectItemCaseSensitive(
+						 job, "id"),
+					     text, sizeof(text)),
+				 job_str(job, "state", "?"));
+	}
+	if (n > 1 && nmine == 1) /* others' jobs of that name aside */
+		match = mine, n = 1;
+	if (n == 1)
+		cJSON_AddItemToArray(
+		    ids, cJSON_Duplicate(
+			     cJSON_GetObjectItemCaseSensitive(match, "id"), 1));
+	if (n > 1) {
+		client_warn("the name '%s' is ambiguous: %d jobs have it: "
+			    "%s%s; name one by its id",
+			    word, n, list, n > 8 ? ", ..." : "");
+		return CLIENT_ERR_AMBIGUOUS;
+	}
+	return n;
+}
+
+/* The jobs a word names: a job id, else a batch id (its jobs), else a
+ * job's name. 1 when found, 0 when not, CLIENT_ERR_AMBIGUOUS. */
 static int add_matches(const cJSON *jobs, const char *word, cJSON *ids)
 {
 	const cJSON *job;
@@ -152,7 +196,7 @@ static int add_matches(const cJSON *jobs, const char *word, cJSON *ids)
 			found = 1;
 		}
 	}
-	return found;
+	return found ? found : add_named(jobs, word, ids);
 }
 
 int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids)
@@ -172,15 +216,22 @@ int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids)
 		cJSON_Delete(list);
 		return ERR_NOMEM;
 	}
-	for (int i = 0; i < nwords; i++)
-		if (!add_matches(jobs, words[i], out))
+	for (int i = 0; i < nwords; i++) {
+		rc = add_matches(jobs, words[i], out);
+		if (rc < 0) {
+			cJSON_Delete(out);
+			cJSON_Delete(list);
+			return rc;
+		}
+		if (!rc)
 			cJSON_AddItemToArray(out, guess_id(words[i], jobs));
+	}
 	cJSON_Delete(list);
 	*ids = out;
 	return 0;
 }
 
-/* Whether a word names the job (its id, or its batch). */
+/* Whether a word names the job (its id, its batch or its name). */
 static int named(const cJSON *job, char **words, int nwords)
 {
 	char text[128];
@@ -189,7 +240,8 @@ static int named(const cJSON *job, char **words, int nwords)
 		    sizeof(text));
 	for (int i = 0; i < nwords; i++)
 		if (!strcmp(words[i], text) ||
-		    !strcmp(words[i], job_str(job, "batch", "")))
+		    !strcmp(words[i], job_str(job, "batch", "")) ||
+		    !strcmp(words[i], job_str(job, "name", "")))
 			return 1;
 	return nwords == 0;
 }
@@ -219,5 +271,37 @@ int jobs_in_state(struct client *cl, char **words, int nwords,
 			 cJSON_GetObjectItemCaseSensitive(job, "id"), 1));
 	cJSON_Delete(list);
 	*ids = out;
+	return 0;
+}
+
+static int resolve_list(struct client *cl, const char *text, cJSON **ids)
+{
+	char *copy = strdup(text), *save = NULL, *words[64];
+	int n = 0, rc;
+
+	*ids = NULL;
+	if (!copy)
+		return ERR_NOMEM;
+	for (char *w = strtok_r(copy, ",", &save); w && n < 64;
+	     w = strtok_r(NULL, ",", &save))
+		words[n++] = w;
+	rc = n ? jobs_resolve(cl, words, n, ids) : ERR_INVALID;
+	free(copy);
+	return rc;
+}
+
+int jobs_add_after(struct client *cl, const struct cmd_entry *e,
+		   const char *text, cJSON *params)
+{
+	cJSON *ids;
+	int rc = resolve_list(cl, text, &ids);
+
+	if (rc == ERR_INVALID)
+		return cmd_usage_error(e, "--after takes job ids, batches or "
+					  "names, comma-separated");
+	if (rc < 0)
+		return client_fail(cl, rc, "--after");
+	cJSON_DeleteItemFromObjectCaseSensitive(params, "after");
+	cJSON_AddItemToObject(params, "after", ids);
 	return 0;
 }

@@ -37,13 +37,22 @@ int job_state_ended(const char *state);
 
 /*
  * Turns command-line words into job ids: each word is a job id, or a batch
- * id standing for every job of that batch (in the daemon's order). Asks
- * the daemon for its list once; a word that names nothing there is kept as
- * it is, so that the daemon's own "no such job" answers it.
+ * id standing for every job of that batch (in the daemon's order), or the
+ * name of one job. Asks the daemon for its list once; a word that names
+ * nothing there is kept as it is, so that the daemon's own "no such job"
+ * answers it; a name that several jobs have is refused, with their ids
+ * (CLIENT_ERR_AMBIGUOUS, said already; client_fail makes it exit 2).
  * Returns 0 and *ids (a cJSON array the caller deletes), or a negative code
  * for client_fail.
  */
 int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids);
+
+/* submit --after JOB[,JOB...] ("3,7,cat", resolved as jobs_resolve
+ * does): params.after, the ids. 0, or the exit status of what was wrong
+ * (said). */
+struct cmd_entry;
+int jobs_add_after(struct client *cl, const struct cmd_entry *e,
+		   const char *text, cJSON *params);
 
 /*
  * The ids of the caller's jobs (all jobs for root) in state, among those

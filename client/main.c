@@ -15,6 +15,7 @@
 #include "client.h"
 #include "conn.h"
 #include "proto/protocol.h"
+#include "util/suggest.h"
 
 int main(int argc, char **argv)
 {
@@ -43,6 +44,10 @@ int main(int argc, char **argv)
 		return CLIENT_EXIT_USAGE;
 	}
 	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+		if (c == '?' && optind > 0 && optind <= argc &&
+		    suggest_option(argv[optind - 1], opts))
+			fprintf(stderr, "vkinrctl: did you mean --%s?\n",
+				suggest_option(argv[optind - 1], opts));
 		switch (c) {
 		case 'h':
 			cmd_print_usage(stdout);
@@ -77,10 +82,17 @@ int main(int argc, char **argv)
 	}
 	e = cmd_find(argv[optind]);
 	if (!e) {
-		fprintf(stderr,
-			"vkinrctl: unknown command '%s'. Try 'vkinrctl "
-			"--help'.\n",
-			argv[optind]);
+		const char *near = cmd_suggest(argv[optind]);
+		if (near)
+			fprintf(stderr,
+				"vkinrctl: unknown command '%s'; did you mean "
+				"'%s'? Try 'vkinrctl --help'.\n",
+				argv[optind], near);
+		else
+			fprintf(stderr,
+				"vkinrctl: unknown command '%s'. Try 'vkinrctl "
+				"--help'.\n",
+				argv[optind]);
 		return CLIENT_EXIT_USAGE;
 	}
 

@@ -273,7 +273,7 @@ static int parse_out_options(struct client *cl, const struct cmd_entry *self,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "h", opts)) != -1) {
 		if (c == OPT_OUT)
 			*out = optarg;
 		else if (c == OPT_CSV && csv)

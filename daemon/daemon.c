@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "loop/after.h"
 #include "loop/devwait.h"
 #include "loop/events.h"
 #include "log.h"
@@ -51,6 +52,8 @@ static const struct server_ops server_ops = {
 	.closed = methods_closed,
 	.drained = methods_drained,
 	.busy = methods_busy,
+	.sending = methods_sending,
+	.resumed = methods_resumed,
 };
 
 /* ----------------------------------------------------- worker events */
@@ -531,6 +534,7 @@ int daemon_run(const struct daemon_options *opt)
 		log_error("%s", err);
 		goto out;
 	}
+	after_load(svc->queue);
 	log_info("state in %s: %d jobs", opt->state_dir, svc->queue->count);
 	rc = server_create(&svc->server, &loop, opt->socket_path, &server_ops,
 			   svc, err, sizeof(err));

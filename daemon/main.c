@@ -25,6 +25,7 @@
 #include "worker/worker.h"
 #include "front/fit_cli.h"
 #include "front/fit_task.h"
+#include "front/cli_usage.h"
 #include "log.h"
 #include "proto/protocol.h"
 #include "util/socket_path.h"
@@ -42,6 +43,15 @@ static const char usage[] =
     "       vkinrd --fit-task LIST --out OUT [--shard K/N] [...]\n"
     "       vkinrd --devices [--json]\n"
     "       vkinrd --version\n";
+
+/* One line after a bad option, the whole text with --help. */
+static const char short_usage[] =
+    "usage: vkinrd [--socket PATH] [--state-dir DIR] [--device N|NAME]... "
+    "[--pack N] [-v]\n"
+    "       vkinrd --fit IMG [options] | --fit-task LIST --out OUT | "
+    "--devices";
+/* The modes picked before the daemon's options are read. */
+static const char *const modes[] = { "fit", "fit-task", "devices", NULL };
 
 static char *default_state_dir(void)
 {
@@ -141,13 +151,16 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
-			return 2;
+			cli_suggest(argc, argv, longs, modes);
+			return cli_short_usage(short_usage, "vkinrd --help");
 		}
 	}
 	if (optind != argc) {
-		fputs(usage, stderr);
-		return 2;
+		fprintf(stderr, "vkinrd: unexpected argument '%s'%s\n",
+			argv[optind],
+			argv[optind][0] != '-' ? " (vkinrd --fit IMG fits one)"
+					       : "");
+		return cli_short_usage(short_usage, "vkinrd --help");
 	}
 	if ((socket_path && !*socket_path) || (state_dir && !*state_dir) ||
 	    (opt.log_path && !*opt.log_path)) {

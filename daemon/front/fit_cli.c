@@ -16,6 +16,7 @@
  * said on stderr, and the exit status 128 + the signal.
  */
 #include "front/fit_cli.h"
+#include "front/cli_usage.h"
 #include "front/fit_many.h"
 #include "front/fit_out.h"
 
@@ -146,6 +147,10 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 	nn_config_defaults(&o->cfg, 0);
 	o->cfg.nf = 0; /* auto: the device's, once it is open */
 	optind = 1;
+	if (cli_help_asked(argc, argv)) { /* --fit --help: --fit's value */
+		print_usage(stdout);
+		exit(0);
+	}
 	while ((c = getopt_long(argc, argv, "qhf", all, NULL)) != -1) {
 		int table =
 		    recipe_option_apply(&o->cfg, job, c, O_TABLE, optarg);
@@ -214,6 +219,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 			print_usage(stdout);
 			exit(0);
 		default:
+			cli_suggest(argc, argv, all, NULL);
 			goto usage_error;
 		}
 	}
@@ -236,7 +242,8 @@ bad:
 	fprintf(stderr, "vkinrd: bad value \"%s\" for --%s\n", optarg,
 		longs[c - O_FIT].name);
 usage_error:
-	print_usage(stderr);
+	cli_short_usage("usage: vkinrd --fit IMG.png|IMG.jpg|DIR... [options]",
+			"vkinrd --fit --help");
 	return -1;
 }
 

@@ -26,6 +26,7 @@
  * with --allow-cpu.
  */
 #include "front/fit_task.h"
+#include "front/cli_usage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -140,6 +141,10 @@ static int parse_args(int argc, char **argv, struct task *t)
 	t->shard = 0;
 	t->shards = 1;
 	optind = 1;
+	if (cli_help_asked(argc, argv)) { /* --fit-task --help */
+		print_usage(stdout);
+		exit(0);
+	}
 	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
 		int bad = 0, table = recipe_option_apply(&t->cfg, job, c,
 							 O_TABLE, optarg);
@@ -178,6 +183,7 @@ static int parse_args(int argc, char **argv, struct task *t)
 			print_usage(stdout);
 			exit(0);
 		default:
+			cli_suggest(argc, argv, all, NULL);
 			goto usage_error;
 		}
 		if (bad) {
@@ -191,7 +197,9 @@ static int parse_args(int argc, char **argv, struct task *t)
 		goto usage_error;
 	return 0;
 usage_error:
-	print_usage(stderr);
+	cli_short_usage("usage: vkinrd --fit-task MANIFEST --out OUT "
+			"[--shard K/N] [options]",
+			"vkinrd --fit-task --help");
 	return -1;
 }
 

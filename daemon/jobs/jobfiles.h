@@ -9,6 +9,8 @@
  *   init.safetensors        the starting model, when one was given
  *   metrics.ndjson          one line per finished epoch, appended
  *   events.ndjson           one line per job event, appended (events.h)
+ *   after.json              the jobs it waits for, and which are done
+ *                           (loop/after.h; only when it waits for some)
  *   checkpoint.safetensors  written by the worker (atomically)
  *   model.safetensors, recon.png   written by the worker when the job is done
  *
@@ -42,6 +44,7 @@ struct cJSON;
 #define JOBFILE_INIT "init.safetensors"
 #define JOBFILE_METRICS "metrics.ndjson"
 #define JOBFILE_EVENTS "events.ndjson"
+#define JOBFILE_AFTER "after.json"
 #define JOBFILE_CHECKPOINT "checkpoint.safetensors"
 #define JOBFILE_MODEL "model.safetensors"
 #define JOBFILE_RECON "recon.png"

@@ -198,6 +198,8 @@ static int save_request(struct queue *q, struct job *job)
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	if (job->p.target_psnr > 0)
 		cJSON_AddNumberToObject(o, "target_psnr", job->p.target_psnr);
+	if (job->p.retry_of[0])
+		cJSON_AddStringToObject(o, "retry_of", job->p.retry_of);
 	job_params_add_given(o, &job->p);
 	cJSON *defaults = cJSON_AddArrayToObject(o, "defaults");
 	for (int i = 0; i < 3; i++)
@@ -456,7 +458,7 @@ struct job *queue_next(struct queue *q)
 {
 	struct job *best = NULL;
 	for (struct job *job = q->head; job; job = job->next)
-		if (job->state == JOB_QUEUED &&
+		if (job->state == JOB_QUEUED && !job->held &&
 		    (!best || job->p.priority > best->p.priority))
 			best = job;
 	return best;

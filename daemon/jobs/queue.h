@@ -39,6 +39,8 @@ int job_state_is_final(enum job_state state);
 #define JOB_BATCH_MAX 33 /* a batch id: 1 to 32 of [A-Za-z0-9_-] */
 #define JOB_SOURCE_MAX (LIMIT_SOURCE_BYTES + 1)
 #define JOB_KEY_MAX (LIMIT_KEY_BYTES + 1)
+/* The most jobs one job waits for (job.submit's "after"). */
+#define JOB_AFTER_MAX 16
 
 struct job_params {
 	char name[JOB_NAME_MAX];
@@ -64,6 +66,11 @@ struct job_params {
 	 * and NN_WARMUP_AUTO until the width is known (at submission when
 	 * given, else when the job first runs), then the values chosen. */
 	unsigned defaults;
+	/* The jobs it waits for (job.submit's "after", loop/after.c): it
+	 * stays queued until each is done, and fails when one fails. */
+	char after[JOB_AFTER_MAX][JOB_ID_MAX];
+	int nafter;
+	char retry_of[JOB_ID_MAX]; /* the job it retries (job.retry), "" */
 };
 
 #define JOB_WORD(p, id) ((p)->text[(id)-PARAM_FIRST_WORD])
@@ -100,13 +107,16 @@ struct job {
 	double best_psnr;
 	double export_psnr; /* psnr of model.safetensors (done jobs) */
 	int has_export;
-	int worker;         /* index of the worker running it, or -1 */
-	int metrics_fd;     /* open while the job runs, else -1 */
-	int metrics_behind; /* metrics.ndjson lacks epochs held here */
-	int write_paused;   /* paused because a write failed; the
+	int worker;          /* index of the worker running it, or -1 */
+	int metrics_fd;      /* open while the job runs, else -1 */
+	int metrics_behind;  /* metrics.ndjson lacks epochs held here */
+	int write_paused;    /* paused because a write failed; the
 				      daemon retries and resumes it */
-	int damaged;        /* its files failed the checks at start:
+	int damaged;         /* its files failed the checks at start:
 				      failed for good, it may only be removed */
+	unsigned after_done; /* bit i: p.after[i] is done (loop/after.c) */
+	int held;            /* queued, but waiting for p.after: queue_next
+				passes it by */
 };
 
 struct queue {
@@ -149,7 +159,8 @@ int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
 double job_run_seconds(const struct job *job);
 
 struct job *queue_find(struct queue *q, const char *id);
-/* The queued job to run next (priority, then FIFO), or NULL. */
+/* The queued job to run next (priority, then FIFO), or NULL; a held job
+ * (waiting for others) is passed by. */
 struct job *queue_next(struct queue *q);
 int queue_count_uid(const struct queue *q, uid_t uid);
 int queue_count_state(const struct queue *q, enum job_state state);

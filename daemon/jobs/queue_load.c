@@ -179,6 +179,9 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	      job->p.target_psnr <= param_table[PARAM_TARGET_PSNR].max))
 		job->p.target_psnr = 0;
 	get_str(req, "source", job->p.source, sizeof(job->p.source));
+	get_str(req, "retry_of", job->p.retry_of, sizeof(job->p.retry_of));
+	if (!jobfiles_number(job->p.retry_of, strlen(job->p.retry_of)))
+		job->p.retry_of[0] = '\0';
 	get_str(req, "key", job->p.key, sizeof(job->p.key));
 	/* jobs saved before recipes were recorded train as they always did:
 	 * Adam, a cosine schedule, no average (and what they were given).

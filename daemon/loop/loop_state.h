@@ -59,7 +59,8 @@ struct service {
 	struct pending *device_waiters; /* waiting for a device (devwait.c) */
 	uv_timer_t device_timer;        /* ... the first of their deadlines */
 	int device_timer_on;
-	uint64_t last_request; /* the number of the last work request */
+	uint64_t last_request;     /* the number of the last work request */
+	struct rpc_batch *batches; /* batches being answered (methods.c) */
 };
 
 #endif

@@ -2,7 +2,8 @@
  * methods.c - what each request does.
  *
  * methods_line takes one framed line, parses and classifies it, finds the
- * method in the table below and calls it with the params object; the
+ * method in the table below and calls it with the params object (a line
+ * holding an array is a batch: see "batches" below); the
  * methods live one family a file (methods_common.h lists them). A method
  * returns 0 and a result, a JSON-RPC error code and a message (always a
  * sentence saying what was wrong and how to fix it), or METHOD_DEFERRED
@@ -58,6 +59,7 @@ static const struct method_entry {
 	{ M_JOB_RESUME, m_resume },
 	{ M_JOB_CANCEL, m_cancel },
 	{ M_JOB_REMOVE, m_remove },
+	{ M_JOB_RETRY, m_retry },
 	{ M_JOB_EXPORT, m_export },
 	{ M_JOB_SUBSCRIBE, m_subscribe },
 	{ M_JOB_UNSUBSCRIBE, m_unsubscribe },
@@ -80,7 +82,9 @@ static void unknown_method(struct request *rq)
 	     rq->method, list);
 }
 
-static void dispatch(struct request *rq, const cJSON *msg)
+/* Runs one request; 1 when its answer comes later (the connection is
+ * held until then). */
+static int dispatch(struct request *rq, const cJSON *msg)
 {
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
 	cJSON *empty = NULL, *result = NULL;
@@ -104,10 +108,14 @@ static void dispatch(struct request *rq, const cJSON *msg)
 	cJSON_Delete(empty);
 	if (rc == METHOD_DEFERRED) {
 		server_conn_hold(rq->c); /* its next request waits for this */
-		return;
+		return 1;
 	}
 	answer(rq, rc, result);
+	return 0;
 }
+
+static void batch_start(struct service *svc, struct peer_conn *c,
+			const char *line, size_t len, int n);
 
 static int blank(const char *line, size_t len)
 {
@@ -116,6 +124,11 @@ static int blank(const char *line, size_t len)
 			return 0;
 	return 1;
 }
+
+/* One message (a line, or one request of a batch: in_batch); 1 when its
+ * answer comes later. */
+static int message(struct service *svc, struct peer_conn *c, const char *line,
+		   size_t len, int in_batch);
 
 void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 		  int too_long)
@@ -134,12 +147,20 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 	}
 	if (blank(line, len))
 		return;
+	message(svc, c, line, len, 0);
+}
+
+static int message(struct service *svc, struct peer_conn *c, const char *line,
+		   size_t len, int in_batch)
+{
+	char msg[256];
+	int deferred = 0;
 	if (memchr(line, '\0', len)) {
 		send_error(c, NULL, RPC_PARSE_ERROR,
 			   "the line contains a NUL "
 			   "byte; a message is one JSON object in UTF-8",
 			   NULL, 0);
-		return;
+		return 0;
 	}
 	size_t bad = usertext_utf8_end(line, len);
 	if (bad < len) {
@@ -148,7 +169,7 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 			 "of %zu); a message is one JSON object in UTF-8",
 			 bad, len);
 		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
-		return;
+		return 0;
 	}
 	const char *end = NULL;
 	cJSON *obj = cJSON_ParseWithLengthOpts(line, len, &end, 0);
@@ -161,7 +182,7 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 			 "of %zu); send one JSON-RPC object per line",
 			 off, len);
 		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
-		return;
+		return 0;
 	}
 	if (end && !blank(end, line + len - end)) {
 		cJSON_Delete(obj);
@@ -169,13 +190,18 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 			   "extra text after the JSON "
 			   "object; send one object per line",
 			   NULL, 0);
-		return;
+		return 0;
+	}
+	if (cJSON_IsArray(obj) && !in_batch) { /* a batch (JSON-RPC 2.0) */
+		batch_start(svc, c, line, len, cJSON_GetArraySize(obj));
+		cJSON_Delete(obj);
+		return 0;
 	}
 	struct strict_id exact;
 	if (strict_check(line, len, &exact, msg, sizeof(msg)) < 0) {
 		cJSON_Delete(obj);
 		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
-		return;
+		return 0;
 	}
 	const char *why = NULL;
 	enum rpc_kind kind = rpc_classify(obj, &why);
@@ -197,7 +223,7 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 		cJSON_Delete(obj);
 		send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory", NULL,
 			   0);
-		return;
+		return 0;
 	}
 	id = cJSON_GetObjectItemCaseSensitive(obj, "id");
 	if (twice) {
@@ -216,18 +242,179 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 			    cJSON_GetObjectItemCaseSensitive(obj, "method")
 				->valuestring,
 		};
-		dispatch(&rq, obj);
+		deferred = dispatch(&rq, obj);
 		if (!server_conn_closing(c))
 			subs_pump_conn(svc, c);
 	}
 	/* results and errors from a client answer nothing: ignored */
 	cJSON_Delete(obj);
+	return deferred;
+}
+
+/* ------------------------------------------------------- batches */
+
+/*
+ * A batch (JSON-RPC 2.0): an array of requests, answered with one array of
+ * their answers. Its requests run one after the other as lines would,
+ * each through message(): one whose answer comes later holds the
+ * connection, and the next runs once it is answered (methods_resumed).
+ * While the batch is open every answer server_send is given for the
+ * connection comes to methods_sending, which keeps it; notifications
+ * (job.progress, job.state) go out as they come. Once every request has
+ * been answered the answers go out as one line, in the order of their
+ * requests, or nothing when all were notifications. A connection has at
+ * most one open batch: its next line waits until the batch is answered.
+ */
+struct rpc_batch {
+	struct rpc_batch *next;
+	uint64_t conn;
+	char **items; /* the requests' text, as sent */
+	size_t *lens;
+	int n, done;
+	char *out; /* the answers so far, comma-separated */
+	size_t out_len;
+	int nout;
+};
+
+static struct rpc_batch *batch_of(struct service *svc, uint64_t conn)
+{
+	for (struct rpc_batch *b = svc->batches; b; b = b->next)
+		if (b->conn == conn)
+			return b;
+	return NULL;
+}
+
+static void batch_free(struct service *svc, struct rpc_batch *b)
+{
+	for (struct rpc_batch **pp = &svc->batches; *pp; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	for (int i = 0; i < b->n; i++)
+		free(b->items[i]);
+	free(b->items);
+	free(b->lens);
+	free(b->out);
+	free(b);
+}
+
+/* The text of each element of a JSON array that cJSON has parsed: the
+ * top-level commas, outside strings. */
+static int split_items(struct rpc_batch *b, const char *line, size_t len)
+{
+	size_t i = 0, start;
+	int depth = 0, k = 0;
+	while (i < len && line[i] != '[')
+		i++;
+	start = ++i;
+	for (; i < len && k < b->n; i++) {
+		char ch = line[i];
+		if (ch == '"') {
+			for (i++; i < len && line[i] != '"'; i++)
+				i += line[i] == '\\';
+		} else if (ch == '[' || ch == '{') {
+			depth++;
+		} else if ((ch == ']' || ch == '}') && depth > 0) {
+			depth--;
+		} else if ((ch == ',' || ch == ']') && depth == 0) {
+			b->lens[k] = i - start;
+			if (!(b->items[k] = strndup(line + start, i - start)))
+				return -1;
+			k++;
+			start = i + 1;
+		}
+	}
+	return k == b->n ? 0 : -1;
+}
+
+/* Runs the batch's requests until one waits, or sends its answers. */
+static void batch_pump(struct service *svc, struct peer_conn *c,
+		       struct rpc_batch *b)
+{
+	while (b->done < b->n && !server_conn_closing(c)) {
+		int i = b->done++;
+		if (message(svc, c, b->items[i], b->lens[i], 1))
+			return; /* methods_resumed goes on */
+	}
+	char *line = NULL;
+	if (b->nout && asprintf(&line, "[%s]\n", b->out) < 0)
+		line = NULL;
+	int nout = b->nout;
+	batch_free(svc, b); /* closed before its line is sent */
+	if (nout && !server_conn_closing(c))
+		server_send(c, line);
+	else
+		free(line);
+}
+
+static void batch_start(struct service *svc, struct peer_conn *c,
+			const char *line, size_t len, int n)
+{
+	if (n == 0) {
+		send_error(c, NULL, RPC_INVALID_REQUEST,
+			   "invalid request: an empty batch; a batch is an "
+			   "array of one or more requests",
+			   NULL, 0);
+		return;
+	}
+	struct rpc_batch *b = calloc(1, sizeof(*b));
+	if (b) {
+		b->conn = server_conn_id(c);
+		b->n = n;
+		b->items = calloc(n, sizeof(*b->items));
+		b->lens = calloc(n, sizeof(*b->lens));
+		b->next = svc->batches;
+		svc->batches = b;
+	}
+	if (!b || !b->items || !b->lens || split_items(b, line, len)) {
+		if (b)
+			batch_free(svc, b);
+		send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory", NULL,
+			   0);
+		return;
+	}
+	batch_pump(svc, c, b);
+}
+
+int methods_sending(void *ctx, struct peer_conn *c, char *line)
+{
+	struct rpc_batch *b = batch_of(ctx, server_conn_id(c));
+	/* the daemon's notifications start so (jsonrpc.c): not answers */
+	static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\"";
+	if (!b || !strncmp(line, note, sizeof(note) - 1))
+		return 0;
+	size_t n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	char *out = realloc(b->out, b->out_len + n + 2);
+	if (out) {
+		if (b->nout)
+			out[b->out_len++] = ',';
+		memcpy(out + b->out_len, line, n);
+		b->out_len += n;
+		out[b->out_len] = '\0';
+		b->out = out;
+		b->nout++;
+	}
+	free(line);
+	return 1;
+}
+
+void methods_resumed(void *ctx, struct peer_conn *c)
+{
+	struct rpc_batch *b = batch_of(ctx, server_conn_id(c));
+	if (b)
+		batch_pump(ctx, c, b);
 }
 
 void methods_closed(void *ctx, struct peer_conn *c)
 {
 	struct service *svc = ctx;
 	uint64_t id = server_conn_id(c);
+	struct rpc_batch *b = batch_of(svc, id);
+	if (b)
+		batch_free(svc, b);
 	subs_drop_conn(svc, id);
 	replies_drop_conn(svc, id);
 	/* renders and exports nobody will read are not made */
@@ -235,6 +422,9 @@ void methods_closed(void *ctx, struct peer_conn *c)
 		worker_drop_requests(svc->slots[i].w, id);
 }
 
-int methods_busy(void *ctx, struct peer_conn *c) { return subs_busy(ctx, c); }
+int methods_busy(void *ctx, struct peer_conn *c)
+{
+	return subs_busy(ctx, c) || batch_of(ctx, server_conn_id(c));
+}
 
 void methods_drained(void *ctx, struct peer_conn *c) { subs_pump_conn(ctx, c); }

@@ -13,5 +13,10 @@ void methods_closed(void *ctx, struct peer_conn *c);
 void methods_drained(void *ctx, struct peer_conn *c);
 /* Whether c still follows a job that has more to send (server_ops.busy). */
 int methods_busy(void *ctx, struct peer_conn *c);
+/* A line about to be queued on c: 1 when a batch took it (an answer to
+ * one of its requests, sent with the others as one array line). */
+int methods_sending(void *ctx, struct peer_conn *c, char *line);
+/* c takes requests again: a batch's next request runs. */
+void methods_resumed(void *ctx, struct peer_conn *c);
 
 #endif

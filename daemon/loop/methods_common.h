@@ -125,6 +125,7 @@ int m_pause(struct request *rq, const cJSON *params, cJSON **result);
 int m_resume(struct request *rq, const cJSON *params, cJSON **result);
 int m_cancel(struct request *rq, const cJSON *params, cJSON **result);
 int m_remove(struct request *rq, const cJSON *params, cJSON **result);
+int m_retry(struct request *rq, const cJSON *params, cJSON **result);
 int m_export(struct request *rq, const cJSON *params, cJSON **result);
 int m_render(struct request *rq, const cJSON *params, cJSON **result);
 

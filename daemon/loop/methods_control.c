@@ -1,7 +1,8 @@
 /*
  * methods_control.c - the methods that change a job's state: job.pause,
  * job.resume, job.cancel and job.remove (a running job's change is
- * answered once its worker has made it).
+ * answered once its worker has made it), and job.retry, which runs a
+ * failed or cancelled job again from scratch as a new job.
  */
 #include "loop/methods_common.h"
 
@@ -15,7 +16,9 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "loop/after.h"
 #include "loop/events.h"
+#include "util/fileio.h"
 #include "formats/image_codec.h"
 #include "proto/jsonrpc.h"
 #include "proto/params.h"
@@ -121,6 +124,7 @@ int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 	case JOB_QUEUED:
 	case JOB_PAUSED:
 		set_state(rq, job, JOB_CANCELLED);
+		schedule_jobs(rq->svc); /* what waits for it fails (after.c) */
 		break;
 	case JOB_CANCELLED: /* as pausing a paused job: already so */
 		break;
@@ -150,6 +154,115 @@ int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	cJSON_AddBoolToObject(*result, "removed", 1);
 	subs_drop(rq->svc, 0, job->id);
 	log_notice("job %s removed", job->id);
+	after_removing(rq->svc, job);
 	queue_remove(rq->svc->queue, job);
+	schedule_jobs(rq->svc); /* what waited for it moves on (after.c) */
+	return 0;
+}
+
+/* A file of the job's folder, whole; 0 or a negative code (errno). */
+static int read_job_file(struct queue *q, const struct job *job,
+			 const char *file, uint8_t **data, size_t *size)
+{
+	char path[4096];
+	int rc = queue_job_path(q, job, file, path, sizeof(path));
+	return rc ? rc
+		  : fileio_read_regular(path, data, size, LIMIT_LINE_BYTES);
+}
+
+/* The settings of a job to run again from scratch: what was left to the
+ * daemon is left to it again (the device then chooses), the rest as
+ * given; no jobs to wait for. */
+static struct job_params retry_params(const struct job *old)
+{
+	struct job_params p = old->p;
+	if (p.defaults & JOB_DEFAULT_WIDTH)
+		p.width = 0;
+	if (p.defaults & JOB_DEFAULT_LR)
+		p.lr = NN_LR_AUTO;
+	if (p.defaults & JOB_DEFAULT_WARMUP)
+		p.recipe.warmup = NN_WARMUP_AUTO;
+	if (p.width)
+		nn_resolve_auto(&p.width, 0, &p.lr, &p.recipe);
+	p.nafter = 0;
+	snprintf(p.retry_of, sizeof(p.retry_of), "%s", old->id);
+	return p;
+}
+
+int m_retry(struct request *rq, const cJSON *params, cJSON **result)
+{
+	struct service *svc = rq->svc;
+	struct job *old, *job;
+	uint8_t *png = NULL, *init = NULL;
+	size_t png_size = 0, init_size = 0;
+	char err[512] = "";
+	int rc = touchable_job(rq, params, &old);
+	if (rc)
+		return rc;
+	if (old->state != JOB_FAILED && old->state != JOB_CANCELLED)
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s is %s; only a failed or cancelled job can "
+			    "be retried%s",
+			    old->id, job_state_name(old->state),
+			    old->state == JOB_PAUSED
+				? " (job.resume continues a paused one)"
+				: "");
+	if (old->damaged)
+		return fail(rq, RPC_JOB_STATE,
+			    "job %s cannot run again: %s; remove it "
+			    "(job.remove)",
+			    old->id, old->error);
+	if (svc->stopping)
+		return fail(rq, RPC_SHUTTING_DOWN,
+			    "the daemon is stopping; retry once it is back");
+	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
+	    quota_jobs_per_uid()) {
+		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
+					    quota_jobs_per_uid());
+		return fail(rq, RPC_LIMIT,
+			    "uid %u already has %d jobs (the limit, ended "
+			    "ones included); remove the ended ones (vkinrctl "
+			    "rm --state done)",
+			    (unsigned)server_conn_uid(rq->c),
+			    quota_jobs_per_uid());
+	}
+	if ((rc = read_job_file(svc->queue, old, JOBFILE_TARGET, &png,
+				&png_size)) ||
+	    (old->has_init && (rc = read_job_file(svc->queue, old, JOBFILE_INIT,
+						  &init, &init_size)))) {
+		free(png);
+		return fail(rq, RPC_INTERNAL_ERROR,
+			    "cannot read the inputs of job %s back: %s",
+			    old->id,
+			    rc == ERR_IO ? strerror(errno) : error_message(rc));
+	}
+	struct job_params p = retry_params(old);
+	rc = queue_submit(svc->queue, &p, server_conn_uid(rq->c),
+			  server_conn_pid(rq->c), png, png_size, old->img_w,
+			  old->img_h, init, init_size, &job, err, sizeof(err));
+	free(png);
+	free(init);
+	if (rc) {
+		log_error("job.retry: %s", err);
+		return fail(rq,
+			    rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
+				? RPC_LIMIT
+				: RPC_INTERNAL_ERROR,
+			    "%s", err);
+	}
+	job_event(svc->queue, old, LOGL_NOTICE, "retried as job %s by uid %u",
+		  job->id, (unsigned)job->uid);
+	job_event(svc->queue, job, LOGL_NOTICE,
+		  "submitted by uid %u as a retry of job %s (%s): %dx%d, "
+		  "%d epochs, seed %llu, priority %d",
+		  (unsigned)job->uid, old->id, job_state_name(old->state),
+		  job->img_w, job->img_h, job->p.epochs,
+		  (unsigned long long)job->p.seed, job->p.priority);
+	*result = cJSON_CreateObject();
+	cJSON_AddStringToObject(*result, "job", job->id);
+	cJSON_AddStringToObject(*result, "retry_of", old->id);
+	if (job->p.batch[0])
+		cJSON_AddStringToObject(*result, "batch", job->p.batch);
+	schedule_jobs(svc);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "loop/after.h"
 #include "loop/events.h"
 #include "formats/image_codec.h"
 #include "proto/jsonrpc.h"
@@ -94,6 +95,54 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 
 static int store_job(struct request *rq, struct pending *pd, cJSON **result);
 
+/* "after": the ids of 1 to JOB_AFTER_MAX jobs the new one waits for, each
+ * one that can still be done (a done one counts as met at once). */
+static int get_after(struct request *rq, const cJSON *params,
+		     struct job_params *p)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(params, "after"), *v;
+	if (!a)
+		return 0;
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 ||
+	    cJSON_GetArraySize(a) > JOB_AFTER_MAX)
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "\"after\" must be a list of 1 to %d job ids, "
+			    "e.g. [\"12\", \"14\"]",
+			    JOB_AFTER_MAX);
+	cJSON_ArrayForEach(v, a)
+	{
+		char id[JOB_ID_MAX] = "";
+		if (cJSON_IsString(v) && strlen(v->valuestring) < sizeof(id))
+			snprintf(id, sizeof(id), "%s", v->valuestring);
+		else if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
+			 v->valuedouble <= (double)JOB_NUMBER_MAX &&
+			 v->valuedouble == floor(v->valuedouble))
+			snprintf(id, sizeof(id), "%.0f", v->valuedouble);
+		else if (!cJSON_IsString(v))
+			return fail(rq, RPC_INVALID_PARAMS,
+				    "\"after\" holds job ids such as "
+				    "\"12\", as job.submit returned them");
+		const struct job *dep = queue_find(rq->svc->queue, id);
+		if (!dep)
+			return fail(rq, RPC_JOB_NOT_FOUND,
+				    "\"after\": no job with id \"%s\"",
+				    cJSON_IsString(v) ? v->valuestring : id);
+		if (dep->state == JOB_FAILED || dep->state == JOB_CANCELLED)
+			return fail(rq, RPC_JOB_STATE,
+				    "\"after\": job %s is %s, so a job "
+				    "waiting for it would never start; "
+				    "resume or retry it first",
+				    dep->id, job_state_name(dep->state));
+		int twice = 0;
+		for (int i = 0; i < p->nafter; i++)
+			twice |= !strcmp(p->after[i], dep->id);
+		if (!twice)
+			snprintf(p->after[p->nafter++], JOB_ID_MAX, "%s",
+				 dep->id);
+	}
+	return 0;
+}
+
 static void submit_decoded(struct decode_job *d)
 {
 	struct pending *pd = (struct pending *)d;
@@ -111,8 +160,8 @@ static void submit_decoded(struct decode_job *d)
 int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	/* the job's own keys, then every training option's */
-	static const char *const own[] = { "image", "name",   "init",
-					   "batch", "source", "key" };
+	static const char *const own[] = { "image",  "name", "init", "batch",
+					   "source", "key",  "after" };
 	const char *keys[sizeof(own) / sizeof(own[0]) + PARAM_COUNT + 1];
 	struct service *svc = rq->svc;
 	struct job_params p = { 0 };
@@ -166,7 +215,8 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		snprintf(p.name, sizeof(p.name), "%s", name->valuestring);
 	}
 	if ((rc = get_text(rq, params, "source", p.source, sizeof(p.source))) ||
-	    (rc = get_text(rq, params, "key", p.key, sizeof(p.key))))
+	    (rc = get_text(rq, params, "key", p.key, sizeof(p.key))) ||
+	    (rc = get_after(rq, params, &p)))
 		return rc;
 	const cJSON *batch = cJSON_GetObjectItemCaseSensitive(params, "batch");
 	if (batch) {
@@ -257,6 +307,13 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 		  "%d epochs, %s, seed %llu, priority %d",
 		  (unsigned)job->uid, job->img_w, job->img_h, job->p.epochs,
 		  settings, (unsigned long long)job->p.seed, job->p.priority);
+	if (job->p.nafter && (rc = after_start(svc, job))) {
+		log_error("job %s: removed again", job->id);
+		queue_remove(svc->queue, job);
+		return fail(rq, RPC_INTERNAL_ERROR,
+			    "cannot store the list of jobs it waits for: %s",
+			    error_message(rc));
+	}
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	if (job->p.batch[0])

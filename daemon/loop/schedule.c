@@ -4,7 +4,8 @@
  * A worker trains as many jobs at once as it has room for (worker_room:
  * one without packs, else up to its pack's size while its device's memory
  * holds them); schedule_jobs gives each worker the next jobs queue_next
- * picks (priority, then submission order), marks them running and tells
+ * picks (priority, then submission order; a job still waiting for others
+ * is held: after.c), marks them running and tells
  * their followers. Renders and exports go to an idle
  * worker when there is one, else they take turns with a running job
  * between its epochs (worker.h). The engine's config is made here, from
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "loop/after.h"
 #include "loop/events.h"
 #include "log.h"
 #include "loop/subs.h"
@@ -71,6 +73,7 @@ void schedule_jobs(struct service *svc)
 {
 	if (svc->stopping)
 		return;
+	after_settle(svc); /* who waits for whom (--after), first */
 	/* each job to the worker with room that has the fewest, so that
 	 * jobs spread over the workers (and their devices) before any pack
 	 * grows */

@@ -190,6 +190,8 @@ int server_send(struct peer_conn *c, char *line)
 		free(line);
 		return ERR_STATE;
 	}
+	if (c->s->ops->sending && c->s->ops->sending(c->s->ctx, c, line))
+		return 0;
 	struct out_msg *m = malloc(sizeof(*m));
 	if (!m) {
 		free(line);
@@ -486,7 +488,10 @@ static void resume_cb(uv_idle_t *idle)
 		struct peer_conn *next = c->next;
 		if (c->resume_due && !c->closing) {
 			c->resume_due = 0;
-			take_up_input(c);
+			if (s->ops->resumed)
+				s->ops->resumed(s->ctx, c);
+			if (!c->closing)
+				take_up_input(c);
 		}
 		c = next;
 	}
@@ -649,8 +654,11 @@ static int bind_path(struct server *s, const char *path, char *err,
 	rc = uv_pipe_bind(&s->listener, path);
 	umask(old);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot create the socket %s: %s", path,
-			 uv_strerror(rc));
+		snprintf(err, errlen, "cannot create the socket %s: %s%s", path,
+			 uv_strerror(rc),
+			 rc == UV_EACCES || rc == UV_EPERM || rc == UV_EROFS
+			     ? socket_path_access_hint()
+			     : "");
 		return ERR_IO;
 	}
 	/* no chmod after: the umask made it 0600 as it appeared, and a chmod

@@ -44,6 +44,11 @@ struct server_ops {
 	/* Whether something is still owed to c (e.g. a subscription to a
 	 * job that runs): a client that closed its side is kept until not. */
 	int (*busy)(void *ctx, struct peer_conn *c);
+	/* A line server_send is given: 1 when this took it (ownership
+	 * passes; a batch keeps its answers), 0 to queue it. */
+	int (*sending)(void *ctx, struct peer_conn *c, char *line);
+	/* c takes requests again, before its waiting input is read. */
+	void (*resumed)(void *ctx, struct peer_conn *c);
 };
 
 /*

@@ -198,6 +198,21 @@ cJSON *views_job(const struct job *job, int default_width)
 	views_add_number(o, "finished", job->finished ? job->finished : NAN);
 	if (job->has_export)
 		views_add_number(o, "model_psnr", job->export_psnr);
+	if (job->p.nafter) { /* --after: the jobs it waits for, and those
+				not done yet */
+		cJSON *after = cJSON_AddArrayToObject(o, "after");
+		cJSON *waiting = cJSON_AddArrayToObject(o, "waiting_for");
+		for (int i = 0; i < job->p.nafter; i++) {
+			cJSON_AddItemToArray(
+			    after, cJSON_CreateString(job->p.after[i]));
+			if (!(job->after_done & (1u << i)))
+				cJSON_AddItemToArray(
+				    waiting,
+				    cJSON_CreateString(job->p.after[i]));
+		}
+	}
+	if (job->p.retry_of[0])
+		cJSON_AddStringToObject(o, "retry_of", job->p.retry_of);
 	return o;
 }
 

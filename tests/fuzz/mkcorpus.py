@@ -137,6 +137,11 @@ def request_seeds(tiny_png):
     out(t, "valid-job-lifecycle", "\n".join(lines) + "\n")
     out(t, "valid-subscribe-since", req(1, "job.submit", {"image": {"png": b64}}) + "\n"
         + req(2, "job.subscribe", {"job": 1, "since": 0}) + "\n")
+    # JSON-RPC 2.0 batches: a deferred submit in one, a notification, an
+    # empty one, elements that are not requests
+    out(t, "valid-batch", "[" + req(1, "hello") + "," + req(2, "job.submit", {"image": {"png": b64}})
+        + "," + '{"jsonrpc":"2.0","method":"job.list"}' + "," + req(3, "job.list") + "]\n"
+        + "[]\n[1,[2],{}]\n" + req(4, "hello") + "\n")
 
     out(t, "bad-truncated", '{"jsonrpc":"2.0","id":1,"method":"hel')
     out(t, "bad-truncated-line", '{"jsonrpc":"2.0","id":1,"method":"job.submit","params":{"image":{"png":"iVBOR\n')
@@ -197,7 +202,8 @@ def request_seeds(tiny_png):
     out(t, "valid-over-fuzz-line-limit", req(1, "hello", {"client": "c" * 5000}) + "\n")
     out(t, "bad-unknown", req(1, "job.fly") + "\n" + req(2, "hello", {"bogus": 1}) + "\n"
         + req(3, "job.list", {"all": True}) + "\n" + req(4, "") + "\n")
-    out(t, "bad-not-objects", 'null\n[]\n1\n"str"\n{}\ntrue\n[{"jsonrpc":"2.0","id":1,"method":"hello"}]\n')
+    # ([] is an empty batch, an error; a batch of requests is valid-batch)
+    out(t, "bad-not-objects", 'null\n[]\n1\n"str"\n{}\ntrue\n')
     out(t, "bad-extra-text", req(1, "hello") + ' {"x":1}\n' + req(2, "hello") + "garbage\n")
     out(t, "bad-results-from-client", '{"jsonrpc":"2.0","id":1,"result":{}}\n'
         '{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"x"}}\n')

@@ -40,7 +40,7 @@ check "help of no such command: exit 2" rc_is 2 "$CTL" help frobnicate
 check "completion bash: a script that completes commands" bash -c 'source <("$1" completion bash) && COMP_WORDS=(vkinrctl pre) COMP_CWORD=1 && _vkinrctl && [ "${COMPREPLY[*]}" = preview ]' _ "$CTL"
 # (-o: the programs as built; a make without the build's own flags would
 # relink them, and a failed relink deletes them under the other tests)
-check "make install puts both completions in place" bash -c 'cd "$1" && make -s install B="$2" DESTDIR="$3/inst" PREFIX=/usr -o "$2/vkinrd" -o "$2/vkinrctl" >/dev/null 2>&1 && grep -q "complete -o filenames -F _vkinrctl vkinrctl" "$3/inst/usr/share/bash-completion/completions/vkinrctl" && head -1 "$3/inst/usr/share/zsh/site-functions/_vkinrctl" | grep -q "^#compdef vkinrctl"' _ "$(cd "$(dirname "$0")/../.." && pwd)" "$(cd "$(dirname "$CTL")" && pwd)" "$T"
+check "make install puts the three completions in place" bash -c 'cd "$1" && make -s install B="$2" DESTDIR="$3/inst" PREFIX=/usr -o "$2/vkinrd" -o "$2/vkinrctl" >/dev/null 2>&1 && grep -q "complete -F _vkinrctl vkinrctl" "$3/inst/usr/share/bash-completion/completions/vkinrctl" && head -1 "$3/inst/usr/share/zsh/site-functions/_vkinrctl" | grep -q "^#compdef vkinrctl" && grep -q "^complete -c vkinrctl" "$3/inst/usr/share/fish/vendor_completions.d/vkinrctl.fish"' _ "$(cd "$(dirname "$0")/../.." && pwd)" "$(cd "$(dirname "$CTL")" && pwd)" "$T"
 check "no command: exit 2" rc_is 2 "$CTL"
 check "unknown command: exit 2" rc_is 2 "$CTL" frobnicate
 check "unknown command is named" grep -q "frobnicate" "$T/err"
