@@ -20,11 +20,12 @@ fi
 # photographs) and python3-pil (to decode and scale them) are for the
 # quality test and `make bench-quality`. libmicrohttpd and libjs-chart.js
 # (embedded at build time) for `vkinrctl dashboard`; chromium,
-# python3-websocket (to drive it) and curl for its tests.
+# python3-websocket (to drive it) and curl for its tests. python3-numpy:
+# the Python loader (python/vkinr.py) and the render tests that read PNGs.
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
 libpng-dev libjpeg62-turbo-dev zlib1g-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat
 python3 systemd tmux plasma-workspace-wallpapers python3-pil
-libmicrohttpd-dev libjs-chart.js chromium python3-websocket curl"
+libmicrohttpd-dev libjs-chart.js chromium python3-websocket curl python3-numpy"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -119,6 +119,16 @@ static int view_geometry(const struct nn_view *v, int w0, int h0,
 	return 0;
 }
 
+int nn_view_check(const struct nn_view *view, int w0, int h0,
+		  struct nn_view_info *info, char *err, size_t errlen)
+{
+	struct view_geom g;
+	int rc = view_geometry(view, w0, h0, &g, err, errlen);
+	if (rc == 0 && info)
+		*info = (struct nn_view_info){ g.ow, g.oh, g.s, g.exact, 0, 0 };
+	return rc;
+}
+
 /* The fine columns (or rows) under output pixels [o0, o1) of n, on a fine
  * axis of f pixels. */
 static void fine_span(int o0, int o1, int n, int f, int *lo, int *hi)

@@ -47,6 +47,12 @@ struct nn_view_info {
 	int bands, tiles;  /* the programs run, the tiles of all */
 };
 
+/* Checks view against a package of w0 x h0 (the limits, the region within
+ * the image); info (may be NULL) gets the size, scale and method. 0 or
+ * ERR_INVALID with a sentence in err. */
+int nn_view_check(const struct nn_view *view, int w0, int h0,
+		  struct nn_view_info *info, char *err, size_t errlen);
+
 /*
  * Renders model as view says into *out (the region's pixels, in [0, 1]);
  * info may be NULL. 0, or a negative error code with a sentence in err
