@@ -200,8 +200,10 @@ static int build_stack(struct stacked *s, cJSON **jobs, int n, uint8_t **out,
 		if (!strcmp(t->string, "__metadata__"))
 			continue;
 		size_t from, len;
-		if (tensor_range(&s[0], t, &from, &len))
+		if (tensor_range(&s[0], t, &from, &len)) {
+			cJSON_Delete(head);
 			return -1;
+		}
 		cJSON *e = cJSON_AddObjectToObject(head, t->string);
 		cJSON_AddStringToObject(e, "dtype", "F32");
 		cJSON *shape = cJSON_AddArrayToObject(e, "shape");

@@ -193,29 +193,19 @@ static void test_scale_three_keeps_the_centres(void **state)
 	st_destroy(pkg);
 }
 
-/* 50x30 from 24x20: the scale 3 render (the next integer for the width)
- * box-filtered, as on the host. */
-static void test_other_sizes_are_box_filtered(void **state)
+/* The box filter of fine (fw x fh) to ow x oh, on the host: the largest
+ * difference from out. */
+static double box_diff(const struct image *fine, const struct image *out)
 {
-	(void)state;
-	test_need_gpu();
-	struct st_file *pkg = package(4);
-	struct nn_view_info info;
-	struct image *fine = render(pkg, (struct nn_view){ .scale = 3 }, NULL);
-	struct image *out =
-	    render(pkg, (struct nn_view){ .width = 50, .height = 30 }, &info);
-	assert_int_equal(info.scale, 3);
-	assert_int_equal(info.exact, 0);
-	assert_int_equal(out->width, 50);
-	assert_int_equal(out->height, 30);
-	int fw = 3 * W, fh = 3 * H;
+	int fw = fine->width, fh = fine->height, ow = out->width,
+	    oh = out->height;
 	double worst = 0;
-	for (int oy = 0; oy < 30; oy++)
-		for (int ox = 0; ox < 50; ox++) {
-			double x0 = ox * (double)fw / 50,
-			       x1 = (ox + 1) * (double)fw / 50;
-			double y0 = oy * (double)fh / 30,
-			       y1 = (oy + 1) * (double)fh / 30;
+	for (int oy = 0; oy < oh; oy++)
+		for (int ox = 0; ox < ow; ox++) {
+			double x0 = ox * (double)fw / ow,
+			       x1 = (ox + 1) * (double)fw / ow;
+			double y0 = oy * (double)fh / oh,
+			       y1 = (oy + 1) * (double)fh / oh;
 			double sum[3] = { 0 }, area = 0;
 			for (int fy = (int)y0; fy < (int)ceil(y1); fy++)
 				for (int fx = (int)x0; fx < (int)ceil(x1);
@@ -234,10 +224,40 @@ static void test_other_sizes_are_box_filtered(void **state)
 			for (int c = 0; c < 3; c++) {
 				double d =
 				    fabs(sum[c] / area -
-					 out->rgb[(oy * 50 + ox) * 3 + c]);
+					 out->rgb[(oy * ow + ox) * 3 + c]);
 				worst = d > worst ? d : worst;
 			}
 		}
+	return worst;
+}
+
+/* 50x30 from 24x20: the scale 3 render (the next integer for the width)
+ * box-filtered, as on the host; 10x7: the scale 1 render so (a
+ * thumbnail). */
+static void test_other_sizes_are_box_filtered(void **state)
+{
+	(void)state;
+	test_need_gpu();
+	struct st_file *pkg = package(4);
+	struct nn_view_info info;
+	struct image *fine = render(pkg, (struct nn_view){ .scale = 3 }, NULL);
+	struct image *out =
+	    render(pkg, (struct nn_view){ .width = 50, .height = 30 }, &info);
+	assert_int_equal(info.scale, 3);
+	assert_int_equal(info.exact, 0);
+	assert_int_equal(out->width, 50);
+	assert_int_equal(out->height, 30);
+	double worst = box_diff(fine, out);
+	struct image *one = render(pkg, (struct nn_view){ .scale = 1 }, NULL);
+	struct image *thumb =
+	    render(pkg, (struct nn_view){ .width = 10, .height = 7 }, &info);
+	assert_int_equal(info.scale, 1);
+	double thumb_worst = box_diff(one, thumb);
+	print_message("10x7: within %.3g of the host's box filter\n",
+		      thumb_worst);
+	assert_true(thumb_worst < 1e-5);
+	image_destroy(one);
+	image_destroy(thumb);
 	print_message("50x30: within %.3g of the host's box filter\n", worst);
 	assert_true(worst < 1e-5);
 	/* in bands and tiles, and a crop of it, the same */
