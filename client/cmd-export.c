@@ -26,12 +26,13 @@
 
 #include "util/base64.h"
 #include "client.h"
+#include "cmd-export-stack.h"
 #include "proto/errors.h"
 #include "util/fileio.h"
 #include "jobs.h"
 #include "proto/protocol.h"
 
-enum { OPT_MODEL = OPT_FIRST_COMMAND_OPTION, OPT_RECON, OPT_DIR };
+enum { OPT_MODEL = OPT_FIRST_COMMAND_OPTION, OPT_RECON, OPT_DIR, OPT_STACK };
 
 /* Decodes result.<key>.<field> and writes it to path. */
 static int write_part(const cJSON *result, const char *key, const char *field,
@@ -208,11 +209,12 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 		{ "model", required_argument, NULL, OPT_MODEL },
 		{ "recon", required_argument, NULL, OPT_RECON },
 		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "stack", required_argument, NULL, OPT_STACK },
 		{ "force", no_argument, NULL, 'f' },
 		CMD_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *model = NULL, *recon = NULL, *dir = NULL;
+	const char *model = NULL, *recon = NULL, *dir = NULL, *stack = NULL;
 	char *model_dflt = NULL, *recon_dflt = NULL;
 	cJSON *ids = NULL, *out = NULL;
 	int c, rc, status, force = 0;
@@ -226,14 +228,30 @@ static int cmd_export_exec(struct client *cl, const struct cmd_entry *self,
 			recon = optarg;
 		else if (c == OPT_DIR || c == 'o')
 			dir = optarg;
+		else if (c == OPT_STACK)
+			stack = optarg;
 		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	}
 	if (optind >= argc)
 		return cmd_usage_error(self,
 				       "name the job (or batch) to export");
+	if (stack && (model || recon || dir))
+		return cmd_usage_error(self,
+				       "--stack writes one file of every "
+				       "network: not with --model, --recon "
+				       "or --dir");
 	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
 		return client_fail(cl, rc, NULL);
+	if (stack) {
+		cJSON *obj = cl->json ? cJSON_CreateObject() : NULL;
+		status = export_stack(cl, ids, stack, force, obj);
+		if (obj && status == 0)
+			client_print_json(obj);
+		cJSON_Delete(obj);
+		cJSON_Delete(ids);
+		return status;
+	}
 	out = cJSON_CreateArray();
 
 	if (cJSON_GetArraySize(ids) > 1 || dir) {
@@ -291,7 +309,8 @@ const struct cmd_entry cmd_export_entry = {
 	.name = "export",
 	.alias = NULL,
 	.args = "ID [--model OUT.safetensors] [--recon OUT.png]\n"
-		"       vkinrctl export BATCH|ID... [--dir DIR]",
+		"       vkinrctl export BATCH|ID... [--dir DIR]\n"
+		"       vkinrctl export BATCH|ID... --stack FILE.safetensors",
 	.summary = "write a job's model package and reconstruction here",
 	.help = "One job: the model package goes to --model (default "
 		"NAME.safetensors) and\nthe reconstructed image to --recon "
@@ -301,11 +320,16 @@ const struct cmd_entry cmd_export_entry = {
 		"the batch id). Files are\nwritten atomically and never "
 		"replace an existing file (or follow a link)\nunless --force "
 		"is given.\n"
+		"--stack: every network in one file, each tensor with a "
+		"leading job\ndimension, and the jobs' ids, names, sources "
+		"and PSNRs in its metadata (a\nweight-space dataset; "
+		"docs/MODEL.md); the networks must share one shape.\n"
 		"\n"
 		"Options:\n"
 		"  --model PATH     where the .safetensors model package goes\n"
 		"  --recon PATH     where the reconstruction (PNG) goes\n"
 		"  -o, --dir DIR    the folder for several jobs\n"
+		"  --stack FILE     every network in one .safetensors file\n"
 		"  -f, --force      replace files that exist\n",
 	.exec = cmd_export_exec,
 };

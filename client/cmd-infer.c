@@ -20,7 +20,7 @@
 #include "jobs.h"
 #include "proto/protocol.h"
 
-enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION };
+enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION, OPT_SIZE, OPT_SCALE, OPT_CROP };
 
 #define INFER_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
 
@@ -83,17 +83,82 @@ static int attach(cJSON *params, const char *key, const char *field,
 	return 0;
 }
 
+/* "WxH" into *w, *h (each >= 1); the rest of the text in *end. */
+static int parse_wh(const char *text, long *w, long *h, char **end)
+{
+	errno = 0;
+	*w = strtol(text, end, 10);
+	if (errno || *end == text || (**end != 'x' && **end != 'X'))
+		return -1;
+	const char *at = *end + 1;
+	*h = strtol(at, end, 10);
+	if (errno || *end == at || *w < 1 || *h < 1)
+		return -1;
+	return 0;
+}
+
+/* --crop WxH+X+Y (as ImageMagick's geometry) or X,Y,WxH; 0 or -1. */
+static int parse_crop(const char *text, long *box)
+{
+	long x = 0, y = 0;
+	char *end;
+	if (strchr(text, ',')) {
+		errno = 0;
+		x = strtol(text, &end, 10);
+		if (errno || end == text || *end != ',')
+			return -1;
+		const char *at = end + 1;
+		y = strtol(at, &end, 10);
+		if (errno || end == at || *end != ',' ||
+		    parse_wh(end + 1, &box[2], &box[3], &end) || *end)
+			return -1;
+	} else {
+		if (parse_wh(text, &box[2], &box[3], &end))
+			return -1;
+		if (*end) {
+			const char *at = end + 1;
+			if (*end != '+')
+				return -1;
+			x = strtol(at, &end, 10);
+			if (end == at || *end != '+')
+				return -1;
+			at = end + 1;
+			y = strtol(at, &end, 10);
+			if (end == at || *end)
+				return -1;
+		}
+	}
+	box[0] = x;
+	box[1] = y;
+	return x < 0 || y < 0 ? -1 : 0;
+}
+
+/* {"NAME": N, ...} under key of params: n numbers; 0 or -1. */
+static int add_box(cJSON *params, const char *key, const char *const *names,
+		   const long *v, int n)
+{
+	cJSON *o = cJSON_AddObjectToObject(params, key);
+	for (int i = 0; o && i < n; i++)
+		if (!cJSON_AddNumberToObject(o, names[i], (double)v[i]))
+			return -1;
+	return o ? 0 : -1;
+}
+
 static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 			  int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "target", required_argument, NULL, OPT_TARGET },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "scale", required_argument, NULL, OPT_SCALE },
+		{ "crop", required_argument, NULL, OPT_CROP },
 		{ "force", no_argument, NULL, 'f' },
 		CMD_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *target = NULL, *png;
+	const char *size_arg = NULL, *scale = NULL, *crop = NULL;
 	cJSON *params, *result = NULL;
 	uint8_t *data;
 	size_t size;
@@ -107,6 +172,12 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 			output = optarg;
 		else if (c == OPT_TARGET)
 			target = optarg;
+		else if (c == OPT_SIZE)
+			size_arg = optarg;
+		else if (c == OPT_SCALE)
+			scale = optarg;
+		else if (c == OPT_CROP)
+			crop = optarg;
 		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	}
@@ -118,11 +189,44 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 				       argv[optind + 1]);
 	if (!output)
 		return cmd_usage_error(self, "-o OUT.png is missing");
-	if ((status = client_may_write(output, force)))
-		return status;
-
+	if (size_arg && scale)
+		return cmd_usage_error(self, "--size or --scale, not both");
+	if (target && (size_arg || scale || crop))
+		return cmd_usage_error(self, "--target measures the render at "
+					     "the model's own size: leave out "
+					     "--size, --scale and --crop");
+	long scale_n = 0, wh[2], box[4];
+	char *end = NULL;
+	if (scale) {
+		errno = 0;
+		scale_n = strtol(scale, &end, 10);
+		if (errno || end == scale || *end || scale_n < 1)
+			return cmd_usage_error(self,
+					       "--scale takes an integer "
+					       "from 1, not '%s'",
+					       scale);
+	}
+	if (size_arg && (parse_wh(size_arg, &wh[0], &wh[1], &end) || *end))
+		return cmd_usage_error(self,
+				       "--size takes WxH (e.g. 1920x1080), "
+				       "not '%s'",
+				       size_arg);
+	if (crop && parse_crop(crop, box))
+		return cmd_usage_error(self,
+				       "--crop takes WxH+X+Y or X,Y,WxH (in "
+				       "the render's pixels), not '%s'",
+				       crop);
 	if (!(params = cJSON_CreateObject()))
 		return client_fail(cl, ERR_NOMEM, NULL);
+	static const char *const wh_names[] = { "width", "height" };
+	static const char *const crop_names[] = { "x", "y", "width", "height" };
+	if ((scale &&
+	     !cJSON_AddNumberToObject(params, "scale", (double)scale_n)) ||
+	    (size_arg && add_box(params, "size", wh_names, wh, 2)) ||
+	    (crop && add_box(params, "crop", crop_names, box, 4))) {
+		cJSON_Delete(params);
+		return client_fail(cl, ERR_NOMEM, NULL);
+	}
 	if ((status =
 		 attach(params, "model", "safetensors", argv[optind], 0)) ||
 	    (target && (status = attach(params, "target", "png", target, 1)))) {
@@ -151,10 +255,30 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_AddStringToObject(out, "png", output);
 		if (isfinite(psnr))
 			cJSON_AddNumberToObject(out, "psnr", psnr);
+		const char *same[] = { "width", "height", "scale" };
+		for (int i = 0; i < 3; i++)
+			if (job_num(result, same[i], NAN) >= 0)
+				cJSON_AddNumberToObject(
+				    out, same[i], job_num(result, same[i], 0));
+		const cJSON *rs =
+		    cJSON_GetObjectItemCaseSensitive(result, "resampled");
+		if (cJSON_IsBool(rs))
+			cJSON_AddBoolToObject(out, "resampled",
+					      cJSON_IsTrue(rs));
 		client_print_json(out);
 		cJSON_Delete(out);
 	} else {
 		printf("wrote %s", output);
+		double sc = job_num(result, "scale", NAN);
+		if (isfinite(sc))
+			printf(" (%s of %.0fx%.0f, %s)",
+			       crop ? "a region" : "all",
+			       job_num(result, "width", 0),
+			       job_num(result, "height", 0),
+			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+				   result, "resampled"))
+				   ? "box-filtered from the next integer scale"
+				   : "an exact evaluation on the finer grid");
 		if (isfinite(psnr))
 			printf(" (PSNR %.2f dB against %s)", psnr, target);
 		putchar('\n');
@@ -166,13 +290,25 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_infer_entry = {
 	.name = "infer",
 	.alias = "render",
-	.args = "MODEL.safetensors -o OUT.png [--target IMG.png|IMG.jpg]",
+	.args = "MODEL.safetensors -o OUT.png [--target IMG.png|IMG.jpg]\n"
+		"       vkinrctl infer MODEL.safetensors -o OUT.png "
+		"[--scale S | --size WxH] [--crop WxH+X+Y]",
 	.summary = "render a model package to a PNG on the daemon's device",
 	.help = "Options:\n"
 		"  -o, --output OUT.png  where the rendered image goes "
 		"(required)\n"
 		"  --target IMG          also print the PSNR of the rendering "
 		"against IMG (PNG or JPEG)\n"
+		"  --scale S             render S times the fitted size "
+		"(an integer): every\n"
+		"                        pixel an exact evaluation of the "
+		"network\n"
+		"  --size WxH            render at any size: the next integer "
+		"scale, then\n"
+		"                        box-filtered down to WxH\n"
+		"  --crop WxH+X+Y        only that region of the render (its "
+		"pixels; also\n"
+		"                        X,Y,WxH)\n"
 		"  -f, --force           replace OUT.png if it exists\n",
 	.exec = cmd_infer_exec,
 };

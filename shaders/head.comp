@@ -8,7 +8,8 @@
 // (the host adds them up in double, in a fixed order).
 // With RENDER defined it writes y of core pixels into the whole-image
 // output instead of gradients (for export and model.render); i1 = 0 there
-// when there is no target to compare with.
+// when there is no target to compare with. off2 != 0: the output is a
+// window of the image, off2 pixels wide, from (i2, i3) (render_view.c).
 // off0: out_w, off1: out_b.
 // With COPY_F16 (the tensor-core path) dS4 is also written as fp16, times
 // the loss scale (uintBitsToFloat(off2)), in rows of i2 = n_pad values.
@@ -79,9 +80,15 @@ void main()
 		image[2u * n + p] = y.z;
 #elif defined(RENDER)
 		if (core) {
-			image[pix] = y.x;
-			image[pix + 1u] = y.y;
-			image[pix + 2u] = y.z;
+			/* into the output window: origin (i2, i3), off2 pixels
+			 * wide (0: the whole image, pix) */
+			uint o = pc.off2 == 0u
+				     ? pix
+				     : (uint(yy - pc.i3) * pc.off2 +
+					uint(x - pc.i2)) * 3u;
+			image[o] = y.x;
+			image[o + 1u] = y.y;
+			image[o + 2u] = y.z;
 		}
 #else
 		vec3 g = e * (2.0 / (3.0 * float(pc.img_w) * float(pc.img_h)));

@@ -23,12 +23,13 @@ fi
 # python3-websocket (to drive it) and curl for its tests. zsh and fish:
 # only to check the completion scripts `vkinrctl completion` makes;
 # python3-jsonrpc: a JSON-RPC 2.0 implementation of others', to compare
-# the answers to batches with.
+# the answers to batches with. python3-numpy: the Python loader
+# (python/vkinr.py) and the render tests that read PNGs.
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
 libpng-dev libjpeg62-turbo-dev zlib1g-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat
 python3 systemd tmux plasma-workspace-wallpapers python3-pil
 libmicrohttpd-dev libjs-chart.js chromium python3-websocket curl zsh fish
-python3-jsonrpc"
+python3-jsonrpc python3-numpy"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

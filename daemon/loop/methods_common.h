@@ -20,6 +20,7 @@
 #include "loop/methods.h"
 #include "jobs/queue.h"
 #include "loop/loop_state.h"
+#include "nn/render_view.h"
 
 /* A method's answer comes later (a worker, a decode, a state change). */
 #define METHOD_DEFERRED 1
@@ -51,6 +52,8 @@ struct pending {
 	struct job_params p; /* job.submit */
 	int width_given;
 	char job_id[JOB_ID_MAX]; /* job.export */
+	struct nn_view view;     /* model.render: scale, size, crop */
+	int has_view;
 	/* waiting for a device still opening (devwait.c) */
 	struct pending *wait_next;
 	void (*resume)(struct pending *pd);

@@ -219,6 +219,15 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 		return input_refused(rq, "model", "safetensors", &d->model);
 	if (d->png.rc)
 		return input_refused(rq, "target", "image", &d->png);
+	char why[256];
+	if (pd->has_view && d->image)
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "\"target\" measures a render at the model's own "
+			    "size: leave out scale, size and crop");
+	if (pd->has_view && nn_view_check(&pd->view, d->model_w, d->model_h,
+					  NULL, why, sizeof(why)))
+		return fail(rq, RPC_INVALID_PARAMS, "%s (the model is %dx%d)",
+			    why, d->model_w, d->model_h);
 	if (d->image &&
 	    (d->image->width != d->model_w || d->image->height != d->model_h))
 		return fail(rq, RPC_INVALID_PARAMS,
@@ -235,6 +244,8 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 	if (!req)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	req->kind = WORK_RENDER;
+	req->view = pd->view;
+	req->has_view = pd->has_view;
 	req->model = d->package;
 	req->target = d->image;
 	d->package = NULL;
@@ -262,15 +273,71 @@ static void render_decoded(struct decode_job *d)
 /* A parked render, taken up again. */
 static void render_resume(struct pending *pd) { render_decoded(&pd->d); }
 
+/* params.KEY, an object of the integers names[], all of them: the first
+ * zeros of them in [0, NN_VIEW_MAX_SIDE], the others from 1; 0 when it is
+ * absent (*given 0). */
+static int get_box(struct request *rq, const cJSON *params, const char *key,
+		   const char *const *names, int zeros, int64_t *out,
+		   int *given)
+{
+	const cJSON *box = cJSON_GetObjectItemCaseSensitive(params, key);
+	*given = box != NULL;
+	if (!box)
+		return 0;
+	if (!cJSON_IsObject(box))
+		return fail(rq, RPC_INVALID_PARAMS, "\"%s\" must be an object",
+			    key);
+	int rc = check_keys(rq, box, names);
+	for (int i = 0; rc == 0 && names[i]; i++) {
+		if (!cJSON_GetObjectItemCaseSensitive(box, names[i]))
+			return fail(rq, RPC_INVALID_PARAMS,
+				    "\"%s\" needs \"%s\"", key, names[i]);
+		rc = get_int(rq, box, names[i], i < zeros ? 0 : 1,
+			     NN_VIEW_MAX_SIDE, &out[i]);
+	}
+	return rc;
+}
+
+/* model.render's scale, size and crop (render_view.h). */
+static int get_view(struct request *rq, const cJSON *params, struct pending *pd)
+{
+	static const char *const wh[] = { "width", "height", NULL };
+	static const char *const xywh[] = { "x", "y", "width", "height", NULL };
+	int64_t scale = 0, size[2] = { 0 }, crop[4] = { 0 };
+	int has_size, has_crop;
+	int rc = get_int(rq, params, "scale", 1, NN_VIEW_MAX_SCALE, &scale);
+	rc = rc ? rc : get_box(rq, params, "size", wh, 0, size, &has_size);
+	rc = rc ? rc : get_box(rq, params, "crop", xywh, 2, crop, &has_crop);
+	if (rc)
+		return rc;
+	if (scale && has_size)
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "give \"scale\" or \"size\", not both");
+	pd->has_view = scale || has_size || has_crop;
+	pd->view = (struct nn_view){ .scale = (int)scale,
+				     .width = (int)size[0],
+				     .height = (int)size[1],
+				     .crop_x = (int)crop[0],
+				     .crop_y = (int)crop[1],
+				     .crop_w = (int)crop[2],
+				     .crop_h = (int)crop[3] };
+	return 0;
+}
+
 int m_render(struct request *rq, const cJSON *params, cJSON **result)
 {
-	static const char *const keys[] = { "model", "target", NULL };
+	static const char *const keys[] = { "model", "target", "scale",
+					    "size",  "crop",   NULL };
 	int rc = check_keys(rq, params, keys);
 	if (rc)
 		return rc;
 	struct pending *pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+	if ((rc = get_view(rq, params, pd))) {
+		pending_free(pd);
+		return rc;
+	}
 	pd->d.keep_package = 1;
 	if ((rc = get_b64(rq, params, "model", "safetensors", 1,
 			  &pd->d.model.b64)) ||

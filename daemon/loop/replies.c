@@ -86,6 +86,13 @@ static cJSON *result(const struct work_request *req)
 		r = cJSON_CreateObject();
 		cJSON_AddItemToObject(
 		    r, "png", cJSON_CreateStringReference(req->png_b64));
+		if (req->has_view) { /* what a render at another size made */
+			const struct nn_view_info *v = &req->view_info;
+			cJSON_AddNumberToObject(r, "width", v->width);
+			cJSON_AddNumberToObject(r, "height", v->height);
+			cJSON_AddNumberToObject(r, "scale", v->scale);
+			cJSON_AddBoolToObject(r, "resampled", !v->exact);
+		}
 	}
 	if (req->has_psnr)
 		cJSON_AddNumberToObject(r, "psnr", req->psnr);

@@ -93,6 +93,11 @@ static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
 	return gemm_variant_find("large");
 }
 
+const struct gemm_variant *nn_fit_gemm32(const struct nn_fit *fit)
+{
+	return choose_gemm(fit, 0);
+}
+
 /* auto takes the tensor cores where the device has them, fp32 elsewhere.
  * Gradient operands are scaled by the number of values the loss averages
  * (times 16), which brings them from ~1e-7 into fp16's range. */

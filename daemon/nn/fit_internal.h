@@ -123,6 +123,9 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
 			int height, const struct image *target,
 			const struct nn_config *cfg, const float *init_params,
 			char *err, size_t errlen);
+/* The fp32 GEMM family for fit's device and width (fit->gpu and
+ * fit->cfg.nf set): what its exact renders use (render_view.c too). */
+const struct gemm_variant *nn_fit_gemm32(const struct nn_fit *fit);
 /* Reads (any of) weights and both moments; l->total floats each. */
 int nn_fit_read_params(struct nn_fit *fit, float *params, float *m, float *v);
 /* Replaces the whole training state. */

@@ -63,6 +63,28 @@ static int package_entries(const struct nn_layout *l, struct package_entry *e)
 
 #define MAX_ENTRIES (4 + 3 * NN_MAX_BLOCKS)
 
+/*
+ * The package's size_check (docs/MODEL.md): FNV-1a 64 over the text
+ * "WIDTH,HEIGHT,NF,DILATIONS" (e.g. "64,48,32,1,2,4,8"), then the bytes of
+ * first.weight and first.bias, the layer that reads the coordinates. It
+ * ties the stored size to the weights, so that a size edited by hand is
+ * refused instead of rendered as a stretched, garbled image.
+ */
+static uint64_t size_check(const struct st_file *f, long long w, long long h,
+			   int nf, const char *dil)
+{
+	char text[128];
+	int n = snprintf(text, sizeof(text), "%lld,%lld,%d,%s", w, h, nf, dil);
+	uint64_t sum = nn_meta_fnv1a(0xcbf29ce484222325ull, text, (size_t)n);
+	const char *names[] = { "first.weight", "first.bias" };
+	for (int i = 0; i < 2; i++) {
+		const struct st_tensor *t = st_find(f, names[i]);
+		if (t)
+			sum = nn_meta_fnv1a(sum, t->data, t->nbytes);
+	}
+	return sum;
+}
+
 int nn_package_config(const struct st_file *model, struct nn_config *cfg,
 		      int *width, int *height, char *err, size_t errlen)
 {
@@ -124,6 +146,23 @@ int nn_package_config(const struct st_file *model, struct nn_config *cfg,
 			 "dilations list");
 		return ERR_FORMAT;
 	}
+	/* packages from before size_check, and the PyTorch peer's, have none */
+	const char *check = st_get_meta(model, "size_check");
+	char dil_text[64], want[20];
+	nn_config_dilations_string(cfg, dil_text, sizeof(dil_text));
+	snprintf(
+	    want, sizeof(want), "%016llx",
+	    (unsigned long long)size_check(model, w, h, cfg->nf, dil_text));
+	if (check && strcmp(check, want)) {
+		snprintf(err, errlen,
+			 "the package's stored size (%lldx%lld) or its "
+			 "dilations do not match its weights (size_check "
+			 "differs): the metadata was edited after the export. "
+			 "Put back the size it was fitted at; to render at "
+			 "another size, use infer --size or --scale",
+			 w, h);
+		return ERR_FORMAT;
+	}
 	return 0;
 }
 
@@ -159,6 +198,12 @@ static int package_params(const struct st_file *model,
 		       e[i].count * sizeof(float));
 	*params = p;
 	return 0;
+}
+
+int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
+		      float **params, char *err, size_t errlen)
+{
+	return package_params(model, cfg, 0, 0, params, err, errlen);
 }
 
 int nn_fit_create(struct nn_fit **out, struct gpu_context *gpu,
@@ -240,6 +285,11 @@ static int build_package(struct nn_fit *fit, const float *p, double psnr,
 	rc = rc ? rc : nn_meta_put_recipe(f, &fit->cfg);
 	rc = rc ? rc : st_set_meta(f, "recipe", recipe);
 	rc = rc ? rc : st_set_meta(f, "weights", weights);
+	rc = rc ? rc
+		: nn_meta_set_fmt(
+		      f, "size_check", "%016llx",
+		      (unsigned long long)size_check(f, fit->width, fit->height,
+						     fit->cfg.nf, dil));
 	if (rc) {
 		st_destroy(f);
 		return rc;

@@ -89,4 +89,9 @@ int nn_render(struct gpu_context *gpu, const struct st_file *model,
 int nn_package_config(const struct st_file *model, struct nn_config *cfg,
 		      int *width, int *height, char *err, size_t errlen);
 
+/* The package's weights as a flat parameter vector laid out for cfg (its
+ * nf and dilations must be the package's); *params is malloc'd. */
+int nn_package_params(const struct st_file *model, const struct nn_config *cfg,
+		      float **params, char *err, size_t errlen);
+
 #endif

@@ -1,8 +1,9 @@
 /*
  * recorder.h - the state of one recording and the helpers that record
  * passes with it, shared by record.c (the pipelines, the epoch: forward,
- * head, backward) and record_render.c (the render programs, which replay
- * record.c's forward). Nobody else includes it.
+ * head, backward), record_render.c (the render programs, which replay
+ * record.c's forward) and render_view.c (renders at any size: the same
+ * forward on a finer grid). Nobody else includes it.
  */
 #ifndef VKINR_NN_RECORDER_H
 #define VKINR_NN_RECORDER_H

@@ -37,6 +37,7 @@
 
 #include "jobs/jobfiles.h"
 #include "nn/fit.h"
+#include "nn/render_view.h"
 
 #define WORKER_CHECKPOINT_EPOCHS 100
 #define WORKER_SERVE_SHARE 0.15 /* of a running job's time, for requests */
@@ -81,9 +82,12 @@ struct work_request {
 	/* export: the job, from the running fit or from its checkpoint */
 	char job_id[JOB_ID_MAX];
 	char dir[4096];
-	/* render */
+	/* render: at the package's size (has_view 0), else as view says */
 	struct st_file *model;
 	struct image *target;
+	struct nn_view view;
+	int has_view;
+	struct nn_view_info view_info; /* reply, has_view: what was made */
 	/* reply: rc 0, or a negative error code (errors.h) and a message
 	 * for people */
 	int rc;

@@ -20,6 +20,7 @@
 #include "proto/errors.h"
 #include "formats/image_codec.h"
 #include "nn/package.h"
+#include "nn/render_view.h"
 #include "formats/safetensors.h"
 #include "worker/worker_internal.h"
 
@@ -85,8 +86,11 @@ static void serve_render(struct worker *w, struct work_request *req)
 	char err[512] = "";
 	uint8_t *png = NULL;
 	size_t png_size = 0;
-	int rc = nn_render(w->gpu, req->model, req->target, &out,
-			   req->target ? &psnr : NULL, err, sizeof(err));
+	int rc = req->has_view
+		     ? nn_render_view(w->gpu, req->model, &req->view, &out,
+				      &req->view_info, err, sizeof(err))
+		     : nn_render(w->gpu, req->model, req->target, &out,
+				 req->target ? &psnr : NULL, err, sizeof(err));
 	if (rc) {
 		req->rc = rc;
 		snprintf(req->message, sizeof(req->message),
