@@ -26,6 +26,7 @@
 #define M_JOB_RESUME "job.resume"
 #define M_JOB_CANCEL "job.cancel"
 #define M_JOB_REMOVE "job.remove"
+#define M_JOB_RENICE "job.renice"
 #define M_JOB_EXPORT "job.export"
 #define M_JOB_SUBSCRIBE "job.subscribe"
 #define M_JOB_UNSUBSCRIBE "job.unsubscribe"

@@ -125,6 +125,13 @@ int m_pause(struct request *rq, const cJSON *params, cJSON **result);
 int m_resume(struct request *rq, const cJSON *params, cJSON **result);
 int m_cancel(struct request *rq, const cJSON *params, cJSON **result);
 int m_remove(struct request *rq, const cJSON *params, cJSON **result);
+int m_renice(struct request *rq, const cJSON *params, cJSON **result);
+/* A priority above SHARE_PRIORITY_USER_MAX from a caller other than root
+ * or the daemon's user: the refusal (RPC_PERMISSION), else 0
+ * (methods_share.c). */
+int priority_refused(struct request *rq, int priority);
+/* A batch id that another uid's jobs hold: the refusal, else 0. */
+int batch_refused(struct request *rq, const char *batch);
 int m_export(struct request *rq, const cJSON *params, cJSON **result);
 int m_render(struct request *rq, const cJSON *params, cJSON **result);
 

@@ -179,6 +179,9 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 				    JOB_BATCH_MAX - 1);
 		snprintf(p.batch, sizeof(p.batch), "%s", batch->valuestring);
 	}
+	if ((rc = batch_refused(rq, p.batch)) ||
+	    (rc = priority_refused(rq, p.priority)))
+		return rc;
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
@@ -224,6 +227,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 		return input_refused(rq, "init", "safetensors", &d->model);
 	if (d->model.bytes &&
 	    (rc = check_init(rq, &d->cfg, &pd->p, pd->width_given)))
+		return rc;
+	if ((rc = batch_refused(rq, pd->p.batch))) /* ditto */
 		return rc;
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) { /* others may have landed meanwhile */
