@@ -74,5 +74,8 @@
 						  before its next request waits */
 #define LIMIT_PARTIAL_BYTES_PER_UID (128u << 20) /* unfinished lines, per uid */
 #define LIMIT_PARTIAL_BYTES (256u << 20)         /* unfinished lines, in all */
+/* What one uid's jobs may hold in the state folder: bytes, files. */
+#define LIMIT_DISK_BYTES_PER_UID (8ull << 30)
+#define LIMIT_DISK_FILES_PER_UID 20000
 
 #endif

@@ -10,12 +10,19 @@
  * highest priority, then its oldest job. A user's priority thus orders
  * only that user's own jobs. A job whose priority is above
  * SHARE_PRIORITY_USER_MAX (only root and the daemon's user may set that)
- * goes before every other uid's, highest first. Loop thread only.
+ * goes before every other uid's, highest first.
+ *
+ * share_disk_use adds up what a uid's job folders hold, for the per-uid
+ * quota on the state folder that job.submit checks. Loop thread only.
  */
 #include "jobs/share.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "jobs/queue.h"
 
@@ -160,4 +167,36 @@ struct job *share_next(struct queue *q, double now)
 		if (s->a[i].best && (!pick || uid_first(&s->a[i], pick)))
 			pick = &s->a[i];
 	return pick ? pick->best : NULL;
+}
+
+void share_disk_use(const struct queue *q, uid_t uid, long long *bytes,
+		    long long *files)
+{
+	*bytes = *files = 0;
+	for (const struct job *job = q->head; job; job = job->next) {
+		char dir[4096];
+		if (job->uid != uid ||
+		    jobfiles_path(q->jobs_dir, job->id, NULL, dir, sizeof(dir)))
+			continue;
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		struct stat st;
+		if (!fstat(fd, &st)) {
+			*bytes += (long long)st.st_blocks * 512;
+			++*files;
+		}
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.' &&
+			    !fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+				*bytes += (long long)st.st_blocks * 512;
+				++*files;
+			}
+		closedir(d);
+	}
 }

@@ -32,5 +32,9 @@ void share_ran(struct queue *q, const struct job *job, double seconds,
  * so far, seconds. */
 double share_recent(struct queue *q, uid_t uid, double now);
 void share_destroy(struct share *s);
+/* What uid's job folders hold in the state folder: bytes (allocated) and
+ * files, the folders counted. */
+void share_disk_use(const struct queue *q, uid_t uid, long long *bytes,
+		    long long *files);
 
 #endif

@@ -7,9 +7,11 @@
  */
 #include "loop/methods_common.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "jobs/share.h"
+#include "loop/quota.h"
 #include "loop/events.h"
 #include "loop/schedule.h"
 #include "loop/views.h"
@@ -41,6 +43,34 @@ int batch_refused(struct request *rq, const char *batch)
 		    "batch %s holds jobs of uid %u: a batch names one user's "
 		    "jobs only; choose another batch id",
 		    batch, (unsigned)owner);
+}
+
+int disk_refused(struct request *rq, size_t adding)
+{
+	uid_t uid = server_conn_uid(rq->c);
+	long long bytes, files, max_bytes = quota_disk_bytes_per_uid();
+	int max_files = quota_disk_files_per_uid();
+	share_disk_use(rq->svc->queue, uid, &bytes, &files);
+	/* a new job: its folder and about 8 files, what was sent */
+	int over_bytes = bytes + (long long)adding > max_bytes;
+	int over_files = files + JOBFILES_NEW > max_files;
+	if (!over_bytes && !over_files)
+		return 0;
+	rq->data = views_limit_data(over_bytes ? "LIMIT_DISK_BYTES_PER_UID"
+					       : "LIMIT_DISK_FILES_PER_UID",
+				    over_bytes ? (double)max_bytes : max_files);
+	cJSON_AddNumberToObject(rq->data, "bytes", (double)bytes);
+	cJSON_AddNumberToObject(rq->data, "files", (double)files);
+	cJSON_AddNumberToObject(rq->data, "adding", (double)adding);
+	return fail(
+	    rq, RPC_LIMIT,
+	    "uid %u's jobs hold %lld bytes in %lld files of the state "
+	    "folder; with this job's %zu bytes that passes its quota of "
+	    "%lld bytes and %d files (%s); remove ended jobs (vkinrctl "
+	    "rm --state done)",
+	    (unsigned)uid, bytes, files, adding, max_bytes, max_files,
+	    over_bytes ? "LIMIT_DISK_BYTES_PER_UID"
+		       : "LIMIT_DISK_FILES_PER_UID");
 }
 
 int m_renice(struct request *rq, const cJSON *params, cJSON **result)

@@ -180,7 +180,8 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		snprintf(p.batch, sizeof(p.batch), "%s", batch->valuestring);
 	}
 	if ((rc = batch_refused(rq, p.batch)) ||
-	    (rc = priority_refused(rq, p.priority)))
+	    (rc = priority_refused(rq, p.priority)) ||
+	    (rc = disk_refused(rq, 0)))
 		return rc;
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
@@ -228,7 +229,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 	if (d->model.bytes &&
 	    (rc = check_init(rq, &d->cfg, &pd->p, pd->width_given)))
 		return rc;
-	if ((rc = batch_refused(rq, pd->p.batch))) /* ditto */
+	if ((rc = batch_refused(rq, pd->p.batch)) || /* ditto */
+	    (rc = disk_refused(rq, d->png.size + d->model.size)))
 		return rc;
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) { /* others may have landed meanwhile */

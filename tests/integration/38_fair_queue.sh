@@ -104,6 +104,7 @@ EOF_PY
 
 # packs: renice orders the admissions
 stop_daemon
+TAP_N=7
 PACK=2 start_daemon || { echo "not ok 8 - daemon restarts with packs"; exit 1; }
 open_to_users
 run_py <<'EOF_PY'
