@@ -13,7 +13,10 @@
  * goes before every other uid's, highest first.
  *
  * share_disk_use adds up what a uid's job folders hold, for the per-uid
- * quota on the state folder that job.submit checks. Loop thread only.
+ * quota on the state folder that job.submit checks; the walk is done at
+ * most once every SHARE_DISK_SECONDS a uid (a flood of submissions would
+ * otherwise walk every folder of the uid each time), what the jobs stored
+ * meanwhile added to it. Loop thread only.
  */
 #include "jobs/share.h"
 
@@ -22,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jobs/queue.h"
@@ -31,6 +35,10 @@ struct share_account {
 	double used;       /* decayed seconds, as of stamp */
 	double stamp;      /* when used was last decayed */
 	double last_start; /* when a job of the uid last started */
+	/* what its job folders held at disk_stamp (monotonic), plus what
+	 * the jobs stored since brought (share_disk_add) */
+	long long disk_bytes, disk_files;
+	double disk_stamp;
 	/* filled by each pick */
 	int running;
 	double recent;
@@ -169,8 +177,25 @@ struct job *share_next(struct queue *q, double now)
 	return pick ? pick->best : NULL;
 }
 
-void share_disk_use(const struct queue *q, uid_t uid, long long *bytes,
-		    long long *files)
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void share_disk_add(struct queue *q, uid_t uid, long long bytes, int files)
+{
+	struct share_account *a = account(q, uid);
+	if (a && a->disk_stamp > 0) {
+		a->disk_bytes += bytes;
+		a->disk_files += files;
+	}
+}
+
+/* Adds up the folders of uid's jobs. */
+static void disk_walk(const struct queue *q, uid_t uid, long long *bytes,
+		      long long *files)
 {
 	*bytes = *files = 0;
 	for (const struct job *job = q->head; job; job = job->next) {
@@ -199,4 +224,23 @@ void share_disk_use(const struct queue *q, uid_t uid, long long *bytes,
 			}
 		closedir(d);
 	}
+}
+
+void share_disk_use(struct queue *q, uid_t uid, long long *bytes,
+		    long long *files)
+{
+	struct share_account *a = account(q, uid);
+	double now = mono_now();
+	if (!a || a->disk_stamp <= 0 ||
+	    now - a->disk_stamp > SHARE_DISK_SECONDS) {
+		disk_walk(q, uid, bytes, files);
+		if (a) {
+			a->disk_bytes = *bytes;
+			a->disk_files = *files;
+			a->disk_stamp = now;
+		}
+		return;
+	}
+	*bytes = a->disk_bytes;
+	*files = a->disk_files;
 }

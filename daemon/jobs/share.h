@@ -33,8 +33,13 @@ void share_ran(struct queue *q, const struct job *job, double seconds,
 double share_recent(struct queue *q, uid_t uid, double now);
 void share_destroy(struct share *s);
 /* What uid's job folders hold in the state folder: bytes (allocated) and
- * files, the folders counted. */
-void share_disk_use(const struct queue *q, uid_t uid, long long *bytes,
+ * files, the folders counted; walked again when the last walk is older
+ * than SHARE_DISK_SECONDS. */
+#define SHARE_DISK_SECONDS 2.0
+void share_disk_use(struct queue *q, uid_t uid, long long *bytes,
 		    long long *files);
+/* A job of uid was stored with about this much: counted until the next
+ * walk. */
+void share_disk_add(struct queue *q, uid_t uid, long long bytes, int files);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "jobs/share.h"
 #include "loop/events.h"
 #include "formats/image_codec.h"
 #include "proto/jsonrpc.h"
@@ -255,6 +256,11 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 				: RPC_INTERNAL_ERROR,
 			    "%s", err);
 	}
+	/* until the next walk: what was sent, each file a block at least */
+	share_disk_add(svc->queue, job->uid,
+		       (long long)(d->png.size + d->model.size) +
+			   4096ll * JOBFILES_NEW,
+		       JOBFILES_NEW);
 	struct job_params shown =
 	    views_job_settings(job, schedule_default_width(svc));
 	char settings[160];
