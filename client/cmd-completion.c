@@ -12,10 +12,10 @@
 #include "client.h"
 
 /* The commands that take job or batch ids. */
-static const char *const takes_ids[] = {
-	"list", "show",   "watch",   "wait", "pause",   "resume", "cancel",
-	"rm",   "export", "metrics", "plot", "preview", NULL
-};
+static const char *const takes_ids[] = { "list",    "show",   "watch",   "wait",
+					 "pause",   "resume", "cancel",  "rm",
+					 "renice",  "export", "metrics", "plot",
+					 "preview", NULL };
 
 static void print_words(FILE *out, int ids_only)
 {
