@@ -56,14 +56,15 @@ static int cmd_renice_exec(struct client *cl, const struct cmd_entry *self,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc, status = CLIENT_EXIT_OK;
-	if (argc < 2 || !is_integer(argv[argc - 1]))
-		return cmd_usage_error(self, "the last word is the new "
-					     "priority, an integer");
-	long priority = strtol(argv[argc - 1], NULL, 10);
-	argc--;
+	int given = argc >= 2 && is_integer(argv[argc - 1]);
+	long priority = given ? strtol(argv[argc - 1], NULL, 10) : 0;
+	argc -= given;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
 		if ((rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
+	if (!given)
+		return cmd_usage_error(self, "the last word is the new "
+					     "priority, an integer");
 	if (optind >= argc)
 		return cmd_usage_error(self, "name at least one job or batch "
 					     "before the priority");
