@@ -14,14 +14,15 @@
 #     A's flood of renders of a larger model, with B's job running; B's
 #     epoch time and cancel latency alone and under A's flood of 300 jobs
 #     and renders are printed beside each other.
-#  5. A per-uid disk quota (VKINRD_DISK_FILES_PER_UID=40): A's submissions
-#     past it are refused -32004 with the bytes and files it holds, while
-#     B still submits.
+#  5. A per-uid disk quota (VKINRD_DISK_FILES_PER_UID=40,
+#     VKINRD_DISK_BYTES_PER_UID=400000): A's submissions past its files
+#     are refused -32004 with the bytes and files it holds, while B still
+#     submits; B's third 256x256 noise image passes its bytes, refused.
 # run.sh: slow
 # run.sh: alone
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
-tap_plan 7
+tap_plan 8
 need_device
 need_users 2
 VKINRD_MAX_CONNECTIONS=16 VKINRD_MAX_CONNECTIONS_PER_UID=16 \
@@ -217,7 +218,7 @@ EOF_PY
 stop_daemon
 TAP_N=5
 rm -rf "$STATE"
-VKINRD_DISK_FILES_PER_UID=40 start_daemon || { echo "not ok 6 - daemon restarts"; exit 1; }
+VKINRD_DISK_FILES_PER_UID=40 VKINRD_DISK_BYTES_PER_UID=400000 start_daemon || { echo "not ok 6 - daemon restarts"; exit 1; }
 open_to_users
 run_py <<'EOF_PY'
 from rpc import *
@@ -236,6 +237,25 @@ tap.ok(took and refused and msg["code"] == -32004 and msg["data"]["files"] > 0
        ra[-1])
 rb = as_uid(B, reqs[:1])
 tap.ok("result" in rb[0], "B still submits", rb)
+# bytes: noise does not compress, so each 256x256 job keeps ~200 kB
+import random
+try:
+    from PIL import Image
+except ImportError:
+    Image = None
+if Image is None:
+    tap.n += 1
+    print("ok %d # SKIP no PIL in this python (put /usr/bin first in PATH)" % tap.n)
+    tap.done()
+noise = os.path.join(T, "noise.png")
+Image.frombytes("RGB", (256, 256), bytes(random.getrandbits(8) for _ in range(256 * 256 * 3))).save(noise)
+big = [["job.submit", {"image": {"png": png_b64(noise)}, "epochs": 1, "width": 16}]] * 3
+rb = as_uid(B, big)
+over = [r for r in rb if r.get("error", {}).get("data", {}).get("limit") == "LIMIT_DISK_BYTES_PER_UID"]
+tap.ok("result" in rb[0] and over and over[0]["error"]["data"]["adding"] > 150000
+       and "400000 bytes" in over[0]["error"]["message"],
+       "past its byte quota B's submission is refused with figures: %s"
+       % (over[0]["error"]["message"][:150] if over else ""), rb)
 tap.done()
 EOF_PY
 tap_done
