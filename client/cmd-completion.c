@@ -23,23 +23,15 @@ static const struct {
 	const char *name;
 	enum kind kind;
 } kinds[] = {
-	{ "show", K_IDS },
-	{ "watch", K_IDS },
-	{ "wait", K_IDS },
-	{ "pause", K_IDS },
-	{ "resume", K_IDS },
-	{ "cancel", K_IDS },
-	{ "rm", K_IDS },
-	{ "retry", K_IDS },
-	{ "export", K_IDS },
-	{ "metrics", K_IDS },
-	{ "plot", K_IDS },
-	{ "preview", K_IDS },
-	{ "logs", K_IDS },
-	{ "submit", K_FILES },
-	{ "infer", K_FILES },
-	{ "help", K_COMMANDS },
-	{ "completion", K_SHELLS },
+	{ "show", K_IDS },      { "watch", K_IDS },
+	{ "wait", K_IDS },      { "pause", K_IDS },
+	{ "resume", K_IDS },    { "cancel", K_IDS },
+	{ "rm", K_IDS },        { "retry", K_IDS },
+	{ "renice", K_IDS },    { "export", K_IDS },
+	{ "metrics", K_IDS },   { "plot", K_IDS },
+	{ "preview", K_IDS },   { "logs", K_IDS },
+	{ "submit", K_FILES },  { "infer", K_FILES },
+	{ "help", K_COMMANDS }, { "completion", K_SHELLS },
 };
 
 static const char *const kind_words[] = { "none", "ids", "files", "commands",

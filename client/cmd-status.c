@@ -157,6 +157,18 @@ static void print_status(const struct client *cl, const cJSON *hello,
 		print_workers(devices);
 	else if (job_str(hello, "device", NULL))
 		printf("%-10s %s\n", "device", job_str(hello, "device", ""));
+	const cJSON *mine = cJSON_GetObjectItemCaseSensitive(status, "mine");
+	const cJSON *lim = cJSON_GetObjectItemCaseSensitive(status, "limits");
+	if (cJSON_IsObject(mine)) /* the caller's share (a newer daemon) */
+		printf(
+		    "%-10s uid %.0f: %.1f of %.1f MiB and %.0f of %.0f files "
+		    "in the state folder, %.0f s of device time lately\n",
+		    "yours", job_num(mine, "uid", 0),
+		    job_num(mine, "disk_bytes", 0) / 1048576.0,
+		    job_num(lim, "disk_bytes_per_uid", NAN) / 1048576.0,
+		    job_num(mine, "disk_files", 0),
+		    job_num(lim, "disk_files_per_uid", NAN),
+		    job_num(mine, "device_seconds", 0));
 }
 
 static int cmd_status_exec(struct client *cl, const struct cmd_entry *self,

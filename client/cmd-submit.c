@@ -85,7 +85,8 @@ struct submit {
 	/* the images, folders already expanded; refused inputs counted
 	 * (nbad), a folder or a list named (expanded: a batch) */
 	struct inputs in;
-	int no_batch; /* the daemon refused the batch parameter */
+	int no_batch;    /* the daemon refused the batch parameter */
+	int batch_tries; /* new ids chosen: another uid held the first */
 
 	int skip_done;     /* --skip-done */
 	const char *after; /* --after */
@@ -211,15 +212,33 @@ static void record(struct submit *s, const cJSON *id, const char *path,
 	fflush(stdout);
 }
 
-/* Whether the daemon's last error refused the "batch" parameter. */
-static int batch_refused(const struct submit *s)
+static void new_batch_id(char *buf, size_t n);
+
+/* After the daemon refused the call: 1 when it is to be made again, the
+ * batch id dropped (an older daemon refused the parameter) or replaced
+ * (another uid's jobs hold it, before any of ours went in). */
+static int batch_again(struct submit *s)
 {
 	const char *message;
+	int code = conn_last_error(s->cl->conn, &message, NULL);
+	char batch[16];
 
-	return cJSON_HasObjectItem(s->common, "batch") &&
-	       conn_last_error(s->cl->conn, &message, NULL) ==
-		   RPC_INVALID_PARAMS &&
-	       strstr(message, "\"batch\"");
+	if (!cJSON_HasObjectItem(s->common, "batch"))
+		return 0;
+	if (code == RPC_INVALID_PARAMS && strstr(message, "\"batch\"")) {
+		s->no_batch = 1;
+		cJSON_DeleteItemFromObjectCaseSensitive(s->common, "batch");
+		client_warn("this vkinrd does not keep batch ids; use the job "
+			    "ids instead");
+		return 1;
+	}
+	if (code != RPC_PERMISSION || !strstr(message, "batch ") ||
+	    cJSON_GetArraySize(s->done) > 0 || s->batch_tries++ >= 3)
+		return 0;
+	new_batch_id(batch, sizeof(batch));
+	cJSON_ReplaceItemInObjectCaseSensitive(s->common, "batch",
+					       cJSON_CreateString(batch));
+	return 1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -420,14 +439,10 @@ static int submit_one(struct submit *s, const char *path)
 	add_source(params, path);
 
 	rc = client_call(s->cl, M_JOB_SUBMIT, params, &result);
-	if (rc == CLIENT_ERR_RPC && batch_refused(s)) {
-		/* An older daemon: submit without the batch id. */
-		s->no_batch = 1;
-		cJSON_DeleteItemFromObjectCaseSensitive(s->common, "batch");
-		client_warn("this vkinrd does not keep batch ids; use the job "
-			    "ids instead");
+	if (rc == CLIENT_ERR_RPC && batch_again(s)) {
 		free(b64);
 		free(name);
+		cJSON_Delete(result);
 		return submit_one(s, path);
 	}
 	free(b64); /* after the call: the request referenced it */
@@ -671,6 +686,9 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	for (size_t i = 0; i < s.in.n && rc == 0; i++)
 		rc = submit_one(&s, s.in.paths[i]);
 	batched = batched && !s.no_batch;
+	if (batched) /* the id the daemon took, if the first was another's */
+		snprintf(batch, sizeof(batch), "%s",
+			 job_str(s.common, "batch", batch));
 	if (cl->json)
 		print_json_summary(&s, batched ? batch : NULL);
 	if (rc < 0) {

@@ -38,6 +38,7 @@ extern const struct cmd_entry cmd_resume_entry;
 extern const struct cmd_entry cmd_cancel_entry;
 extern const struct cmd_entry cmd_remove_entry;
 extern const struct cmd_entry cmd_retry_entry;
+extern const struct cmd_entry cmd_renice_entry;
 extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_infer_entry;
 extern const struct cmd_entry cmd_status_entry;
@@ -50,13 +51,17 @@ extern const struct cmd_entry cmd_help_entry;
 extern const struct cmd_entry cmd_completion_entry;
 
 const struct cmd_entry *const cmd_table[] = {
-	&cmd_submit_entry, &cmd_list_entry,       &cmd_show_entry,
-	&cmd_watch_entry,  &cmd_wait_entry,       &cmd_pause_entry,
-	&cmd_resume_entry, &cmd_cancel_entry,     &cmd_remove_entry,
-	&cmd_retry_entry,  &cmd_export_entry,     &cmd_infer_entry,
-	&cmd_status_entry, &cmd_logs_entry,       &cmd_metrics_entry,
-	&cmd_plot_entry,   &cmd_preview_entry,    &cmd_dashboard_entry,
-	&cmd_help_entry,   &cmd_completion_entry, NULL,
+	&cmd_submit_entry,     &cmd_list_entry,
+	&cmd_show_entry,       &cmd_watch_entry,
+	&cmd_wait_entry,       &cmd_pause_entry,
+	&cmd_resume_entry,     &cmd_cancel_entry,
+	&cmd_remove_entry,     &cmd_retry_entry,
+	&cmd_renice_entry,     &cmd_export_entry,
+	&cmd_infer_entry,      &cmd_status_entry,
+	&cmd_logs_entry,       &cmd_metrics_entry,
+	&cmd_plot_entry,       &cmd_preview_entry,
+	&cmd_dashboard_entry,  &cmd_help_entry,
+	&cmd_completion_entry, NULL,
 };
 
 /* cmd_options: where the first cmd_getopt jumps back to, and the copy of

@@ -15,6 +15,8 @@
 #ifndef VKINR_LOG_H
 #define VKINR_LOG_H
 
+#include <sys/types.h>
+
 enum log_level { LOGL_ERROR, LOGL_WARN, LOGL_NOTICE, LOGL_INFO, LOGL_DEBUG };
 
 /* verbose: 0 errors, warnings and notices, 1 also info, 2 also debug. */
@@ -31,6 +33,16 @@ const char *log_open_error(void);
 int log_reopen(void);
 void log_msg(enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* A warning caused by a client of uid: at most LOG_UID_LINES a uid per
+ * LOG_UID_WINDOW seconds, then one line says how many were dropped
+ * (log_uid.c). log_uid_tick (every second) writes the summaries of the
+ * windows that ended. */
+#define LOG_UID_LINES 20
+#define LOG_UID_WINDOW 10.0
+void log_warn_uid(uid_t uid, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void log_uid_tick(void);
 
 #define log_error(...) log_msg(LOGL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOGL_WARN, __VA_ARGS__)

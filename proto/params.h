@@ -71,7 +71,10 @@ enum {
 	X(SEED, "seed", "--seed", PARAM_INT, 0, 9007199254740991.0, 1, NULL,   \
 	  "7", "0", "random seed of the initial weights", CFG_U64(seed))       \
 	X(PRIORITY, "priority", "--priority", PARAM_INT | PARAM_QUEUE, -100,   \
-	  100, 1, NULL, "10", "0", "higher runs first", JOB(priority))         \
+	  1000, 1, NULL, "10", "0",                                            \
+	  "higher runs first among your own jobs; above 100 (root only) "      \
+	  "before everyone's",                                                 \
+	  JOB(priority))                                                       \
 	X(TARGET_PSNR, "target_psnr", "--target-psnr", PARAM_OPEN_MIN, 0, 200, \
 	  0, NULL, "30", "none",                                               \
 	  "stop early, as done, once an epoch reaches this PSNR (dB)",         \

@@ -27,6 +27,7 @@
 #define M_JOB_CANCEL "job.cancel"
 #define M_JOB_REMOVE "job.remove"
 #define M_JOB_RETRY "job.retry"
+#define M_JOB_RENICE "job.renice"
 #define M_JOB_EXPORT "job.export"
 #define M_JOB_SUBSCRIBE "job.subscribe"
 #define M_JOB_UNSUBSCRIBE "job.unsubscribe"
@@ -74,5 +75,8 @@
 						  before its next request waits */
 #define LIMIT_PARTIAL_BYTES_PER_UID (128u << 20) /* unfinished lines, per uid */
 #define LIMIT_PARTIAL_BYTES (256u << 20)         /* unfinished lines, in all */
+/* What one uid's jobs may hold in the state folder: bytes, files. */
+#define LIMIT_DISK_BYTES_PER_UID (8ull << 30)
+#define LIMIT_DISK_FILES_PER_UID 20000
 
 #endif

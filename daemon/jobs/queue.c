@@ -1,9 +1,10 @@
 /*
  * queue.c - jobs in memory and in the state folder.
  *
- * The list keeps submission order; queue_next scans it for the queued job
- * with the highest priority (the first one wins a tie, so equal priorities
- * run FIFO). A few hundred jobs make a scan cheaper than keeping a heap in
+ * The list keeps submission order; queue_next asks share.c, which scans
+ * it for the uid whose turn it is and that uid's queued job with the
+ * highest priority (the first one wins a tie, so equal priorities run
+ * FIFO). A few hundred jobs make a scan cheaper than keeping a heap in
  * step with pause, resume and priority.
  *
  * The files of a job's folder, how each is written and read back, are
@@ -39,6 +40,7 @@
 #include "jobs/jobfiles.h"
 #include "proto/params.h"
 #include "jobs/queue_internal.h"
+#include "jobs/share.h"
 
 static const char *const state_names[] = {
 	"queued", "running", "paused", "done", "failed", "cancelled",
@@ -432,6 +434,7 @@ void queue_destroy(struct queue *q)
 		job_free(job);
 	}
 	free(q->index);
+	share_destroy(q->share);
 	free(q->state_dir);
 	free(q->jobs_dir);
 	free(q);
@@ -454,14 +457,17 @@ struct job *queue_find(struct queue *q, const char *id)
 	return NULL;
 }
 
-struct job *queue_next(struct queue *q)
+struct job *queue_next(struct queue *q) { return share_next(q, now_seconds()); }
+
+int queue_batch_foreign(const struct queue *q, const char *batch, uid_t uid,
+			uid_t *owner)
 {
-	struct job *best = NULL;
-	for (struct job *job = q->head; job; job = job->next)
-		if (job->state == JOB_QUEUED && !job->held &&
-		    (!best || job->p.priority > best->p.priority))
-			best = job;
-	return best;
+	for (const struct job *job = q->head; job; job = job->next)
+		if (job->uid != uid && !strcmp(job->p.batch, batch)) {
+			*owner = job->uid;
+			return 1;
+		}
+	return 0;
 }
 
 int queue_count_uid(const struct queue *q, uid_t uid)
@@ -552,10 +558,13 @@ int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 {
 	double now = now_seconds();
 	if (job->state == JOB_RUNNING && state != JOB_RUNNING) {
-		job->seconds = job_run_seconds(job);
+		double ran = job_run_seconds(job) - job->seconds;
+		job->seconds += ran;
 		job->run_start = 0;
+		share_ran(q, job, ran, now);
 	} else if (state == JOB_RUNNING && job->state != JOB_RUNNING) {
 		job->run_start = now;
+		share_started(q, job, now);
 	}
 	job->state = state;
 	if (state == JOB_QUEUED || state == JOB_RUNNING)

@@ -130,6 +130,7 @@ struct queue {
 	 * every epoch of every job) */
 	struct job **index;
 	size_t index_slots;
+	struct share *share; /* each uid's device time lately (share.c) */
 };
 
 /* Creates the folders (0700) if missing and reloads every job; jobs that
@@ -159,10 +160,14 @@ int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
 double job_run_seconds(const struct job *job);
 
 struct job *queue_find(struct queue *q, const char *id);
-/* The queued job to run next (priority, then FIFO), or NULL; a held job
- * (waiting for others) is passed by. */
+/* The queued job to run next, fair between users (share.h), or NULL; a
+ * held job (waiting for others) is passed by. */
 struct job *queue_next(struct queue *q);
 int queue_count_uid(const struct queue *q, uid_t uid);
+/* Whether a job of a uid other than uid has batch id batch; its owner in
+ * *owner. */
+int queue_batch_foreign(const struct queue *q, const char *batch, uid_t uid,
+			uid_t *owner);
 int queue_count_state(const struct queue *q, enum job_state state);
 
 /* Changes the state, sets times, writes state.json. error: why it failed,

@@ -60,6 +60,7 @@ static const struct method_entry {
 	{ M_JOB_CANCEL, m_cancel },
 	{ M_JOB_REMOVE, m_remove },
 	{ M_JOB_RETRY, m_retry },
+	{ M_JOB_RENICE, m_renice },
 	{ M_JOB_EXPORT, m_export },
 	{ M_JOB_SUBSCRIBE, m_subscribe },
 	{ M_JOB_UNSUBSCRIBE, m_unsubscribe },

@@ -129,6 +129,20 @@ int m_resume(struct request *rq, const cJSON *params, cJSON **result);
 int m_cancel(struct request *rq, const cJSON *params, cJSON **result);
 int m_remove(struct request *rq, const cJSON *params, cJSON **result);
 int m_retry(struct request *rq, const cJSON *params, cJSON **result);
+int m_renice(struct request *rq, const cJSON *params, cJSON **result);
+/* A priority above SHARE_PRIORITY_USER_MAX from a caller other than root
+ * or the daemon's user: the refusal (RPC_PERMISSION), else 0
+ * (methods_share.c). */
+int priority_refused(struct request *rq, int priority);
+/* A batch id that another uid's jobs hold: the refusal, else 0. */
+int batch_refused(struct request *rq, const char *batch);
+/* The files a new job's folder starts with, about (the per-uid quota
+ * counts them before it is stored). */
+#define JOBFILES_NEW 8
+/* Whether the caller's jobs with a new one of adding bytes would pass
+ * its quota of the state folder: the refusal (RPC_LIMIT, with figures),
+ * else 0. */
+int disk_refused(struct request *rq, size_t adding);
 int m_export(struct request *rq, const cJSON *params, cJSON **result);
 int m_render(struct request *rq, const cJSON *params, cJSON **result);
 

@@ -20,6 +20,7 @@
 #include "proto/params.h"
 #include "log.h"
 #include "proto/protocol.h"
+#include "jobs/share.h"
 #include "loop/quota.h"
 #include "loop/replies.h"
 #include "formats/safetensors.h"
@@ -100,6 +101,23 @@ int m_status(struct request *rq, const cJSON *params, cJSON **result)
 				LIMIT_SUBSCRIBER_BYTES);
 	cJSON_AddNumberToObject(lim, "image_side", IMAGE_MAX_SIDE);
 	cJSON_AddNumberToObject(lim, "image_pixels", IMAGE_MAX_PIXELS);
+	cJSON_AddNumberToObject(lim, "disk_bytes_per_uid",
+				(double)quota_disk_bytes_per_uid());
+	cJSON_AddNumberToObject(lim, "disk_files_per_uid",
+				quota_disk_files_per_uid());
+	/* the caller's own share: its disk and its device time lately */
+	uid_t uid = server_conn_uid(rq->c);
+	long long bytes, files;
+	share_disk_use(svc->queue, uid, &bytes, &files);
+	cJSON *mine = cJSON_AddObjectToObject(r, "mine");
+	cJSON_AddNumberToObject(mine, "uid", uid);
+	cJSON_AddNumberToObject(mine, "disk_bytes", (double)bytes);
+	cJSON_AddNumberToObject(mine, "disk_files", (double)files);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cJSON_AddNumberToObject(
+	    mine, "device_seconds",
+	    share_recent(svc->queue, uid, ts.tv_sec + ts.tv_nsec * 1e-9));
 	*result = r;
 	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "proto/errors.h"
 #include "loop/after.h"
+#include "jobs/share.h"
 #include "loop/events.h"
 #include "formats/image_codec.h"
 #include "proto/jsonrpc.h"
@@ -229,6 +230,10 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 				    JOB_BATCH_MAX - 1);
 		snprintf(p.batch, sizeof(p.batch), "%s", batch->valuestring);
 	}
+	if ((rc = batch_refused(rq, p.batch)) ||
+	    (rc = priority_refused(rq, p.priority)) ||
+	    (rc = disk_refused(rq, 0)))
+		return rc;
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
@@ -275,6 +280,9 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 	if (d->model.bytes &&
 	    (rc = check_init(rq, &d->cfg, &pd->p, pd->width_given)))
 		return rc;
+	if ((rc = batch_refused(rq, pd->p.batch)) || /* ditto */
+	    (rc = disk_refused(rq, d->png.size + d->model.size)))
+		return rc;
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) { /* others may have landed meanwhile */
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
@@ -298,6 +306,11 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 				: RPC_INTERNAL_ERROR,
 			    "%s", err);
 	}
+	/* until the next walk: what was sent, each file a block at least */
+	share_disk_add(svc->queue, job->uid,
+		       (long long)(d->png.size + d->model.size) +
+			   4096ll * JOBFILES_NEW,
+		       JOBFILES_NEW);
 	struct job_params shown =
 	    views_job_settings(job, schedule_default_width(svc));
 	char settings[160];

@@ -62,12 +62,50 @@ int quota_partial_bytes_per_uid(void)
 	return v;
 }
 
+int quota_partial_bytes(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_MAX_PARTIAL_BYTES",
+			     (int)LIMIT_PARTIAL_BYTES);
+	return v;
+}
+
 int quota_requests_per_uid(void)
 {
 	static int v;
 	if (!v)
 		v = from_env("VKINRD_MAX_REQUESTS_PER_UID",
 			     LIMIT_REQUESTS_PER_UID);
+	return v;
+}
+
+long long quota_disk_bytes_per_uid(void)
+{
+	static long long v;
+	if (v)
+		return v;
+	v = (long long)LIMIT_DISK_BYTES_PER_UID;
+	const char *s = getenv("VKINRD_DISK_BYTES_PER_UID");
+	if (s && *s) {
+		char *end;
+		long long n = strtoll(s, &end, 10);
+		if (*end || n < 1 || n > v)
+			log_warn("VKINRD_DISK_BYTES_PER_UID=%s ignored: it may "
+				 "only lower the quota, to 1..%lld",
+				 s, v);
+		else
+			v = n;
+	}
+	return v;
+}
+
+int quota_disk_files_per_uid(void)
+{
+	static int v;
+	if (!v)
+		v = from_env("VKINRD_DISK_FILES_PER_UID",
+			     LIMIT_DISK_FILES_PER_UID);
 	return v;
 }
 

@@ -6,7 +6,10 @@
  *   VKINRD_MAX_CONNECTIONS_PER_UID  LIMIT_CONNECTIONS_PER_UID
  *   VKINRD_MAX_JOBS_PER_UID         LIMIT_JOBS_PER_UID
  *   VKINRD_MAX_PARTIAL_BYTES_PER_UID  LIMIT_PARTIAL_BYTES_PER_UID
+ *   VKINRD_MAX_PARTIAL_BYTES        LIMIT_PARTIAL_BYTES
  *   VKINRD_MAX_REQUESTS_PER_UID     LIMIT_REQUESTS_PER_UID
+ *   VKINRD_DISK_BYTES_PER_UID       LIMIT_DISK_BYTES_PER_UID
+ *   VKINRD_DISK_FILES_PER_UID       LIMIT_DISK_FILES_PER_UID
  *   VKINRD_FD_RESERVE               QUOTA_FD_RESERVE (0 to 16)
  *
  * A value that is not an integer from 1 to the compiled-in limit is
@@ -19,7 +22,10 @@ int quota_connections(void);
 int quota_connections_per_uid(void);
 int quota_jobs_per_uid(void);
 int quota_partial_bytes_per_uid(void);
+int quota_partial_bytes(void);
 int quota_requests_per_uid(void);
+long long quota_disk_bytes_per_uid(void);
+int quota_disk_files_per_uid(void);
 
 /* File descriptors kept for the daemon's own files (checkpoints, history,
  * logs, exports read back): a connection that would leave fewer free

@@ -4,8 +4,9 @@
  * A worker trains as many jobs at once as it has room for (worker_room:
  * one without packs, else up to its pack's size while its device's memory
  * holds them); schedule_jobs gives each worker the next jobs queue_next
- * picks (priority, then submission order; a job still waiting for others
- * is held: after.c), marks them running and tells
+ * picks (fair between users, then priority and submission order: see
+ * jobs/share.h; a job still waiting for others is held: after.c), marks
+ * them running and tells
  * their followers. Renders and exports go to an idle
  * worker when there is one, else they take turns with a running job
  * between its epochs (worker.h). The engine's config is made here, from

@@ -16,7 +16,11 @@
  * Connections are limited in all (LIMIT_CONNECTIONS), per uid
  * (LIMIT_CONNECTIONS_PER_UID) and by the file descriptors left (the last
  * QUOTA_FD_RESERVE under RLIMIT_NOFILE are the daemon's own); one over a
- * limit gets an error line and is closed.
+ * limit gets an error line and is closed, unless the daemon is full in
+ * all while another uid holds more: then an idle connection of the uid
+ * that holds the most gives way (server_share.c, which also decides whose
+ * unfinished line is refused past LIMIT_PARTIAL_BYTES). The warnings of
+ * refusals are rate-limited per uid (log_warn_uid).
  *
  * Loop thread only. It must not interpret a line.
  */
@@ -38,55 +42,9 @@
 #include "log.h"
 #include "proto/protocol.h"
 #include "loop/quota.h"
+#include "loop/server_internal.h"
+#include "loop/server_share.h"
 #include "util/socket_path.h"
-
-#define WRITE_BATCH 64
-
-struct out_msg {
-	struct out_msg *next;
-	char *data;
-	size_t len;
-};
-
-struct peer_conn {
-	uv_pipe_t pipe; /* first: the handle's address is the conn's */
-	struct server *s;
-	struct peer_conn *prev, *next;
-	uint64_t id;
-	uid_t uid;
-	pid_t pid;
-	struct line_buffer lb;
-	struct out_msg *out_head, *out_tail; /* waiting */
-	struct out_msg *inflight;            /* in the uv_write */
-	uv_write_t wreq;
-	uv_buf_t bufs[WRITE_BATCH];
-	size_t pending;      /* bytes waiting + in flight */
-	uint64_t last_moved; /* uv_now when output last moved */
-	size_t queue_seen;   /* libuv's write queue size at the last look */
-	int reading, closing, close_when_flushed;
-	int holds;   /* requests whose answer is still to come */
-	int eof;     /* the client closed its side */
-	char *stash; /* input read but not yet framed (held back) */
-	size_t stash_len;
-	uint64_t partial_since; /* uv_now when the unfinished line began */
-	int resume_due;         /* the idle handle will take its input up */
-};
-
-struct server {
-	uv_loop_t *loop;
-	uv_pipe_t listener;
-	uv_timer_t stall_timer;
-	uv_idle_t resume_idle; /* takes up held input outside any callback */
-	int listening, activated, nhandles;
-	char *path; /* unlinked at close when we created it */
-	const struct server_ops *ops;
-	void *ctx;
-	struct peer_conn *conns;
-	int nconns;
-	uint64_t next_id;
-	uint64_t stall_ms, line_ms;
-	char readbuf[64 << 10];
-};
 
 static void conn_closed_cb(uv_handle_t *h);
 static void flush(struct peer_conn *c);
@@ -291,16 +249,6 @@ static int on_line(void *ctx, char *line, size_t len, int too_long)
 	return c->closing ? 1 : 0;
 }
 
-/* The unfinished lines a uid's connections hold, in bytes. */
-static size_t partial_bytes(const struct server *s, uid_t uid, int any_uid)
-{
-	size_t n = 0;
-	for (const struct peer_conn *c = s->conns; c; c = c->next)
-		if (!c->closing && (any_uid || c->uid == uid))
-			n += c->lb.len;
-	return n;
-}
-
 /* An error line, then the connection closes. */
 static void refuse_input(struct peer_conn *c, const char *limit, double value,
 			 const char *msg)
@@ -309,44 +257,32 @@ static void refuse_input(struct peer_conn *c, const char *limit, double value,
 	cJSON_AddStringToObject(data, "name", error_name(ERR_TOO_LARGE));
 	cJSON_AddStringToObject(data, "limit", limit);
 	cJSON_AddNumberToObject(data, "value", value);
-	log_warn("connection %llu (uid %u): %s", (unsigned long long)c->id,
-		 (unsigned)c->uid, msg);
+	log_warn_uid(c->uid, "connection %llu (uid %u): %s",
+		     (unsigned long long)c->id, (unsigned)c->uid, msg);
+	c->refused = 1;
 	server_send(c, rpc_error_line(NULL, RPC_LIMIT, msg, data));
 	server_close_after_flush(c);
 }
 
-/* Unfinished lines are bounded per uid and in all, as well as per line. */
+/* Unfinished lines are bounded per uid and in all, as well as per line;
+ * past the limit in all, the uid holding the most gives way
+ * (server_share.c). -1 when c itself is refused. */
 static int check_partial(struct peer_conn *c)
 {
-	char msg[200];
+	char msg[300];
+	const char *limit;
+	double value;
 	if (c->lb.len == 0) {
 		c->partial_since = 0;
 		return 0;
 	}
 	if (!c->partial_since)
 		c->partial_since = uv_now(c->s->loop);
-	int per_uid = quota_partial_bytes_per_uid();
-	if (partial_bytes(c->s, c->uid, 0) > (size_t)per_uid) {
-		snprintf(
-		    msg, sizeof(msg),
-		    "the unfinished lines of uid %u's "
-		    "connections pass %d bytes (LIMIT_PARTIAL_BYTES_PER_UID); "
-		    "finish one request before starting the next",
-		    (unsigned)c->uid, per_uid);
-		refuse_input(c, "LIMIT_PARTIAL_BYTES_PER_UID", per_uid, msg);
-		return -1;
-	}
-	if (partial_bytes(c->s, 0, 1) > LIMIT_PARTIAL_BYTES) {
-		snprintf(
-		    msg, sizeof(msg),
-		    "the daemon holds more than %u bytes "
-		    "of unfinished lines (LIMIT_PARTIAL_BYTES); retry later",
-		    LIMIT_PARTIAL_BYTES);
-		refuse_input(c, "LIMIT_PARTIAL_BYTES", LIMIT_PARTIAL_BYTES,
-			     msg);
-		return -1;
-	}
-	return 0;
+	struct peer_conn *v =
+	    server_share_partial(c->s, c, msg, sizeof(msg), &limit, &value);
+	if (v)
+		refuse_input(v, limit, value, msg);
+	return v == c ? -1 : 0;
 }
 
 /* Frames data a line at a time while the connection takes requests;
@@ -516,14 +452,6 @@ void server_conn_release(struct peer_conn *c)
 
 /* -------------------------------------------------------- accepting */
 
-static int count_uid(const struct server *s, uid_t uid)
-{
-	int n = 0;
-	for (const struct peer_conn *c = s->conns; c; c = c->next)
-		n += !c->closing && c->uid == uid;
-	return n;
-}
-
 static void refuse(struct peer_conn *c, const char *limit_name, int limit)
 {
 	char msg[200];
@@ -538,9 +466,36 @@ static void refuse(struct peer_conn *c, const char *limit_name, int limit)
 	cJSON_AddStringToObject(data, "name", error_name(ERR_TOO_LARGE));
 	cJSON_AddStringToObject(data, "limit", limit_name);
 	cJSON_AddNumberToObject(data, "value", limit);
-	log_warn("connection from uid %u refused: %s", (unsigned)c->uid, msg);
+	log_warn_uid(c->uid, "connection from uid %u refused: %s",
+		     (unsigned)c->uid, msg);
+	c->refused = 1;
 	server_send(c, rpc_error_line(NULL, RPC_LIMIT, msg, data));
 	server_close_after_flush(c);
+}
+
+/* The daemon is full when c comes: an idle connection of the uid that
+ * holds the most closes in its place, if that uid holds more than c's;
+ * 1 when one did. */
+static int give_way(struct server *s, struct peer_conn *c)
+{
+	struct peer_conn *v = server_share_make_room(s, c);
+	if (!v)
+		return 0;
+	char msg[200];
+	snprintf(msg, sizeof(msg),
+		 "closed to make room for another uid's connection: uid %u "
+		 "holds the most of the daemon's connections (%d)",
+		 (unsigned)v->uid, server_share_count(s, v->uid, 0));
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "name", error_name(ERR_TOO_LARGE));
+	cJSON_AddStringToObject(data, "limit", "LIMIT_CONNECTIONS");
+	cJSON_AddNumberToObject(data, "value", quota_connections());
+	log_warn_uid(v->uid, "connection %llu (uid %u): %s",
+		     (unsigned long long)v->id, (unsigned)v->uid, msg);
+	v->refused = 1;
+	server_send(v, rpc_error_line(NULL, RPC_LIMIT, msg, data));
+	server_close_after_flush(v);
+	return 1;
 }
 
 static void on_connection(uv_stream_t *listener, int status)
@@ -584,13 +539,14 @@ static void on_connection(uv_stream_t *listener, int status)
 	log_debug("connection %llu: uid %u pid %d", (unsigned long long)c->id,
 		  (unsigned)c->uid, (int)c->pid);
 	long nofile = quota_descriptors_short(fd);
-	if (nofile) /* what the daemon's own files need comes first */
-		refuse(c, "RLIMIT_NOFILE", (int)nofile);
-	else if (s->nconns > quota_connections())
-		refuse(c, "LIMIT_CONNECTIONS", quota_connections());
-	else if (count_uid(s, c->uid) > quota_connections_per_uid())
+	int full = nofile || server_share_count(s, 0, 1) > quota_connections();
+	if (server_share_count(s, c->uid, 0) > quota_connections_per_uid())
 		refuse(c, "LIMIT_CONNECTIONS_PER_UID",
 		       quota_connections_per_uid());
+	else if (full && !give_way(s, c))
+		/* what the daemon's own files need comes first */
+		refuse(c, nofile ? "RLIMIT_NOFILE" : "LIMIT_CONNECTIONS",
+		       nofile ? (int)nofile : quota_connections());
 	else
 		start_reading(c);
 }
@@ -599,6 +555,7 @@ static void stall_cb(uv_timer_t *t)
 {
 	struct server *s = t->data;
 	uint64_t now = uv_now(s->loop);
+	log_uid_tick();
 	struct peer_conn *c = s->conns;
 	while (c) {
 		struct peer_conn *next = c->next;

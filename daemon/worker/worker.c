@@ -214,13 +214,29 @@ struct work_job *worker_take_job(struct worker *w)
 	return job;
 }
 
+/* The requests wait in rounds: a uid's k-th waiting request is in round
+ * k, and a new one goes after the last request of its round or an
+ * earlier one, so that uids alternate and one uid's requests never wait
+ * behind more than one of each other uid's. */
+static int round_of(const struct work_request *head,
+		    const struct work_request *req)
+{
+	int k = 0;
+	for (const struct work_request *r = head; r != req; r = r->next)
+		k += r->uid == req->uid;
+	return k;
+}
+
 void worker_request(struct worker *w, struct work_request *req)
 {
 	pthread_mutex_lock(&w->lock);
+	int mine = 0;
+	for (struct work_request *r = w->requests; r; r = r->next)
+		mine += r->uid == req->uid;
 	struct work_request **pp = &w->requests;
-	while (*pp)
+	while (*pp && round_of(w->requests, *pp) <= mine)
 		pp = &(*pp)->next;
-	req->next = NULL;
+	req->next = *pp;
 	*pp = req;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
@@ -236,25 +252,64 @@ void worker_stop(struct worker *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* The seconds r served uid's requests. */
+double worker_served(const struct run *r, uid_t uid)
+{
+	for (int i = 0; i < WORKER_SERVE_UIDS; i++)
+		if (r->served[i].seconds > 0 && r->served[i].uid == uid)
+			return r->served[i].seconds;
+	return 0;
+}
+
+void worker_add_served(struct run *r, uid_t uid, double seconds)
+{
+	int slot = 0;
+	for (int i = 0; i < WORKER_SERVE_UIDS; i++) {
+		if (r->served[i].seconds > 0 && r->served[i].uid == uid) {
+			slot = i;
+			break;
+		}
+		if (r->served[i].seconds < r->served[slot].seconds)
+			slot = i; /* the least served gives way */
+	}
+	if (r->served[slot].uid != uid)
+		r->served[slot].seconds = 0;
+	r->served[slot].uid = uid;
+	r->served[slot].seconds += seconds > 1e-9 ? seconds : 1e-9;
+}
+
+/* Whether uid's requests are within their share of r's time: each uid
+ * has its own, so one uid's long renders use up only its own turn. */
+static int may_serve(const struct run *r, uid_t uid)
+{
+	return worker_served(r, uid) <=
+	       WORKER_SERVE_SHARE * (r->train_seconds + r->serve_seconds);
+}
+
 /* Takes the flags at an epoch boundary, and the request to serve there:
- * none while the requests' share of the run's time is used up, else the
- * oldest of a user other than the last one served (users take turns),
- * else the oldest. */
+ * the first waiting (worker_request keeps them in turns between users)
+ * of a user other than the last one served whose share of the run's time
+ * is not used up, else the first of any such user; none when every
+ * waiting user has used its share. */
 int worker_take_due(struct worker *w, struct run *r, struct work_request **req)
 {
 	*req = NULL;
 	pthread_mutex_lock(&w->lock);
 	int flags = held_flags(w, r->job);
-	int may = r->serve_seconds <=
-		  WORKER_SERVE_SHARE * (r->train_seconds + r->serve_seconds);
-	if (w->requests && may) {
-		struct work_request **pp = &w->requests;
-		while (*pp && r->served_any && (*pp)->uid == r->last_uid)
-			pp = &(*pp)->next;
-		if (!*pp)
-			pp = &w->requests;
-		*req = *pp;
-		*pp = (*req)->next;
+	struct work_request **pick = NULL;
+	for (struct work_request **pp = &w->requests; *pp; pp = &(*pp)->next) {
+		if (!may_serve(r, (*pp)->uid))
+			continue;
+		if (!r->served_any || (*pp)->uid != r->last_uid) {
+			pick = pp;
+			break;
+		}
+		if (!pick)
+			pick = pp;
+	}
+	if (pick) {
+		*req = *pick;
+		*pick = (*req)->next;
 		(*req)->next = NULL;
 	}
 	pthread_mutex_unlock(&w->lock);

@@ -40,7 +40,7 @@
 #include "nn/render_view.h"
 
 #define WORKER_CHECKPOINT_EPOCHS 100
-#define WORKER_SERVE_SHARE 0.15 /* of a running job's time, for requests */
+#define WORKER_SERVE_SHARE 0.15 /* of a running job's time, each uid's */
 #define WORKER_CHECKPOINT_SECONDS 30.0
 #define WORKER_DEVICE_RETRIES 3
 #define WORKER_DIVERGE_RETRIES 3
@@ -167,10 +167,13 @@ int worker_jobs(struct worker *w);
 /* Sets WORK_PAUSE or WORK_CANCEL for the job with that id, if the
  * worker has it; wakes the worker. */
 void worker_flag(struct worker *w, const char *job_id, int flags);
-/* Queues a request (ownership passes; it comes back in WORK_REPLY).
- * While a job runs, the worker serves at most one request per epoch, the
- * users taking turns, and spends at most WORKER_SERVE_SHARE of the job's
- * time on them: a flood of renders slows the job by a bounded share. */
+/* Queues a request (ownership passes; it comes back in WORK_REPLY), in
+ * turn with other users' waiting ones (a uid's k-th waiting request goes
+ * after every other uid's k-th). While a job runs, the worker serves at
+ * most one request per epoch, the users taking turns, and spends at most
+ * WORKER_SERVE_SHARE of the job's time on each user's requests: a flood
+ * of renders slows the job by a bounded share and another user's render
+ * waits behind at most one of the flood's. */
 void worker_request(struct worker *w, struct work_request *req);
 /* How many requests of uid wait in the worker's queue (not yet started). */
 int worker_count_requests(struct worker *w, uid_t uid);

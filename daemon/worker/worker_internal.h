@@ -54,6 +54,8 @@ struct held {
 	struct work_job *job;
 };
 
+#define WORKER_SERVE_UIDS 8
+
 /* One job being run: the fit and what is needed to rebuild it. */
 struct run {
 	struct work_job *job;
@@ -65,6 +67,12 @@ struct run {
 	double train_seconds, serve_seconds; /* since it started here */
 	uid_t last_uid;                      /* whose request was served last */
 	int served_any;
+	/* the seconds each uid's requests took (the most recent
+	 * WORKER_SERVE_UIDS uids; a uid pushed out starts again at 0) */
+	struct {
+		uid_t uid;
+		double seconds;
+	} served[WORKER_SERVE_UIDS];
 	int retries;   /* device lost or out of memory, reopened */
 	int rollbacks; /* diverged, back to the checkpoint */
 	double lr;     /* after a rollback, the lowered rate; else 0 */
@@ -99,6 +107,10 @@ void worker_post_ended(struct worker *w, const char *job_id, enum work_end end,
 void worker_publish_memory(struct worker *w);
 struct work_job *worker_take_job(struct worker *w);
 void worker_release_held(struct worker *w, const char *job_id);
+/* The seconds r spent serving uid's requests. */
+double worker_served(const struct run *r, uid_t uid);
+/* Adds seconds to what r served uid. */
+void worker_add_served(struct run *r, uid_t uid, double seconds);
 int worker_take_due(struct worker *w, struct run *r, struct work_request **req);
 int worker_flags_of(struct worker *w, const struct work_job *job);
 void worker_hand_back(struct worker *w);

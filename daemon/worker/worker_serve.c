@@ -4,8 +4,9 @@
  * The loop queues a request on the worker (worker_request); the thread
  * takes one at each epoch boundary of its run (worker_serve_due), or all
  * of them while it has no job, so a request waits at most one epoch and
- * the requests take at most WORKER_SERVE_SHARE of a run's time, users in
- * turn. An export of the running job reads the fit as it is; one of
+ * each user's requests take at most WORKER_SERVE_SHARE of a run's time,
+ * users in turn (one user's long renders use up its own share only, so
+ * another's waits behind at most one of them). An export of the running job reads the fit as it is; one of
  * another job builds a fit from its checkpoint. Each request goes back
  * to the loop as WORK_REPLY with 0 or an errors.h code and a sentence.
  */
@@ -152,6 +153,8 @@ int worker_serve_due(struct worker *w, struct run **runs, int n)
 	runs[0]->last_uid = req->uid;
 	runs[0]->served_any = 1;
 	worker_serve(w, req, of ? of->job->id : NULL, of ? of->fit : NULL);
-	runs[0]->serve_seconds += worker_seconds() - t;
+	double took = worker_seconds() - t;
+	runs[0]->serve_seconds += took;
+	worker_add_served(runs[0], req->uid, took);
 	return flags;
 }

@@ -55,8 +55,13 @@ static void *worker_main(void *arg)
 		while (!(w->flags & WORK_STOP) && !worker_has_untaken(w) &&
 		       !w->requests)
 			pthread_cond_wait(&w->cond, &w->lock);
+		/* one at a time: one that comes meanwhile takes its turn
+		 * among those waiting (worker_request), not after them all */
 		struct work_request *reqs = w->requests;
-		w->requests = NULL;
+		if (reqs) {
+			w->requests = reqs->next;
+			reqs->next = NULL;
+		}
 		int stop = w->flags & WORK_STOP;
 		pthread_mutex_unlock(&w->lock);
 

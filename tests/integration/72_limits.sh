@@ -3,14 +3,15 @@
 # data {"limit": NAME, "value": N}: a line over LIMIT_LINE_BYTES, an image
 # over IMAGE_MAX_SIDE or IMAGE_MAX_PIXELS (job.submit), jobs per uid,
 # connections per uid and in all (an error line, then the connection is
-# closed), and a client that never reads: once its unread output passes
+# closed; full in all, an idle connection of the uid holding the most
+# gives way to another uid's), and a client that never reads: once its unread output passes
 # half of LIMIT_SUBSCRIBER_BYTES its requests are no longer read, so what
 # waits for it stays bounded, and it is dropped when its output has not
 # moved for VKINRD_STALL_SECONDS (3 here). The job and connection limits are
 # lowered here through the test-only variables of vkinrd(8); the second
 # uid is nobody (65534, through setpriv).
 . "$(dirname "$0")/lib.bash"
-tap_plan 10
+tap_plan 11
 need_device
 export VKINRD_MAX_JOBS_PER_UID=3 VKINRD_MAX_CONNECTIONS_PER_UID=4 VKINRD_MAX_CONNECTIONS=6
 export VKINRD_STALL_SECONDS=3
@@ -69,7 +70,9 @@ out = {}
 c = Client()
 out["submit"] = c.request("job.submit", args["submit"])
 conns = []
-for i in range(3):   # root holds 4; nobody's 2nd is the 6th in all
+for i in range(3):   # root holds 4; nobody's 2nd is the 6th in all; for its
+                     # 3rd an idle one of root's gives way (root holds more);
+                     # its 4th finds nobody holding more than it: refused
     try:
         k = Client(timeout=0.5)
         conns.append(k)
@@ -115,8 +118,13 @@ time.sleep(0.2)  # the refused connection is gone
 nb = as_nobody({"submit": {"image": {"png": small}, "width": 16, "epochs": 20000, "name": name}})
 tap.ok("result" in nb["submit"], "another uid has its own job quota", nb["submit"])
 cn = nb["conns"]
-tap.ok(len(cn) == 3 and "result" in cn[0] and limit_error(cn[1], "LIMIT_CONNECTIONS", 6),
-       "the 7th connection in all: LIMIT_CONNECTIONS 6", cn)
+tap.ok(len(cn) == 3 and all("result" in x for x in cn[:2]) and
+       limit_error(cn[2], "LIMIT_CONNECTIONS", 6),
+       "full in all: an idle connection of the uid holding the most gives way to "
+       "another uid's; once both hold 3, LIMIT_CONNECTIONS 6", cn)
+gone = extra[2].readline()
+tap.ok(limit_error(gone, "LIMIT_CONNECTIONS", 6) and "make room" in gone["error"]["message"],
+       "root's newest idle connection was told why it closed", gone)
 for k in extra:
     k.close()
 
