@@ -41,8 +41,9 @@
 
 #define MUON_MOMENTUM 0.95f
 #define NS_STEPS 5
-#define NS_MATRICES 4 /* scratch matrices a block: X, X', A, B */
-#define NS_TILE 64    /* ns_gemm.comp's block of outputs */
+#define NS_MATRICES 4    /* scratch matrices a block: X, X', A, B */
+#define NS_TILE 64       /* ns_gemm.comp's block of outputs */
+#define NS_SMALL_MOST 32 /* ns_small.comp's widest */
 /* The symmetric products (A and B) dispatch the blocks on and above the
  * diagonal alone, about half. On the H200 (132 SMs) that pays once the
  * general grid holds more than about two workgroups an SM: with 4 blocks,
@@ -155,6 +156,21 @@ static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
 	run(r, pipe, bufs, 1, &push, gx, gy, (uint32_t)r->fit->cfg.nblocks);
 }
 
+/* Each block's weights take their step from its orthogonalised update,
+ * at offset x of its scratch matrices. */
+static void record_update(struct optim_recorder *r, struct gpu_pipeline *update,
+			  const struct gpu_buffer *const bufs[5], uint32_t x)
+{
+	struct nn_fit *fit = r->fit;
+	uint32_t nn = (uint32_t)(fit->cfg.nf * fit->cfg.nf);
+	for (int k = 0; k < fit->cfg.nblocks; k++) {
+		struct pass_push p = { .off0 = (uint32_t)fit->layout.pw_w[k],
+				       .off1 =
+					   (uint32_t)k * NS_MATRICES * nn + x };
+		run(r, update, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
+	}
+}
+
 static int record_muon(struct optim_recorder *r)
 {
 	struct nn_fit *fit = r->fit;
@@ -193,6 +209,29 @@ static int record_muon(struct optim_recorder *r)
 	 * workgroup a block): the first step computes G G^T, then takes A
 	 * and X from it and G, scaled as they are read. A = X X^T and B =
 	 * b A + c A^2 are symmetric. */
+	if (nf <= NS_SMALL_MOST) {
+		/* the five steps in one dispatch (ns_small.comp): the chain of
+		 * 15 products is what a small fit's optimizer waits on */
+		struct gpu_pipeline *small;
+		uint32_t out = NS_STEPS % 2 ? xb : xa;
+		rc =
+		    gpu_pipeline_get(gpu, "ns_small", 1, push, spec, 2, &small);
+		if (rc)
+			return rc;
+		struct pass_push ns = {
+			.off0 = xa,
+			.off1 = out,
+			.i0 = (int32_t)float_bits(ns_coeff[0]),
+			.i1 = (int32_t)float_bits(ns_coeff[1]),
+			.i2 = (int32_t)stride,
+			.i3 = (int32_t)float_bits(ns_coeff[2]),
+		};
+		const struct gpu_buffer *scratch[1] = { &fit->muon_x };
+		run(r, small, scratch, 1, &ns, 1, 1,
+		    (uint32_t)fit->cfg.nblocks);
+		record_update(r, update, bufs, out);
+		return r->rc;
+	}
 	uint32_t tiles = div_up(nf, NS_TILE), x = xa, next = xb;
 	int sym = tiles * tiles * (uint32_t)fit->cfg.nblocks >= NS_SYM_GROUPS
 		      ? NS_SYM
@@ -208,11 +247,7 @@ static int record_muon(struct optim_recorder *r)
 		x = next;
 		next = t;
 	}
-	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		p = (struct pass_push){ .off0 = (uint32_t)fit->layout.pw_w[k],
-					.off1 = (uint32_t)k * stride + x };
-		run(r, update, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
-	}
+	record_update(r, update, bufs, x);
 	return r->rc;
 }
 

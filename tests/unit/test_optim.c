@@ -111,8 +111,30 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 			memcpy(x + z * stride, x + z * stride + cur, nn * 4);
 }
 
-/* The orthogonalisation alone, on random matrices, for both GEMM variants,
- * against the reference: at widths below, between and above the shader's
+/* The same five steps from G in one dispatch (ns_small.comp, widths up to
+ * 32), as optim.c runs it for small fits; x as for ns_device. */
+static void ns_device_small(int nf, float *x)
+{
+	size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
+	struct gpu_buffer scratch = test_buffer(NS_BATCH * stride);
+	test_upload(&scratch, x, NS_BATCH * stride);
+	static const float abc[3] = { 3.4445f, -4.7750f, 2.0315f };
+	struct pass_push p = { .off0 = 0,
+			       .off1 = (uint32_t)nn, /* X' after five steps */
+			       .i2 = (int32_t)stride };
+	memcpy(&p.i0, &abc[0], 4);
+	memcpy(&p.i1, &abc[1], 4);
+	memcpy(&p.i3, &abc[2], 4);
+	const struct gpu_buffer *bufs[1] = { &scratch };
+	test_dispatch("ns_small", nf, 30.0f, bufs, 1, &p, sizeof(p), 1, 1,
+		      NS_BATCH);
+	test_download(&scratch, x, NS_BATCH * stride);
+	for (int z = 0; z < NS_BATCH; z++)
+		memcpy(x + z * stride, x + z * stride + nn, nn * 4);
+}
+
+/* The orthogonalisation alone, on random matrices, for both GEMM variants
+ * (and, to width 32, ns_small.comp's one dispatch), against the reference: at widths below, between and above the shader's
  * 64-wide blocks, two matrices a dispatch (the batch of blocks); as
  * optim.c runs it (symmetric products, the first step from G), from X,
  * and with every product general. The symmetric products' A and B are
@@ -120,7 +142,7 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 static void test_newton_schulz_matches_reference(void **state)
 {
 	test_need_gpu();
-	static const int widths[] = { 16, 48, 80, 144, 272 };
+	static const int widths[] = { 16, 32, 48, 80, 144, 272 };
 	static const struct ns_config cfgs[] = {
 		{ 1, 1 }, /* as optim.c */
 		{ 1, 0 },
@@ -170,6 +192,23 @@ static void test_newton_schulz_matches_reference(void **state)
 							    &s[i * nf + j],
 							    &s[j * nf + i], 4);
 				}
+			if (c == 0 && nf <= 32) {
+				/* the one-dispatch form: the chain's values */
+				float *small = malloc(all * sizeof(float));
+				memcpy(small, g0, all * sizeof(float));
+				ns_device_small(nf, small);
+				double *chain = test_to_double(x, all);
+				for (int z = 0; z < NS_BATCH; z++) {
+					test_close(
+					    "ns_small", small + z * stride,
+					    want + z * nn, nn, 2e-4, 2e-4);
+					test_close("ns_small against the chain",
+						   small + z * stride,
+						   chain + z * stride, nn, 1e-5,
+						   1e-5);
+				}
+				free(small), free(chain);
+			}
 			if (c == 0) {
 				float *again = malloc(all * sizeof(float));
 				memcpy(again, from, all * sizeof(float));
