@@ -146,6 +146,7 @@ struct tally {
 	 * over them */
 	int steps;
 	double pass_ms[NN_PASS_COUNT];
+	double phase_ms[NN_PACK_PHASES]; /* the host's clock, by phase */
 };
 
 /* --timings: a pack epoch on average, its host time and its GPU time,
@@ -164,6 +165,13 @@ static void print_pack_times(const struct fit_many_options *o,
 			printf("%s\"%s\":%.3f", i ? "," : "",
 			       nn_pass_name((enum nn_pass)i),
 			       t->pass_ms[i] / steps);
+		static const char *const phases[NN_PACK_PHASES] = {
+			"begin", "epoch_run", "measure", "optim_run", "after"
+		};
+		printf("},\"phase_ms\":{");
+		for (int i = 0; i < NN_PACK_PHASES; i++)
+			printf("%s\"%s\":%.3f", i ? "," : "", phases[i],
+			       t->phase_ms[i] / steps);
 		printf("}");
 		return;
 	}
@@ -414,6 +422,10 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			nn_pack_pass_ms(pack, ms);
 			for (int i = 0; i < NN_PASS_COUNT; i++)
 				t.pass_ms[i] += ms[i];
+			double host[NN_PACK_PHASES];
+			nn_pack_host_ms(pack, host);
+			for (int i = 0; i < NN_PACK_PHASES; i++)
+				t.phase_ms[i] += host[i];
 			t.steps++;
 		}
 		t0 = now_s();

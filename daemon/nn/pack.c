@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "proto/errors.h"
 #include "gpu/gpu.h"
@@ -44,7 +45,20 @@ struct nn_pack {
 	struct nn_fit **fits;
 	uint64_t *serials;
 	int nfits;
+	double host_ms[NN_PACK_PHASES]; /* the last step's, by phase */
 };
+
+static double clock_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+void nn_pack_host_ms(const struct nn_pack *pack, double ms[NN_PACK_PHASES])
+{
+	memcpy(ms, pack->host_ms, sizeof(pack->host_ms));
+}
 
 int nn_pack_supported(const struct gpu_context *gpu)
 {
@@ -259,6 +273,9 @@ int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 	int *on = calloc((size_t)n + 1, sizeof(*on));
 	int rc = st && on ? 0 : ERR_NOMEM;
 
+	double t0 = clock_ms(), t1;
+	memset(pack->host_ms, 0, sizeof(pack->host_ms));
+#define PHASE(k) (t1 = clock_ms(), pack->host_ms[k] += t1 - t0, t0 = t1)
 	for (int i = 0; rc == 0 && i < n; i++) {
 		memset(&m[i], 0, sizeof(m[i]));
 		rcs[i] = nn_step_begin(fits[i], &st[i]);
@@ -272,14 +289,18 @@ int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 		goto out;
 	}
 
+	PHASE(NN_PACK_BEGIN);
 	rc = run_kind(pack, PK_EPOCH, on);
+	PHASE(NN_PACK_EPOCH_RUN);
 	for (int i = 0; rc == 0 && i < n; i++) {
 		if (!on[i])
 			continue;
 		rcs[i] = nn_step_measure(fits[i], &st[i], &m[i]);
 		on[i] = rcs[i] == 0;
 	}
+	PHASE(NN_PACK_MEASURE);
 	rc = rc ? rc : run_kind(pack, PK_OPTIM, on);
+	PHASE(NN_PACK_OPTIM_RUN);
 	if (rc)
 		goto out;
 
@@ -313,6 +334,8 @@ int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 	for (int i = 0; rc == 0 && i < n; i++)
 		if (on[i])
 			rcs[i] = nn_step_end(fits[i], &st[i], &m[i]);
+	PHASE(NN_PACK_AFTER);
+#undef PHASE
 out:
 	free(st);
 	free(on);

@@ -47,4 +47,18 @@ void nn_pack_shape(const struct nn_pack *pack, int *groups, int *fits);
  * timestamps): what --timings reports for a pack. */
 void nn_pack_pass_ms(const struct nn_pack *pack, double ms[NN_PASS_COUNT]);
 
+/* The host's clock through the last step, by phase: the fits' steps
+ * begun (and the groups built when the list changed), the epoch programs
+ * submitted and waited for, the losses read, the optimizer programs
+ * submitted and waited for, and the rest (averages, history). */
+enum nn_pack_phase {
+	NN_PACK_BEGIN,
+	NN_PACK_EPOCH_RUN,
+	NN_PACK_MEASURE,
+	NN_PACK_OPTIM_RUN,
+	NN_PACK_AFTER,
+	NN_PACK_PHASES
+};
+void nn_pack_host_ms(const struct nn_pack *pack, double ms[NN_PACK_PHASES]);
+
 #endif
