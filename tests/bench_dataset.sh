@@ -49,14 +49,21 @@ if "buffers_s" in r:
     print("         a job: decode %.2f ms, buffers %.2f ms, programs %.2f ms, "
           "precision change %.2f ms, outputs %.2f ms; epochs %.2f ms" % tuple(
               1e3 * r[k] / n for k in ("decode_s", "buffers_s", "programs_s",
-                                      "switch_s", "finish_s", "step_s")))' "$1"
+                                      "switch_s", "finish_s", "step_s")))
+# a pack epoch (--timings): the host clock, the GPU passes, the phases
+if "pack_epoch_ms" in r:
+    print("         a pack epoch: %.2f ms on the host clock, %.2f ms of GPU passes (%s); phases %s" % (
+        r["pack_epoch_ms"], r["pack_gpu_ms"],
+        ", ".join("%s %.2f" % kv for kv in r["pass_ms"].items() if kv[1] > 0),
+        ", ".join("%s %.2f" % kv for kv in r.get("phase_ms", {}).items())))' "$1"
 }
 
 for mode in $modes; do
 	case $mode in
 	engine)
 		"$build/vkinrd" --fit "$t/in" --out "$t/out-engine" --width "$width" \
-			--epochs "$epochs" --json -q ${PACK:+--pack $PACK} | summary engine ;;
+			--epochs "$epochs" --json --timings -q ${PACK:+--pack $PACK} |
+			summary engine ;;
 	alone)
 		"$build/vkinrd" --fit "$t/one" --out "$t/out-alone" --width "$width" \
 			--epochs "$epochs" --json -q --pack 1 | summary alone ;;
