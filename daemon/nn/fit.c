@@ -601,6 +601,7 @@ int nn_step_begin(struct nn_fit *fit, struct nn_step *st)
 	st->lr = nn_lr_at(&fit->cfg, st->t);
 	st->start_ms = now_ms();
 	st->keep = 0;
+	st->packed = 0;
 	enum nn_precision p = precision_at(fit, st->t);
 	int rc = p != fit->precision ? nn_fit_set_precision(fit, p) : 0;
 	if (rc)
@@ -635,7 +636,8 @@ void nn_step_applied(struct nn_fit *fit, const struct nn_step *st,
 	int t = st->t;
 	if (st->keep)
 		fit->kept = (struct nn_best){ m->psnr, t - 1, NN_BEST_LIVE };
-	collect_pass_times(fit);
+	if (!st->packed)
+		collect_pass_times(fit);
 	fit->epoch = t;
 	m->epoch = t;
 	m->lr = st->lr;

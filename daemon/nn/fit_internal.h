@@ -102,6 +102,8 @@ struct nn_step {
 	int t;
 	double lr, start_ms;
 	int keep;
+	int packed; /* stepped in a pack: the fit's own programs did not run,
+		     * so it has no pass times of its own (nn_pack_pass_ms) */
 };
 int nn_step_begin(struct nn_fit *fit, struct nn_step *st);
 int nn_step_measure(struct nn_fit *fit, struct nn_step *st,

@@ -279,6 +279,7 @@ int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 	for (int i = 0; rc == 0 && i < n; i++) {
 		memset(&m[i], 0, sizeof(m[i]));
 		rcs[i] = nn_step_begin(fits[i], &st[i]);
+		st[i].packed = 1;
 		rcs[i] = rcs[i] ? rcs[i] : nn_fit_record_renders(fits[i]);
 		on[i] = rcs[i] == 0;
 	}
