@@ -14,9 +14,12 @@
  * (errors.h) and a sentence, which the loop puts on the wire.
  *
  * Checkpoints go to the job's folder every WORKER_CHECKPOINT_EPOCHS epochs
- * and every WORKER_CHECKPOINT_SECONDS seconds (whichever comes first), and
- * at every pause, stop, cancel and finish. The environment variables
- * VKINRD_CHECKPOINT_EPOCHS and VKINRD_CHECKPOINT_SECONDS override them.
+ * (but not more often than every WORKER_CHECKPOINT_MIN_SECONDS of the
+ * job's time: a pack of small jobs runs 100 epochs in a second or two,
+ * and their checkpoints cost more than the epochs they would save) and
+ * every WORKER_CHECKPOINT_SECONDS seconds, and at every pause, stop,
+ * cancel and finish. The environment variables VKINRD_CHECKPOINT_EPOCHS
+ * (which then counts alone) and VKINRD_CHECKPOINT_SECONDS override them.
  * On device loss or out of device memory the worker recreates its
  * gpu_context and resumes the job from its checkpoint, at most
  * WORKER_DEVICE_RETRIES times per job. When training diverges (the loss is
@@ -42,6 +45,7 @@
 #define WORKER_CHECKPOINT_EPOCHS 100
 #define WORKER_SERVE_SHARE 0.15 /* of a running job's time, each uid's */
 #define WORKER_CHECKPOINT_SECONDS 30.0
+#define WORKER_CHECKPOINT_MIN_SECONDS 10.0
 #define WORKER_DEVICE_RETRIES 3
 #define WORKER_DIVERGE_RETRIES 3
 /* Packs (nn/pack.h): the jobs one worker trains at once at most, and the

@@ -42,6 +42,7 @@ struct worker {
 	struct gpu_context *gpu;
 	int ckpt_epochs;
 	double ckpt_seconds;
+	double ckpt_min_seconds; /* between two by the epoch rule */
 	int open_delay_ms; /* VKINRD_OPEN_DELAY_MS: a slow device, for tests */
 };
 

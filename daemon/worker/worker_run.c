@@ -178,14 +178,17 @@ enum run_outcome run_finish(struct worker *w, struct run *r)
 	return run_ended(r, WORK_END_DONE);
 }
 
-/* The checkpoint due every ckpt_epochs epochs or ckpt_seconds seconds. A
- * full disk, or no file descriptor left: training on would only lose
- * more, so the job is paused with the reason (the daemon retries); any
+/* The checkpoint due every ckpt_epochs epochs (ckpt_min_seconds apart at
+ * least) or ckpt_seconds seconds. A full disk, or no file descriptor
+ * left: training on would only lose more, so the job is paused with the reason (the daemon retries); any
  * other cause (the folder was removed) fails it. */
 enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
 {
-	if (nn_fit_epoch(r->fit) - r->last_ckpt_epoch < w->ckpt_epochs &&
-	    worker_seconds() - r->last_ckpt_time < w->ckpt_seconds)
+	double since = worker_seconds() - r->last_ckpt_time;
+	int by_epochs =
+	    nn_fit_epoch(r->fit) - r->last_ckpt_epoch >= w->ckpt_epochs &&
+	    since >= w->ckpt_min_seconds;
+	if (!by_epochs && since < w->ckpt_seconds)
 		return RUN_NEXT;
 	int rc = worker_save_checkpoint(w, r);
 	if (!rc)

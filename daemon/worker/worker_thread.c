@@ -135,6 +135,10 @@ int worker_create(struct worker **out, int index, const char *selector,
 	    env_int("VKINRD_CHECKPOINT_EPOCHS", WORKER_CHECKPOINT_EPOCHS);
 	w->ckpt_seconds = env_int("VKINRD_CHECKPOINT_SECONDS",
 				  (int)WORKER_CHECKPOINT_SECONDS);
+	/* an epoch interval asked for is kept to the epoch */
+	w->ckpt_min_seconds = getenv("VKINRD_CHECKPOINT_EPOCHS")
+				  ? 0
+				  : WORKER_CHECKPOINT_MIN_SECONDS;
 	w->open_delay_ms = env_int("VKINRD_OPEN_DELAY_MS", 0);
 	if (selector && !(w->selector = strdup(selector))) {
 		free(w);
