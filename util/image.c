@@ -57,9 +57,16 @@ int jpeg_has_signature(const void *data, size_t size)
 	return size >= 3 && p[0] == 0xff && p[1] == 0xd8 && p[2] == 0xff;
 }
 
+int webp_has_signature(const void *data, size_t size)
+{
+	const uint8_t *p = data;
+	return size >= 12 && !memcmp(p, "RIFF", 4) && !memcmp(p + 8, "WEBP", 4);
+}
+
 size_t image_suffix_len(const char *name)
 {
-	static const char *const suffixes[] = { ".png", ".jpg", ".jpeg" };
+	static const char *const suffixes[] = { ".png", ".jpg", ".jpeg",
+						".webp" };
 	size_t n = strlen(name);
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
 		size_t k = strlen(suffixes[i]);

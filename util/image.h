@@ -35,8 +35,10 @@ uint8_t image_byte(float v);
 int png_has_signature(const void *data, size_t size);
 /* JPEG's start of image (FF D8 FF). */
 int jpeg_has_signature(const void *data, size_t size);
-/* The length of name's image suffix (".png", ".jpg", ".jpeg", any case),
- * or 0: how a folder's images are told from its other files. */
+/* WebP's RIFF header ("RIFF", a size, "WEBP"). */
+int webp_has_signature(const void *data, size_t size);
+/* The length of name's image suffix (".png", ".jpg", ".jpeg", ".webp",
+ * any case), or 0: how a folder's images are told from its other files. */
 size_t image_suffix_len(const char *name);
 
 /*

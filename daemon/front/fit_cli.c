@@ -1,5 +1,6 @@
 /*
- * fit_cli.c - one fit in the foreground: `vkinrd --fit IMG ...` (PNG or JPEG).
+ * fit_cli.c - one fit in the foreground: `vkinrd --fit IMG ...` (PNG, JPEG
+ * or WebP).
  *
  * It is the same engine the daemon's workers run (nn/fit.h), driven from
  * the command line: load the PNG, create the fit on the chosen device (or
@@ -46,7 +47,7 @@ struct fit_options {
 	int pack;        /* several images: fits a pack at most */
 	char **more;     /* several images: the other paths */
 	int nmore;
-	int json, quiet, timings, force;
+	int json, quiet, timings, force, recursive;
 	int stop_after;
 	int epochs_given;
 	struct nn_config cfg; /* nf 0: the device's width */
@@ -54,7 +55,7 @@ struct fit_options {
 };
 
 static const char usage_head[] =
-    "usage: vkinrd --fit IMG.png|IMG.jpg [options]\n"
+    "usage: vkinrd --fit IMG.png|IMG.jpg|IMG.webp [options]\n"
     "training (the same options, bounds and defaults as vkinrctl submit;\n"
     "the recipe's defaults measured by `make bench-quality`):\n";
 static const char usage_tail[] =
@@ -68,6 +69,7 @@ static const char usage_tail[] =
     "  --stop-after K      stop after epoch K (with --checkpoint)\n"
     "several images (vkinrd --fit A.png B.jpg ... or --fit FOLDER):\n"
     "  --out DIR           write DIR/NAME.safetensors and DIR/NAME.png\n"
+    "  -r, --recursive     a folder's subfolders too (DIR/SUB/NAME.png)\n"
     "  --pack N            train at most N images at once as one program\n"
     "                      (default: as many as the device's memory holds)\n"
     "  --max-tile PX       cap a tile's core side (tests, small memories)\n"
@@ -116,6 +118,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		O_OUT,
 		O_PACK,
 		O_FORCE,
+		O_RECURSIVE,
 		O_TABLE /* then one for each row of the table */
 	};
 	static const struct option longs[] = {
@@ -134,6 +137,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{ "out", required_argument, 0, O_OUT },
 		{ "pack", required_argument, 0, O_PACK },
 		{ "force", no_argument, 0, O_FORCE },
+		{ "recursive", no_argument, 0, O_RECURSIVE },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -151,7 +155,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		print_usage(stdout);
 		exit(0);
 	}
-	while ((c = getopt_long(argc, argv, "qhf", all, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qhfr", all, NULL)) != -1) {
 		int table =
 		    recipe_option_apply(&o->cfg, job, c, O_TABLE, optarg);
 		if (table < 0)
@@ -212,6 +216,10 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		case O_FORCE:
 			o->force = 1;
 			break;
+		case 'r':
+		case O_RECURSIVE:
+			o->recursive = 1;
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -226,10 +234,14 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 	o->more = argv + optind;
 	o->nmore = argc - optind;
 	o->target_psnr = job[PARAM_TARGET_PSNR];
-	if (!o->image || (o->nmore && !o->out)) {
-		if (o->image && o->nmore)
-			fprintf(stderr,
-				"vkinrd: several images need --out DIR\n");
+	struct stat st;
+	int folder =
+	    o->image && stat(o->image, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!o->image || ((o->nmore || folder) && !o->out)) {
+		if (o->image && (o->nmore || folder))
+			fprintf(stderr, "vkinrd: %s need --out DIR\n",
+				o->nmore ? "several images"
+					 : "a folder's images");
 		goto usage_error;
 	}
 	if (o->out && o->target_psnr > 0) {
@@ -242,7 +254,8 @@ bad:
 	fprintf(stderr, "vkinrd: bad value \"%s\" for --%s\n", optarg,
 		longs[c - O_FIT].name);
 usage_error:
-	cli_short_usage("usage: vkinrd --fit IMG.png|IMG.jpg|DIR... [options]",
+	cli_short_usage("usage: vkinrd --fit IMG.png|IMG.jpg|IMG.webp|DIR... "
+			"[options]",
 			"vkinrd --fit --help");
 	return -1;
 }
@@ -546,6 +559,7 @@ static int run_many(struct fit_options *o)
 		.quiet = o->quiet,
 		.timings = o->timings,
 		.force = o->force,
+		.recursive = o->recursive,
 	};
 	if (!many.cfg.nf)
 		many.cfg.nf = nn_default_width(gpu_info(gpu)->is_cpu);

@@ -14,8 +14,9 @@ struct fit_many_options {
 	const char *out; /* OUT/NAME.safetensors, OUT/NAME.png */
 	int pack;        /* fits a pack at most; 0: as the device holds */
 	int json, quiet;
-	int timings; /* the pack epoch's host and GPU times, by pass */
-	int force;   /* replace outputs that exist (the user's own) */
+	int timings;   /* the pack epoch's host and GPU times, by pass */
+	int force;     /* replace outputs that exist (the user's own) */
+	int recursive; /* a folder's subfolders too: OUT/SUB/NAME.png */
 };
 
 /* args: image paths or folders; returns the exit status (3: an output

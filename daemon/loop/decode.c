@@ -4,7 +4,7 @@
  * decode_job; the after-work callback runs on the loop and hands the job
  * to its done callback.
  *
- * An image may come as PNG or JPEG. For a job (store_image) it is
+ * An image may come as PNG, JPEG or WebP. For a job (store_image) it is
  * decoded (a JPEG turned upright as its EXIF orientation says) and its
  * bytes are then replaced by the same pixels as a plain PNG
  * (png_encode_exact: 8 or 16 bits a sample as the decoded values need,

@@ -1,8 +1,8 @@
 /*
  * decode.h - the heavy part of a request, off the loop thread.
  *
- * A job.submit or model.render carries base64 text: an image (PNG or
- * JPEG; kept as PNG), a
+ * A job.submit or model.render carries base64 text: an image (PNG, JPEG
+ * or WebP; kept as PNG), a
  * model package (.safetensors); a job.export of a done job sends two
  * files as base64. Decoding and validating the former can take seconds (a
  * small PNG may declare a huge image), reading and encoding the latter

@@ -84,7 +84,7 @@ int get_text(struct request *rq, const cJSON *params, const char *key,
 /* A {"KEY": BASE64} object's text, e.g. image.png. */
 int get_b64(struct request *rq, const cJSON *params, const char *key,
 	    const char *sub, int required, char **text);
-/* The inner key of an image object ("png" or "jpeg"). */
+/* The inner key of an image object ("png", "jpeg" or "webp"). */
 const char *image_key(const cJSON *params, const char *key);
 /* A decoded input's refusal, as image_refused or RPC_BAD_MODEL. */
 int input_refused(struct request *rq, const char *key, const char *sub,
