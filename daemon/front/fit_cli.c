@@ -18,6 +18,7 @@
  */
 #include "front/fit_cli.h"
 #include "front/cli_usage.h"
+#include "front/fit_cost.h"
 #include "front/fit_many.h"
 #include "front/fit_out.h"
 
@@ -47,7 +48,8 @@ struct fit_options {
 	int pack;        /* several images: fits a pack at most */
 	char **more;     /* several images: the other paths */
 	int nmore;
-	int json, quiet, timings, force, recursive;
+	int json, quiet, timings, force, recursive, yes;
+	struct fit_resize resize; /* --resize, --max-side */
 	int stop_after;
 	int epochs_given;
 	struct nn_config cfg; /* nf 0: the device's width */
@@ -63,6 +65,10 @@ static const char usage_tail[] =
     "  --model OUT.safetensors  write the fitted model package\n"
     "  --recon OUT.png     write the reconstruction\n"
     "  --checkpoint PATH   write a checkpoint at the end (or at --stop-after)\n"
+    "  --resize WxH        scale the image down to W x H pixels first\n"
+    "  --max-side N        scale it down so that no side is over N pixels\n"
+    "  -y, --yes           fit even when it would be slow on a CPU device\n"
+    "                      (without it such a fit is refused, estimated)\n"
     "  -f, --force         replace output files that exist (never another\n"
     "                      user's file; without it they are refused)\n"
     "  --resume PATH       continue from a checkpoint\n"
@@ -119,6 +125,9 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		O_PACK,
 		O_FORCE,
 		O_RECURSIVE,
+		O_YES,
+		O_RESIZE,
+		O_MAX_SIDE,
 		O_TABLE /* then one for each row of the table */
 	};
 	static const struct option longs[] = {
@@ -138,6 +147,9 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{ "pack", required_argument, 0, O_PACK },
 		{ "force", no_argument, 0, O_FORCE },
 		{ "recursive", no_argument, 0, O_RECURSIVE },
+		{ "yes", no_argument, 0, O_YES },
+		{ "resize", required_argument, 0, O_RESIZE },
+		{ "max-side", required_argument, 0, O_MAX_SIDE },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -155,7 +167,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		print_usage(stdout);
 		exit(0);
 	}
-	while ((c = getopt_long(argc, argv, "qhfr", all, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qhfry", all, NULL)) != -1) {
 		int table =
 		    recipe_option_apply(&o->cfg, job, c, O_TABLE, optarg);
 		if (table < 0)
@@ -219,6 +231,22 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		case 'r':
 		case O_RECURSIVE:
 			o->recursive = 1;
+			break;
+		case 'y':
+		case O_YES:
+			o->yes = 1;
+			break;
+		case O_RESIZE:
+		case O_MAX_SIDE:
+			if (o->resize.width || o->resize.max_side) {
+				fprintf(stderr, "vkinrd: --resize and "
+						"--max-side exclude each "
+						"other\n");
+				goto usage_error;
+			}
+			if (fit_resize_parse(longs[c - O_FIT].name, optarg,
+					     &o->resize))
+				goto usage_error;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -592,6 +620,10 @@ int fit_cli_run(int argc, char **argv)
 		fprintf(stderr, "vkinrd: %s: %s\n", o.image, err);
 		return 1;
 	}
+	if (fit_resize_apply(&o.resize, &target, o.image, o.quiet)) {
+		image_destroy(target);
+		return 1;
+	}
 	if ((rc = gpu_create(&gpu, o.device, err, sizeof(err)))) {
 		fprintf(stderr, "vkinrd: %s\n", err);
 		image_destroy(target);
@@ -609,6 +641,15 @@ int fit_cli_run(int argc, char **argv)
 	int first_epoch = fit ? nn_fit_epoch(fit) + 1 : 1;
 	int total = o.cfg.epochs;
 	int stop = o.stop_after && o.stop_after < total ? o.stop_after : total;
+	int costly = rc == 0 ? fit_cost_check(fit, gpu, target,
+					      stop - first_epoch + 1, o.yes)
+			     : 0;
+	if (costly) {
+		nn_fit_destroy(fit);
+		gpu_destroy(gpu);
+		image_destroy(target);
+		return costly;
+	}
 	double train_start = now_s();
 	int reached = 0;
 	while (rc == 0 && nn_fit_epoch(fit) < stop && !fit_out_stopped()) {
