@@ -55,6 +55,8 @@ enum {
 	OPT_FROM_FILE,
 	OPT_SKIP_DONE,
 	OPT_AFTER,
+	OPT_RESIZE,
+	OPT_MAX_SIDE,
 	OPT_PARAM, /* then the shared tables' options (fitopts.h) */
 };
 
@@ -69,6 +71,8 @@ static const struct option submit_options[] = {
 	{ "from-file", required_argument, NULL, OPT_FROM_FILE },
 	{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
 	{ "after", required_argument, NULL, OPT_AFTER },
+	{ "resize", required_argument, NULL, OPT_RESIZE },
+	{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "recursive", no_argument, NULL, 'r' },
 	CMD_COMMON_OPTIONS,
@@ -443,6 +447,41 @@ static int parse_param(struct submit *s, int c, const char *text)
 	return 0;
 }
 
+/* --resize WxH or --max-side N into s->common's "resize"; 0 or the usage
+ * error's exit status. */
+static int parse_resize(struct submit *s, int c, const char *text)
+{
+	char *end;
+	long w = strtol(text, &end, 10), h = 0;
+	int ok = end != text && w >= 1 && w <= IMAGE_MAX_SIDE;
+	cJSON *r;
+
+	if (cJSON_HasObjectItem(s->common, "resize"))
+		return cmd_usage_error(s->self, "--resize and --max-side "
+						"exclude each other");
+	if (c == OPT_RESIZE && ok && (*end == 'x' || *end == 'X')) {
+		const char *t = end + 1;
+		h = strtol(t, &end, 10);
+		ok = end != t && h >= 1 && h <= IMAGE_MAX_SIDE;
+	} else if (c == OPT_RESIZE) {
+		ok = 0;
+	}
+	if (!ok || *end)
+		return cmd_usage_error(
+		    s->self, "--%s takes %s, each 1 to %d pixels",
+		    c == OPT_RESIZE ? "resize" : "max-side",
+		    c == OPT_RESIZE ? "WIDTHxHEIGHT" : "a number",
+		    IMAGE_MAX_SIDE);
+	r = cJSON_AddObjectToObject(s->common, "resize");
+	if (c == OPT_RESIZE) {
+		cJSON_AddNumberToObject(r, "width", (double)w);
+		cJSON_AddNumberToObject(r, "height", (double)h);
+	} else {
+		cJSON_AddNumberToObject(r, "max_side", (double)w);
+	}
+	return 0;
+}
+
 static int parse_options(struct submit *s, int argc, char **argv,
 			 const char **init, int *rc_out)
 {
@@ -502,6 +541,10 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			break;
 		case OPT_AFTER: /* resolved once the options are read */
 			s->after = optarg;
+			break;
+		case OPT_RESIZE:
+		case OPT_MAX_SIDE:
+			rc = parse_resize(s, c, optarg);
 			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0) {
@@ -686,6 +729,10 @@ const struct cmd_entry cmd_submit_entry = {
 	    "                       with several files, a prefix)\n"
 	    "  --init M.safetensors start from this model package\n"
 	    "  --from-file LIST     read paths from LIST, one a line\n"
+	    "  --resize WxH         the daemon scales each image down to W x "
+	    "H first\n"
+	    "  --max-side N         ... or so that no side is over N "
+	    "pixels\n"
 	    "  -r, --recursive      search the folders named, and their "
 	    "subfolders; each job\n"
 	    "                       is named by its path below the folder "

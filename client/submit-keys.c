@@ -44,6 +44,8 @@ void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
 {
 	uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
 	const cJSON *init = cJSON_GetObjectItemCaseSensitive(common, "init");
+	const cJSON *resize =
+	    cJSON_GetObjectItemCaseSensitive(common, "resize");
 	char *text;
 
 	a = fnv1a(a, png, size);
@@ -67,6 +69,14 @@ void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
 		b = fnv1a(b, field, strlen(field));
 	}
 	if (init && (text = cJSON_PrintUnformatted(init))) {
+		a = fnv1a(a, text, strlen(text));
+		b = fnv1a(b, text, strlen(text));
+		free(text);
+	}
+	/* a scaled image is another job (absent: the key as before) */
+	if (resize && (text = cJSON_PrintUnformatted(resize))) {
+		a = fnv1a(a, ";resize=", 8);
+		b = fnv1a(b, ";resize=", 8);
 		a = fnv1a(a, text, strlen(text));
 		b = fnv1a(b, text, strlen(text));
 		free(text);

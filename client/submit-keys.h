@@ -14,8 +14,8 @@
 struct client;
 
 /* "k1-" and 32 hex digits into out (n bytes), over the image's bytes and
- * the job parameters in common (the shared table's, priority aside, and
- * init). */
+ * the job parameters in common (the shared table's, priority aside, init
+ * and resize). */
 void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
 		    char *out, size_t n);
 /* *keys = {KEY: {"job","state","batch"}} of this user's jobs that cover

@@ -46,6 +46,9 @@ struct decode_job {
 	int keep_package;            /* hand package over (render) or drop it */
 	int store_image;             /* png.bytes become image as a plain PNG
 				      * (job.submit keeps them) */
+	int resize_w, resize_h;      /* job.submit's resize: scaled down to
+				      * this size first, or ... */
+	int max_side;                /* ... to no side over this (0: none) */
 	char *read_model, *read_png; /* export: files to send (owned paths) */
 	char *model_b64, *png_b64;   /* ... read and encoded */
 	int read_rc;                 /* 0, or why they could not be */

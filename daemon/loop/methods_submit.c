@@ -96,6 +96,41 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 
 static int store_job(struct request *rq, struct pending *pd, cJSON **result);
 
+/* "resize": {"width": W, "height": H} or {"max_side": N}, each 1 to
+ * IMAGE_MAX_SIDE: the image scaled down to that before it is kept. */
+static int get_resize(struct request *rq, const cJSON *params,
+		      struct decode_job *d)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(params, "resize");
+	static const char *const keys[] = { "width", "height", "max_side",
+					    NULL };
+	if (!r)
+		return 0;
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "width");
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(r, "height");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "max_side");
+	int rc = cJSON_IsObject(r) ? check_keys(rq, r, keys) : 0;
+	if (rc)
+		return rc;
+#define RESIZE_OK(v)                                                           \
+	(cJSON_IsNumber(v) && (v)->valuedouble == (int)(v)->valuedouble &&     \
+	 (v)->valuedouble >= 1 && (v)->valuedouble <= IMAGE_MAX_SIDE)
+	if (cJSON_IsObject(r) && m && !w && !h && RESIZE_OK(m)) {
+		d->max_side = (int)m->valuedouble;
+		return 0;
+	}
+	if (cJSON_IsObject(r) && !m && RESIZE_OK(w) && RESIZE_OK(h)) {
+		d->resize_w = (int)w->valuedouble;
+		d->resize_h = (int)h->valuedouble;
+		return 0;
+	}
+#undef RESIZE_OK
+	return fail(rq, RPC_INVALID_PARAMS,
+		    "\"resize\" must be {\"width\": W, \"height\": H} or "
+		    "{\"max_side\": N}, integers from 1 to %d",
+		    IMAGE_MAX_SIDE);
+}
+
 /* "after": the ids of 1 to JOB_AFTER_MAX jobs the new one waits for, each
  * one that can still be done (a done one counts as met at once). */
 static int get_after(struct request *rq, const cJSON *params,
@@ -161,8 +196,10 @@ static void submit_decoded(struct decode_job *d)
 int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	/* the job's own keys, then every training option's */
-	static const char *const own[] = { "image",  "name", "init", "batch",
-					   "source", "key",  "after" };
+	static const char *const own[] = {
+		"image",  "name", "init",  "batch",
+		"source", "key",  "after", "resize"
+	};
 	const char *keys[sizeof(own) / sizeof(own[0]) + PARAM_COUNT + 1];
 	struct service *svc = rq->svc;
 	struct job_params p = { 0 };
@@ -252,7 +289,8 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	pd->p = p;
 	pd->width_given = p.width != 0;
 	pd->d.store_image = 1; /* the decoded image, not the bytes sent */
-	if ((rc = get_b64(rq, params, "image", image_key(params, "image"), 1,
+	if ((rc = get_resize(rq, params, &pd->d)) ||
+	    (rc = get_b64(rq, params, "image", image_key(params, "image"), 1,
 			  &pd->d.png.b64)) ||
 	    (rc = get_b64(rq, params, "init", "safetensors", 0,
 			  &pd->d.model.b64))) {
