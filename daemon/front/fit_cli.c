@@ -588,6 +588,7 @@ static int run_many(struct fit_options *o)
 		.timings = o->timings,
 		.force = o->force,
 		.recursive = o->recursive,
+		.resize = o->resize,
 	};
 	if (!many.cfg.nf)
 		many.cfg.nf = nn_default_width(gpu_info(gpu)->is_cpu);

@@ -329,6 +329,12 @@ static struct nn_fit *join(const struct fit_many_options *o,
 	char err[512] = "";
 	double t0 = now_s();
 	int rc = image_load_file(im->paths[i], &target, err, sizeof(err));
+	*oom = 0;
+	if (rc == 0 && fit_resize_apply(&o->resize, &target, im->paths[i], 1)) {
+		image_destroy(target); /* the reason said */
+		t->failed++;
+		return NULL;
+	}
 	t->decode_s += now_s() - t0;
 	if (rc == 0)
 		rc = nn_fit_create(&fit, gpu, target, &o->cfg, NULL, err,

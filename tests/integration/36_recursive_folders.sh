@@ -13,13 +13,13 @@
 #   - -r given after --from-file still searches the folder the list names;
 #   - `vkinrd --fit -r DIR --out OUT` leaves OUT/2024/beach.png and
 #     OUT/2025/beach.png (the subfolders made), and without -r only the
-#     top's image.
+#     top's image; with --max-side 8 every output is scaled down.
 . "$(dirname "$0")/lib.bash"
-tap_plan 8
+tap_plan 9
 need_device
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
-import shutil, subprocess
+import shutil, struct, subprocess
 from rpc import *
 tap = Tap()
 
@@ -99,6 +99,14 @@ r = subprocess.run([v, "--fit", lib, "--out", o2, "--epochs", "2", "--width", "1
 tap.ok(r.returncode == 0 and sorted(os.listdir(o2)) == ["top.png", "top.safetensors"],
        "without -r: the top's image alone", (r.returncode, r.stderr,
                                             os.listdir(o2) if os.path.isdir(o2) else None))
+o3 = os.path.join(T, "o3")
+r = subprocess.run([v, "--fit", lib, "-r", "--out", o3, "--max-side", "8", "--epochs", "1",
+                    "--width", "16", "-q"], capture_output=True, text=True, timeout=300)
+sizes = sorted(struct.unpack(">II", open(os.path.join(p, f), "rb").read(24)[16:24])
+               for p, _, fs in os.walk(o3) for f in fs if f.endswith(".png"))
+tap.ok(r.returncode == 0 and sizes == sorted([(8, 8), (8, 6), (6, 8), (8, 8)]),
+       "--fit -r DIR --out OUT --max-side 8: every image scaled down, aspect kept",
+       (r.returncode, r.stderr, sizes))
 sys.exit(tap.done())
 EOF_PY
 stop_daemon
