@@ -75,6 +75,7 @@ static const struct option submit_options[] = {
 	{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "recursive", no_argument, NULL, 'r' },
+	{ "yes", no_argument, NULL, 'y' },
 	CMD_COMMON_OPTIONS,
 };
 #define N_SUBMIT_OPTIONS (sizeof(submit_options) / sizeof(submit_options[0]))
@@ -447,41 +448,6 @@ static int parse_param(struct submit *s, int c, const char *text)
 	return 0;
 }
 
-/* --resize WxH or --max-side N into s->common's "resize"; 0 or the usage
- * error's exit status. */
-static int parse_resize(struct submit *s, int c, const char *text)
-{
-	char *end;
-	long w = strtol(text, &end, 10), h = 0;
-	int ok = end != text && w >= 1 && w <= IMAGE_MAX_SIDE;
-	cJSON *r;
-
-	if (cJSON_HasObjectItem(s->common, "resize"))
-		return cmd_usage_error(s->self, "--resize and --max-side "
-						"exclude each other");
-	if (c == OPT_RESIZE && ok && (*end == 'x' || *end == 'X')) {
-		const char *t = end + 1;
-		h = strtol(t, &end, 10);
-		ok = end != t && h >= 1 && h <= IMAGE_MAX_SIDE;
-	} else if (c == OPT_RESIZE) {
-		ok = 0;
-	}
-	if (!ok || *end)
-		return cmd_usage_error(
-		    s->self, "--%s takes %s, each 1 to %d pixels",
-		    c == OPT_RESIZE ? "resize" : "max-side",
-		    c == OPT_RESIZE ? "WIDTHxHEIGHT" : "a number",
-		    IMAGE_MAX_SIDE);
-	r = cJSON_AddObjectToObject(s->common, "resize");
-	if (c == OPT_RESIZE) {
-		cJSON_AddNumberToObject(r, "width", (double)w);
-		cJSON_AddNumberToObject(r, "height", (double)h);
-	} else {
-		cJSON_AddNumberToObject(r, "max_side", (double)w);
-	}
-	return 0;
-}
-
 static int parse_options(struct submit *s, int argc, char **argv,
 			 const char **init, int *rc_out)
 {
@@ -495,7 +461,7 @@ static int parse_options(struct submit *s, int argc, char **argv,
 	const char *lists[argc + 1]; /* --from-file, in order */
 	int nlists = 0;
 
-	while ((c = cmd_getopt(argc, argv, "hqr", opts)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hqry", opts)) != -1) {
 		rc = 0;
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_param(s, c, optarg))) {
@@ -536,6 +502,10 @@ static int parse_options(struct submit *s, int argc, char **argv,
 		case 'r':
 			s->in.recursive = 1;
 			break;
+		case 'y': /* run even if slow on a CPU device */
+			if (!cJSON_HasObjectItem(s->common, "yes"))
+				cJSON_AddTrueToObject(s->common, "yes");
+			break;
 		case OPT_SKIP_DONE:
 			s->skip_done = 1;
 			break;
@@ -544,7 +514,8 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			break;
 		case OPT_RESIZE:
 		case OPT_MAX_SIDE:
-			rc = parse_resize(s, c, optarg);
+			rc = fit_resize_option(s->self, c == OPT_RESIZE, optarg,
+					       s->common);
 			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0) {
@@ -733,6 +704,10 @@ const struct cmd_entry cmd_submit_entry = {
 	    "H first\n"
 	    "  --max-side N         ... or so that no side is over N "
 	    "pixels\n"
+	    "  -y, --yes            submit even what the daemon estimates "
+	    "slow on its CPU\n"
+	    "                       device (refused otherwise, with the "
+	    "estimate)\n"
 	    "  -r, --recursive      search the folders named, and their "
 	    "subfolders; each job\n"
 	    "                       is named by its path below the folder "

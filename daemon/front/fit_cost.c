@@ -3,9 +3,9 @@
  *
  * An epoch's work is known once the fit is made (nn_fit_info's GFLOP an
  * epoch). On a CPU device (lavapipe) the rate is about
- * FIT_COST_CPU_GFLOPS a core (measured on this project's machines at the
- * CPU device's default width; lavapipe uses every core, or
- * LP_NUM_THREADS), so a 1600x1200 photo at width 64 takes about a minute
+ * NN_CPU_GFLOPS_PER_CORE a core (nn_cpu_gflops: measured on this
+ * project's machines at the CPU device's default width; lavapipe uses
+ * every core, or LP_NUM_THREADS), so a 1600x1200 photo at width 64 takes about a minute
  * an epoch on two cores: such a fit is refused, saying so, unless --yes,
  * and the --max-side that brings an epoch near FIT_COST_GOOD_EPOCH_S is
  * suggested. A GPU is not estimated: its epochs are fast.
@@ -24,9 +24,7 @@
 #include "gpu/gpu.h"
 #include "nn/fit.h"
 
-#define FIT_COST_CPU_GFLOPS 1.5   /* a core of the CPU device, GFLOP/s */
-#define FIT_COST_SLOW_EPOCH_S 10. /* an epoch slower than this: asked */
-#define FIT_COST_GOOD_EPOCH_S 2.  /* what --max-side is suggested for */
+#define FIT_COST_GOOD_EPOCH_S 2. /* what --max-side is suggested for */
 
 int fit_resize_parse(const char *option, const char *text, struct fit_resize *r)
 {
@@ -108,13 +106,10 @@ int fit_cost_check(const struct nn_fit *fit, const struct gpu_context *gpu,
 	if (yes || !gpu_info(gpu)->is_cpu)
 		return 0;
 	nn_fit_get_info(fit, &info);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	const char *threads = getenv("LP_NUM_THREADS");
-	if (threads && atoi(threads) > 0)
-		cores = atoi(threads);
-	double rate = FIT_COST_CPU_GFLOPS * (cores > 0 ? cores : 1);
+	int cores;
+	double rate = nn_cpu_gflops(&cores);
 	double epoch_s = info.gflop_per_epoch / rate;
-	if (epoch_s <= FIT_COST_SLOW_EPOCH_S)
+	if (epoch_s <= NN_CPU_SLOW_EPOCH_S)
 		return 0;
 	int side =
 	    target->width > target->height ? target->width : target->height;
@@ -124,7 +119,7 @@ int fit_cost_check(const struct nn_fit *fit, const struct gpu_context *gpu,
 	fprintf(stderr,
 		"vkinrd: this fit would be slow on %s, a CPU device: about %s "
 		"an epoch, %s for %d epochs (%.1f GFLOP an epoch for %dx%d "
-		"pixels, at about %.1f GFLOP/s on %ld cores).\n"
+		"pixels, at about %.1f GFLOP/s on %d cores).\n"
 		"Run it anyway with --yes, or scale the image down first: "
 		"--max-side %d takes about %.0f s an epoch.\n",
 		gpu_info(gpu)->name, duration(epoch_s, each, sizeof(each)),

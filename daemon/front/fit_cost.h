@@ -27,7 +27,7 @@ int fit_resize_parse(const char *option, const char *text,
 int fit_resize_apply(const struct fit_resize *r, struct image **img,
 		     const char *path, int quiet);
 /* 0 when the fit may start; else, on a CPU device whose epochs would
- * take over FIT_COST_SLOW_EPOCH_S, the estimate is printed and the exit
+ * take over NN_CPU_SLOW_EPOCH_S (nn/fit.h), the estimate is printed and the exit
  * status returned (2). yes: go on regardless. */
 int fit_cost_check(const struct nn_fit *fit, const struct gpu_context *gpu,
 		   const struct image *target, int epochs_left, int yes);

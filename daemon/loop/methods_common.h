@@ -51,6 +51,7 @@ struct pending {
 	const char *method;
 	struct job_params p; /* job.submit */
 	int width_given;
+	int yes; /* job.submit: "yes", run even if slow on a CPU device */
 	char job_id[JOB_ID_MAX]; /* job.export */
 	struct nn_view view;     /* model.render: scale, size, crop */
 	int has_view;

@@ -30,6 +30,7 @@
 #include "loop/subs.h"
 #include "usertext.h"
 #include "loop/views.h"
+#include "nn/fit.h"
 
 /* A training option (proto/params.h), checked against the table the
  * command lines also check, into cfg (or *job_value, for a row that is
@@ -196,10 +197,9 @@ static void submit_decoded(struct decode_job *d)
 int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	/* the job's own keys, then every training option's */
-	static const char *const own[] = {
-		"image",  "name", "init",  "batch",
-		"source", "key",  "after", "resize"
-	};
+	static const char *const own[] = { "image", "name",   "init",
+					   "batch", "source", "key",
+					   "after", "resize", "yes" };
 	const char *keys[sizeof(own) / sizeof(own[0]) + PARAM_COUNT + 1];
 	struct service *svc = rq->svc;
 	struct job_params p = { 0 };
@@ -289,6 +289,13 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	pd->p = p;
 	pd->width_given = p.width != 0;
 	pd->d.store_image = 1; /* the decoded image, not the bytes sent */
+	const cJSON *yes = cJSON_GetObjectItemCaseSensitive(params, "yes");
+	if (yes && !cJSON_IsBool(yes)) {
+		pending_free(pd);
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "\"yes\" must be true or false");
+	}
+	pd->yes = cJSON_IsTrue(yes);
 	if ((rc = get_resize(rq, params, &pd->d)) ||
 	    (rc = get_b64(rq, params, "image", image_key(params, "image"), 1,
 			  &pd->d.png.b64)) ||
@@ -298,6 +305,48 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return rc;
 	}
 	return start_decode(rq, pd, submit_decoded);
+}
+
+/* A job that would be slow: every worker on a CPU device, an epoch of
+ * this image at this width estimated over NN_CPU_SLOW_EPOCH_S. Refused
+ * (RPC_LIMIT) with the estimate and a max_side that would be quick,
+ * unless "yes"; 0 otherwise. */
+static int slow_refused(struct request *rq, const struct pending *pd,
+			const struct image *img)
+{
+	struct service *svc = rq->svc;
+	int cpus = 0, cores;
+	for (int i = 0; i < svc->nslots; i++) {
+		const struct worker_slot *s = &svc->slots[i];
+		if (s->ok && !s->exited && !s->is_cpu)
+			return 0;
+		cpus += s->ok && !s->exited;
+	}
+	if (pd->yes || !cpus)
+		return 0;
+	struct nn_config cfg;
+	nn_config_defaults(&cfg, 1);
+	int nf = pd->p.width ? pd->p.width : cfg.nf;
+	double epoch =
+	    nn_epoch_gflop(cfg.nblocks, nf, img->width, img->height) /
+	    nn_cpu_gflops(&cores);
+	if (epoch <= NN_CPU_SLOW_EPOCH_S)
+		return 0;
+	int side = img->width > img->height ? img->width : img->height;
+	int good = (int)(side * sqrt(2.0 / epoch));
+	good = good >= 32 ? good / 16 * 16 : 16;
+	rq->data = views_limit_data("CPU_EPOCH_SECONDS", NN_CPU_SLOW_EPOCH_S);
+	return fail(rq, RPC_LIMIT,
+		    "this %dx%d image would be slow on the daemon's CPU "
+		    "device: about %.0f s an epoch at width %d, %.1f h for %d "
+		    "epochs (about %.1f GFLOP/s on %d cores); submit it with "
+		    "\"yes\": true (vkinrctl submit --yes), or scaled down "
+		    "with \"resize\": {\"max_side\": %d} (--max-side %d, about "
+		    "%.0f s an epoch)",
+		    img->width, img->height, epoch, nf,
+		    epoch * pd->p.epochs / 3600, pd->p.epochs,
+		    nn_cpu_gflops(NULL), cores, good, good,
+		    epoch * good * good / ((double)side * side));
 }
 
 /* job.submit, its image and init decoded: checks them and stores the job. */
@@ -313,6 +362,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 			    "submit again once it is back");
 	if (d->png.rc)
 		return input_refused(rq, "image", "image", &d->png);
+	if ((rc = slow_refused(rq, pd, d->image)))
+		return rc;
 	if (d->model.rc)
 		return input_refused(rq, "init", "safetensors", &d->model);
 	if (d->model.bytes &&

@@ -10,15 +10,19 @@
 #     size (aspect kept);
 #   - --resize WxH gives exactly that size; one larger than the image is
 #     refused; --resize with --max-side is a usage error;
-#   - --yes starts the fit anyway (SIGTERM finds it training).
+#   - --yes starts the fit anyway (SIGTERM finds it training);
+#   - `vkinrctl submit` of the photo to a daemon on the CPU device: refused
+#     with the daemon's estimate and a --max-side (exit 3, no job); at
+#     that --max-side it is a job, and with --yes too.
 # Skipped when the device is not a CPU one (a GPU is not estimated).
 . "$(dirname "$0")/lib.bash"
-tap_plan 6
+tap_plan 8
 need_device
 if ! "$VKINRD" --devices --json | head -1 | grep -q '"type":"cpu"'; then
 	for i in $(seq 1 "$TAP_PLAN"); do echo "ok $i # SKIP the device is not a CPU one"; done
 	exit 0
 fi
+start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
 import re, struct, subprocess
 from rpc import *
@@ -83,6 +87,25 @@ p.terminate()
 err = p.communicate(timeout=300)[1]
 tap.ok("would be slow" not in err and "stopping at the end of this epoch" in err,
        "--yes: the fit starts (SIGTERM finds it training)", err)
+c = Client(timeout=120)
+r = ctl("submit", big, "--epochs", "1000")
+side = re.search(r"--max-side (\d+), about (\d+) s an epoch", r.stderr)
+tap.ok(r.returncode == 3 and "would be slow" in r.stderr and "s an epoch" in r.stderr
+       and "--yes" in r.stderr and side and not c.call("job.list", {})["jobs"],
+       "submit to a daemon on the CPU: refused with the estimate and a --max-side, no job",
+       (r.returncode, r.stderr))
+n = side.group(1) if side else "256"
+ra = ctl("submit", big, "-q", "--epochs", "1", "--max-side", n)
+rb = ctl("submit", big, "-q", "--epochs", "1000", "--yes")
+jobs = {str(j["id"]): j for j in c.call("job.list", {})["jobs"]}
+ja, jb = jobs.get(ra.stdout.strip(), {}), jobs.get(rb.stdout.strip(), {})
+tap.ok(ra.returncode == 0 and rb.returncode == 0
+       and ja.get("image", {}).get("width") == int(n)
+       and jb.get("image") == {"width": 1600, "height": 1203},
+       "at that --max-side it is a job of that size; with --yes, of the whole photo",
+       (ra.stderr, rb.stderr, jobs))
+ctl("cancel", *jobs)
 sys.exit(tap.done())
 EOF_PY
+stop_daemon
 tap_done
