@@ -681,8 +681,8 @@ const struct cmd_entry cmd_submit_entry = {
 		"[--epochs N] [--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
-		"[--after JOB[,JOB]] [TRAINING OPTIONS] [--watch | --wait] "
-		"[-q]",
+		"[--after JOB[,JOB]] [--resize WxH | --max-side N] [-y]\n"
+		"         [TRAINING OPTIONS] [--watch | --wait] [-q]",
 	.summary = "fit a network to each image: one job per PNG, JPEG or "
 		   "WebP",
 	.help =
