@@ -4,7 +4,7 @@
 # generated image without it): a lossy file, a lossless one and one with
 # an alpha channel in a folder beside a PNG, submitted as `vkinrctl
 # submit DIR --wait`. Each becomes a job whose kept target is the image
-# as dwebp decodes it (lossless: the photo's very pixels), alpha dropped;
+# as Debian's dwebp decodes it, alpha dropped;
 # a cut WebP is refused with libwebp's words and fails only itself (exit
 # 3). Files a stranger might send, against the bytes they cost:
 #   - a 1 KiB lossy WebP whose header was rewritten to 16383x4096: refused
