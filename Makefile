@@ -46,7 +46,7 @@ SPIRV_VAL ?= spirv-val
 GLSLANG15 ?= $(wildcard .tools/glslang15/bin/glslangValidator)
 SPIRV_VAL15 ?= $(wildcard .tools/spirv-tools/bin/spirv-val)
 
-PKGS := libuv libcjson libpng libjpeg vulkan
+PKGS := libuv libcjson libpng libjpeg libwebp vulkan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # vkinrctl needs only these (PNG through zlib, no libpng, no Vulkan;

@@ -39,8 +39,8 @@ static int looks_like_package(const uint8_t *data, size_t size)
 
 /*
  * Reads path into {"<field>": B64} under key of params; 0 or exit status.
- * An image (want_image) is a PNG or a JPEG, as job.submit takes, and field
- * is then "png" or "jpeg" after what the file holds.
+ * An image (want_image) is a PNG, a JPEG or a WebP, as job.submit takes,
+ * and field is then "png", "jpeg" or "webp" after what the file holds.
  */
 static int attach(cJSON *params, const char *key, const char *field,
 		  const char *path, int want_image)
@@ -58,9 +58,11 @@ static int attach(cJSON *params, const char *key, const char *field,
 	}
 	if (want_image && jpeg_has_signature(data, size))
 		field = "jpeg";
+	else if (want_image && webp_has_signature(data, size))
+		field = "webp";
 	else if (want_image && !png_has_signature(data, size)) {
 		free(data);
-		client_warn("%s: not a PNG or JPEG image", path);
+		client_warn("%s: not a PNG, JPEG or WebP image", path);
 		return CLIENT_EXIT_DAEMON;
 	}
 	if (!want_image && !looks_like_package(data, size)) {

@@ -3,9 +3,11 @@
  * --slurm --out OUT ...`, `vkinrctl list --out OUT` and `wait --out OUT`.
  *
  * submit gathers the images as plain submit does (inputs.c: files,
- * folders' *.png, *.jpg and *.jpeg, --from-file lists; every other entry
- * of a folder is named with the reason it is left out), gives each a folder name unique in OUT (the
- * file's name without .png or .jpg, then -2, -3... for a second image of
+ * folders' *.png, *.jpg, *.jpeg and *.webp, with -r their subfolders'
+ * too, --from-file lists; every other entry of a folder is named with the
+ * reason it is left out), gives each a folder name unique in OUT (the
+ * file's name without .png or .jpg, with -r its path below the folder
+ * named, sub_a, then -2, -3... for a second image of
  * that name; names given by an earlier submission to OUT are kept), and
  * writes under OUT/.vkinr/:
  *   images.tsv   the manifest, NAME<TAB>PATH a line; task K of N fits
@@ -134,13 +136,17 @@ static void name_job(struct submission *s, char **args, int nargs)
 	free(real);
 }
 
-/* The file's name without .png (.jpg, .jpeg), made a safe folder name. */
-static char *base_name(const char *path)
+/* The file's name without .png (.jpg, .jpeg, .webp), or its name below
+ * the folder named (named: sub/a with -r), made a safe folder name
+ * (sub_a). */
+static char *base_name(const char *path, const char *named)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t n = strlen(base);
 	if (image_suffix_len(base) < n)
 		n -= image_suffix_len(base);
+	if (named)
+		base = named, n = strlen(named);
 	char *name = strndup(n ? base : "image", n ? n : 5);
 	for (char *c = name; c && *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("._+-", *c))
@@ -183,7 +189,7 @@ static int assign_names(struct submission *s)
 			continue;
 		}
 		if (!name) {
-			char *base = base_name(path);
+			char *base = base_name(path, s->in.names[i]);
 			if (!base)
 				return ERR_NOMEM;
 			made = strdup(base);
@@ -299,6 +305,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		{ "vkinrd", required_argument, NULL, OPT_VKINRD },
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "recursive", no_argument, NULL, 'r' },
 		CMD_COMMON_OPTIONS,
 	};
 	struct option opts[sizeof(own) / sizeof(own[0]) + FIT_OPTION_COUNT +
@@ -308,7 +315,9 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 
 	memcpy(opts, own, sizeof(own));
 	fit_options_table(opts + sizeof(own) / sizeof(own[0]), OPT_PARAM);
-	while ((c = cmd_getopt(argc, argv, "hq", opts)) != -1) {
+	const char *lists[argc + 1]; /* --from-file, in order */
+	int nlists = 0;
+	while ((c = cmd_getopt(argc, argv, "hqr", opts)) != -1) {
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_fit_param(s, c, optarg)))
 				return rc;
@@ -335,8 +344,8 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		case OPT_DRY_RUN:
 			s->dry_run = 1;
 			break;
-		case OPT_FROM_FILE:
-			rc = inputs_add_list(&s->in, optarg);
+		case OPT_FROM_FILE: /* read once -r is known */
+			lists[nlists++] = optarg;
 			break;
 		case OPT_ALLOW_CPU:
 			s->allow_cpu = 1;
@@ -394,6 +403,9 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		case 'q':
 			s->quiet = 1;
 			break;
+		case 'r':
+			s->in.recursive = 1;
+			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0)
 				return rc;
@@ -402,6 +414,9 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 		if (rc)
 			return rc > 0 ? rc : client_fail(s->cl, rc, NULL);
 	}
+	for (int i = 0; i < nlists; i++)
+		if ((rc = inputs_add_list(&s->in, lists[i])) < 0)
+			return client_fail(s->cl, rc, NULL);
 	for (int i = optind; i < argc; i++)
 		if ((rc = inputs_add(&s->in, argv[i])) < 0)
 			return client_fail(s->cl, rc, NULL);

@@ -1,16 +1,17 @@
 /*
- * cmd-submit.c - `vkinrctl submit`: read PNG and JPEG files here, send
+ * cmd-submit.c - `vkinrctl submit`: read PNG, JPEG and WebP files here, send
  * each to the daemon as one job, and optionally follow them.
  *
  * The daemon never opens a path a client names, so the client reads every
  * image itself and sends its bytes in base64 (`image: {"png": B64}` or
- * `{"jpeg": B64}`, and `init: {"safetensors": B64}` for --init). Inputs
- * are files, folders (their *.png, *.jpg and *.jpeg, sorted by name) and
+ * `{"jpeg": B64}` or `{"webp": B64}`, and `init: {"safetensors": B64}`
+ * for --init). Inputs are files, folders (their *.png, *.jpg, *.jpeg and
+ * *.webp, sorted by name; with -r their subfolders' too) and
  * --from-file lists (one path per line, `-` for stdin), gathered as
  * --slurm gathers them (inputs.c). Files
  * are read and sent one at a time, so a folder of thousands costs the
- * memory of one image. A file that can't be read, is neither a PNG nor a
- * JPEG or is too large for one request is named on stderr and skipped;
+ * memory of one image. A file that can't be read, is neither a PNG, a
+ * JPEG nor a WebP or is too large for one request is named on stderr and skipped;
  * the others still go, and the exit status is then 3. A call that submits
  * several images gives them one batch id (sent as `batch`), which every
  * command that takes job ids also takes.
@@ -40,6 +41,7 @@
 #include "proto/protocol.h"
 #include "proto/text.h"
 #include "slurm.h"
+#include "submit-keys.h"
 #include "watch.h"
 
 /* The largest file worth reading: base64 of it must fit in one line. */
@@ -53,6 +55,8 @@ enum {
 	OPT_FROM_FILE,
 	OPT_SKIP_DONE,
 	OPT_AFTER,
+	OPT_RESIZE,
+	OPT_MAX_SIDE,
 	OPT_PARAM, /* then the shared tables' options (fitopts.h) */
 };
 
@@ -67,7 +71,11 @@ static const struct option submit_options[] = {
 	{ "from-file", required_argument, NULL, OPT_FROM_FILE },
 	{ "skip-done", no_argument, NULL, OPT_SKIP_DONE },
 	{ "after", required_argument, NULL, OPT_AFTER },
+	{ "resize", required_argument, NULL, OPT_RESIZE },
+	{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "recursive", no_argument, NULL, 'r' },
+	{ "yes", no_argument, NULL, 'y' },
 	CMD_COMMON_OPTIONS,
 };
 #define N_SUBMIT_OPTIONS (sizeof(submit_options) / sizeof(submit_options[0]))
@@ -170,23 +178,47 @@ static uint8_t *read_file(struct submit *s, const char *path, size_t *size,
 	return data;
 }
 
-/* The job's name: --name, else the file's name without .png (.jpg...). */
-static char *job_name(const struct submit *s, const char *path)
+/* A name over the daemon's limit keeps its end (the file's own name),
+ * after an ellipsis, cut at a character's start. */
+static char *name_within_limit(char *name)
 {
+	size_t n = name ? strlen(name) : 0;
+	const char *tail;
+	char *cut;
+
+	if (n <= LIMIT_NAME_BYTES)
+		return name;
+	tail = name + n - (LIMIT_NAME_BYTES - 3);
+	while ((*tail & 0xc0) == 0x80)
+		tail++;
+	if (asprintf(&cut, "\xe2\x80\xa6%s", tail) < 0)
+		cut = NULL;
+	free(name);
+	return cut;
+}
+
+/* The job's name: --name, else the file's name without .png (.jpg...);
+ * a folder's image is named by its path below the folder (sub/a, with
+ * -r), so that two a.png of different subfolders are told apart. */
+static char *job_name(const struct submit *s, size_t i)
+{
+	const char *path = s->in.paths[i];
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t n = strlen(base);
 	char *name;
 
 	if (image_suffix_len(base) < n)
 		n -= image_suffix_len(base);
+	if (s->in.names[i])
+		base = s->in.names[i], n = strlen(base);
 	if (s->name && s->in.n == 1)
 		return strdup(s->name);
 	if (s->name) {
 		if (asprintf(&name, "%s-%.*s", s->name, (int)n, base) < 0)
 			return NULL;
-		return name;
+		return name_within_limit(name);
 	}
-	return strndup(base, n);
+	return name_within_limit(strndup(base, n));
 }
 
 static void record(struct submit *s, const cJSON *id, const char *path,
@@ -241,112 +273,6 @@ static int batch_again(struct submit *s)
 	return 1;
 }
 
-/* ---------------------------------------------------------------------- */
-/* Keys: the same image with the same options is the same job             */
-/* ---------------------------------------------------------------------- */
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-	const uint8_t *p = data;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/*
- * The job's key: 128 bits over the image's bytes and the options that
- * change the result (the tables', priority aside, and --init), in a fixed
- * order so that the order of the options on the command line does not
- * matter. Kept by the daemon with the job; --skip-done compares them.
- */
-static void job_key(const struct submit *s, const uint8_t *png, size_t size,
-		    char *out, size_t n)
-{
-	uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
-	const cJSON *init = cJSON_GetObjectItemCaseSensitive(s->common, "init");
-	char *text;
-
-	a = fnv1a(a, png, size);
-	b = fnv1a(b, png, size);
-	/* the numbers, then the words: the table's order */
-	for (int i = 0; i < PARAM_COUNT; i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-		    s->common, param_table[i].key);
-		char field[96];
-		if (i == PARAM_PRIORITY || !v)
-			continue;
-		if (cJSON_IsNumber(v))
-			snprintf(field, sizeof(field), ";%s=%.17g",
-				 param_table[i].key, v->valuedouble);
-		else if (cJSON_IsString(v))
-			snprintf(field, sizeof(field), ";%s=%s",
-				 param_table[i].key, v->valuestring);
-		else
-			continue;
-		a = fnv1a(a, field, strlen(field));
-		b = fnv1a(b, field, strlen(field));
-	}
-	if (init && (text = cJSON_PrintUnformatted(init))) {
-		a = fnv1a(a, text, strlen(text));
-		b = fnv1a(b, text, strlen(text));
-		free(text);
-	}
-	snprintf(out, n, "k1-%016llx%016llx", (unsigned long long)mix(a),
-		 (unsigned long long)mix(b));
-}
-
-/* The keys of this user's jobs that cover an image, for --skip-done: one
- * job.list. Any live job does (queued, running, paused, done): one that
- * failed or was cancelled does not. A done job is preferred to one that
- * will run. */
-static int load_done_keys(struct submit *s)
-{
-	cJSON *list = NULL;
-	const cJSON *job;
-	int rc;
-
-	if ((rc = client_call(s->cl, M_JOB_LIST, cJSON_CreateObject(), &list)) <
-	    0)
-		return rc;
-	s->done_keys = cJSON_CreateObject();
-	cJSON_ArrayForEach(job, jobs_of_list(list))
-	{
-		const char *key = job_str(job, "key", NULL);
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
-		const char *state = job_str(job, "state", "");
-		const cJSON *had = cJSON_GetObjectItemCaseSensitive(
-		    s->done_keys, key ? key : "");
-		if (!key || !id ||
-		    (job_state_ended(state) && strcmp(state, S_DONE)))
-			continue;
-		if (job_num(job, "uid", getuid()) != getuid() ||
-		    (had && (!strcmp(job_str(had, "state", ""), S_DONE) ||
-			     strcmp(state, S_DONE))))
-			continue;
-		cJSON *cover = cJSON_CreateObject();
-		cJSON_AddItemToObject(cover, "job", cJSON_Duplicate(id, 1));
-		cJSON_AddStringToObject(cover, "state", state);
-		if (job_str(job, "batch", NULL))
-			cJSON_AddStringToObject(cover, "batch",
-						job_str(job, "batch", ""));
-		if (had)
-			cJSON_ReplaceItemInObjectCaseSensitive(s->done_keys,
-							       key, cover);
-		else
-			cJSON_AddItemToObject(s->done_keys, key, cover);
-	}
-	cJSON_Delete(list);
-	return s->done_keys ? 0 : ERR_NOMEM;
-}
-
 /* Sends where the image came from, for the CSV (escaped when its name is
  * not plain text: it is for people to read). */
 static void add_source(cJSON *params, const char *path)
@@ -363,10 +289,11 @@ static void add_source(cJSON *params, const char *path)
 	free(full);
 }
 
-/* Submits one image. 0 (done or refused and named), or a transport
+/* Submits image i. 0 (done or refused and named), or a transport
  * failure that ends the call. */
-static int submit_one(struct submit *s, const char *path)
+static int submit_one(struct submit *s, size_t i)
 {
+	const char *path = s->in.paths[i];
 	cJSON *params, *image, *result = NULL;
 	const cJSON *id, *done_as;
 	uint8_t *data;
@@ -377,15 +304,18 @@ static int submit_one(struct submit *s, const char *path)
 
 	if (!(data = read_file(s, path, &size, "image")))
 		return 0;
-	int jpeg = jpeg_has_signature(data, size);
-	if (!jpeg && !png_has_signature(data, size)) {
+	const char *kind = jpeg_has_signature(data, size)   ? "jpeg"
+			   : webp_has_signature(data, size) ? "webp"
+			   : png_has_signature(data, size)  ? "png"
+							    : NULL;
+	if (!kind) {
 		free(data);
 		refuse(s, path,
-		       "neither a PNG nor a JPEG file (by its first "
-		       "bytes; vkinrd fits PNG and JPEG images)");
+		       "neither a PNG, a JPEG nor a WebP file (by its first "
+		       "bytes; vkinrd fits PNG, JPEG and WebP images)");
 		return 0;
 	}
-	job_key(s, data, size, key, sizeof(key));
+	submit_job_key(s->common, data, size, key, sizeof(key));
 	done_as = s->done_keys
 		      ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
 		      : NULL;
@@ -421,7 +351,7 @@ static int submit_one(struct submit *s, const char *path)
 	}
 	b64 = base64_encode(data, size);
 	free(data);
-	name = job_name(s, path);
+	name = job_name(s, i);
 	params = cJSON_Duplicate(s->common, 1);
 	image = cJSON_CreateObject();
 	if (!b64 || !name || !params || !image) {
@@ -431,8 +361,7 @@ static int submit_one(struct submit *s, const char *path)
 		cJSON_Delete(image);
 		return ERR_NOMEM;
 	}
-	cJSON_AddItemToObject(image, jpeg ? "jpeg" : "png",
-			      cJSON_CreateStringReference(b64));
+	cJSON_AddItemToObject(image, kind, cJSON_CreateStringReference(b64));
 	cJSON_AddItemToObject(params, "image", image);
 	cJSON_AddStringToObject(params, "name", name);
 	cJSON_AddStringToObject(params, "key", key);
@@ -443,7 +372,7 @@ static int submit_one(struct submit *s, const char *path)
 		free(b64);
 		free(name);
 		cJSON_Delete(result);
-		return submit_one(s, path);
+		return submit_one(s, i);
 	}
 	free(b64); /* after the call: the request referenced it */
 	if (rc == CLIENT_ERR_RPC) {
@@ -529,7 +458,10 @@ static int parse_options(struct submit *s, int argc, char **argv,
 	memcpy(opts, submit_options, sizeof(submit_options));
 	fit_options_table(opts + N_SUBMIT_OPTIONS, OPT_PARAM);
 
-	while ((c = cmd_getopt(argc, argv, "hq", opts)) != -1) {
+	const char *lists[argc + 1]; /* --from-file, in order */
+	int nlists = 0;
+
+	while ((c = cmd_getopt(argc, argv, "hqry", opts)) != -1) {
 		rc = 0;
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_param(s, c, optarg))) {
@@ -561,18 +493,29 @@ static int parse_options(struct submit *s, int argc, char **argv,
 							"exclude each other");
 			s->follow = c;
 			break;
-		case OPT_FROM_FILE:
-			if ((rc = inputs_add_list(&s->in, optarg)) < 0)
-				rc = client_fail(s->cl, rc, NULL);
+		case OPT_FROM_FILE: /* read once -r is known */
+			lists[nlists++] = optarg;
 			break;
 		case 'q':
 			s->quiet = 1;
+			break;
+		case 'r':
+			s->in.recursive = 1;
+			break;
+		case 'y': /* run even if slow on a CPU device */
+			if (!cJSON_HasObjectItem(s->common, "yes"))
+				cJSON_AddTrueToObject(s->common, "yes");
 			break;
 		case OPT_SKIP_DONE:
 			s->skip_done = 1;
 			break;
 		case OPT_AFTER: /* resolved once the options are read */
 			s->after = optarg;
+			break;
+		case OPT_RESIZE:
+		case OPT_MAX_SIDE:
+			rc = fit_resize_option(s->self, c == OPT_RESIZE, optarg,
+					       s->common);
 			break;
 		default:
 			if ((rc = cmd_common_option(s->cl, e, c)) >= 0) {
@@ -586,6 +529,11 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			return -1;
 		}
 	}
+	for (int i = 0; i < nlists; i++)
+		if ((rc = inputs_add_list(&s->in, lists[i])) < 0) {
+			*rc_out = client_fail(s->cl, rc, NULL);
+			return -1;
+		}
 	for (int i = optind; i < argc; i++)
 		if ((rc = inputs_add(&s->in, argv[i])) < 0) {
 			*rc_out = client_fail(s->cl, rc, NULL);
@@ -663,9 +611,9 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	if (parse_options(&s, argc, argv, &init, &status) < 0)
 		goto out;
 	if (s.in.n == 0 && s.in.nbad == 0) {
-		status = cmd_usage_error(self, "name at least one PNG or JPEG "
-					       "file, a folder, or --from-file "
-					       "LIST");
+		status = cmd_usage_error(self, "name at least one PNG, JPEG or "
+					       "WebP file, a folder, or "
+					       "--from-file LIST");
 		goto out;
 	}
 	if ((init && (status = add_init(&s, init)) != 0) ||
@@ -679,12 +627,12 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 		cJSON_AddStringToObject(s.common, "batch", batch);
 	}
 
-	if (s.skip_done && (rc = load_done_keys(&s)) < 0) {
+	if (s.skip_done && (rc = submit_load_done_keys(cl, &s.done_keys)) < 0) {
 		status = client_fail(cl, rc, NULL);
 		goto out;
 	}
 	for (size_t i = 0; i < s.in.n && rc == 0; i++)
-		rc = submit_one(&s, s.in.paths[i]);
+		rc = submit_one(&s, i);
 	batched = batched && !s.no_batch;
 	if (batched) /* the id the daemon took, if the first was another's */
 		snprintf(batch, sizeof(batch), "%s",
@@ -729,20 +677,22 @@ out:
 const struct cmd_entry cmd_submit_entry = {
 	.name = "submit",
 	.alias = NULL,
-	.args = "IMG.png|IMG.jpg|DIR... [--from-file LIST] [--epochs N] "
-		"[--width NF] "
+	.args = "IMG.png|IMG.jpg|IMG.webp|DIR... [-r] [--from-file LIST] "
+		"[--epochs N] [--width NF] "
 		"[--lr LR]\n         [--seed S] [--name NAME] [--priority P] "
 		"[--init M.safetensors]\n         [--target-psnr DB] "
-		"[--after JOB[,JOB]] [TRAINING OPTIONS] [--watch | --wait] "
-		"[-q]",
-	.summary = "fit a network to each image: one job per PNG or JPEG",
+		"[--after JOB[,JOB]] [--resize WxH | --max-side N] [-y]\n"
+		"         [TRAINING OPTIONS] [--watch | --wait] [-q]",
+	.summary = "fit a network to each image: one job per PNG, JPEG or "
+		   "WebP",
 	.help =
-	    "Reads each PNG or JPEG here and sends it to the daemon as a "
-	    "new job. A folder\nstands for its *.png, *.jpg and *.jpeg "
-	    "files (every other entry is named);\n--from-file LIST reads "
-	    "one path per line ('-': stdin). A JPEG is turned\nupright as "
-	    "its EXIF orientation says.\nSeveral images in one call "
-	    "share a batch id, usable wherever a job id is.\n"
+	    "Reads each PNG, JPEG or WebP here and sends it to the daemon as "
+	    "a new job. A\nfolder stands for its *.png, *.jpg, *.jpeg and "
+	    "*.webp files (every other entry\nis named; -r searches its "
+	    "subfolders too); --from-file LIST reads one path per\nline "
+	    "('-': stdin). A JPEG is turned upright as its EXIF orientation "
+	    "says.\nSeveral images in one call share a batch id, usable "
+	    "wherever a job id is.\n"
 	    "\n"
 	    "Options:\n"
 	    "  --name NAME          the job's name (default: the file's "
@@ -750,6 +700,18 @@ const struct cmd_entry cmd_submit_entry = {
 	    "                       with several files, a prefix)\n"
 	    "  --init M.safetensors start from this model package\n"
 	    "  --from-file LIST     read paths from LIST, one a line\n"
+	    "  --resize WxH         the daemon scales each image down to W x "
+	    "H first\n"
+	    "  --max-side N         ... or so that no side is over N "
+	    "pixels\n"
+	    "  -y, --yes            submit even what the daemon estimates "
+	    "slow on its CPU\n"
+	    "                       device (refused otherwise, with the "
+	    "estimate)\n"
+	    "  -r, --recursive      search the folders named, and their "
+	    "subfolders; each job\n"
+	    "                       is named by its path below the folder "
+	    "(sub/a)\n"
 	    "  --watch              follow the jobs live until they end\n"
 	    "  --wait               wait silently until they end\n"
 	    "  --after JOB[,JOB]    start only once these jobs are done "
@@ -767,15 +729,16 @@ const struct cmd_entry cmd_submit_entry = {
 	    " and for a batch\n"
 	    "                       a last line 'batch ID'\n"
 	    "\n"
-	    "A file that can't be read or is not a PNG or JPEG is named on "
-	    "stderr and\nskipped; the others are still submitted and the exit "
+	    "A file that can't be read or is not a PNG, JPEG or WebP is named "
+	    "on stderr and\nskipped; the others are still submitted and the "
+	    "exit "
 	    "status is 3. With --watch\nor --wait the status is the jobs' "
 	    "outcome (0 all done, 1 any failed/cancelled).\n",
 	.help_table = 1,
 	.help_more =
 	    "\n"
 	    "On a Slurm cluster, without the daemon:\n"
-	    "  submit --slurm --out OUT IMG|DIR...|--from-file LIST "
+	    "  submit --slurm --out OUT IMG|DIR...|--from-file LIST [-r] "
 	    "[--tasks N]\n"
 	    "         [--max-running N] [--gpus-per-task G] [--time T] "
 	    "[--mem M]\n"

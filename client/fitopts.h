@@ -39,4 +39,10 @@ int fit_option_is(int c, int first);
 int fit_option_parse(const struct cmd_entry *e, int c, int first,
 		     const char *text, struct fit_value *v);
 
+/* --resize WxH (resize) or --max-side N as job.submit's "resize" in
+ * common ({"width","height"} or {"max_side"}); 0, or the usage error's
+ * exit status (a bad value, or both options). */
+int fit_resize_option(const struct cmd_entry *self, int resize,
+		      const char *text, cJSON *common);
+
 #endif

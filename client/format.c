@@ -152,6 +152,52 @@ void fmt_truncate(char *s, size_t cols)
 	}
 }
 
+size_t fmt_append_cut(char *buf, size_t n, const char *s, size_t cols)
+{
+	static const char dots[] = "\xe2\x80\xa6"; /* U+2026, one column */
+	size_t have = fmt_columns(s), seen = 0, len = strlen(buf), used = 0;
+	const unsigned char *p = (const unsigned char *)s, *tail = NULL;
+	int step;
+
+	if (have <= cols || cols < 3)
+		return fmt_append_cols(buf, n, s, cols);
+	/* the end: at most half the room after the ellipsis */
+	size_t keep = (cols - 1) / 2;
+	for (; *p; p += step) {
+		if (have - seen <= keep) {
+			tail = p;
+			break;
+		}
+		seen += 1 + wide(decode(p, &step));
+	}
+	size_t head = cols - 1 - (tail ? have - seen : 0);
+	for (p = (const unsigned char *)s; *p; p += step) {
+		size_t w = 1 + wide(decode(p, &step));
+		if (used + w > head || len + step + 1 > n)
+			break;
+		memcpy(buf + len, p, step);
+		len += step;
+		used += w;
+	}
+	if (len + sizeof(dots) <= n) {
+		memcpy(buf + len, dots, sizeof(dots) - 1);
+		len += sizeof(dots) - 1;
+		used++;
+	}
+	for (p = tail; p && *p; p += step) {
+		size_t w = 1 + wide(decode(p, &step));
+		if (len + step + 1 > n)
+			break;
+		memcpy(buf + len, p, step);
+		len += step;
+		used += w;
+	}
+	while (used++ < cols && len + 1 < n)
+		buf[len++] = ' ';
+	buf[len] = '\0';
+	return len;
+}
+
 size_t fmt_append_cols(char *buf, size_t n, const char *s, size_t cols)
 {
 	size_t len = strlen(buf), used = 0;

@@ -31,6 +31,10 @@ void fmt_truncate(char *s, size_t cols);
 /* Appends s to buf (n bytes), cut or padded with spaces to exactly cols
  * columns; returns the new length of buf. */
 size_t fmt_append_cols(char *buf, size_t n, const char *s, size_t cols);
+/* The same, but a string wider than cols keeps its start and its end
+ * around an ellipsis ("2025/holi…/beach"), so that names that differ
+ * only at the end stay apart. */
+size_t fmt_append_cut(char *buf, size_t n, const char *s, size_t cols);
 
 /*
  * A whole run's PSNR in a fixed space: points are added one an epoch and

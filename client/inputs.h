@@ -1,10 +1,13 @@
 /*
  * inputs.h - the images a submission names, gathered one way for
  * `vkinrctl submit` (to the daemon) and `submit --slurm` (a job array):
- * files as given, a folder for its *.png, *.jpg and *.jpeg files (sorted
- * by name; every other entry, hidden files and subfolders included, named
- * on stderr with the reason it is left out), and --from-file lists (one
- * path a line, '-' for stdin; blank lines and lines starting with '#'
+ * files as given, a folder for its *.png, *.jpg, *.jpeg and *.webp files
+ * (sorted by name; every other entry, hidden files and subfolders
+ * included, named on stderr with the reason it is left out; with
+ * `recursive` (-r) the subfolders are searched too, hidden ones and links
+ * to folders left out, and each image is named by its path below the
+ * folder named: sub/a of DIR/sub/a.png), and --from-file lists (one path
+ * a line, '-' for stdin; blank lines and lines starting with '#'
  * skipped).
  */
 #ifndef VKINR_CLIENT_INPUTS_H
@@ -14,11 +17,15 @@
 
 struct inputs {
 	char **paths; /* in order, each allocated */
+	char **names; /* each path's name: its path below the folder named,
+		       * without the image suffix ("sub/a"); NULL for a
+		       * file named alone */
 	size_t n, cap;
-	int absolute; /* set by the caller: keep each path resolved
+	int recursive; /* set by the caller: a folder's subfolders too */
+	int absolute;  /* set by the caller: keep each path resolved
 			   * (realpath); one that cannot be is refused */
-	int expanded; /* a folder or a list was named */
-	int nbad;     /* inputs refused (a folder that cannot be
+	int expanded;  /* a folder or a list was named */
+	int nbad;      /* inputs refused (a folder that cannot be
 			   * opened or holds no image, a list that cannot
 			   * be read, an absolute path not found) */
 	/* When set, called for each refused input after it is named on

@@ -30,7 +30,7 @@
 struct wjob {
 	cJSON *id; /* as the daemon spells it */
 	char idtext[64];
-	char name[96];
+	char name[512]; /* as printed: escaped, so up to 4 bytes one */
 	char state[16]; /* a job state, or "removed" */
 	char *error;    /* why it failed, when known */
 	cJSON *last;    /* the latest job object from job.get */

@@ -9,7 +9,10 @@
  *     takes on screen (wide characters count two), its fields in order of
  *     use (epochs and their percentage, the model's PSNR, the time it has
  *     run, ETA, the sparkline in the room left, then the live PSNR, rate,
- *     mse, lr only when they fit: 80 columns keep the first five),
+ *     mse, lr only when they fit: 80 columns keep the first five), the
+ *     names in one column as wide as the widest, as far as the fields
+ *     up to the ETA still fit, a wider name cut around an ellipsis
+ *     (fmt_append_cut: its start and end kept),
  *     redrawn in place at most every REDRAW_MS. Only a running
  *     job has a rate and an ETA; a job with a target PSNR has the ETA of
  *     the epochs its PSNR's recent rise needs to reach it, when fewer. The
@@ -100,15 +103,17 @@ static void add_field(char *buf, size_t n, int cols, const char *fmt, ...)
 	}
 }
 
-/* One live line for a job, at most cols columns (0: no limit). */
-static void live_line(const struct wjob *j, char *buf, size_t n, int cols)
+/* One live line for a job, at most cols columns (0: no limit), its name
+ * in name_cols. */
+static void live_line(const struct wjob *j, char *buf, size_t n, int cols,
+		      int name_cols)
 {
 	char eta[32], spark[3 * SPARK_WIDTH + 1], num[32], head[64];
 
 	buf[0] = '\0';
 	fmt_append_cols(buf, n, j->idtext, 5);
 	strcat(buf, " ");
-	fmt_append_cols(buf, n, j->name, 12);
+	fmt_append_cut(buf, n, j->name, (size_t)name_cols);
 	snprintf(head, sizeof(head), " %-9s %d/%d",
 		 j->offline && !j->ended ? "unknown" : j->state, j->epoch,
 		 j->epochs);
@@ -240,6 +245,28 @@ static void total_line(const struct watch *w, char *buf, size_t n, int hidden,
 		fmt_truncate(buf, (size_t)cols);
 }
 
+/* The columns of the names' field: the widest name, as long as the
+ * fields after it that a line keeps first (state, epochs and percentage,
+ * PSNR, time; LIVE_AFTER_NAME columns) still fit in the terminal's width;
+ * a name wider than that is cut around an ellipsis. Never fewer than
+ * NAME_MIN_COLS (a narrow terminal cuts the line's end instead). */
+#define LIVE_AFTER_NAME 48
+#define NAME_MIN_COLS 12
+static int name_columns(const struct watch *w, int cols)
+{
+	int widest = 4, room;
+
+	for (int i = 0; i < w->n; i++) {
+		int c = (int)fmt_columns(w->jobs[i].name);
+		if (c > widest)
+			widest = c;
+	}
+	room = (cols > 0 ? cols : 80) - 1 - 6 - LIVE_AFTER_NAME;
+	if (room < NAME_MIN_COLS)
+		room = NAME_MIN_COLS;
+	return widest < room ? widest : room;
+}
+
 /* Order for a crowded terminal: running, paused, queued, ended. */
 static int rank(const struct wjob *j)
 {
@@ -255,6 +282,7 @@ void watch_draw_live(struct watch *w)
 	int cols = fmt_terminal_columns(fileno(w->out));
 	int rows = fmt_terminal_rows(fileno(w->out));
 	int summary = w->n > 1, room = w->n, shown = 0;
+	int name_cols = name_columns(w, cols);
 	char line[1024];
 
 	/* rows - 1 lines at most: the cursor ends on the last row, and a
@@ -276,7 +304,8 @@ void watch_draw_live(struct watch *w)
 		for (int i = 0; i < w->n && shown < room; i++) {
 			if (rank(&w->jobs[i]) != r)
 				continue;
-			live_line(&w->jobs[i], line, sizeof(line), cols);
+			live_line(&w->jobs[i], line, sizeof(line), cols,
+				  name_cols);
 			fprintf(w->out, "\033[2K%s\n", line);
 			shown++;
 		}

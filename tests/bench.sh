@@ -68,7 +68,7 @@ for c in $cases; do
 	esac
 	if [ -n "$given" ]; then cp "$given" "$img"; else "$mksample" "$img" $w $h 1; fi
 	for p in ${PRECISIONS:-auto}; do
-		line=$("$vkinrd" --fit "$img" --epochs "$epochs" --width $nf --schedule constant \
+		line=$("$vkinrd" --fit "$img" --yes --epochs "$epochs" --width $nf --schedule constant \
 			--precision "$p" --json --timings -q "${budget[@]}" | tail -1)
 		echo "{\"case\":\"$c\",\"impl\":\"vkinrd\",${line#\{}" | tee -a "$results"
 	done

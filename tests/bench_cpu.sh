@@ -50,7 +50,7 @@ for r in $(seq 1 "$rounds"); do
 	for gm in $gemms; do
 		env=()
 		[ "$gm" != auto ] && env=(VKINR_GEMM="$gm")
-		line=$(env "${env[@]}" "$vkinrd" --fit "$img" --epochs "$epochs" \
+		line=$(env "${env[@]}" "$vkinrd" --fit "$img" --yes --epochs "$epochs" \
 			--width "$width" --lr "$lr" --optimizer adam --schedule constant \
 			--warmup 0 --average none --chroma 0 --json --timings -q | tail -1)
 		echo "{\"round\":$r,\"impl\":\"vkinrd\",\"gemm\":\"$gm\",${line#\{}" >> "$results"

@@ -30,7 +30,7 @@ rss() { awk '/VmRSS/ {print $2}' /proc/$daemon/status; }
 "$build/tools/mksample" "$t/img.png" "$size" "$size" 1
 "$build/tools/mksample" "$t/tiny.png" 8 8 2
 
-fit_json=$("$build/vkinrd" --fit "$t/img.png" --epochs "$epochs" "${width[@]}" --json -q)
+fit_json=$("$build/vkinrd" --fit "$t/img.png" --yes --epochs "$epochs" "${width[@]}" --json -q)
 fit_ms=$(echo "$fit_json" | median_ms)
 fit_eps=$(echo "$fit_json" | tail -1 | python3 -c 'import json,sys; r=json.load(sys.stdin); print("%.2f" % (r["epochs"] / r["seconds"]))')
 

@@ -57,9 +57,16 @@ int jpeg_has_signature(const void *data, size_t size)
 	return size >= 3 && p[0] == 0xff && p[1] == 0xd8 && p[2] == 0xff;
 }
 
+int webp_has_signature(const void *data, size_t size)
+{
+	const uint8_t *p = data;
+	return size >= 12 && !memcmp(p, "RIFF", 4) && !memcmp(p + 8, "WEBP", 4);
+}
+
 size_t image_suffix_len(const char *name)
 {
-	static const char *const suffixes[] = { ".png", ".jpg", ".jpeg" };
+	static const char *const suffixes[] = { ".png", ".jpg", ".jpeg",
+						".webp" };
 	size_t n = strlen(name);
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
 		size_t k = strlen(suffixes[i]);
@@ -67,6 +74,47 @@ size_t image_suffix_len(const char *name)
 			return k;
 	}
 	return 0;
+}
+
+/* One axis of image_scale_down: n source samples (stride apart, 3
+ * floats each) into m, each the mean of the source span it covers. */
+static void scale_line(const float *src, size_t src_stride, int n, float *dst,
+		       size_t dst_stride, int m)
+{
+	double span = (double)n / m;
+	for (int i = 0; i < m; i++) {
+		double a = i * span, b = (i + 1) * span, sum[3] = { 0, 0, 0 };
+		for (int k = (int)a; k < n && k < b; k++) {
+			double w = (k + 1 < b ? k + 1 : b) - (k > a ? k : a);
+			for (int c = 0; c < 3; c++)
+				sum[c] += w * src[(size_t)k * src_stride + c];
+		}
+		for (int c = 0; c < 3; c++)
+			dst[(size_t)i * dst_stride + c] =
+			    (float)(sum[c] / span);
+	}
+}
+
+struct image *image_scale_down(const struct image *img, int width, int height)
+{
+	if (!img || width < 1 || height < 1 || width > img->width ||
+	    height > img->height)
+		return NULL;
+	struct image *rows = image_create(width, img->height);
+	struct image *out = rows ? image_create(width, height) : NULL;
+	if (!out) {
+		image_destroy(rows);
+		return NULL;
+	}
+	for (int y = 0; y < img->height; y++) /* across, then down */
+		scale_line(img->rgb + (size_t)y * img->width * 3, 3, img->width,
+			   rows->rgb + (size_t)y * width * 3, 3, width);
+	for (int x = 0; x < width; x++)
+		scale_line(rows->rgb + (size_t)x * 3, (size_t)width * 3,
+			   img->height, out->rgb + (size_t)x * 3,
+			   (size_t)width * 3, height);
+	image_destroy(rows);
+	return out;
 }
 
 uint8_t image_byte(float v)

@@ -28,6 +28,11 @@ struct image *image_create(int width, int height);
 /* Frees the image; image_destroy(NULL) does nothing. */
 void image_destroy(struct image *img);
 
+/* img scaled down to width x height (each no larger than img's): every
+ * output pixel the mean of the source area it covers (box filter with
+ * fractional edges). NULL when out of memory or asked to enlarge. */
+struct image *image_scale_down(const struct image *img, int width, int height);
+
 /* v in [0, 1] as an 8-bit sample: clamped (NaN is 0), rounded. */
 uint8_t image_byte(float v);
 
@@ -35,8 +40,10 @@ uint8_t image_byte(float v);
 int png_has_signature(const void *data, size_t size);
 /* JPEG's start of image (FF D8 FF). */
 int jpeg_has_signature(const void *data, size_t size);
-/* The length of name's image suffix (".png", ".jpg", ".jpeg", any case),
- * or 0: how a folder's images are told from its other files. */
+/* WebP's RIFF header ("RIFF", a size, "WEBP"). */
+int webp_has_signature(const void *data, size_t size);
+/* The length of name's image suffix (".png", ".jpg", ".jpeg", ".webp",
+ * any case), or 0: how a folder's images are told from its other files. */
 size_t image_suffix_len(const char *name);
 
 /*

@@ -1,8 +1,8 @@
 /*
- * codec_common.c - what the PNG and JPEG decoders share (codec_internal.h):
- * the sentence written into the caller's buffer and the image's size
- * checked against util/image.h's limits. A file of its own, so that the
- * two decoders call down into it and never each other.
+ * codec_common.c - what the PNG, JPEG and WebP decoders share
+ * (codec_internal.h): the sentence written into the caller's buffer and
+ * the image's size checked against util/image.h's limits. A file of its
+ * own, so that the decoders call down into it and never each other.
  */
 #include <inttypes.h>
 #include <stdarg.h>

@@ -1,6 +1,7 @@
 /*
  * image_codec.c - PNG in and out through libpng, for the daemon and its
- * tools, and the choice between PNG and JPEG (jpeg_codec.c) on input.
+ * tools, and the choice between PNG, JPEG (jpeg_codec.c) and WebP
+ * (webp_codec.c) on input.
  *
  * Decoding works from memory (png_set_read_fn over the caller's buffer),
  * because images reach the daemon as base64 inside a request. Before libpng
@@ -25,8 +26,8 @@
  * (short read, CRC or zlib error) comes back as ERR_FORMAT with libpng's
  * words inside a sentence for the user.
  *
- * JPEG is read in jpeg_codec.c; image_decode picks the decoder by the
- * file's first bytes, never by its name.
+ * JPEG is read in jpeg_codec.c, WebP in webp_codec.c; image_decode picks
+ * the decoder by the file's first bytes, never by its name.
  *
  * Encoding writes 8-bit RGB into a growing memory buffer, with the same
  * setjmp arrangement.
@@ -371,18 +372,20 @@ int image_decode(const void *data, size_t size, struct image **out, char *err,
 {
 	if (jpeg_has_signature(data, size))
 		return jpeg_decode(data, size, out, err, errlen);
+	if (webp_has_signature(data, size))
+		return webp_decode(data, size, out, err, errlen);
 	if (size >= 8 && !png_has_signature(data, size)) {
 		*out = NULL;
-		codec_set_err(
-		    err, errlen,
-		    "neither a PNG nor a JPEG file (by its first bytes)");
+		codec_set_err(err, errlen,
+			      "neither a PNG, a JPEG nor a WebP file (by its "
+			      "first bytes)");
 		return ERR_FORMAT;
 	}
 	return png_decode(data, size, out, err, errlen);
 }
 
-/* The size a PNG's IHDR or a JPEG's frame header states; 0 when the data
- * holds neither where it should. */
+/* The size a PNG's IHDR, a JPEG's frame header or a WebP's header
+ * states; 0 when the data holds none where it should. */
 int image_stated_size(const void *data, size_t size, uint32_t *w, uint32_t *h)
 {
 	const uint8_t *p = data;
@@ -391,6 +394,8 @@ int image_stated_size(const void *data, size_t size, uint32_t *w, uint32_t *h)
 		*w = be32(p + 16), *h = be32(p + 20);
 		return 1;
 	}
+	if (webp_has_signature(data, size))
+		return webp_stated_size(data, size, w, h);
 	if (!jpeg_has_signature(data, size))
 		return 0;
 	for (size_t at = 2; at + 4 <= size;) {

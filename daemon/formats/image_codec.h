@@ -1,6 +1,6 @@
 /*
  * image_codec.h - PNG in and out through libpng, JPEG in through libjpeg,
- * for the daemon and its tools (struct image itself is in util/image.h, which
+ * WebP in through libwebp, for the daemon and its tools (struct image itself is in util/image.h, which
  * the client shares). PNG is the only format written.
  *
  * The loader accepts every PNG colour type and bit depth (grey,
@@ -13,7 +13,11 @@
  * colour files, turned upright as their EXIF orientation says. It refuses
  * CMYK and arithmetic coding, a file shorter than its stated size needs
  * (2 bits a block sequential, 1 progressive), more than 100 scans, and
- * whatever libjpeg warns of as corrupt or truncated.
+ * whatever libjpeg warns of as corrupt or truncated. The WebP loader
+ * (webp_codec.c) reads lossy and lossless stills, alpha dropped; it
+ * refuses animations, a lossy file shorter than one bit a macroblock, a
+ * lossless one of more than 1024 pixels a byte, and whatever libwebp
+ * finds truncated or corrupt.
  */
 #ifndef VKINR_IMAGE_CODEC_H
 #define VKINR_IMAGE_CODEC_H
@@ -34,13 +38,20 @@ int png_decode(const void *data, size_t size, struct image **out, char *err,
 /* The same for a JPEG (errors as png_decode's). */
 int jpeg_decode(const void *data, size_t size, struct image **out, char *err,
 		size_t errlen);
-/* A PNG or a JPEG, told apart by the first bytes (not by a file name). */
+/* The same for a WebP. */
+int webp_decode(const void *data, size_t size, struct image **out, char *err,
+		size_t errlen);
+/* A PNG, a JPEG or a WebP, told apart by the first bytes (not by a file
+ * name). */
 int image_decode(const void *data, size_t size, struct image **out, char *err,
 		 size_t errlen);
-/* Width and height as a PNG's IHDR or a JPEG's frame header states them
- * (before any decoding; for messages naming a limit). 1 when found. */
+/* Width and height as a PNG's IHDR, a JPEG's frame header or a WebP's
+ * header states them (before any decoding; for messages naming a limit).
+ * 1 when found. */
 int image_stated_size(const void *data, size_t size, uint32_t *w, uint32_t *h);
-/* Reads and decodes a PNG or JPEG file; ERR_IO with the reason when it
+/* The same for a WebP alone (webp_codec.c). */
+int webp_stated_size(const void *data, size_t size, uint32_t *w, uint32_t *h);
+/* Reads and decodes a PNG, JPEG or WebP file; ERR_IO with the reason when it
  * can't (a FIFO, a device or a folder is refused at once, never waited
  * on). png_load_file is the older name, kept for its callers. */
 int image_load_file(const char *path, struct image **out, char *err,

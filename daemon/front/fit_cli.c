@@ -1,5 +1,6 @@
 /*
- * fit_cli.c - one fit in the foreground: `vkinrd --fit IMG ...` (PNG or JPEG).
+ * fit_cli.c - one fit in the foreground: `vkinrd --fit IMG ...` (PNG, JPEG
+ * or WebP).
  *
  * It is the same engine the daemon's workers run (nn/fit.h), driven from
  * the command line: load the PNG, create the fit on the chosen device (or
@@ -17,6 +18,7 @@
  */
 #include "front/fit_cli.h"
 #include "front/cli_usage.h"
+#include "front/fit_cost.h"
 #include "front/fit_many.h"
 #include "front/fit_out.h"
 
@@ -46,7 +48,8 @@ struct fit_options {
 	int pack;        /* several images: fits a pack at most */
 	char **more;     /* several images: the other paths */
 	int nmore;
-	int json, quiet, timings, force;
+	int json, quiet, timings, force, recursive, yes;
+	struct fit_resize resize; /* --resize, --max-side */
 	int stop_after;
 	int epochs_given;
 	struct nn_config cfg; /* nf 0: the device's width */
@@ -54,7 +57,7 @@ struct fit_options {
 };
 
 static const char usage_head[] =
-    "usage: vkinrd --fit IMG.png|IMG.jpg [options]\n"
+    "usage: vkinrd --fit IMG.png|IMG.jpg|IMG.webp [options]\n"
     "training (the same options, bounds and defaults as vkinrctl submit;\n"
     "the recipe's defaults measured by `make bench-quality`):\n";
 static const char usage_tail[] =
@@ -62,12 +65,17 @@ static const char usage_tail[] =
     "  --model OUT.safetensors  write the fitted model package\n"
     "  --recon OUT.png     write the reconstruction\n"
     "  --checkpoint PATH   write a checkpoint at the end (or at --stop-after)\n"
+    "  --resize WxH        scale the image down to W x H pixels first\n"
+    "  --max-side N        scale it down so that no side is over N pixels\n"
+    "  -y, --yes           fit even when it would be slow on a CPU device\n"
+    "                      (without it such a fit is refused, estimated)\n"
     "  -f, --force         replace output files that exist (never another\n"
     "                      user's file; without it they are refused)\n"
     "  --resume PATH       continue from a checkpoint\n"
     "  --stop-after K      stop after epoch K (with --checkpoint)\n"
     "several images (vkinrd --fit A.png B.jpg ... or --fit FOLDER):\n"
     "  --out DIR           write DIR/NAME.safetensors and DIR/NAME.png\n"
+    "  -r, --recursive     a folder's subfolders too (DIR/SUB/NAME.png)\n"
     "  --pack N            train at most N images at once as one program\n"
     "                      (default: as many as the device's memory holds)\n"
     "  --max-tile PX       cap a tile's core side (tests, small memories)\n"
@@ -116,6 +124,10 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		O_OUT,
 		O_PACK,
 		O_FORCE,
+		O_RECURSIVE,
+		O_YES,
+		O_RESIZE,
+		O_MAX_SIDE,
 		O_TABLE /* then one for each row of the table */
 	};
 	static const struct option longs[] = {
@@ -134,6 +146,10 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		{ "out", required_argument, 0, O_OUT },
 		{ "pack", required_argument, 0, O_PACK },
 		{ "force", no_argument, 0, O_FORCE },
+		{ "recursive", no_argument, 0, O_RECURSIVE },
+		{ "yes", no_argument, 0, O_YES },
+		{ "resize", required_argument, 0, O_RESIZE },
+		{ "max-side", required_argument, 0, O_MAX_SIDE },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -151,7 +167,7 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		print_usage(stdout);
 		exit(0);
 	}
-	while ((c = getopt_long(argc, argv, "qhf", all, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qhfry", all, NULL)) != -1) {
 		int table =
 		    recipe_option_apply(&o->cfg, job, c, O_TABLE, optarg);
 		if (table < 0)
@@ -212,6 +228,26 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 		case O_FORCE:
 			o->force = 1;
 			break;
+		case 'r':
+		case O_RECURSIVE:
+			o->recursive = 1;
+			break;
+		case 'y':
+		case O_YES:
+			o->yes = 1;
+			break;
+		case O_RESIZE:
+		case O_MAX_SIDE:
+			if (o->resize.width || o->resize.max_side) {
+				fprintf(stderr, "vkinrd: --resize and "
+						"--max-side exclude each "
+						"other\n");
+				goto usage_error;
+			}
+			if (fit_resize_parse(longs[c - O_FIT].name, optarg,
+					     &o->resize))
+				goto usage_error;
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -226,10 +262,14 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 	o->more = argv + optind;
 	o->nmore = argc - optind;
 	o->target_psnr = job[PARAM_TARGET_PSNR];
-	if (!o->image || (o->nmore && !o->out)) {
-		if (o->image && o->nmore)
-			fprintf(stderr,
-				"vkinrd: several images need --out DIR\n");
+	struct stat st;
+	int folder =
+	    o->image && stat(o->image, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!o->image || ((o->nmore || folder) && !o->out)) {
+		if (o->image && (o->nmore || folder))
+			fprintf(stderr, "vkinrd: %s need --out DIR\n",
+				o->nmore ? "several images"
+					 : "a folder's images");
 		goto usage_error;
 	}
 	if (o->out && o->target_psnr > 0) {
@@ -242,7 +282,8 @@ bad:
 	fprintf(stderr, "vkinrd: bad value \"%s\" for --%s\n", optarg,
 		longs[c - O_FIT].name);
 usage_error:
-	cli_short_usage("usage: vkinrd --fit IMG.png|IMG.jpg|DIR... [options]",
+	cli_short_usage("usage: vkinrd --fit IMG.png|IMG.jpg|IMG.webp|DIR... "
+			"[options]",
 			"vkinrd --fit --help");
 	return -1;
 }
@@ -546,6 +587,8 @@ static int run_many(struct fit_options *o)
 		.quiet = o->quiet,
 		.timings = o->timings,
 		.force = o->force,
+		.recursive = o->recursive,
+		.resize = o->resize,
 	};
 	if (!many.cfg.nf)
 		many.cfg.nf = nn_default_width(gpu_info(gpu)->is_cpu);
@@ -578,6 +621,10 @@ int fit_cli_run(int argc, char **argv)
 		fprintf(stderr, "vkinrd: %s: %s\n", o.image, err);
 		return 1;
 	}
+	if (fit_resize_apply(&o.resize, &target, o.image, o.quiet)) {
+		image_destroy(target);
+		return 1;
+	}
 	if ((rc = gpu_create(&gpu, o.device, err, sizeof(err)))) {
 		fprintf(stderr, "vkinrd: %s\n", err);
 		image_destroy(target);
@@ -595,6 +642,15 @@ int fit_cli_run(int argc, char **argv)
 	int first_epoch = fit ? nn_fit_epoch(fit) + 1 : 1;
 	int total = o.cfg.epochs;
 	int stop = o.stop_after && o.stop_after < total ? o.stop_after : total;
+	int costly = rc == 0 ? fit_cost_check(fit, gpu, target,
+					      stop - first_epoch + 1, o.yes)
+			     : 0;
+	if (costly) {
+		nn_fit_destroy(fit);
+		gpu_destroy(gpu);
+		image_destroy(target);
+		return costly;
+	}
 	double train_start = now_s();
 	int reached = 0;
 	while (rc == 0 && nn_fit_epoch(fit) < stop && !fit_out_stopped()) {

@@ -1,6 +1,8 @@
 /*
  * fit_many.c - several images in the foreground, as packs:
- * `vkinrd --fit A.png B.jpg ... --out DIR` (or --fit FOLDER --out DIR).
+ * `vkinrd --fit A.png B.jpg ... --out DIR` (or --fit FOLDER --out DIR;
+ * with -r the folder's subfolders too, each image's outputs then in
+ * OUT/SUB/, so that two a.png of different subfolders do not meet).
  *
  * Every image gets a fit with the same settings; up to --pack of them
  * train together as one program (nn/pack.h), and as each one finishes it
@@ -33,6 +35,7 @@
 
 #include "proto/errors.h"
 #include "util/fileio.h"
+#include "util/path.h"
 #include "gpu/gpu.h"
 #include "formats/image_codec.h"
 #include "nn/fit.h"
@@ -65,66 +68,133 @@ static int is_regular(const char *path)
 	return 0;
 }
 
-/* The images named, a folder standing for its .png, .jpg and .jpeg files
- * (sorted). */
-static int gather(char **args, int nargs, char ***out, int *count)
+/* The images to fit, each with the name of its outputs: a file named
+ * alone by its base name without the suffix, a folder's images by their
+ * path below it (sub/a of DIR/sub/a.png: OUT/sub/a.png). */
+struct images {
+	char **paths, **names;
+	int n, cap;
+};
+
+static int images_add(struct images *im, const char *path, const char *name,
+		      int name_len)
 {
-	int n = 0, cap = 16;
-	char **list = malloc((size_t)cap * sizeof(*list));
-	for (int i = 0; list && i < nargs; i++) {
-		struct stat st;
-		DIR *dir = stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)
-			       ? opendir(args[i])
-			       : NULL;
-		struct dirent *e;
-		const char *one = dir ? NULL : args[i];
-		while (list && (one || (dir && (e = readdir(dir))))) {
-			char path[4096];
-			if (one) {
-				snprintf(path, sizeof(path), "%s", one);
-				one = NULL;
-			} else {
-				if (e->d_name[0] == '.' ||
-				    !image_suffix_len(e->d_name))
-					continue;
-				snprintf(path, sizeof(path), "%s/%s", args[i],
-					 e->d_name);
-				if (!is_regular(path))
-					continue;
-			}
-			if (n == cap) {
-				char **more = realloc(list, (size_t)(cap *= 2) *
-								sizeof(*list));
-				if (!more)
-					break;
-				list = more;
-			}
-			list[n++] = strdup(path);
-			if (!list[n - 1])
-				return ERR_NOMEM;
-			if (!dir)
-				break;
-		}
-		if (dir)
-			closedir(dir);
+	if (im->n == im->cap) {
+		int cap = im->cap ? im->cap * 2 : 16;
+		char **p = realloc(im->paths, (size_t)cap * sizeof(*p));
+		if (p)
+			im->paths = p;
+		char **q =
+		    p ? realloc(im->names, (size_t)cap * sizeof(*q)) : NULL;
+		if (!q)
+			return ERR_NOMEM;
+		im->names = q;
+		im->cap = cap;
 	}
-	if (!list)
+	im->paths[im->n] = strdup(path);
+	im->names[im->n] = strndup(name, (size_t)name_len);
+	if (!im->paths[im->n] || !im->names[im->n]) {
+		free(im->paths[im->n]);
+		free(im->names[im->n]);
 		return ERR_NOMEM;
-	if (nargs == 1 && n > 1)
-		qsort(list, (size_t)n, sizeof(*list), compare_names);
-	*out = list;
-	*count = n;
+	}
+	im->n++;
 	return 0;
 }
 
-/* NAME of path/NAME.png (or .jpg, .jpeg) */
-static void base_name(const char *path, char *name, size_t len)
+static void images_free(struct images *im)
 {
-	const char *slash = strrchr(path, '/');
-	snprintf(name, len, "%s", slash ? slash + 1 : path);
-	char *dot = strrchr(name, '.');
-	if (dot && dot != name)
-		*dot = '\0';
+	for (int i = 0; i < im->n; i++) {
+		free(im->paths[i]);
+		free(im->names[i]);
+	}
+	free(im->paths);
+	free(im->names);
+}
+
+/* Folders below a folder named that --recursive searches at most. */
+#define FIT_MANY_MAX_DEPTH 32
+
+/* The images of folder dir (prefix: its path below the folder named),
+ * its subfolders' too when recursive; hidden entries and links to
+ * folders left out. */
+static int gather_folder(struct images *im, const char *dir, const char *prefix,
+			 int recursive, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int rc = 0;
+	if (!d) {
+		fprintf(stderr, "vkinrd: %s: cannot open the folder: %s\n", dir,
+			strerror(errno));
+		return 0;
+	}
+	while (rc == 0 && (e = readdir(d))) {
+		char path[4096], name[4096];
+		struct stat st;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		snprintf(name, sizeof(name), "%s%s%s", prefix,
+			 *prefix ? "/" : "", e->d_name);
+		if (recursive && lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (depth < FIT_MANY_MAX_DEPTH)
+				rc =
+				    gather_folder(im, path, name, 1, depth + 1);
+			else
+				fprintf(stderr,
+					"vkinrd: %s: skipped: nested more "
+					"than %d folders deep\n",
+					path, FIT_MANY_MAX_DEPTH);
+			continue;
+		}
+		size_t suffix = image_suffix_len(e->d_name);
+		if (!suffix || !is_regular(path))
+			continue;
+		rc = images_add(im, path, name, (int)(strlen(name) - suffix));
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Sorts the images from first on by name, the paths with them. */
+static void sort_images(struct images *im, int first)
+{
+	for (int i = first + 1; i < im->n; i++)
+		for (int j = i;
+		     j > first && strcmp(im->names[j - 1], im->names[j]) > 0;
+		     j--) {
+			char *p = im->paths[j], *q = im->names[j];
+			im->paths[j] = im->paths[j - 1];
+			im->names[j] = im->names[j - 1];
+			im->paths[j - 1] = p;
+			im->names[j - 1] = q;
+		}
+}
+
+/* The images named: files as given, a folder standing for its .png,
+ * .jpg, .jpeg and .webp files (sorted; with recursive its subfolders'
+ * too). */
+static int gather(char **args, int nargs, int recursive, struct images *im)
+{
+	for (int i = 0; i < nargs; i++) {
+		struct stat st;
+		int first = im->n, rc;
+		if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			rc = gather_folder(im, args[i], "", recursive, 0);
+			sort_images(im, first);
+		} else {
+			const char *slash = strrchr(args[i], '/');
+			const char *base = slash ? slash + 1 : args[i];
+			const char *dot = strrchr(base, '.');
+			rc = images_add(im, args[i], base,
+					dot && dot != base ? (int)(dot - base)
+							   : (int)strlen(base));
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 struct member {
@@ -217,30 +287,28 @@ static void report(const struct fit_many_options *o, const char *path,
 }
 
 /* OUT/NAME.safetensors and OUT/NAME.png of an image */
-static void output_names(const struct fit_many_options *o, const char *image,
+static void output_names(const struct fit_many_options *o, const char *name,
 			 char *model, char *recon, size_t len)
 {
-	char name[1024];
-	base_name(image, name, sizeof(name));
 	snprintf(model, len, "%s/%s.safetensors", o->out, name);
 	snprintf(recon, len, "%s/%s.png", o->out, name);
 }
 
 /* Writes the finished fit's package and reconstruction. */
-static int finish(const struct fit_many_options *o, char **images,
+static int finish(const struct fit_many_options *o, const struct images *im,
 		  struct member *mb, struct tally *t)
 {
 	char model[4300], recon[4300], msg[1024];
 	double psnr = NAN;
-	output_names(o, images[mb->image], model, recon, sizeof(model));
+	output_names(o, im->names[mb->image], model, recon, sizeof(model));
 	int rc = fit_out_export(mb->fit, model, recon, o->force, &psnr, msg,
 				sizeof(msg));
 	if (rc) {
-		report(o, images[mb->image], 0, 0, 0, msg);
+		report(o, im->paths[mb->image], 0, 0, 0, msg);
 		t->failed++;
 		return rc;
 	}
-	report(o, images[mb->image], nn_fit_epoch(mb->fit), psnr,
+	report(o, im->paths[mb->image], nn_fit_epoch(mb->fit), psnr,
 	       now_s() - mb->joined, NULL);
 	t->done++;
 	t->psnr_sum += psnr;
@@ -253,14 +321,20 @@ static int finish(const struct fit_many_options *o, char **images,
 /* A fit for image i, or NULL (reported) when it cannot have one;
  * *oom when the device's memory ran out. */
 static struct nn_fit *join(const struct fit_many_options *o,
-			   struct gpu_context *gpu, char **images, int i,
-			   int *oom, struct tally *t)
+			   struct gpu_context *gpu, const struct images *im,
+			   int i, int *oom, struct tally *t)
 {
 	struct image *target = NULL;
 	struct nn_fit *fit = NULL;
 	char err[512] = "";
 	double t0 = now_s();
-	int rc = image_load_file(images[i], &target, err, sizeof(err));
+	int rc = image_load_file(im->paths[i], &target, err, sizeof(err));
+	*oom = 0;
+	if (rc == 0 && fit_resize_apply(&o->resize, &target, im->paths[i], 1)) {
+		image_destroy(target); /* the reason said */
+		t->failed++;
+		return NULL;
+	}
 	t->decode_s += now_s() - t0;
 	if (rc == 0)
 		rc = nn_fit_create(&fit, gpu, target, &o->cfg, NULL, err,
@@ -268,32 +342,51 @@ static struct nn_fit *join(const struct fit_many_options *o,
 	image_destroy(target);
 	*oom = rc == ERR_DEVICE_OOM;
 	if (rc && !*oom) {
-		report(o, images[i], 0, 0, 0, err[0] ? err : error_message(rc));
+		report(o, im->paths[i], 0, 0, 0,
+		       err[0] ? err : error_message(rc));
 		t->failed++;
 	}
 	return rc ? NULL : fit;
 }
 
 /* Stopped by sig: the fits in training write what they have. */
-static void write_stopped(const struct fit_many_options *o, char **images,
-			  struct member *live, int *n, int left, int sig,
-			  struct tally *t)
+static void write_stopped(const struct fit_many_options *o,
+			  const struct images *im, struct member *live, int *n,
+			  int left, int sig, struct tally *t)
 {
 	fprintf(stderr,
 		"vkinrd: %s: stopped; the %d fit(s) in training write their "
 		"best so far, %d image(s) not begun\n",
 		fit_out_signal_name(sig), *n, left);
 	for (; *n > 0; --*n) {
-		finish(o, images, &live[*n - 1], t);
+		finish(o, im, &live[*n - 1], t);
 		nn_fit_destroy(live[*n - 1].fit);
 	}
+}
+
+/* OUT/SUB for an image named SUB/NAME (a subfolder's, --recursive),
+ * made before training; 0, or OUTFILE_FAILED with err set. */
+static int make_folder(const struct fit_many_options *o, const char *name,
+		       char *err, size_t errlen)
+{
+	const char *slash = strrchr(name, '/');
+	char dir[4300];
+	if (!slash)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/%.*s", o->out, (int)(slash - name),
+		 name);
+	if (path_make_dirs(dir, 0755) == 0)
+		return 0;
+	snprintf(err, errlen, "cannot create the folder %.800s: %s", dir,
+		 strerror(errno));
+	return OUTFILE_FAILED;
 }
 
 /* Before training: every image's outputs may be written, and no two
  * images share a name (a.png and a.jpg would write one a.png). 0, or the
  * exit status, each refusal said. */
-static int check_outputs(const struct fit_many_options *o, char **images,
-			 int count)
+static int check_outputs(const struct fit_many_options *o,
+			 const struct images *im, int count)
 {
 	char **models = malloc((size_t)count * sizeof(*models));
 	char recon[4300], err[1024], last[1024] = "";
@@ -305,8 +398,10 @@ static int check_outputs(const struct fit_many_options *o, char **images,
 			count = i;
 			break;
 		}
-		output_names(o, images[i], models[i], recon, 4300);
-		int rc = outfile_check(models[i], o->force, err, sizeof(err));
+		output_names(o, im->names[i], models[i], recon, 4300);
+		int rc = make_folder(o, im->names[i], err, sizeof(err));
+		rc = rc ? rc
+			: outfile_check(models[i], o->force, err, sizeof(err));
 		rc = rc ? rc : outfile_check(recon, o->force, err, sizeof(err));
 		if (rc && strcmp(err, last) && said++ < 20) /* a folder once */
 			fprintf(stderr, "vkinrd: %s\n", err);
@@ -340,21 +435,20 @@ static int check_outputs(const struct fit_many_options *o, char **images,
 int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		 struct gpu_context *gpu)
 {
-	char **images = NULL;
-	int count = 0;
+	struct images im = { 0 };
 	struct tally t = { 0 };
-	int rc = gather(args, nargs, &images, &count);
+	int rc = gather(args, nargs, o->recursive, &im), count = im.n;
 	if (rc || count == 0) {
 		fprintf(stderr,
-			"vkinrd: no .png, .jpg or .jpeg image to fit\n");
-		free(images);
+			"vkinrd: no .png, .jpg, .jpeg or .webp image "
+			"to fit%s\n",
+			o->recursive ? "" : " (-r searches subfolders too)");
+		images_free(&im);
 		return 1;
 	}
 	mkdir(o->out, 0755);
-	if ((rc = check_outputs(o, images, count))) {
-		for (int i = 0; i < count; i++)
-			free(images[i]);
-		free(images);
+	if ((rc = check_outputs(o, &im, count))) {
+		images_free(&im);
 		return rc;
 	}
 	int cap = o->pack > 0 ? o->pack : FIT_MANY_MOST;
@@ -378,15 +472,14 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		while (n < cap && next < count && !fit_out_stopped()) {
 			int oom;
 			double t0 = now_s();
-			struct nn_fit *fit =
-			    join(o, gpu, images, next, &oom, &t);
+			struct nn_fit *fit = join(o, gpu, &im, next, &oom, &t);
 			t.join_s += now_s() - t0;
 			if (oom && n) { /* full: the pack is this large */
 				cap = n;
 				break;
 			}
 			if (oom) {
-				report(o, images[next], 0, 0, 0,
+				report(o, im.paths[next], 0, 0, 0,
 				       "out of device memory");
 				t.failed++;
 			}
@@ -441,13 +534,13 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 				continue;
 			if (rcs[i]) {
 				report(
-				    o, images[mb->image], 0, 0, 0,
+				    o, im.paths[mb->image], 0, 0, 0,
 				    rcs[i] == ERR_DIVERGED
 					? "training diverged (try a lower --lr)"
 					: error_message(rcs[i]));
 				t.failed++;
 			} else {
-				ended += finish(o, images, mb, &t) == 0;
+				ended += finish(o, &im, mb, &t) == 0;
 			}
 			tally_fit(&t, mb->fit);
 			nn_fit_destroy(mb->fit);
@@ -467,7 +560,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			error_message(rc));
 	int sig = rc || !(n || next < count) ? 0 : fit_out_stopped();
 	if (sig)
-		write_stopped(o, images, live, &n, count - next, sig, &t);
+		write_stopped(o, &im, live, &n, count - next, sig, &t);
 	double seconds = now_s() - start;
 	if (o->json)
 		printf("{\"done\":true,\"images\":%d,\"failed\":%d,\"seconds\":"
@@ -496,9 +589,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	for (int i = 0; i < n; i++)
 		nn_fit_destroy(live[i].fit);
 	nn_pack_destroy(pack);
-	for (int i = 0; i < count; i++)
-		free(images[i]);
-	free(images);
+	images_free(&im);
 	free(live);
 	free(fits);
 	free(m);

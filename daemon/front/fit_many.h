@@ -5,6 +5,7 @@
 #ifndef VKINR_FIT_MANY_H
 #define VKINR_FIT_MANY_H
 
+#include "front/fit_cost.h"
 #include "nn/model.h"
 
 struct gpu_context;
@@ -14,8 +15,10 @@ struct fit_many_options {
 	const char *out; /* OUT/NAME.safetensors, OUT/NAME.png */
 	int pack;        /* fits a pack at most; 0: as the device holds */
 	int json, quiet;
-	int timings; /* the pack epoch's host and GPU times, by pass */
-	int force;   /* replace outputs that exist (the user's own) */
+	int timings;   /* the pack epoch's host and GPU times, by pass */
+	int force;     /* replace outputs that exist (the user's own) */
+	int recursive; /* a folder's subfolders too: OUT/SUB/NAME.png */
+	struct fit_resize resize; /* --resize, --max-side: each image */
 };
 
 /* args: image paths or folders; returns the exit status (3: an output

@@ -4,14 +4,16 @@
  * decode_job; the after-work callback runs on the loop and hands the job
  * to its done callback.
  *
- * An image may come as PNG or JPEG. For a job (store_image) it is
+ * An image may come as PNG, JPEG or WebP. For a job (store_image) it is
  * decoded (a JPEG turned upright as its EXIF orientation says) and its
  * bytes are then replaced by the same pixels as a plain PNG
  * (png_encode_exact: 8 or 16 bits a sample as the decoded values need,
  * grey or RGB), so what the job keeps on disk is the image and nothing
  * else the sender put in the file (private chunks, text, bytes after its
  * end), in one format for everything that reads it back. The samples
- * survive the round trip exactly.
+ * survive the round trip exactly. When job.submit asks for it
+ * (resize), the decoded image is first scaled down (a box filter) to the
+ * size asked, or to no side over max_side, and that is what is kept.
  */
 #include "loop/decode.h"
 
@@ -50,6 +52,36 @@ static char *read_b64(const char *path, int *rc)
 	return text;
 }
 
+/* job.submit's resize, on the decoded image: 0, or ERR_INVALID (err
+ * says why) when it would enlarge it. */
+static int resize_image(struct decode_job *d)
+{
+	int w = d->image->width, h = d->image->height, nw = w, nh = h;
+	if (d->max_side && (w > d->max_side || h > d->max_side)) {
+		double s = (double)d->max_side / (w > h ? w : h);
+		nw = (int)(w * s + 0.5), nh = (int)(h * s + 0.5);
+		nw = nw < 1 ? 1 : nw, nh = nh < 1 ? 1 : nh;
+	} else if (d->resize_w) {
+		nw = d->resize_w, nh = d->resize_h;
+		if (nw > w || nh > h) {
+			snprintf(
+			    d->png.err, sizeof(d->png.err),
+			    "the image is %dx%d: \"resize\" to %dx%d would "
+			    "enlarge it, and it only scales down",
+			    w, h, nw, nh);
+			return ERR_INVALID;
+		}
+	}
+	if (nw == w && nh == h)
+		return 0;
+	struct image *small = image_scale_down(d->image, nw, nh);
+	if (!small)
+		return ERR_NOMEM;
+	image_destroy(d->image);
+	d->image = small;
+	return 0;
+}
+
 static void run(uv_work_t *work)
 {
 	struct decode_job *d = (struct decode_job *)work;
@@ -64,7 +96,8 @@ static void run(uv_work_t *work)
 	if (d->image && d->store_image) {
 		uint8_t *png;
 		size_t size;
-		if ((d->png.rc = png_encode_exact(d->image, &png, &size))) {
+		if ((d->png.rc = resize_image(d)) ||
+		    (d->png.rc = png_encode_exact(d->image, &png, &size))) {
 			image_destroy(d->image);
 			d->image = NULL;
 		} else {

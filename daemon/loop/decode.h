@@ -1,8 +1,8 @@
 /*
  * decode.h - the heavy part of a request, off the loop thread.
  *
- * A job.submit or model.render carries base64 text: an image (PNG or
- * JPEG; kept as PNG), a
+ * A job.submit or model.render carries base64 text: an image (PNG, JPEG
+ * or WebP; kept as PNG), a
  * model package (.safetensors); a job.export of a done job sends two
  * files as base64. Decoding and validating the former can take seconds (a
  * small PNG may declare a huge image), reading and encoding the latter
@@ -46,6 +46,9 @@ struct decode_job {
 	int keep_package;            /* hand package over (render) or drop it */
 	int store_image;             /* png.bytes become image as a plain PNG
 				      * (job.submit keeps them) */
+	int resize_w, resize_h;      /* job.submit's resize: scaled down to
+				      * this size first, or ... */
+	int max_side;                /* ... to no side over this (0: none) */
 	char *read_model, *read_png; /* export: files to send (owned paths) */
 	char *model_b64, *png_b64;   /* ... read and encoded */
 	int read_rc;                 /* 0, or why they could not be */

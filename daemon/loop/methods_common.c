@@ -52,7 +52,7 @@ int fail(struct request *rq, int code, const char *fmt, ...)
 
 /* An image that image_decode refused: over a size limit is RPC_LIMIT
  * naming the limit (IMAGE_MAX_SIDE or IMAGE_MAX_PIXELS, from the size the
- * PNG's IHDR or the JPEG's frame header states; IMAGE_MAX_CHUNK when the
+ * PNG's IHDR, the JPEG's frame header or the WebP's header states; IMAGE_MAX_CHUNK when the
  * size is within those), anything else RPC_BAD_IMAGE. */
 int image_refused(struct request *rq, const char *key, int rc, const char *err,
 		  const uint8_t *bytes, size_t size)
@@ -172,12 +172,15 @@ int get_b64(struct request *rq, const cJSON *params, const char *key,
 	return 0;
 }
 
-/* The key of an image object: {"jpeg": B64} for a JPEG, else
- * {"png": B64} (the daemon tells the two apart by their bytes anyway). */
+/* The key of an image object: {"jpeg": B64} for a JPEG, {"webp": B64}
+ * for a WebP, else {"png": B64} (the daemon tells them apart by their
+ * bytes anyway). */
 const char *image_key(const cJSON *params, const char *key)
 {
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(params, key);
-	return cJSON_GetObjectItemCaseSensitive(o, "jpeg") ? "jpeg" : "png";
+	if (cJSON_GetObjectItemCaseSensitive(o, "jpeg"))
+		return "jpeg";
+	return cJSON_GetObjectItemCaseSensitive(o, "webp") ? "webp" : "png";
 }
 
 /* A decoded input that was refused: bad base64, or what its decoder said. */

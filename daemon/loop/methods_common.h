@@ -51,6 +51,7 @@ struct pending {
 	const char *method;
 	struct job_params p; /* job.submit */
 	int width_given;
+	int yes; /* job.submit: "yes", run even if slow on a CPU device */
 	char job_id[JOB_ID_MAX]; /* job.export */
 	struct nn_view view;     /* model.render: scale, size, crop */
 	int has_view;
@@ -84,7 +85,7 @@ int get_text(struct request *rq, const cJSON *params, const char *key,
 /* A {"KEY": BASE64} object's text, e.g. image.png. */
 int get_b64(struct request *rq, const cJSON *params, const char *key,
 	    const char *sub, int required, char **text);
-/* The inner key of an image object ("png" or "jpeg"). */
+/* The inner key of an image object ("png", "jpeg" or "webp"). */
 const char *image_key(const cJSON *params, const char *key);
 /* A decoded input's refusal, as image_refused or RPC_BAD_MODEL. */
 int input_refused(struct request *rq, const char *key, const char *sub,

@@ -30,6 +30,7 @@
 #include "loop/subs.h"
 #include "usertext.h"
 #include "loop/views.h"
+#include "nn/fit.h"
 
 /* A training option (proto/params.h), checked against the table the
  * command lines also check, into cfg (or *job_value, for a row that is
@@ -96,6 +97,41 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 
 static int store_job(struct request *rq, struct pending *pd, cJSON **result);
 
+/* "resize": {"width": W, "height": H} or {"max_side": N}, each 1 to
+ * IMAGE_MAX_SIDE: the image scaled down to that before it is kept. */
+static int get_resize(struct request *rq, const cJSON *params,
+		      struct decode_job *d)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(params, "resize");
+	static const char *const keys[] = { "width", "height", "max_side",
+					    NULL };
+	if (!r)
+		return 0;
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "width");
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(r, "height");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "max_side");
+	int rc = cJSON_IsObject(r) ? check_keys(rq, r, keys) : 0;
+	if (rc)
+		return rc;
+#define RESIZE_OK(v)                                                           \
+	(cJSON_IsNumber(v) && (v)->valuedouble == (int)(v)->valuedouble &&     \
+	 (v)->valuedouble >= 1 && (v)->valuedouble <= IMAGE_MAX_SIDE)
+	if (cJSON_IsObject(r) && m && !w && !h && RESIZE_OK(m)) {
+		d->max_side = (int)m->valuedouble;
+		return 0;
+	}
+	if (cJSON_IsObject(r) && !m && RESIZE_OK(w) && RESIZE_OK(h)) {
+		d->resize_w = (int)w->valuedouble;
+		d->resize_h = (int)h->valuedouble;
+		return 0;
+	}
+#undef RESIZE_OK
+	return fail(rq, RPC_INVALID_PARAMS,
+		    "\"resize\" must be {\"width\": W, \"height\": H} or "
+		    "{\"max_side\": N}, integers from 1 to %d",
+		    IMAGE_MAX_SIDE);
+}
+
 /* "after": the ids of 1 to JOB_AFTER_MAX jobs the new one waits for, each
  * one that can still be done (a done one counts as met at once). */
 static int get_after(struct request *rq, const cJSON *params,
@@ -161,8 +197,9 @@ static void submit_decoded(struct decode_job *d)
 int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 {
 	/* the job's own keys, then every training option's */
-	static const char *const own[] = { "image",  "name", "init", "batch",
-					   "source", "key",  "after" };
+	static const char *const own[] = { "image", "name",   "init",
+					   "batch", "source", "key",
+					   "after", "resize", "yes" };
 	const char *keys[sizeof(own) / sizeof(own[0]) + PARAM_COUNT + 1];
 	struct service *svc = rq->svc;
 	struct job_params p = { 0 };
@@ -252,7 +289,15 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	pd->p = p;
 	pd->width_given = p.width != 0;
 	pd->d.store_image = 1; /* the decoded image, not the bytes sent */
-	if ((rc = get_b64(rq, params, "image", image_key(params, "image"), 1,
+	const cJSON *yes = cJSON_GetObjectItemCaseSensitive(params, "yes");
+	if (yes && !cJSON_IsBool(yes)) {
+		pending_free(pd);
+		return fail(rq, RPC_INVALID_PARAMS,
+			    "\"yes\" must be true or false");
+	}
+	pd->yes = cJSON_IsTrue(yes);
+	if ((rc = get_resize(rq, params, &pd->d)) ||
+	    (rc = get_b64(rq, params, "image", image_key(params, "image"), 1,
 			  &pd->d.png.b64)) ||
 	    (rc = get_b64(rq, params, "init", "safetensors", 0,
 			  &pd->d.model.b64))) {
@@ -260,6 +305,48 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return rc;
 	}
 	return start_decode(rq, pd, submit_decoded);
+}
+
+/* A job that would be slow: every worker on a CPU device, an epoch of
+ * this image at this width estimated over NN_CPU_SLOW_EPOCH_S. Refused
+ * (RPC_LIMIT) with the estimate and a max_side that would be quick,
+ * unless "yes"; 0 otherwise. */
+static int slow_refused(struct request *rq, const struct pending *pd,
+			const struct image *img)
+{
+	struct service *svc = rq->svc;
+	int cpus = 0, cores;
+	for (int i = 0; i < svc->nslots; i++) {
+		const struct worker_slot *s = &svc->slots[i];
+		if (s->ok && !s->exited && !s->is_cpu)
+			return 0;
+		cpus += s->ok && !s->exited;
+	}
+	if (pd->yes || !cpus)
+		return 0;
+	struct nn_config cfg;
+	nn_config_defaults(&cfg, 1);
+	int nf = pd->p.width ? pd->p.width : cfg.nf;
+	double epoch =
+	    nn_epoch_gflop(cfg.nblocks, nf, img->width, img->height) /
+	    nn_cpu_gflops(&cores);
+	if (epoch <= NN_CPU_SLOW_EPOCH_S)
+		return 0;
+	int side = img->width > img->height ? img->width : img->height;
+	int good = (int)(side * sqrt(2.0 / epoch));
+	good = good >= 32 ? good / 16 * 16 : 16;
+	rq->data = views_limit_data("CPU_EPOCH_SECONDS", NN_CPU_SLOW_EPOCH_S);
+	return fail(rq, RPC_LIMIT,
+		    "this %dx%d image would be slow on the daemon's CPU "
+		    "device: about %.0f s an epoch at width %d, %.1f h for %d "
+		    "epochs (about %.1f GFLOP/s on %d cores); submit it with "
+		    "\"yes\": true (vkinrctl submit --yes), or scaled down "
+		    "with \"resize\": {\"max_side\": %d} (--max-side %d, about "
+		    "%.0f s an epoch)",
+		    img->width, img->height, epoch, nf,
+		    epoch * pd->p.epochs / 3600, pd->p.epochs,
+		    nn_cpu_gflops(NULL), cores, good, good,
+		    epoch * good * good / ((double)side * side));
 }
 
 /* job.submit, its image and init decoded: checks them and stores the job. */
@@ -275,6 +362,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 			    "submit again once it is back");
 	if (d->png.rc)
 		return input_refused(rq, "image", "image", &d->png);
+	if ((rc = slow_refused(rq, pd, d->image)))
+		return rc;
 	if (d->model.rc)
 		return input_refused(rq, "init", "safetensors", &d->model);
 	if (d->model.bytes &&

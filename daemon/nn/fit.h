@@ -136,6 +136,17 @@ struct nn_fit_info {
 };
 void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info);
 
+/* Estimates before a fit is made, for a job that would be slow: an
+ * epoch's GFLOP for a width x height image (nblocks blocks of width nf;
+ * the halo of tiles left out), and the CPU device's rate in GFLOP/s
+ * (about NN_CPU_GFLOPS_PER_CORE a core, as measured on lavapipe at its
+ * default width; LP_NUM_THREADS, when set, taken as the cores). An epoch
+ * over NN_CPU_SLOW_EPOCH_S is slow: a fit is refused without --yes. */
+#define NN_CPU_GFLOPS_PER_CORE 1.5
+#define NN_CPU_SLOW_EPOCH_S 10.0
+double nn_epoch_gflop(int nblocks, int nf, int width, int height);
+double nn_cpu_gflops(int *cores);
+
 /* Renders the averaged weights: their PSNR (ERR_INVALID when the recipe
  * keeps no average). */
 int nn_fit_average_psnr(struct nn_fit *fit, double *psnr);

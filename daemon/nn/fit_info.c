@@ -6,6 +6,9 @@
  */
 #include <string.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
 
@@ -62,4 +65,22 @@ void nn_fit_get_info(const struct nn_fit *fit, struct nn_fit_info *info)
 	info->programs_ms = fit->programs_ms;
 	info->switch_ms = fit->switch_ms;
 	pass_bytes(fit, info->pass_bytes);
+}
+
+double nn_epoch_gflop(int nblocks, int nf, int width, int height)
+{
+	return 6.0 * nblocks * (double)nf * nf * (double)width * height * 1e-9;
+}
+
+double nn_cpu_gflops(int *cores)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *threads = getenv("LP_NUM_THREADS");
+	if (threads && atoi(threads) > 0)
+		n = atoi(threads);
+	if (n < 1)
+		n = 1;
+	if (cores)
+		*cores = (int)n;
+	return NN_CPU_GFLOPS_PER_CORE * n;
 }

@@ -65,7 +65,7 @@ check "without XDG_RUNTIME_DIR: /run/vkinrd/vkinrd.sock" bash -c 'env -u XDG_RUN
 echo "not an image" >"$T/bad.png"
 check "submit of a missing file: exit 3" rc_is 3 "$CTL" submit "$T/missing.png"
 check "the missing file is named" grep -q "missing.png" "$T/err"
-check "submit of a file neither PNG nor JPEG: exit 3, said so" bash -c '"$1" submit "$2/bad.png" >/dev/null 2>&1; [ $? -eq 3 ] && "$1" submit "$2/bad.png" 2>&1 | grep -q "neither a PNG nor a JPEG"' _ "$CTL" "$T"
+check "submit of a file neither PNG, JPEG nor WebP: exit 3, said so" bash -c '"$1" submit "$2/bad.png" >/dev/null 2>&1; [ $? -eq 3 ] && "$1" submit "$2/bad.png" 2>&1 | grep -q "neither a PNG, a JPEG nor a WebP"' _ "$CTL" "$T"
 check "a bad option is named with the program: vkinrctl show: ..." bash -c '"$1" show -1 2>&1 | grep -q "^vkinrctl show: invalid option"' _ "$CTL"
 printf '\211PNG\r\n\032\n0123456789' >"$T/pic.png"
 check "infer of a PNG: not a model package, exit 3" bash -c '"$1" infer "$2/pic.png" -o "$2/o.png" 2>"$2/e"; [ $? = 3 ] && grep -q "not a model package.*PNG image" "$2/e" && ! grep -q "header length" "$2/e"' _ "$CTL" "$T"

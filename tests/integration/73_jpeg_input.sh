@@ -53,7 +53,7 @@ tap.ok("broken.jpg" in err and "JPEG" in err and "libjpeg" in err
        and err.count("broken.jpg") == 1,
        "the corrupt JPEG is named once, with libjpeg's words", err)
 tap.ok(all(("left out %s/%s: %s" % (d, f, why)) in err for f, why in [
-       ("notes.txt", "not named .png, .jpg or .jpeg"),
+       ("notes.txt", "not named .png, .jpg, .jpeg or .webp"),
        (".hidden.png", "a hidden file"),
        ("sub", "a folder")]),
        "every other entry of the folder is named with its reason", err)

@@ -1,0 +1,26 @@
+/*
+ * submit-keys.h - a job's key (128 bits over the image's bytes and the
+ * options that change its result) and this user's jobs by key, for
+ * `vkinrctl submit --skip-done` (submit-keys.c).
+ */
+#ifndef VKINR_CLIENT_SUBMIT_KEYS_H
+#define VKINR_CLIENT_SUBMIT_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+struct client;
+
+/* "k1-" and 32 hex digits into out (n bytes), over the image's bytes and
+ * the job parameters in common (the shared table's, priority aside, init
+ * and resize). */
+void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
+		    char *out, size_t n);
+/* *keys = {KEY: {"job","state","batch"}} of this user's jobs that cover
+ * an image (queued, running, paused or done; a done one preferred): one
+ * job.list. 0 or a client error. */
+int submit_load_done_keys(struct client *cl, cJSON **keys);
+
+#endif
