@@ -101,6 +101,12 @@ enum {
 /* Returns -1 when the option was handled and parsing goes on, else the
  * exit status to return now (0 after --help, 2 after a bad option). */
 int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt);
+/* For commands that act on each job named (cmd-control.c): the --json
+ * entry {"job": ID, "error": {...}} of the daemon's last refusal, and
+ * the {"results": [...]} they print (results freed; nothing printed when
+ * the daemon could not be reached). */
+cJSON *cmd_refusal(struct client *cl, const cJSON *id);
+void cmd_print_results(cJSON *results, int status);
 /* Prints "vkinrctl CMD: <message>" and the hint to --help; returns 2. */
 int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -42,8 +42,7 @@ static const struct control controls[] = {
 	{ NULL, NULL, NULL },
 };
 
-static cJSON *outcome(const cJSON *id, struct client *cl, int rc,
-		      const cJSON *result)
+cJSON *cmd_refusal(struct client *cl, const cJSON *id)
 {
 	cJSON *o = cJSON_CreateObject(), *err;
 	const char *message;
@@ -53,23 +52,44 @@ static cJSON *outcome(const cJSON *id, struct client *cl, int rc,
 	if (!o)
 		return NULL;
 	cJSON_AddItemToObject(o, "job", cJSON_Duplicate(id, 1));
-	if (rc == 0) {
-		const cJSON *made =
-		    cJSON_GetObjectItemCaseSensitive(result, "retry_of")
-			? cJSON_GetObjectItemCaseSensitive(result, "job")
-			: NULL;
-		cJSON_AddTrueToObject(o, "ok");
-		if (made)
-			cJSON_AddItemToObject(o, "retried_as",
-					      cJSON_Duplicate(made, 1));
-		return o;
-	}
 	code = conn_last_error(cl->conn, &message, &data);
 	err = cJSON_AddObjectToObject(o, "error");
 	cJSON_AddNumberToObject(err, "code", code);
 	cJSON_AddStringToObject(err, "message", message);
 	if (data)
 		cJSON_AddItemToObject(err, "data", cJSON_Duplicate(data, 1));
+	return o;
+}
+
+void cmd_print_results(cJSON *results, int status)
+{
+	if (results && status != CLIENT_EXIT_UNREACHABLE) {
+		cJSON *out = cJSON_CreateObject();
+		cJSON_AddItemToObject(out, "results", results);
+		client_print_json(out);
+		cJSON_Delete(out);
+	} else {
+		cJSON_Delete(results);
+	}
+}
+
+static cJSON *outcome(const cJSON *id, struct client *cl, int rc,
+		      const cJSON *result)
+{
+	if (rc)
+		return cmd_refusal(cl, id);
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "job", cJSON_Duplicate(id, 1));
+	const cJSON *made =
+	    cJSON_GetObjectItemCaseSensitive(result, "retry_of")
+		? cJSON_GetObjectItemCaseSensitive(result, "job")
+		: NULL;
+	cJSON_AddTrueToObject(o, "ok");
+	if (made)
+		cJSON_AddItemToObject(o, "retried_as",
+				      cJSON_Duplicate(made, 1));
 	return o;
 }
 
@@ -200,14 +220,7 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 		status = client_fail(cl, rc, what);
 		break;
 	}
-	if (results && status != CLIENT_EXIT_UNREACHABLE) {
-		cJSON *out = cJSON_CreateObject();
-		cJSON_AddItemToObject(out, "results", results);
-		client_print_json(out);
-		cJSON_Delete(out);
-	} else {
-		cJSON_Delete(results);
-	}
+	cmd_print_results(results, status);
 	cJSON_Delete(ids);
 	return status;
 }

@@ -33,21 +33,6 @@ static int is_integer(const char *s)
 	return 1;
 }
 
-static cJSON *refusal(const cJSON *id, struct client *cl)
-{
-	const char *message;
-	const cJSON *data;
-	cJSON *o = cJSON_CreateObject();
-	int code = conn_last_error(cl->conn, &message, &data);
-	cJSON_AddItemToObject(o, "job", cJSON_Duplicate(id, 1));
-	cJSON *err = cJSON_AddObjectToObject(o, "error");
-	cJSON_AddNumberToObject(err, "code", code);
-	cJSON_AddStringToObject(err, "message", message);
-	if (data)
-		cJSON_AddItemToObject(err, "data", cJSON_Duplicate(data, 1));
-	return o;
-}
-
 static int cmd_renice_exec(struct client *cl, const struct cmd_entry *self,
 			   int argc, char **argv)
 {
@@ -104,7 +89,8 @@ static int cmd_renice_exec(struct client *cl, const struct cmd_entry *self,
 		if (rc == CLIENT_ERR_RPC) {
 			const char *message;
 			if (results)
-				cJSON_AddItemToArray(results, refusal(id, cl));
+				cJSON_AddItemToArray(results,
+						     cmd_refusal(cl, id));
 			conn_last_error(cl->conn, &message, NULL);
 			client_warn("%s: %s", what, message);
 			status = CLIENT_EXIT_DAEMON;
@@ -113,14 +99,7 @@ static int cmd_renice_exec(struct client *cl, const struct cmd_entry *self,
 		status = client_fail(cl, rc, what);
 		break;
 	}
-	if (results && status != CLIENT_EXIT_UNREACHABLE) {
-		cJSON *out = cJSON_CreateObject();
-		cJSON_AddItemToObject(out, "results", results);
-		client_print_json(out);
-		cJSON_Delete(out);
-	} else {
-		cJSON_Delete(results);
-	}
+	cmd_print_results(results, status);
 	cJSON_Delete(ids);
 	return status;
 }
