@@ -210,14 +210,29 @@ int fileio_write_all(int fd, const void *data, size_t n)
 /* fileio_batch_begin's: the calling thread's fsyncs are owed to
  * fileio_batch_end */
 static _Thread_local int batch_open;
+/* the fsyncs left out since fileio_batch_begin: none, no sync owed */
+static _Thread_local long batch_owed;
 
-void fileio_batch_begin(void) { batch_open = 1; }
+void fileio_batch_begin(void)
+{
+	batch_open = 1;
+	batch_owed = 0;
+}
 
 int fileio_batch_open(void) { return batch_open; }
+
+int fileio_batch_skips(void)
+{
+	batch_owed += batch_open;
+	return batch_open;
+}
 
 int fileio_batch_end(const char *dir)
 {
 	batch_open = 0;
+	if (!batch_owed)
+		return 0;
+	batch_owed = 0;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return errno_code(errno);
@@ -233,6 +248,7 @@ int fileio_batch_end(const char *dir)
  * (NFS). */
 static int write_synced(int fd, const void *data, size_t size)
 {
+	batch_owed += batch_open;
 	if (fileio_write_all(fd, data, size) < 0 ||
 	    (!batch_open && fsync(fd) < 0)) {
 		int saved = errno;
@@ -248,8 +264,10 @@ static int write_synced(int fd, const void *data, size_t size)
 static int sync_folder(const char *path)
 {
 	int fd, rc = 0;
-	if (batch_open) /* fileio_batch_end syncs it */
+	if (batch_open) { /* fileio_batch_end syncs it */
+		batch_owed++;
 		return 0;
+	}
 	char *dir = path_parent(path);
 	if (!dir) {
 		errno = ENOMEM;

@@ -55,11 +55,14 @@ int fileio_write_new(const char *path, const void *data, size_t size, int mode,
  * all of them durable with one syncfs of the file system that holds dir.
  * Each file still appears whole or not at all, and a kill -9 in between
  * loses nothing (the data is the kernel's); a power loss before the end
- * may lose what the batch wrote, never what was there before it. 0 or
- * ERR_IO / ERR_NO_SPACE with errno.
+ * may lose what the batch wrote, never what was there before it. A batch
+ * that left out no fsync ends without a sync. 0 or ERR_IO / ERR_NO_SPACE
+ * with errno. fileio_batch_skips: whether a write elsewhere (outfile.c)
+ * is to leave out its fsync, counting it as owed to the batch's end.
  */
 void fileio_batch_begin(void);
 int fileio_batch_open(void);
+int fileio_batch_skips(void);
 int fileio_batch_end(const char *dir);
 
 #endif

@@ -180,7 +180,7 @@ int outfile_write(const char *path, const void *data, size_t size, int mode,
 		return OUTFILE_FAILED;
 	}
 	int failed = fileio_write_all(fd, data, size) < 0 ||
-		     (!fileio_batch_open() && fsync(fd) < 0);
+		     (!fileio_batch_skips() && fsync(fd) < 0);
 	int saved = errno;
 	if (close(fd) < 0 && !failed) { /* a deferred write error (NFS) */
 		failed = 1;
@@ -208,7 +208,7 @@ int outfile_write(const char *path, const void *data, size_t size, int mode,
 	}
 	/* the rename made durable; a folder that cannot be fsynced says
 	 * EINVAL, the rename is done all the same */
-	if (!fileio_batch_open() && fsync(dfd) < 0 && errno != EINVAL &&
+	if (!fileio_batch_skips() && fsync(dfd) < 0 && errno != EINVAL &&
 	    errno != EROFS) {
 		say("cannot write %s: %s", path, strerror(errno));
 		rc = OUTFILE_FAILED;
