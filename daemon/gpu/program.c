@@ -4,8 +4,11 @@
  * A program is recorded once (dispatches with their descriptor sets,
  * barriers, zero fills, timestamps) and run as often as needed: the fit
  * records one per tile plan and replays it every epoch, so the host does
- * no per-epoch work beyond a submit and a wait. Descriptor sets come from
- * pools that the program owns and grows; they live as long as it does.
+ * no per-epoch work beyond a submit and a wait. Recording only notes the
+ * ops; the command buffer, its descriptor sets (from pools that the
+ * program owns and grows) and its timestamp queries are made at the first
+ * run. A fit that only ever runs inside a pack (whose packed programs are
+ * made from the notes) thus costs no Vulkan objects for its own programs.
  */
 #include "gpu/internal.h"
 
@@ -15,6 +18,7 @@
 #define SETS_PER_POOL 256
 
 static void barrier(VkCommandBuffer cmd);
+static void release_commands(struct gpu_program *prog);
 
 struct pool_node {
 	struct pool_node *next;
@@ -30,13 +34,16 @@ struct program_op {
 	struct gpu_pipeline *pipe;
 	VkBuffer zero;                      /* OP_ZERO's buffer */
 	uint64_t address[GPU_MAX_BINDINGS]; /* the buffers bound */
+	VkBuffer handle[GPU_MAX_BINDINGS];  /* the same, for descriptors */
 	uint32_t push[GPU_MAX_PUSH / 4];
 	uint32_t groups[3];
 };
 
 struct gpu_program {
 	struct gpu_context *ctx;
-	VkCommandBuffer cmd;
+	VkCommandBuffer
+	    cmd;   /* made at the first run (a packed one's, at once) */
+	int ended; /* gpu_program_end called */
 	struct pool_node *pools;
 	VkQueryPool queries;
 	int max_timestamps, timestamps;
@@ -73,8 +80,22 @@ int gpu_program_create(struct gpu_context *ctx, int max_timestamps,
 	if (!prog)
 		return ERR_NOMEM;
 	prog->ctx = ctx;
+	if (max_timestamps > 0 && ctx->timestamp_period > 0) {
+		prog->max_timestamps = max_timestamps;
+		prog->ticks = calloc((size_t)max_timestamps, sizeof(uint64_t));
+		if (!prog->ticks) {
+			free(prog);
+			return ERR_NOMEM;
+		}
+	}
 	*out = prog;
+	return 0;
+}
 
+/* The command buffer begun, and the timestamp queries made and reset. */
+static int begin_commands(struct gpu_program *prog)
+{
+	struct gpu_context *ctx = prog->ctx;
 	VkCommandBufferAllocateInfo alloc = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
 		.commandPool = ctx->command_pool,
@@ -82,21 +103,13 @@ int gpu_program_create(struct gpu_context *ctx, int max_timestamps,
 		.commandBufferCount = 1,
 	};
 	VkResult r = vkAllocateCommandBuffers(ctx->device, &alloc, &prog->cmd);
-	if (r == VK_SUCCESS && max_timestamps > 0 &&
-	    ctx->timestamp_period > 0) {
+	if (r == VK_SUCCESS && prog->max_timestamps > 0) {
 		VkQueryPoolCreateInfo qi = {
 			.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
 			.queryType = VK_QUERY_TYPE_TIMESTAMP,
-			.queryCount = (uint32_t)max_timestamps,
+			.queryCount = (uint32_t)prog->max_timestamps,
 		};
 		r = vkCreateQueryPool(ctx->device, &qi, NULL, &prog->queries);
-		prog->max_timestamps = max_timestamps;
-		prog->ticks = calloc((size_t)max_timestamps, sizeof(uint64_t));
-		if (!prog->ticks) {
-			gpu_program_destroy(prog);
-			*out = NULL;
-			return ERR_NOMEM;
-		}
 	}
 	if (r == VK_SUCCESS) {
 		VkCommandBufferBeginInfo begin = {
@@ -104,33 +117,39 @@ int gpu_program_create(struct gpu_context *ctx, int max_timestamps,
 		};
 		r = vkBeginCommandBuffer(prog->cmd, &begin);
 	}
-	if (r != VK_SUCCESS) {
-		int rc = gpu_error(ctx, r, "program setup", __FILE__, __LINE__);
-		gpu_program_destroy(prog);
-		*out = NULL;
-		return rc;
-	}
+	if (r != VK_SUCCESS)
+		return gpu_error(ctx, r, "program setup", __FILE__, __LINE__);
 	if (prog->queries)
 		vkCmdResetQueryPool(prog->cmd, prog->queries, 0,
-				    (uint32_t)max_timestamps);
+				    (uint32_t)prog->max_timestamps);
 	return 0;
 }
 
-void gpu_program_destroy(struct gpu_program *prog)
+/* The Vulkan side of a program: its command buffer, descriptor pools and
+ * queries (the notes stay). */
+static void release_commands(struct gpu_program *prog)
 {
-	if (!prog)
-		return;
 	VkDevice dev = prog->ctx->device;
 	for (struct pool_node *p = prog->pools, *next; p; p = next) {
 		next = p->next;
 		vkDestroyDescriptorPool(dev, p->pool, NULL);
 		free(p);
 	}
+	prog->pools = NULL;
 	if (prog->queries)
 		vkDestroyQueryPool(dev, prog->queries, NULL);
+	prog->queries = VK_NULL_HANDLE;
 	if (prog->cmd)
 		vkFreeCommandBuffers(dev, prog->ctx->command_pool, 1,
 				     &prog->cmd);
+	prog->cmd = VK_NULL_HANDLE;
+}
+
+void gpu_program_destroy(struct gpu_program *prog)
+{
+	if (!prog)
+		return;
+	release_commands(prog);
 	free(prog->ticks);
 	free(prog->ops);
 	gpu_arena_destroy(prog->arena);
@@ -184,17 +203,36 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 {
 	if (prog->error)
 		return prog->error;
-	if (nbuffers != pipe->nbindings || push_bytes != pipe->push_bytes)
+	if (nbuffers != pipe->nbindings || push_bytes != pipe->push_bytes ||
+	    prog->cmd)
 		return prog->error = ERR_INVALID;
+	struct program_op op = { .kind = OP_DISPATCH,
+				 .pipe = pipe,
+				 .groups = { gx, gy, gz } };
+	for (int i = 0; i < nbuffers; i++) {
+		op.address[i] = buffers[i]->address;
+		op.handle[i] = buffers[i]->handle;
+	}
+	memcpy(op.push, push, push_bytes);
+	note_op(prog, &op);
+	prog->ndispatch++;
+	return prog->error;
+}
+
+/* A noted dispatch into the command buffer, with its descriptor set. */
+static int replay_dispatch(struct gpu_program *prog,
+			   const struct program_op *op)
+{
+	const struct gpu_pipeline *pipe = op->pipe;
 	VkDescriptorSet set;
 	int rc = allocate_set(prog, pipe->set_layout, &set);
 	if (rc)
-		return prog->error = rc;
+		return rc;
 	VkDescriptorBufferInfo infos[GPU_MAX_BINDINGS];
 	VkWriteDescriptorSet writes[GPU_MAX_BINDINGS];
-	for (int i = 0; i < nbuffers; i++) {
-		infos[i] = (VkDescriptorBufferInfo){ buffers[i]->handle, 0,
-						     VK_WHOLE_SIZE };
+	for (int i = 0; i < pipe->nbindings; i++) {
+		infos[i] =
+		    (VkDescriptorBufferInfo){ op->handle[i], 0, VK_WHOLE_SIZE };
 		writes[i] = (VkWriteDescriptorSet){
 			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
 			.dstSet = set,
@@ -204,33 +242,25 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 			.pBufferInfo = &infos[i],
 		};
 	}
-	vkUpdateDescriptorSets(prog->ctx->device, (uint32_t)nbuffers, writes, 0,
-			       NULL);
+	vkUpdateDescriptorSets(prog->ctx->device, (uint32_t)pipe->nbindings,
+			       writes, 0, NULL);
 	vkCmdBindPipeline(prog->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
 			  pipe->pipeline);
 	vkCmdBindDescriptorSets(prog->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
 				pipe->layout, 0, 1, &set, 0, NULL);
-	if (push_bytes)
+	if (pipe->push_bytes)
 		vkCmdPushConstants(prog->cmd, pipe->layout,
-				   VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes,
-				   push);
-	if (gx && gy && gz)
-		vkCmdDispatch(prog->cmd, gx, gy, gz);
-	struct program_op op = { .kind = OP_DISPATCH,
-				 .pipe = pipe,
-				 .groups = { gx, gy, gz } };
-	for (int i = 0; i < nbuffers; i++)
-		op.address[i] = buffers[i]->address;
-	memcpy(op.push, push, push_bytes);
-	note_op(prog, &op);
-	prog->ndispatch++;
+				   VK_SHADER_STAGE_COMPUTE_BIT, 0,
+				   pipe->push_bytes, op->push);
+	if (op->groups[0] && op->groups[1] && op->groups[2])
+		vkCmdDispatch(prog->cmd, op->groups[0], op->groups[1],
+			      op->groups[2]);
 	return 0;
 }
 
 void gpu_program_barrier(struct gpu_program *prog)
 {
 	note_op(prog, &(struct program_op){ .kind = OP_BARRIER });
-	barrier(prog->cmd);
 }
 
 static void barrier(VkCommandBuffer cmd)
@@ -255,25 +285,67 @@ void gpu_program_zero(struct gpu_program *prog, const struct gpu_buffer *buf)
 {
 	note_op(prog,
 		&(struct program_op){ .kind = OP_ZERO, .zero = buf->handle });
-	vkCmdFillBuffer(prog->cmd, buf->handle, 0, VK_WHOLE_SIZE, 0);
 }
 
+/* A timestamp slot taken; written at once into a packed program's
+ * commands, else noted. */
 int gpu_program_timestamp(struct gpu_program *prog)
 {
-	if (!prog->queries || prog->timestamps == prog->max_timestamps)
+	if (!prog->max_timestamps || prog->timestamps == prog->max_timestamps)
 		return -1;
-	note_op(prog, &(struct program_op){ .kind = OP_TIMESTAMP });
-	vkCmdWriteTimestamp(prog->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-			    prog->queries, (uint32_t)prog->timestamps);
+	if (prog->cmd)
+		vkCmdWriteTimestamp(prog->cmd,
+				    VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+				    prog->queries, (uint32_t)prog->timestamps);
+	else
+		note_op(prog, &(struct program_op){ .kind = OP_TIMESTAMP });
 	return prog->timestamps++;
 }
 
 int gpu_program_end(struct gpu_program *prog)
 {
+	if (!prog->error)
+		prog->ended = 1;
+	return prog->error;
+}
+
+/* The command buffer of a program recorded as notes, made from them. */
+static int make_commands(struct gpu_program *prog)
+{
 	if (prog->error)
 		return prog->error;
-	GPU_CHECK(prog->ctx, vkEndCommandBuffer(prog->cmd));
-	return 0;
+	if (!prog->ended)
+		return ERR_INVALID;
+	int rc = begin_commands(prog), stamp = 0;
+	for (int i = 0; rc == 0 && i < prog->nops; i++) {
+		const struct program_op *op = &prog->ops[i];
+		switch (op->kind) {
+		case OP_DISPATCH:
+			rc = replay_dispatch(prog, op);
+			break;
+		case OP_BARRIER:
+			barrier(prog->cmd);
+			break;
+		case OP_ZERO:
+			vkCmdFillBuffer(prog->cmd, op->zero, 0, VK_WHOLE_SIZE,
+					0);
+			break;
+		case OP_TIMESTAMP:
+			vkCmdWriteTimestamp(
+			    prog->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+			    prog->queries, (uint32_t)stamp++);
+			break;
+		}
+	}
+	if (rc == 0) {
+		VkResult r = vkEndCommandBuffer(prog->cmd);
+		if (r != VK_SUCCESS)
+			rc = gpu_error(prog->ctx, r, "vkEndCommandBuffer",
+				       __FILE__, __LINE__);
+	}
+	if (rc) /* made again at the next run */
+		release_commands(prog);
+	return rc;
 }
 
 static int read_timestamps(struct gpu_program *prog)
@@ -295,8 +367,12 @@ int gpu_programs_run(struct gpu_program *const *progs, int n)
 	VkCommandBuffer cmds[GPU_MOST_SUBMITTED] = { 0 };
 	if (n < 1 || n > GPU_MOST_SUBMITTED)
 		return ERR_INVALID;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		int rc = progs[i]->cmd ? 0 : make_commands(progs[i]);
+		if (rc)
+			return rc;
 		cmds[i] = progs[i]->cmd;
+	}
 	int rc = gpu_submit_wait(progs[0]->ctx, cmds, n);
 	for (int i = 0; rc == 0 && i < n; i++)
 		rc = read_timestamps(progs[i]);
@@ -436,6 +512,7 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 	/* the same timestamps, at the same places: a stage of the slots'
 	 * programs (from, to) is that stage of the pack */
 	int rc = gpu_program_create(ctx, progs[0]->timestamps, &prog);
+	rc = rc ? rc : begin_commands(prog);
 	rc = rc ? rc : gpu_arena_create(ctx, &prog->arena);
 	size_t table_bytes = entries * sizeof(*table);
 	rc = rc ? rc
@@ -466,6 +543,10 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 	}
 	prog->ndispatch = 0;
 	prog->nops = 0;
+	VkResult r = rc ? VK_SUCCESS : vkEndCommandBuffer(prog->cmd);
+	if (r != VK_SUCCESS)
+		rc =
+		    gpu_error(ctx, r, "vkEndCommandBuffer", __FILE__, __LINE__);
 	rc = rc ? rc : gpu_program_end(prog);
 	if (rc) {
 		gpu_program_destroy(prog);
