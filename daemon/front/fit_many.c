@@ -41,6 +41,7 @@
 #include "nn/fit.h"
 #include "nn/pack.h"
 #include "nn/package.h"
+#include "formats/safetensors.h"
 
 #define FIT_MANY_MOST 4096 /* fits in one pack at most */
 
@@ -294,15 +295,32 @@ static void output_names(const struct fit_many_options *o, const char *name,
 	snprintf(recon, len, "%s/%s.png", o->out, name);
 }
 
-/* Writes the finished fit's package and reconstruction. */
+/* Writes the finished fit's package and reconstruction: ex, made with
+ * the pack's other fits ending at this epoch (nn_pack_export), or NULL:
+ * made now. */
 static int finish(const struct fit_many_options *o, const struct images *im,
-		  struct member *mb, struct tally *t)
+		  struct member *mb, struct nn_export *ex, struct tally *t)
 {
 	char model[4300], recon[4300], msg[1024];
 	double psnr = NAN;
+	int rc;
 	output_names(o, im->names[mb->image], model, recon, sizeof(model));
-	int rc = fit_out_export(mb->fit, model, recon, o->force, &psnr, msg,
-				sizeof(msg));
+	if (!ex) {
+		rc = fit_out_export(mb->fit, model, recon, o->force, &psnr, msg,
+				    sizeof(msg));
+	} else if (ex->rc) {
+		snprintf(msg, sizeof(msg), "cannot export the fit: %s",
+			 error_message(ex->rc));
+		st_destroy(ex->model);
+		image_destroy(ex->recon);
+		rc = OUTFILE_FAILED;
+	} else {
+		psnr = ex->psnr;
+		rc = fit_out_write(ex->model, ex->recon, model, recon, o->force,
+				   msg, sizeof(msg));
+	}
+	if (ex)
+		*ex = (struct nn_export){ 0 };
 	if (rc) {
 		report(o, im->paths[mb->image], 0, 0, 0, msg);
 		t->failed++;
@@ -359,7 +377,7 @@ static void write_stopped(const struct fit_many_options *o,
 		"best so far, %d image(s) not begun\n",
 		fit_out_signal_name(sig), *n, left);
 	for (; *n > 0; --*n) {
-		finish(o, im, &live[*n - 1], t);
+		finish(o, im, &live[*n - 1], NULL, t);
 		nn_fit_destroy(live[*n - 1].fit);
 	}
 }
@@ -460,8 +478,11 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	struct nn_fit **fits = calloc((size_t)cap, sizeof(*fits));
 	struct nn_metrics *m = calloc((size_t)cap, sizeof(*m));
 	int *rcs = calloc((size_t)cap, sizeof(*rcs));
+	int *over = calloc((size_t)cap, sizeof(*over));
+	struct nn_export *ex = calloc((size_t)cap, sizeof(*ex));
 	struct nn_pack *pack = NULL;
-	if (!live || !fits || !m || !rcs || nn_pack_create(&pack, gpu)) {
+	if (!live || !fits || !m || !rcs || !over || !ex ||
+	    nn_pack_create(&pack, gpu)) {
 		fprintf(stderr, "vkinrd: out of memory\n");
 		return 1;
 	}
@@ -522,16 +543,26 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			t.steps++;
 		}
 		t0 = now_s();
-		/* the outputs of the fits that end here are made durable
-		 * together: one sync, not two a file */
+		/* the fits that end here are exported together (one packed
+		 * render a candidate, one read of them all), and their outputs
+		 * made durable together: one sync, not two a file */
+		int any_over = 0;
+		for (int i = 0; rc == 0 && i < n; i++) {
+			over[i] = rcs[i] == 0 &&
+				  nn_fit_epoch(live[i].fit) >=
+				      nn_fit_config(live[i].fit)->epochs;
+			any_over |= over[i];
+		}
+		int packed = rc == 0 && any_over &&
+			     nn_pack_export(pack, fits, n, over, 1, 1, ex) == 0;
 		fileio_batch_begin();
-		int ended = 0;
+		int ended = 0, kept = 0;
 		for (int i = 0; rc == 0 && i < n; i++) {
 			struct member *mb = &live[i];
-			int over = nn_fit_epoch(mb->fit) >=
-				   nn_fit_config(mb->fit)->epochs;
-			if (rcs[i] == 0 && !over)
+			if (rcs[i] == 0 && !over[i]) {
+				live[kept++] = *mb;
 				continue;
+			}
 			if (rcs[i]) {
 				report(
 				    o, im.paths[mb->image], 0, 0, 0,
@@ -540,12 +571,15 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 					: error_message(rcs[i]));
 				t.failed++;
 			} else {
-				ended += finish(o, &im, mb, &t) == 0;
+				ended +=
+				    finish(o, &im, mb, packed ? &ex[i] : NULL,
+					   &t) == 0;
 			}
 			tally_fit(&t, mb->fit);
 			nn_fit_destroy(mb->fit);
-			live[i--] = live[--n];
 		}
+		if (rc == 0)
+			n = kept;
 		if (fileio_batch_end(o->out) && ended) {
 			fprintf(stderr,
 				"vkinrd: cannot make the outputs in %s "
@@ -594,5 +628,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	free(fits);
 	free(m);
 	free(rcs);
+	free(over);
+	free(ex);
 	return sig ? 128 + sig : rc || t.failed ? 1 : 0;
 }

@@ -45,9 +45,6 @@ int fit_out_export(struct nn_fit *fit, const char *model_path,
 {
 	struct st_file *model = NULL;
 	struct image *recon = NULL;
-	uint8_t *bytes = NULL;
-	size_t size = 0;
-	int model_new = 0;
 	int rc = nn_fit_export(fit, model_path ? &model : NULL,
 			       recon_path ? &recon : NULL, psnr);
 	if (rc) {
@@ -55,6 +52,17 @@ int fit_out_export(struct nn_fit *fit, const char *model_path,
 			 error_message(rc));
 		return OUTFILE_FAILED;
 	}
+	return fit_out_write(model, recon, model_path, recon_path, force, err,
+			     errlen);
+}
+
+int fit_out_write(struct st_file *model, struct image *recon,
+		  const char *model_path, const char *recon_path, int force,
+		  char *err, size_t errlen)
+{
+	uint8_t *bytes = NULL;
+	size_t size = 0;
+	int model_new = 0, rc = 0;
 	if (model) {
 		model_new = outfile_check(model_path, 0, NULL, 0) == 0;
 		rc = st_encode(model, &bytes, &size);

@@ -24,6 +24,13 @@ struct nn_fit;
 int fit_out_export(struct nn_fit *fit, const char *model_path,
 		   const char *recon_path, int force, double *psnr, char *err,
 		   size_t errlen);
+/* An export made already (model or recon NULL: not written), encoded and
+ * written as fit_out_export does; takes (frees) model and recon. */
+struct st_file;
+struct image;
+int fit_out_write(struct st_file *model, struct image *recon,
+		  const char *model_path, const char *recon_path, int force,
+		  char *err, size_t errlen);
 /* A checkpoint of fit at path, by the same rule. */
 int fit_out_checkpoint(struct nn_fit *fit, const char *path, int force,
 		       char *err, size_t errlen);

@@ -118,6 +118,16 @@ int gpu_upload(struct gpu_context *ctx, const struct gpu_buffer *dst,
 	       VkDeviceSize offset, const void *data, VkDeviceSize size);
 int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src,
 		 VkDeviceSize offset, void *data, VkDeviceSize size);
+/* Several downloads with one wait: each copy of list moved to its host
+ * memory, as gpu_download would one by one. */
+struct gpu_copy {
+	const struct gpu_buffer *buf;
+	VkDeviceSize offset;
+	void *host;
+	VkDeviceSize size;
+};
+int gpu_download_many(struct gpu_context *ctx, const struct gpu_copy *list,
+		      int n);
 int gpu_fill_zero(struct gpu_context *ctx, const struct gpu_buffer *dst);
 
 /* --------------------------------------------------------- pipelines */

@@ -211,6 +211,65 @@ int gpu_download(struct gpu_context *ctx, const struct gpu_buffer *src,
 	return transfer(ctx, src, offset, data, size, 0);
 }
 
+/* The copies of list[from, to) that went through the staging buffer
+ * (at[i]), waited for and moved to the host. */
+static int copy_out(struct gpu_context *ctx, const struct gpu_copy *list,
+		    const VkDeviceSize *at, int from, int to)
+{
+	int rc = gpu_transfers_flush(ctx);
+	for (int i = from; rc == 0 && i < to; i++)
+		if (at[i] != (VkDeviceSize)-1)
+			memcpy(list[i].host, (char *)ctx->stage.mapped + at[i],
+			       list[i].size);
+	return rc;
+}
+
+int gpu_download_many(struct gpu_context *ctx, const struct gpu_copy *list,
+		      int n)
+{
+	VkDeviceSize *at = calloc((size_t)(n > 0 ? n : 1), sizeof(*at));
+	if (!at)
+		return ERR_NOMEM;
+	int rc = 0, first = 0;
+	for (int i = 0; rc == 0 && i < n; i++) {
+		const struct gpu_copy *c = &list[i];
+		VkDeviceSize size = (c->size + 15) & ~(VkDeviceSize)15;
+		at[i] = (VkDeviceSize)-1;
+		if (c->buf->mapped || !c->size)
+			continue;         /* copied at the end */
+		if (size > STAGING_MAX) { /* alone, in pieces */
+			rc = copy_out(ctx, list, at, first, i);
+			first = i + 1;
+			rc = rc ? rc
+				: transfer(ctx, c->buf, c->offset, c->host,
+					   c->size, 0);
+			continue;
+		}
+		if (!ctx->stage_arena ||
+		    ctx->stage_used + size > ctx->stage.size) {
+			/* the staging buffer is full: what it holds first */
+			rc = copy_out(ctx, list, at, first, i);
+			first = i;
+		}
+		VkCommandBuffer cmd;
+		rc = rc ? rc : stage_reserve(ctx, c->size, &at[i]);
+		rc = rc ? rc : pending_next(ctx, &cmd);
+		if (rc)
+			break;
+		VkBufferCopy region = { c->offset, at[i], c->size };
+		vkCmdCopyBuffer(cmd, c->buf->handle, ctx->stage.handle, 1,
+				&region);
+	}
+	rc = rc ? rc : copy_out(ctx, list, at, first, n);
+	for (int i = 0; rc == 0 && i < n; i++)
+		if (list[i].buf->mapped && list[i].size)
+			memcpy(list[i].host,
+			       (char *)list[i].buf->mapped + list[i].offset,
+			       list[i].size);
+	free(at);
+	return rc;
+}
+
 int gpu_fill_zero(struct gpu_context *ctx, const struct gpu_buffer *dst)
 {
 	VkCommandBuffer cmd;

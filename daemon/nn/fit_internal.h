@@ -148,6 +148,24 @@ double nn_fit_psnr_of_sse(const struct nn_fit *fit);
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
 /* The reconstruction of the last exact render, read back. */
 int nn_fit_render_image(struct nn_fit *fit, struct image **recon);
+
+/* What an export chooses from (package.c): the live weights, the
+ * average (when the recipe keeps one) and the best model kept (once one
+ * was measured), in that order, ties going to the first; copies[k] is the
+ * device buffer of candidate k, c[k].weights its name. Returns how many. */
+#define NN_EXPORT_CANDIDATES 3
+struct st_file;
+struct nn_candidate {
+	float *w; /* host copy */
+	double psnr;
+	char weights[48];
+};
+int nn_export_candidates(const struct nn_fit *fit,
+			 const struct gpu_buffer *copies[NN_EXPORT_CANDIDATES],
+			 struct nn_candidate c[NN_EXPORT_CANDIDATES]);
+/* The model package of weights p (host memory) measured at psnr. */
+int nn_fit_package_of(struct nn_fit *fit, const float *p, double psnr,
+		      const char *weights, struct st_file **out);
 /* Another copy of the weights (fit->average, fit->best) in fit->params
  * for a render (the live ones kept in *live meanwhile), then the live
  * ones back (frees live). */

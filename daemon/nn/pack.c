@@ -24,7 +24,14 @@
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
 
-enum pack_program { PK_EPOCH, PK_OPTIM, PK_AVG_RENDER, PK_KEEP_AVG, PK_KINDS };
+enum pack_program {
+	PK_EPOCH,
+	PK_OPTIM,
+	PK_AVG_RENDER,
+	PK_KEEP_AVG,
+	PK_RENDER, /* the exact render, for exports (pack_export.c) */
+	PK_KINDS
+};
 
 struct pack_group {
 	int n;
@@ -119,6 +126,8 @@ static struct gpu_program *own_program(const struct nn_fit *fit,
 		return fit->adam_prog;
 	case PK_AVG_RENDER:
 		return fit->avg_render_prog;
+	case PK_RENDER:
+		return fit->render_prog;
 	default:
 		return fit->keep_average_prog;
 	}
@@ -263,6 +272,39 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 	 * runs */
 	if (rc == 0 && nbatch)
 		rc = gpu_programs_run(batch, nbatch);
+	return rc;
+}
+
+/* Where fit is in the list the groups were built for, or -1. */
+static int place_of(const struct nn_pack *pack, const struct nn_fit *fit)
+{
+	for (int j = 0; j < pack->nfits; j++)
+		if (pack->fits[j] == fit && pack->serials[j] == fit->serial)
+			return j;
+	return -1;
+}
+
+int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit)
+{
+	return place_of(pack, fit) >= 0;
+}
+
+int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,
+		   const int *flag)
+{
+	int *on = calloc((size_t)pack->nfits + 1, sizeof(*on));
+	int rc = on ? 0 : ERR_NOMEM;
+	for (int i = 0; rc == 0 && i < n; i++) {
+		if (!flag[i])
+			continue;
+		int j = place_of(pack, fits[i]);
+		if (j < 0)
+			rc = ERR_INVALID;
+		else
+			on[j] = 1;
+	}
+	rc = rc ? rc : run_kind(pack, PK_RENDER, on);
+	free(on);
 	return rc;
 }
 

@@ -39,6 +39,36 @@ void nn_pack_destroy(struct nn_pack *pack);
 int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 		 struct nn_metrics *m, int *rcs);
 
+/*
+ * The exports of the fits whose want[i] is set, as nn_fit_export(fits[i],
+ * ...) would make them one by one, bit for bit, but, for the fits of the
+ * last step, rendered by the pack's programs and read back together: a
+ * handful of submissions for any number of fits (a fit the last step did
+ * not take is exported alone). out[i] gets the
+ * model package (when models), the reconstruction (when recons), the
+ * PSNR of the weights exported, and rc: 0 or why that fit's export
+ * failed. Returns 0, or an error of the device that failed every export.
+ */
+struct st_file;
+struct image;
+struct nn_export {
+	struct st_file *model;
+	struct image *recon;
+	double psnr;
+	int rc;
+};
+int nn_pack_export(struct nn_pack *pack, struct nn_fit *const *fits, int n,
+		   const int *want, int models, int recons,
+		   struct nn_export *out);
+
+/* Whether the last step took fit (as it is now); and the exact render
+ * of those of fits[0..n) whose flag is set, each group's packed program
+ * at once (pack_export.c): ERR_INVALID when one was not in the last
+ * step. */
+int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit);
+int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,
+		   const int *flag);
+
 /* Groups and fits of the last step, for logs and the benchmark. */
 void nn_pack_shape(const struct nn_pack *pack, int *groups, int *fits);
 

@@ -248,8 +248,8 @@ int nn_fit_open(struct nn_fit **out, struct gpu_context *gpu,
 }
 
 /* The package of weights p (host memory, fit->layout.total floats). */
-static int build_package(struct nn_fit *fit, const float *p, double psnr,
-			 const char *weights, struct st_file **out)
+int nn_fit_package_of(struct nn_fit *fit, const float *p, double psnr,
+		      const char *weights, struct st_file **out)
 {
 	struct package_entry e[MAX_ENTRIES];
 	struct st_file *f = st_create();
@@ -289,12 +289,25 @@ static int build_package(struct nn_fit *fit, const float *p, double psnr,
 	return 0;
 }
 
-/* The copies of the weights an export chooses from, on the host. */
-struct candidate {
-	float *w;
-	double psnr;
-	char weights[sizeof(((struct nn_fit *)0)->exported)];
-};
+int nn_export_candidates(const struct nn_fit *fit,
+			 const struct gpu_buffer *copies[NN_EXPORT_CANDIDATES],
+			 struct nn_candidate c[NN_EXPORT_CANDIDATES])
+{
+	int n = 1;
+	copies[0] = &fit->params;
+	snprintf(c[0].weights, sizeof(c[0].weights), "live");
+	if (fit->average.handle) {
+		copies[n] = &fit->average;
+		snprintf(c[n++].weights, sizeof(c[0].weights), "average");
+	}
+	if (fit->kept.epoch >= 0) {
+		copies[n] = &fit->best;
+		snprintf(
+		    c[n++].weights, sizeof(c[0].weights), "best (%s, epoch %d)",
+		    nn_best_source_name(fit->kept.source), fit->kept.epoch);
+	}
+	return n;
+}
 
 /*
  * The best of the copies of the weights there are: the live ones, the
@@ -310,21 +323,11 @@ struct candidate {
 int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		  struct image **recon, double *psnr)
 {
-	const struct gpu_buffer *copies[3] = { &fit->params };
-	struct candidate c[3] = { { 0 } };
+	const struct gpu_buffer *copies[NN_EXPORT_CANDIDATES];
+	struct nn_candidate c[NN_EXPORT_CANDIDATES] = { { 0 } };
 	size_t bytes = fit->layout.total * sizeof(float);
-	int n = 1, rc = 0, won = 0, in_params = 0;
-	snprintf(c[0].weights, sizeof(c[0].weights), "live");
-	if (fit->average.handle) {
-		copies[n] = &fit->average;
-		snprintf(c[n++].weights, sizeof(c[0].weights), "average");
-	}
-	if (fit->kept.epoch >= 0) {
-		copies[n] = &fit->best;
-		snprintf(
-		    c[n++].weights, sizeof(c[0].weights), "best (%s, epoch %d)",
-		    nn_best_source_name(fit->kept.source), fit->kept.epoch);
-	}
+	int n = nn_export_candidates(fit, copies, c), rc = 0, won = 0,
+	    in_params = 0;
 	for (int i = 0; rc == 0 && i < n; i++) {
 		c[i].w = malloc(bytes);
 		rc = c[i].w
@@ -355,8 +358,8 @@ int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 		}
 	}
 	if (rc == 0 && model)
-		rc = build_package(fit, c[won].w, c[won].psnr, c[won].weights,
-				   &pkg);
+		rc = nn_fit_package_of(fit, c[won].w, c[won].psnr,
+				       c[won].weights, &pkg);
 	if (in_params != 0) {
 		int back = gpu_upload(fit->gpu, &fit->params, 0, c[0].w, bytes);
 		rc = rc ? rc : back;
@@ -387,14 +390,26 @@ int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
 {
 	struct st_file *model = NULL;
 	struct image *recon = NULL;
-	uint8_t *png = NULL;
-	size_t png_size = 0;
 	if (failed)
 		*failed = NULL;
 	int rc = nn_fit_export(fit, model_path ? &model : NULL,
 			       recon_path ? &recon : NULL, psnr);
-	if (rc == 0 && model && (rc = st_save_file(model, model_path)) &&
-	    failed)
+	if (rc)
+		return rc;
+	return nn_export_save(model, recon, model_path, recon_path, recon_mode,
+			      failed);
+}
+
+int nn_export_save(struct st_file *model, struct image *recon,
+		   const char *model_path, const char *recon_path,
+		   unsigned recon_mode, const char **failed)
+{
+	uint8_t *png = NULL;
+	size_t png_size = 0;
+	int rc = 0;
+	if (failed)
+		*failed = NULL;
+	if (model && (rc = st_save_file(model, model_path)) && failed)
 		*failed = model_path;
 	if (rc == 0 && recon) {
 		rc = png_encode(recon, &png, &png_size);

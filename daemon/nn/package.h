@@ -68,6 +68,11 @@ int nn_fit_export(struct nn_fit *fit, struct st_file **model,
 int nn_fit_save_export(struct nn_fit *fit, const char *model_path,
 		       const char *recon_path, unsigned recon_mode,
 		       double *psnr, const char **failed);
+/* The same for an export made already (nn_pack_export's): model and
+ * recon (either NULL: not written) are written and freed. */
+int nn_export_save(struct st_file *model, struct image *recon,
+		   const char *model_path, const char *recon_path,
+		   unsigned recon_mode, const char **failed);
 
 /* nn_fit_export renders the live weights, the average (when the recipe
  * keeps one) and the best model kept (nn_fit_best), and exports the best

@@ -80,6 +80,11 @@ struct run {
 	int reached;   /* the model reached target_psnr */
 	int shared;    /* in a pack with others (the device is theirs
 				too: a fault is handled for all) */
+	/* its export made already with the pack's other jobs ending at
+	 * this boundary (nn_pack_export), which run_finish writes; NULL:
+	 * run_finish makes it */
+	struct nn_export *export;
+	int flags; /* the job's flags (WORK_CANCEL, ...) at this boundary */
 	/* how it ended */
 	enum work_end end;
 	double psnr;   /* done: the exported model's */

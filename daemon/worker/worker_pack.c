@@ -23,6 +23,8 @@
 #include "proto/errors.h"
 #include "log.h"
 #include "nn/pack.h"
+#include "formats/safetensors.h"
+#include "util/image.h"
 #include "util/fileio.h"
 #include "util/path.h"
 #include "worker/worker_internal.h"
@@ -111,6 +113,47 @@ static void boundary_end(struct worker *w, char *jobs_dir)
 }
 
 /*
+ * The flags of each job at this boundary (r->flags), and the exports of
+ * the jobs that finish here made together (nn_pack_export: a few
+ * submissions for any number of jobs), for run_finish to write. fits and
+ * want: room for n. A failed batch leaves each job to make its own.
+ */
+static void prepare_exports(struct worker *w, struct nn_pack *pack,
+			    struct run **runs, int n, struct nn_fit **fits,
+			    int *want)
+{
+	int any = 0;
+	for (int i = 0; i < n; i++) {
+		struct run *r = runs[i];
+		r->flags = worker_flags_of(w, r->job);
+		fits[i] = r->fit;
+		want[i] =
+		    !(r->flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) &&
+		    (r->reached || nn_fit_epoch(r->fit) >= r->job->cfg.epochs);
+		any += want[i];
+	}
+	if (any < 2)
+		return;
+	struct nn_export *ex = calloc((size_t)n, sizeof(*ex));
+	if (!ex || nn_pack_export(pack, fits, n, want, 1, 1, ex)) {
+		free(ex);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!want[i])
+			continue;
+		runs[i]->export = malloc(sizeof(*runs[i]->export));
+		if (runs[i]->export) {
+			*runs[i]->export = ex[i];
+		} else {
+			st_destroy(ex[i].model);
+			image_destroy(ex[i].recon);
+		}
+	}
+	free(ex);
+}
+
+/*
  * Trains the jobs handed over as one pack (nn/pack.h) until none is left:
  * between two epochs jobs join (taken as they come, while the pack has
  * room and the device memory) and leave (done, paused, cancelled,
@@ -163,11 +206,12 @@ void worker_run_pack(struct worker *w)
 		if (!n)
 			break;
 		worker_serve_due(w, runs, n);
+		prepare_exports(w, pack, runs, n, fits, rcs);
 		char *jobs_dir = boundary_begin(runs);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
 			r->shared = n > 1;
-			int flags = worker_flags_of(w, r->job);
+			int flags = r->flags;
 			enum run_outcome o = RUN_NEXT;
 			if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 				worker_save_checkpoint(w, r);

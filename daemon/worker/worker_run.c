@@ -24,16 +24,34 @@
 #include "proto/errors.h"
 #include "log.h"
 #include "nn/package.h"
+#include "nn/pack.h"
+#include "formats/safetensors.h"
 #include "util/image.h"
 #include "worker/worker_internal.h"
 
-/* Writes model.safetensors and recon.png for a finished job. */
+/* Writes model.safetensors and recon.png for a finished job: the
+ * export made with its pack (r->export), or one made now. */
 static int save_exports(struct run *r, double *psnr)
 {
 	char model[4200], recon[4200];
 	worker_path_in(r->job, NULL, JOBFILE_MODEL, model, sizeof(model));
 	worker_path_in(r->job, NULL, JOBFILE_RECON, recon, sizeof(recon));
-	return nn_fit_save_export(r->fit, model, recon, 0600, psnr, NULL);
+	struct nn_export *ex = r->export;
+	r->export = NULL;
+	if (!ex)
+		return nn_fit_save_export(r->fit, model, recon, 0600, psnr,
+					  NULL);
+	int rc = ex->rc;
+	if (rc) {
+		st_destroy(ex->model);
+		image_destroy(ex->recon);
+	} else {
+		*psnr = ex->psnr;
+		rc = nn_export_save(ex->model, ex->recon, model, recon, 0600,
+				    NULL);
+	}
+	free(ex);
+	return rc;
 }
 
 /*
@@ -274,6 +292,11 @@ void worker_run_job(struct worker *w, struct work_job *job)
 /* The job leaves the worker: WORK_ENDED, and its run freed. */
 void run_end(struct worker *w, struct run *r)
 {
+	if (r->export) { /* made, then not written (the job left first) */
+		st_destroy(r->export->model);
+		image_destroy(r->export->recon);
+		free(r->export);
+	}
 	post_end(w, r);
 	nn_fit_destroy(r->fit);
 	image_destroy(r->target);

@@ -3,7 +3,8 @@
  * bit: jobs of different image sizes, epochs, rates, seeds and recipes,
  * joining and leaving the pack between epochs, one of them stopping
  * mid-way (as a paused or cancelled job does), on the Vulkan device (the
- * packed shader variants on lavapipe in CI).
+ * packed shader variants on lavapipe in CI); and their exports made
+ * together are each one's own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include "nn/fit_internal.h"
 #include "nn/pack.h"
 #include "nn/package.h"
+#include "formats/safetensors.h"
 #include "unit/support_gpu.h"
 
 #define JOBS 5
@@ -165,6 +167,80 @@ static void test_pack_equals_alone(void **state)
 	}
 }
 
+/* The exports of a pack's fits made together (nn_pack_export) are each
+ * fit's nn_fit_export: the same weights chosen, package and image, bit
+ * for bit on CPU devices (within 0.01 dB on a GPU, whose packed render is
+ * another shader), and the live weights left in place. Jobs 0, 1 and 4
+ * are exported; 2 and 3 go on. */
+static void test_pack_export_equals_alone(void **state)
+{
+	(void)state;
+	test_need_gpu();
+	if (!nn_pack_supported(test_gpu))
+		skip();
+	struct nn_fit *fits[JOBS];
+	struct image *img[JOBS];
+	for (int j = 0; j < JOBS; j++)
+		fits[j] = make_fit(j, &img[j]);
+	struct nn_pack *pack;
+	assert_int_equal(nn_pack_create(&pack, test_gpu), 0);
+	struct nn_metrics m[JOBS];
+	int rcs[JOBS];
+	for (int e = 0; e < 9; e++)
+		assert_int_equal(nn_pack_step(pack, fits, JOBS, m, rcs), 0);
+	/* three candidates to choose from: live, average, best kept */
+	assert_true(fits[0]->average.handle && fits[0]->kept.epoch >= 0);
+	float *before;
+	read_weights(fits[2], &before);
+	int want[JOBS] = { 1, 1, 0, 0, 1 };
+	struct nn_export ex[JOBS];
+	assert_int_equal(nn_pack_export(pack, fits, JOBS, want, 1, 1, ex), 0);
+	int exact = gpu_info(test_gpu)->is_cpu;
+	for (int j = 0; j < JOBS; j++) {
+		if (!want[j]) {
+			assert_null(ex[j].model);
+			continue;
+		}
+		assert_int_equal(ex[j].rc, 0);
+		struct st_file *model;
+		struct image *recon;
+		double psnr;
+		assert_int_equal(nn_fit_export(fits[j], &model, &recon, &psnr),
+				 0);
+		assert_true(fabs(psnr - ex[j].psnr) < 0.01);
+		uint8_t *a, *b;
+		size_t na, nb;
+		assert_int_equal(st_encode(model, &a, &na), 0);
+		assert_int_equal(st_encode(ex[j].model, &b, &nb), 0);
+		if (exact) {
+			assert_true(psnr == ex[j].psnr);
+			assert_int_equal(na, nb);
+			assert_memory_equal(a, b, na);
+			assert_memory_equal(recon->rgb, ex[j].recon->rgb,
+					    (size_t)recon->width *
+						recon->height * 3 *
+						sizeof(float));
+		}
+		free(a);
+		free(b);
+		st_destroy(model);
+		image_destroy(recon);
+		st_destroy(ex[j].model);
+		image_destroy(ex[j].recon);
+	}
+	float *after;
+	read_weights(fits[2], &after);
+	assert_memory_equal(before, after,
+			    fits[2]->layout.total * sizeof(float));
+	free(before);
+	free(after);
+	nn_pack_destroy(pack);
+	for (int j = 0; j < JOBS; j++) {
+		nn_fit_destroy(fits[j]);
+		image_destroy(img[j]);
+	}
+}
+
 /* Job 0 in a pack with jobs 1 and 4, then with job 3 alone: the same
  * weights, bit for bit, on every device. */
 static void test_pack_neighbours(void **state)
@@ -218,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_pack_equals_alone),
 		cmocka_unit_test(test_pack_equals_alone_auto),
 		cmocka_unit_test(test_pack_neighbours),
+		cmocka_unit_test(test_pack_export_equals_alone),
 	};
 	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
 }
