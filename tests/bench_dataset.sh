@@ -103,6 +103,19 @@ if trained and done:
     most = max(trained)
     print("         epochs %.2f s (the longest job's), the rest %.2f s: %.2f ms a job" % (
         most, secs - most, 1e3 * (secs - most) / len(done)))
+# when the jobs were stored, began and ended (the daemon's clock)
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else float("nan")
+times = [(j["created"], j["started"], j["finished"]) for j in done
+         if all(isinstance(j.get(k), (int, float)) for k in ("created", "started", "finished"))]
+if times:
+    c0 = min(t[0] for t in times)
+    print("         submitted over %.2f s; first start %.2f s, last start %.2f s, "
+          "last end %.2f s after the first submission; median wait to start %.1f ms" % (
+              max(t[0] for t in times) - c0, min(t[1] for t in times) - c0,
+              max(t[1] for t in times) - c0, max(t[2] for t in times) - c0,
+              1e3 * median([t[1] - t[0] for t in times])))
 PY
 		grep -E "fixed cost|pack of" "$t/daemon.log" | tail -3 || true
 		kill -TERM $daemon; wait $daemon 2>/dev/null || true; daemon= ;;

@@ -78,6 +78,67 @@ static int put_config(struct st_file *f, const struct nn_config *cfg)
 	return rc;
 }
 
+/* ----------------------------------------------------- read ahead */
+
+/* The buffers a checkpoint reads (those the fit has). */
+static int checkpoint_buffers(const struct nn_fit *fit,
+			      const struct gpu_buffer *out[NN_READ_AHEAD])
+{
+	const struct gpu_buffer *all[NN_READ_AHEAD] = {
+		&fit->params, &fit->adam_m,  &fit->adam_v,
+		&fit->muon_m, &fit->average, &fit->best
+	};
+	int n = 0;
+	for (int i = 0; i < NN_READ_AHEAD; i++)
+		if (all[i]->handle)
+			out[n++] = all[i];
+	return n;
+}
+
+int nn_fits_read_ahead(struct nn_fit *const *fits, int n, const int *want)
+{
+	struct gpu_copy *list =
+	    calloc((size_t)n * NN_READ_AHEAD + 1, sizeof(*list));
+	int count = 0, rc = list ? 0 : ERR_NOMEM;
+	for (int i = 0; rc == 0 && i < n; i++) {
+		if (!want[i])
+			continue;
+		struct nn_fit *fit = fits[i];
+		const struct gpu_buffer *bufs[NN_READ_AHEAD];
+		nn_fit_drop_read_ahead(fit);
+		int nb = checkpoint_buffers(fit, bufs);
+		for (int k = 0; rc == 0 && k < nb; k++) {
+			void *data = malloc(bufs[k]->size);
+			if (!data) {
+				rc = ERR_NOMEM;
+				break;
+			}
+			fit->ahead[fit->nahead++] =
+			    (struct read_ahead){ bufs[k], data };
+			list[count++] = (struct gpu_copy){ bufs[k], 0, data,
+							   bufs[k]->size };
+		}
+	}
+	rc = rc || !count ? rc : gpu_download_many(fits[0]->gpu, list, count);
+	for (int i = 0; rc && i < n; i++)
+		if (want[i])
+			nn_fit_drop_read_ahead(fits[i]);
+	free(list);
+	return rc;
+}
+
+/* size bytes of buf to data: from what was read ahead, else read now. */
+static int read_state(struct nn_fit *fit, const struct gpu_buffer *buf,
+		      void *data, size_t size)
+{
+	for (int i = 0; i < fit->nahead; i++)
+		if (fit->ahead[i].buf == buf) {
+			memcpy(data, fit->ahead[i].data, size);
+			return 0;
+		}
+	return gpu_download(fit->gpu, buf, 0, data, size);
+}
+
 /* The optimizer's state beyond Adam, when the recipe has it (version 2). */
 static int add_device_tensor(struct nn_fit *fit, struct st_file *f,
 			     const char *name, const struct gpu_buffer *buf)
@@ -86,8 +147,7 @@ static int add_device_tensor(struct nn_fit *fit, struct st_file *f,
 		return 0;
 	int64_t shape[1] = { (int64_t)(buf->size / sizeof(float)) };
 	float *data = malloc(buf->size);
-	int rc =
-	    data ? gpu_download(fit->gpu, buf, 0, data, buf->size) : ERR_NOMEM;
+	int rc = data ? read_state(fit, buf, data, buf->size) : ERR_NOMEM;
 	rc = rc ? rc : st_add(f, name, ST_F32, 1, shape, data);
 	free(data);
 	return rc;
@@ -162,8 +222,10 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 	struct st_file *f = st_create();
 	int rc = buf && metrics && f ? 0 : ERR_NOMEM;
 
-	rc = rc ? rc
-		: nn_fit_read_params(fit, buf, buf + total, buf + 2 * total);
+	size_t bytes = total * sizeof(float);
+	rc = rc ? rc : read_state(fit, &fit->params, buf, bytes);
+	rc = rc ? rc : read_state(fit, &fit->adam_m, buf + total, bytes);
+	rc = rc ? rc : read_state(fit, &fit->adam_v, buf + 2 * total, bytes);
 	for (int i = 0; rc == 0 && i < fit->nhistory; i++) {
 		const struct nn_metrics *m = &fit->history[i];
 		double row[5] = { m->epoch, m->mse, m->psnr, m->lr, m->ms };
@@ -188,6 +250,7 @@ int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out)
 				  (unsigned long long)checkpoint_checksum(f));
 	free(buf);
 	free(metrics);
+	nn_fit_drop_read_ahead(fit); /* used once */
 	if (rc) {
 		st_destroy(f);
 		return rc;
@@ -253,6 +316,7 @@ int nn_checkpoint_config(const struct st_file *ckpt, struct nn_config *cfg,
 int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 		   size_t errlen)
 {
+	nn_fit_drop_read_ahead(fit); /* what it held changes */
 	struct nn_config cfg;
 	long long epoch, width, height;
 	int rc = nn_checkpoint_config(ckpt, &cfg, err, errlen);

@@ -406,11 +406,19 @@ static void release_device(struct nn_fit *fit)
 	fit->stages = NULL;
 }
 
+void nn_fit_drop_read_ahead(struct nn_fit *fit)
+{
+	for (int i = 0; i < fit->nahead; i++)
+		free(fit->ahead[i].data);
+	fit->nahead = 0;
+}
+
 void nn_fit_destroy(struct nn_fit *fit)
 {
 	if (!fit)
 		return;
 	release_device(fit);
+	nn_fit_drop_read_ahead(fit);
 	free(fit->history);
 	free(fit);
 }
@@ -505,6 +513,7 @@ static int rebuild(const struct nn_fit *fit, const struct carried *c,
 
 int nn_fit_set_precision(struct nn_fit *fit, enum nn_precision p)
 {
+	nn_fit_drop_read_ahead(fit); /* what it held changes */
 	struct carried c = { 0 };
 	enum nn_precision was = fit->precision;
 	double start = now_ms(), switched = fit->switch_ms;
@@ -597,6 +606,7 @@ static int beats_best(const struct nn_fit *fit, double psnr)
 
 int nn_step_begin(struct nn_fit *fit, struct nn_step *st)
 {
+	nn_fit_drop_read_ahead(fit); /* the step changes what it holds */
 	st->t = fit->epoch + 1;
 	st->lr = nn_lr_at(&fit->cfg, st->t);
 	st->start_ms = now_ms();
@@ -754,6 +764,7 @@ int nn_fit_write_state(struct nn_fit *fit, const float *params, const float *m,
 		       const float *v, int epoch,
 		       const struct nn_metrics *history, int nhistory)
 {
+	nn_fit_drop_read_ahead(fit); /* what it held changes */
 	uint64_t bytes = fit->layout.total * sizeof(float);
 	int rc = gpu_upload(fit->gpu, &fit->params, 0, params, bytes);
 	rc = rc ? rc : gpu_upload(fit->gpu, &fit->adam_m, 0, m, bytes);

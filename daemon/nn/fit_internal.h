@@ -17,6 +17,8 @@ struct stage_time {
 	int pass, from, to;
 };
 
+#define NN_READ_AHEAD 6 /* params, adam_m, adam_v, muon_m, average, best */
+
 struct nn_fit {
 	struct gpu_context *gpu;
 	struct nn_config cfg;
@@ -56,6 +58,13 @@ struct nn_fit {
 	struct gpu_buffer best;
 	struct nn_best kept;
 	char exported[48]; /* what the last export took (package's "weights") */
+	/* the state the next checkpoint reads, read back ahead with other
+	 * fits' (nn_fits_read_ahead); dropped by a step */
+	struct read_ahead {
+		const struct gpu_buffer *buf;
+		void *data;
+	} ahead[NN_READ_AHEAD];
+	int nahead;
 	int sse_count;
 
 	struct gpu_program *epoch_prog, *adam_prog;
@@ -148,6 +157,9 @@ double nn_fit_psnr_of_sse(const struct nn_fit *fit);
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
 /* The reconstruction of the last exact render, read back. */
 int nn_fit_render_image(struct nn_fit *fit, struct image **recon);
+
+/* Drops the state read ahead for a checkpoint (checkpoint.c reads it). */
+void nn_fit_drop_read_ahead(struct nn_fit *fit);
 
 /* What an export chooses from (package.c): the live weights, the
  * average (when the recipe keeps one) and the best model kept (once one

@@ -46,6 +46,11 @@ int nn_fit_open(struct nn_fit **out, struct gpu_context *gpu,
  * with the same target and config continues bit for bit.
  */
 int nn_fit_checkpoint(struct nn_fit *fit, struct st_file **out);
+/* The state that the next nn_fit_checkpoint of each fit whose want[i] is
+ * set reads, read back for all of them with one wait (a pack's jobs that
+ * end at one epoch): the checkpoints are the same, made without a wait
+ * each. What was read is dropped by the fit's next step. */
+int nn_fits_read_ahead(struct nn_fit *const *fits, int n, const int *want);
 int nn_fit_restore(struct nn_fit *fit, const struct st_file *ckpt, char *err,
 		   size_t errlen);
 /* The config stored in a checkpoint (to create the fit to restore into). */

@@ -23,6 +23,7 @@
 #include "proto/errors.h"
 #include "log.h"
 #include "nn/pack.h"
+#include "nn/package.h"
 #include "formats/safetensors.h"
 #include "util/image.h"
 #include "util/fileio.h"
@@ -113,33 +114,35 @@ static void boundary_end(struct worker *w, char *jobs_dir)
 }
 
 /*
- * The flags of each job at this boundary (r->flags), and the exports of
- * the jobs that finish here made together (nn_pack_export: a few
- * submissions for any number of jobs), for run_finish to write. fits and
- * want: room for n. A failed batch leaves each job to make its own.
+ * The flags of each job at this boundary (r->flags), the exports of the
+ * jobs that finish here made together (nn_pack_export: a few submissions
+ * for any number of jobs), for run_finish to write, and the state that
+ * the checkpoints of all that leave read, read back together
+ * (nn_fits_read_ahead). fits and want: room for n. A failed batch leaves
+ * each job to make its own.
  */
 static void prepare_exports(struct worker *w, struct nn_pack *pack,
 			    struct run **runs, int n, struct nn_fit **fits,
 			    int *want)
 {
-	int any = 0;
+	const int stop = WORK_CANCEL | WORK_PAUSE | WORK_STOP;
+	int any = 0, leaving = 0;
 	for (int i = 0; i < n; i++) {
 		struct run *r = runs[i];
 		r->flags = worker_flags_of(w, r->job);
 		fits[i] = r->fit;
 		want[i] =
-		    !(r->flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) &&
+		    !(r->flags & stop) &&
 		    (r->reached || nn_fit_epoch(r->fit) >= r->job->cfg.epochs);
 		any += want[i];
+		leaving += want[i] || (r->flags & stop);
 	}
-	if (any < 2)
-		return;
-	struct nn_export *ex = calloc((size_t)n, sizeof(*ex));
-	if (!ex || nn_pack_export(pack, fits, n, want, 1, 1, ex)) {
+	struct nn_export *ex = any > 1 ? calloc((size_t)n, sizeof(*ex)) : NULL;
+	if (ex && nn_pack_export(pack, fits, n, want, 1, 1, ex)) {
 		free(ex);
-		return;
+		ex = NULL;
 	}
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; ex && i < n; i++) {
 		if (!want[i])
 			continue;
 		runs[i]->export = malloc(sizeof(*runs[i]->export));
@@ -151,6 +154,12 @@ static void prepare_exports(struct worker *w, struct nn_pack *pack,
 		}
 	}
 	free(ex);
+	/* after the exports, which put the live weights back */
+	if (leaving > 1) {
+		for (int i = 0; i < n; i++)
+			want[i] = want[i] || (runs[i]->flags & stop);
+		nn_fits_read_ahead(fits, n, want);
+	}
 }
 
 /*

@@ -168,7 +168,8 @@ static void test_pack_equals_alone(void **state)
 }
 
 /* The exports of a pack's fits made together (nn_pack_export) are each
- * fit's nn_fit_export: the same weights chosen, package and image, bit
+ * fit's nn_fit_export, and so are checkpoints made from state read back
+ * together (nn_fits_read_ahead): the same weights chosen, package and image, bit
  * for bit on CPU devices (within 0.01 dB on a GPU, whose packed render is
  * another shader), and the live weights left in place. Jobs 0, 1 and 4
  * are exported; 2 and 3 go on. */
@@ -234,6 +235,30 @@ static void test_pack_export_equals_alone(void **state)
 			    fits[2]->layout.total * sizeof(float));
 	free(before);
 	free(after);
+	/* checkpoints from state read back for all at once are each one's
+	 * own, and a step drops what was read */
+	int all[JOBS] = { 1, 1, 1, 1, 1 };
+	assert_int_equal(nn_fits_read_ahead(fits, JOBS, all), 0);
+	for (int j = 0; j < JOBS; j++) {
+		struct st_file *ahead, *now;
+		uint8_t *a, *b;
+		size_t na, nb;
+		assert_true(fits[j]->nahead > 0);
+		assert_int_equal(nn_fit_checkpoint(fits[j], &ahead), 0);
+		assert_int_equal(fits[j]->nahead, 0);
+		assert_int_equal(nn_fit_checkpoint(fits[j], &now), 0);
+		assert_int_equal(st_encode(ahead, &a, &na), 0);
+		assert_int_equal(st_encode(now, &b, &nb), 0);
+		assert_int_equal(na, nb);
+		assert_memory_equal(a, b, na);
+		free(a);
+		free(b);
+		st_destroy(ahead);
+		st_destroy(now);
+	}
+	assert_int_equal(nn_fits_read_ahead(fits, JOBS, all), 0);
+	assert_int_equal(nn_pack_step(pack, fits, JOBS, m, rcs), 0);
+	assert_int_equal(fits[0]->nahead, 0);
 	nn_pack_destroy(pack);
 	for (int j = 0; j < JOBS; j++) {
 		nn_fit_destroy(fits[j]);
