@@ -61,6 +61,10 @@ struct service {
 	int device_timer_on;
 	uint64_t last_request;     /* the number of the last work request */
 	struct rpc_batch *batches; /* batches being answered (methods.c) */
+	/* the turn's group commit (commit.c) */
+	uv_check_t commit_check;
+	uv_idle_t commit_idle;
+	int commit_open;
 };
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "proto/errors.h"
 #include "loop/after.h"
+#include "loop/commit.h"
 #include "jobs/share.h"
 #include "loop/events.h"
 #include "formats/image_codec.h"
@@ -383,6 +384,8 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 			    quota_jobs_per_uid());
 	}
 	struct job *job;
+	commit_open(svc); /* durable, with the turn's others, before the
+			     answer goes out */
 	rc = queue_submit(svc->queue, &pd->p, server_conn_uid(rq->c),
 			  server_conn_pid(rq->c), d->png.bytes, d->png.size,
 			  d->image->width, d->image->height, d->model.bytes,

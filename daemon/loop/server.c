@@ -114,7 +114,7 @@ static void write_cb(uv_write_t *req, int status)
 
 static void flush(struct peer_conn *c)
 {
-	if (c->inflight || !c->out_head || c->closing)
+	if (c->inflight || !c->out_head || c->closing || c->s->corked)
 		return;
 	int n = 0;
 	struct out_msg **tail = &c->inflight;
@@ -138,6 +138,15 @@ static void flush(struct peer_conn *c)
 		c->inflight = NULL;
 		server_conn_close(c);
 	}
+}
+
+void server_cork(struct server *s, int on)
+{
+	s->corked = on;
+	if (on)
+		return;
+	for (struct peer_conn *c = s->conns; c; c = c->next)
+		flush(c);
 }
 
 int server_send(struct peer_conn *c, char *line)

@@ -66,6 +66,10 @@ void server_stop_listening(struct server *s);
  * close callbacks. server_close(NULL) does nothing. */
 void server_close(struct server *s);
 
+/* Holds every connection's output while on (the loop's group commit,
+ * commit.c), and sends what was held when turned off. */
+void server_cork(struct server *s, int on);
+
 /*
  * Queues line (malloc'ed, ending in '\n'; ownership passes) on c. Returns
  * 0, or ERR_STATE when c is closing. Output is never refused for its size:

@@ -61,6 +61,7 @@ struct server {
 	int nconns;
 	uint64_t next_id;
 	uint64_t stall_ms, line_ms;
+	int corked; /* output held (server_cork) */
 	char readbuf[64 << 10];
 };
 

@@ -1,0 +1,62 @@
+/*
+ * commit.c - the loop's group commit (commit.h).
+ *
+ * The group opens at commit_open and ends in on_check, which libuv runs
+ * after the turn's I/O callbacks. An idle handle runs while a group is
+ * open, so that the loop does not sleep in its poll with answers held.
+ */
+#include "loop/commit.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+#include "loop/loop_state.h"
+#include "loop/server.h"
+#include "util/fileio.h"
+
+static void end_group(struct service *svc)
+{
+	if (!svc->commit_open)
+		return;
+	svc->commit_open = 0;
+	uv_idle_stop(&svc->commit_idle);
+	if (fileio_batch_end(svc->queue->jobs_dir))
+		log_warn("cannot make the jobs' files in %s durable: %s",
+			 svc->queue->jobs_dir, strerror(errno));
+	if (svc->server)
+		server_cork(svc->server, 0);
+}
+
+static void on_check(uv_check_t *h) { end_group(h->data); }
+
+static void on_idle(uv_idle_t *h) { (void)h; }
+
+void commit_init(struct service *svc)
+{
+	uv_check_init(svc->loop, &svc->commit_check);
+	svc->commit_check.data = svc;
+	uv_check_start(&svc->commit_check, on_check);
+	uv_idle_init(svc->loop, &svc->commit_idle);
+	svc->commit_idle.data = svc;
+}
+
+void commit_open(struct service *svc)
+{
+	if (svc->commit_open || fileio_batch_open())
+		return;
+	svc->commit_open = 1;
+	fileio_batch_begin();
+	if (svc->server)
+		server_cork(svc->server, 1);
+	uv_idle_start(&svc->commit_idle, on_idle);
+}
+
+void commit_finish(struct service *svc)
+{
+	end_group(svc);
+	if (!uv_is_closing((uv_handle_t *)&svc->commit_check))
+		uv_close((uv_handle_t *)&svc->commit_check, NULL);
+	if (!uv_is_closing((uv_handle_t *)&svc->commit_idle))
+		uv_close((uv_handle_t *)&svc->commit_idle, NULL);
+}
