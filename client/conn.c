@@ -438,15 +438,19 @@ static int daemon_answers(const struct client_conn *c)
 int conn_call(struct client_conn *c, const char *method, cJSON *params,
 	      cJSON **result)
 {
-	int id = ++c->next_id, rc;
-	long long deadline;
+	int id, rc = conn_send(c, method, params, &id);
+	*result = NULL;
+	return rc < 0 ? rc : conn_await(c, id, method, result);
+}
+
+int conn_send(struct client_conn *c, const char *method, cJSON *params, int *id)
+{
 	char *line;
 	size_t len;
-	cJSON *msg;
+	int rc;
 
-	*result = NULL;
-	deadline = c->timeout_ms > 0 ? now_ms() + c->timeout_ms : -1;
-	line = rpc_request_line(id, method, params);
+	*id = ++c->next_id;
+	line = rpc_request_line(*id, method, params);
 	if (!line)
 		return ERR_NOMEM;
 	len = strlen(line);
@@ -460,9 +464,17 @@ int conn_call(struct client_conn *c, const char *method, cJSON *params,
 	}
 	rc = send_all(c, line, len);
 	free(line);
-	if (rc < 0)
-		return rc;
+	return rc < 0 ? rc : 0;
+}
 
+int conn_await(struct client_conn *c, int id, const char *method,
+	       cJSON **result)
+{
+	long long deadline = c->timeout_ms > 0 ? now_ms() + c->timeout_ms : -1;
+	cJSON *msg;
+	int rc;
+
+	*result = NULL;
 	for (;;) {
 		while ((msg = queue_pop(&c->answers))) {
 			if (!answer_matches(msg, id)) {

@@ -48,6 +48,13 @@ void conn_close(struct client_conn *c);
  */
 int conn_call(struct client_conn *c, const char *method, cJSON *params,
 	      cJSON **result);
+/* conn_call in two halves, so that several connections may each have a
+ * call in flight: conn_send sends the request (params consumed) and says
+ * its id; conn_await waits for that id's answer, as conn_call. */
+int conn_send(struct client_conn *c, const char *method, cJSON *params,
+	      int *id);
+int conn_await(struct client_conn *c, int id, const char *method,
+	       cJSON **result);
 
 /*
  * Waits up to timeout_ms (-1: forever) for the next notification. Returns 0
