@@ -61,6 +61,10 @@ struct service {
 	int device_timer_on;
 	uint64_t last_request;     /* the number of the last work request */
 	struct rpc_batch *batches; /* batches being answered (methods.c) */
+	/* the queued job no worker admits now, and why, as last said
+	 * (schedule.c: said once, not at every round) */
+	char waiting_job[JOB_ID_MAX];
+	char waiting_why[64];
 };
 
 #endif

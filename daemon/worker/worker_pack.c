@@ -133,11 +133,11 @@ void worker_run_pack(struct worker *w)
 		worker_hand_back(w);
 		goto out;
 	}
-	uint64_t budget =
-	    (uint64_t)(gpu_info(w->gpu)->budget_bytes * WORKER_PACK_MEMORY);
+	struct admit_pace pace = { 0 };
 	for (;;) {
 		struct work_job *job;
-		while (n < w->pack && (job = worker_take_job(w))) {
+		while (n < w->pack && admit_may_join(w, &pace, n) &&
+		       (job = worker_take_job(w))) {
 			struct run *r = calloc(1, sizeof(*r));
 			if (!r) {
 				worker_release_held(w, job->id);
@@ -149,16 +149,13 @@ void worker_run_pack(struct worker *w)
 			*r = (struct run){ .job = job,
 					   .psnr = NAN,
 					   .shared = n > 0 };
+			double t = worker_seconds();
 			if (run_load(w, r) == RUN_ENDED) {
 				run_end(w, r);
 				continue;
 			}
+			admit_joined(w, &pace, r, n, worker_seconds() - t);
 			runs[n++] = r;
-			if (gpu_bytes_in_use(w->gpu) > budget) {
-				pthread_mutex_lock(&w->lock);
-				w->full = 1;
-				pthread_mutex_unlock(&w->lock);
-			}
 		}
 		if (!n)
 			break;
@@ -196,6 +193,7 @@ void worker_run_pack(struct worker *w)
 		double t = worker_seconds();
 		int rc = nn_pack_step(pack, fits, n, m, rcs);
 		double dt = worker_seconds() - t;
+		admit_stepped(&pace, dt);
 		for (int i = 0; rc == 0 && i < n; i++)
 			if (worker_device_fault(rcs[i]))
 				rc = rcs[i];

@@ -73,8 +73,10 @@ static enum run_outcome load(struct worker *w, struct run *r)
 		pthread_mutex_lock(&w->lock);
 		w->full = 1;
 		pthread_mutex_unlock(&w->lock);
+		worker_admit_alone(w, job->id); /* never again beside others */
 		log_info("job %s: the device's memory is full with its pack; "
-			 "back to the queue",
+			 "back to the queue, to run alone once the worker is "
+			 "free",
 			 job->id);
 		return run_ended(r, WORK_END_QUEUED);
 	}
