@@ -41,6 +41,9 @@
  * dispatches), as so many pixels more: on lavapipe at width 16 a 16x16
  * fit costs 12 ms an epoch in a pack, a 32x32 one 19 ms. */
 #define ADMIT_FIT_PIXELS 1024.0
+/* What a pack holds beside its fits (its programs' buffers), until it is
+ * measured: 6 MiB on lavapipe. */
+#define ADMIT_PACK_BYTES (8u << 20)
 /* uids counted apart in one pack; more share the last entry */
 #define ADMIT_UIDS 64
 
@@ -58,9 +61,16 @@ void worker_estimate(struct work_job *job, uid_t uid, int width, int height)
 	uint64_t fixed = 6 * total * 4 + 2 * px * 12 + 4 * nf * nf * blocks * 5;
 	uint64_t per_pixel = 4 * nf * (blocks + 3) + 16 + 48 + 4 * nf;
 	uint64_t need = fixed + px * per_pixel;
-	/* the arena's blocks double from 1 MiB: up to half again unused,
-	 * and a block of host-visible memory */
-	job->bytes = need + need / 2 + (2u << 20);
+	/* the arena's blocks, doubling from 1 MiB up to 256, a quarter
+	 * more for what their alignment leaves, and 2 MiB of other memory
+	 * types (a 16x16 fit holds 3 MiB, 64x64 7 MiB, 160x160 31 MiB on
+	 * lavapipe at width 16: this says 3, 9 and 33) */
+	uint64_t held = 0, block = 1u << 20;
+	while (held < need + need / 4) {
+		held += block;
+		block = block < (256u << 20) ? 2 * block : block;
+	}
+	job->bytes = held + (2u << 20);
 	job->uid = uid;
 	job->work = nn_epoch_gflop(cfg->nblocks, cfg->nf, 1, 1) *
 		    ((double)px + ADMIT_FIT_PIXELS);
@@ -130,8 +140,12 @@ static int admits(struct worker *w, const struct work_job *job, char *why,
 	}
 	if (!w->nheld)
 		return 0; /* alone: the fit plans its tiles for the device */
-	uint64_t held = w->base_bytes;
+	/* what its fits hold, or what the device holds in all (the pack's
+	 * own, the staging) with the jobs not loaded yet, the larger */
+	uint64_t held = w->base_bytes, in_use = w->bytes_in_use;
 	for (const struct held *h = w->held; h; h = h->next) {
+		if (h->job)
+			in_use += held_bytes(w, h->bytes);
 		if (must_run_alone(w, h->id) ||
 		    held_bytes(w, h->bytes) > w->budget) {
 			snprintf(why, len,
@@ -142,6 +156,7 @@ static int admits(struct worker *w, const struct work_job *job, char *why,
 		}
 		held += held_bytes(w, h->bytes);
 	}
+	held = in_use > held ? in_use : held;
 	uint64_t need = held_bytes(w, job->bytes);
 	if (must_run_alone(w, job->id) || need > w->budget) {
 		snprintf(why, len,
@@ -200,12 +215,24 @@ void admit_device_opened(struct worker *w)
 	    env && strtoull(env, NULL, 10) > 0
 		? strtoull(env, NULL, 10)
 		: (uint64_t)(info->budget_bytes * WORKER_PACK_MEMORY);
-	uint64_t base = gpu_bytes_in_use(w->gpu);
+	uint64_t base = gpu_bytes_in_use(w->gpu) + ADMIT_PACK_BYTES;
 	pthread_mutex_lock(&w->lock);
 	w->budget = budget;
 	w->fit_budget = info->budget_bytes / 10 * 8;
 	w->base_bytes = base;
 	pthread_mutex_unlock(&w->lock);
+}
+
+/* What the device holds beside the fits (the pack's own, the staging),
+ * the most seen: counted for every admission (under lock). */
+static void measure_base(struct worker *w, uint64_t in_use)
+{
+	uint64_t fits = 0;
+	for (const struct held *h = w->held; h; h = h->next)
+		if (!h->job)
+			fits += h->bytes;
+	if (in_use > fits && in_use - fits > w->base_bytes)
+		w->base_bytes = in_use - fits;
 }
 
 /* Ends, unloaded, each job handed over and not taken whose pause or
@@ -253,21 +280,26 @@ void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
 	struct nn_fit_info info;
 	nn_fit_get_info(r->fit, &info);
 	uint64_t in_use = gpu_bytes_in_use(w->gpu);
-	log_debug("job %s: joined a pack of %d in %.3f s; its fit holds %llu "
-		  "bytes (estimated %llu)",
-		  r->job->id, running, seconds,
-		  (unsigned long long)info.device_bytes,
-		  (unsigned long long)r->job->bytes);
+	log_debug(
+	    "job %s: joined a pack of %d in %.3f s; its fit holds %llu "
+	    "bytes (estimated %llu), the device %llu",
+	    r->job->id, running, seconds, (unsigned long long)info.device_bytes,
+	    (unsigned long long)r->job->bytes, (unsigned long long)in_use);
 	pthread_mutex_lock(&w->lock);
 	if (r->job->held)
 		r->job->held->bytes = info.device_bytes;
+	measure_base(w, in_use);
 	if (in_use > w->budget)
 		w->full = 1;
 	pthread_mutex_unlock(&w->lock);
 }
 
-void admit_stepped(struct admit_pace *pace, double seconds)
+void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds)
 {
+	uint64_t in_use = gpu_bytes_in_use(w->gpu);
+	pthread_mutex_lock(&w->lock);
+	measure_base(w, in_use);
+	pthread_mutex_unlock(&w->lock);
 	double most = seconds * WORKER_PACK_JOIN_SHARE;
 	pace->credit += most;
 	if (pace->credit > most)

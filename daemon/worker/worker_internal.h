@@ -145,7 +145,7 @@ int admit_may_join(struct worker *w, const struct admit_pace *pace, int n);
 void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
 		  int running, double seconds);
 /* The pack stepped an epoch in seconds. */
-void admit_stepped(struct admit_pace *pace, double seconds);
+void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds);
 /* id ran out of memory beside others: it runs alone from now on. */
 void worker_admit_alone(struct worker *w, const char *id);
 

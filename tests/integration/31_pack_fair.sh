@@ -14,15 +14,18 @@
 #     most of A's jobs seen in the pack, pause and cancel latency. The
 #     sanitizer build (VKINR_SANITIZED) prints them but skips the timing
 #     checks.
+#     Before the flood, a job of uid A with 64 times the victim's work
+#     (256x256) waits, saying why once in its log.
 #  2. With a pack budget of VKINRD_PACK_MEMORY_BYTES (its fits' device
 #     memory): the device memory in use stays within it while A's flood
 #     fills the pack, and a job larger than the budget (uid A, 160x160)
 #     waits, saying why once in its log, starts once, alone, when the
-#     victim's job leaves, and nothing joins it while it runs.
+#     pack's jobs leave, and nothing joins it while it runs.
+#  3. SIGTERM with jobs queued and running stops the daemon in under 5 s.
 # run.sh: alone
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
-tap_plan 4
+tap_plan 9
 need_device
 need_users 2
 PACK=64 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
@@ -50,6 +53,18 @@ def epoch_ms(job, seconds, watch=None):
 v = call_as(B, "job.submit", {"image": {"png": vimg}, "epochs": 1000000, "width": 16})["job"]
 wait_epoch(c, v, 5, timeout=120)
 alone = epoch_ms(v, 4)
+# a job of another uid with 64 times the victim's work waits for the pack
+big = call_as(A, "job.submit", {"image": {"png": png_b64(sample("b.png", 256, 256))},
+                                "epochs": 5, "width": 16})["job"]
+time.sleep(1.5)
+big_state = c.call("job.get", {"job": big})["state"]
+call_as(A, "job.cancel", {"job": big})
+ev = [json.loads(l)["text"] for l in
+      open(os.path.join(os.environ["STATE"], "jobs", big, "events.ndjson"))]
+waits = [e for e in ev if e.startswith("waits:")]
+print("# uid %d's 256x256 job: %s" % (A, waits[:1]))
+tap.ok(big_state == "queued" and len(waits) == 1 and "3 times longer" in waits[0],
+       "another uid's job of 64 times the victim's work does not join its pack, saying why once", ev)
 JOBS = r'''
 import sys
 from rpc import Client
@@ -97,8 +112,65 @@ for j in c.call("job.list")["jobs"]:
         c.request("job.cancel", {"job": j["id"]})
 tap.done()
 EOF_PY
+stop_daemon
+TAP_N=5
+rm -rf "$STATE"
+# 24 MiB: seven of the small fits (3 MiB each on lavapipe), not the large one
+VKINRD_PACK_MEMORY_BYTES=25165824 PACK=64 start_daemon ||
+	{ echo "not ok 6 - daemon restarts"; exit 1; }
+open_to_users
+run_py <<'EOF_PY'
+from rpc import *
+from users import *
+tap = Tap()
+A, B = UIDS
+c = Client()
+budget = 25165824
+simg = png_b64(sample("s.png", 16, 16))
+bimg = png_b64(sample("b.png", 160, 160))
+small = [["job.submit", {"image": {"png": simg}, "epochs": 15, "width": 16}]] * 40
+as_uid(A, small)
+big = call_as(A, "job.submit", {"image": {"png": bimg}, "epochs": 40, "width": 16})["job"]
+most_bytes = most_jobs = 0
+end = time.time() + 8
+while time.time() < end:  # the pack of small ones, until the large one runs alone
+    d = c.call("daemon.status")["devices"][0]
+    if c.call("job.get", {"job": big})["state"] != "queued":
+        break
+    most_bytes = max(most_bytes, d["gpu_bytes"])
+    most_jobs = max(most_jobs, d["jobs"])
+    time.sleep(0.1)
+print("# a pack budget of %d MiB: at most %.1f MiB in use, %d jobs at once"
+      % (budget >> 20, most_bytes / 2**20, most_jobs))
+tap.ok(0 < most_bytes <= budget and 1 < most_jobs < 40,
+       "the pack's device memory stays within its budget (%.1f of %d MiB, %d jobs at once)"
+       % (most_bytes / 2**20, budget >> 20, most_jobs), (most_bytes, most_jobs))
+j = wait_state(c, big, ("running",), timeout=240)
+alone = c.call("daemon.status")["devices"][0]["jobs"]
+late = call_as(B, "job.submit", {"image": {"png": simg}, "epochs": 3, "width": 16})["job"]
+time.sleep(2)
+late_state = c.call("job.get", {"job": late})["state"]
+mid = c.call("daemon.status")["devices"][0]["jobs"]
+call_as(A, "job.cancel", {"job": big})
+wait_state(c, late, ("done",), timeout=120)
+ev = [json.loads(l)["text"] for l in
+      open(os.path.join(os.environ["STATE"], "jobs", big, "events.ndjson"))]
+starts = [e for e in ev if e.startswith("starting on")]
+waits = [e for e in ev if e.startswith("waits:")]
+print("# the large job: %s" % waits[:2])
+tap.ok(j["state"] == "running" and len(starts) == 1 and len(waits) == 1
+       and "runs alone" in waits[0],
+       "a job larger than the pack's budget waits, said once with why, and starts once", ev)
+tap.ok(alone == 1 and mid == 1 and late_state == "queued",
+       "it runs alone: nothing joins it (another uid's job waits meanwhile)",
+       (alone, mid, late_state))
+tap.done()
+EOF_PY
+TAP_N=8
 t0=$(date +%s.%N)
 stop_daemon
-echo "# the daemon stopped in $(echo "$(date +%s.%N) - $t0" | bc) s"
-TAP_N=4
+t=$(echo "$(date +%s.%N) - $t0" | bc)
+echo "# the daemon stopped in $t s"
+check "SIGTERM stops the daemon within 5 s (its 10 s cut-off unused)" \
+	test "$(echo "$t < 5" | bc)" = 1
 tap_done
