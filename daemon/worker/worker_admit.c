@@ -18,11 +18,12 @@
  *   make a job's epoch at most that many times longer than its own
  *   user's jobs make it.
  *
- * Loading a job takes time too (its buffers, its programs): a running
- * pack loads joiners at its epoch boundaries only while their loads have
- * taken at most WORKER_PACK_JOIN_SHARE of its epochs' time (struct
- * admit_pace), one at a boundary at most once that share is used, and
- * none once the daemon stops. A job paused or cancelled before it was
+ * Jobs coming and going take time too (loads: buffers, programs;
+ * leaving: checkpoints, exports): a running pack loads joiners at its
+ * epoch boundaries only while that time, beyond what a boundary where no
+ * job comes or goes takes, has been at most WORKER_PACK_JOIN_SHARE of its
+ * epochs' time (struct admit_pace), one at a boundary at most once that
+ * share is used, and none once the daemon stops. A job paused or cancelled before it was
  * loaded leaves at once, unloaded. Worker thread, but worker_admit and
  * worker_estimate (the loop's); under the worker's lock where said.
  */
@@ -275,8 +276,11 @@ int admit_may_join(struct worker *w, const struct admit_pace *pace, int n)
 void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
 		  int running, double seconds)
 {
-	if (running)
+	pace->changed = 1;
+	if (running) {
 		pace->credit -= seconds;
+		pace->loads += seconds;
+	}
 	struct nn_fit_info info;
 	nn_fit_get_info(r->fit, &info);
 	uint64_t in_use = gpu_bytes_in_use(w->gpu);
@@ -294,14 +298,31 @@ void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
 	pthread_mutex_unlock(&w->lock);
 }
 
-void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds)
+void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds,
+		   int n)
 {
 	uint64_t in_use = gpu_bytes_in_use(w->gpu);
 	pthread_mutex_lock(&w->lock);
 	measure_base(w, in_use);
 	pthread_mutex_unlock(&w->lock);
+	/* the boundary before this epoch: one where no job came or went
+	 * says what the pack's own cost (its events, its checkpoints); past
+	 * that, what jobs coming and going cost (their loads, already
+	 * charged, their checkpoints and exports) is charged too */
+	double now = worker_seconds(),
+	       boundary = now - seconds - pace->last_end;
+	if (pace->last_end > 0 && !pace->changed && n == pace->last_n)
+		pace->quiet = pace->quiet > 0
+				  ? 0.8 * pace->quiet + 0.2 * boundary
+				  : boundary;
+	else if (pace->last_end > 0 && boundary > pace->quiet + pace->loads)
+		pace->credit -= boundary - pace->quiet - pace->loads;
 	double most = seconds * WORKER_PACK_JOIN_SHARE;
 	pace->credit += most;
 	if (pace->credit > most)
 		pace->credit = most;
+	pace->last_end = now;
+	pace->last_n = n;
+	pace->loads = 0;
+	pace->changed = 0;
 }

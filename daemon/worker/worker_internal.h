@@ -134,7 +134,11 @@ int worker_has_untaken(struct worker *w); /* under lock */
 /* worker_admit.c: who joins a pack, and how fast (worker_admit and
  * worker_estimate are the loop's, in worker.h) */
 struct admit_pace {
-	double credit; /* seconds loads may still take; < 0: none now */
+	double credit;       /* seconds joiners may still take; < 0: none now */
+	double last_end;     /* when the last epoch ended (worker_seconds) */
+	double quiet;        /* a boundary's time when no job comes or goes */
+	double loads;        /* seconds of loads charged since the last epoch */
+	int last_n, changed; /* the last epoch's jobs; one joined since */
 };
 /* The device was opened: the budgets. */
 void admit_device_opened(struct worker *w);
@@ -145,7 +149,8 @@ int admit_may_join(struct worker *w, const struct admit_pace *pace, int n);
 void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
 		  int running, double seconds);
 /* The pack stepped an epoch in seconds. */
-void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds);
+void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds,
+		   int n);
 /* id ran out of memory beside others: it runs alone from now on. */
 void worker_admit_alone(struct worker *w, const char *id);
 

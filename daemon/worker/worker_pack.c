@@ -193,7 +193,7 @@ void worker_run_pack(struct worker *w)
 		double t = worker_seconds();
 		int rc = nn_pack_step(pack, fits, n, m, rcs);
 		double dt = worker_seconds() - t;
-		admit_stepped(w, &pace, dt);
+		admit_stepped(w, &pace, dt, n);
 		for (int i = 0; rc == 0 && i < n; i++)
 			if (worker_device_fault(rcs[i]))
 				rc = rcs[i];

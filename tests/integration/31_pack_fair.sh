@@ -6,11 +6,11 @@
 #     submits 300 small jobs (16x16, 3 epochs each): A's jobs join the
 #     victim's pack only while the pack's work stays within
 #     WORKER_PACK_FAIR (3) times the victim's, and their loads within a
-#     third of the pack's time, so the victim's epochs get at most 4 times
-#     longer (asserted: 4x, plus 10 ms for lavapipe's noise); A's flood
-#     still moves on (some of its jobs finish meanwhile). The victim's
-#     pause and cancel are answered within a second (one pack epoch and a
-#     load). The figures are printed: epoch ms alone and flooded, the
+#     third of the pack's time (with their checkpoints and exports), so
+#     the victim's epochs get at most 4 times longer (asserted: 4.5x, for
+#     lavapipe's noise on a shared machine); A's flood still moves on
+#     (some of its jobs finish meanwhile). The victim's pause and cancel
+#     are answered within 2 s (one pack epoch, a load, a checkpoint). The figures are printed: epoch ms alone and flooded, the
 #     most of A's jobs seen in the pack, pause and cancel latency. The
 #     sanitizer build (VKINR_SANITIZED) prints them but skips the timing
 #     checks.
@@ -100,12 +100,13 @@ def timed(cond, what, detail):
     else:
         tap.n += 1
         print("ok %d # SKIP %s: timings mean nothing in the sanitizer build" % (tap.n, what))
-timed(flooded <= 4 * alone + 10, "another uid's flood makes the victim's epochs at most 4x longer "
-      "(%.1f ms against %.1f alone)" % (flooded, alone), (alone, flooded))
+timed(flooded <= 4.5 * alone, "another uid's flood makes the victim's epochs at most 4x longer, "
+      "and half again for lavapipe's noise (%.1f ms against %.1f alone)" % (flooded, alone),
+      (alone, flooded))
 tap.ok(0 < most[0] < 64 and done_a > 0, "A's jobs join the pack, a bounded number at once (%d), "
        "and finish meanwhile (%d)" % (most[0], done_a), (most, done_a))
-timed(pause_s < 1 and cancel_s < 1, "the victim's pause (%.2f s) and cancel (%.2f s) are answered "
-      "within a pack epoch" % (pause_s, cancel_s), (p, k))
+timed(pause_s < 2 and cancel_s < 2, "the victim's pause (%.2f s) and cancel (%.2f s) are answered "
+      "within 2 s: a pack epoch, a load and a checkpoint" % (pause_s, cancel_s), (p, k))
 tap.ok(p["state"] == "paused" and k["state"] == "cancelled", "paused, then cancelled", (p, k))
 for j in c.call("job.list")["jobs"]:
     if j["state"] in ("queued", "running"):
