@@ -5,7 +5,8 @@
  * worker_thread.c (the thread), worker_pack.c (a pack of jobs),
  * worker_run.c (one job's run), worker_serve.c (renders and exports
  * between epochs), worker_fit.c (a job's fit and files, the device),
- * worker.c (the hand-off with the loop, under the lock).
+ * worker_admit.c (who joins a pack, how fast), worker.c (the hand-off
+ * with the loop, under the lock).
  *
  * Worker thread only, except the fields under w->lock (worker.c).
  */
