@@ -170,6 +170,9 @@ int worker_load_fit(struct worker *w, const char *dir,
 int worker_save_checkpoint(struct worker *w, struct run *r);
 int worker_reopen_device(struct worker *w, char *err, size_t errlen);
 int worker_device_fault(int rc);
+/* Whether errno err, or the sentence text (NULL: none), says the process
+ * or the system ran out of file descriptors (EMFILE, ENFILE). */
+int worker_short_of_fds(int err, const char *text);
 void worker_describe(int rc, const char *err, char *msg, size_t len);
 
 /* worker_run.c: the steps of a run */
