@@ -8,7 +8,8 @@
  * as worker_run.c runs a job alone. A device fault takes every fit: the
  * device is reopened once and each job loaded again from its checkpoint;
  * memory that ran out with others on the device sends all but the first
- * back to the queue.
+ * back to the queue, each to run alone. Who joins, and how fast, is
+ * worker_admit.c's.
  */
 #include "worker/worker.h"
 
@@ -58,6 +59,7 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 		struct run *r = runs[i];
 		enum run_outcome o = RUN_ENDED;
 		if (shrink && i > 0) {
+			worker_admit_alone(w, r->job->id); /* no bouncing */
 			r->end = WORK_END_QUEUED;
 			run_end(w, r);
 			continue;
