@@ -8,11 +8,12 @@
  * before it hands the job over):
  *
  * - the memory the pack's jobs hold and will hold (each job's estimate,
- *   worker_estimate, until it is loaded; then what its fit holds) leaves
- *   room for its estimate within the pack's budget (WORKER_PACK_MEMORY of
- *   the device's); a job larger than that, or one that ran out of memory
- *   beside others, runs alone: it waits until the worker is empty, and
- *   nothing joins it;
+ *   worker_estimate, until it is loaded; then what its fit holds), with
+ *   what the device holds beside them (the pack's own buffers, the
+ *   staging), leaves room for its estimate within the pack's budget
+ *   (WORKER_PACK_MEMORY of the device's); a job larger than that, or one
+ *   that ran out of memory beside others, runs alone: it waits until the
+ *   worker is empty, and nothing joins it;
  * - for every other uid in the pack, the pack's work an epoch with it is
  *   at most WORKER_PACK_FAIR times that uid's own: another user's jobs
  *   make a job's epoch at most that many times longer than its own
@@ -23,9 +24,10 @@
  * epoch boundaries only while that time, beyond what a boundary where no
  * job comes or goes takes, has been at most WORKER_PACK_JOIN_SHARE of its
  * epochs' time (struct admit_pace), one at a boundary at most once that
- * share is used, and none once the daemon stops. A job paused or cancelled before it was
- * loaded leaves at once, unloaded. Worker thread, but worker_admit and
- * worker_estimate (the loop's); under the worker's lock where said.
+ * share is used, and none once the daemon stops. A job paused or
+ * cancelled before it was loaded leaves at once, unloaded. Worker thread,
+ * but worker_admit and worker_estimate (the loop's); under the worker's
+ * lock where said.
  */
 #include "worker/worker.h"
 
