@@ -9,9 +9,9 @@
  * order: see jobs/share.h; a job still waiting for others is held:
  * after.c), marks them running and tells their followers. The next job
  * that no worker admits waits, said once in its log, and no other passes
- * it: packs drain until it fits (or runs alone). Renders and exports go to an idle
- * worker when there is one, else they take turns with a running job
- * between its epochs (worker.h). The engine's config is made here, from
+ * it: packs drain until it fits (or runs alone). Renders and exports go
+ * to an idle worker when there is one, else they take turns with a
+ * running job between its epochs (worker.h). The engine's config is made here, from
  * the engine's defaults for the device and the options the job was
  * submitted with (already checked against proto/params.h at submission).
  * Loop thread only.
