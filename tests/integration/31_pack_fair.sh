@@ -21,7 +21,8 @@
 #     fills the pack, and a job larger than the budget (uid A, 160x160)
 #     waits, saying why once in its log, starts once, alone, when the
 #     pack's jobs leave, and nothing joins it while it runs.
-#  3. SIGTERM with jobs queued and running stops the daemon in under 5 s.
+#  3. SIGTERM with A's 30 jobs queued and in the pack stops the daemon in
+#     under 5 s.
 # run.sh: alone
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
@@ -81,15 +82,23 @@ time.sleep(2)
 flooded = epoch_ms(v, 6, watch)
 flood.wait()
 done_a = sum(1 for j in c.call("job.list")["jobs"] if j["uid"] == A and j["state"] == "done")
+CONTROL = r'''
+import json, sys, time
+from rpc import Client, wait_epoch, wait_state
+c = Client()
+v = sys.argv[1]
 t = time.time()
-p = call_as(B, "job.pause", {"job": v})
+p = c.call("job.pause", {"job": v})
 pause_s = time.time() - t
-call_as(B, "job.resume", {"job": v})
+c.call("job.resume", {"job": v})
 wait_state(c, v, ("running",))
 wait_epoch(c, v, c.call("job.get", {"job": v})["epoch"] + 2)
 t = time.time()
-k = call_as(B, "job.cancel", {"job": v})
-cancel_s = time.time() - t
+k = c.call("job.cancel", {"job": v})
+print(json.dumps([p, pause_s, k, time.time() - t]))
+'''
+# the owner's own connection, opened beforehand: the daemon's latency
+p, pause_s, k, cancel_s = json.loads(popen_as(B, CONTROL, v).communicate()[0])
 print("# victim (uid %d, 32x32 width 16): %.1f ms an epoch alone, %.1f ms (%.2fx) beside uid %d's"
       " flood of 300 jobs (at most %d of them in its pack, %d done meanwhile); pause answered"
       " in %.2f s, cancel in %.2f s" % (B, alone, flooded, flooded / alone, A, most[0], done_a,
@@ -165,6 +174,9 @@ tap.ok(j["state"] == "running" and len(starts) == 1 and len(waits) == 1
 tap.ok(alone == 1 and mid == 1 and late_state == "queued",
        "it runs alone: nothing joins it (another uid's job waits meanwhile)",
        (alone, mid, late_state))
+# the daemon stops with a flood of A's jobs running and handed over
+as_uid(A, small[:30])
+time.sleep(1)
 tap.done()
 EOF_PY
 TAP_N=8
