@@ -38,10 +38,12 @@
 #include "log.h"
 #include "loop/methods.h"
 #include "loop/notify.h"
+#include "loop/quota.h"
 #include "proto/protocol.h"
 #include "loop/replies.h"
 #include "loop/schedule.h"
 #include "loop/loop_state.h"
+#include "jobs/share.h"
 #include "jobs/statedir.h"
 #include "loop/subs.h"
 
@@ -98,13 +100,52 @@ static void pause_for_write(struct service *svc, struct worker_slot *slot,
 	worker_flag(slot->w, job->id, WORK_PAUSE);
 }
 
+/* Whether uid's jobs hold more of the state folder than its quota
+ * (LIMIT_DISK_*_PER_UID, as job.submit checks): what its running jobs
+ * wrote since (checkpoints, histories, exports) counts too; why in why. */
+static int over_quota(struct service *svc, uid_t uid, char *why, size_t len)
+{
+	long long bytes, files, max_bytes = quota_disk_bytes_per_uid();
+	int max_files = quota_disk_files_per_uid();
+	share_disk_use(svc->queue, uid, &bytes, &files);
+	if (bytes <= max_bytes && files <= max_files)
+		return 0;
+	snprintf(why, len,
+		 "uid %u's jobs hold %lld bytes in %lld files of the state "
+		 "folder, past its quota of %lld bytes and %d files (%s); "
+		 "paused until they hold less (vkinrctl rm --state done)",
+		 (unsigned)uid, bytes, files, max_bytes, max_files,
+		 bytes > max_bytes ? "LIMIT_DISK_BYTES_PER_UID"
+				   : "LIMIT_DISK_FILES_PER_UID");
+	return 1;
+}
+
+/* A running job grew its uid's files past the quota: it is paused with
+ * the reason, and queued again by the retry once they are back under. */
+static void pause_for_quota(struct service *svc, struct worker_slot *slot,
+			    struct job *job)
+{
+	char why[sizeof(job->error)];
+	if (job->write_paused || !over_quota(svc, job->uid, why, sizeof(why)))
+		return;
+	snprintf(job->error, sizeof(job->error), "%s", why);
+	job->write_paused = 1;
+	log_warn("job %s: %s", job->id, job->error);
+	worker_flag(slot->w, job->id, WORK_PAUSE);
+}
+
 static void on_retry(uv_timer_t *t)
 {
 	struct service *svc = t->data;
 	int waiting = 0;
+	char why[512];
 	for (struct job *job = svc->queue->head; job; job = job->next) {
 		if (!job->write_paused || job->state != JOB_PAUSED)
 			continue;
+		if (over_quota(svc, job->uid, why, sizeof(why))) {
+			waiting++;
+			continue;
+		}
 		if (queue_write_back(svc->queue, job)) {
 			if (shortage(errno)) {
 				waiting++;
@@ -283,8 +324,10 @@ static void handle_event(struct service *svc, int index, struct work_event *ev)
 		log_debug("job %s: checkpoint at epoch %d", ev->job_id,
 			  ev->epoch);
 		job = queue_find(svc->queue, ev->job_id);
-		if (job && job->state == JOB_RUNNING)
+		if (job && job->state == JOB_RUNNING) {
 			queue_save(svc->queue, job); /* its seconds so far */
+			pause_for_quota(svc, slot, job);
+		}
 		break;
 	case WORK_ENDED:
 		handle_ended(svc, slot, ev);

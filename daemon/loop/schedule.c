@@ -2,14 +2,16 @@
  * schedule.c - jobs and requests to workers.
  *
  * A worker trains as many jobs at once as it has room for (worker_room:
- * one without packs, else up to its pack's size while its device's memory
- * holds them); schedule_jobs gives each worker the next jobs queue_next
- * picks (fair between users, then priority and submission order: see
- * jobs/share.h; a job still waiting for others is held: after.c), marks
- * them running and tells
- * their followers. Renders and exports go to an idle
- * worker when there is one, else they take turns with a running job
- * between its epochs (worker.h). The engine's config is made here, from
+ * one without packs, else up to its pack's size) and admits
+ * (worker_admit: within its pack's memory budget, and fair to the other
+ * uids in the pack); schedule_jobs gives each worker the next jobs
+ * queue_next picks (fair between users, then priority and submission
+ * order: see jobs/share.h; a job still waiting for others is held:
+ * after.c), marks them running and tells their followers. The next job
+ * that no worker admits waits, said once in its log, and no other passes
+ * it: packs drain until it fits (or runs alone). Renders and exports go
+ * to an idle worker when there is one, else they take turns with a
+ * running job between its epochs (worker.h). The engine's config is made here, from
  * the engine's defaults for the device and the options the job was
  * submitted with (already checked against proto/params.h at submission).
  * Loop thread only.
@@ -18,6 +20,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "loop/after.h"
 #include "loop/events.h"
@@ -68,21 +71,75 @@ void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
 	apply_engine_options(&job->p, cfg);
 }
 
-static int start_one(struct service *svc, struct worker_slot *slot, int i);
-
-void schedule_jobs(struct service *svc)
+/* The job as worker slot's device runs it (its config for that kind of
+ * device), with what the pack's admission needs; NULL without memory. */
+static struct work_job *work_job_for(struct service *svc,
+				     struct worker_slot *slot, struct job *job)
 {
-	if (svc->stopping)
+	struct work_job *wj = calloc(1, sizeof(*wj));
+	if (!wj)
+		return NULL;
+	snprintf(wj->id, sizeof(wj->id), "%s", job->id);
+	queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
+	struct job_params given = job->p;
+	schedule_job_config(job, slot->is_cpu, &wj->cfg);
+	/* what was left to the daemon is chosen now: kept, so that a
+	 * restart neither shows nor trains anything else */
+	if (given.width != job->p.width || given.lr != job->p.lr ||
+	    given.recipe.warmup != job->p.recipe.warmup)
+		queue_save_request(svc->queue, job);
+	wj->has_init = job->has_init;
+	wj->target_psnr = job->p.target_psnr;
+	worker_estimate(wj, job->uid, job->img_w, job->img_h);
+	return wj;
+}
+
+/* Hands wj (job's) to worker i. */
+static void start_on(struct service *svc, struct job *job, struct work_job *wj,
+		     int i)
+{
+	struct worker_slot *slot = &svc->slots[i];
+	job->worker = i;
+	snprintf(job->device, sizeof(job->device), "%s", slot->device);
+	snprintf(slot->job, sizeof(slot->job), "%s", job->id);
+	queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
+	char settings[160];
+	views_settings_text(&job->p, settings, sizeof(settings));
+	job_event(svc->queue, job, LOGL_NOTICE,
+		  "starting on %s (worker %d): %s", slot->device, i, settings);
+	worker_start_job(slot->w, wj);
+	subs_job_state(svc, job);
+}
+
+/* Says once (not at every round) why job waits for a worker. */
+static void say_waiting(struct service *svc, struct job *job, const char *why)
+{
+	if (!strcmp(svc->waiting_job, job->id) &&
+	    !strncmp(svc->waiting_why, why, sizeof(svc->waiting_why) - 1))
 		return;
-	after_settle(svc); /* who waits for whom (--after), first */
-	/* each job to the worker with room that has the fewest, so that
-	 * jobs spread over the workers (and their devices) before any pack
-	 * grows */
+	snprintf(svc->waiting_job, sizeof(svc->waiting_job), "%s", job->id);
+	snprintf(svc->waiting_why, sizeof(svc->waiting_why), "%s", why);
+	job_event(svc->queue, job, LOGL_INFO, "waits: %s", why);
+}
+
+/*
+ * Gives the next queued job to the worker with room that has the fewest
+ * jobs and admits it (worker_admit: its pack's memory, fairness between
+ * the uids in it), so that jobs spread over the workers before any pack
+ * grows; 1 when no job or no worker takes one now. A job that no worker
+ * admits waits, and nothing passes it: packs drain until it fits, or
+ * until it may run alone.
+ */
+static int start_next(struct service *svc)
+{
+	int tried[DAEMON_MAX_DEVICES] = { 0 }, roomy = 0;
+	char why[512] = "";
+	struct job *job = NULL;
 	for (;;) {
 		int best = -1, fewest = 0;
 		for (int i = 0; i < svc->nslots; i++) {
 			struct worker_slot *slot = &svc->slots[i];
-			if (!slot->ok || slot->exited ||
+			if (tried[i] || !slot->ok || slot->exited ||
 			    worker_room(slot->w) < 1)
 				continue;
 			int jobs = worker_jobs(slot->w);
@@ -91,46 +148,34 @@ void schedule_jobs(struct service *svc)
 				fewest = jobs;
 			}
 		}
-		if (best < 0 || start_one(svc, &svc->slots[best], best))
-			return;
-	}
-}
-
-/* Hands the next queued job to worker i; 1 when there is none. */
-static int start_one(struct service *svc, struct worker_slot *slot, int i)
-{
-	{
-		struct job *job = queue_next(svc->queue);
-		if (!job)
+		if (best < 0)
+			break;
+		tried[best] = 1;
+		if (!job && !(job = queue_next(svc->queue)))
 			return 1;
-		struct work_job *wj = calloc(1, sizeof(*wj));
+		roomy++;
+		struct work_job *wj = work_job_for(svc, &svc->slots[best], job);
 		if (!wj)
 			return 1;
-		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
-		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
-		struct job_params given = job->p;
-		schedule_job_config(job, slot->is_cpu, &wj->cfg);
-		/* what was left to the daemon is chosen now: kept, so that a
-		 * restart neither shows nor trains anything else */
-		if (given.width != job->p.width || given.lr != job->p.lr ||
-		    given.recipe.warmup != job->p.recipe.warmup)
-			queue_save_request(svc->queue, job);
-		wj->has_init = job->has_init;
-		wj->target_psnr = job->p.target_psnr;
-
-		job->worker = i;
-		snprintf(job->device, sizeof(job->device), "%s", slot->device);
-		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
-		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
-		char settings[160];
-		views_settings_text(&job->p, settings, sizeof(settings));
-		job_event(svc->queue, job, LOGL_NOTICE,
-			  "starting on %s (worker %d): %s", slot->device, i,
-			  settings);
-		worker_start_job(slot->w, wj);
-		subs_job_state(svc, job);
+		if (worker_admit(svc->slots[best].w, wj, why, sizeof(why))) {
+			free(wj);
+			continue;
+		}
+		start_on(svc, job, wj, best);
+		return 0;
 	}
-	return 0;
+	if (job && roomy)
+		say_waiting(svc, job, why);
+	return 1;
+}
+
+void schedule_jobs(struct service *svc)
+{
+	if (svc->stopping)
+		return;
+	after_settle(svc); /* who waits for whom (--after), first */
+	while (!start_next(svc))
+		;
 }
 
 struct worker_slot *schedule_pick_worker(struct service *svc)

@@ -126,6 +126,9 @@ void worker_start_job(struct worker *w, struct work_job *job)
 	}
 	snprintf(h->id, sizeof(h->id), "%s", job->id);
 	h->job = job;
+	h->uid = job->uid;
+	h->work = job->work;
+	h->bytes = job->bytes;
 	job->held = h;
 	pthread_mutex_lock(&w->lock);
 	struct held **pp = &w->held;

@@ -52,6 +52,14 @@
  * share of the device's memory budget their fits may take together. */
 #define WORKER_PACK_MOST 1024
 #define WORKER_PACK_MEMORY 0.6
+/* Packs shared between users (worker_admit): a job of another uid joins
+ * only while the pack's work an epoch stays within WORKER_PACK_FAIR
+ * times each uid's own in it, and the loads of joiners take at most
+ * WORKER_PACK_JOIN_SHARE of a running pack's time; together another
+ * user's jobs make a job's epochs at most WORKER_PACK_FAIR * (1 +
+ * WORKER_PACK_JOIN_SHARE) = 4 times longer than its own user's do. */
+#define WORKER_PACK_FAIR 3.0
+#define WORKER_PACK_JOIN_SHARE (1.0 / 3)
 
 /* A job as the worker needs it: where its files are and its config. */
 struct held;
@@ -64,6 +72,12 @@ struct work_job {
 	struct nn_config cfg; /* used when there is no checkpoint yet */
 	int has_init;
 	double target_psnr; /* > 0: done once an epoch's psnr reaches it */
+	/* for a pack's admission (worker_estimate): its owner, its device
+	 * memory and its work an epoch (GFLOP, its fit's own cost counted
+	 * as so many pixels more) */
+	uid_t uid;
+	uint64_t bytes;
+	double work;
 };
 
 enum work_flag {
@@ -159,8 +173,17 @@ void worker_stop(struct worker *w);
  * (CLOCK_REALTIME); 0, or ERR_BUSY when it is still releasing its device. */
 int worker_join(struct worker *w, const struct timespec *deadline);
 
+/* Fills job's uid, bytes and work from its config (cfg set) and its
+ * image's size. */
+void worker_estimate(struct work_job *job, uid_t uid, int width, int height);
+/* 0 when the worker takes job into its pack now (within its memory
+ * budget, fair to the uids in it: see WORKER_PACK_FAIR); else 1 and why
+ * it waits, a sentence (a job too large to share a device waits for an
+ * empty worker). Called before worker_start_job. */
+int worker_admit(struct worker *w, const struct work_job *job, char *why,
+		 size_t len);
 /* Hands a job over (ownership passes); the worker must have room
- * (worker_room). */
+ * (worker_room) and admit it (worker_admit). */
 void worker_start_job(struct worker *w, struct work_job *job);
 /* How many more jobs the worker takes now: 1 when idle and 0 when busy
  * without packs; with packs, its pack's free places while its device's

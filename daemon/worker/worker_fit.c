@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,6 +130,14 @@ int worker_reopen_device(struct worker *w, char *err, size_t errlen)
 
 /* What reopening the device may cure: a lost device, or device memory
  * that ran out (a new context starts with all of it free). */
+int worker_short_of_fds(int err, const char *text)
+{
+	if (err == EMFILE || err == ENFILE)
+		return 1;
+	return text && (strstr(text, strerror(EMFILE)) ||
+			strstr(text, strerror(ENFILE)));
+}
+
 int worker_device_fault(int rc)
 {
 	return rc == ERR_DEVICE_LOST || rc == ERR_DEVICE_OOM;

@@ -5,7 +5,8 @@
  * worker_thread.c (the thread), worker_pack.c (a pack of jobs),
  * worker_run.c (one job's run), worker_serve.c (renders and exports
  * between epochs), worker_fit.c (a job's fit and files, the device),
- * worker.c (the hand-off with the loop, under the lock).
+ * worker_admit.c (who joins a pack, how fast), worker.c (the hand-off
+ * with the loop, under the lock).
  *
  * Worker thread only, except the fields under w->lock (worker.c).
  */
@@ -17,6 +18,8 @@
 #include <sys/types.h>
 
 #include "worker/worker.h"
+
+#define WORKER_ALONE_IDS 32
 
 struct worker {
 	int index;
@@ -36,6 +39,13 @@ struct worker {
 	struct work_request *requests; /* FIFO */
 	struct work_event *events, **events_tail;
 	uint64_t bytes_in_use; /* gpu_bytes_in_use, as published */
+	/* admission (worker_admit.c): the pack's memory budget, the most a
+	 * fit plans its tiles for, what the device held when opened, and
+	 * the jobs that ran out of memory beside others (the latest
+	 * WORKER_ALONE_IDS) */
+	uint64_t budget, fit_budget, base_bytes;
+	char alone[WORKER_ALONE_IDS][JOB_ID_MAX];
+	int nalone;
 
 	/* the thread's own */
 	int pack; /* jobs at once at most (1: no packs) */
@@ -53,6 +63,11 @@ struct held {
 	char id[JOB_ID_MAX];
 	int flags;
 	struct work_job *job;
+	/* for admission (worker_admit.c): its owner, its work an epoch, and
+	 * its device memory (estimated until it is loaded, then its fit's) */
+	uid_t uid;
+	double work;
+	uint64_t bytes;
 };
 
 #define WORKER_SERVE_UIDS 8
@@ -122,6 +137,29 @@ int worker_flags_of(struct worker *w, const struct work_job *job);
 void worker_hand_back(struct worker *w);
 int worker_has_untaken(struct worker *w); /* under lock */
 
+/* worker_admit.c: who joins a pack, and how fast (worker_admit and
+ * worker_estimate are the loop's, in worker.h) */
+struct admit_pace {
+	double credit;       /* seconds joiners may still take; < 0: none now */
+	double last_end;     /* when the last epoch ended (worker_seconds) */
+	double quiet;        /* a boundary's time when no job comes or goes */
+	double loads;        /* seconds of loads charged since the last epoch */
+	int last_n, changed; /* the last epoch's jobs; one joined since */
+};
+/* The device was opened: the budgets. */
+void admit_device_opened(struct worker *w);
+/* Whether a pack of n running jobs loads another now (jobs paused or
+ * cancelled before they were loaded leave first). */
+int admit_may_join(struct worker *w, const struct admit_pace *pace, int n);
+/* r was loaded in seconds, beside running others (> 0) or not. */
+void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
+		  int running, double seconds);
+/* The pack stepped an epoch in seconds. */
+void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds,
+		   int n);
+/* id ran out of memory beside others: it runs alone from now on. */
+void worker_admit_alone(struct worker *w, const char *id);
+
 /* worker_serve.c */
 void worker_serve(struct worker *w, struct work_request *reqs,
 		  const char *job_id, struct nn_fit *fit);
@@ -137,6 +175,9 @@ int worker_load_fit(struct worker *w, const char *dir,
 int worker_save_checkpoint(struct worker *w, struct run *r);
 int worker_reopen_device(struct worker *w, char *err, size_t errlen);
 int worker_device_fault(int rc);
+/* Whether errno err, or the sentence text (NULL: none), says the process
+ * or the system ran out of file descriptors (EMFILE, ENFILE). */
+int worker_short_of_fds(int err, const char *text);
 void worker_describe(int rc, const char *err, char *msg, size_t len);
 
 /* worker_run.c: the steps of a run */

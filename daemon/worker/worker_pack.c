@@ -8,7 +8,8 @@
  * as worker_run.c runs a job alone. A device fault takes every fit: the
  * device is reopened once and each job loaded again from its checkpoint;
  * memory that ran out with others on the device sends all but the first
- * back to the queue.
+ * back to the queue, each to run alone. Who joins, and how fast, is
+ * worker_admit.c's.
  */
 #include "worker/worker.h"
 
@@ -61,6 +62,7 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 		struct run *r = runs[i];
 		enum run_outcome o = RUN_ENDED;
 		if (shrink && i > 0) {
+			worker_admit_alone(w, r->job->id); /* no bouncing */
 			r->end = WORK_END_QUEUED;
 			run_end(w, r);
 			continue;
@@ -185,11 +187,11 @@ void worker_run_pack(struct worker *w)
 		worker_hand_back(w);
 		goto out;
 	}
-	uint64_t budget =
-	    (uint64_t)(gpu_info(w->gpu)->budget_bytes * WORKER_PACK_MEMORY);
+	struct admit_pace pace = { 0 };
 	for (;;) {
 		struct work_job *job;
-		while (n < w->pack && (job = worker_take_job(w))) {
+		while (n < w->pack && admit_may_join(w, &pace, n) &&
+		       (job = worker_take_job(w))) {
 			struct run *r = calloc(1, sizeof(*r));
 			if (!r) {
 				worker_release_held(w, job->id);
@@ -201,16 +203,13 @@ void worker_run_pack(struct worker *w)
 			*r = (struct run){ .job = job,
 					   .psnr = NAN,
 					   .shared = n > 0 };
+			double t = worker_seconds();
 			if (run_load(w, r) == RUN_ENDED) {
 				run_end(w, r);
 				continue;
 			}
+			admit_joined(w, &pace, r, n, worker_seconds() - t);
 			runs[n++] = r;
-			if (gpu_bytes_in_use(w->gpu) > budget) {
-				pthread_mutex_lock(&w->lock);
-				w->full = 1;
-				pthread_mutex_unlock(&w->lock);
-			}
 		}
 		if (!n)
 			break;
@@ -249,6 +248,7 @@ void worker_run_pack(struct worker *w)
 		double t = worker_seconds();
 		int rc = nn_pack_step(pack, fits, n, m, rcs);
 		double dt = worker_seconds() - t;
+		admit_stepped(w, &pace, dt, n);
 		for (int i = 0; rc == 0 && i < n; i++)
 			if (worker_device_fault(rcs[i]))
 				rc = rcs[i];

@@ -83,6 +83,7 @@ static enum run_outcome load(struct worker *w, struct run *r)
 {
 	const struct work_job *job = r->job;
 	char err[512] = "";
+	errno = 0;
 	int rc = worker_load_fit(w, job->dir, job, r->lr, &r->target, &r->fit,
 				 err, sizeof(err));
 	if (rc == ERR_DEVICE_OOM && r->shared) {
@@ -91,8 +92,10 @@ static enum run_outcome load(struct worker *w, struct run *r)
 		pthread_mutex_lock(&w->lock);
 		w->full = 1;
 		pthread_mutex_unlock(&w->lock);
+		worker_admit_alone(w, job->id); /* never again beside others */
 		log_info("job %s: the device's memory is full with its pack; "
-			 "back to the queue",
+			 "back to the queue, to run alone once the worker is "
+			 "free",
 			 job->id);
 		return run_ended(r, WORK_END_QUEUED);
 	}
@@ -106,8 +109,13 @@ static enum run_outcome load(struct worker *w, struct run *r)
 			return RUN_RELOAD;
 	}
 	if (rc) {
-		snprintf(r->msg, sizeof(r->msg), "cannot start: %s", err);
-		return run_ended(r, WORK_END_FAILED);
+		/* no file descriptor left to read its files: a shortage,
+		 * paused as a full disk is (the daemon retries) */
+		int fds = worker_short_of_fds(errno, err);
+		snprintf(r->msg, sizeof(r->msg), "cannot start: %s%s", err,
+			 fds ? "; paused until file descriptors are free again"
+			     : "");
+		return run_ended(r, fds ? WORK_END_PAUSED : WORK_END_FAILED);
 	}
 	worker_publish_memory(w);
 	struct work_event *ev = worker_event(WORK_STARTED, job->id);
@@ -179,19 +187,23 @@ enum run_outcome run_recover(struct worker *w, struct run *r, int rc)
 enum run_outcome run_finish(struct worker *w, struct run *r)
 {
 	worker_save_checkpoint(w, r);
+	errno = 0;
 	int rc = save_exports(r, &r->psnr);
 	if (worker_device_fault(rc))
 		return run_recover(w, r, rc);
 	if (rc) {
-		snprintf(r->msg, sizeof(r->msg),
-			 "cannot write the exported "
-			 "model into %.300s: %s%s",
-			 r->job->dir, error_message(rc),
-			 rc == ERR_NO_SPACE
-			     ? "; paused until there is space again"
-			     : "");
-		return run_ended(r, rc == ERR_NO_SPACE ? WORK_END_PAUSED
-						       : WORK_END_FAILED);
+		int fds = worker_short_of_fds(errno, NULL);
+		snprintf(
+		    r->msg, sizeof(r->msg),
+		    "cannot write the exported "
+		    "model into %.300s: %s%s",
+		    r->job->dir, fds ? strerror(errno) : error_message(rc),
+		    rc == ERR_NO_SPACE ? "; paused until there is space again"
+		    : fds ? "; paused until file descriptors are free again"
+			  : "");
+		return run_ended(r, rc == ERR_NO_SPACE || fds
+					? WORK_END_PAUSED
+					: WORK_END_FAILED);
 	}
 	return run_ended(r, WORK_END_DONE);
 }
@@ -214,7 +226,7 @@ enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
 	if (worker_device_fault(rc)) /* reading the weights back */
 		return run_recover(w, r, rc);
 	int space = rc == ERR_NO_SPACE;
-	int fds = r->write_errno == EMFILE || r->write_errno == ENFILE;
+	int fds = worker_short_of_fds(r->write_errno, NULL);
 	snprintf(r->msg, sizeof(r->msg),
 		 "cannot write %.300s/"
 		 "checkpoint.safetensors at epoch %d: %s; %s",
