@@ -50,8 +50,9 @@ PKGS := libuv libcjson libpng libjpeg libwebp vulkan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # vkinrctl needs only these (PNG through zlib, no libpng, no Vulkan;
-# libmicrohttpd for `vkinrctl dashboard`)
-CLIENT_PKGS := libcjson zlib libmicrohttpd
+# libmicrohttpd for `vkinrctl dashboard`; cairo paints `vkinrctl plot`'s
+# PNGs)
+CLIENT_PKGS := libcjson zlib libmicrohttpd cairo
 CLIENT_PKG_CFLAGS := $(shell pkg-config --cflags $(CLIENT_PKGS) 2>/dev/null)
 CLIENT_PKG_LIBS := $(shell pkg-config --libs $(CLIENT_PKGS) 2>/dev/null)
 

@@ -22,6 +22,9 @@ struct history_row {
 struct history {
 	char idtext[64];
 	char name[128];
+	/* the job's PSNR as show and list give it (the exported model's once
+	 * done); NAN when it has none */
+	double psnr;
 	struct history_row *rows;
 	int n, cap;
 };
