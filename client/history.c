@@ -29,6 +29,7 @@ static int add_row(struct history *h, const cJSON *p)
 		.mse = job_num(p, "mse", NAN),
 		.lr = job_num(p, "lr", NAN),
 		.ms = job_num(p, "ms", NAN),
+		.time = job_num(p, "time", NAN),
 	};
 
 	if (h->n > 0 && r.epoch <= h->rows[h->n - 1].epoch)

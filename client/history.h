@@ -17,6 +17,8 @@ struct history_row {
 	int epoch;
 	double psnr, live_psnr, mse, lr, ms;
 	double seconds; /* training time up to this epoch (the ms summed) */
+	double time;    /* the wall clock's when the daemon recorded it (Unix
+			 * seconds); NAN for an epoch kept before that */
 };
 
 struct history {
