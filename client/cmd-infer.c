@@ -24,6 +24,12 @@ enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION, OPT_SIZE, OPT_SCALE, OPT_CROP };
 
 #define INFER_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
 
+static unsigned png_be32(const uint8_t *p)
+{
+	return (unsigned)p[0] << 24 | (unsigned)p[1] << 16 |
+	       (unsigned)p[2] << 8 | p[3];
+}
+
 /* The start of a safetensors file: an 8-byte little-endian length of a
  * JSON header that fits in the file. The daemon checks the rest. */
 static int looks_like_package(const uint8_t *data, size_t size)
@@ -245,8 +251,8 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 		return CLIENT_EXIT_DAEMON;
 	}
 	status = client_write_file(output, data, size, force);
-	free(data);
 	if (status) {
+		free(data);
 		cJSON_Delete(result);
 		return status;
 	}
@@ -281,10 +287,17 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 				   result, "resampled"))
 				   ? "box-filtered from the next integer scale"
 				   : "an exact evaluation on the finer grid");
-		if (isfinite(psnr))
+		/* the size of what came back (IHDR): a larger target was
+		 * scaled down to it */
+		if (isfinite(psnr) && size >= 24)
+			printf(" (PSNR %.2f dB against %s at %ux%u)", psnr,
+			       target, png_be32(data + 16),
+			       png_be32(data + 20));
+		else if (isfinite(psnr))
 			printf(" (PSNR %.2f dB against %s)", psnr, target);
 		putchar('\n');
 	}
+	free(data);
 	cJSON_Delete(result);
 	return CLIENT_EXIT_OK;
 }
@@ -300,7 +313,11 @@ const struct cmd_entry cmd_infer_entry = {
 		"  -o, --output OUT.png  where the rendered image goes "
 		"(required)\n"
 		"  --target IMG          also print the PSNR of the rendering "
-		"against IMG (PNG or JPEG)\n"
+		"against IMG (PNG, JPEG\n"
+		"                        or WebP; one larger than the model's "
+		"size, as after\n"
+		"                        submit --max-side, is scaled down to "
+		"it first)\n"
 		"  --scale S             render S times the fitted size "
 		"(an integer): every\n"
 		"                        pixel an exact evaluation of the "
