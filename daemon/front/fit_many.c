@@ -142,7 +142,9 @@ static int gather_folder(struct images *im, const char *dir, const char *prefix,
 		struct stat st;
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		size_t dl = strlen(dir); /* "photos/" as given: one slash */
+		snprintf(path, sizeof(path), "%s%s%s", dir,
+			 dl && dir[dl - 1] == '/' ? "" : "/", e->d_name);
 		snprintf(name, sizeof(name), "%s%s%s", prefix,
 			 *prefix ? "/" : "", e->d_name);
 		if (recursive && lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -4,7 +4,8 @@
 #   - `vkinrd --fit A B --out DIR` of two 1600x1203 photos on the CPU
 #     device trained without a word (only a lone --fit was estimated):
 #     now refused at once (exit 2, nothing written, DIR not made), naming
-#     the largest, the whole run's time, --yes and a --max-side; at a
+#     the largest (photos/a.png for photos/, not photos//a.png), the
+#     whole run's time, --yes and a --max-side; at a
 #     --max-side both are fitted; with --yes the fit starts;
 #   - a job submitted with an init model (`submit --init`, no --width)
 #     was estimated at the daemon's default width, not the init model's
@@ -39,11 +40,12 @@ def run(*args, timeout=120):
         return subprocess.CompletedProcess(args, -9, "", "timed out: %s" % (e.stderr or b"")[-300:])
 
 t = time.time()
-r = run(v, "--fit", photos, "--out", out, "--epochs", "300", timeout=40)
+r = run(v, "--fit", photos + "/", "--out", out, "--epochs", "300", timeout=40)
 secs = time.time() - t
 side = re.search(r"--max-side (\d+) takes about", r.stderr)
 tap.ok(r.returncode == 2 and secs < 30 and not os.path.exists(out)
-       and "2 of these 2 images would be slow" in r.stderr and "a.png (1600x1203)" in r.stderr
+       and "2 of these 2 images would be slow" in r.stderr
+       and os.path.join(photos, "a.png") + " (1600x1203)" in r.stderr and "//" not in r.stderr
        and re.search(r"all 2 about [\d.]+ (s|min|h) for 300 epochs each", r.stderr)
        and "--yes" in r.stderr and side,
        "--fit DIR --out OUT of two 1600x1203 photos on the CPU: refused in %.1f s with the "
