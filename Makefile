@@ -46,12 +46,13 @@ SPIRV_VAL ?= spirv-val
 GLSLANG15 ?= $(wildcard .tools/glslang15/bin/glslangValidator)
 SPIRV_VAL15 ?= $(wildcard .tools/spirv-tools/bin/spirv-val)
 
-PKGS := libuv libcjson libpng libjpeg libwebp vulkan
+PKGS := libuv libcjson libpng libjpeg libwebp libwebpdemux libexif vulkan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # vkinrctl needs only these (PNG through zlib, no libpng, no Vulkan;
-# libmicrohttpd for `vkinrctl dashboard`)
-CLIENT_PKGS := libcjson zlib libmicrohttpd
+# libmicrohttpd for `vkinrctl dashboard`; cairo paints `vkinrctl plot`'s
+# PNGs, and fontconfig's caches are let go after it)
+CLIENT_PKGS := libcjson zlib libmicrohttpd cairo fontconfig
 CLIENT_PKG_CFLAGS := $(shell pkg-config --cflags $(CLIENT_PKGS) 2>/dev/null)
 CLIENT_PKG_LIBS := $(shell pkg-config --libs $(CLIENT_PKGS) 2>/dev/null)
 

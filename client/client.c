@@ -1,7 +1,8 @@
 /*
  * client.c - the glue between commands and the connection: connecting on
- * first use, calling, and turning every failure into one sentence on
- * stderr and one exit status.
+ * first use, calling, connecting again after the daemon went away (for
+ * the commands that follow jobs), and turning every failure into one
+ * sentence on stderr and one exit status.
  *
  * The rule for output lives here too: with --json, stdout carries only
  * JSON, so client_say() sends text for people to stderr; without it, such
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -71,6 +73,32 @@ int client_set_call_timeout(struct client *cl, const char *text)
 		return -1;
 	cl->call_timeout_s = s;
 	return 0;
+}
+
+int client_lost(const struct client *cl, int rc)
+{
+	return rc == ERR_IO ||
+	       (rc == CLIENT_ERR_RPC && cl->conn &&
+		conn_last_error(cl->conn, NULL, NULL) == RPC_SHUTTING_DOWN);
+}
+
+int client_reconnect(struct client *cl)
+{
+	struct timespec now, pause = { 0, 200 * 1000000L };
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double until = now.tv_sec + now.tv_nsec * 1e-9 + cl->reconnect_s;
+	int rc;
+
+	conn_close(cl->conn);
+	cl->conn = NULL;
+	for (;;) {
+		if ((rc = client_connect(cl)) == 0)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec + now.tv_nsec * 1e-9 >= until)
+			return rc;
+		nanosleep(&pause, NULL);
+	}
 }
 
 int client_call(struct client *cl, const char *method, cJSON *params,

@@ -134,6 +134,14 @@ int client_connect(struct client *cl);
 /* Parses seconds for --call-timeout or VKINR_CALL_TIMEOUT (a number from
  * 0, forever, to a day) into cl; 0, or -1 when text is not one. */
 int client_set_call_timeout(struct client *cl, const char *text);
+/* After a call failed with lost (ERR_IO, or the daemon saying it is
+ * shutting down): whether the daemon went away, so that a command that
+ * follows jobs may reconnect. */
+int client_lost(const struct client *cl, int rc);
+/* Drops the connection and connects again, trying for up to
+ * cl->reconnect_s seconds (a restart, an upgrade); 0, or the last
+ * connect's code. */
+int client_reconnect(struct client *cl);
 /* Sends one request and waits for its answer; see conn_call. */
 int client_call(struct client *cl, const char *method, cJSON *params,
 		cJSON **result);

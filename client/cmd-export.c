@@ -183,8 +183,12 @@ static int export_many(struct client *cl, const cJSON *ids, const char *dir,
 			snprintf(stem + k, sizeof(stem) - k, "-%s", text);
 		}
 		stems[i++] = strdup(stem);
-		if (asprintf(&model, "%s/%s.safetensors", dir, stem) < 0 ||
-		    asprintf(&recon, "%s/%s.recon.png", dir, stem) < 0) {
+		/* "fitted/" as given: one slash between, not two */
+		const char *sep =
+		    dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
+		if (asprintf(&model, "%s%s%s.safetensors", dir, sep, stem) <
+			0 ||
+		    asprintf(&recon, "%s%s%s.recon.png", dir, sep, stem) < 0) {
 			status = client_fail(cl, ERR_NOMEM, NULL);
 			break;
 		}

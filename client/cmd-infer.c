@@ -24,6 +24,12 @@ enum { OPT_TARGET = OPT_FIRST_COMMAND_OPTION, OPT_SIZE, OPT_SCALE, OPT_CROP };
 
 #define INFER_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
 
+static unsigned png_be32(const uint8_t *p)
+{
+	return (unsigned)p[0] << 24 | (unsigned)p[1] << 16 |
+	       (unsigned)p[2] << 8 | p[3];
+}
+
 /* The start of a safetensors file: an 8-byte little-endian length of a
  * JSON header that fits in the file. The daemon checks the rest. */
 static int looks_like_package(const uint8_t *data, size_t size)
@@ -146,6 +152,51 @@ static int add_box(cJSON *params, const char *key, const char *const *names,
 	return o ? 0 : -1;
 }
 
+/* --json: {"png": OUT, "psnr", "width", "height", "scale", "resampled"} */
+static void print_json(const cJSON *result, const char *output)
+{
+	double psnr = job_num(result, "psnr", NAN);
+	cJSON *out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "png", output);
+	if (isfinite(psnr))
+		cJSON_AddNumberToObject(out, "psnr", psnr);
+	const char *same[] = { "width", "height", "scale" };
+	for (int i = 0; i < 3; i++)
+		if (job_num(result, same[i], NAN) >= 0)
+			cJSON_AddNumberToObject(out, same[i],
+						job_num(result, same[i], 0));
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(result, "resampled");
+	if (cJSON_IsBool(rs))
+		cJSON_AddBoolToObject(out, "resampled", cJSON_IsTrue(rs));
+	client_print_json(out);
+	cJSON_Delete(out);
+}
+
+/* "wrote OUT (...)": the view rendered, and the PSNR at the size of what
+ * came back (png's IHDR): a target larger than that was scaled down to
+ * it. */
+static void print_text(const cJSON *result, const char *output,
+		       const char *target, const char *crop, const uint8_t *png,
+		       size_t size)
+{
+	double psnr = job_num(result, "psnr", NAN);
+	printf("wrote %s", output);
+	if (isfinite(job_num(result, "scale", NAN)))
+		printf(" (%s of %.0fx%.0f, %s)", crop ? "a region" : "all",
+		       job_num(result, "width", 0),
+		       job_num(result, "height", 0),
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+			   result, "resampled"))
+			   ? "box-filtered from the next integer scale"
+			   : "an exact evaluation on the finer grid");
+	if (isfinite(psnr) && size >= 24)
+		printf(" (PSNR %.2f dB against %s at %ux%u)", psnr, target,
+		       png_be32(png + 16), png_be32(png + 20));
+	else if (isfinite(psnr))
+		printf(" (PSNR %.2f dB against %s)", psnr, target);
+	putchar('\n');
+}
+
 static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 			  int argc, char **argv)
 {
@@ -164,7 +215,6 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 	cJSON *params, *result = NULL;
 	uint8_t *data;
 	size_t size;
-	double psnr;
 	int c, rc, status, force = 0;
 
 	while ((c = cmd_getopt(argc, argv, "fho:", opts)) != -1) {
@@ -245,46 +295,17 @@ static int cmd_infer_exec(struct client *cl, const struct cmd_entry *self,
 		return CLIENT_EXIT_DAEMON;
 	}
 	status = client_write_file(output, data, size, force);
-	free(data);
 	if (status) {
+		free(data);
 		cJSON_Delete(result);
 		return status;
 	}
 
-	psnr = job_num(result, "psnr", NAN);
-	if (cl->json) {
-		cJSON *out = cJSON_CreateObject();
-		cJSON_AddStringToObject(out, "png", output);
-		if (isfinite(psnr))
-			cJSON_AddNumberToObject(out, "psnr", psnr);
-		const char *same[] = { "width", "height", "scale" };
-		for (int i = 0; i < 3; i++)
-			if (job_num(result, same[i], NAN) >= 0)
-				cJSON_AddNumberToObject(
-				    out, same[i], job_num(result, same[i], 0));
-		const cJSON *rs =
-		    cJSON_GetObjectItemCaseSensitive(result, "resampled");
-		if (cJSON_IsBool(rs))
-			cJSON_AddBoolToObject(out, "resampled",
-					      cJSON_IsTrue(rs));
-		client_print_json(out);
-		cJSON_Delete(out);
-	} else {
-		printf("wrote %s", output);
-		double sc = job_num(result, "scale", NAN);
-		if (isfinite(sc))
-			printf(" (%s of %.0fx%.0f, %s)",
-			       crop ? "a region" : "all",
-			       job_num(result, "width", 0),
-			       job_num(result, "height", 0),
-			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
-				   result, "resampled"))
-				   ? "box-filtered from the next integer scale"
-				   : "an exact evaluation on the finer grid");
-		if (isfinite(psnr))
-			printf(" (PSNR %.2f dB against %s)", psnr, target);
-		putchar('\n');
-	}
+	if (cl->json)
+		print_json(result, output);
+	else
+		print_text(result, output, target, crop, data, size);
+	free(data);
 	cJSON_Delete(result);
 	return CLIENT_EXIT_OK;
 }
@@ -300,7 +321,11 @@ const struct cmd_entry cmd_infer_entry = {
 		"  -o, --output OUT.png  where the rendered image goes "
 		"(required)\n"
 		"  --target IMG          also print the PSNR of the rendering "
-		"against IMG (PNG or JPEG)\n"
+		"against IMG (PNG, JPEG\n"
+		"                        or WebP; one larger than the model's "
+		"size, as after\n"
+		"                        submit --max-side, is scaled down to "
+		"it first)\n"
 		"  --scale S             render S times the fitted size "
 		"(an integer): every\n"
 		"                        pixel an exact evaluation of the "

@@ -10,13 +10,19 @@
  * -f, one {"job","time","text"} object a line). -f asks again every
  * LOGS_POLL_MS and prints what came after the last event it printed: the
  * events are few (a job's state changes), and polling needs nothing more
- * of the daemon than job.logs.
+ * of the daemon than job.logs. When the daemon goes away (a restart, an
+ * upgrade) -f connects again, as watch does, for up to --timeout seconds
+ * (CLIENT_RECONNECT_S by default), and goes on after the last event it
+ * printed: the events are kept with the job across restarts.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "client.h"
+#include "conn.h"
 #include "proto/errors.h"
 #include "format.h"
 #include "jobs.h"
@@ -24,6 +30,8 @@
 #include "proto/text.h"
 
 #define LOGS_POLL_MS 300
+
+enum { OPT_TIMEOUT = OPT_FIRST_COMMAND_OPTION };
 
 static void print_event(struct client *cl, const cJSON *id, const cJSON *e)
 {
@@ -107,6 +115,15 @@ static int follow(struct client *cl, const cJSON *id, const char *what)
 		if (rc == 0)
 			rc = client_call(cl, M_JOB_LOGS, job_params(id),
 					 &result);
+		if (rc < 0 && client_lost(cl, rc) && cl->reconnect_s > 0) {
+			client_warn("lost vkinrd (%s); reconnecting for up to "
+				    "%.0f s",
+				    cl->conn ? conn_why(cl->conn) : "gone",
+				    cl->reconnect_s);
+			ended = 0;
+			if ((rc = client_reconnect(cl)) == 0)
+				continue; /* from the last event printed */
+		}
 		if (rc < 0) {
 			cJSON_Delete(last);
 			return client_fail(cl, rc, what);
@@ -128,6 +145,7 @@ static int cmd_logs_exec(struct client *cl, const struct cmd_entry *self,
 {
 	static const struct option opts[] = {
 		{ "follow", no_argument, NULL, 'f' },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		CMD_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,12 +153,24 @@ static int cmd_logs_exec(struct client *cl, const struct cmd_entry *self,
 	const cJSON *id;
 	char what[160], text[128];
 	int c, rc, follow_them = 0;
+	char *end;
 
 	while ((c = cmd_getopt(argc, argv, "hf", opts)) != -1)
-		if (c == 'f')
+		if (c == 'f') {
 			follow_them = 1;
-		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
+		} else if (c == OPT_TIMEOUT) {
+			errno = 0;
+			cl->reconnect_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !isfinite(cl->reconnect_s) || cl->reconnect_s < 0)
+				return cmd_usage_error(
+				    self,
+				    "--timeout takes seconds (0 or "
+				    "more), not '%s'",
+				    optarg);
+		} else if ((rc = cmd_common_option(cl, self, c)) >= 0) {
 			return rc;
+		}
 	if (optind >= argc)
 		return cmd_usage_error(self,
 				       "name the job whose events to show");
@@ -181,19 +211,26 @@ static int cmd_logs_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_logs_entry = {
 	.name = "logs",
 	.alias = NULL,
-	.args = "[-f] ID|NAME",
+	.args = "[-f [--timeout S]] ID|NAME",
 	.summary = "one job's events, with times (as the daemon logged them)",
-	.help = "Prints \"TIME  TEXT\" lines, oldest first: submitted, "
-		"started on a device,\npaused, resumed, done, failed and why. "
-		"They are kept with the job, across\ndaemon restarts, until "
-		"`rm`. With --json: {\"job\": ID, \"events\":\n[{\"time\": "
-		"UNIX_SECONDS, \"text\": TEXT}, ...]}.\n\n"
-		"  -f, --follow   go on printing the events as they come, "
-		"until the job\n"
-		"                 ends (done, failed or cancelled); with "
-		"--json one\n"
-		"                 {\"job\", \"time\", \"text\"} object a line\n"
-		"\n"
-		"Exit status: 0, or 3 when there is no such job.\n",
+	.help =
+	    "Prints \"TIME  TEXT\" lines, oldest first: submitted, "
+	    "started on a device,\npaused, resumed, done, failed and why. "
+	    "They are kept with the job, across\ndaemon restarts, until "
+	    "`rm`. With --json: {\"job\": ID, \"events\":\n[{\"time\": "
+	    "UNIX_SECONDS, \"text\": TEXT}, ...]}.\n\n"
+	    "  -f, --follow   go on printing the events as they come, "
+	    "until the job\n"
+	    "                 ends (done, failed or cancelled); with "
+	    "--json one\n"
+	    "                 {\"job\", \"time\", \"text\"} object a line;\n"
+	    "                 when the daemon restarts it connects again "
+	    "and goes on\n"
+	    "  --timeout S    -f: how long to try reaching a daemon that "
+	    "went away\n"
+	    "                 (default 60 s; 0: give up at once, exit "
+	    "69)\n"
+	    "\n"
+	    "Exit status: 0, or 3 when there is no such job.\n",
 	.exec = cmd_logs_exec,
 };

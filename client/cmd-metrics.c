@@ -1,6 +1,7 @@
 /*
  * cmd-metrics.c - `vkinrctl metrics`: the whole per-epoch history of jobs
- * (epoch, PSNR, MSE, learning rate, epoch time), for a look, for pandas
+ * (epoch, PSNR, MSE, learning rate, epoch time, and the wall clock's time
+ * the daemon recorded the epoch), for a look, for pandas
  * (--csv) or for anything that reads JSON (--json), on stdout or into a
  * file (-o, written as every file vkinrctl writes: client_write_file).
  *
@@ -10,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client.h"
 #include "proto/errors.h"
@@ -19,7 +21,7 @@
 
 enum { OPT_CSV = OPT_FIRST_COMMAND_OPTION };
 
-#define METRICS_CSV_HEADER "job,name,epoch,psnr,mse,lr,ms,live_psnr\n"
+#define METRICS_CSV_HEADER "job,name,epoch,psnr,mse,lr,ms,live_psnr,time\n"
 
 static void print_csv(FILE *out, const struct history *h)
 {
@@ -32,23 +34,37 @@ static void print_csv(FILE *out, const struct history *h)
 		fmt_csv_number(out, r->mse, "%.6e", 0);
 		fmt_csv_number(out, r->lr, "%.6e", 0);
 		fmt_csv_number(out, r->ms, "%.3f", 0);
-		fmt_csv_number(out, r->live_psnr, "%.6f", 1);
+		fmt_csv_number(out, r->live_psnr, "%.6f", 0);
+		fmt_csv_number(out, r->time, "%.3f", 1);
 	}
+}
+
+/* The wall clock's time of a row, local, as 2026-12-02 19:57:33; "-" for
+ * none. */
+static const char *wall_text(double t, char *buf, size_t len)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+	if (!isfinite(t) || t <= 0 || !localtime_r(&s, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+	return buf;
 }
 
 static void print_table(FILE *out, const struct history *h)
 {
-	char psnr[32], live[32], mse[32], lr[32], ms[32];
+	char psnr[32], live[32], mse[32], lr[32], ms[32], wall[32];
 
 	for (int i = 0; i < h->n; i++) {
 		const struct history_row *r = &h->rows[i];
-		fprintf(out, "%-6s %8d %9s %9s %11s %9s %9s\n", h->idtext,
+		fprintf(out, "%-6s %8d %9s %9s %11s %9s %9s  %s\n", h->idtext,
 			r->epoch,
 			fmt_number("%.2f", r->psnr, psnr, sizeof(psnr)),
 			fmt_number("%.2f", r->live_psnr, live, sizeof(live)),
 			fmt_number("%.3e", r->mse, mse, sizeof(mse)),
 			fmt_number("%.2e", r->lr, lr, sizeof(lr)),
-			fmt_number("%.1f", r->ms, ms, sizeof(ms)));
+			fmt_number("%.1f", r->ms, ms, sizeof(ms)),
+			wall_text(r->time, wall, sizeof(wall)));
 	}
 }
 
@@ -75,6 +91,8 @@ static cJSON *history_json(const struct history *h)
 			cJSON_AddNumberToObject(row, "lr", r->lr);
 		if (isfinite(r->ms))
 			cJSON_AddNumberToObject(row, "ms", r->ms);
+		if (isfinite(r->time))
+			cJSON_AddNumberToObject(row, "time", r->time);
 		cJSON_AddItemToArray(rows, row);
 	}
 	return o;
@@ -126,8 +144,8 @@ static int cmd_metrics_exec(struct client *cl, const struct cmd_entry *self,
 	if (csv)
 		fputs(METRICS_CSV_HEADER, out);
 	else if (!cl->json)
-		fprintf(out, "%-6s %8s %9s %9s %11s %9s %9s\n", "JOB", "EPOCH",
-			"PSNR", "LIVE", "MSE", "LR", "MS");
+		fprintf(out, "%-6s %8s %9s %9s %11s %9s %9s  %s\n", "JOB",
+			"EPOCH", "PSNR", "LIVE", "MSE", "LR", "MS", "TIME");
 	cJSON_ArrayForEach(id, ids)
 	{
 		struct history h;
@@ -175,12 +193,15 @@ const struct cmd_entry cmd_metrics_entry = {
 	.summary = "every epoch's PSNR, MSE, learning rate and time",
 	.help = "The whole history of the jobs, from the first epoch on: a "
 		"table, CSV with\n--csv (header "
-		"job,name,epoch,psnr,mse,lr,ms,live_psnr"
-		", for pandas or gnuplot),\nor {\"jobs\":[{\"job\",\"name\","
-		"\"history\":[{\"epoch\",\"psnr\",\"mse\",\"lr\",\"ms\",\n"
-		"\"live_psnr\"}]}]} with --json. psnr is the model's after the "
-		"epoch (the weights\nan export writes); live_psnr the epoch's "
-		"own, measured before its step.\n"
+		"job,name,epoch,psnr,mse,lr,ms,live_psnr,time"
+		", for pandas or\ngnuplot), or {\"jobs\":[{\"job\",\"name\","
+		"\"history\":[{\"epoch\",\"psnr\",\"mse\",\"lr\",\n"
+		"\"ms\",\"live_psnr\",\"time\"}]}]} with --json. psnr is the "
+		"model's after the epoch\n(the weights an export writes); "
+		"live_psnr the epoch's own, measured before its\nstep; ms the "
+		"epoch's own time; time the wall clock's when the daemon "
+		"recorded\nthe epoch (Unix seconds; the table shows it local; "
+		"empty for epochs kept\nbefore the daemon recorded it).\n"
 		"\n"
 		"Options:\n"
 		"  --csv            comma-separated values\n"

@@ -1,8 +1,10 @@
 /*
  * cmd-plot.c - `vkinrctl plot`: the loss curves of jobs (or a batch) as a
  * picture, PSNR, MSE and learning rate against epoch or, with --time,
- * training time (plot.c draws them),
- * SVG or PNG by the name's ending, written through client_write_file.
+ * training time, smoothed with --smooth; or with --summary the batch's
+ * summary (the mean and spread of PSNR over epochs, a histogram of the
+ * final PSNRs). plot.c lays them out; SVG or PNG by the name's ending,
+ * written through client_write_file.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,10 @@
 #include "jobs.h"
 #include "plot.h"
 
+enum { OPT_SMOOTH = OPT_FIRST_COMMAND_OPTION, OPT_SUMMARY };
+
+#define PLOT_SMOOTH_MAX 100000
+
 static int ends_with(const char *s, const char *end)
 {
 	size_t n = strlen(s), m = strlen(end);
@@ -21,7 +27,7 @@ static int ends_with(const char *s, const char *end)
 
 /* Renders the histories in the format path asks for; 0 or exit status. */
 static int render(const char *path, const struct history *h, int n, int force,
-		  int x_time)
+		  const struct plot_opts *o)
 {
 	uint8_t *png = NULL;
 	char *svg = NULL;
@@ -30,8 +36,9 @@ static int render(const char *path, const struct history *h, int n, int force,
 	int status;
 
 	if (ends_with(path, ".png")) {
-		if (plot_png(h, n, x_time, &png, &size) < 0) {
-			client_warn("%s", error_message(ERR_NOMEM));
+		int rc = plot_png(h, n, o, &png, &size);
+		if (rc < 0) {
+			client_warn("%s", error_message(rc));
 			return CLIENT_EXIT_DAEMON;
 		}
 		status = client_write_file(path, png, size, force);
@@ -42,11 +49,32 @@ static int render(const char *path, const struct history *h, int n, int force,
 		client_warn("%s", error_message(ERR_NOMEM));
 		return CLIENT_EXIT_DAEMON;
 	}
-	plot_svg(out, h, n, x_time);
+	int rc = plot_svg(out, h, n, o);
 	fclose(out);
+	if (rc < 0) {
+		free(svg);
+		client_warn("%s", error_message(rc));
+		return CLIENT_EXIT_DAEMON;
+	}
 	status = client_write_file(path, svg, size, force);
 	free(svg);
 	return status;
+}
+
+/* --summary --json: the final PSNRs' figures the picture shows */
+static void add_summary(cJSON *out, const struct history *h, int n)
+{
+	struct plot_stats s;
+	cJSON *o = cJSON_AddObjectToObject(out, "summary");
+
+	plot_final_stats(h, n, &s);
+	cJSON_AddNumberToObject(o, "jobs", s.n);
+	if (!s.n)
+		return;
+	cJSON_AddNumberToObject(o, "mean", s.mean);
+	cJSON_AddNumberToObject(o, "sd", s.sd);
+	cJSON_AddNumberToObject(o, "min", s.min);
+	cJSON_AddNumberToObject(o, "max", s.max);
 }
 
 static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
@@ -56,6 +84,8 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "time", no_argument, NULL, 't' },
+		{ "smooth", required_argument, NULL, OPT_SMOOTH },
+		{ "summary", no_argument, NULL, OPT_SUMMARY },
 		CMD_COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -63,20 +93,36 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 	struct history *h = NULL;
 	cJSON *ids = NULL;
 	const cJSON *id;
-	int c, rc, n = 0, force = 0, x_time = 0, status = CLIENT_EXIT_OK;
+	struct plot_opts po = { .smooth = 1 };
+	char *end;
+	int c, rc, n = 0, force = 0, status = CLIENT_EXIT_OK;
 
 	while ((c = cmd_getopt(argc, argv, "fho:", opts)) != -1) {
 		if (c == 'o')
 			output = optarg;
 		else if (c == 't')
-			x_time = 1;
+			po.x_time = 1;
+		else if (c == OPT_SUMMARY)
+			po.summary = 1;
+		else if (c == OPT_SMOOTH &&
+			 ((po.smooth = (int)strtol(optarg, &end, 10)) < 1 ||
+			  po.smooth > PLOT_SMOOTH_MAX || *end || end == optarg))
+			return cmd_usage_error(self,
+					       "--smooth takes a number of "
+					       "epochs from 1 to %d, not '%s'",
+					       PLOT_SMOOTH_MAX, optarg);
 		else if (c == 'f')
 			force = 1;
-		else if ((rc = cmd_common_option(cl, self, c)) >= 0)
+		else if (c != OPT_SMOOTH &&
+			 (rc = cmd_common_option(cl, self, c)) >= 0)
 			return rc;
 	}
 	if (optind >= argc)
 		return cmd_usage_error(self, "name at least one job or batch");
+	if (po.summary && (po.x_time || po.smooth > 1))
+		return cmd_usage_error(self, "--summary draws the PSNR against "
+					     "epochs, as it is: no --time or "
+					     "--smooth");
 	if (!output ||
 	    !(ends_with(output, ".png") || ends_with(output, ".svg")))
 		return cmd_usage_error(self, "-o FILE.png or -o FILE.svg names "
@@ -101,13 +147,15 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 		n++;
 	}
 	if (status == CLIENT_EXIT_OK)
-		status = render(output, h, n, force, x_time);
+		status = render(output, h, n, force, &po);
 	if (status == CLIENT_EXIT_OK && cl->json) {
 		/* {"files": [OUT], "jobs": N}: what a script needs next */
 		cJSON *out = cJSON_CreateObject();
 		cJSON *files = cJSON_AddArrayToObject(out, "files");
 		cJSON_AddItemToArray(files, cJSON_CreateString(output));
 		cJSON_AddNumberToObject(out, "jobs", n);
+		if (po.summary)
+			add_summary(out, h, n);
 		client_print_json(out);
 		cJSON_Delete(out);
 	} else if (status == CLIENT_EXIT_OK) {
@@ -124,19 +172,28 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_plot_entry = {
 	.name = "plot",
 	.alias = NULL,
-	.args = "ID|BATCH... -o FILE.png|FILE.svg [--time] [--force]",
+	.args = "ID|BATCH... -o FILE.png|FILE.svg [--time] [--smooth N] "
+		"[--summary] [--force]",
 	.summary = "draw PSNR, loss and learning rate against epoch",
 	.help = "Four panels sharing the x axis: PSNR (dB, the model's, the "
 		"weights an export\nwrites), live PSNR (each epoch's own), MSE "
 		"(log scale) and the learning rate,\none line per job, with "
-		"ticks and a grid; the legend names the jobs. Jobs\nwith no "
-		"epoch yet give a sentence, not empty axes. The file's ending "
-		"picks\nthe format: .svg (text) or .png.\n"
+		"ticks and a grid; the legend names every job, each in a "
+		"colour of\nits own. Jobs with no epoch yet give a sentence, "
+		"not empty axes. --summary\ndraws a batch's summary instead: "
+		"the mean PSNR over epochs with a band of\none standard "
+		"deviation and the least and most, and a histogram of the "
+		"final\nPSNRs (with --json, their mean, sd, min and max too). "
+		"The file's ending picks\nthe format: .svg (text) or .png "
+		"(antialiased, drawn by cairo).\n"
 		"\n"
 		"Options:\n"
 		"  -o, --output F   the picture to write (required)\n"
 		"  --time           training time (s) on the x axis, not "
 		"epochs\n"
+		"  --smooth N       each point the mean of the last N epochs "
+		"(not the rate)\n"
+		"  --summary        the batch's summary, not the curves\n"
 		"  -f, --force      replace F if it exists\n",
 	.exec = cmd_plot_exec,
 };

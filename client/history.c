@@ -29,6 +29,7 @@ static int add_row(struct history *h, const cJSON *p)
 		.mse = job_num(p, "mse", NAN),
 		.lr = job_num(p, "lr", NAN),
 		.ms = job_num(p, "ms", NAN),
+		.time = job_num(p, "time", NAN),
 	};
 
 	if (h->n > 0 && r.epoch <= h->rows[h->n - 1].epoch)
@@ -55,10 +56,12 @@ int history_fetch(struct client *cl, const cJSON *id, struct history *out)
 	int rc, replay;
 
 	memset(out, 0, sizeof(*out));
+	out->psnr = NAN;
 	job_id_text(id, out->idtext, sizeof(out->idtext));
 	if ((rc = client_call(cl, M_JOB_GET, job_params(id), &job)) < 0)
 		return rc;
 	snprintf(out->name, sizeof(out->name), "%s", job_str(job, "name", ""));
+	out->psnr = job_num(job, "psnr", NAN);
 	cJSON_Delete(job);
 	if ((rc = client_call(cl, M_JOB_SUBSCRIBE, job_params(id), &result)) <
 	    0)

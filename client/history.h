@@ -17,11 +17,16 @@ struct history_row {
 	int epoch;
 	double psnr, live_psnr, mse, lr, ms;
 	double seconds; /* training time up to this epoch (the ms summed) */
+	double time;    /* the wall clock's when the daemon recorded it (Unix
+			 * seconds); NAN for an epoch kept before that */
 };
 
 struct history {
 	char idtext[64];
 	char name[128];
+	/* the job's PSNR as show and list give it (the exported model's once
+	 * done); NAN when it has none */
+	double psnr;
 	struct history_row *rows;
 	int n, cap;
 };

@@ -1,8 +1,10 @@
 /*
- * plot.h - loss curves as pictures: PSNR (the last epoch's and the
- * model's), MSE (log scale) and learning rate against epoch or training
- * time, one panel each, one line per job, as SVG (text, for
- * a browser or a paper) or PNG (pixels, zlib through png8.h).
+ * plot.h - loss curves as pictures: PSNR (the model's and the live one),
+ * MSE (log scale) and learning rate against epoch or training time, one
+ * panel each, one line per job, or a batch's summary (the mean and
+ * spread of PSNR over epochs, a histogram of the final PSNRs); as SVG
+ * (text, for a browser or a paper) or PNG (antialiased, real text:
+ * cairo).
  */
 #ifndef VKINR_CLIENT_PLOT_H
 #define VKINR_CLIENT_PLOT_H
@@ -13,11 +15,25 @@
 
 struct history;
 
-/* Writes the SVG document of the histories to out; x_time: training
- * seconds on the x axis instead of epochs. */
-void plot_svg(FILE *out, const struct history *h, int n, int x_time);
-/* Encodes the PNG of the histories; 0 or ERR_NOMEM. */
-int plot_png(const struct history *h, int n, int x_time, uint8_t **data,
-	     size_t *size);
+struct plot_opts {
+	int x_time; /* training seconds on the x axis instead of epochs */
+	int smooth; /* each point the mean of the last smooth epochs (1: raw) */
+	int summary; /* the batch summary instead of the curves */
+};
+
+/* The final PSNRs of jobs (each one's last epoch, the model's): how many
+ * jobs have one, their mean, standard deviation, least and most. */
+struct plot_stats {
+	int n;
+	double mean, sd, min, max;
+};
+void plot_final_stats(const struct history *h, int n, struct plot_stats *s);
+
+/* Writes the SVG document of the histories to out; 0 or ERR_NOMEM. */
+int plot_svg(FILE *out, const struct history *h, int n,
+	     const struct plot_opts *o);
+/* Encodes the PNG of the histories; 0, ERR_NOMEM or ERR_IO. */
+int plot_png(const struct history *h, int n, const struct plot_opts *o,
+	     uint8_t **data, size_t *size);
 
 #endif

@@ -6,7 +6,7 @@
  * and, more widely, any non-interlaced grey, grey+alpha, RGB or RGBA PNG
  * of 8 or 16 bits a sample; alpha is dropped. Palette, low-bit and
  * interlaced images are refused with a sentence: the daemon never sends
- * them. png8_encode writes 8-bit RGB (the plots).
+ * them. png8_encode writes 8-bit RGB.
  */
 #ifndef VKINR_PNG8_H
 #define VKINR_PNG8_H

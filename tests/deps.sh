@@ -25,12 +25,16 @@ fi
 # python3-jsonrpc: a JSON-RPC 2.0 implementation of others', to compare
 # the answers to batches with. python3-numpy: the Python loader
 # (python/vkinr.py) and the render tests that read PNGs. webp (cwebp):
-# only to make the WebP files that the WebP test sends.
+# only to make the WebP files that the WebP test sends (webpmux: to give
+# one an EXIF chunk). libexif-dev: the EXIF orientation of JPEG and WebP
+# photos. libcairo2-dev
+# and fonts-dejavu-core: `vkinrctl plot`'s PNGs (antialiased lines, real
+# text in a sans-serif font).
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
-libpng-dev libjpeg62-turbo-dev libwebp-dev zlib1g-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat
+libpng-dev libjpeg62-turbo-dev libwebp-dev libexif-dev zlib1g-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat
 python3 systemd tmux plasma-workspace-wallpapers python3-pil
 libmicrohttpd-dev libjs-chart.js chromium python3-websocket curl zsh fish
-python3-jsonrpc python3-numpy webp"
+python3-jsonrpc python3-numpy webp libcairo2-dev fonts-dejavu-core"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

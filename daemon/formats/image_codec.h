@@ -14,7 +14,8 @@
  * CMYK and arithmetic coding, a file shorter than its stated size needs
  * (2 bits a block sequential, 1 progressive), more than 100 scans, and
  * whatever libjpeg warns of as corrupt or truncated. The WebP loader
- * (webp_codec.c) reads lossy and lossless stills, alpha dropped; it
+ * (webp_codec.c) reads lossy and lossless stills, alpha dropped, turned
+ * upright as an EXIF chunk's orientation says; it
  * refuses animations, a lossy file shorter than one bit a macroblock, a
  * lossless one of more than 1024 pixels a byte, and whatever libwebp
  * finds truncated or corrupt.

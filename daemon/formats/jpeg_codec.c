@@ -29,7 +29,7 @@
  * arrangement of image_codec.c: its state lives in the caller's frame.
  *
  * Grey and YCbCr frames come out as RGB; CMYK ones are refused. The EXIF
- * orientation tag (APP1) is honoured, so a photo taken upright on a phone
+ * orientation tag (APP1, read by libexif: orient.c) is honoured, so a photo taken upright on a phone
  * is fitted upright: the decoded pixels are mirrored or turned as the
  * tag says.
  */
@@ -106,81 +106,6 @@ static uint64_t least_bytes(const struct jpeg_decompress_struct *c)
 	return c->progressive_mode ? blocks / 8 : blocks / 4;
 }
 
-static uint32_t exif_u32(const uint8_t *p, int le)
-{
-	return le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-			(uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
-		  : (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-			(uint32_t)p[2] << 8 | p[3];
-}
-
-static unsigned exif_u16(const uint8_t *p, int le)
-{
-	return le ? (unsigned)(p[0] | p[1] << 8) : (unsigned)(p[0] << 8 | p[1]);
-}
-
-/* The EXIF orientation (1 to 8) of an APP1 marker's data, or 1. */
-static int exif_orientation(const uint8_t *p, size_t n)
-{
-	if (n < 6 + 8 || memcmp(p, "Exif\0\0", 6))
-		return 1;
-	p += 6, n -= 6; /* the TIFF header: byte order, 42, IFD0's offset */
-	int le = p[0] == 'I' && p[1] == 'I';
-	if (!le && !(p[0] == 'M' && p[1] == 'M'))
-		return 1;
-	if (exif_u16(p + 2, le) != 42)
-		return 1;
-	uint32_t ifd = exif_u32(p + 4, le);
-	if (ifd > n - 2)
-		return 1;
-	unsigned count = exif_u16(p + ifd, le);
-	for (unsigned i = 0; i < count; i++) {
-		size_t at = ifd + 2 + (size_t)i * 12;
-		if (at + 12 > n)
-			return 1;
-		if (exif_u16(p + at, le) != 0x0112) /* Orientation */
-			continue;
-		unsigned v = exif_u16(p + at + 8, le); /* a SHORT, inline */
-		return exif_u16(p + at + 2, le) == 3 && v >= 1 && v <= 8
-			   ? (int)v
-			   : 1;
-	}
-	return 1;
-}
-
-/* Source pixel of output pixel (x, y) of the turned image, for EXIF
- * orientation o of a w x h source. */
-static size_t oriented_source(int o, int x, int y, int w, int h)
-{
-	int sx, sy;
-	switch (o) {
-	case 2:
-		sx = w - 1 - x, sy = y;
-		break; /* mirrored */
-	case 3:
-		sx = w - 1 - x, sy = h - 1 - y;
-		break; /* turned 180 */
-	case 4:
-		sx = x, sy = h - 1 - y;
-		break; /* flipped */
-	case 5:
-		sx = y, sy = x;
-		break; /* transposed */
-	case 6:
-		sx = y, sy = h - 1 - x;
-		break; /* turned 90 right */
-	case 7:
-		sx = w - 1 - y, sy = h - 1 - x;
-		break; /* transversed */
-	case 8:
-		sx = w - 1 - y, sy = x;
-		break; /* turned 90 left */
-	default:
-		sx = x, sy = y;
-	}
-	return (size_t)sy * (size_t)w + (size_t)sx;
-}
-
 /* What the header says, checked before any pixel is decoded. */
 static int check_frame(struct jpeg_reader *r, size_t size)
 {
@@ -234,7 +159,7 @@ static int jpeg_steps(struct jpeg_reader *r, const uint8_t *data, size_t size)
 		return rc;
 	for (jpeg_saved_marker_ptr m = c->marker_list; m; m = m->next)
 		if (m->marker == JPEG_APP0 + 1 &&
-		    (orientation = exif_orientation(m->data, m->data_length)) !=
+		    (orientation = orient_from_exif(m->data, m->data_length)) !=
 			1)
 			break;
 	c->out_color_space = JCS_RGB;
@@ -256,20 +181,8 @@ static int jpeg_steps(struct jpeg_reader *r, const uint8_t *data, size_t size)
 	}
 	jpeg_finish_decompress(c);
 
-	int turned = orientation >= 5;
-	r->img = turned ? image_create(h, w) : image_create(w, h);
-	if (!r->img)
+	if (!(r->img = orient_image(r->pixels, w, h, orientation)))
 		return ERR_NOMEM;
-	for (int y = 0; y < r->img->height; y++)
-		for (int x = 0; x < r->img->width; x++) {
-			const uint8_t *src =
-			    r->pixels +
-			    3 * oriented_source(orientation, x, y, w, h);
-			float *dst =
-			    r->img->rgb + 3 * ((size_t)y * r->img->width + x);
-			for (int k = 0; k < 3; k++)
-				dst[k] = src[k] / 255.0f;
-		}
 	return 0;
 }
 

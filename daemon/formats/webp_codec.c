@@ -20,8 +20,10 @@
  *   - an animation is refused: a fit takes one picture.
  * libwebp itself refuses a frame whose data ends early ("not enough
  * data") or does not parse; its status comes back inside a sentence.
- * Alpha is dropped (the stored colours are taken, as for PNG); EXIF and
- * ICC chunks are ignored.
+ * Alpha is dropped (the stored colours are taken, as for PNG); ICC
+ * chunks are ignored. An EXIF chunk (found by libwebpdemux) is read for
+ * its orientation, as a JPEG's is (orient.c): a phone's photo saved as
+ * WebP is fitted upright.
  */
 #include "formats/image_codec.h"
 
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include <webp/decode.h>
+#include <webp/demux.h>
 
 #include "formats/codec_internal.h"
 #include "proto/errors.h"
@@ -99,6 +102,26 @@ static int check_features(const WebPBitstreamFeatures *f, size_t size,
 	return 0;
 }
 
+/* The EXIF orientation of an extended WebP (VP8X with an EXIF chunk);
+ * 1 when it has none. */
+static int webp_orientation(const void *data, size_t size)
+{
+	WebPData whole = { data, size };
+	WebPChunkIterator it;
+	int o = 1;
+
+	WebPDemuxer *dmux = WebPDemux(&whole);
+	if (!dmux)
+		return 1;
+	if ((WebPDemuxGetI(dmux, WEBP_FF_FORMAT_FLAGS) & EXIF_FLAG) &&
+	    WebPDemuxGetChunk(dmux, "EXIF", 1, &it)) {
+		o = orient_from_exif(it.chunk.bytes, it.chunk.size);
+		WebPDemuxReleaseChunkIterator(&it);
+	}
+	WebPDemuxDelete(dmux);
+	return o;
+}
+
 int webp_decode(const void *data, size_t size, struct image **out, char *err,
 		size_t errlen)
 {
@@ -134,10 +157,7 @@ int webp_decode(const void *data, size_t size, struct image **out, char *err,
 
 	int w = config.input.width, h = config.input.height;
 	rgb = malloc((size_t)w * h * 3);
-	img = image_create(w, h);
-	if (!rgb || !img) {
-		free(rgb);
-		image_destroy(img);
+	if (!rgb) {
 		codec_set_err(err, errlen,
 			      "out of memory while decoding the WebP");
 		return ERR_NOMEM;
@@ -151,7 +171,6 @@ int webp_decode(const void *data, size_t size, struct image **out, char *err,
 	WebPFreeDecBuffer(&config.output); /* nothing of ours: external */
 	if (s != VP8_STATUS_OK) {
 		free(rgb);
-		image_destroy(img);
 		if (s == VP8_STATUS_OUT_OF_MEMORY) {
 			codec_set_err(err, errlen,
 				      "out of memory while decoding the WebP");
@@ -160,9 +179,13 @@ int webp_decode(const void *data, size_t size, struct image **out, char *err,
 		codec_set_err(err, errlen, "the WebP is %s", status_words(s));
 		return ERR_FORMAT;
 	}
-	for (size_t i = 0, n = (size_t)w * h * 3; i < n; i++)
-		img->rgb[i] = rgb[i] / 255.0f;
+	img = orient_image(rgb, w, h, webp_orientation(data, size));
 	free(rgb);
+	if (!img) {
+		codec_set_err(err, errlen,
+			      "out of memory while decoding the WebP");
+		return ERR_NOMEM;
+	}
 	*out = img;
 	return 0;
 }

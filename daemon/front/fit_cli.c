@@ -589,6 +589,7 @@ static int run_many(struct fit_options *o)
 		.force = o->force,
 		.recursive = o->recursive,
 		.resize = o->resize,
+		.yes = o->yes,
 	};
 	if (!many.cfg.nf)
 		many.cfg.nf = nn_default_width(gpu_info(gpu)->is_cpu);

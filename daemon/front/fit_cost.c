@@ -8,7 +8,11 @@
  * every core, or LP_NUM_THREADS), so a 1600x1200 photo at width 64 takes about a minute
  * an epoch on two cores: such a fit is refused, saying so, unless --yes,
  * and the --max-side that brings an epoch near FIT_COST_GOOD_EPOCH_S is
- * suggested. A GPU is not estimated: its epochs are fast.
+ * suggested. A GPU is not estimated: its epochs are fast. Several images
+ * (fit_many.c) are estimated before the first is fitted, from the sizes
+ * their headers state: the run is refused when any of them would be
+ * slow, naming the largest, with the whole run's time (the fits of a
+ * pack share the CPU's cores, so their times add up).
  *
  * --resize and --max-side scale the image down (util/image.c's box
  * filter) before anything is fitted: the model then has the new size.
@@ -53,23 +57,31 @@ int fit_resize_parse(const char *option, const char *text, struct fit_resize *r)
 	return -1;
 }
 
+int fit_resize_size(const struct fit_resize *r, int w, int h, int *nw, int *nh)
+{
+	*nw = w, *nh = h;
+	if (r->max_side && (w > r->max_side || h > r->max_side)) {
+		double s = (double)r->max_side / (w > h ? w : h);
+		*nw = (int)lround(w * s), *nh = (int)lround(h * s);
+		*nw = *nw < 1 ? 1 : *nw, *nh = *nh < 1 ? 1 : *nh;
+	} else if (r->width) {
+		if (r->width > w || r->height > h)
+			return 1;
+		*nw = r->width, *nh = r->height;
+	}
+	return 0;
+}
+
 int fit_resize_apply(const struct fit_resize *r, struct image **img,
 		     const char *path, int quiet)
 {
-	int w = (*img)->width, h = (*img)->height, nw = w, nh = h;
-	if (r->max_side && (w > r->max_side || h > r->max_side)) {
-		double s = (double)r->max_side / (w > h ? w : h);
-		nw = (int)lround(w * s), nh = (int)lround(h * s);
-		nw = nw < 1 ? 1 : nw, nh = nh < 1 ? 1 : nh;
-	} else if (r->width) {
-		nw = r->width, nh = r->height;
-		if (nw > w || nh > h) {
-			fprintf(stderr,
-				"vkinrd: %s is %dx%d: --resize %dx%d would "
-				"enlarge it, and it only scales down\n",
-				path, w, h, nw, nh);
-			return 1;
-		}
+	int w = (*img)->width, h = (*img)->height, nw, nh;
+	if (fit_resize_size(r, w, h, &nw, &nh)) {
+		fprintf(stderr,
+			"vkinrd: %s is %dx%d: --resize %dx%d would "
+			"enlarge it, and it only scales down\n",
+			path, w, h, r->width, r->height);
+		return 1;
 	}
 	if (nw == w && nh == h)
 		return 0;
@@ -127,5 +139,42 @@ int fit_cost_check(const struct nn_fit *fit, const struct gpu_context *gpu,
 		info.gflop_per_epoch, target->width, target->height, rate,
 		cores, suggest,
 		epoch_s * ((double)suggest * suggest) / ((double)side * side));
+	return 2;
+}
+
+int fit_cost_check_many(const struct gpu_context *gpu, int nblocks, int nf,
+			const int *w, const int *h, char *const *paths, int n,
+			int epochs, int yes)
+{
+	int cores, slow = 0, big = -1;
+	double rate, total = 0, worst = 0;
+
+	if (yes || !gpu_info(gpu)->is_cpu)
+		return 0;
+	rate = nn_cpu_gflops(&cores);
+	for (int i = 0; i < n; i++) {
+		double s = nn_epoch_gflop(nblocks, nf, w[i], h[i]) / rate;
+		total += s * epochs;
+		slow += s > NN_CPU_SLOW_EPOCH_S;
+		if (s > worst)
+			worst = s, big = i;
+	}
+	if (!slow)
+		return 0;
+	int side = w[big] > h[big] ? w[big] : h[big];
+	int suggest = (int)(side * sqrt(FIT_COST_GOOD_EPOCH_S / worst));
+	suggest = suggest >= 32 ? suggest / 16 * 16 : 16;
+	char each[32], all[32];
+	fprintf(stderr,
+		"vkinrd: %d of these %d images would be slow on %s, a CPU "
+		"device: the largest, %s (%dx%d), about %s an epoch; all %d "
+		"about %s for %d epochs each (at about %.1f GFLOP/s on %d "
+		"cores).\n"
+		"Run them anyway with --yes, or scale them down first: "
+		"--max-side %d takes about %.0f s an epoch for the largest.\n",
+		slow, n, gpu_info(gpu)->name, paths[big], w[big], h[big],
+		duration(worst, each, sizeof(each)), n,
+		duration(total, all, sizeof(all)), epochs, rate, cores, suggest,
+		worst * ((double)suggest * suggest) / ((double)side * side));
 	return 2;
 }

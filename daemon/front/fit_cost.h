@@ -22,6 +22,9 @@ struct fit_resize {
  * (said on stderr). */
 int fit_resize_parse(const char *option, const char *text,
 		     struct fit_resize *r);
+/* The size w x h becomes under r (*nw, *nh); 1 when r would enlarge it
+ * (left as it is then). */
+int fit_resize_size(const struct fit_resize *r, int w, int h, int *nw, int *nh);
 /* Scales *img down as r says (never up: a size larger than the image is
  * refused). 0, or 1 with the reason on stderr. */
 int fit_resize_apply(const struct fit_resize *r, struct image **img,
@@ -31,5 +34,12 @@ int fit_resize_apply(const struct fit_resize *r, struct image **img,
  * status returned (2). yes: go on regardless. */
 int fit_cost_check(const struct nn_fit *fit, const struct gpu_context *gpu,
 		   const struct image *target, int epochs_left, int yes);
+/* The same for several images (`--fit ... --out DIR`), before any is
+ * fitted: n images of w[i] x h[i] pixels (as they will be fitted; 0: not
+ * known) at width nf with nblocks blocks, epochs each. Refused (2) when
+ * any of them would be slow; the largest is named (paths[i]). */
+int fit_cost_check_many(const struct gpu_context *gpu, int nblocks, int nf,
+			const int *w, const int *h, char *const *paths, int n,
+			int epochs, int yes);
 
 #endif

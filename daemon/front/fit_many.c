@@ -16,7 +16,10 @@
  * Outputs go through fit_out.c: every name is checked before training
  * (an existing one refused without --force, exit 3, nothing written;
  * two images of one name refused), and only regular files of a folder
- * are taken. The outputs of the fits that end at one epoch are made
+ * are taken. On a CPU device the run is estimated first, from the sizes
+ * the images' headers state (fit_cost_check_many): one that would be slow
+ * is refused (exit 2, nothing fitted) unless --yes. The outputs of the
+ * fits that end at one epoch are made
  * durable together, by one sync (fileio_batch_begin). SIGINT or SIGTERM
  * stops at the end of an epoch: the fits in training write what they
  * have, the images not begun are counted.
@@ -26,12 +29,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "proto/errors.h"
 #include "util/fileio.h"
@@ -44,6 +49,9 @@
 #include "formats/safetensors.h"
 
 #define FIT_MANY_MOST 4096 /* fits in one pack at most */
+/* what is read of an image to learn its size: its headers (a JPEG's EXIF
+ * may come before its frame header, up to 64 KiB a marker) */
+#define FIT_MANY_HEAD (1u << 20)
 
 static double now_s(void)
 {
@@ -135,7 +143,9 @@ static int gather_folder(struct images *im, const char *dir, const char *prefix,
 		struct stat st;
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		size_t dl = strlen(dir); /* "photos/" as given: one slash */
+		snprintf(path, sizeof(path), "%s%s%s", dir,
+			 dl && dir[dl - 1] == '/' ? "" : "/", e->d_name);
 		snprintf(name, sizeof(name), "%s%s%s", prefix,
 			 *prefix ? "/" : "", e->d_name);
 		if (recursive && lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -450,6 +460,49 @@ static int check_outputs(const struct fit_many_options *o,
 	return status;
 }
 
+/* The size image i will be fitted at, as its header states it and
+ * --resize makes it; 0x0 when not known (its decoding says why later). */
+static void stated_size(const struct fit_many_options *o, const char *path,
+			int *w, int *h)
+{
+	uint8_t *head = malloc(FIT_MANY_HEAD);
+	uint32_t sw = 0, sh = 0;
+	size_t got = 0;
+	ssize_t r = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	*w = *h = 0;
+	while (head && fd >= 0 && got < FIT_MANY_HEAD &&
+	       (r = read(fd, head + got, FIT_MANY_HEAD - got)) > 0)
+		got += (size_t)r;
+	if (head && got && image_stated_size(head, got, &sw, &sh) &&
+	    fit_resize_size(&o->resize, (int)sw, (int)sh, w, h))
+		*w = (int)sw, *h = (int)sh; /* enlarging: refused later */
+	if (fd >= 0)
+		close(fd);
+	free(head);
+}
+
+/* On a CPU device: 2 (said) when the images would be slow, before any is
+ * fitted; 0 otherwise. */
+static int check_cost(const struct fit_many_options *o, struct gpu_context *gpu,
+		      const struct images *im)
+{
+	if (o->yes || !gpu_info(gpu)->is_cpu)
+		return 0;
+	int *w = calloc((size_t)im->n, sizeof(*w));
+	int *h = calloc((size_t)im->n, sizeof(*h));
+	int rc = 0;
+	for (int i = 0; w && h && i < im->n; i++)
+		stated_size(o, im->paths[i], &w[i], &h[i]);
+	if (w && h)
+		rc = fit_cost_check_many(gpu, o->cfg.nblocks, o->cfg.nf, w, h,
+					 im->paths, im->n, o->cfg.epochs, 0);
+	free(w);
+	free(h);
+	return rc;
+}
+
 int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		 struct gpu_context *gpu)
 {
@@ -463,6 +516,10 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			o->recursive ? "" : " (-r searches subfolders too)");
 		images_free(&im);
 		return 1;
+	}
+	if ((rc = check_cost(o, gpu, &im))) { /* before anything is made */
+		images_free(&im);
+		return rc;
 	}
 	mkdir(o->out, 0755);
 	if ((rc = check_outputs(o, &im, count))) {

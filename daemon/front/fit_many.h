@@ -19,10 +19,12 @@ struct fit_many_options {
 	int force;     /* replace outputs that exist (the user's own) */
 	int recursive; /* a folder's subfolders too: OUT/SUB/NAME.png */
 	struct fit_resize resize; /* --resize, --max-side: each image */
+	int yes; /* fit even when it would be slow on a CPU device */
 };
 
 /* args: image paths or folders; returns the exit status (3: an output
- * was refused, nothing written; 128 + N: stopped by signal N). */
+ * was refused, nothing written; 2: it would be slow on the CPU device
+ * without yes, nothing fitted; 128 + N: stopped by signal N). */
 int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		 struct gpu_context *gpu);
 

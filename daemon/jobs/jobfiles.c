@@ -282,28 +282,34 @@ int jobfiles_checkpoint_epoch(const char *jobs_dir, const char *id)
 /* ==== metrics.ndjson =================================================== */
 
 /* psnr_best: the best model's so far (0, and left out, in lines written
- * before it was kept) */
-static int format_metrics(char *buf, size_t len, const struct nn_metrics *m)
+ * before it was kept); time: Unix seconds, to the microsecond (0, and
+ * left out, in lines written before it was recorded) */
+static int format_metrics(char *buf, size_t len, const struct nn_metrics *m,
+			  double time)
 {
-	char best[48] = "";
+	char best[48] = "", at[40] = "";
 	if (m->psnr_best > 0 && isfinite(m->psnr_best))
 		snprintf(best, sizeof(best), ",\"psnr_best\":%.17g",
 			 m->psnr_best);
+	if (time > 0 && isfinite(time))
+		snprintf(at, sizeof(at), ",\"time\":%.6f", time);
 	return snprintf(buf, len,
 			"{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.17g,"
-			"\"lr\":%.17g,\"ms\":%.6g%s}\n",
-			m->epoch, m->mse, m->psnr, m->lr, m->ms, best);
+			"\"lr\":%.17g,\"ms\":%.6g%s%s}\n",
+			m->epoch, m->mse, m->psnr, m->lr, m->ms, best, at);
 }
 
 int jobfiles_metrics_rewrite(const char *jobs_dir, const char *id,
-			     const struct nn_metrics *hist, int n)
+			     const struct nn_metrics *hist, const double *time,
+			     int n)
 {
-	size_t cap = (size_t)n * 192 + 1, len = 0; /* a line: < 192 */
+	size_t cap = (size_t)n * 232 + 1, len = 0; /* a line: < 232 */
 	char *text = malloc(cap);
 	if (!text)
 		return ERR_NOMEM;
 	for (int i = 0; i < n; i++)
-		len += format_metrics(text + len, cap - len, &hist[i]);
+		len += format_metrics(text + len, cap - len, &hist[i],
+				      time ? time[i] : 0);
 	int rc = jobfiles_write(jobs_dir, id, JOBFILE_METRICS, text, len);
 	free(text);
 	return rc;
@@ -321,10 +327,11 @@ int jobfiles_metrics_open(const char *jobs_dir, const char *id, int *fd)
 	return *fd < 0 ? ERR_IO : 0;
 }
 
-int jobfiles_metrics_append(int fd, const char *id, const struct nn_metrics *m)
+int jobfiles_metrics_append(int fd, const char *id, const struct nn_metrics *m,
+			    double time)
 {
 	char line[256];
-	int n = format_metrics(line, sizeof(line), m);
+	int n = format_metrics(line, sizeof(line), m, time);
 	off_t before = lseek(fd, 0, SEEK_END);
 	ssize_t put = write(fd, line, n);
 	if (put == n)
@@ -346,16 +353,18 @@ static double get_num(const cJSON *o, const char *key, double def)
 }
 
 int jobfiles_metrics_load(const char *jobs_dir, const char *id,
-			  struct nn_metrics **out, int *n, int *torn, char *why,
-			  size_t whylen)
+			  struct nn_metrics **out, double **times, int *n,
+			  int *torn, char *why, size_t whylen)
 {
 	char path[JOBFILES_PATH_MAX];
 	uint8_t *data;
 	size_t size;
 	struct nn_metrics *list = NULL;
+	double *tlist = NULL;
 	int count = 0, cap = 0;
 
 	*out = NULL;
+	*times = NULL;
 	*n = 0;
 	*torn = 0;
 	if (jobfiles_path(jobs_dir, id, JOBFILE_METRICS, path, sizeof(path)))
@@ -387,18 +396,25 @@ int jobfiles_metrics_load(const char *jobs_dir, const char *id,
 				 path, line);
 			free(data);
 			free(list);
+			free(tlist);
 			return -1;
 		}
 		if (count == cap) {
 			cap = cap ? cap * 2 : 256;
 			struct nn_metrics *more =
 			    realloc(list, cap * sizeof(*more));
-			if (!more) {
+			if (more)
+				list = more;
+			double *tmore =
+			    more ? realloc(tlist, cap * sizeof(*tmore)) : NULL;
+			if (!tmore) {
 				cJSON_Delete(o);
 				break; /* kept what fits, as a short history */
 			}
-			list = more;
+			tlist = tmore;
 		}
+		double t = get_num(o, "time", 0);
+		tlist[count] = isfinite(t) && t > 0 ? t : 0;
 		list[count++] = (struct nn_metrics){
 			.epoch = e->valueint,
 			.mse = get_num(o, "mse", NAN),
@@ -411,6 +427,7 @@ int jobfiles_metrics_load(const char *jobs_dir, const char *id,
 	}
 	free(data);
 	*out = list;
+	*times = tlist;
 	*n = count;
 	return 0;
 }

@@ -107,22 +107,28 @@ int jobfiles_checkpoint_epoch(const char *jobs_dir, const char *id);
 
 /* ---- metrics.ndjson ---- */
 
-/* Rewrites the whole history atomically. */
+/* A line holds an epoch's metrics and "time", the Unix time the daemon
+ * recorded it (left out when 0: an epoch kept before it was recorded). */
+
+/* Rewrites the whole history atomically; time: one an epoch. */
 int jobfiles_metrics_rewrite(const char *jobs_dir, const char *id,
-			     const struct nn_metrics *hist, int n);
+			     const struct nn_metrics *hist, const double *time,
+			     int n);
 /* Opens the file for appending (O_APPEND, never through a link); *fd. */
 int jobfiles_metrics_open(const char *jobs_dir, const char *id, int *fd);
 /* Appends one line in one write(2). On a short write the torn line is cut
  * off again; ERR_NO_SPACE or ERR_IO then, with errno. */
-int jobfiles_metrics_append(int fd, const char *id, const struct nn_metrics *m);
+int jobfiles_metrics_append(int fd, const char *id, const struct nn_metrics *m,
+			    double time);
 /*
- * Reads the lines back in file order into *out (malloc'ed, *n of them;
- * a missing file is none). *torn is set when the last line was cut short
+ * Reads the lines back in file order into *out and their times into
+ * *times (both malloc'ed, *n of them, a time 0 where a line has none; a
+ * missing file is none). *torn is set when the last line was cut short
  * (it is dropped). 0, or -1 with a sentence in why when a line other than
  * a torn last one is not an epoch's metrics or the file can't be read.
  */
 int jobfiles_metrics_load(const char *jobs_dir, const char *id,
-			  struct nn_metrics **out, int *n, int *torn, char *why,
-			  size_t whylen);
+			  struct nn_metrics **out, double **times, int *n,
+			  int *torn, char *why, size_t whylen);
 
 #endif

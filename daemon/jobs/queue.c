@@ -118,6 +118,7 @@ static void job_free(struct job *job)
 	if (job->metrics_fd >= 0)
 		close(job->metrics_fd);
 	free(job->hist);
+	free(job->hist_time);
 	free(job);
 }
 
@@ -271,7 +272,7 @@ static void hist_best(struct job *job, const struct nn_metrics *m)
 		job->best_psnr = p;
 }
 
-int queue_hist_push(struct job *job, const struct nn_metrics *m)
+int queue_hist_push(struct job *job, const struct nn_metrics *m, double time)
 {
 	if (job->nhist == job->caphist) {
 		int cap = job->caphist ? job->caphist * 2 : 256;
@@ -279,8 +280,13 @@ int queue_hist_push(struct job *job, const struct nn_metrics *m)
 		if (!h)
 			return ERR_NOMEM;
 		job->hist = h;
+		double *t = realloc(job->hist_time, cap * sizeof(*t));
+		if (!t)
+			return ERR_NOMEM;
+		job->hist_time = t;
 		job->caphist = cap;
 	}
+	job->hist_time[job->nhist] = time;
 	job->hist[job->nhist++] = *m;
 	hist_best(job, m);
 	return 0;
@@ -303,7 +309,7 @@ int queue_rewrite_metrics(struct queue *q, struct job *job)
 		job->metrics_fd = -1;
 	}
 	return jobfiles_metrics_rewrite(q->jobs_dir, job->id, job->hist,
-					job->nhist);
+					job->hist_time, job->nhist);
 }
 
 static int open_metrics(struct queue *q, struct job *job)
@@ -321,13 +327,16 @@ int queue_add_metrics(struct queue *q, struct job *job,
 		if (queue_rewrite_metrics(q, job))
 			job->metrics_behind = 1;
 	}
-	int rc = queue_hist_push(job, m);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	double time = now.tv_sec + now.tv_nsec * 1e-9;
+	int rc = queue_hist_push(job, m, time);
 	if (rc)
 		return rc;
 	if (job->metrics_behind)
 		return ERR_IO; /* appending now would leave a gap on disk */
 	if (!(rc = open_metrics(q, job)) &&
-	    !(rc = jobfiles_metrics_append(job->metrics_fd, job->id, m)))
+	    !(rc = jobfiles_metrics_append(job->metrics_fd, job->id, m, time)))
 		return 0;
 	int saved = errno;
 	if (job->metrics_fd >= 0)

@@ -103,6 +103,8 @@ struct job {
 				    * "fp16" (tensor cores) or "fp32" */
 	char error[512];         /* why it failed */
 	struct nn_metrics *hist; /* every finished epoch, in order */
+	double *hist_time; /* beside hist: the Unix time the daemon recorded
+			    * each epoch (0: kept before it was recorded) */
 	int nhist, caphist;
 	double best_psnr;
 	double export_psnr; /* psnr of model.safetensors (done jobs) */
@@ -181,7 +183,8 @@ int queue_save_request(struct queue *q, struct job *job);
 /* Rewrites state.json (after changing device, export_psnr...). */
 int queue_save(struct queue *q, struct job *job);
 
-/* Appends one epoch (to memory and metrics.ndjson). An epoch at or below
+/* Appends one epoch (to memory and metrics.ndjson), stamped with the wall
+ * clock's time now. An epoch at or below
  * the last one first drops the history from there (a job that resumed from
  * an older checkpoint repeats those epochs). When the file cannot take it
  * (ERR_NO_SPACE, ERR_IO; errno says why) the epoch is kept in memory, the

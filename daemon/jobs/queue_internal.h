@@ -21,7 +21,7 @@ int queue_state_parse(const char *name);
 
 /* The history: an epoch appended (0 or ERR_NOMEM), the epochs after epoch
  * dropped, metrics.ndjson written again from what is in memory. */
-int queue_hist_push(struct job *job, const struct nn_metrics *m);
+int queue_hist_push(struct job *job, const struct nn_metrics *m, double time);
 void queue_hist_cut(struct job *job, int epoch);
 int queue_rewrite_metrics(struct queue *q, struct job *job);
 

@@ -72,18 +72,20 @@ static int load_metrics(struct queue *q, struct job *job, char *why,
 			size_t whylen)
 {
 	struct nn_metrics *lines;
+	double *times;
 	int n, repair;
-	if (jobfiles_metrics_load(q->jobs_dir, job->id, &lines, &n, &repair,
-				  why, whylen))
+	if (jobfiles_metrics_load(q->jobs_dir, job->id, &lines, &times, &n,
+				  &repair, why, whylen))
 		return -1;
 	for (int i = 0; i < n; i++) {
 		if (lines[i].epoch <= job_epoch(job)) {
 			queue_hist_cut(job, lines[i].epoch - 1);
 			repair = 1;
 		}
-		queue_hist_push(job, &lines[i]);
+		queue_hist_push(job, &lines[i], times[i]);
 	}
 	free(lines);
+	free(times);
 	return repair;
 }
 

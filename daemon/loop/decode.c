@@ -14,6 +14,10 @@
  * survive the round trip exactly. When job.submit asks for it
  * (resize), the decoded image is first scaled down (a box filter) to the
  * size asked, or to no side over max_side, and that is what is kept.
+ * model.render's target (fit_target), when it is larger than the size
+ * the model renders in both directions, is scaled down to that size the
+ * same way: the photo a job was fitted to after --max-side measures
+ * against its render as the job's PSNR did.
  */
 #include "loop/decode.h"
 
@@ -118,6 +122,20 @@ static void run(uv_work_t *work)
 			st_destroy(d->package);
 			d->package = NULL;
 		}
+	}
+	if (d->fit_target && d->image && !d->model.rc && d->model_w > 0 &&
+	    d->model_h > 0 && d->image->width >= d->model_w &&
+	    d->image->height >= d->model_h &&
+	    (d->image->width > d->model_w || d->image->height > d->model_h)) {
+		struct image *small =
+		    image_scale_down(d->image, d->model_w, d->model_h);
+		if (!small) {
+			d->png.rc = ERR_NOMEM;
+			snprintf(d->png.err, sizeof(d->png.err),
+				 "out of memory scaling the target down");
+		}
+		image_destroy(d->image);
+		d->image = small;
 	}
 }
 

@@ -41,14 +41,16 @@ struct decode_job {
 	struct decode_input model; /* a model package: into package, cfg */
 	struct image *image;
 	struct st_file *package;
-	struct nn_config cfg;        /* the package's */
-	int model_w, model_h;        /* the size the package renders */
-	int keep_package;            /* hand package over (render) or drop it */
-	int store_image;             /* png.bytes become image as a plain PNG
+	struct nn_config cfg;   /* the package's */
+	int model_w, model_h;   /* the size the package renders */
+	int keep_package;       /* hand package over (render) or drop it */
+	int store_image;        /* png.bytes become image as a plain PNG
 				      * (job.submit keeps them) */
-	int resize_w, resize_h;      /* job.submit's resize: scaled down to
+	int resize_w, resize_h; /* job.submit's resize: scaled down to
 				      * this size first, or ... */
-	int max_side;                /* ... to no side over this (0: none) */
+	int max_side;           /* ... to no side over this (0: none) */
+	int fit_target; /* model.render: a target larger than the model's
+			 * size is scaled down to it (as resize does) */
 	char *read_model, *read_png; /* export: files to send (owned paths) */
 	char *model_b64, *png_b64;   /* ... read and encoded */
 	int read_rc;                 /* 0, or why they could not be */

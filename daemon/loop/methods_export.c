@@ -339,6 +339,7 @@ int m_render(struct request *rq, const cJSON *params, cJSON **result)
 		return rc;
 	}
 	pd->d.keep_package = 1;
+	pd->d.fit_target = 1; /* a larger target: scaled to the model's */
 	if ((rc = get_b64(rq, params, "model", "safetensors", 1,
 			  &pd->d.model.b64)) ||
 	    (rc = get_b64(rq, params, "target", image_key(params, "target"), 0,

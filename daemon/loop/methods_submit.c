@@ -363,12 +363,13 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 			    "submit again once it is back");
 	if (d->png.rc)
 		return input_refused(rq, "image", "image", &d->png);
-	if ((rc = slow_refused(rq, pd, d->image)))
-		return rc;
 	if (d->model.rc)
 		return input_refused(rq, "init", "safetensors", &d->model);
 	if (d->model.bytes &&
 	    (rc = check_init(rq, &d->cfg, &pd->p, pd->width_given)))
+		return rc;
+	/* after the init model, whose width the job takes */
+	if ((rc = slow_refused(rq, pd, d->image)))
 		return rc;
 	if ((rc = batch_refused(rq, pd->p.batch)) || /* ditto */
 	    (rc = disk_refused(rq, d->png.size + d->model.size)))

@@ -105,7 +105,9 @@ static void pump(struct subscription *sub, struct peer_conn *c,
 			    job->nhist - sub->cursor > 1)
 				sub->cursor = job->nhist - 1;
 			const struct nn_metrics *m = &job->hist[sub->cursor];
-			if (server_send(c, views_progress_line(job, m)))
+			if (server_send(
+				c, views_progress_line(
+				       job, m, job->hist_time[sub->cursor])))
 				return;
 			sub->cursor++;
 		} else if (sub->state_dirty) {

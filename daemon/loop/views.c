@@ -231,11 +231,12 @@ cJSON *views_state_params(const struct job *job)
 	return p;
 }
 
-char *views_progress_line(const struct job *job, const struct nn_metrics *m)
+char *views_progress_line(const struct job *job, const struct nn_metrics *m,
+			  double time)
 {
 	/* Built by hand: this is the one message sent per epoch per reader. */
 	char buf[512];
-	char psnr[32], mse[32], avg[64] = "", best[64] = "";
+	char psnr[32], mse[32], avg[64] = "", best[64] = "", at[40] = "";
 	snprintf(psnr, sizeof(psnr), isfinite(m->psnr) ? "%.17g" : "null",
 		 m->psnr);
 	if (m->psnr_average > 0 && isfinite(m->psnr_average))
@@ -245,14 +246,17 @@ char *views_progress_line(const struct job *job, const struct nn_metrics *m)
 	if (m->psnr_best > 0 && isfinite(m->psnr_best))
 		snprintf(best, sizeof(best), ",\"psnr_best\":%.17g",
 			 m->psnr_best);
+	/* 0: an epoch stored before its time was recorded */
+	if (time > 0 && isfinite(time))
+		snprintf(at, sizeof(at), ",\"time\":%.6f", time);
 	snprintf(mse, sizeof(mse), isfinite(m->mse) ? "%.17g" : "null", m->mse);
 	int n = snprintf(buf, sizeof(buf),
 			 "{\"jsonrpc\":\"2.0\",\"method\":\"" N_JOB_PROGRESS
 			 "\",\"params\":{\"job\":\"%s\",\"epoch\":%d,"
 			 "\"epochs\":%d,\"mse\":%s,\"psnr\":%s,\"lr\":%.17g,"
-			 "\"ms\":%.6g%s%s}}\n",
+			 "\"ms\":%.6g%s%s%s}}\n",
 			 job->id, m->epoch, job->p.epochs, mse, psnr, m->lr,
-			 m->ms, avg, best);
+			 m->ms, avg, best, at);
 	return n > 0 && (size_t)n < sizeof(buf) ? strdup(buf) : NULL;
 }
 

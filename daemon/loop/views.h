@@ -35,7 +35,8 @@ cJSON *views_job_state(const struct job *job);
 cJSON *views_state_params(const struct job *job);
 /* A job.progress notification line for one epoch of job's history (a new
  * string, NULL when out of memory). */
-char *views_progress_line(const struct job *job, const struct nn_metrics *m);
+char *views_progress_line(const struct job *job, const struct nn_metrics *m,
+			  double time);
 /* daemon.status's "devices": one object per worker. */
 cJSON *views_devices(const struct service *svc);
 /* An export's result: the model package and the reconstruction, by

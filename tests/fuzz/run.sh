@@ -38,7 +38,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 # the library, built by the Makefile's own rules with clang
 env CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $san" \
 	make -s B="$B" CC="$CLANG" SAN= "$B/libvkinr.a" || exit 1
-pkgs="libuv libcjson libpng libjpeg libwebp vulkan"
+pkgs="libuv libcjson libpng libjpeg libwebp libwebpdemux libexif vulkan"
 mkdir -p "$B/fuzz" "$B/crashes"
 targets=()
 for src in tests/fuzz/fuzz_*.c; do

@@ -29,7 +29,7 @@ for l in lines:
 # jq-like: py FILE EXPR, with j the parsed JSON of FILE's first line
 py() { python3 -c "import json,sys; j=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if ($2) else 1)" "$1"; }
 
-TOTAL=48
+TOTAL=49
 echo "1..$TOTAL"
 if [ ! -x "$CTL" ]; then
 	for i in $(seq $TOTAL); do echo "ok $i # SKIP $CTL not built"; done
@@ -116,6 +116,7 @@ BATCH=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["batch"]
 check "wait BATCH: exit 0" rc_is 0 "$CTL" wait "$BATCH"
 check "list --batch --csv: a header and 3 rows" bash -c '"$1" list --batch "$2" --csv >"$3/csv" && head -1 "$3/csv" | grep -q "^id,name,batch,state" && [ $(wc -l <"$3/csv") -eq 4 ]' _ "$CTL" "$BATCH" "$T"
 check "export BATCH --dir: a model and a PNG per job" bash -c '"$1" export "$2" --dir "$3/exported" >/dev/null && [ -s "$3/exported/one.safetensors" ] && [ -s "$3/exported/three.recon.png" ] && [ $(ls "$3/exported" | wc -l) -eq 6 ]' _ "$CTL" "$BATCH" "$T"
+check "export BATCH --dir DIR/: the files named with one slash, not two" bash -c '"$1" export "$2" --dir "$3/exported2/" >"$3/exp.out" && grep -q "exported2/one.safetensors" "$3/exp.out" && ! grep -q "//" "$3/exp.out"' _ "$CTL" "$BATCH" "$T"
 
 # ---- export, infer ----
 check "export ID: exit 0 (a 40 MB answer)" bash -c 'cd "$1" && "$2" export "$3" >/dev/null' _ "$T" "$CTL" "$A"

@@ -169,23 +169,29 @@ static void metrics_round_trip(void **state)
 		  .ms = 2,
 		  .psnr_best = 9.0309 },
 	};
+	/* the wall clock's time of each epoch; 0: one from before it */
+	const double times[3] = { 1796241371.25, 0, 1796241383.565713 };
 	struct nn_metrics *back;
+	double *tback;
 	int n, torn, fd = -1;
 	char why[512];
 
 	/* missing: an empty history */
-	assert_int_equal(jobfiles_metrics_load(f->jobs, "7", &back, &n, &torn,
-					       why, sizeof(why)),
+	assert_int_equal(jobfiles_metrics_load(f->jobs, "7", &back, &tback, &n,
+					       &torn, why, sizeof(why)),
 			 0);
 	assert_int_equal(n, 0);
 	free(back);
+	free(tback);
 
-	assert_int_equal(jobfiles_metrics_rewrite(f->jobs, "7", hist, 2), 0);
+	assert_int_equal(jobfiles_metrics_rewrite(f->jobs, "7", hist, times, 2),
+			 0);
 	assert_int_equal(jobfiles_metrics_open(f->jobs, "7", &fd), 0);
-	assert_int_equal(jobfiles_metrics_append(fd, "7", &hist[2]), 0);
+	assert_int_equal(jobfiles_metrics_append(fd, "7", &hist[2], times[2]),
+			 0);
 	close(fd);
-	assert_int_equal(jobfiles_metrics_load(f->jobs, "7", &back, &n, &torn,
-					       why, sizeof(why)),
+	assert_int_equal(jobfiles_metrics_load(f->jobs, "7", &back, &tback, &n,
+					       &torn, why, sizeof(why)),
 			 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(torn, 0);
@@ -196,33 +202,39 @@ static void metrics_round_trip(void **state)
 		assert_true(back[i].lr == hist[i].lr);
 		assert_true(back[i].ms == hist[i].ms);
 		assert_true(back[i].psnr_best == hist[i].psnr_best);
+		assert_true(fabs(tback[i] - times[i]) < 1e-6);
 	}
 	free(back);
+	free(tback);
 }
 
 static void metrics_torn_and_damaged(void **state)
 {
 	struct fixture *f = *state;
 	struct nn_metrics *back;
+	double *tback;
 	int n, torn;
 	char why[512] = "";
 
 	put(f, JOBFILE_METRICS, "{\"epoch\":1,\"psnr\":5}\n{\"epoch\":2,\"ps");
-	assert_int_equal(jobfiles_metrics_load(f->jobs, "7", &back, &n, &torn,
-					       why, sizeof(why)),
+	assert_int_equal(jobfiles_metrics_load(f->jobs, "7", &back, &tback, &n,
+					       &torn, why, sizeof(why)),
 			 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(torn, 1);
 	assert_true(isnan(back[0].mse));     /* a field missing: not a number */
 	assert_true(back[0].psnr_best == 0); /* a line from before it */
+	assert_true(tback[0] == 0);          /* and before the time */
 	free(back);
+	free(tback);
 
 	put(f, JOBFILE_METRICS,
 	    "{\"epoch\":1}\n{\"epoch\":0.5}\n{\"epoch\":3}\n");
-	assert_int_equal(jobfiles_metrics_load(f->jobs, "7", &back, &n, &torn,
-					       why, sizeof(why)),
+	assert_int_equal(jobfiles_metrics_load(f->jobs, "7", &back, &tback, &n,
+					       &torn, why, sizeof(why)),
 			 -1);
 	assert_null(back);
+	assert_null(tback);
 	assert_non_null(strstr(why, "line 2 is not an epoch's metrics"));
 }
 
