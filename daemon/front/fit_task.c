@@ -4,18 +4,20 @@
  *
  * MANIFEST lists images, one "NAME<TAB>PATH" a line (vkinrctl submit
  * --slurm writes one per array task, names made unique); with --shard K/N
- * it takes lines K, K+N, K+2N... Each image is fitted on the device the scheduler gave this
- * task (gpu/visible.h) and leaves a folder OUT/NAME/ holding
- * model.safetensors, recon.png, metrics.ndjson and, last, result.json: the
- * mark that the image is done (or failed, with the reason). Every file is
- * written to a temporary name and renamed, so a half-written file is never
- * taken for a result.
+ * it takes lines K, K+N, K+2N... The images are fitted on the device the
+ * scheduler gave this task (gpu/visible.h) as packs (nn/pack.h), as many
+ * at once as the device's memory holds, each as it would be alone; each
+ * leaves a folder OUT/NAME/ holding model.safetensors, recon.png,
+ * metrics.ndjson and, last, result.json: the mark that the image is done
+ * (or failed, with the reason; fit_task_files.c). Every file is written to
+ * a temporary name and renamed, so a half-written file is never taken for
+ * a result.
  *
  * Restartable: an image whose result.json says done with the same settings
  * is skipped; one with checkpoint.safetensors resumes from it, bit for bit.
  * SIGUSR1 (Slurm's --signal warning before a time limit) and SIGTERM
- * (scancel, preemption) stop the fit between two epochs, write the
- * checkpoint and exit with FIT_TASK_INTERRUPTED, which the batch script
+ * (scancel, preemption) stop the fits between two epochs, write their
+ * checkpoints and exit with FIT_TASK_INTERRUPTED, which the batch script
  * turns into a requeue. An image that cannot be read fails alone; the task
  * goes on with the rest. A lock file per image keeps two tasks (two
  * submissions of one OUT) from fitting it at once.
@@ -26,6 +28,7 @@
  * with --allow-cpu.
  */
 #include "front/fit_task.h"
+#include "front/fit_task_internal.h"
 #include "front/cli_usage.h"
 
 #include <errno.h>
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,24 +55,14 @@
 #include "gpu/visible.h"
 #include "formats/image_codec.h"
 #include "nn/fit.h"
+#include "nn/pack.h"
 #include "nn/package.h"
 #include "front/recipe_options.h"
 #include "formats/safetensors.h"
 
 #define MAX_TASK_GPUS 16
 #define MAX_MANIFEST_BYTES ((size_t)1 << 30)
-
-struct task {
-	const char *manifest, *out, *device;
-	int shard, shards;    /* this task is shard of shards */
-	int slot, slots;      /* and this process slot of slots (GPUs) */
-	struct nn_config cfg; /* nf 0: the device's width */
-	int allow_cpu, quiet;
-	double target_psnr; /* 0: none */
-	char settings[512]; /* what a finished result must match */
-	struct gpu_context *gpu;
-	int done, skipped, failed;
-};
+#define TASK_PACK_MOST 4096 /* images in one pack at most */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -292,139 +286,6 @@ static int assigned_selectors(struct task *t, char sel[][16], int max)
 	return rc ? rc : n;
 }
 
-/* ------------------------------------------------------------ results */
-
-static int write_json(const char *dir, const char *file, cJSON *value)
-{
-	char *text = cJSON_PrintUnformatted(value),
-	     *path = path_join(dir, file);
-	int rc = text && path ? 0 : ERR_NOMEM;
-	if (rc == 0) {
-		size_t n = strlen(text);
-		text[n] = '\n'; /* over the NUL: one line, newline-ended */
-		rc = fileio_write_atomic(path, text, n + 1, 0644);
-	}
-	free(text);
-	free(path);
-	return rc;
-}
-
-/* Whether OUT/NAME/result.json says done with these settings. */
-static int already_done(const struct task *t, const char *dir)
-{
-	char *path = path_join(dir, "result.json");
-	uint8_t *data = NULL;
-	size_t size;
-	int done = 0;
-	if (path && fileio_read(path, &data, &size, 1 << 20) == 0) {
-		cJSON *r = cJSON_Parse((const char *)data);
-		const cJSON *state =
-		    cJSON_GetObjectItemCaseSensitive(r, "state");
-		const cJSON *settings =
-		    cJSON_GetObjectItemCaseSensitive(r, "settings");
-		done = cJSON_IsString(state) &&
-		       !strcmp(state->valuestring, "done") &&
-		       cJSON_IsString(settings) &&
-		       !strcmp(settings->valuestring, t->settings);
-		cJSON_Delete(r);
-	}
-	free(data);
-	free(path);
-	return done;
-}
-
-static cJSON *result_base(const char *name, const char *file, const char *state)
-{
-	cJSON *r = cJSON_CreateObject();
-	const char *job = getenv("SLURM_ARRAY_JOB_ID"),
-		   *task = getenv("SLURM_ARRAY_TASK_ID");
-	cJSON_AddStringToObject(r, "name", name);
-	cJSON_AddStringToObject(r, "file", file);
-	cJSON_AddStringToObject(r, "state", state);
-	if (job && task) {
-		char id[64];
-		snprintf(id, sizeof(id), "%s_%s", job, task);
-		cJSON_AddStringToObject(r, "slurm_job", id);
-	}
-	return r;
-}
-
-static void record_failure(struct task *t, const char *dir, const char *name,
-			   const char *file, const char *why)
-{
-	cJSON *r = result_base(name, file, "failed");
-	cJSON_AddStringToObject(r, "error", why);
-	cJSON_AddStringToObject(r, "settings", t->settings);
-	if (write_json(dir, "result.json", r))
-		fprintf(stderr, "vkinrd: %s: cannot write result.json\n", dir);
-	cJSON_Delete(r);
-	fprintf(stderr, "vkinrd: %s: failed: %s\n", file, why);
-	t->failed++;
-}
-
-/* metrics.ndjson: every epoch of the fit, resumed runs included. */
-static int write_metrics(const char *dir, struct nn_fit *fit)
-{
-	int n;
-	const struct nn_metrics *h = nn_fit_history(fit, &n);
-	size_t cap = (size_t)n * 160 + 1, used = 0;
-	char *text = malloc(cap), *path = path_join(dir, "metrics.ndjson");
-	int rc = text && path ? 0 : ERR_NOMEM;
-	for (int i = 0; rc == 0 && i < n; i++)
-		used += (size_t)snprintf(
-		    text + used, cap - used,
-		    "{\"epoch\":%d,\"mse\":%.17g,\"psnr\":%.6f,"
-		    "\"lr\":%.9g,\"ms\":%.3f,\"psnr_best\":%.6f}\n",
-		    h[i].epoch, h[i].mse, h[i].psnr, h[i].lr, h[i].ms,
-		    h[i].psnr_best);
-	if (rc == 0)
-		rc = fileio_write_atomic(path, text, used, 0644);
-	free(text);
-	free(path);
-	return rc;
-}
-
-/* The package, the reconstruction, the metrics, then result.json. */
-static int write_result(struct task *t, const char *dir, const char *name,
-			const char *file, struct nn_fit *fit,
-			const struct image *target, int resumed_from)
-{
-	double psnr = 0, seconds = 0;
-	char *model_path = path_join(dir, "model.safetensors");
-	char *recon_path = path_join(dir, "recon.png");
-	int n, rc = model_path && recon_path ? 0 : ERR_NOMEM;
-	const struct nn_metrics *h = nn_fit_history(fit, &n);
-
-	rc = rc ? rc
-		: nn_fit_save_export(fit, model_path, recon_path, 0644, &psnr,
-				     NULL);
-	rc = rc ? rc : write_metrics(dir, fit);
-	for (int i = 0; i < n; i++)
-		seconds += h[i].ms / 1000;
-	if (rc == 0) {
-		cJSON *r = result_base(name, file, "done");
-		cJSON_AddNumberToObject(r, "width", target->width);
-		cJSON_AddNumberToObject(r, "height", target->height);
-		cJSON_AddNumberToObject(r, "epochs", nn_fit_epoch(fit));
-		cJSON_AddNumberToObject(r, "psnr", psnr);
-		cJSON_AddNumberToObject(r, "seconds", seconds);
-		cJSON_AddStringToObject(r, "device", gpu_info(t->gpu)->name);
-		cJSON_AddNumberToObject(r, "net_width", nn_fit_config(fit)->nf);
-		cJSON_AddNumberToObject(r, "resumed_from", resumed_from);
-		cJSON_AddStringToObject(r, "settings", t->settings);
-		rc = write_json(dir, "result.json", r);
-		cJSON_Delete(r);
-	}
-	free(model_path);
-	free(recon_path);
-	if (rc == 0 && !t->quiet)
-		fprintf(stderr,
-			"vkinrd: %s: done, %d epochs, PSNR %.2f dB "
-			"(%.1f s)\n",
-			name, nn_fit_epoch(fit), psnr, seconds);
-	return rc;
-}
-
 /* ------------------------------------------------------------ one image */
 
 /* A fit resumed from dir's checkpoint, when it holds one of these
@@ -456,29 +317,6 @@ static struct nn_fit *resume_fit(struct task *t, const char *ckpt,
 	return fit;
 }
 
-/* Steps until the epochs are done, the target is met or a stop signal;
- * a progress line on stderr (the task's log) every tenth of the way. */
-static int train(struct task *t, struct nn_fit *fit, const char *name)
-{
-	int every = t->cfg.epochs >= 10 ? t->cfg.epochs / 10 : 1;
-	struct nn_metrics m;
-	while (nn_fit_epoch(fit) < t->cfg.epochs) {
-		if (stop_signal)
-			return ERR_CANCELLED;
-		int rc = nn_fit_step(fit, &m);
-		if (rc)
-			return rc;
-		if (!t->quiet && m.epoch % every == 0 &&
-		    m.epoch < t->cfg.epochs)
-			fprintf(stderr,
-				"vkinrd: %s: epoch %d/%d, PSNR %.2f dB\n", name,
-				m.epoch, t->cfg.epochs, m.psnr);
-		if (t->target_psnr > 0 && m.psnr >= t->target_psnr)
-			break;
-	}
-	return 0;
-}
-
 /* Whether OUT/NAME is a folder of this user's, not a link another
  * planted there to have the results written elsewhere (said when not). */
 static int own_folder(const char *dir)
@@ -500,91 +338,253 @@ static int own_folder(const char *dir)
 	return ok;
 }
 
-/* Fits one image into OUT/NAME. 0 (done, skipped or failed alone), or a
- * code that ends the task: ERR_CANCELLED after a checkpoint, or a device
- * error. */
-static int fit_image(struct task *t, const char *name, const char *file)
-{
-	char *dir = path_join(t->out, name);
-	char *lock = dir ? path_join(dir, ".lock") : NULL;
-	char *ckpt = dir ? path_join(dir, "checkpoint.safetensors") : NULL;
-	struct image *target = NULL;
-	struct nn_fit *fit = NULL;
-	char err[512];
-	int rc = 0, fd = -1, resumed_from = 0;
+/* An image in training: its folder, lock, checkpoint's name and fit. */
+struct member {
+	char *name, *file, *dir, *ckpt;
+	int lock_fd, resumed_from;
+	struct image *target;
+	struct nn_fit *fit;
+};
 
-	if (!dir || !lock || !ckpt) {
+static void member_free(struct member *mb)
+{
+	if (mb->lock_fd >= 0)
+		close(mb->lock_fd); /* releases the lock */
+	nn_fit_destroy(mb->fit);
+	image_destroy(mb->target);
+	free(mb->name);
+	free(mb->file);
+	free(mb->dir);
+	free(mb->ckpt);
+	*mb = (struct member){ .lock_fd = -1 };
+}
+
+/* Image name (file) begun into OUT/NAME: *mb with its fit, or nothing
+ * (skipped, or failed alone: said). 0, or an error that ends the task
+ * (a device error, no memory). */
+static int member_begin(struct task *t, const char *name, const char *file,
+			struct member *mb)
+{
+	char err[512];
+	int rc = 0;
+	*mb = (struct member){ .lock_fd = -1 };
+	mb->name = strdup(name);
+	mb->file = strdup(file);
+	mb->dir = path_join(t->out, name);
+	char *lock = mb->dir ? path_join(mb->dir, ".lock") : NULL;
+	mb->ckpt =
+	    mb->dir ? path_join(mb->dir, "checkpoint.safetensors") : NULL;
+	if (!mb->name || !mb->file || !lock || !mb->ckpt) {
 		rc = ERR_NOMEM;
-		goto out;
+		goto fail;
 	}
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "vkinrd: cannot create %s: %s\n", dir,
+	if (mkdir(mb->dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "vkinrd: cannot create %s: %s\n", mb->dir,
 			strerror(errno));
 		rc = ERR_IO;
-		goto out;
+		goto fail;
 	}
-	if (!own_folder(dir)) {
+	if (!own_folder(mb->dir)) {
 		t->failed++;
-		goto out;
+		goto fail;
 	}
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
+	mb->lock_fd =
+	    open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (mb->lock_fd < 0 || flock(mb->lock_fd, LOCK_EX | LOCK_NB)) {
 		fprintf(stderr,
 			"vkinrd: %s: another task is fitting it; "
 			"left to that one\n",
 			name);
 		t->skipped++;
-		goto out;
+		goto fail;
 	}
-	if (already_done(t, dir)) {
+	if (fit_task_already_done(t, mb->dir)) {
 		t->skipped++;
-		goto out;
+		goto fail;
 	}
-	if (image_load_file(file, &target, err, sizeof(err))) {
-		record_failure(t, dir, name, file, err);
-		goto out;
+	if (image_load_file(file, &mb->target, err, sizeof(err))) {
+		fit_task_record_failure(t, mb->dir, name, file, err);
+		goto fail;
 	}
-	if ((fit = resume_fit(t, ckpt, target)))
-		resumed_from = nn_fit_epoch(fit);
-	else if ((rc = nn_fit_create(&fit, t->gpu, target, &t->cfg, NULL, err,
-				     sizeof(err)))) {
-		if (rc == ERR_DEVICE_LOST || rc == ERR_VULKAN)
-			goto out;
-		record_failure(t, dir, name, file, err);
-		rc = 0;
-		goto out;
+	if ((mb->fit = resume_fit(t, mb->ckpt, mb->target))) {
+		mb->resumed_from = nn_fit_epoch(mb->fit);
+	} else if ((rc = nn_fit_create(&mb->fit, t->gpu, mb->target, &t->cfg,
+				       NULL, err, sizeof(err)))) {
+		if (rc != ERR_DEVICE_LOST && rc != ERR_VULKAN &&
+		    rc != ERR_DEVICE_OOM) {
+			fit_task_record_failure(t, mb->dir, name, file, err);
+			rc = 0;
+		}
+		goto fail;
 	}
 	if (!t->quiet)
 		fprintf(stderr, "vkinrd: %s: fitting %s (%dx%d)%s\n", name,
-			file, target->width, target->height,
-			resumed_from ? ", resumed" : "");
-	rc = train(t, fit, name);
-	if (rc == ERR_CANCELLED) {
+			file, mb->target->width, mb->target->height,
+			mb->resumed_from ? ", resumed" : "");
+	free(lock);
+	return 0;
+fail:
+	free(lock);
+	member_free(mb);
+	return rc;
+}
+
+/* After a stop signal: each image in training leaves its checkpoint
+ * (the state of all read back at once), for the requeued task. */
+static void checkpoint_all(struct member *live, int n, struct nn_fit **fits,
+			   int *want)
+{
+	for (int i = 0; i < n; i++) {
+		fits[i] = live[i].fit;
+		want[i] = 1;
+	}
+	nn_fits_read_ahead(fits, n, want);
+	for (int i = 0; i < n; i++) {
 		struct st_file *ck = NULL;
-		int wrc = nn_fit_checkpoint(fit, &ck);
-		wrc = wrc ? wrc : st_save_file(ck, ckpt);
+		int wrc = nn_fit_checkpoint(live[i].fit, &ck);
+		wrc = wrc ? wrc : st_save_file(ck, live[i].ckpt);
 		st_destroy(ck);
-		fprintf(stderr, "vkinrd: %s: signal %d at epoch %d: %s\n", name,
-			(int)stop_signal, nn_fit_epoch(fit),
+		fprintf(stderr, "vkinrd: %s: signal %d at epoch %d: %s\n",
+			live[i].name, (int)stop_signal,
+			nn_fit_epoch(live[i].fit),
 			wrc ? "the checkpoint could not be written"
 			    : "checkpointed");
-	} else if (rc == ERR_DIVERGED) {
-		record_failure(t, dir, name, file,
-			       "training diverged (try a lower --lr)");
-		rc = 0;
-	} else if (rc == 0 && (rc = write_result(t, dir, name, file, fit,
-						 target, resumed_from)) == 0) {
-		t->done++;
-		unlink(ckpt);
 	}
-out:
-	if (fd >= 0)
-		close(fd); /* releases the lock */
-	nn_fit_destroy(fit);
-	image_destroy(target);
-	free(dir);
-	free(lock);
-	free(ckpt);
+}
+
+/* What a pack's step came to for each image: a progress line every
+ * tenth of the way; done (the epochs, or the target met) written with
+ * the exports of all that end here made together; diverged, failed
+ * alone. Those that ended leave live[]. 0, or a device error. */
+static int step_ended(struct task *t, struct nn_pack *pack, struct member *live,
+		      int *n, struct nn_fit **fits, const struct nn_metrics *m,
+		      const int *rcs, int *over, struct nn_export *ex)
+{
+	int every = t->cfg.epochs >= 10 ? t->cfg.epochs / 10 : 1, rc = 0;
+	int any = 0, kept = 0;
+	for (int i = 0; i < *n; i++) {
+		if (!t->quiet && rcs[i] == 0 && m[i].epoch % every == 0 &&
+		    m[i].epoch < t->cfg.epochs)
+			fprintf(
+			    stderr, "vkinrd: %s: epoch %d/%d, PSNR %.2f dB\n",
+			    live[i].name, m[i].epoch, t->cfg.epochs, m[i].psnr);
+		over[i] = rcs[i] == 0 &&
+			  (nn_fit_epoch(live[i].fit) >= t->cfg.epochs ||
+			   (t->target_psnr > 0 && m[i].psnr >= t->target_psnr));
+		any |= over[i];
+	}
+	int packed = any && nn_pack_export(pack, fits, *n, over, 1, 1, ex) == 0;
+	for (int i = 0; i < *n; i++) {
+		struct member *mb = &live[i];
+		if (rcs[i] == ERR_DIVERGED) {
+			fit_task_record_failure(
+			    t, mb->dir, mb->name, mb->file,
+			    "training diverged (try a lower --lr)");
+		} else if (rcs[i]) {
+			rc = rc ? rc : rcs[i];
+		} else if (over[i]) {
+			int wrc = fit_task_write_result(
+			    t, mb->dir, mb->name, mb->file, mb->fit, mb->target,
+			    mb->resumed_from, packed ? &ex[i] : NULL);
+			if (wrc == 0) {
+				t->done++;
+				unlink(mb->ckpt);
+			}
+			rc = rc ? rc : wrc;
+		} else {
+			live[kept++] = *mb;
+			continue;
+		}
+		member_free(mb);
+	}
+	*n = kept;
+	return rc;
+}
+
+/* How many images train at once: as many as 60% of the device's memory
+ * holds, by what the first took (each), within the files this process
+ * may open (a lock each). */
+static int pack_size(struct task *t, uint64_t each)
+{
+	struct rlimit rl;
+	uint64_t most =
+	    gpu_info(t->gpu)->budget_bytes / 10 * 6 / (each ? each : 1);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 64 &&
+	    most > rl.rlim_cur - 64)
+		most = rl.rlim_cur - 64;
+	if (!nn_pack_supported(t->gpu))
+		most = 1;
+	return most < 1                ? 1
+	       : most > TASK_PACK_MOST ? TASK_PACK_MOST
+				       : (int)most;
+}
+
+/*
+ * Fits the images (names[i], files[i]) as packs (nn/pack.h): up to
+ * pack_size of them step together, and as each ends the next takes its
+ * place. 0 (every image done, skipped or failed alone), or a code that
+ * ends the task: ERR_CANCELLED after the checkpoints, or a device error.
+ */
+static int fit_images(struct task *t, char **names, char **files, int count)
+{
+	int cap = TASK_PACK_MOST, sized = 0, next = 0, n = 0, rc = 0;
+	struct member *live = calloc(TASK_PACK_MOST, sizeof(*live));
+	struct nn_fit **fits = calloc(TASK_PACK_MOST, sizeof(*fits));
+	struct nn_metrics *m = calloc(TASK_PACK_MOST, sizeof(*m));
+	int *rcs = calloc(TASK_PACK_MOST, sizeof(*rcs));
+	int *over = calloc(TASK_PACK_MOST, sizeof(*over));
+	struct nn_export *ex = calloc(TASK_PACK_MOST, sizeof(*ex));
+	struct nn_pack *pack = NULL;
+	if (!live || !fits || !m || !rcs || !over || !ex ||
+	    nn_pack_create(&pack, t->gpu))
+		rc = ERR_NOMEM;
+	while (rc == 0 && (n || next < count)) {
+		while (rc == 0 && n < cap && next < count && !stop_signal) {
+			rc =
+			    member_begin(t, names[next], files[next], &live[n]);
+			if (rc == ERR_DEVICE_OOM && n) { /* full: this large */
+				rc = 0;
+				cap = n;
+				break;
+			}
+			next++;
+			if (rc || !live[n].fit)
+				continue;
+			if (!sized) {
+				cap = pack_size(t, gpu_bytes_in_use(t->gpu) +
+						       (1u << 20));
+				sized = 1;
+				if (!t->quiet)
+					fprintf(stderr,
+						"vkinrd: %d images, in packs "
+						"of up to %d\n",
+						count, cap);
+			}
+			n++;
+		}
+		if (rc || !n)
+			continue;
+		if (stop_signal) {
+			checkpoint_all(live, n, fits, over);
+			rc = ERR_CANCELLED;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			fits[i] = live[i].fit;
+		rc = nn_pack_step(pack, fits, n, m, rcs);
+		rc = rc ? rc
+			: step_ended(t, pack, live, &n, fits, m, rcs, over, ex);
+	}
+	for (int i = 0; i < n; i++)
+		member_free(&live[i]);
+	nn_pack_destroy(pack);
+	free(live);
+	free(fits);
+	free(m);
+	free(rcs);
+	free(over);
+	free(ex);
 	return rc;
 }
 
@@ -615,6 +615,7 @@ static int run_slot(struct task *t, const char *selector)
 	size_t size;
 	int rc = fileio_read(t->manifest, &data, &size, MAX_MANIFEST_BYTES);
 	long line_no = 0, mine = 0;
+	int count = 0;
 
 	if (rc) {
 		fprintf(stderr, "vkinrd: cannot read the manifest %s: %s\n",
@@ -627,7 +628,13 @@ static int run_slot(struct task *t, const char *selector)
 		free(data);
 		return 1;
 	}
+	/* this process's lines, in the manifest's order (pointers into
+	 * data) */
+	size_t cap = size / 2 + 1;
+	char **names = malloc(cap * sizeof(*names));
+	char **files = malloc(cap * sizeof(*files));
 	char *save = NULL;
+	rc = names && files ? 0 : ERR_NOMEM;
 	for (char *line = strtok_r((char *)data, "\n", &save); line && rc == 0;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *tab = strchr(line, '\t');
@@ -644,10 +651,15 @@ static int run_slot(struct task *t, const char *selector)
 			t->failed++;
 			continue;
 		}
-		if (!t->gpu && (rc = open_device(t, selector)))
-			break;
-		rc = fit_image(t, line, tab + 1);
+		names[count] = line;
+		files[count++] = tab + 1;
 	}
+	if (rc == 0 && count && !t->gpu)
+		rc = open_device(t, selector);
+	if (rc == 0 && count)
+		rc = fit_images(t, names, files, count);
+	free(names);
+	free(files);
 	free(data);
 	if (!t->quiet || rc)
 		fprintf(stderr,
