@@ -3,8 +3,9 @@
  * persistence in the state folder.
  *
  * Used by the loop thread only. It knows nothing of sockets, JSON-RPC or
- * Vulkan: methods.c turns requests into calls here, daemon.c hands the
- * chosen job to a worker and feeds back what the worker reports.
+ * Vulkan: methods.c turns requests into calls here, schedule.c hands the
+ * chosen job to a worker, workevents.c feeds back what the worker
+ * reports.
  *
  * On disk: STATE_DIR/jobs/ID/, one folder a job (its files: jobfiles.h),
  * and STATE_DIR/next-id the next job number.
@@ -170,7 +171,8 @@ int queue_batch_foreign(const struct queue *q, const char *batch, uid_t uid,
 			uid_t *owner);
 int queue_count_state(const struct queue *q, enum job_state state);
 
-/* Changes the state, sets times, writes state.json. error: why it failed,
+/* Records a change of state the state machine made (jobstate.c, its
+ * only caller): sets times, device time, writes state.json. error: why it failed,
  * or why it was paused (a failed write), else NULL. */
 int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		    const char *error);

@@ -32,6 +32,7 @@
 #include "util/path.h"
 #include "log.h"
 #include "jobs/jobfiles.h"
+#include "jobs/jobstate.h"
 #include "proto/params.h"
 #include "usertext.h"
 #include "util/image.h"
@@ -321,8 +322,10 @@ static struct job *load_job(struct queue *q, uint64_t number)
 		if (epoch >= 0 && epoch < job_epoch(job))
 			queue_truncate(q, job, epoch);
 	}
-	if (job->state == JOB_RUNNING) {
-		job->state = JOB_QUEUED;
+	struct jobstate_step step =
+	    jobstate_step(job->state, JOBSTATE_RESTARTED);
+	if (step.kind == JOBSTATE_TO) { /* a run cut short: runs again */
+		job->state = step.to;
 		queue_save(q, job);
 	}
 	return job;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "jobs/jobstate.h"
 #include "loop/after.h"
 #include "loop/events.h"
 #include "util/fileio.h"
@@ -32,27 +33,48 @@
 #include "usertext.h"
 #include "loop/views.h"
 
-/* A change asked for by a client, of a job no worker holds: logged and
- * kept in the job's events as "paused", "resumed" or "cancelled", with
- * the uid that asked. */
-static void set_state(struct request *rq, struct job *job, enum job_state state)
+/* A change asked for by a client: what the state machine says
+ * (jobs/jobstate.h). A change of a job no worker holds is made now, and
+ * logged and kept in the job's events as "paused", "resumed" or
+ * "cancelled", with the uid that asked; a running job's worker is told,
+ * and the request answered once the worker has let the job go (subs.c).
+ * A refusal says "job ID is STATE" and then refused. Returns 0 (the job's
+ * state in *result), METHOD_DEFERRED, or an error. */
+static int change_state(struct request *rq, struct job *job,
+			enum jobstate_cause cause, const char *refused,
+			cJSON **result)
 {
 	struct service *svc = rq->svc;
-	const char *what =
-	    state == JOB_QUEUED ? "resumed" : job_state_name(state);
-	job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)", what,
-		  (unsigned)server_conn_uid(rq->c), job_state_name(job->state));
-	queue_set_state(svc->queue, job, state, NULL);
-	subs_job_state(svc, job);
-}
-
-/* A pause or cancel of a running job: answered once the worker has let
- * it go (subs.c). */
-static int wait_for_state(struct request *rq, struct job *job)
-{
-	if (subs_wait_state(rq->svc, server_conn_id(rq->c), rq->id, job))
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
-	return METHOD_DEFERRED;
+	struct jobstate_step step = jobstate_step(job->state, cause);
+	switch (step.kind) {
+	case JOBSTATE_REFUSED:
+		return fail(rq, RPC_JOB_STATE, "job %s is %s%s", job->id,
+			    job_state_name(job->state), refused);
+	case JOBSTATE_WORKER:
+		worker_flag(svc->slots[job->worker].w, job->id,
+			    step.flag == JOBSTATE_FLAG_PAUSE ? WORK_PAUSE
+							     : WORK_CANCEL);
+		if (subs_wait_state(svc, server_conn_id(rq->c), rq->id, job))
+			return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return METHOD_DEFERRED;
+	case JOBSTATE_TO:
+		job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)",
+			  step.to == JOB_QUEUED ? "resumed"
+						: job_state_name(step.to),
+			  (unsigned)server_conn_uid(rq->c),
+			  job_state_name(job->state));
+		jobstate_apply(svc->queue, job, cause, NULL);
+		subs_job_state(svc, job);
+		/* a resumed job may start; what waits for a cancelled one
+		 * fails (after.c) */
+		if (cause != JOBSTATE_PAUSE)
+			schedule_jobs(svc);
+		break;
+	case JOBSTATE_STAYS:
+		break;
+	}
+	*result = views_job_state(job);
+	return 0;
 }
 
 int m_pause(struct request *rq, const cJSON *params, cJSON **result)
@@ -61,23 +83,9 @@ int m_pause(struct request *rq, const cJSON *params, cJSON **result)
 	int rc = touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
-	switch (job->state) {
-	case JOB_RUNNING:
-		worker_flag(rq->svc->slots[job->worker].w, job->id, WORK_PAUSE);
-		return wait_for_state(rq, job);
-	case JOB_QUEUED:
-		set_state(rq, job, JOB_PAUSED);
-		break;
-	case JOB_PAUSED:
-		break;
-	default:
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s; only a queued or "
-			    "running job can be paused",
-			    job->id, job_state_name(job->state));
-	}
-	*result = views_job_state(job);
-	return 0;
+	return change_state(rq, job, JOBSTATE_PAUSE,
+			    "; only a queued or running job can be paused",
+			    result);
 }
 
 int m_resume(struct request *rq, const cJSON *params, cJSON **result)
@@ -91,23 +99,9 @@ int m_resume(struct request *rq, const cJSON *params, cJSON **result)
 			    "job %s cannot run again: %s; "
 			    "remove it (job.remove)",
 			    job->id, job->error);
-	switch (job->state) {
-	case JOB_PAUSED:
-	case JOB_FAILED:
-		set_state(rq, job, JOB_QUEUED);
-		schedule_jobs(rq->svc);
-		break;
-	case JOB_QUEUED:
-	case JOB_RUNNING:
-		break;
-	default:
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s; only a paused or "
-			    "failed job can be resumed",
-			    job->id, job_state_name(job->state));
-	}
-	*result = views_job_state(job);
-	return 0;
+	return change_state(rq, job, JOBSTATE_RESUME,
+			    "; only a paused or failed job can be resumed",
+			    result);
 }
 
 int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
@@ -116,26 +110,8 @@ int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
 	int rc = touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
-	switch (job->state) {
-	case JOB_RUNNING:
-		worker_flag(rq->svc->slots[job->worker].w, job->id,
-			    WORK_CANCEL);
-		return wait_for_state(rq, job);
-	case JOB_QUEUED:
-	case JOB_PAUSED:
-		set_state(rq, job, JOB_CANCELLED);
-		schedule_jobs(rq->svc); /* what waits for it fails (after.c) */
-		break;
-	case JOB_CANCELLED: /* as pausing a paused job: already so */
-		break;
-	default:
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s already; there is "
-			    "nothing to cancel",
-			    job->id, job_state_name(job->state));
-	}
-	*result = views_job_state(job);
-	return 0;
+	return change_state(rq, job, JOBSTATE_CANCEL,
+			    " already; there is nothing to cancel", result);
 }
 
 int m_remove(struct request *rq, const cJSON *params, cJSON **result)
@@ -144,7 +120,7 @@ int m_remove(struct request *rq, const cJSON *params, cJSON **result)
 	int rc = touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
-	if (job->state == JOB_RUNNING)
+	if (jobstate_step(job->state, JOBSTATE_REMOVE).kind == JOBSTATE_REFUSED)
 		return fail(rq, RPC_JOB_STATE,
 			    "job %s is running; cancel it "
 			    "first, then remove it",
@@ -199,7 +175,7 @@ int m_retry(struct request *rq, const cJSON *params, cJSON **result)
 	int rc = touchable_job(rq, params, &old);
 	if (rc)
 		return rc;
-	if (old->state != JOB_FAILED && old->state != JOB_CANCELLED)
+	if (jobstate_step(old->state, JOBSTATE_RETRY).kind == JOBSTATE_REFUSED)
 		return fail(rq, RPC_JOB_STATE,
 			    "job %s is %s; only a failed or cancelled job can "
 			    "be retried%s",

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "jobs/jobstate.h"
 #include "loop/after.h"
 #include "loop/events.h"
 #include "log.h"
@@ -121,7 +122,7 @@ static int start_one(struct service *svc, struct worker_slot *slot, int i)
 		job->worker = i;
 		snprintf(job->device, sizeof(job->device), "%s", slot->device);
 		snprintf(slot->job, sizeof(slot->job), "%s", job->id);
-		queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
+		jobstate_apply(svc->queue, job, JOBSTATE_START, NULL);
 		char settings[160];
 		views_settings_text(&job->p, settings, sizeof(settings));
 		job_event(svc->queue, job, LOGL_NOTICE,
