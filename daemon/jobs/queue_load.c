@@ -163,15 +163,17 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	}
 	snprintf(job->p.name, sizeof(job->p.name), "%s", name->valuestring);
 	usertext_sanitize(job->p.name);
-	job->p.epochs = (int)v[0];
-	job->p.width = (int)v[1];
-	job->p.seed = (uint64_t)v[2];
+	/* the engine's defaults, the saved settings set over them */
+	nn_config_defaults(&job->p.cfg, 0);
+	job->p.cfg.epochs = (int)v[0];
+	job->p.cfg.nf = (int)v[1];
+	job->p.cfg.seed = (uint64_t)v[2];
 	job->p.priority = (int)v[3];
 	job->uid = (uid_t)v[4];
 	job->pid = (pid_t)v[5];
 	job->img_w = (int)v[6];
 	job->img_h = (int)v[7];
-	job->p.lr = lr->valuedouble;
+	job->p.cfg.lr = lr->valuedouble;
 	get_str(req, "batch", job->p.batch, sizeof(job->p.batch));
 	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
 		job->p.batch[0] = '\0';
@@ -188,8 +190,8 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	 * Adam, a cosine schedule, no average (and what they were given).
 	 * A recipe that cannot be read fails the job: training it with
 	 * another recipe would give other weights under the same settings. */
-	nn_recipe_version1(&job->p.recipe);
-	if (job_recipe_read(req, &job->p.recipe, err, sizeof(err))) {
+	nn_recipe_version1(&job->p.cfg.recipe);
+	if (job_recipe_read(req, &job->p.cfg.recipe, err, sizeof(err))) {
 		snprintf(why, whylen,
 			 "%.200s is damaged: its recipe is not "
 			 "readable (%.200s)",
@@ -209,15 +211,18 @@ static int load_request(struct queue *q, struct job *job, char *why,
 				job->p.defaults |= 1u << i;
 	if (!cJSON_IsArray(defaults))
 		job->p.defaults =
-		    (!job->p.width ? JOB_DEFAULT_WIDTH : 0) |
-		    (job->p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
-		    (job->p.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP
-							    : 0);
+		    (!job->p.cfg.nf ? JOB_DEFAULT_WIDTH : 0) |
+		    (job->p.cfg.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+		    (job->p.cfg.recipe.warmup == NN_WARMUP_AUTO
+			 ? JOB_DEFAULT_WARMUP
+			 : 0);
+	/* the words given (a damaged one: the default) */
 	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++) {
-		char *word = JOB_WORD(&job->p, i);
-		get_str(req, param_table[i].key, word, sizeof(job->p.text[0]));
-		if (word[0] && param_check_word(i, word, "", err, sizeof(err)))
-			word[0] = '\0';
+		char word[32];
+		get_str(req, param_table[i].key, word, sizeof(word));
+		if (word[0] && !nn_option_set(&job->p.cfg, (enum param_id)i,
+					      word, "", err, sizeof(err)))
+			job->p.words_given |= 1u << (i - PARAM_FIRST_WORD);
 	}
 	job->has_init =
 	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
@@ -248,7 +253,7 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, "state");
 	if (cJSON_IsString(v))
 		s = queue_state_parse(v->valuestring);
-	double prio = job->p.priority, epochs = job->p.epochs;
+	double prio = job->p.priority, epochs = job->p.cfg.epochs;
 	if (s < 0 ||
 	    (cJSON_GetObjectItem(st, "priority") &&
 	     get_exact(st, "priority", param_table[PARAM_PRIORITY].min,
@@ -265,7 +270,7 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	}
 	job->state = (enum job_state)s;
 	job->p.priority = (int)prio;
-	job->p.epochs = (int)epochs;
+	job->p.cfg.epochs = (int)epochs;
 	job->started = get_num(st, "started", 0);
 	job->finished = get_num(st, "finished", 0);
 	get_str(st, "device", job->device, sizeof(job->device));
@@ -278,7 +283,7 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	if (job->seconds < 0)
 		job->seconds = 0;
 	job->reached_epoch = get_int(st, "reached_epoch", 0);
-	if (job->reached_epoch > job->p.epochs)
+	if (job->reached_epoch > job->p.cfg.epochs)
 		job->reached_epoch = 0;
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "export_psnr");
 	if (cJSON_IsNumber(e) && isfinite(e->valuedouble)) {

@@ -153,13 +153,12 @@ static struct job_params retry_params(const struct job *old)
 {
 	struct job_params p = old->p;
 	if (p.defaults & JOB_DEFAULT_WIDTH)
-		p.width = 0;
+		p.cfg.nf = 0;
 	if (p.defaults & JOB_DEFAULT_LR)
-		p.lr = NN_LR_AUTO;
+		p.cfg.lr = NN_LR_AUTO;
 	if (p.defaults & JOB_DEFAULT_WARMUP)
-		p.recipe.warmup = NN_WARMUP_AUTO;
-	if (p.width)
-		nn_resolve_auto(&p.width, 0, &p.lr, &p.recipe);
+		p.cfg.recipe.warmup = NN_WARMUP_AUTO;
+	job_resolve_auto(&p, -1);
 	p.nafter = 0;
 	snprintf(p.retry_of, sizeof(p.retry_of), "%s", old->id);
 	return p;
@@ -232,8 +231,8 @@ int m_retry(struct request *rq, const cJSON *params, cJSON **result)
 		  "submitted by uid %u as a retry of job %s (%s): %dx%d, "
 		  "%d epochs, seed %llu, priority %d",
 		  (unsigned)job->uid, old->id, job_state_name(old->state),
-		  job->img_w, job->img_h, job->p.epochs,
-		  (unsigned long long)job->p.seed, job->p.priority);
+		  job->img_w, job->img_h, job->p.cfg.epochs,
+		  (unsigned long long)job->p.cfg.seed, job->p.priority);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddStringToObject(*result, "retry_of", old->id);

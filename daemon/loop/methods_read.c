@@ -196,7 +196,7 @@ int m_subscribe(struct request *rq, const cJSON *params, cJSON **result)
 	cJSON_AddStringToObject(r, "job", job->id);
 	cJSON_AddStringToObject(r, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(r, "epoch", job_epoch(job));
-	cJSON_AddNumberToObject(r, "epochs", job->p.epochs);
+	cJSON_AddNumberToObject(r, "epochs", job->p.cfg.epochs);
 	cJSON_AddNumberToObject(r, "replay", subs_replay_left(s, job));
 	*result = r;
 	return 0; /* the replay follows the result (pumped after it) */

@@ -36,8 +36,7 @@
  * command lines also check, into cfg (or *job_value, for a row that is
  * the job's alone); untouched when absent. */
 static int get_param(struct request *rq, const cJSON *params, enum param_id id,
-		     struct nn_config *cfg, double *job_value, char *word,
-		     size_t wordlen)
+		     struct nn_config *cfg, double *job_value)
 {
 	const struct param *l = &param_table[id];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, l->key);
@@ -48,14 +47,13 @@ static int get_param(struct request *rq, const cJSON *params, enum param_id id,
 		return 0;
 	snprintf(what, sizeof(what), "\"%s\"", l->key);
 	if (l->flags & PARAM_WORD) {
-		if (!cJSON_IsString(v) || strlen(v->valuestring) >= wordlen)
+		if (!cJSON_IsString(v) || strlen(v->valuestring) >= 32)
 			return fail(rq, RPC_INVALID_PARAMS,
 				    "%s must be a short "
 				    "string, e.g. \"%s\"",
 				    what, l->example);
 		rc = nn_option_set(cfg, id, v->valuestring, what, err,
 				   sizeof(err));
-		snprintf(word, wordlen, "%s", v->valuestring);
 	} else {
 		if (!cJSON_IsNumber(v))
 			return fail(rq, RPC_INVALID_PARAMS,
@@ -72,12 +70,12 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 		      struct job_params *p, int width_given)
 {
 	struct nn_config def;
-	if (width_given && cfg->nf != p->width)
+	if (width_given && cfg->nf != p->cfg.nf)
 		return fail(rq, RPC_INVALID_PARAMS,
 			    "\"width\" is %d but the "
 			    "init model has width %d; leave width out or make "
 			    "them equal",
-			    p->width, cfg->nf);
+			    p->cfg.nf, cfg->nf);
 	nn_config_defaults(&def, 0);
 	if (cfg->nblocks != def.nblocks ||
 	    memcmp(cfg->dilations, def.dilations, sizeof(int) * def.nblocks)) {
@@ -89,9 +87,9 @@ static int check_init(struct request *rq, const struct nn_config *cfg,
 			    "%s; jobs use %s",
 			    a, b);
 	}
-	p->width = cfg->nf;
+	p->cfg.nf = cfg->nf;
 	p->defaults &= ~(unsigned)JOB_DEFAULT_WIDTH; /* the init model's */
-	nn_resolve_auto(&p->width, 0, &p->lr, &p->recipe);
+	job_resolve_auto(p, -1);
 	return 0;
 }
 
@@ -215,32 +213,28 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 		return fail(rq, RPC_SHUTTING_DOWN,
 			    "the daemon is stopping; "
 			    "submit again once it is back");
-	/* the table's defaults (width, lr and warmup auto), the options
-	 * given set over them, each checked against its row */
-	struct nn_config cfg;
+	/* the engine's defaults with the width, lr and warmup auto, the
+	 * options given set over them, each checked against its row */
+	struct nn_config *cfg = &p.cfg;
 	double job_value[PARAM_COUNT] = { 0 };
-	nn_config_from_table(&cfg);
+	nn_config_defaults(cfg, 0);
+	cfg->nf = 0; /* the device's, unless given */
 	for (int i = 0; i < PARAM_COUNT; i++) {
-		char *word = i >= PARAM_FIRST_WORD ? JOB_WORD(&p, i) : NULL;
-		if ((rc = get_param(rq, params, i, &cfg, &job_value[i], word,
-				    sizeof(p.text[0]))))
+		if ((rc = get_param(rq, params, i, cfg, &job_value[i])))
 			return rc;
+		if (i >= PARAM_FIRST_WORD &&
+		    cJSON_HasObjectItem(params, param_table[i].key))
+			p.words_given |= 1u << (i - PARAM_FIRST_WORD);
 	}
-	p.epochs = cfg.epochs;
-	p.width = cfg.nf;
-	p.lr = cfg.lr;
-	p.seed = cfg.seed;
-	p.recipe = cfg.recipe;
 	p.priority = (int)job_value[PARAM_PRIORITY];
 	p.target_psnr = job_value[PARAM_TARGET_PSNR];
 	p.defaults =
-	    (!p.width ? JOB_DEFAULT_WIDTH : 0) |
-	    (p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
-	    (p.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP : 0);
+	    (!cfg->nf ? JOB_DEFAULT_WIDTH : 0) |
+	    (cfg->lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+	    (cfg->recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP : 0);
 	/* the default rate and warmup depend on the width: known now when
 	 * given */
-	if (p.width)
-		nn_resolve_auto(&p.width, 0, &p.lr, &p.recipe);
+	job_resolve_auto(&p, -1);
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	if (name) {
 		if (!cJSON_IsString(name))
@@ -287,7 +281,7 @@ int m_submit(struct request *rq, const cJSON *params, cJSON **result)
 	if (!pd)
 		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	pd->p = p;
-	pd->width_given = p.width != 0;
+	pd->width_given = p.cfg.nf != 0;
 	pd->d.store_image = 1; /* the decoded image, not the bytes sent */
 	const cJSON *yes = cJSON_GetObjectItemCaseSensitive(params, "yes");
 	if (yes && !cJSON_IsBool(yes)) {
@@ -326,7 +320,7 @@ static int slow_refused(struct request *rq, const struct pending *pd,
 		return 0;
 	struct nn_config cfg;
 	nn_config_defaults(&cfg, 1);
-	int nf = pd->p.width ? pd->p.width : cfg.nf;
+	int nf = pd->p.cfg.nf ? pd->p.cfg.nf : cfg.nf;
 	double epoch =
 	    nn_epoch_gflop(cfg.nblocks, nf, img->width, img->height) /
 	    nn_cpu_gflops(&cores);
@@ -344,7 +338,7 @@ static int slow_refused(struct request *rq, const struct pending *pd,
 		    "with \"resize\": {\"max_side\": %d} (--max-side %d, about "
 		    "%.0f s an epoch)",
 		    img->width, img->height, epoch, nf,
-		    epoch * pd->p.epochs / 3600, pd->p.epochs,
+		    epoch * pd->p.cfg.epochs / 3600, pd->p.cfg.epochs,
 		    nn_cpu_gflops(NULL), cores, good, good,
 		    epoch * good * good / ((double)side * side));
 }
@@ -407,8 +401,9 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 	job_event(svc->queue, job, LOGL_NOTICE,
 		  "submitted by uid %u: %dx%d, "
 		  "%d epochs, %s, seed %llu, priority %d",
-		  (unsigned)job->uid, job->img_w, job->img_h, job->p.epochs,
-		  settings, (unsigned long long)job->p.seed, job->p.priority);
+		  (unsigned)job->uid, job->img_w, job->img_h, job->p.cfg.epochs,
+		  settings, (unsigned long long)job->p.cfg.seed,
+		  job->p.priority);
 	if (job->p.nafter && (rc = after_start(svc, job))) {
 		log_error("job %s: removed again", job->id);
 		queue_remove(svc->queue, job);

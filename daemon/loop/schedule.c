@@ -9,9 +9,9 @@
  * them running and tells
  * their followers. Renders and exports go to an idle
  * worker when there is one, else they take turns with a running job
- * between its epochs (worker.h). The engine's config is made here, from
- * the engine's defaults for the device and the options the job was
- * submitted with (already checked against proto/params.h at submission).
+ * between its epochs (worker.h). The engine's config is the job's own
+ * (made and checked at submission); what waits for the device's width
+ * is chosen here when the job first runs.
  * Loop thread only.
  */
 #include "loop/schedule.h"
@@ -26,20 +26,6 @@
 #include "loop/subs.h"
 #include "loop/views.h"
 #include "worker/worker.h"
-
-/* The engine options a job was submitted with, over the engine's
- * defaults: its recipe, and the table's words outside it (precision,
- * dilations). */
-static void apply_engine_options(const struct job_params *p,
-				 struct nn_config *cfg)
-{
-	cfg->recipe = p->recipe; /* resolved at submission */
-	char err[256];
-	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++)
-		if (JOB_WORD(p, i)[0] && !nn_option_in_recipe(i))
-			nn_option_set(cfg, i, JOB_WORD(p, i), "", err,
-				      sizeof(err));
-}
 
 int schedule_default_width(const struct service *svc)
 {
@@ -57,16 +43,14 @@ int schedule_default_width(const struct service *svc)
 	return nn_default_width(kind);
 }
 
-void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
+/* The engine's config for job on a device (is_cpu: lavapipe and the like,
+ * whose default width differs). The width and what waits for it, when
+ * left to the daemon, are chosen here and kept in the job's parameters. */
+static void job_config(struct job *job, int is_cpu, struct nn_config *cfg)
 {
-	nn_config_defaults(cfg, is_cpu);
 	/* the width is known now, and what waits for it */
-	nn_resolve_auto(&job->p.width, is_cpu, &job->p.lr, &job->p.recipe);
-	cfg->nf = job->p.width;
-	cfg->lr = job->p.lr;
-	cfg->epochs = job->p.epochs;
-	cfg->seed = job->p.seed;
-	apply_engine_options(&job->p, cfg);
+	job_resolve_auto(&job->p, is_cpu);
+	*cfg = job->p.cfg;
 }
 
 static int start_one(struct service *svc, struct worker_slot *slot, int i);
@@ -110,11 +94,12 @@ static int start_one(struct service *svc, struct worker_slot *slot, int i)
 		snprintf(wj->id, sizeof(wj->id), "%s", job->id);
 		queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
 		struct job_params given = job->p;
-		schedule_job_config(job, slot->is_cpu, &wj->cfg);
+		job_config(job, slot->is_cpu, &wj->cfg);
 		/* what was left to the daemon is chosen now: kept, so that a
 		 * restart neither shows nor trains anything else */
-		if (given.width != job->p.width || given.lr != job->p.lr ||
-		    given.recipe.warmup != job->p.recipe.warmup)
+		if (given.cfg.nf != job->p.cfg.nf ||
+		    given.cfg.lr != job->p.cfg.lr ||
+		    given.cfg.recipe.warmup != job->p.cfg.recipe.warmup)
 			queue_save_request(svc->queue, job);
 		wj->has_init = job->has_init;
 		wj->target_psnr = job->p.target_psnr;

@@ -215,8 +215,8 @@ void workevents_handle(struct service *svc, int index, struct work_event *ev)
 		if (job) {
 			queue_truncate(svc->queue, job, ev->epoch);
 			subs_job_truncated(svc, job);
-			if (ev->m.lr > 0 && ev->m.lr != job->p.lr) {
-				job->p.lr =
+			if (ev->m.lr > 0 && ev->m.lr != job->p.cfg.lr) {
+				job->p.cfg.lr =
 				    ev->m.lr; /* lowered after a divergence */
 				queue_save_request(svc->queue, job);
 			}
