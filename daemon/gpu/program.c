@@ -24,11 +24,10 @@ struct pool_node {
 
 /* What a program recorded, op by op, so that programs recorded alike can
  * be packed into one (gpu_pack_program_create, pack.c). */
-enum op_kind { OP_DISPATCH, OP_BARRIER, OP_ZERO, OP_TIMESTAMP };
+enum op_kind { OP_DISPATCH, OP_BARRIER, OP_TIMESTAMP };
 struct program_op {
 	enum op_kind kind;
 	struct gpu_pipeline *pipe;
-	VkBuffer zero;                      /* OP_ZERO's buffer */
 	uint64_t address[GPU_MAX_BINDINGS]; /* the buffers bound */
 	uint32_t push[GPU_MAX_PUSH / 4];
 	uint32_t groups[3];
@@ -251,13 +250,6 @@ static void barrier(VkCommandBuffer cmd)
 			     0, 1, &barrier, 0, NULL, 0, NULL);
 }
 
-void gpu_program_zero(struct gpu_program *prog, const struct gpu_buffer *buf)
-{
-	note_op(prog,
-		&(struct program_op){ .kind = OP_ZERO, .zero = buf->handle });
-	vkCmdFillBuffer(prog->cmd, buf->handle, 0, VK_WHOLE_SIZE, 0);
-}
-
 int gpu_program_timestamp(struct gpu_program *prog)
 {
 	if (!prog->queries || prog->timestamps == prog->max_timestamps)
@@ -319,11 +311,6 @@ double gpu_program_elapsed_ms(const struct gpu_program *prog, int from, int to)
 }
 
 /* ------------------------------------------------------------ packs */
-
-int gpu_program_dispatches(const struct gpu_program *prog)
-{
-	return prog->ndispatch;
-}
 
 int gpu_programs_alike(const struct gpu_program *a, const struct gpu_program *b)
 {
@@ -450,11 +437,6 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 			barrier(prog->cmd);
 		} else if (o->kind == OP_TIMESTAMP) {
 			gpu_program_timestamp(prog);
-		} else if (o->kind == OP_ZERO) {
-			for (int s = 0; s < n; s++)
-				vkCmdFillBuffer(prog->cmd,
-						progs[s]->ops[op].zero, 0,
-						VK_WHOLE_SIZE, 0);
 		} else {
 			uint64_t at =
 			    buf.address +

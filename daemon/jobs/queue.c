@@ -424,7 +424,8 @@ void queue_insert_sorted(struct queue *q, struct job *job)
 		index_put(q->index, q->index_slots, job);
 }
 
-void queue_save_next_number(struct queue *q)
+/* Writes STATE/next-id: the number the next job gets. */
+static void save_next_number(struct queue *q)
 {
 	char *path = path_join(q->state_dir, "next-id");
 	char text[32];
@@ -557,7 +558,7 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 		return rc;
 	}
 	q->next_number++;
-	queue_save_next_number(q);
+	save_next_number(q);
 	queue_insert_sorted(q, job);
 	*out = job;
 	return 0;

@@ -48,14 +48,16 @@ static int change_state(struct request *rq, struct job *job,
 	struct jobstate_step step = jobstate_step(job->state, cause);
 	switch (step.kind) {
 	case JOBSTATE_REFUSED:
-		return fail(rq, RPC_JOB_STATE, "job %s is %s%s", job->id,
-			    job_state_name(job->state), refused);
+		return methods_fail(rq, RPC_JOB_STATE, "job %s is %s%s",
+				    job->id, job_state_name(job->state),
+				    refused);
 	case JOBSTATE_WORKER:
 		worker_flag(svc->slots[job->worker].w, job->id,
 			    step.flag == JOBSTATE_FLAG_PAUSE ? WORK_PAUSE
 							     : WORK_CANCEL);
 		if (subs_wait_state(svc, server_conn_id(rq->c), rq->id, job))
-			return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+			return methods_fail(rq, RPC_INTERNAL_ERROR,
+					    "out of memory");
 		return METHOD_DEFERRED;
 	case JOBSTATE_TO:
 		job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)",
@@ -77,10 +79,10 @@ static int change_state(struct request *rq, struct job *job,
 	return 0;
 }
 
-int m_pause(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_pause(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = touchable_job(rq, params, &job);
+	int rc = methods_touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
 	return change_state(rq, job, JOBSTATE_PAUSE,
@@ -88,43 +90,43 @@ int m_pause(struct request *rq, const cJSON *params, cJSON **result)
 			    result);
 }
 
-int m_resume(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_resume(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = touchable_job(rq, params, &job);
+	int rc = methods_touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
 	if (job->damaged)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s cannot run again: %s; "
-			    "remove it (job.remove)",
-			    job->id, job->error);
+		return methods_fail(rq, RPC_JOB_STATE,
+				    "job %s cannot run again: %s; "
+				    "remove it (job.remove)",
+				    job->id, job->error);
 	return change_state(rq, job, JOBSTATE_RESUME,
 			    "; only a paused or failed job can be resumed",
 			    result);
 }
 
-int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_cancel(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = touchable_job(rq, params, &job);
+	int rc = methods_touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
 	return change_state(rq, job, JOBSTATE_CANCEL,
 			    " already; there is nothing to cancel", result);
 }
 
-int m_remove(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_remove(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = touchable_job(rq, params, &job);
+	int rc = methods_touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
 	if (jobstate_step(job->state, JOBSTATE_REMOVE).kind == JOBSTATE_REFUSED)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is running; cancel it "
-			    "first, then remove it",
-			    job->id);
+		return methods_fail(rq, RPC_JOB_STATE,
+				    "job %s is running; cancel it "
+				    "first, then remove it",
+				    job->id);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddBoolToObject(*result, "removed", 1);
@@ -164,52 +166,54 @@ static struct job_params retry_params(const struct job *old)
 	return p;
 }
 
-int m_retry(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_retry(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct service *svc = rq->svc;
 	struct job *old, *job;
 	uint8_t *png = NULL, *init = NULL;
 	size_t png_size = 0, init_size = 0;
 	char err[512] = "";
-	int rc = touchable_job(rq, params, &old);
+	int rc = methods_touchable_job(rq, params, &old);
 	if (rc)
 		return rc;
 	if (jobstate_step(old->state, JOBSTATE_RETRY).kind == JOBSTATE_REFUSED)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s; only a failed or cancelled job can "
-			    "be retried%s",
-			    old->id, job_state_name(old->state),
-			    old->state == JOB_PAUSED
-				? " (job.resume continues a paused one)"
-				: "");
+		return methods_fail(
+		    rq, RPC_JOB_STATE,
+		    "job %s is %s; only a failed or cancelled job can "
+		    "be retried%s",
+		    old->id, job_state_name(old->state),
+		    old->state == JOB_PAUSED
+			? " (job.resume continues a paused one)"
+			: "");
 	if (old->damaged)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s cannot run again: %s; remove it "
-			    "(job.remove)",
-			    old->id, old->error);
+		return methods_fail(rq, RPC_JOB_STATE,
+				    "job %s cannot run again: %s; remove it "
+				    "(job.remove)",
+				    old->id, old->error);
 	if (svc->stopping)
-		return fail(rq, RPC_SHUTTING_DOWN,
-			    "the daemon is stopping; retry once it is back");
+		return methods_fail(
+		    rq, RPC_SHUTTING_DOWN,
+		    "the daemon is stopping; retry once it is back");
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
 					    quota_jobs_per_uid());
-		return fail(rq, RPC_LIMIT,
-			    "uid %u already has %d jobs (the limit, ended "
-			    "ones included); remove the ended ones (vkinrctl "
-			    "rm --state done)",
-			    (unsigned)server_conn_uid(rq->c),
-			    quota_jobs_per_uid());
+		return methods_fail(
+		    rq, RPC_LIMIT,
+		    "uid %u already has %d jobs (the limit, ended "
+		    "ones included); remove the ended ones (vkinrctl "
+		    "rm --state done)",
+		    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
 	}
 	if ((rc = read_job_file(svc->queue, old, JOBFILE_TARGET, &png,
 				&png_size)) ||
 	    (old->has_init && (rc = read_job_file(svc->queue, old, JOBFILE_INIT,
 						  &init, &init_size)))) {
 		free(png);
-		return fail(rq, RPC_INTERNAL_ERROR,
-			    "cannot read the inputs of job %s back: %s",
-			    old->id,
-			    rc == ERR_IO ? strerror(errno) : error_message(rc));
+		return methods_fail(
+		    rq, RPC_INTERNAL_ERROR,
+		    "cannot read the inputs of job %s back: %s", old->id,
+		    rc == ERR_IO ? strerror(errno) : error_message(rc));
 	}
 	struct job_params p = retry_params(old);
 	rc = queue_submit(svc->queue, &p, server_conn_uid(rq->c),
@@ -219,11 +223,11 @@ int m_retry(struct request *rq, const cJSON *params, cJSON **result)
 	free(init);
 	if (rc) {
 		log_error("job.retry: %s", err);
-		return fail(rq,
-			    rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
-				? RPC_LIMIT
-				: RPC_INTERNAL_ERROR,
-			    "%s", err);
+		return methods_fail(rq,
+				    rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
+					? RPC_LIMIT
+					: RPC_INTERNAL_ERROR,
+				    "%s", err);
 	}
 	job_event(svc->queue, old, LOGL_NOTICE, "retried as job %s by uid %u",
 		  job->id, (unsigned)job->uid);
