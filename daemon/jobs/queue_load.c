@@ -100,6 +100,20 @@ static int get_exact(const cJSON *o, const char *key, double lo, double hi,
 	return 0;
 }
 
+/* The table's words request.json gives (precision, dilations and the
+ * recipe's) set on the config; a damaged one leaves the default. */
+static void load_words(const cJSON *req, struct job_params *p)
+{
+	char err[256];
+	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++) {
+		char word[32];
+		get_str(req, param_table[i].key, word, sizeof(word));
+		if (word[0] && !nn_option_set(&p->cfg, (enum param_id)i, word,
+					      "", err, sizeof(err)))
+			p->words_given |= 1u << (i - PARAM_FIRST_WORD);
+	}
+}
+
 /* request.json: every field present, of its type and in its range. */
 static int load_request(struct queue *q, struct job *job, char *why,
 			size_t whylen)
@@ -216,14 +230,7 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		    (job->p.cfg.recipe.warmup == NN_WARMUP_AUTO
 			 ? JOB_DEFAULT_WARMUP
 			 : 0);
-	/* the words given (a damaged one: the default) */
-	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++) {
-		char word[32];
-		get_str(req, param_table[i].key, word, sizeof(word));
-		if (word[0] && !nn_option_set(&job->p.cfg, (enum param_id)i,
-					      word, "", err, sizeof(err)))
-			job->p.words_given |= 1u << (i - PARAM_FIRST_WORD);
-	}
+	load_words(req, &job->p);
 	job->has_init =
 	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
 	job->created = get_num(req, "created", 0);
