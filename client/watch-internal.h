@@ -1,9 +1,12 @@
 /*
- * watch-internal.h - what the two halves of `vkinrctl watch` share: the
+ * watch-internal.h - the two files of `vkinrctl watch`, one module: the
  * loop that follows the jobs (watch.c) and the views that show them
- * (watch-show.c). A struct wjob is one job as the watch knows it, a struct
- * watch the whole watch; both are changed by the loop and read by the
- * views (which only mark what they printed, and when).
+ * (watch-show.c). The arrow runs one way: the loop tells the views what
+ * happened through the watch_show_* calls below, and the views call
+ * nothing of the loop. A struct wjob is one job as the watch knows it, a
+ * struct watch the whole watch; the loop changes their facts, the views
+ * read them and keep their own marks (what they printed, and when), which
+ * the loop never touches.
  */
 #ifndef VKINR_CLIENT_WATCH_INTERNAL_H
 #define VKINR_CLIENT_WATCH_INTERNAL_H
@@ -49,12 +52,14 @@ struct wjob {
 	int ended;
 	int replay_left; /* replayed epochs still to come (job.subscribe) */
 
+	double asked_at; /* when job.get was last called for it */
+	double news_at;  /* when a notification about it arrived */
+	int offline;     /* the daemon is gone: its state is not known */
+
+	/* the views' own */
 	double printed_at; /* plain mode: when its last line went out */
 	int printed_epoch; /* ... and which epoch it showed */
 	char told[16];     /* plain mode: the last state it printed */
-	double asked_at;   /* when job.get was last called for it */
-	double news_at;    /* when a notification about it arrived */
-	int offline;       /* the daemon is gone: its state is not known */
 };
 
 struct watch {
@@ -63,10 +68,12 @@ struct watch {
 	FILE *out;
 	struct wjob *jobs;
 	int n;
+	double news_at; /* when the last notification arrived */
+
+	/* the views' own */
 	int lines;       /* lines the live view drew last time */
 	int dirty;       /* the live view is out of date */
 	double drawn_at; /* when the live view was last drawn */
-	double news_at;  /* when the last notification arrived */
 };
 
 static inline double now_s(void)
@@ -81,15 +88,24 @@ static inline int is_running_state(const struct wjob *j)
 	return !j->ended && !strcmp(j->state, S_RUNNING);
 }
 
-/* The live view, redrawn in place (w->dirty cleared). */
-void watch_draw_live(struct watch *w);
-/* Plain mode: one job's latest point, its change of state, and the points
- * held back by the throttle once their time came (force: all of them). */
-void watch_plain_progress(struct watch *w, struct wjob *j);
-void watch_plain_state(struct watch *w, struct wjob *j);
-void watch_plain_catch_up(struct watch *w, int force);
-/* --json: a notification as one event object on stdout. */
-void watch_json_event(const cJSON *msg);
+/* What the loop tells the views (watch-show.c). A new job to show; the
+ * start of following (plain mode: each job's state); a notification as
+ * it came (--json prints it); a job's new point, or its state, perhaps
+ * changed (plain mode prints it, throttled; the live view is marked out of
+ * date); anything else changed; the daemon gone (the live view redrawn
+ * at once); a turn of the loop (the live view redrawn when due, points
+ * the throttle held back printed). */
+void watch_show_init_job(struct wjob *j);
+void watch_show_start(struct watch *w);
+void watch_show_notification(struct watch *w, const cJSON *msg);
+void watch_show_progress(struct watch *w, struct wjob *j);
+void watch_show_state(struct watch *w, struct wjob *j);
+void watch_show_changed(struct watch *w);
+void watch_show_redraw(struct watch *w);
+void watch_show_tick(struct watch *w);
+/* How long the loop may wait for news (wait seconds at most) before a
+ * view has something due. */
+double watch_show_wait(const struct watch *w, double wait);
 /* The last word of each view, once every job has ended. */
 void watch_show_end(struct watch *w);
 

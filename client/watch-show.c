@@ -1,6 +1,7 @@
 /*
  * watch-show.c - how `vkinrctl watch` shows the jobs it follows (the loop
- * that follows them is watch.c).
+ * that follows them is watch.c, which calls the watch_show_* entry points
+ * here and nothing else of the views; nothing here calls back into it).
  *
  * What is shown depends on where it goes:
  *   - a terminal: for several jobs a summary line first, then one line per
@@ -277,7 +278,7 @@ static int rank(const struct wjob *j)
 	return !strcmp(j->state, S_PAUSED) ? 1 : 2;
 }
 
-void watch_draw_live(struct watch *w)
+static void draw_live(struct watch *w)
 {
 	int cols = fmt_terminal_columns(fileno(w->out));
 	int rows = fmt_terminal_rows(fileno(w->out));
@@ -316,7 +317,7 @@ void watch_draw_live(struct watch *w)
 	w->drawn_at = now_s();
 }
 
-void watch_plain_progress(struct watch *w, struct wjob *j)
+static void plain_progress(struct watch *w, struct wjob *j)
 {
 	char eta[32], psnr[32], best[32], mse[32], lr[32];
 
@@ -335,12 +336,12 @@ void watch_plain_progress(struct watch *w, struct wjob *j)
 	j->printed_epoch = j->epoch;
 }
 
-void watch_plain_state(struct watch *w, struct wjob *j)
+static void plain_state(struct watch *w, struct wjob *j)
 {
 	char line[1024], best[32];
 
 	if (j->ended && j->have_metrics && j->printed_epoch != j->epoch)
-		watch_plain_progress(w, j); /* the last point always goes out */
+		plain_progress(w, j); /* the last point always goes out */
 	snprintf(j->told, sizeof(j->told), "%s", j->state);
 	fprintf(w->out, "job %s %s: %s", j->idtext, j->name, j->state);
 	if (j->ended && j->have_metrics)
@@ -358,7 +359,7 @@ void watch_plain_state(struct watch *w, struct wjob *j)
 }
 
 /* Points held back by the plain mode's throttle, once their time came. */
-void watch_plain_catch_up(struct watch *w, int force)
+static void plain_catch_up(struct watch *w, int force)
 {
 	double now = now_s();
 
@@ -366,11 +367,11 @@ void watch_plain_catch_up(struct watch *w, int force)
 		struct wjob *j = &w->jobs[i];
 		if (j->have_metrics && j->printed_epoch != j->epoch &&
 		    (force || now - j->printed_at >= PLAIN_INTERVAL))
-			watch_plain_progress(w, j);
+			plain_progress(w, j);
 	}
 }
 
-void watch_json_event(const cJSON *msg)
+static void json_event(const cJSON *msg)
 {
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
@@ -417,21 +418,81 @@ static void print_summary(struct watch *w)
 	}
 }
 
-/* The last word of each view, once every job has ended. */
+/* ---------------------------------------------------------------------- */
+/* What the loop tells the views                                           */
+/* ---------------------------------------------------------------------- */
+
+void watch_show_init_job(struct wjob *j) { j->printed_at = -INFINITY; }
+
+void watch_show_start(struct watch *w)
+{
+	if (w->mode == WATCH_PLAIN)
+		for (int i = 0; i < w->n; i++)
+			if (!w->jobs[i].ended)
+				plain_state(w, &w->jobs[i]);
+}
+
+void watch_show_notification(struct watch *w, const cJSON *msg)
+{
+	if (w->mode == WATCH_JSON)
+		json_event(msg);
+}
+
+void watch_show_progress(struct watch *w, struct wjob *j)
+{
+	if (w->mode == WATCH_PLAIN &&
+	    j->news_at - j->printed_at >= PLAIN_INTERVAL)
+		plain_progress(w, j);
+	w->dirty = 1;
+}
+
+void watch_show_state(struct watch *w, struct wjob *j)
+{
+	if (w->mode == WATCH_PLAIN && strcmp(j->told, j->state))
+		plain_state(w, j);
+	w->dirty = 1;
+}
+
+void watch_show_changed(struct watch *w) { w->dirty = 1; }
+
+void watch_show_redraw(struct watch *w)
+{
+	if (w->mode == WATCH_LIVE)
+		draw_live(w);
+}
+
+void watch_show_tick(struct watch *w)
+{
+	if (w->mode == WATCH_LIVE && w->dirty &&
+	    now_s() - w->drawn_at >= REDRAW_MS / 1000.0)
+		draw_live(w);
+	if (w->mode == WATCH_PLAIN)
+		plain_catch_up(w, 0);
+}
+
+double watch_show_wait(const struct watch *w, double wait)
+{
+	if (w->mode == WATCH_LIVE && w->dirty)
+		wait = REDRAW_MS / 1000.0;
+	if (w->mode == WATCH_PLAIN)
+		wait = fmin(wait, PLAIN_INTERVAL / 2);
+	return wait;
+}
+
 void watch_show_end(struct watch *w)
 {
 	switch (w->mode) {
 	case WATCH_LIVE:
-		watch_draw_live(w);
+		draw_live(w);
 		break;
 	case WATCH_PLAIN:
 		for (int i = 0; i < w->n; i++) {
 			struct wjob *j = &w->jobs[i];
 			if (strcmp(j->told, j->state))
-				watch_plain_state(w, j);
+				plain_state(w, j);
 			else if (j->have_metrics &&
 				 j->printed_epoch != j->epoch)
-				watch_plain_progress(w, j);
+				plain_progress(w, j);
 		}
 		break;
 	case WATCH_QUIET:

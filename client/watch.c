@@ -167,7 +167,7 @@ static int ask_job(struct watch *w, struct wjob *j)
 		return rc;
 	fold_job(j, job);
 	cJSON_Delete(job);
-	w->dirty = 1;
+	watch_show_changed(w);
 	return 0;
 }
 
@@ -208,16 +208,13 @@ static void on_notification(struct watch *w, const cJSON *msg)
 	if (!j || !cJSON_IsString(method))
 		return;
 	w->news_at = j->news_at = now_s();
-	if (w->mode == WATCH_JSON)
-		watch_json_event(msg);
+	watch_show_notification(w, msg);
 
 	if (!strcmp(method->valuestring, N_JOB_PROGRESS)) {
 		if (j->replay_left > 0)
 			j->replay_left--;
 		fold_progress(j, params);
-		if (w->mode == WATCH_PLAIN &&
-		    w->news_at - j->printed_at >= PLAIN_INTERVAL)
-			watch_plain_progress(w, j);
+		watch_show_progress(w, j);
 	} else if (!strcmp(method->valuestring, N_JOB_STATE)) {
 		const char *state = job_str(params, "state", NULL);
 		if (!state)
@@ -227,10 +224,9 @@ static void on_notification(struct watch *w, const cJSON *msg)
 		/* done: the exported model's PSNR, the one export reports */
 		j->best = job_num(params, "psnr", j->best);
 		j->model_psnr = job_num(params, "psnr", j->model_psnr);
-		if (w->mode == WATCH_PLAIN && strcmp(j->told, j->state))
-			watch_plain_state(w, j);
+		watch_show_state(w, j);
 	}
-	w->dirty = 1;
+	watch_show_changed(w);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -330,8 +326,7 @@ static int ask_quiet_ones(struct watch *w)
 			continue;
 		if ((rc = ask_job(w, j)) < 0)
 			return rc;
-		if (w->mode == WATCH_PLAIN && strcmp(j->told, j->state))
-			watch_plain_state(w, j);
+		watch_show_state(w, j);
 	}
 	return 0;
 }
@@ -340,11 +335,7 @@ static int next_timeout_ms(const struct watch *w)
 {
 	double wait = is_wait(w->mode) ? WAIT_POLL : QUIET_AFTER / 2;
 
-	if (w->mode == WATCH_LIVE && w->dirty)
-		wait = REDRAW_MS / 1000.0;
-	if (w->mode == WATCH_PLAIN)
-		wait = fmin(wait, PLAIN_INTERVAL / 2);
-	return (int)(wait * 1000);
+	return (int)(watch_show_wait(w, wait) * 1000);
 }
 
 static int follow(struct watch *w)
@@ -352,10 +343,7 @@ static int follow(struct watch *w)
 	cJSON *msg;
 	int rc;
 
-	if (w->mode == WATCH_PLAIN)
-		for (int i = 0; i < w->n; i++)
-			if (!w->jobs[i].ended)
-				watch_plain_state(w, &w->jobs[i]);
+	watch_show_start(w);
 	if (w->mode == WATCH_LIVE || w->mode == WATCH_PLAIN) {
 		prepare_interrupt(w);
 		signal(SIGINT, on_interrupt);
@@ -371,11 +359,7 @@ static int follow(struct watch *w)
 		}
 		if ((rc = ask_quiet_ones(w)) < 0)
 			return rc;
-		if (w->mode == WATCH_LIVE && w->dirty &&
-		    now_s() - w->drawn_at >= REDRAW_MS / 1000.0)
-			watch_draw_live(w);
-		if (w->mode == WATCH_PLAIN)
-			watch_plain_catch_up(w, 0);
+		watch_show_tick(w);
 	}
 	return drain(w);
 }
@@ -461,15 +445,14 @@ static int reconnect(struct watch *w)
 		j->run_at = 0;
 		j->offline = 1;
 	}
-	if (w->mode == WATCH_LIVE)
-		watch_draw_live(w);
+	watch_show_redraw(w);
 	conn_close(w->cl->conn);
 	w->cl->conn = NULL;
 	for (;;) {
 		if ((rc = client_connect(w->cl)) == 0) {
 			for (int i = 0; i < w->n; i++)
 				w->jobs[i].offline = 0;
-			w->dirty = 1;
+			watch_show_changed(w);
 			return 0;
 		}
 		if (now_s() >= until)
@@ -494,7 +477,7 @@ int watch_jobs(struct client *cl, const cJSON *ids, enum watch_mode mode,
 		struct wjob *j = &w.jobs[i++];
 		j->id = cJSON_Duplicate(id, 1);
 		job_id_text(id, j->idtext, sizeof(j->idtext));
-		j->printed_at = -INFINITY;
+		watch_show_init_job(j);
 		j->psnr = j->mse = j->lr = j->model_psnr = NAN;
 		j->best = -INFINITY;
 		fmt_series_init(&j->series);

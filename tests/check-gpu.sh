@@ -36,7 +36,9 @@ else
 	echo "# KHR: skipped (the device does not offer VK_KHR_cooperative_matrix)"
 	skipped=$((skipped + 1))
 fi
-run "passes" "$build/tests/test_passes"
+run "passes: the convs" "$build/tests/test_passes"
+run "passes: GEMMs, head, loss, reductions, Adam" "$build/tests/test_passes_train"
+run "passes: fp16 storage" "$build/tests/test_passes_fp16"
 run "optimizer" "$build/tests/test_optim"
 run "fit" "$build/tests/test_fit"
 run "fit, the forward writing the fp16 phase" VKINR_GEMM_PHASE=1 "$build/tests/test_fit"

@@ -531,9 +531,10 @@ static int encode_steps(struct encoder *e)
 		     e->grey ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB,
 		     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
 		     PNG_FILTER_TYPE_DEFAULT);
-	/* zlib's level 3, not its default 6: a 256x256 photo encodes in a
-	 * third of the time for a file 15% larger, and a dataset's outputs
-	 * are encoded one after the other on the device's thread */
+	/* zlib's level 3, not its default 6: much quicker for a file a
+	 * little larger (docs/BENCHMARKS.md, "Datasets as packs"), and a
+	 * dataset's outputs are encoded one after the other on the device's
+	 * thread */
 	png_set_compression_level(e->png, 3);
 	png_write_info(e->png, e->info);
 	for (int y = 0; y < img->height; y++) {

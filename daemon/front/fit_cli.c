@@ -38,7 +38,7 @@
 #include "nn/fit.h"
 #include "nn/package.h"
 #include "proto/protocol.h"
-#include "front/recipe_options.h"
+#include "front/fit_args.h"
 #include "formats/safetensors.h"
 
 struct fit_options {
@@ -85,14 +85,10 @@ static const char usage_tail[] =
     "  --timings           per-pass GPU times in the summary\n"
     "  -q, --quiet         no progress on stderr\n";
 
-/* The table's rows that vkinrd --fit takes: all but the queue's
- * priority. */
-#define FIT_SKIP PARAM_QUEUE
-
 static void print_usage(FILE *out)
 {
 	fputs(usage_head, out);
-	param_print_help(out, FIT_SKIP);
+	param_print_help(out, PARAM_QUEUE);
 	fputs(usage_tail, out);
 }
 
@@ -106,162 +102,145 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 	return 0;
 }
 
+enum {
+	O_FIT = FIT_ARGS_OWN,
+	O_INIT,
+	O_MODEL,
+	O_RECON,
+	O_CKPT,
+	O_RESUME,
+	O_STOP,
+	O_TILE,
+	O_BUDGET,
+	O_DEVICE,
+	O_JSON,
+	O_TIMINGS,
+	O_OUT,
+	O_PACK,
+	O_RESIZE,
+	O_MAX_SIDE,
+};
+
+static const struct option fit_options[] = {
+	{ "fit", required_argument, 0, O_FIT },
+	{ "init", required_argument, 0, O_INIT },
+	{ "model", required_argument, 0, O_MODEL },
+	{ "recon", required_argument, 0, O_RECON },
+	{ "checkpoint", required_argument, 0, O_CKPT },
+	{ "resume", required_argument, 0, O_RESUME },
+	{ "stop-after", required_argument, 0, O_STOP },
+	{ "max-tile", required_argument, 0, O_TILE },
+	{ "mem-budget", required_argument, 0, O_BUDGET },
+	{ "device", required_argument, 0, O_DEVICE },
+	{ "json", no_argument, 0, O_JSON },
+	{ "timings", no_argument, 0, O_TIMINGS },
+	{ "out", required_argument, 0, O_OUT },
+	{ "pack", required_argument, 0, O_PACK },
+	{ "force", no_argument, 0, 'f' },
+	{ "recursive", no_argument, 0, 'r' },
+	{ "yes", no_argument, 0, 'y' },
+	{ "resize", required_argument, 0, O_RESIZE },
+	{ "max-side", required_argument, 0, O_MAX_SIDE },
+	{ "quiet", no_argument, 0, 'q' },
+	{ 0, 0, 0, 0 },
+};
+
+/* One of --fit's own options (fit_args.h). */
+static int fit_option(void *ctx, int c, const char *value)
+{
+	struct fit_options *o = ctx;
+	int v;
+	switch (c) {
+	case O_FIT:
+		o->image = value;
+		break;
+	case O_INIT:
+		o->init = value;
+		break;
+	case O_MODEL:
+		o->model_out = value;
+		break;
+	case O_RECON:
+		o->recon_out = value;
+		break;
+	case O_CKPT:
+		o->checkpoint_out = value;
+		break;
+	case O_RESUME:
+		o->resume = value;
+		break;
+	case O_STOP:
+		return parse_int(value, 1, LIMIT_EPOCHS, &o->stop_after);
+	case O_TILE:
+		return parse_int(value, 1, 1 << 20, &o->cfg.max_tile);
+	case O_BUDGET:
+		if (parse_int(value, 1, 1 << 30, &v))
+			return -1;
+		o->cfg.mem_budget = (uint64_t)v << 20;
+		break;
+	case O_DEVICE:
+		o->device = value;
+		break;
+	case O_JSON:
+		o->json = 1;
+		break;
+	case O_TIMINGS:
+		o->timings = 1;
+		break;
+	case O_OUT:
+		o->out = value;
+		break;
+	case O_PACK:
+		return parse_int(value, 1, 1 << 20, &o->pack);
+	case 'f':
+		o->force = 1;
+		break;
+	case 'r':
+		o->recursive = 1;
+		break;
+	case 'y':
+		o->yes = 1;
+		break;
+	case O_RESIZE:
+	case O_MAX_SIDE:
+		if (o->resize.width || o->resize.max_side) {
+			fprintf(stderr, "vkinrd: --resize and --max-side "
+					"exclude each other\n");
+			return -2;
+		}
+		if (fit_resize_parse(c == O_RESIZE ? "resize" : "max-side",
+				     value, &o->resize))
+			return -2;
+		break;
+	case 'q':
+		o->quiet = 1;
+		break;
+	default:
+		return -2;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct fit_options *o)
 {
-	enum {
-		O_FIT = 256,
-		O_INIT,
-		O_MODEL,
-		O_RECON,
-		O_CKPT,
-		O_RESUME,
-		O_STOP,
-		O_TILE,
-		O_BUDGET,
-		O_DEVICE,
-		O_JSON,
-		O_TIMINGS,
-		O_OUT,
-		O_PACK,
-		O_FORCE,
-		O_RECURSIVE,
-		O_YES,
-		O_RESIZE,
-		O_MAX_SIDE,
-		O_TABLE /* then one for each row of the table */
+	static const char line[] =
+	    "usage: vkinrd --fit IMG.png|IMG.jpg|IMG.webp|DIR... [options]";
+	static const char help[] = "vkinrd --fit --help";
+	const struct fit_args args = {
+		.own = fit_options,
+		.shorts = "qfry",
+		.usage = print_usage,
+		.usage_line = line,
+		.help = help,
+		.option = fit_option,
+		.ctx = o,
 	};
-	static const struct option longs[] = {
-		{ "fit", required_argument, 0, O_FIT },
-		{ "init", required_argument, 0, O_INIT },
-		{ "model", required_argument, 0, O_MODEL },
-		{ "recon", required_argument, 0, O_RECON },
-		{ "checkpoint", required_argument, 0, O_CKPT },
-		{ "resume", required_argument, 0, O_RESUME },
-		{ "stop-after", required_argument, 0, O_STOP },
-		{ "max-tile", required_argument, 0, O_TILE },
-		{ "mem-budget", required_argument, 0, O_BUDGET },
-		{ "device", required_argument, 0, O_DEVICE },
-		{ "json", no_argument, 0, O_JSON },
-		{ "timings", no_argument, 0, O_TIMINGS },
-		{ "out", required_argument, 0, O_OUT },
-		{ "pack", required_argument, 0, O_PACK },
-		{ "force", no_argument, 0, O_FORCE },
-		{ "recursive", no_argument, 0, O_RECURSIVE },
-		{ "yes", no_argument, 0, O_YES },
-		{ "resize", required_argument, 0, O_RESIZE },
-		{ "max-side", required_argument, 0, O_MAX_SIDE },
-		{ "quiet", no_argument, 0, 'q' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	/* then the table's options (proto/params.h) */
-	struct option
-	    all[sizeof(longs) / sizeof(longs[0]) + RECIPE_OPTIONS_MAX];
-	double job[PARAM_COUNT] = { 0 };
-	int c, v;
-	recipe_options_table(longs, all, O_TABLE, FIT_SKIP);
-	nn_config_defaults(&o->cfg, 0);
-	o->cfg.nf = 0; /* auto: the device's, once it is open */
-	optind = 1;
-	if (cli_help_asked(argc, argv)) { /* --fit --help: --fit's value */
-		print_usage(stdout);
-		exit(0);
-	}
-	while ((c = getopt_long(argc, argv, "qhfry", all, NULL)) != -1) {
-		int table =
-		    recipe_option_apply(&o->cfg, job, c, O_TABLE, optarg);
-		if (table < 0)
-			goto usage_error;
-		if (table) {
-			o->epochs_given |= c == O_TABLE + PARAM_EPOCHS;
-			continue;
-		}
-		switch (c) {
-		case O_FIT:
-			o->image = optarg;
-			break;
-		case O_INIT:
-			o->init = optarg;
-			break;
-		case O_MODEL:
-			o->model_out = optarg;
-			break;
-		case O_RECON:
-			o->recon_out = optarg;
-			break;
-		case O_CKPT:
-			o->checkpoint_out = optarg;
-			break;
-		case O_RESUME:
-			o->resume = optarg;
-			break;
-		case O_STOP:
-			if (parse_int(optarg, 1, LIMIT_EPOCHS, &o->stop_after))
-				goto bad;
-			break;
-		case O_TILE:
-			if (parse_int(optarg, 1, 1 << 20, &o->cfg.max_tile))
-				goto bad;
-			break;
-		case O_BUDGET:
-			if (parse_int(optarg, 1, 1 << 30, &v))
-				goto bad;
-			o->cfg.mem_budget = (uint64_t)v << 20;
-			break;
-		case O_DEVICE:
-			o->device = optarg;
-			break;
-		case O_JSON:
-			o->json = 1;
-			break;
-		case O_TIMINGS:
-			o->timings = 1;
-			break;
-		case O_OUT:
-			o->out = optarg;
-			break;
-		case O_PACK:
-			if (parse_int(optarg, 1, 1 << 20, &o->pack))
-				goto bad;
-			break;
-		case 'f':
-		case O_FORCE:
-			o->force = 1;
-			break;
-		case 'r':
-		case O_RECURSIVE:
-			o->recursive = 1;
-			break;
-		case 'y':
-		case O_YES:
-			o->yes = 1;
-			break;
-		case O_RESIZE:
-		case O_MAX_SIDE:
-			if (o->resize.width || o->resize.max_side) {
-				fprintf(stderr, "vkinrd: --resize and "
-						"--max-side exclude each "
-						"other\n");
-				goto usage_error;
-			}
-			if (fit_resize_parse(longs[c - O_FIT].name, optarg,
-					     &o->resize))
-				goto usage_error;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			print_usage(stdout);
-			exit(0);
-		default:
-			cli_suggest(argc, argv, all, NULL);
-			goto usage_error;
-		}
-	}
+	uint64_t given;
+	if (fit_args_parse(&args, argc, argv, &o->cfg, &o->target_psnr, &given))
+		return -1;
+	o->epochs_given = !!(given & ((uint64_t)1 << PARAM_EPOCHS));
 	o->more = argv + optind;
 	o->nmore = argc - optind;
-	o->target_psnr = job[PARAM_TARGET_PSNR];
 	struct stat st;
 	int folder =
 	    o->image && stat(o->image, &st) == 0 && S_ISDIR(st.st_mode);
@@ -270,22 +249,14 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 			fprintf(stderr, "vkinrd: %s need --out DIR\n",
 				o->nmore ? "several images"
 					 : "a folder's images");
-		goto usage_error;
+		return cli_short_usage(line, help);
 	}
 	if (o->out && o->target_psnr > 0) {
 		fprintf(stderr, "vkinrd: --target-psnr stops one image; "
 				"several (--out) train every epoch\n");
-		goto usage_error;
+		return cli_short_usage(line, help);
 	}
 	return 0;
-bad:
-	fprintf(stderr, "vkinrd: bad value \"%s\" for --%s\n", optarg,
-		longs[c - O_FIT].name);
-usage_error:
-	cli_short_usage("usage: vkinrd --fit IMG.png|IMG.jpg|IMG.webp|DIR... "
-			"[options]",
-			"vkinrd --fit --help");
-	return -1;
 }
 
 static double now_s(void)

@@ -57,7 +57,7 @@
 #include "nn/fit.h"
 #include "nn/pack.h"
 #include "nn/package.h"
-#include "front/recipe_options.h"
+#include "front/fit_args.h"
 #include "formats/safetensors.h"
 
 #define MAX_TASK_GPUS 16
@@ -99,102 +99,84 @@ static void print_usage(FILE *out)
 	fputs(usage_tail, out);
 }
 
-static int parse_args(int argc, char **argv, struct task *t)
+enum { O_TASK = FIT_ARGS_OWN, O_OUT, O_SHARD, O_TILE, O_DEVICE, O_CPU };
+
+static const struct option task_options[] = {
+	{ "fit-task", required_argument, 0, O_TASK },
+	{ "out", required_argument, 0, O_OUT },
+	{ "shard", required_argument, 0, O_SHARD },
+	{ "max-tile", required_argument, 0, O_TILE },
+	{ "device", required_argument, 0, O_DEVICE },
+	{ "allow-cpu", no_argument, 0, O_CPU },
+	{ "quiet", no_argument, 0, 'q' },
+	{ 0, 0, 0, 0 },
+};
+
+/* One of --fit-task's own options (fit_args.h). */
+static int task_option(void *ctx, int c, const char *value)
 {
-	enum {
-		O_TASK = 256,
-		O_OUT,
-		O_SHARD,
-		O_TILE,
-		O_DEVICE,
-		O_CPU,
-		O_TABLE /* then one for each row of the table */
-	};
-	static const struct option longs[] = {
-		{ "fit-task", required_argument, 0, O_TASK },
-		{ "out", required_argument, 0, O_OUT },
-		{ "shard", required_argument, 0, O_SHARD },
-		{ "max-tile", required_argument, 0, O_TILE },
-		{ "device", required_argument, 0, O_DEVICE },
-		{ "allow-cpu", no_argument, 0, O_CPU },
-		{ "quiet", no_argument, 0, 'q' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	/* then the table's options (proto/params.h), as for vkinrd --fit */
-	struct option
-	    all[sizeof(longs) / sizeof(longs[0]) + RECIPE_OPTIONS_MAX];
-	double job[PARAM_COUNT] = { 0 };
+	struct task *t = ctx;
 	char *end;
 	long v;
-	int c, n;
+	int n;
+	switch (c) {
+	case O_TASK:
+		t->manifest = value;
+		break;
+	case O_OUT:
+		t->out = value;
+		break;
+	case O_SHARD:
+		return sscanf(value, "%d/%d%n", &t->shard, &t->shards, &n) !=
+				   2 ||
+			       value[n] || t->shards < 1 || t->shard < 0 ||
+			       t->shard >= t->shards
+			   ? -1
+			   : 0;
+	case O_TILE:
+		v = strtol(value, &end, 10);
+		if (end == value || *end || v < 1 || v > 1 << 20)
+			return -1;
+		t->cfg.max_tile = (int)v;
+		break;
+	case O_DEVICE:
+		t->device = value;
+		break;
+	case O_CPU:
+		t->allow_cpu = 1;
+		break;
+	case 'q':
+		t->quiet = 1;
+		break;
+	default:
+		return -2;
+	}
+	return 0;
+}
 
-	recipe_options_table(longs, all, O_TABLE, PARAM_QUEUE);
-	nn_config_defaults(&t->cfg, 0);
-	t->cfg.nf = 0; /* auto: the device's, once it is open */
+static int parse_args(int argc, char **argv, struct task *t)
+{
+	static const char line[] =
+	    "usage: vkinrd --fit-task MANIFEST --out OUT "
+	    "[--shard K/N] [options]";
+	static const char help[] = "vkinrd --fit-task --help";
+	const struct fit_args args = {
+		.own = task_options,
+		.shorts = "q",
+		.usage = print_usage,
+		.usage_line = line,
+		.help = help,
+		.option = task_option,
+		.ctx = t,
+	};
+	uint64_t given;
 	t->shard = 0;
 	t->shards = 1;
-	optind = 1;
-	if (cli_help_asked(argc, argv)) { /* --fit-task --help */
-		print_usage(stdout);
-		exit(0);
-	}
-	while ((c = getopt_long(argc, argv, "qh", all, NULL)) != -1) {
-		int bad = 0, table = recipe_option_apply(&t->cfg, job, c,
-							 O_TABLE, optarg);
-		if (table < 0)
-			goto usage_error;
-		if (table)
-			continue;
-		switch (c) {
-		case O_TASK:
-			t->manifest = optarg;
-			break;
-		case O_OUT:
-			t->out = optarg;
-			break;
-		case O_SHARD:
-			bad = sscanf(optarg, "%d/%d%n", &t->shard, &t->shards,
-				     &n) != 2 ||
-			      optarg[n] || t->shards < 1 || t->shard < 0 ||
-			      t->shard >= t->shards;
-			break;
-		case O_TILE:
-			v = strtol(optarg, &end, 10);
-			bad = end == optarg || *end || v < 1 || v > 1 << 20;
-			t->cfg.max_tile = (int)v;
-			break;
-		case O_DEVICE:
-			t->device = optarg;
-			break;
-		case O_CPU:
-			t->allow_cpu = 1;
-			break;
-		case 'q':
-			t->quiet = 1;
-			break;
-		case 'h':
-			print_usage(stdout);
-			exit(0);
-		default:
-			cli_suggest(argc, argv, all, NULL);
-			goto usage_error;
-		}
-		if (bad) {
-			fprintf(stderr, "vkinrd: bad value \"%s\" for --%s\n",
-				optarg, longs[c - O_TASK].name);
-			goto usage_error;
-		}
-	}
-	t->target_psnr = job[PARAM_TARGET_PSNR];
+	if (fit_args_parse(&args, argc, argv, &t->cfg, &t->target_psnr, &given))
+		return -1;
 	if (!t->manifest || !t->out || optind != argc)
-		goto usage_error;
+		return cli_short_usage(line, help);
 	return 0;
-usage_error:
-	cli_short_usage("usage: vkinrd --fit-task MANIFEST --out OUT "
-			"[--shard K/N] [options]",
-			"vkinrd --fit-task --help");
-	return -1;
 }
 
 /* The fields a finished result must share with this run to be kept. */

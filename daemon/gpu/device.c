@@ -304,8 +304,6 @@ uint64_t gpu_bytes_peak(const struct gpu_context *ctx)
 	return ctx->bytes_peak;
 }
 
-int gpu_is_lost(const struct gpu_context *ctx) { return ctx->lost; }
-
 /* ------------------------------------------------------- submission */
 
 int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds, int n)
@@ -370,17 +368,4 @@ int gpu_oneshot_begin(struct gpu_context *ctx, VkCommandBuffer *cmd)
 				 __LINE__);
 	}
 	return 0;
-}
-
-int gpu_oneshot_submit(struct gpu_context *ctx, VkCommandBuffer cmd)
-{
-	int rc;
-	VkResult r = vkEndCommandBuffer(cmd);
-	if (r != VK_SUCCESS)
-		rc =
-		    gpu_error(ctx, r, "vkEndCommandBuffer", __FILE__, __LINE__);
-	else
-		rc = gpu_submit_wait(ctx, &cmd, 1);
-	vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &cmd);
-	return rc;
 }

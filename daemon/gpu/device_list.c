@@ -77,8 +77,9 @@ int gpu_create_instance(VkInstance *out, char *err, size_t errlen)
 	VkApplicationInfo app = {
 		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
 		.pApplicationName = "vkinrd",
-		.apiVersion = shader_find("gemm_nn_cm2") ? VK_API_VERSION_1_3
-							 : VK_API_VERSION_1_2,
+		.apiVersion = gpu_shader_find("gemm_nn_cm2")
+				  ? VK_API_VERSION_1_3
+				  : VK_API_VERSION_1_2,
 	};
 	const char *layers[] = { "VK_LAYER_KHRONOS_validation" };
 	const char *want = getenv("VKINR_VALIDATION");
@@ -390,8 +391,8 @@ static void describe(VkPhysicalDevice pd, int index,
 	const char *cm2 = getenv("VKINR_COOPMAT2");
 	info->has_coopmat2 =
 	    info->has_tensor_cores && info->api_version >= VK_API_VERSION_1_3 &&
-	    shader_find("gemm_nn_cm2") != NULL && !(cm2 && !strcmp(cm2, "0")) &&
-	    has_coopmat2_shape(pd);
+	    gpu_shader_find("gemm_nn_cm2") != NULL &&
+	    !(cm2 && !strcmp(cm2, "0")) && has_coopmat2_shape(pd);
 	info->is_cpu = info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	memcpy(info->uuid, id.deviceUUID, VK_UUID_SIZE);
 	info->has_pci = has_pci;

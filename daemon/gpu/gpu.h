@@ -88,9 +88,8 @@ const struct gpu_device_info *gpu_info(const struct gpu_context *ctx);
 /* Bytes of device memory this context holds now, and at most so far. */
 uint64_t gpu_bytes_in_use(const struct gpu_context *ctx);
 uint64_t gpu_bytes_peak(const struct gpu_context *ctx);
-/* Once a context has seen device loss every call fails fast; the owner
- * destroys it and creates a new one. */
-int gpu_is_lost(const struct gpu_context *ctx);
+/* Once a context has seen device loss every call fails fast
+ * (ERR_DEVICE_LOST); the owner destroys it and creates a new one. */
 
 /* ------------------------------------------------------------ memory */
 
@@ -157,8 +156,6 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 /* A compute-to-compute memory barrier (all shader writes before it are
  * visible to all shader reads after it). */
 void gpu_program_barrier(struct gpu_program *prog);
-/* Copies whole buffers / fills with zero (transfer ops, barriered). */
-void gpu_program_zero(struct gpu_program *prog, const struct gpu_buffer *buf);
 /* Writes a timestamp; returns its slot or -1 when none are left. */
 int gpu_program_timestamp(struct gpu_program *prog);
 int gpu_program_end(struct gpu_program *prog);
@@ -188,8 +185,6 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 			    struct gpu_program *const *progs, int n,
 			    const struct gpu_buffer *mask,
 			    struct gpu_program **out);
-/* Dispatches a program recorded (0 for a packed one). */
-int gpu_program_dispatches(const struct gpu_program *prog);
 
 /* Milliseconds between two timestamp slots of the last run (0 when the
  * device has no timestamps on its compute queue). */

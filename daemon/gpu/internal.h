@@ -65,9 +65,9 @@ int gpu_error(struct gpu_context *ctx, VkResult r, const char *call,
 					 __LINE__);                            \
 	} while (0)
 
-/* One-shot command buffer, for copies outside programs. */
+/* A one-shot command buffer begun, for copies outside programs (the
+ * transfers, transfer.c, end and submit it). */
 int gpu_oneshot_begin(struct gpu_context *ctx, VkCommandBuffer *cmd);
-int gpu_oneshot_submit(struct gpu_context *ctx, VkCommandBuffer cmd);
 /* The most command buffers gpu_submit_wait takes (gpu_programs_run). */
 #define GPU_MOST_SUBMITTED 64
 /* Submits command buffers, after the copies waiting (transfer.c), and
@@ -97,8 +97,5 @@ int gpu_has_extension(VkPhysicalDevice pd, const char *name);
 /* Sanitizer builds: pins every library loaded now until exit, called
  * before an instance ends (see device_list.c); a no-op otherwise. */
 void gpu_keep_driver_loaded(void);
-
-int gpu_find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
-			 VkMemoryPropertyFlags want);
 
 #endif

@@ -40,8 +40,8 @@ struct gpu_arena {
 	VkDeviceSize next_block[VK_MAX_MEMORY_TYPES]; /* growth, per type */
 };
 
-int gpu_find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
-			 VkMemoryPropertyFlags want)
+static int find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
+			    VkMemoryPropertyFlags want)
 {
 	for (uint32_t i = 0; i < ctx->memory.memoryTypeCount; i++) {
 		if ((type_bits & (1u << i)) &&
@@ -194,14 +194,15 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 	/* the host reads what it maps (every fit's loss sums, every epoch):
 	 * cached memory where the device has it, as reads of write-combined
 	 * memory go one by one over the bus */
-	int type = host_visible ? gpu_find_memory_type(
-				      ctx, req.memoryTypeBits,
-				      want | VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
-				: -1;
+	int type =
+	    host_visible
+		? find_memory_type(ctx, req.memoryTypeBits,
+				   want | VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+		: -1;
 	if (type < 0)
-		type = gpu_find_memory_type(ctx, req.memoryTypeBits, want);
+		type = find_memory_type(ctx, req.memoryTypeBits, want);
 	if (type < 0 && !host_visible)
-		type = gpu_find_memory_type(ctx, req.memoryTypeBits, 0);
+		type = find_memory_type(ctx, req.memoryTypeBits, 0);
 	if (type < 0)
 		return ERR_DEVICE_OOM;
 

@@ -16,7 +16,7 @@
 #include "gpu/spirv_khr.h"
 #include "util/fileio.h"
 
-const struct shader_blob *shader_find(const char *name)
+const struct shader_blob *gpu_shader_find(const char *name)
 {
 	for (const struct shader_blob *s = shader_table; s->name; s++)
 		if (!strcmp(s->name, name))
@@ -223,7 +223,7 @@ int gpu_pipeline_get(struct gpu_context *ctx, const char *variant,
 		*out = p;
 		return 0;
 	}
-	const struct shader_blob *blob = shader_find(variant);
+	const struct shader_blob *blob = gpu_shader_find(variant);
 	if (!blob) {
 		fprintf(stderr, "vkinrd: no embedded shader named %s\n",
 			variant);

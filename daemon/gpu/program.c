@@ -28,11 +28,10 @@ struct pool_node {
 
 /* What a program recorded, op by op, so that programs recorded alike can
  * be packed into one (gpu_pack_program_create, pack.c). */
-enum op_kind { OP_DISPATCH, OP_BARRIER, OP_ZERO, OP_TIMESTAMP };
+enum op_kind { OP_DISPATCH, OP_BARRIER, OP_TIMESTAMP };
 struct program_op {
 	enum op_kind kind;
 	struct gpu_pipeline *pipe;
-	VkBuffer zero;                      /* OP_ZERO's buffer */
 	uint64_t address[GPU_MAX_BINDINGS]; /* the buffers bound */
 	VkBuffer handle[GPU_MAX_BINDINGS];  /* the same, for descriptors */
 	uint32_t push[GPU_MAX_PUSH / 4];
@@ -281,12 +280,6 @@ static void barrier(VkCommandBuffer cmd)
 			     0, 1, &barrier, 0, NULL, 0, NULL);
 }
 
-void gpu_program_zero(struct gpu_program *prog, const struct gpu_buffer *buf)
-{
-	note_op(prog,
-		&(struct program_op){ .kind = OP_ZERO, .zero = buf->handle });
-}
-
 /* A timestamp slot taken; written at once into a packed program's
  * commands, else noted. */
 int gpu_program_timestamp(struct gpu_program *prog)
@@ -325,10 +318,6 @@ static int make_commands(struct gpu_program *prog)
 			break;
 		case OP_BARRIER:
 			barrier(prog->cmd);
-			break;
-		case OP_ZERO:
-			vkCmdFillBuffer(prog->cmd, op->zero, 0, VK_WHOLE_SIZE,
-					0);
 			break;
 		case OP_TIMESTAMP:
 			vkCmdWriteTimestamp(
@@ -395,11 +384,6 @@ double gpu_program_elapsed_ms(const struct gpu_program *prog, int from, int to)
 }
 
 /* ------------------------------------------------------------ packs */
-
-int gpu_program_dispatches(const struct gpu_program *prog)
-{
-	return prog->ndispatch;
-}
 
 int gpu_programs_alike(const struct gpu_program *a, const struct gpu_program *b)
 {
@@ -527,11 +511,6 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 			barrier(prog->cmd);
 		} else if (o->kind == OP_TIMESTAMP) {
 			gpu_program_timestamp(prog);
-		} else if (o->kind == OP_ZERO) {
-			for (int s = 0; s < n; s++)
-				vkCmdFillBuffer(prog->cmd,
-						progs[s]->ops[op].zero, 0,
-						VK_WHOLE_SIZE, 0);
 		} else {
 			uint64_t at =
 			    buf.address +

@@ -16,6 +16,6 @@ struct shader_blob {
 
 extern const struct shader_blob shader_table[];
 
-const struct shader_blob *shader_find(const char *name);
+const struct shader_blob *gpu_shader_find(const char *name);
 
 #endif

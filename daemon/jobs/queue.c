@@ -146,18 +146,28 @@ void job_params_add_given(cJSON *o, const struct job_params *p)
 		if (!nn_recipe_is_word(i)) { /* a number goes out as one */
 			cJSON_AddNumberToObject(
 			    o, nn_recipe_key(i),
-			    nn_recipe_number(&p->recipe, i));
+			    nn_recipe_number(&p->cfg.recipe, i));
 			continue;
 		}
-		nn_recipe_get(&p->recipe, nn_recipe_key(i), value,
+		nn_recipe_get(&p->cfg.recipe, nn_recipe_key(i), value,
 			      sizeof(value));
 		cJSON_AddStringToObject(o, nn_recipe_key(i), value);
 	}
-	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++)
-		if (JOB_WORD(p, i)[0] &&
-		    !cJSON_HasObjectItem(o, param_table[i].key))
-			cJSON_AddStringToObject(o, param_table[i].key,
-						JOB_WORD(p, i));
+	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++) {
+		char word[64];
+		if (!(p->words_given & (1u << (i - PARAM_FIRST_WORD))) ||
+		    cJSON_HasObjectItem(o, param_table[i].key))
+			continue;
+		nn_option_text(&p->cfg, (enum param_id)i, word, sizeof(word));
+		cJSON_AddStringToObject(o, param_table[i].key, word);
+	}
+}
+
+void job_resolve_auto(struct job_params *p, int cpu_device)
+{
+	if (p->cfg.nf || cpu_device >= 0)
+		nn_resolve_auto(&p->cfg.nf, cpu_device > 0, &p->cfg.lr,
+				&p->cfg.recipe);
 }
 
 int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
@@ -192,10 +202,10 @@ static int save_request(struct queue *q, struct job *job)
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "id", job->id);
 	cJSON_AddStringToObject(o, "name", job->p.name);
-	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
-	cJSON_AddNumberToObject(o, "width", job->p.width);
-	cJSON_AddNumberToObject(o, "lr", job->p.lr);
-	rpc_add_exact_integer(o, "seed", job->p.seed);
+	cJSON_AddNumberToObject(o, "epochs", job->p.cfg.epochs);
+	cJSON_AddNumberToObject(o, "width", job->p.cfg.nf);
+	cJSON_AddNumberToObject(o, "lr", job->p.cfg.lr);
+	rpc_add_exact_integer(o, "seed", job->p.cfg.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
@@ -235,7 +245,7 @@ int queue_save(struct queue *q, struct job *job)
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
-	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
+	cJSON_AddNumberToObject(o, "epochs", job->p.cfg.epochs);
 	cJSON_AddNumberToObject(o, "started", job->started);
 	cJSON_AddNumberToObject(o, "finished", job->finished);
 	cJSON_AddStringToObject(o, "device", job->device);
@@ -423,7 +433,8 @@ void queue_insert_sorted(struct queue *q, struct job *job)
 		index_put(q->index, q->index_slots, job);
 }
 
-void queue_save_next_number(struct queue *q)
+/* Writes STATE/next-id: the number the next job gets. */
+static void save_next_number(struct queue *q)
 {
 	char *path = path_join(q->state_dir, "next-id");
 	char text[32];
@@ -554,7 +565,7 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 		rc = queue_save(q, job);
 	if (!rc) {
 		q->next_number++;
-		queue_save_next_number(q);
+		save_next_number(q);
 	}
 	if (own_batch) {
 		int synced = fileio_batch_end(q->jobs_dir);

@@ -3,8 +3,9 @@
  * persistence in the state folder.
  *
  * Used by the loop thread only. It knows nothing of sockets, JSON-RPC or
- * Vulkan: methods.c turns requests into calls here, daemon.c hands the
- * chosen job to a worker and feeds back what the worker reports.
+ * Vulkan: methods.c turns requests into calls here, schedule.c hands the
+ * chosen job to a worker, workevents.c feeds back what the worker
+ * reports.
  *
  * On disk: STATE_DIR/jobs/ID/, one folder a job (its files: jobfiles.h),
  * and STATE_DIR/next-id the next job number.
@@ -42,12 +43,21 @@ int job_state_is_final(enum job_state state);
 /* The most jobs one job waits for (job.submit's "after"). */
 #define JOB_AFTER_MAX 16
 
+/* A job's settings: the engine's config and the queue's own fields. */
 struct job_params {
+	/* How it trains: the table's defaults (proto/params.h) with the
+	 * options given set over them, each checked against its row at
+	 * submission. What waits for the width (JOB_DEFAULT_*) holds its
+	 * placeholder until the width is known: nf 0, lr NN_LR_AUTO, the
+	 * recipe's warmup NN_WARMUP_AUTO; job_resolve_auto then sets them,
+	 * once (at submission when the width is given or the init model
+	 * has one, else when the job first runs). */
+	struct nn_config cfg;
+	/* The table's words (rows PARAM_FIRST_WORD on) given, bit
+	 * row - PARAM_FIRST_WORD: kept in request.json, the others being
+	 * the default. */
+	unsigned words_given;
 	char name[JOB_NAME_MAX];
-	int epochs; /* target */
-	int width;  /* nf */
-	double lr;
-	uint64_t seed;
 	int priority; /* higher runs first; ties in submission order */
 	char batch
 	    [JOB_BATCH_MAX]; /* "" when none; groups the jobs of one call */
@@ -55,16 +65,8 @@ struct job_params {
 	    target_psnr; /* stop as done once an epoch reaches it; 0 = none */
 	char source[JOB_SOURCE_MAX]; /* the client's path of the image, "" */
 	char key[JOB_KEY_MAX];       /* the client's key of image + options */
-	/* How it trains: the defaults with the recipe's keys given (the
-	 * rows of proto/params.h that live in the recipe) set over them. */
-	struct nn_recipe recipe;
-	/* The words of the table (proto/params.h) as given, "": the
-	 * default; JOB_WORD reaches one by its row. */
-	char text[PARAM_WORD_COUNT][32];
 	/* What the submitter left to the daemon (JOB_DEFAULT_*): shown as
-	 * "(default)". width, lr and the recipe's warmup hold 0, NN_LR_AUTO
-	 * and NN_WARMUP_AUTO until the width is known (at submission when
-	 * given, else when the job first runs), then the values chosen. */
+	 * "(default)", and left to it again by job.retry. */
 	unsigned defaults;
 	/* The jobs it waits for (job.submit's "after", loop/after.c): it
 	 * stays queued until each is done, and fails when one fails. */
@@ -73,7 +75,14 @@ struct job_params {
 	char retry_of[JOB_ID_MAX]; /* the job it retries (job.retry), "" */
 };
 
-#define JOB_WORD(p, id) ((p)->text[(id)-PARAM_FIRST_WORD])
+_Static_assert(PARAM_WORD_COUNT <= 32, "a bit for each word of the table");
+
+/* What waits for the width, set once it is known: the width given, or
+ * with cpu_device 0 or 1 that device's default width (-1: no device
+ * chooses here, and nothing is set while the width is not known); then
+ * lr and the recipe's warmup, when auto, the width's (nn_resolve_auto).
+ * The daemon's one call of it. */
+void job_resolve_auto(struct job_params *p, int cpu_device);
 
 enum {
 	JOB_DEFAULT_WIDTH = 1, /* the device's default width */
@@ -172,7 +181,8 @@ int queue_batch_foreign(const struct queue *q, const char *batch, uid_t uid,
 			uid_t *owner);
 int queue_count_state(const struct queue *q, enum job_state state);
 
-/* Changes the state, sets times, writes state.json. error: why it failed,
+/* Records a change of state the state machine made (jobstate.c, its
+ * only caller): sets times, device time, writes state.json. error: why it failed,
  * or why it was paused (a failed write), else NULL. */
 int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		    const char *error);

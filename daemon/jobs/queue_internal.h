@@ -14,8 +14,6 @@
 struct job *queue_job_alloc(uint64_t number);
 /* Inserts job keeping the list sorted by number (submission order). */
 void queue_insert_sorted(struct queue *q, struct job *job);
-/* Writes STATE/next-id: the number the next job gets. */
-void queue_save_next_number(struct queue *q);
 /* The state of a state name, or -1. */
 int queue_state_parse(const char *name);
 

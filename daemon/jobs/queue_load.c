@@ -32,6 +32,7 @@
 #include "util/path.h"
 #include "log.h"
 #include "jobs/jobfiles.h"
+#include "jobs/jobstate.h"
 #include "proto/params.h"
 #include "usertext.h"
 #include "util/image.h"
@@ -101,6 +102,20 @@ static int get_exact(const cJSON *o, const char *key, double lo, double hi,
 	return 0;
 }
 
+/* The table's words request.json gives (precision, dilations and the
+ * recipe's) set on the config; a damaged one leaves the default. */
+static void load_words(const cJSON *req, struct job_params *p)
+{
+	char err[256];
+	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++) {
+		char word[32];
+		get_str(req, param_table[i].key, word, sizeof(word));
+		if (word[0] && !nn_option_set(&p->cfg, (enum param_id)i, word,
+					      "", err, sizeof(err)))
+			p->words_given |= 1u << (i - PARAM_FIRST_WORD);
+	}
+}
+
 /* request.json: every field present, of its type and in its range. */
 static int load_request(struct queue *q, struct job *job, char *why,
 			size_t whylen)
@@ -164,15 +179,17 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	}
 	snprintf(job->p.name, sizeof(job->p.name), "%s", name->valuestring);
 	usertext_sanitize(job->p.name);
-	job->p.epochs = (int)v[0];
-	job->p.width = (int)v[1];
-	job->p.seed = (uint64_t)v[2];
+	/* the engine's defaults, the saved settings set over them */
+	nn_config_defaults(&job->p.cfg, 0);
+	job->p.cfg.epochs = (int)v[0];
+	job->p.cfg.nf = (int)v[1];
+	job->p.cfg.seed = (uint64_t)v[2];
 	job->p.priority = (int)v[3];
 	job->uid = (uid_t)v[4];
 	job->pid = (pid_t)v[5];
 	job->img_w = (int)v[6];
 	job->img_h = (int)v[7];
-	job->p.lr = lr->valuedouble;
+	job->p.cfg.lr = lr->valuedouble;
 	get_str(req, "batch", job->p.batch, sizeof(job->p.batch));
 	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
 		job->p.batch[0] = '\0';
@@ -189,8 +206,8 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	 * Adam, a cosine schedule, no average (and what they were given).
 	 * A recipe that cannot be read fails the job: training it with
 	 * another recipe would give other weights under the same settings. */
-	nn_recipe_version1(&job->p.recipe);
-	if (job_recipe_read(req, &job->p.recipe, err, sizeof(err))) {
+	nn_recipe_version1(&job->p.cfg.recipe);
+	if (job_recipe_read(req, &job->p.cfg.recipe, err, sizeof(err))) {
 		snprintf(why, whylen,
 			 "%.200s is damaged: its recipe is not "
 			 "readable (%.200s)",
@@ -210,16 +227,12 @@ static int load_request(struct queue *q, struct job *job, char *why,
 				job->p.defaults |= 1u << i;
 	if (!cJSON_IsArray(defaults))
 		job->p.defaults =
-		    (!job->p.width ? JOB_DEFAULT_WIDTH : 0) |
-		    (job->p.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
-		    (job->p.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP
-							    : 0);
-	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++) {
-		char *word = JOB_WORD(&job->p, i);
-		get_str(req, param_table[i].key, word, sizeof(job->p.text[0]));
-		if (word[0] && param_check_word(i, word, "", err, sizeof(err)))
-			word[0] = '\0';
-	}
+		    (!job->p.cfg.nf ? JOB_DEFAULT_WIDTH : 0) |
+		    (job->p.cfg.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+		    (job->p.cfg.recipe.warmup == NN_WARMUP_AUTO
+			 ? JOB_DEFAULT_WARMUP
+			 : 0);
+	load_words(req, &job->p);
 	job->has_init =
 	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
 	job->created = get_num(req, "created", 0);
@@ -249,7 +262,7 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, "state");
 	if (cJSON_IsString(v))
 		s = queue_state_parse(v->valuestring);
-	double prio = job->p.priority, epochs = job->p.epochs;
+	double prio = job->p.priority, epochs = job->p.cfg.epochs;
 	if (s < 0 ||
 	    (cJSON_GetObjectItem(st, "priority") &&
 	     get_exact(st, "priority", param_table[PARAM_PRIORITY].min,
@@ -266,7 +279,7 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	}
 	job->state = (enum job_state)s;
 	job->p.priority = (int)prio;
-	job->p.epochs = (int)epochs;
+	job->p.cfg.epochs = (int)epochs;
 	job->started = get_num(st, "started", 0);
 	job->finished = get_num(st, "finished", 0);
 	get_str(st, "device", job->device, sizeof(job->device));
@@ -279,7 +292,7 @@ static int load_state(struct queue *q, struct job *job, char *why,
 	if (job->seconds < 0)
 		job->seconds = 0;
 	job->reached_epoch = get_int(st, "reached_epoch", 0);
-	if (job->reached_epoch > job->p.epochs)
+	if (job->reached_epoch > job->p.cfg.epochs)
 		job->reached_epoch = 0;
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "export_psnr");
 	if (cJSON_IsNumber(e) && isfinite(e->valuedouble)) {
@@ -323,8 +336,10 @@ static struct job *load_job(struct queue *q, uint64_t number)
 		if (epoch >= 0 && epoch < job_epoch(job))
 			queue_truncate(q, job, epoch);
 	}
-	if (job->state == JOB_RUNNING) {
-		job->state = JOB_QUEUED;
+	struct jobstate_step step =
+	    jobstate_step(job->state, JOBSTATE_RESTARTED);
+	if (step.kind == JOBSTATE_TO) { /* a run cut short: runs again */
+		job->state = step.to;
 		queue_save(q, job);
 	}
 	return job;

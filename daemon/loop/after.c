@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "jobs/jobfiles.h"
+#include "jobs/jobstate.h"
 #include "log.h"
 #include "loop/events.h"
 #include "loop/subs.h"
@@ -117,7 +118,7 @@ void after_load(struct queue *q)
 			 "(--after) is not known",
 			 JOBFILE_AFTER, why);
 		log_error("job %s: %s; the job is marked failed", job->id, err);
-		queue_set_state(q, job, JOB_FAILED, err);
+		jobstate_apply(q, job, JOBSTATE_LET_DOWN, err);
 	}
 }
 
@@ -157,7 +158,7 @@ static void settle_one(struct service *svc, struct job *job)
 	if (why[0]) {
 		job->held = 0;
 		job_event(q, job, LOGL_ERROR, "failed: %s", why);
-		queue_set_state(q, job, JOB_FAILED, why);
+		jobstate_apply(q, job, JOBSTATE_LET_DOWN, why);
 		subs_job_state(svc, job);
 	} else if (was_held && !job->held && job->state == JOB_QUEUED) {
 		job_event(q, job, LOGL_INFO,

@@ -118,15 +118,18 @@ int devwait_refusal(struct request *rq, const char *to_do)
 {
 	struct service *svc = rq->svc;
 	if (svc->stopping)
-		return fail(rq, RPC_SHUTTING_DOWN,
-			    "the daemon is stopping; send it again once it is "
-			    "back");
+		return methods_fail(
+		    rq, RPC_SHUTTING_DOWN,
+		    "the daemon is stopping; send it again once it is "
+		    "back");
 	if (opening(svc))
-		return fail(rq, RPC_DEVICE,
-			    "no device is available to %s: the device is "
-			    "still opening after %d s; try again shortly",
-			    to_do, wait_seconds());
-	return fail(rq, RPC_DEVICE, "no device is available to %s", to_do);
+		return methods_fail(
+		    rq, RPC_DEVICE,
+		    "no device is available to %s: the device is "
+		    "still opening after %d s; try again shortly",
+		    to_do, wait_seconds());
+	return methods_fail(rq, RPC_DEVICE, "no device is available to %s",
+			    to_do);
 }
 
 void devwait_finish(struct service *svc)

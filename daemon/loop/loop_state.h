@@ -1,6 +1,6 @@
 /*
- * loop_state.h - what the loop thread owns, shared by daemon.c (wiring,
- * worker events), methods.c (requests), subs.c (who follows a job),
+ * loop_state.h - what the loop thread owns, shared by daemon.c (wiring),
+ * workevents.c (worker events), methods.c (requests), subs.c (who follows a job),
  * schedule.c (jobs to workers) and views.c (the answers' JSON).
  *
  * Loop thread only; workers see none of it.
@@ -48,7 +48,8 @@ struct service {
 	uv_async_t wake;
 	uv_signal_t signals[8]; /* the ones the daemon handles (daemon.c) */
 	uv_timer_t stop_timer;
-	uv_timer_t retry_timer; /* jobs paused by a failed write (daemon.c) */
+	uv_timer_t
+	    retry_timer; /* jobs paused by a failed write (workevents.c) */
 	int stopping;
 	int notified_ready; /* READY=1 sent to systemd (notify.c) */
 	double started;     /* Unix time */

@@ -49,22 +49,22 @@ static const struct method_entry {
 	const char *name;
 	method_fn fn;
 } method_table[] = {
-	{ M_HELLO, m_hello },
-	{ M_DAEMON_STATUS, m_status },
-	{ M_JOB_SUBMIT, m_submit },
-	{ M_JOB_LIST, m_list },
-	{ M_JOB_GET, m_get },
-	{ M_JOB_LOGS, m_logs },
-	{ M_JOB_PAUSE, m_pause },
-	{ M_JOB_RESUME, m_resume },
-	{ M_JOB_CANCEL, m_cancel },
-	{ M_JOB_REMOVE, m_remove },
-	{ M_JOB_RETRY, m_retry },
-	{ M_JOB_RENICE, m_renice },
-	{ M_JOB_EXPORT, m_export },
-	{ M_JOB_SUBSCRIBE, m_subscribe },
-	{ M_JOB_UNSUBSCRIBE, m_unsubscribe },
-	{ M_MODEL_RENDER, m_render },
+	{ M_HELLO, methods_hello },
+	{ M_DAEMON_STATUS, methods_daemon_status },
+	{ M_JOB_SUBMIT, methods_job_submit },
+	{ M_JOB_LIST, methods_job_list },
+	{ M_JOB_GET, methods_job_get },
+	{ M_JOB_LOGS, methods_job_logs },
+	{ M_JOB_PAUSE, methods_job_pause },
+	{ M_JOB_RESUME, methods_job_resume },
+	{ M_JOB_CANCEL, methods_job_cancel },
+	{ M_JOB_REMOVE, methods_job_remove },
+	{ M_JOB_RETRY, methods_job_retry },
+	{ M_JOB_RENICE, methods_job_renice },
+	{ M_JOB_EXPORT, methods_job_export },
+	{ M_JOB_SUBSCRIBE, methods_job_subscribe },
+	{ M_JOB_UNSUBSCRIBE, methods_job_unsubscribe },
+	{ M_MODEL_RENDER, methods_model_render },
 };
 
 #define NMETHODS (sizeof(method_table) / sizeof(method_table[0]))
@@ -77,10 +77,10 @@ static void unknown_method(struct request *rq)
 	for (size_t i = 0; i < NMETHODS; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list),
 			 "%s%s", i ? ", " : "", method_table[i].name);
-	fail(rq, RPC_METHOD_NOT_FOUND,
-	     "unknown method \"%s\"; the methods "
-	     "are: %s",
-	     rq->method, list);
+	methods_fail(rq, RPC_METHOD_NOT_FOUND,
+		     "unknown method \"%s\"; the methods "
+		     "are: %s",
+		     rq->method, list);
 }
 
 /* Runs one request; 1 when its answer comes later (the connection is
@@ -97,10 +97,10 @@ static int dispatch(struct request *rq, const cJSON *msg)
 	if (!m) {
 		unknown_method(rq);
 	} else if (params && !cJSON_IsObject(params)) {
-		rc = fail(rq, RPC_INVALID_PARAMS,
-			  "\"params\" of %s must be an "
-			  "object with named fields",
-			  rq->method);
+		rc = methods_fail(rq, RPC_INVALID_PARAMS,
+				  "\"params\" of %s must be an "
+				  "object with named fields",
+				  rq->method);
 	} else {
 		if (!params)
 			params = empty = cJSON_CreateObject();
@@ -111,7 +111,7 @@ static int dispatch(struct request *rq, const cJSON *msg)
 		server_conn_hold(rq->c); /* its next request waits for this */
 		return 1;
 	}
-	answer(rq, rc, result);
+	methods_answer(rq, rc, result);
 	return 0;
 }
 
@@ -141,7 +141,7 @@ void methods_line(void *ctx, struct peer_conn *c, char *line, size_t len,
 			 "the line is longer than %u bytes "
 			 "(LIMIT_LINE_BYTES); it was skipped",
 			 LIMIT_LINE_BYTES);
-		send_error(
+		methods_send_error(
 		    c, NULL, RPC_LIMIT, msg,
 		    views_limit_data("LIMIT_LINE_BYTES", LIMIT_LINE_BYTES), 0);
 		return;
@@ -157,10 +157,11 @@ static int message(struct service *svc, struct peer_conn *c, const char *line,
 	char msg[256];
 	int deferred = 0;
 	if (memchr(line, '\0', len)) {
-		send_error(c, NULL, RPC_PARSE_ERROR,
-			   "the line contains a NUL "
-			   "byte; a message is one JSON object in UTF-8",
-			   NULL, 0);
+		methods_send_error(
+		    c, NULL, RPC_PARSE_ERROR,
+		    "the line contains a NUL "
+		    "byte; a message is one JSON object in UTF-8",
+		    NULL, 0);
 		return 0;
 	}
 	size_t bad = usertext_utf8_end(line, len);
@@ -169,7 +170,7 @@ static int message(struct service *svc, struct peer_conn *c, const char *line,
 			 "the line is not valid UTF-8 (byte %zu "
 			 "of %zu); a message is one JSON object in UTF-8",
 			 bad, len);
-		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
+		methods_send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
 		return 0;
 	}
 	const char *end = NULL;
@@ -182,15 +183,15 @@ static int message(struct service *svc, struct peer_conn *c, const char *line,
 			 "not valid JSON (error near byte %zu "
 			 "of %zu); send one JSON-RPC object per line",
 			 off, len);
-		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
+		methods_send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
 		return 0;
 	}
 	if (end && !blank(end, line + len - end)) {
 		cJSON_Delete(obj);
-		send_error(c, NULL, RPC_PARSE_ERROR,
-			   "extra text after the JSON "
-			   "object; send one object per line",
-			   NULL, 0);
+		methods_send_error(c, NULL, RPC_PARSE_ERROR,
+				   "extra text after the JSON "
+				   "object; send one object per line",
+				   NULL, 0);
 		return 0;
 	}
 	if (cJSON_IsArray(obj) && !in_batch) { /* a batch (JSON-RPC 2.0) */
@@ -201,7 +202,7 @@ static int message(struct service *svc, struct peer_conn *c, const char *line,
 	struct strict_id exact;
 	if (strict_check(line, len, &exact, msg, sizeof(msg)) < 0) {
 		cJSON_Delete(obj);
-		send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
+		methods_send_error(c, NULL, RPC_PARSE_ERROR, msg, NULL, 0);
 		return 0;
 	}
 	const char *why = NULL;
@@ -222,18 +223,18 @@ static int message(struct service *svc, struct peer_conn *c, const char *line,
 	}
 	if (strict_keep_id(obj, &exact) < 0) { /* twice is gone now */
 		cJSON_Delete(obj);
-		send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory", NULL,
-			   0);
+		methods_send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory",
+				   NULL, 0);
 		return 0;
 	}
 	id = cJSON_GetObjectItemCaseSensitive(obj, "id");
 	if (twice) {
-		send_error(c, id_usable && !id_twice ? id : NULL,
-			   RPC_INVALID_REQUEST, msg, NULL, 0);
+		methods_send_error(c, id_usable && !id_twice ? id : NULL,
+				   RPC_INVALID_REQUEST, msg, NULL, 0);
 	} else if (kind == RPC_KIND_INVALID) {
 		snprintf(msg, sizeof(msg), "invalid request: %s", why);
-		send_error(c, id_usable ? id : NULL, RPC_INVALID_REQUEST, msg,
-			   NULL, 0);
+		methods_send_error(c, id_usable ? id : NULL,
+				   RPC_INVALID_REQUEST, msg, NULL, 0);
 	} else if (kind == RPC_KIND_REQUEST || kind == RPC_KIND_NOTIFICATION) {
 		struct request rq = {
 			.svc = svc,
@@ -353,10 +354,11 @@ static void batch_start(struct service *svc, struct peer_conn *c,
 			const char *line, size_t len, int n)
 {
 	if (n == 0) {
-		send_error(c, NULL, RPC_INVALID_REQUEST,
-			   "invalid request: an empty batch; a batch is an "
-			   "array of one or more requests",
-			   NULL, 0);
+		methods_send_error(
+		    c, NULL, RPC_INVALID_REQUEST,
+		    "invalid request: an empty batch; a batch is an "
+		    "array of one or more requests",
+		    NULL, 0);
 		return;
 	}
 	struct rpc_batch *b = calloc(1, sizeof(*b));
@@ -371,8 +373,8 @@ static void batch_start(struct service *svc, struct peer_conn *c,
 	if (!b || !b->items || !b->lens || split_items(b, line, len)) {
 		if (b)
 			batch_free(svc, b);
-		send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory", NULL,
-			   0);
+		methods_send_error(c, NULL, RPC_INTERNAL_ERROR, "out of memory",
+				   NULL, 0);
 		return;
 	}
 	batch_pump(svc, c, b);

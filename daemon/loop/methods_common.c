@@ -34,13 +34,13 @@
 
 /* ------------------------------------------------------------ errors */
 
-void send_error(struct peer_conn *c, const cJSON *id, int code, const char *msg,
-		cJSON *data, int err_name)
+void methods_send_error(struct peer_conn *c, const cJSON *id, int code,
+			const char *msg, cJSON *data, int err_name)
 {
 	server_send(c, views_error_line(id, code, msg, data, err_name));
 }
 
-int fail(struct request *rq, int code, const char *fmt, ...)
+int methods_fail(struct request *rq, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -54,12 +54,12 @@ int fail(struct request *rq, int code, const char *fmt, ...)
  * naming the limit (IMAGE_MAX_SIDE or IMAGE_MAX_PIXELS, from the size the
  * PNG's IHDR, the JPEG's frame header or the WebP's header states; IMAGE_MAX_CHUNK when the
  * size is within those), anything else RPC_BAD_IMAGE. */
-int image_refused(struct request *rq, const char *key, int rc, const char *err,
-		  const uint8_t *bytes, size_t size)
+static int image_refused(struct request *rq, const char *key, int rc,
+			 const char *err, const uint8_t *bytes, size_t size)
 {
 	if (rc != ERR_TOO_LARGE)
-		return fail(rq, RPC_BAD_IMAGE, "\"%s\" was refused: %s", key,
-			    err[0] ? err : error_message(rc));
+		return methods_fail(rq, RPC_BAD_IMAGE, "\"%s\" was refused: %s",
+				    key, err[0] ? err : error_message(rc));
 	uint32_t w = 0, h = 0;
 	image_stated_size(bytes, size, &w, &h);
 	if (w > IMAGE_MAX_SIDE || h > IMAGE_MAX_SIDE || !w || !h)
@@ -69,15 +69,15 @@ int image_refused(struct request *rq, const char *key, int rc, const char *err,
 		    views_limit_data("IMAGE_MAX_PIXELS", IMAGE_MAX_PIXELS);
 	else
 		rq->data = views_limit_data("IMAGE_MAX_CHUNK", IMAGE_MAX_CHUNK);
-	return fail(rq, RPC_LIMIT, "\"%s\" was refused: %s", key,
-		    err[0] ? err : error_message(rc));
+	return methods_fail(rq, RPC_LIMIT, "\"%s\" was refused: %s", key,
+			    err[0] ? err : error_message(rc));
 }
 
 /* ------------------------------------------------------------ params */
 
 /* Refuses keys outside the list (NULL-terminated). */
-int check_keys(struct request *rq, const cJSON *params,
-	       const char *const *known)
+int methods_check_keys(struct request *rq, const cJSON *params,
+		       const char *const *known)
 {
 	const cJSON *item;
 	cJSON_ArrayForEach(item, params)
@@ -92,38 +92,40 @@ int check_keys(struct request *rq, const cJSON *params,
 			snprintf(list + strlen(list),
 				 sizeof(list) - strlen(list), "%s%s",
 				 k == known ? "" : ", ", *k);
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "unknown parameter \"%s\" for %s; it takes: %s",
-			    item->string, rq->method, list[0] ? list : "none");
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "unknown parameter \"%s\" for %s; it takes: %s",
+		    item->string, rq->method, list[0] ? list : "none");
 	}
 	return 0;
 }
 
 /* An optional integer in [lo, hi]; 0 when absent (value untouched). */
-int get_int(struct request *rq, const cJSON *params, const char *key, double lo,
-	    double hi, int64_t *value)
+int methods_get_int(struct request *rq, const cJSON *params, const char *key,
+		    double lo, double hi, int64_t *value)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
 	if (!v)
 		return 0;
 	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"%s\" must be an integer (got %s)", key,
-			    cJSON_IsString(v)   ? "a string"
-			    : cJSON_IsNumber(v) ? "a fraction"
-						: "another type");
+		return methods_fail(rq, RPC_INVALID_PARAMS,
+				    "\"%s\" must be an integer (got %s)", key,
+				    cJSON_IsString(v)   ? "a string"
+				    : cJSON_IsNumber(v) ? "a fraction"
+							: "another type");
 	if (v->valuedouble < lo || v->valuedouble > hi)
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"%s\" must be between %.0f and %.0f (got %.17g)",
-			    key, lo, hi, v->valuedouble);
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "\"%s\" must be between %.0f and %.0f (got %.17g)", key, lo,
+		    hi, v->valuedouble);
 	*value = (int64_t)v->valuedouble;
 	return 0;
 }
 
 /* An optional string kept for the client (source, key): UTF-8 text
  * without control characters that fits in buf. */
-int get_text(struct request *rq, const cJSON *params, const char *key,
-	     char *buf, size_t size)
+int methods_get_text(struct request *rq, const cJSON *params, const char *key,
+		     char *buf, size_t size)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
 
@@ -131,11 +133,12 @@ int get_text(struct request *rq, const cJSON *params, const char *key,
 		return 0;
 	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size ||
 	    !text_is_clean(v->valuestring, strlen(v->valuestring)))
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"%s\" must be a string of "
-			    "at most %zu bytes of UTF-8 without control "
-			    "characters",
-			    key, size - 1);
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "\"%s\" must be a string of "
+		    "at most %zu bytes of UTF-8 without control "
+		    "characters",
+		    key, size - 1);
 	snprintf(buf, size, "%s", v->valuestring);
 	return 0;
 }
@@ -143,30 +146,32 @@ int get_text(struct request *rq, const cJSON *params, const char *key,
 /* A {"KEY": BASE64} object's text, e.g. image.png, taken from params
  * (ownership passes: the request's JSON no longer holds it); decode.c
  * decodes it off the loop thread. */
-int get_b64(struct request *rq, const cJSON *params, const char *key,
-	    const char *sub, int required, char **text)
+int methods_get_b64(struct request *rq, const cJSON *params, const char *key,
+		    const char *sub, int required, char **text)
 {
 	*text = NULL;
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(params, key);
 	if (!o) {
 		if (required)
-			return fail(rq, RPC_INVALID_PARAMS,
-				    "\"%s\" is required: {\"%s\": BASE64}", key,
-				    sub);
+			return methods_fail(
+			    rq, RPC_INVALID_PARAMS,
+			    "\"%s\" is required: {\"%s\": BASE64}", key, sub);
 		return 0;
 	}
 	cJSON *s = cJSON_GetObjectItemCaseSensitive(o, sub);
 	if (!cJSON_IsObject(o) || !cJSON_IsString(s))
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"%s\" must be an object {\"%s\": BASE64} (the "
-			    "daemon never opens a path a client names)",
-			    key, sub);
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "\"%s\" must be an object {\"%s\": BASE64} (the "
+		    "daemon never opens a path a client names)",
+		    key, sub);
 	for (const cJSON *k = o->child; k; k = k->next)
 		if (strcmp(k->string, sub))
-			return fail(rq, RPC_INVALID_PARAMS,
-				    "unknown parameter \"%.64s\" in \"%s\"; it "
-				    "takes only \"%s\": {\"%s\": BASE64}",
-				    k->string, key, sub, sub);
+			return methods_fail(
+			    rq, RPC_INVALID_PARAMS,
+			    "unknown parameter \"%.64s\" in \"%s\"; it "
+			    "takes only \"%s\": {\"%s\": BASE64}",
+			    k->string, key, sub, sub);
 	*text = s->valuestring;
 	s->valuestring = NULL; /* cJSON_Delete skips a NULL string */
 	return 0;
@@ -175,7 +180,7 @@ int get_b64(struct request *rq, const cJSON *params, const char *key,
 /* The key of an image object: {"jpeg": B64} for a JPEG, {"webp": B64}
  * for a WebP, else {"png": B64} (the daemon tells them apart by their
  * bytes anyway). */
-const char *image_key(const cJSON *params, const char *key)
+const char *methods_image_key(const cJSON *params, const char *key)
 {
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(params, key);
 	if (cJSON_GetObjectItemCaseSensitive(o, "jpeg"))
@@ -184,71 +189,76 @@ const char *image_key(const cJSON *params, const char *key)
 }
 
 /* A decoded input that was refused: bad base64, or what its decoder said. */
-int input_refused(struct request *rq, const char *key, const char *sub,
-		  const struct decode_input *in)
+int methods_input_refused(struct request *rq, const char *key, const char *sub,
+			  const struct decode_input *in)
 {
 	if (in->rc == ERR_NOMEM)
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	if (in->bad_base64)
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"%s.%s\" is not valid base64 (RFC 4648, with "
-			    "padding)",
-			    key, sub);
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "\"%s.%s\" is not valid base64 (RFC 4648, with "
+		    "padding)",
+		    key, sub);
 	if (strcmp(sub, "safetensors"))
 		return image_refused(rq, key, in->rc, in->err, in->bytes,
 				     in->size);
-	return fail(rq, RPC_BAD_MODEL, "\"%s\" was refused: %s", key,
-		    in->err[0] ? in->err : error_message(in->rc));
+	return methods_fail(rq, RPC_BAD_MODEL, "\"%s\" was refused: %s", key,
+			    in->err[0] ? in->err : error_message(in->rc));
 }
 
-int may_touch(struct request *rq, const struct job *job)
+int methods_may_touch(struct request *rq, const struct job *job)
 {
 	uid_t uid = server_conn_uid(rq->c);
 	if (uid == 0 || uid == rq->svc->uid || uid == job->uid)
 		return 0;
 	rq->data = cJSON_CreateObject();
 	cJSON_AddNumberToObject(rq->data, "owner", job->uid);
-	return fail(rq, RPC_PERMISSION,
-		    "job %s belongs to uid %u: only its owner and root may "
-		    "use %s on it (others may only look: job.get, job.list, "
-		    "job.logs, "
-		    "job.subscribe)",
-		    job->id, (unsigned)job->uid, rq->method);
+	return methods_fail(
+	    rq, RPC_PERMISSION,
+	    "job %s belongs to uid %u: only its owner and root may "
+	    "use %s on it (others may only look: job.get, job.list, "
+	    "job.logs, "
+	    "job.subscribe)",
+	    job->id, (unsigned)job->uid, rq->method);
 }
 
 /* params.job: the id of an existing job, as the string job.submit gave
  * or as an exact integer; anything else (a fraction, a number beyond
  * 2^53 that JSON cannot carry exactly) is refused rather than rounded
  * onto another job. */
-int get_job(struct request *rq, const cJSON *params, struct job **out)
+int methods_get_job(struct request *rq, const cJSON *params, struct job **out)
 {
 	char id[32];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, "job");
 	if (cJSON_IsString(v) && strlen(v->valuestring) < sizeof(id))
 		snprintf(id, sizeof(id), "%s", v->valuestring);
 	else if (cJSON_IsString(v))
-		return fail(rq, RPC_JOB_NOT_FOUND,
-			    "no job has an id of %zu "
-			    "bytes; job ids are numbers such as \"12\" "
-			    "(job.list shows them)",
-			    strlen(v->valuestring));
+		return methods_fail(rq, RPC_JOB_NOT_FOUND,
+				    "no job has an id of %zu "
+				    "bytes; job ids are numbers such as \"12\" "
+				    "(job.list shows them)",
+				    strlen(v->valuestring));
 	else if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
 		 v->valuedouble < 9007199254740992.0 &&
 		 v->valuedouble == floor(v->valuedouble))
 		snprintf(id, sizeof(id), "%.0f", v->valuedouble);
 	else if (cJSON_IsNumber(v))
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"job\" must be a job id "
-			    "as job.submit returned it, e.g. \"12\" (got the "
-			    "number %.17g, which is not one)",
-			    v->valuedouble);
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "\"job\" must be a job id "
+		    "as job.submit returned it, e.g. \"12\" (got the "
+		    "number %.17g, which is not one)",
+		    v->valuedouble);
 	else
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"job\" is required: the id of a job as "
-			    "job.submit returned it, e.g. {\"job\": \"1\"}");
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "\"job\" is required: the id of a job as "
+		    "job.submit returned it, e.g. {\"job\": \"1\"}");
 	*out = queue_find(rq->svc->queue, id);
 	if (!*out)
-		return fail(rq, RPC_JOB_NOT_FOUND, "no job with id \"%s\"", id);
+		return methods_fail(rq, RPC_JOB_NOT_FOUND,
+				    "no job with id \"%s\"", id);
 	return 0;
 }
 
@@ -258,8 +268,8 @@ int get_job(struct request *rq, const cJSON *params, struct job **out)
  * requests waiting already (across connections and workers): then it is
  * refused at once, so that one user cannot pile up work the workers serve
  * between epochs. */
-int defer_to_worker(struct request *rq, struct worker_slot *slot,
-		    struct work_request *req)
+int methods_defer_to_worker(struct request *rq, struct worker_slot *slot,
+			    struct work_request *req)
 {
 	struct service *svc = rq->svc;
 	uid_t uid = server_conn_uid(rq->c);
@@ -270,17 +280,18 @@ int defer_to_worker(struct request *rq, struct worker_slot *slot,
 		work_request_destroy(req);
 		rq->data = views_limit_data("LIMIT_REQUESTS_PER_UID",
 					    quota_requests_per_uid());
-		return fail(rq, RPC_LIMIT,
-			    "uid %u has %d renders and exports "
-			    "waiting for a worker already (the limit); retry "
-			    "when one is answered",
-			    (unsigned)uid, waiting);
+		return methods_fail(
+		    rq, RPC_LIMIT,
+		    "uid %u has %d renders and exports "
+		    "waiting for a worker already (the limit); retry "
+		    "when one is answered",
+		    (unsigned)uid, waiting);
 	}
 	req->conn = server_conn_id(rq->c);
 	req->uid = uid;
 	if (replies_add(svc, req->conn, rq->id, req)) {
 		work_request_destroy(req);
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	}
 	worker_request(slot->w, req);
 	return METHOD_DEFERRED;
@@ -288,12 +299,13 @@ int defer_to_worker(struct request *rq, struct worker_slot *slot,
 
 /* The job named by params (which hold only "job") of a method that acts
  * on it: it must exist and the caller must own it (or be root). */
-int touchable_job(struct request *rq, const cJSON *params, struct job **out)
+int methods_touchable_job(struct request *rq, const cJSON *params,
+			  struct job **out)
 {
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, out)))
+	int rc = methods_check_keys(rq, params, job_only);
+	if (rc || (rc = methods_get_job(rq, params, out)))
 		return rc;
-	return may_touch(rq, *out);
+	return methods_may_touch(rq, *out);
 }
 
 const char *const job_only[] = { "job", NULL };
@@ -301,7 +313,7 @@ const char *const job_only[] = { "job", NULL };
 /* ------------------------------------------------ decoding inputs */
 
 /* Starts decoding for rq: METHOD_DEFERRED, or an error. */
-int pending_bind(struct request *rq, struct pending *pd)
+int methods_pending_bind(struct request *rq, struct pending *pd)
 {
 	pd->svc = rq->svc;
 	pd->conn = server_conn_id(rq->c);
@@ -313,22 +325,24 @@ int pending_bind(struct request *rq, struct pending *pd)
 	return 0;
 }
 
-int start_decode(struct request *rq, struct pending *pd,
-		 void (*done)(struct decode_job *d))
+int methods_start_decode(struct request *rq, struct pending *pd,
+			 void (*done)(struct decode_job *d))
 {
 	pd->d.done = done;
-	if (pending_bind(rq, pd) || decode_start(rq->svc->loop, &pd->d)) {
+	if (methods_pending_bind(rq, pd) ||
+	    decode_start(rq->svc->loop, &pd->d)) {
 		cJSON_Delete(pd->rpc_id);
 		decode_finish(&pd->d);
 		free(pd);
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	}
 	return METHOD_DEFERRED;
 }
 
 /* The request again, on the loop, once decoded; c is NULL when its
  * connection has gone (or the daemon is stopping). */
-struct peer_conn *pending_request(struct pending *pd, struct request *rq)
+struct peer_conn *methods_pending_request(struct pending *pd,
+					  struct request *rq)
 {
 	struct service *svc = pd->svc;
 	struct peer_conn *c = svc->stopping < 2
@@ -340,7 +354,7 @@ struct peer_conn *pending_request(struct pending *pd, struct request *rq)
 	return c;
 }
 
-void pending_free(struct pending *pd)
+void methods_pending_free(struct pending *pd)
 {
 	cJSON_Delete(pd->rpc_id);
 	decode_finish(&pd->d);
@@ -348,14 +362,15 @@ void pending_free(struct pending *pd)
 }
 
 /* Sends a method's result or error (nothing for a notification). */
-void answer(struct request *rq, int rc, cJSON *result)
+void methods_answer(struct request *rq, int rc, cJSON *result)
 {
 	if (rc == 0 && rq->id)
 		server_send(rq->c, rpc_result_line(rq->id, result));
 	else if (rc == 0)
 		cJSON_Delete(result);
 	else if (rq->id)
-		send_error(rq->c, rq->id, rc, rq->msg, rq->data, rq->err_name);
+		methods_send_error(rq->c, rq->id, rc, rq->msg, rq->data,
+				   rq->err_name);
 	else
 		cJSON_Delete(rq->data);
 	if (rc && rc != RPC_INTERNAL_ERROR)

@@ -64,87 +64,89 @@ struct pending {
 /* ---- errors and params (methods_common.c) ---- */
 
 /* Sends an error line to c (id NULL: none). */
-void send_error(struct peer_conn *c, const cJSON *id, int code, const char *msg,
-		cJSON *data, int err_name);
+void methods_send_error(struct peer_conn *c, const cJSON *id, int code,
+			const char *msg, cJSON *data, int err_name);
 /* Sets rq's error message (client text in it made safe); returns code. */
-int fail(struct request *rq, int code, const char *fmt, ...)
+int methods_fail(struct request *rq, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* An image image_decode refused: RPC_LIMIT naming the limit, or
- * RPC_BAD_IMAGE. */
-int image_refused(struct request *rq, const char *key, int rc, const char *err,
-		  const uint8_t *bytes, size_t size);
 /* Refuses keys of params outside known (NULL-terminated). */
-int check_keys(struct request *rq, const cJSON *params,
-	       const char *const *known);
+int methods_check_keys(struct request *rq, const cJSON *params,
+		       const char *const *known);
 /* An optional integer in [lo, hi]; 0 when absent (value untouched). */
-int get_int(struct request *rq, const cJSON *params, const char *key, double lo,
-	    double hi, int64_t *value);
+int methods_get_int(struct request *rq, const cJSON *params, const char *key,
+		    double lo, double hi, int64_t *value);
 /* An optional string kept for the client (source, key). */
-int get_text(struct request *rq, const cJSON *params, const char *key,
-	     char *buf, size_t size);
+int methods_get_text(struct request *rq, const cJSON *params, const char *key,
+		     char *buf, size_t size);
 /* A {"KEY": BASE64} object's text, e.g. image.png. */
-int get_b64(struct request *rq, const cJSON *params, const char *key,
-	    const char *sub, int required, char **text);
+int methods_get_b64(struct request *rq, const cJSON *params, const char *key,
+		    const char *sub, int required, char **text);
 /* The inner key of an image object ("png", "jpeg" or "webp"). */
-const char *image_key(const cJSON *params, const char *key);
+const char *methods_image_key(const cJSON *params, const char *key);
 /* A decoded input's refusal, as image_refused or RPC_BAD_MODEL. */
-int input_refused(struct request *rq, const char *key, const char *sub,
-		  const struct decode_input *in);
+int methods_input_refused(struct request *rq, const char *key, const char *sub,
+			  const struct decode_input *in);
 /* Whether the caller may change job (its owner, or root). */
-int may_touch(struct request *rq, const struct job *job);
+int methods_may_touch(struct request *rq, const struct job *job);
 /* params.job: an existing job. */
-int get_job(struct request *rq, const cJSON *params, struct job **out);
+int methods_get_job(struct request *rq, const cJSON *params, struct job **out);
 /* The job named by params (which hold only "job") of a method that acts
  * on it: it must exist and the caller must own it (or be root). */
-int touchable_job(struct request *rq, const cJSON *params, struct job **out);
+int methods_touchable_job(struct request *rq, const cJSON *params,
+			  struct job **out);
 /* The keys of a method that takes only "job". */
 extern const char *const job_only[];
 /* Queues req for slot's worker, within the uid's limit:
  * METHOD_DEFERRED, or an error. */
-int defer_to_worker(struct request *rq, struct worker_slot *slot,
-		    struct work_request *req);
+int methods_defer_to_worker(struct request *rq, struct worker_slot *slot,
+			    struct work_request *req);
 /* Ties pd to rq (its service, connection, id and method), so that it
  * can be answered later: 0, or -1 when out of memory. */
-int pending_bind(struct request *rq, struct pending *pd);
+int methods_pending_bind(struct request *rq, struct pending *pd);
 /* Starts decoding for rq: METHOD_DEFERRED, or an error. */
-int start_decode(struct request *rq, struct pending *pd,
-		 void (*done)(struct decode_job *d));
+int methods_start_decode(struct request *rq, struct pending *pd,
+			 void (*done)(struct decode_job *d));
 /* The request again, once decoded; NULL when its connection has gone. */
-struct peer_conn *pending_request(struct pending *pd, struct request *rq);
-void pending_free(struct pending *pd);
+struct peer_conn *methods_pending_request(struct pending *pd,
+					  struct request *rq);
+void methods_pending_free(struct pending *pd);
 /* Sends rq's answer: its result, or its error (methods.c). */
-void answer(struct request *rq, int rc, cJSON *result);
+void methods_answer(struct request *rq, int rc, cJSON *result);
 
 /* ---- the methods, by family ---- */
 
-int m_hello(struct request *rq, const cJSON *params, cJSON **result);
-int m_status(struct request *rq, const cJSON *params, cJSON **result);
-int m_list(struct request *rq, const cJSON *params, cJSON **result);
-int m_get(struct request *rq, const cJSON *params, cJSON **result);
-int m_logs(struct request *rq, const cJSON *params, cJSON **result);
-int m_subscribe(struct request *rq, const cJSON *params, cJSON **result);
-int m_unsubscribe(struct request *rq, const cJSON *params, cJSON **result);
-int m_submit(struct request *rq, const cJSON *params, cJSON **result);
-int m_pause(struct request *rq, const cJSON *params, cJSON **result);
-int m_resume(struct request *rq, const cJSON *params, cJSON **result);
-int m_cancel(struct request *rq, const cJSON *params, cJSON **result);
-int m_remove(struct request *rq, const cJSON *params, cJSON **result);
-int m_retry(struct request *rq, const cJSON *params, cJSON **result);
-int m_renice(struct request *rq, const cJSON *params, cJSON **result);
+int methods_hello(struct request *rq, const cJSON *params, cJSON **result);
+int methods_daemon_status(struct request *rq, const cJSON *params,
+			  cJSON **result);
+int methods_job_list(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_get(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_logs(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_subscribe(struct request *rq, const cJSON *params,
+			  cJSON **result);
+int methods_job_unsubscribe(struct request *rq, const cJSON *params,
+			    cJSON **result);
+int methods_job_submit(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_pause(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_resume(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_cancel(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_remove(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_retry(struct request *rq, const cJSON *params, cJSON **result);
+int methods_job_renice(struct request *rq, const cJSON *params, cJSON **result);
 /* A priority above SHARE_PRIORITY_USER_MAX from a caller other than root
  * or the daemon's user: the refusal (RPC_PERMISSION), else 0
  * (methods_share.c). */
-int priority_refused(struct request *rq, int priority);
+int methods_priority_refused(struct request *rq, int priority);
 /* A batch id that another uid's jobs hold: the refusal, else 0. */
-int batch_refused(struct request *rq, const char *batch);
+int methods_batch_refused(struct request *rq, const char *batch);
 /* The files a new job's folder starts with, about (the per-uid quota
  * counts them before it is stored). */
 #define JOBFILES_NEW 8
 /* Whether the caller's jobs with a new one of adding bytes would pass
  * its quota of the state folder: the refusal (RPC_LIMIT, with figures),
  * else 0. */
-int disk_refused(struct request *rq, size_t adding);
-int m_export(struct request *rq, const cJSON *params, cJSON **result);
-int m_render(struct request *rq, const cJSON *params, cJSON **result);
+int methods_disk_refused(struct request *rq, size_t adding);
+int methods_job_export(struct request *rq, const cJSON *params, cJSON **result);
+int methods_model_render(struct request *rq, const cJSON *params,
+			 cJSON **result);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "proto/errors.h"
+#include "jobs/jobstate.h"
 #include "loop/after.h"
 #include "loop/events.h"
 #include "util/fileio.h"
@@ -32,123 +33,100 @@
 #include "usertext.h"
 #include "loop/views.h"
 
-/* A change asked for by a client, of a job no worker holds: logged and
- * kept in the job's events as "paused", "resumed" or "cancelled", with
- * the uid that asked. */
-static void set_state(struct request *rq, struct job *job, enum job_state state)
+/* A change asked for by a client: what the state machine says
+ * (jobs/jobstate.h). A change of a job no worker holds is made now, and
+ * logged and kept in the job's events as "paused", "resumed" or
+ * "cancelled", with the uid that asked; a running job's worker is told,
+ * and the request answered once the worker has let the job go (subs.c).
+ * A refusal says "job ID is STATE" and then refused. Returns 0 (the job's
+ * state in *result), METHOD_DEFERRED, or an error. */
+static int change_state(struct request *rq, struct job *job,
+			enum jobstate_cause cause, const char *refused,
+			cJSON **result)
 {
 	struct service *svc = rq->svc;
-	const char *what =
-	    state == JOB_QUEUED ? "resumed" : job_state_name(state);
-	job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)", what,
-		  (unsigned)server_conn_uid(rq->c), job_state_name(job->state));
-	queue_set_state(svc->queue, job, state, NULL);
-	subs_job_state(svc, job);
-}
-
-/* A pause or cancel of a running job: answered once the worker has let
- * it go (subs.c). */
-static int wait_for_state(struct request *rq, struct job *job)
-{
-	if (subs_wait_state(rq->svc, server_conn_id(rq->c), rq->id, job))
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
-	return METHOD_DEFERRED;
-}
-
-int m_pause(struct request *rq, const cJSON *params, cJSON **result)
-{
-	struct job *job;
-	int rc = touchable_job(rq, params, &job);
-	if (rc)
-		return rc;
-	switch (job->state) {
-	case JOB_RUNNING:
-		worker_flag(rq->svc->slots[job->worker].w, job->id, WORK_PAUSE);
-		return wait_for_state(rq, job);
-	case JOB_QUEUED:
-		set_state(rq, job, JOB_PAUSED);
+	struct jobstate_step step = jobstate_step(job->state, cause);
+	switch (step.kind) {
+	case JOBSTATE_REFUSED:
+		return methods_fail(rq, RPC_JOB_STATE, "job %s is %s%s",
+				    job->id, job_state_name(job->state),
+				    refused);
+	case JOBSTATE_WORKER:
+		worker_flag(svc->slots[job->worker].w, job->id,
+			    step.flag == JOBSTATE_FLAG_PAUSE ? WORK_PAUSE
+							     : WORK_CANCEL);
+		if (subs_wait_state(svc, server_conn_id(rq->c), rq->id, job))
+			return methods_fail(rq, RPC_INTERNAL_ERROR,
+					    "out of memory");
+		return METHOD_DEFERRED;
+	case JOBSTATE_TO:
+		job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)",
+			  step.to == JOB_QUEUED ? "resumed"
+						: job_state_name(step.to),
+			  (unsigned)server_conn_uid(rq->c),
+			  job_state_name(job->state));
+		jobstate_apply(svc->queue, job, cause, NULL);
+		subs_job_state(svc, job);
+		/* a resumed job may start; what waits for a cancelled one
+		 * fails (after.c) */
+		if (cause != JOBSTATE_PAUSE)
+			schedule_jobs(svc);
 		break;
-	case JOB_PAUSED:
+	case JOBSTATE_STAYS:
 		break;
-	default:
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s; only a queued or "
-			    "running job can be paused",
-			    job->id, job_state_name(job->state));
 	}
 	*result = views_job_state(job);
 	return 0;
 }
 
-int m_resume(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_pause(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = touchable_job(rq, params, &job);
+	int rc = methods_touchable_job(rq, params, &job);
+	if (rc)
+		return rc;
+	return change_state(rq, job, JOBSTATE_PAUSE,
+			    "; only a queued or running job can be paused",
+			    result);
+}
+
+int methods_job_resume(struct request *rq, const cJSON *params, cJSON **result)
+{
+	struct job *job;
+	int rc = methods_touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
 	if (job->damaged)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s cannot run again: %s; "
-			    "remove it (job.remove)",
-			    job->id, job->error);
-	switch (job->state) {
-	case JOB_PAUSED:
-	case JOB_FAILED:
-		set_state(rq, job, JOB_QUEUED);
-		schedule_jobs(rq->svc);
-		break;
-	case JOB_QUEUED:
-	case JOB_RUNNING:
-		break;
-	default:
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s; only a paused or "
-			    "failed job can be resumed",
-			    job->id, job_state_name(job->state));
-	}
-	*result = views_job_state(job);
-	return 0;
+		return methods_fail(rq, RPC_JOB_STATE,
+				    "job %s cannot run again: %s; "
+				    "remove it (job.remove)",
+				    job->id, job->error);
+	return change_state(rq, job, JOBSTATE_RESUME,
+			    "; only a paused or failed job can be resumed",
+			    result);
 }
 
-int m_cancel(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_cancel(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = touchable_job(rq, params, &job);
+	int rc = methods_touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
-	switch (job->state) {
-	case JOB_RUNNING:
-		worker_flag(rq->svc->slots[job->worker].w, job->id,
-			    WORK_CANCEL);
-		return wait_for_state(rq, job);
-	case JOB_QUEUED:
-	case JOB_PAUSED:
-		set_state(rq, job, JOB_CANCELLED);
-		schedule_jobs(rq->svc); /* what waits for it fails (after.c) */
-		break;
-	case JOB_CANCELLED: /* as pausing a paused job: already so */
-		break;
-	default:
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s already; there is "
-			    "nothing to cancel",
-			    job->id, job_state_name(job->state));
-	}
-	*result = views_job_state(job);
-	return 0;
+	return change_state(rq, job, JOBSTATE_CANCEL,
+			    " already; there is nothing to cancel", result);
 }
 
-int m_remove(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_remove(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = touchable_job(rq, params, &job);
+	int rc = methods_touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
-	if (job->state == JOB_RUNNING)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is running; cancel it "
-			    "first, then remove it",
-			    job->id);
+	if (jobstate_step(job->state, JOBSTATE_REMOVE).kind == JOBSTATE_REFUSED)
+		return methods_fail(rq, RPC_JOB_STATE,
+				    "job %s is running; cancel it "
+				    "first, then remove it",
+				    job->id);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddBoolToObject(*result, "removed", 1);
@@ -177,64 +155,65 @@ static struct job_params retry_params(const struct job *old)
 {
 	struct job_params p = old->p;
 	if (p.defaults & JOB_DEFAULT_WIDTH)
-		p.width = 0;
+		p.cfg.nf = 0;
 	if (p.defaults & JOB_DEFAULT_LR)
-		p.lr = NN_LR_AUTO;
+		p.cfg.lr = NN_LR_AUTO;
 	if (p.defaults & JOB_DEFAULT_WARMUP)
-		p.recipe.warmup = NN_WARMUP_AUTO;
-	if (p.width)
-		nn_resolve_auto(&p.width, 0, &p.lr, &p.recipe);
+		p.cfg.recipe.warmup = NN_WARMUP_AUTO;
+	job_resolve_auto(&p, -1);
 	p.nafter = 0;
 	snprintf(p.retry_of, sizeof(p.retry_of), "%s", old->id);
 	return p;
 }
 
-int m_retry(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_retry(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct service *svc = rq->svc;
 	struct job *old, *job;
 	uint8_t *png = NULL, *init = NULL;
 	size_t png_size = 0, init_size = 0;
 	char err[512] = "";
-	int rc = touchable_job(rq, params, &old);
+	int rc = methods_touchable_job(rq, params, &old);
 	if (rc)
 		return rc;
-	if (old->state != JOB_FAILED && old->state != JOB_CANCELLED)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s; only a failed or cancelled job can "
-			    "be retried%s",
-			    old->id, job_state_name(old->state),
-			    old->state == JOB_PAUSED
-				? " (job.resume continues a paused one)"
-				: "");
+	if (jobstate_step(old->state, JOBSTATE_RETRY).kind == JOBSTATE_REFUSED)
+		return methods_fail(
+		    rq, RPC_JOB_STATE,
+		    "job %s is %s; only a failed or cancelled job can "
+		    "be retried%s",
+		    old->id, job_state_name(old->state),
+		    old->state == JOB_PAUSED
+			? " (job.resume continues a paused one)"
+			: "");
 	if (old->damaged)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s cannot run again: %s; remove it "
-			    "(job.remove)",
-			    old->id, old->error);
+		return methods_fail(rq, RPC_JOB_STATE,
+				    "job %s cannot run again: %s; remove it "
+				    "(job.remove)",
+				    old->id, old->error);
 	if (svc->stopping)
-		return fail(rq, RPC_SHUTTING_DOWN,
-			    "the daemon is stopping; retry once it is back");
+		return methods_fail(
+		    rq, RPC_SHUTTING_DOWN,
+		    "the daemon is stopping; retry once it is back");
 	if (queue_count_uid(svc->queue, server_conn_uid(rq->c)) >=
 	    quota_jobs_per_uid()) {
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
 					    quota_jobs_per_uid());
-		return fail(rq, RPC_LIMIT,
-			    "uid %u already has %d jobs (the limit, ended "
-			    "ones included); remove the ended ones (vkinrctl "
-			    "rm --state done)",
-			    (unsigned)server_conn_uid(rq->c),
-			    quota_jobs_per_uid());
+		return methods_fail(
+		    rq, RPC_LIMIT,
+		    "uid %u already has %d jobs (the limit, ended "
+		    "ones included); remove the ended ones (vkinrctl "
+		    "rm --state done)",
+		    (unsigned)server_conn_uid(rq->c), quota_jobs_per_uid());
 	}
 	if ((rc = read_job_file(svc->queue, old, JOBFILE_TARGET, &png,
 				&png_size)) ||
 	    (old->has_init && (rc = read_job_file(svc->queue, old, JOBFILE_INIT,
 						  &init, &init_size)))) {
 		free(png);
-		return fail(rq, RPC_INTERNAL_ERROR,
-			    "cannot read the inputs of job %s back: %s",
-			    old->id,
-			    rc == ERR_IO ? strerror(errno) : error_message(rc));
+		return methods_fail(
+		    rq, RPC_INTERNAL_ERROR,
+		    "cannot read the inputs of job %s back: %s", old->id,
+		    rc == ERR_IO ? strerror(errno) : error_message(rc));
 	}
 	struct job_params p = retry_params(old);
 	rc = queue_submit(svc->queue, &p, server_conn_uid(rq->c),
@@ -244,11 +223,11 @@ int m_retry(struct request *rq, const cJSON *params, cJSON **result)
 	free(init);
 	if (rc) {
 		log_error("job.retry: %s", err);
-		return fail(rq,
-			    rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
-				? RPC_LIMIT
-				: RPC_INTERNAL_ERROR,
-			    "%s", err);
+		return methods_fail(rq,
+				    rc == ERR_NO_SPACE || rc == ERR_TOO_LARGE
+					? RPC_LIMIT
+					: RPC_INTERNAL_ERROR,
+				    "%s", err);
 	}
 	job_event(svc->queue, old, LOGL_NOTICE, "retried as job %s by uid %u",
 		  job->id, (unsigned)job->uid);
@@ -256,8 +235,8 @@ int m_retry(struct request *rq, const cJSON *params, cJSON **result)
 		  "submitted by uid %u as a retry of job %s (%s): %dx%d, "
 		  "%d epochs, seed %llu, priority %d",
 		  (unsigned)job->uid, old->id, job_state_name(old->state),
-		  job->img_w, job->img_h, job->p.epochs,
-		  (unsigned long long)job->p.seed, job->p.priority);
+		  job->img_w, job->img_h, job->p.cfg.epochs,
+		  (unsigned long long)job->p.cfg.seed, job->p.priority);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddStringToObject(*result, "retry_of", old->id);

@@ -40,10 +40,10 @@ static int no_checkpoint(struct request *rq, const struct job *job)
 	const char *why;
 
 	if (!epoch && !job->started)
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s has not run yet; there "
-			    "is no model to export",
-			    job->id);
+		return methods_fail(rq, RPC_JOB_STATE,
+				    "job %s has not run yet; there "
+				    "is no model to export",
+				    job->id);
 	switch (job->state) {
 	case JOB_QUEUED:
 		why = "the daemon stopped before its first checkpoint "
@@ -68,14 +68,14 @@ static int no_checkpoint(struct request *rq, const struct job *job)
 		break;
 	}
 	if (!epoch) /* a restart cut its history back to no checkpoint */
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s has run but has no "
+		return methods_fail(rq, RPC_JOB_STATE,
+				    "job %s has run but has no "
+				    "checkpoint to export from: %s",
+				    job->id, why);
+	return methods_fail(rq, RPC_JOB_STATE,
+			    "job %s ran %d epochs but has no "
 			    "checkpoint to export from: %s",
-			    job->id, why);
-	return fail(rq, RPC_JOB_STATE,
-		    "job %s ran %d epochs but has no "
-		    "checkpoint to export from: %s",
-		    job->id, epoch, why);
+			    job->id, epoch, why);
 }
 
 static void export_resume(struct pending *pd);
@@ -88,17 +88,18 @@ static int export_park(struct request *rq, struct job *job, struct pending *pd)
 	struct pending *mine = NULL;
 	if (!pd) {
 		if (!(pd = mine = calloc(1, sizeof(*pd))) ||
-		    pending_bind(rq, pd)) {
+		    methods_pending_bind(rq, pd)) {
 			if (mine)
-				pending_free(mine);
-			return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+				methods_pending_free(mine);
+			return methods_fail(rq, RPC_INTERNAL_ERROR,
+					    "out of memory");
 		}
 		snprintf(pd->job_id, sizeof(pd->job_id), "%s", job->id);
 	}
 	if (devwait_park(rq->svc, pd, export_resume) == 0)
 		return METHOD_PARKED;
 	if (mine)
-		pending_free(mine);
+		methods_pending_free(mine);
 	return devwait_refusal(rq, "render the export");
 }
 
@@ -125,11 +126,11 @@ static int export_by_worker(struct request *rq, struct job *job,
 	}
 	struct work_request *req = calloc(1, sizeof(*req));
 	if (!req)
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	req->kind = WORK_EXPORT;
 	snprintf(req->job_id, sizeof(req->job_id), "%s", job->id);
 	queue_job_path(svc->queue, job, NULL, req->dir, sizeof(req->dir));
-	return defer_to_worker(rq, slot, req);
+	return methods_defer_to_worker(rq, slot, req);
 }
 
 /* A done job's export files, read and encoded (decode.c): sent; if they
@@ -138,13 +139,13 @@ static void export_read(struct decode_job *d)
 {
 	struct pending *pd = (struct pending *)d;
 	struct request rq;
-	struct peer_conn *c = pending_request(pd, &rq);
+	struct peer_conn *c = methods_pending_request(pd, &rq);
 	struct job *job = c ? queue_find(pd->svc->queue, pd->job_id) : NULL;
 	int rc = 0;
 	cJSON *r = NULL;
 	if (c && !job) {
-		rc = fail(&rq, RPC_JOB_NOT_FOUND,
-			  "job %s was removed meanwhile", pd->job_id);
+		rc = methods_fail(&rq, RPC_JOB_NOT_FOUND,
+				  "job %s was removed meanwhile", pd->job_id);
 	} else if (c && d->read_rc) {
 		rc = export_by_worker(&rq, job, pd);
 		if (rc == METHOD_PARKED)
@@ -154,10 +155,10 @@ static void export_read(struct decode_job *d)
 		views_add_number(r, "psnr", job->export_psnr);
 	}
 	if (c && rc != METHOD_DEFERRED) {
-		answer(&rq, rc, r); /* printed before pd's strings go */
+		methods_answer(&rq, rc, r); /* printed before pd's strings go */
 		server_conn_release(c);
 	}
-	pending_free(pd);
+	methods_pending_free(pd);
 }
 
 /* A parked export, taken up again (a device is up, or its wait is
@@ -165,28 +166,28 @@ static void export_read(struct decode_job *d)
 static void export_resume(struct pending *pd)
 {
 	struct request rq;
-	struct peer_conn *c = pending_request(pd, &rq);
+	struct peer_conn *c = methods_pending_request(pd, &rq);
 	if (!c) {
-		pending_free(pd);
+		methods_pending_free(pd);
 		return;
 	}
 	struct job *job = queue_find(pd->svc->queue, pd->job_id);
 	int rc = job ? export_by_worker(&rq, job, pd)
-		     : fail(&rq, RPC_JOB_NOT_FOUND,
-			    "job %s was removed meanwhile", pd->job_id);
+		     : methods_fail(&rq, RPC_JOB_NOT_FOUND,
+				    "job %s was removed meanwhile", pd->job_id);
 	if (rc == METHOD_PARKED)
 		return;
 	if (rc != METHOD_DEFERRED) {
-		answer(&rq, rc, NULL);
+		methods_answer(&rq, rc, NULL);
 		server_conn_release(c);
 	}
-	pending_free(pd);
+	methods_pending_free(pd);
 }
 
-int m_export(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_export(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = touchable_job(rq, params, &job);
+	int rc = methods_touchable_job(rq, params, &job);
 	if (rc)
 		return rc;
 	if (!(job->state == JOB_DONE && job->has_export)) {
@@ -196,17 +197,17 @@ int m_export(struct request *rq, const cJSON *params, cJSON **result)
 	char path[4200];
 	struct pending *pd = calloc(1, sizeof(*pd));
 	if (!pd)
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	snprintf(pd->job_id, sizeof(pd->job_id), "%s", job->id);
 	queue_job_path(rq->svc->queue, job, JOBFILE_MODEL, path, sizeof(path));
 	pd->d.read_model = strdup(path);
 	queue_job_path(rq->svc->queue, job, JOBFILE_RECON, path, sizeof(path));
 	pd->d.read_png = strdup(path);
 	if (!pd->d.read_model || !pd->d.read_png) {
-		pending_free(pd);
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		methods_pending_free(pd);
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	}
-	return start_decode(rq, pd, export_read);
+	return methods_start_decode(rq, pd, export_read);
 }
 
 static void render_resume(struct pending *pd);
@@ -216,25 +217,28 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 {
 	struct decode_job *d = &pd->d;
 	if (d->model.rc)
-		return input_refused(rq, "model", "safetensors", &d->model);
+		return methods_input_refused(rq, "model", "safetensors",
+					     &d->model);
 	if (d->png.rc)
-		return input_refused(rq, "target", "image", &d->png);
+		return methods_input_refused(rq, "target", "image", &d->png);
 	char why[256];
 	if (pd->has_view && d->image)
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"target\" measures a render at the model's own "
-			    "size: leave out scale, size and crop");
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "\"target\" measures a render at the model's own "
+		    "size: leave out scale, size and crop");
 	if (pd->has_view && nn_view_check(&pd->view, d->model_w, d->model_h,
 					  NULL, why, sizeof(why)))
-		return fail(rq, RPC_INVALID_PARAMS, "%s (the model is %dx%d)",
-			    why, d->model_w, d->model_h);
+		return methods_fail(rq, RPC_INVALID_PARAMS,
+				    "%s (the model is %dx%d)", why, d->model_w,
+				    d->model_h);
 	if (d->image &&
 	    (d->image->width != d->model_w || d->image->height != d->model_h))
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "\"target\" is %dx%d but "
-			    "the model renders %dx%d",
-			    d->image->width, d->image->height, d->model_w,
-			    d->model_h);
+		return methods_fail(rq, RPC_INVALID_PARAMS,
+				    "\"target\" is %dx%d but "
+				    "the model renders %dx%d",
+				    d->image->width, d->image->height,
+				    d->model_w, d->model_h);
 	struct worker_slot *slot = schedule_pick_worker(rq->svc);
 	if (!slot && devwait_park(rq->svc, pd, render_resume) == 0)
 		return METHOD_PARKED; /* pd waits, its connection held */
@@ -242,7 +246,7 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 		return devwait_refusal(rq, "render");
 	struct work_request *req = calloc(1, sizeof(*req));
 	if (!req)
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	req->kind = WORK_RENDER;
 	req->view = pd->view;
 	req->has_view = pd->has_view;
@@ -250,24 +254,24 @@ static int render_decoded_request(struct request *rq, struct pending *pd)
 	req->target = d->image;
 	d->package = NULL;
 	d->image = NULL;
-	return defer_to_worker(rq, slot, req);
+	return methods_defer_to_worker(rq, slot, req);
 }
 
 static void render_decoded(struct decode_job *d)
 {
 	struct pending *pd = (struct pending *)d;
 	struct request rq;
-	struct peer_conn *c = pending_request(pd, &rq);
+	struct peer_conn *c = methods_pending_request(pd, &rq);
 	if (c) {
 		int rc = render_decoded_request(&rq, pd);
 		if (rc == METHOD_PARKED)
 			return;
 		if (rc != METHOD_DEFERRED) {
-			answer(&rq, rc, NULL);
+			methods_answer(&rq, rc, NULL);
 			server_conn_release(c);
 		} /* else the worker's reply releases it */
 	}
-	pending_free(pd);
+	methods_pending_free(pd);
 }
 
 /* A parked render, taken up again. */
@@ -285,15 +289,16 @@ static int get_box(struct request *rq, const cJSON *params, const char *key,
 	if (!box)
 		return 0;
 	if (!cJSON_IsObject(box))
-		return fail(rq, RPC_INVALID_PARAMS, "\"%s\" must be an object",
-			    key);
-	int rc = check_keys(rq, box, names);
+		return methods_fail(rq, RPC_INVALID_PARAMS,
+				    "\"%s\" must be an object", key);
+	int rc = methods_check_keys(rq, box, names);
 	for (int i = 0; rc == 0 && names[i]; i++) {
 		if (!cJSON_GetObjectItemCaseSensitive(box, names[i]))
-			return fail(rq, RPC_INVALID_PARAMS,
-				    "\"%s\" needs \"%s\"", key, names[i]);
-		rc = get_int(rq, box, names[i], i < zeros ? 0 : 1,
-			     NN_VIEW_MAX_SIDE, &out[i]);
+			return methods_fail(rq, RPC_INVALID_PARAMS,
+					    "\"%s\" needs \"%s\"", key,
+					    names[i]);
+		rc = methods_get_int(rq, box, names[i], i < zeros ? 0 : 1,
+				     NN_VIEW_MAX_SIDE, &out[i]);
 	}
 	return rc;
 }
@@ -305,14 +310,15 @@ static int get_view(struct request *rq, const cJSON *params, struct pending *pd)
 	static const char *const xywh[] = { "x", "y", "width", "height", NULL };
 	int64_t scale = 0, size[2] = { 0 }, crop[4] = { 0 };
 	int has_size, has_crop;
-	int rc = get_int(rq, params, "scale", 1, NN_VIEW_MAX_SCALE, &scale);
+	int rc =
+	    methods_get_int(rq, params, "scale", 1, NN_VIEW_MAX_SCALE, &scale);
 	rc = rc ? rc : get_box(rq, params, "size", wh, 0, size, &has_size);
 	rc = rc ? rc : get_box(rq, params, "crop", xywh, 2, crop, &has_crop);
 	if (rc)
 		return rc;
 	if (scale && has_size)
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "give \"scale\" or \"size\", not both");
+		return methods_fail(rq, RPC_INVALID_PARAMS,
+				    "give \"scale\" or \"size\", not both");
 	pd->has_view = scale || has_size || has_crop;
 	pd->view = (struct nn_view){ .scale = (int)scale,
 				     .width = (int)size[0],
@@ -324,28 +330,30 @@ static int get_view(struct request *rq, const cJSON *params, struct pending *pd)
 	return 0;
 }
 
-int m_render(struct request *rq, const cJSON *params, cJSON **result)
+int methods_model_render(struct request *rq, const cJSON *params,
+			 cJSON **result)
 {
 	static const char *const keys[] = { "model", "target", "scale",
 					    "size",  "crop",   NULL };
-	int rc = check_keys(rq, params, keys);
+	int rc = methods_check_keys(rq, params, keys);
 	if (rc)
 		return rc;
 	struct pending *pd = calloc(1, sizeof(*pd));
 	if (!pd)
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	if ((rc = get_view(rq, params, pd))) {
-		pending_free(pd);
+		methods_pending_free(pd);
 		return rc;
 	}
 	pd->d.keep_package = 1;
 	pd->d.fit_target = 1; /* a larger target: scaled to the model's */
-	if ((rc = get_b64(rq, params, "model", "safetensors", 1,
-			  &pd->d.model.b64)) ||
-	    (rc = get_b64(rq, params, "target", image_key(params, "target"), 0,
-			  &pd->d.png.b64))) {
-		pending_free(pd);
+	if ((rc = methods_get_b64(rq, params, "model", "safetensors", 1,
+				  &pd->d.model.b64)) ||
+	    (rc = methods_get_b64(rq, params, "target",
+				  methods_image_key(params, "target"), 0,
+				  &pd->d.png.b64))) {
+		methods_pending_free(pd);
 		return rc;
 	}
-	return start_decode(rq, pd, render_decoded);
+	return methods_start_decode(rq, pd, render_decoded);
 }

@@ -37,10 +37,10 @@ static const char *first_device(struct service *svc)
 	return NULL;
 }
 
-int m_hello(struct request *rq, const cJSON *params, cJSON **result)
+int methods_hello(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = { "client", "protocol", NULL };
-	int rc = check_keys(rq, params, keys);
+	int rc = methods_check_keys(rq, params, keys);
 	if (rc)
 		return rc;
 	cJSON *r = cJSON_CreateObject();
@@ -57,10 +57,11 @@ int m_hello(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
-int m_status(struct request *rq, const cJSON *params, cJSON **result)
+int methods_daemon_status(struct request *rq, const cJSON *params,
+			  cJSON **result)
 {
 	static const char *const keys[] = { NULL };
-	int rc = check_keys(rq, params, keys);
+	int rc = methods_check_keys(rq, params, keys);
 	if (rc)
 		return rc;
 	struct service *svc = rq->svc;
@@ -122,10 +123,10 @@ int m_status(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
-int m_list(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_list(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = { NULL };
-	int rc = check_keys(rq, params, keys);
+	int rc = methods_check_keys(rq, params, keys);
 	if (rc)
 		return rc;
 	cJSON *r = cJSON_CreateObject();
@@ -137,11 +138,11 @@ int m_list(struct request *rq, const cJSON *params, cJSON **result)
 	return 0;
 }
 
-int m_get(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_get(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, &job)))
+	int rc = methods_check_keys(rq, params, job_only);
+	if (rc || (rc = methods_get_job(rq, params, &job)))
 		return rc;
 	*result = views_job(job, schedule_default_width(rq->svc));
 	return 0;
@@ -149,34 +150,36 @@ int m_get(struct request *rq, const cJSON *params, cJSON **result)
 
 /* Anyone may read a job's events, as its job object (see Access): they
  * say what job.get and job.subscribe show, with times. */
-int m_logs(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_logs(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
 	cJSON *events;
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, &job)))
+	int rc = methods_check_keys(rq, params, job_only);
+	if (rc || (rc = methods_get_job(rq, params, &job)))
 		return rc;
 	if ((rc = job_events_read(rq->svc->queue, job, &events)))
-		return fail(rq, RPC_INTERNAL_ERROR,
-			    "cannot read the events of "
-			    "job %s: %s",
-			    job->id,
-			    rc == ERR_IO ? strerror(errno) : error_message(rc));
+		return methods_fail(rq, RPC_INTERNAL_ERROR,
+				    "cannot read the events of "
+				    "job %s: %s",
+				    job->id,
+				    rc == ERR_IO ? strerror(errno)
+						 : error_message(rc));
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddItemToObject(*result, "events", events);
 	return 0;
 }
 
-int m_subscribe(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_subscribe(struct request *rq, const cJSON *params,
+			  cJSON **result)
 {
 	static const char *const keys[] = { "job", "since", NULL };
 	struct service *svc = rq->svc;
 	struct job *job;
 	int64_t since = 0;
-	int rc = check_keys(rq, params, keys);
-	if (rc || (rc = get_job(rq, params, &job)) ||
-	    (rc = get_int(rq, params, "since", 0, 1e12, &since)))
+	int rc = methods_check_keys(rq, params, keys);
+	if (rc || (rc = methods_get_job(rq, params, &job)) ||
+	    (rc = methods_get_int(rq, params, "since", 0, 1e12, &since)))
 		return rc;
 	uint64_t conn = server_conn_id(rq->c);
 	subs_drop(svc, conn, job->id);
@@ -184,29 +187,30 @@ int m_subscribe(struct request *rq, const cJSON *params, cJSON **result)
 	if (nsubs >= quota_jobs_per_uid()) {
 		rq->data = views_limit_data("LIMIT_JOBS_PER_UID",
 					    quota_jobs_per_uid());
-		return fail(rq, RPC_LIMIT,
-			    "this connection follows %d jobs "
-			    "already (the limit)",
-			    nsubs);
+		return methods_fail(rq, RPC_LIMIT,
+				    "this connection follows %d jobs "
+				    "already (the limit)",
+				    nsubs);
 	}
 	struct subscription *s = subs_add(svc, conn, job, since);
 	if (!s)
-		return fail(rq, RPC_INTERNAL_ERROR, "out of memory");
+		return methods_fail(rq, RPC_INTERNAL_ERROR, "out of memory");
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "job", job->id);
 	cJSON_AddStringToObject(r, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(r, "epoch", job_epoch(job));
-	cJSON_AddNumberToObject(r, "epochs", job->p.epochs);
+	cJSON_AddNumberToObject(r, "epochs", job->p.cfg.epochs);
 	cJSON_AddNumberToObject(r, "replay", subs_replay_left(s, job));
 	*result = r;
 	return 0; /* the replay follows the result (pumped after it) */
 }
 
-int m_unsubscribe(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_unsubscribe(struct request *rq, const cJSON *params,
+			    cJSON **result)
 {
 	struct job *job;
-	int rc = check_keys(rq, params, job_only);
-	if (rc || (rc = get_job(rq, params, &job)))
+	int rc = methods_check_keys(rq, params, job_only);
+	if (rc || (rc = methods_get_job(rq, params, &job)))
 		return rc;
 	subs_drop(rq->svc, server_conn_id(rq->c), job->id);
 	*result = cJSON_CreateObject();

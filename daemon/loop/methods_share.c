@@ -17,21 +17,22 @@
 #include "loop/views.h"
 #include "proto/params.h"
 
-int priority_refused(struct request *rq, int priority)
+int methods_priority_refused(struct request *rq, int priority)
 {
 	uid_t uid = server_conn_uid(rq->c);
 	if (priority <= SHARE_PRIORITY_USER_MAX || uid == 0 ||
 	    uid == rq->svc->uid)
 		return 0;
 	rq->data = views_limit_data("priority", SHARE_PRIORITY_USER_MAX);
-	return fail(rq, RPC_PERMISSION,
-		    "priority %d is above %d: only root may put a job before "
-		    "everyone's; a user's priority (-100 to %d) orders only "
-		    "that user's own jobs",
-		    priority, SHARE_PRIORITY_USER_MAX, SHARE_PRIORITY_USER_MAX);
+	return methods_fail(
+	    rq, RPC_PERMISSION,
+	    "priority %d is above %d: only root may put a job before "
+	    "everyone's; a user's priority (-100 to %d) orders only "
+	    "that user's own jobs",
+	    priority, SHARE_PRIORITY_USER_MAX, SHARE_PRIORITY_USER_MAX);
 }
 
-int batch_refused(struct request *rq, const char *batch)
+int methods_batch_refused(struct request *rq, const char *batch)
 {
 	uid_t owner;
 	if (!batch[0] || !queue_batch_foreign(rq->svc->queue, batch,
@@ -39,13 +40,14 @@ int batch_refused(struct request *rq, const char *batch)
 		return 0;
 	rq->data = cJSON_CreateObject();
 	cJSON_AddNumberToObject(rq->data, "owner", owner);
-	return fail(rq, RPC_PERMISSION,
-		    "batch %s holds jobs of uid %u: a batch names one user's "
-		    "jobs only; choose another batch id",
-		    batch, (unsigned)owner);
+	return methods_fail(
+	    rq, RPC_PERMISSION,
+	    "batch %s holds jobs of uid %u: a batch names one user's "
+	    "jobs only; choose another batch id",
+	    batch, (unsigned)owner);
 }
 
-int disk_refused(struct request *rq, size_t adding)
+int methods_disk_refused(struct request *rq, size_t adding)
 {
 	uid_t uid = server_conn_uid(rq->c);
 	long long bytes, files, max_bytes = quota_disk_bytes_per_uid();
@@ -62,7 +64,7 @@ int disk_refused(struct request *rq, size_t adding)
 	cJSON_AddNumberToObject(rq->data, "bytes", (double)bytes);
 	cJSON_AddNumberToObject(rq->data, "files", (double)files);
 	cJSON_AddNumberToObject(rq->data, "adding", (double)adding);
-	return fail(
+	return methods_fail(
 	    rq, RPC_LIMIT,
 	    "uid %u's jobs hold %lld bytes in %lld files of the state "
 	    "folder; with this job's %zu bytes that passes its quota of "
@@ -73,28 +75,31 @@ int disk_refused(struct request *rq, size_t adding)
 		       : "LIMIT_DISK_FILES_PER_UID");
 }
 
-int m_renice(struct request *rq, const cJSON *params, cJSON **result)
+int methods_job_renice(struct request *rq, const cJSON *params, cJSON **result)
 {
 	static const char *const keys[] = { "job", "priority", NULL };
 	struct job *job;
 	int64_t priority = 0;
 	const struct param *row = &param_table[PARAM_PRIORITY];
-	int rc = check_keys(rq, params, keys);
-	if (rc || (rc = get_job(rq, params, &job)) || (rc = may_touch(rq, job)))
+	int rc = methods_check_keys(rq, params, keys);
+	if (rc || (rc = methods_get_job(rq, params, &job)) ||
+	    (rc = methods_may_touch(rq, job)))
 		return rc;
 	if (!cJSON_GetObjectItemCaseSensitive(params, "priority"))
-		return fail(rq, RPC_INVALID_PARAMS,
-			    "job.renice needs \"priority\" (%.0f to %.0f)",
-			    row->min, row->max);
-	if ((rc = get_int(rq, params, "priority", row->min, row->max,
-			  &priority)) ||
-	    (rc = priority_refused(rq, (int)priority)))
+		return methods_fail(
+		    rq, RPC_INVALID_PARAMS,
+		    "job.renice needs \"priority\" (%.0f to %.0f)", row->min,
+		    row->max);
+	if ((rc = methods_get_int(rq, params, "priority", row->min, row->max,
+				  &priority)) ||
+	    (rc = methods_priority_refused(rq, (int)priority)))
 		return rc;
 	if (job_state_is_final(job->state))
-		return fail(rq, RPC_JOB_STATE,
-			    "job %s is %s: it will not run again, so its "
-			    "priority no longer matters",
-			    job->id, job_state_name(job->state));
+		return methods_fail(
+		    rq, RPC_JOB_STATE,
+		    "job %s is %s: it will not run again, so its "
+		    "priority no longer matters",
+		    job->id, job_state_name(job->state));
 	int was = job->p.priority;
 	if (was != (int)priority) {
 		job->p.priority = (int)priority;

@@ -11,9 +11,9 @@
  * that no worker admits waits, said once in its log, and no other passes
  * it: packs drain until it fits (or runs alone). Renders and exports go
  * to an idle worker when there is one, else they take turns with a
- * running job between its epochs (worker.h). The engine's config is made here, from
- * the engine's defaults for the device and the options the job was
- * submitted with (already checked against proto/params.h at submission).
+ * running job between its epochs (worker.h). The engine's config is the
+ * job's own (made and checked at submission); what waits for the
+ * device's width is chosen here when the job first runs.
  * Loop thread only.
  */
 #include "loop/schedule.h"
@@ -22,26 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/jobstate.h"
 #include "loop/after.h"
 #include "loop/events.h"
 #include "log.h"
 #include "loop/subs.h"
 #include "loop/views.h"
 #include "worker/worker.h"
-
-/* The engine options a job was submitted with, over the engine's
- * defaults: its recipe, and the table's words outside it (precision,
- * dilations). */
-static void apply_engine_options(const struct job_params *p,
-				 struct nn_config *cfg)
-{
-	cfg->recipe = p->recipe; /* resolved at submission */
-	char err[256];
-	for (int i = PARAM_FIRST_WORD; i < PARAM_COUNT; i++)
-		if (JOB_WORD(p, i)[0] && !nn_option_in_recipe(i))
-			nn_option_set(cfg, i, JOB_WORD(p, i), "", err,
-				      sizeof(err));
-}
 
 int schedule_default_width(const struct service *svc)
 {
@@ -59,16 +46,14 @@ int schedule_default_width(const struct service *svc)
 	return nn_default_width(kind);
 }
 
-void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg)
+/* The engine's config for job on a device (is_cpu: lavapipe and the like,
+ * whose default width differs). The width and what waits for it, when
+ * left to the daemon, are chosen here and kept in the job's parameters. */
+static void job_config(struct job *job, int is_cpu, struct nn_config *cfg)
 {
-	nn_config_defaults(cfg, is_cpu);
 	/* the width is known now, and what waits for it */
-	nn_resolve_auto(&job->p.width, is_cpu, &job->p.lr, &job->p.recipe);
-	cfg->nf = job->p.width;
-	cfg->lr = job->p.lr;
-	cfg->epochs = job->p.epochs;
-	cfg->seed = job->p.seed;
-	apply_engine_options(&job->p, cfg);
+	job_resolve_auto(&job->p, is_cpu);
+	*cfg = job->p.cfg;
 }
 
 /* The job as worker slot's device runs it (its config for that kind of
@@ -82,11 +67,11 @@ static struct work_job *work_job_for(struct service *svc,
 	snprintf(wj->id, sizeof(wj->id), "%s", job->id);
 	queue_job_path(svc->queue, job, NULL, wj->dir, sizeof(wj->dir));
 	struct job_params given = job->p;
-	schedule_job_config(job, slot->is_cpu, &wj->cfg);
+	job_config(job, slot->is_cpu, &wj->cfg);
 	/* what was left to the daemon is chosen now: kept, so that a
 	 * restart neither shows nor trains anything else */
-	if (given.width != job->p.width || given.lr != job->p.lr ||
-	    given.recipe.warmup != job->p.recipe.warmup)
+	if (given.cfg.nf != job->p.cfg.nf || given.cfg.lr != job->p.cfg.lr ||
+	    given.cfg.recipe.warmup != job->p.cfg.recipe.warmup)
 		queue_save_request(svc->queue, job);
 	wj->has_init = job->has_init;
 	wj->target_psnr = job->p.target_psnr;
@@ -102,7 +87,7 @@ static void start_on(struct service *svc, struct job *job, struct work_job *wj,
 	job->worker = i;
 	snprintf(job->device, sizeof(job->device), "%s", slot->device);
 	snprintf(slot->job, sizeof(slot->job), "%s", job->id);
-	queue_set_state(svc->queue, job, JOB_RUNNING, NULL);
+	jobstate_apply(svc->queue, job, JOBSTATE_START, NULL);
 	char settings[160];
 	views_settings_text(&job->p, settings, sizeof(settings));
 	job_event(svc->queue, job, LOGL_NOTICE,

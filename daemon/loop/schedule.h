@@ -22,9 +22,5 @@ struct worker_slot *schedule_pick_worker(struct service *svc);
  * open devices when they agree (all CPUs, or none), else 0 (not known
  * until a worker takes it, or no device is open yet). */
 int schedule_default_width(const struct service *svc);
-/* The engine's config for job on a device (is_cpu: lavapipe and the like,
- * whose defaults differ). The width and the learning rate left to the
- * daemon are chosen here and kept in the job's parameters. */
-void schedule_job_config(struct job *job, int is_cpu, struct nn_config *cfg);
 
 #endif

@@ -88,10 +88,9 @@ void views_add_number(cJSON *o, const char *key, double v)
 struct job_params views_job_settings(const struct job *job, int default_width)
 {
 	struct job_params p = job->p;
-	if (!p.width && default_width)
-		p.width = default_width;
-	if (p.width)
-		nn_resolve_auto(&p.width, 0, &p.lr, &p.recipe);
+	if (!p.cfg.nf && default_width)
+		p.cfg.nf = default_width;
+	job_resolve_auto(&p, -1);
 	return p;
 }
 
@@ -99,16 +98,16 @@ void views_settings_text(const struct job_params *p, char *buf, size_t len)
 {
 	char width[48], lr[48], warmup[48];
 	const char *def = " (default)";
-	if (p->width)
-		snprintf(width, sizeof(width), "%d", p->width);
+	if (p->cfg.nf)
+		snprintf(width, sizeof(width), "%d", p->cfg.nf);
 	else
 		snprintf(width, sizeof(width), "by device");
-	if (p->lr != NN_LR_AUTO)
-		snprintf(lr, sizeof(lr), "%g", p->lr);
+	if (p->cfg.lr != NN_LR_AUTO)
+		snprintf(lr, sizeof(lr), "%g", p->cfg.lr);
 	else
 		snprintf(lr, sizeof(lr), "by width");
-	if (p->recipe.warmup != NN_WARMUP_AUTO)
-		snprintf(warmup, sizeof(warmup), "%d", p->recipe.warmup);
+	if (p->cfg.recipe.warmup != NN_WARMUP_AUTO)
+		snprintf(warmup, sizeof(warmup), "%d", p->cfg.recipe.warmup);
 	else
 		snprintf(warmup, sizeof(warmup), "by width");
 	snprintf(buf, len, "width %s%s, lr %s%s, warmup %s%s", width,
@@ -129,7 +128,7 @@ cJSON *views_job(const struct job *job, int default_width)
 	cJSON_AddStringToObject(o, "name", job->p.name);
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(o, "epoch", job_epoch(job));
-	cJSON_AddNumberToObject(o, "epochs", job->p.epochs);
+	cJSON_AddNumberToObject(o, "epochs", job->p.cfg.epochs);
 	/* One PSNR: the model's, the weights an export writes (the best
 	 * model, struct nn_best; a done job's exported model, which infer
 	 * measures too). The last epoch's own figure, measured before its
@@ -143,8 +142,8 @@ cJSON *views_job(const struct job *job, int default_width)
 	/* the rate of the last epoch, where the schedule has it; lr is the
 	 * peak rate the job was given */
 	views_add_number(o, "live_lr", last ? last->lr : NAN);
-	if (shown.width)
-		cJSON_AddNumberToObject(o, "width", shown.width);
+	if (shown.cfg.nf)
+		cJSON_AddNumberToObject(o, "width", shown.cfg.nf);
 	else
 		cJSON_AddNullToObject(o, "width");
 	cJSON *img = cJSON_AddObjectToObject(o, "image");
@@ -161,18 +160,18 @@ cJSON *views_job(const struct job *job, int default_width)
 	if (job->state == JOB_FAILED ||
 	    (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(o, "error", job->error);
-	if (shown.lr != NN_LR_AUTO)
-		cJSON_AddNumberToObject(o, "lr", shown.lr);
+	if (shown.cfg.lr != NN_LR_AUTO)
+		cJSON_AddNumberToObject(o, "lr", shown.cfg.lr);
 	else
 		cJSON_AddNullToObject(o, "lr");
-	rpc_add_exact_integer(o, "seed", job->p.seed);
+	rpc_add_exact_integer(o, "seed", job->p.cfg.seed);
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(o, "batch", job->p.batch);
 	else
 		cJSON_AddNullToObject(o, "batch");
 	job_params_add_given(o, &shown);
-	if (shown.recipe.warmup == NN_WARMUP_AUTO)
+	if (shown.cfg.recipe.warmup == NN_WARMUP_AUTO)
 		cJSON_ReplaceItemInObjectCaseSensitive(o, "warmup",
 						       cJSON_CreateNull());
 	cJSON *defaults = cJSON_AddArrayToObject(o, "defaults");
@@ -222,7 +221,7 @@ cJSON *views_state_params(const struct job *job)
 	cJSON_AddStringToObject(p, "job", job->id);
 	cJSON_AddStringToObject(p, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(p, "epoch", job_epoch(job));
-	cJSON_AddNumberToObject(p, "epochs", job->p.epochs);
+	cJSON_AddNumberToObject(p, "epochs", job->p.cfg.epochs);
 	if (job->state == JOB_FAILED ||
 	    (job->state == JOB_PAUSED && job->error[0]))
 		cJSON_AddStringToObject(p, "error", job->error);
@@ -255,7 +254,7 @@ char *views_progress_line(const struct job *job, const struct nn_metrics *m,
 			 "\",\"params\":{\"job\":\"%s\",\"epoch\":%d,"
 			 "\"epochs\":%d,\"mse\":%s,\"psnr\":%s,\"lr\":%.17g,"
 			 "\"ms\":%.6g%s%s%s}}\n",
-			 job->id, m->epoch, job->p.epochs, mse, psnr, m->lr,
+			 job->id, m->epoch, job->p.cfg.epochs, mse, psnr, m->lr,
 			 m->ms, avg, best, at);
 	return n > 0 && (size_t)n < sizeof(buf) ? strdup(buf) : NULL;
 }

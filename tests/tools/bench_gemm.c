@@ -306,7 +306,7 @@ int main(int argc, char **argv)
 	    "median of %d\n",
 	    info->name, info->has_tensor_cores ? info->coopmat_api : "none",
 	    info->has_coopmat2 ? "yes"
-	    : gemm_variant_find("cm2") && shader_find("gemm_nn_cm2")
+	    : gemm_variant_find("cm2") && gpu_shader_find("gemm_nn_cm2")
 		? "no"
 		: "not built (make gpu-tools)",
 	    info->max_shared_bytes, pixels, b.reps, RUNS);

@@ -290,7 +290,7 @@ static void test_coopmat2(void **state)
 {
 	test_need_gpu();
 	const struct gpu_device_info *info = gpu_info(test_gpu);
-	if (!shader_find("gemm_nn_cm2")) {
+	if (!gpu_shader_find("gemm_nn_cm2")) {
 		print_message(
 		    "skipped: this build has no VK_NV_cooperative_matrix2 "
 		    "shaders (glslang 15: make gpu-tools)\n");
