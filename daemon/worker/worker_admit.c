@@ -20,11 +20,13 @@
  *   user's jobs make it.
  *
  * Jobs coming and going take time too (loads: buffers, programs;
- * leaving: checkpoints, exports): a running pack loads joiners at its
- * epoch boundaries only while that time, beyond what a boundary where no
- * job comes or goes takes, has been at most WORKER_PACK_JOIN_SHARE of its
- * epochs' time (struct admit_pace), one at a boundary at most once that
- * share is used, and none once the daemon stops. A job paused or
+ * leaving: checkpoints, exports): a running pack that holds another
+ * user's jobs loads joiners at its epoch boundaries only while that time,
+ * beyond what a boundary where no job comes or goes takes, has been at
+ * most WORKER_PACK_JOIN_SHARE of its epochs' time (struct admit_pace),
+ * one at a boundary at most once that share is used; a joiner among its
+ * own user's jobs alone (a dataset filling its pack) is not paced; none
+ * joins once the daemon stops. A job paused or
  * cancelled before it was loaded leaves at once, unloaded. Worker thread,
  * but worker_admit and worker_estimate (the loop's); under the worker's
  * lock where said.
@@ -267,12 +269,32 @@ static void drop_flagged(struct worker *w)
 	}
 }
 
+/* Whether every job the pack runs is the next joiner's user's: its load
+ * then holds up only that user's own jobs (a dataset filling its pack),
+ * and is not paced. */
+static int joiner_among_own(struct worker *w)
+{
+	int found = 0, own = 1;
+	uid_t next = 0;
+	pthread_mutex_lock(&w->lock);
+	for (struct held *h = w->held; h && !found; h = h->next)
+		if (h->job) {
+			next = h->uid;
+			found = 1;
+		}
+	for (struct held *h = w->held; h && found; h = h->next)
+		if (!h->job && h->uid != next)
+			own = 0;
+	pthread_mutex_unlock(&w->lock);
+	return own;
+}
+
 int admit_may_join(struct worker *w, const struct admit_pace *pace, int n)
 {
 	drop_flagged(w);
 	if (n == 0)
 		return 1; /* nothing runs that a load would hold up */
-	return pace->credit >= 0;
+	return pace->credit >= 0 || joiner_among_own(w);
 }
 
 void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
