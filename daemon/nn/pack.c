@@ -177,22 +177,31 @@ static int same_list(const struct nn_pack *pack, struct nn_fit *const *fits,
 	return 1;
 }
 
-/* The packed programs of a group of several fits, and its mask. */
-static int record_group(struct nn_pack *pack, struct pack_group *grp)
+/* The packed program of one kind for a group of several fits. */
+static int record_kind(struct nn_pack *pack, struct pack_group *grp,
+		       enum pack_program kind)
 {
 	struct gpu_program *progs[grp->n];
+	if (!own_program(grp->fits[0], kind))
+		return 0;
+	for (int s = 0; s < grp->n; s++)
+		progs[s] = own_program(grp->fits[s], kind);
+	return gpu_pack_program_create(pack->gpu, progs, grp->n, &grp->mask,
+				       &grp->prog[kind]);
+}
+
+/* The packed programs of a group of several fits that every step runs,
+ * and its mask; the exports' render is recorded when first asked for
+ * (nn_pack_render), since most lists of fits never export. */
+static int record_group(struct nn_pack *pack, struct pack_group *grp)
+{
 	int rc = gpu_arena_create(pack->gpu, &grp->arena);
 	rc = rc ? rc
 		: gpu_buffer_alloc(grp->arena, 4 * (uint64_t)grp->n, 1,
 				   &grp->mask);
-	for (int k = 0; rc == 0 && k < PK_KINDS; k++) {
-		if (!own_program(grp->fits[0], k))
-			continue;
-		for (int s = 0; s < grp->n; s++)
-			progs[s] = own_program(grp->fits[s], k);
-		rc = gpu_pack_program_create(pack->gpu, progs, grp->n,
-					     &grp->mask, &grp->prog[k]);
-	}
+	for (int k = 0; rc == 0 && k < PK_KINDS; k++)
+		if (k != PK_RENDER)
+			rc = record_kind(pack, grp, k);
 	return rc;
 }
 
@@ -302,6 +311,11 @@ int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 			rc = ERR_INVALID;
 		else
 			on[j] = 1;
+	}
+	for (int g = 0; rc == 0 && g < pack->ngroups; g++) {
+		struct pack_group *grp = &pack->groups[g];
+		if (grp->n > 1 && !grp->prog[PK_RENDER])
+			rc = record_kind(pack, grp, PK_RENDER);
 	}
 	rc = rc ? rc : run_kind(pack, PK_RENDER, on);
 	free(on);
