@@ -185,7 +185,7 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 	 * pixel, whose predictions must be exact too */
 	int halo = nn_config_pad(&fit->cfg) + nn_loss_radius(&fit->cfg.recipe);
 	int rc =
-	    tile_plan_make(&fit->plan, fit->width, fit->height, halo, &lim);
+	    nn_tile_plan_make(&fit->plan, fit->width, fit->height, halo, &lim);
 	if (rc == ERR_DEVICE_OOM)
 		snprintf(
 		    err, errlen,
@@ -401,7 +401,7 @@ static void release_device(struct nn_fit *fit)
 	fit->render_prog = fit->quick_render_prog = fit->avg_render_prog = NULL;
 	gpu_arena_destroy(fit->arena);
 	fit->arena = NULL;
-	tile_plan_finish(&fit->plan);
+	nn_tile_plan_finish(&fit->plan);
 	free(fit->stages);
 	fit->stages = NULL;
 }

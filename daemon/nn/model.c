@@ -65,69 +65,6 @@ int nn_precision_parse(const char *text, enum nn_precision *out)
 	return ERR_INVALID;
 }
 
-/* ------------------------------------------------------- recipe names */
-
-static const char *const schedule_names[] = { "constant", "cosine", "linear",
-					      "exp" };
-static const char *const optimizer_names[] = { "adam", "muon" };
-static const char *const average_names[] = { "none", "ema" };
-
-static const char *name_of(const char *const names[], int count, int value)
-{
-	return value >= 0 && value < count ? names[value] : "?";
-}
-
-static int parse_name(const char *const names[], int count, const char *text,
-		      int *out)
-{
-	for (int i = 0; i < count; i++) {
-		if (!strcmp(text, names[i])) {
-			*out = i;
-			return 0;
-		}
-	}
-	return ERR_INVALID;
-}
-
-const char *nn_schedule_name(enum nn_schedule s)
-{
-	return name_of(schedule_names, NN_SCHEDULE_COUNT, (int)s);
-}
-
-const char *nn_optimizer_name(enum nn_optimizer o)
-{
-	return name_of(optimizer_names, NN_OPTIMIZER_COUNT, (int)o);
-}
-
-const char *nn_average_name(enum nn_average a)
-{
-	return name_of(average_names, NN_AVERAGE_COUNT, (int)a);
-}
-
-int nn_schedule_parse(const char *text, enum nn_schedule *out)
-{
-	int v, rc = parse_name(schedule_names, NN_SCHEDULE_COUNT, text, &v);
-	if (!rc)
-		*out = (enum nn_schedule)v;
-	return rc;
-}
-
-int nn_optimizer_parse(const char *text, enum nn_optimizer *out)
-{
-	int v, rc = parse_name(optimizer_names, NN_OPTIMIZER_COUNT, text, &v);
-	if (!rc)
-		*out = (enum nn_optimizer)v;
-	return rc;
-}
-
-int nn_average_parse(const char *text, enum nn_average *out)
-{
-	int v, rc = parse_name(average_names, NN_AVERAGE_COUNT, text, &v);
-	if (!rc)
-		*out = (enum nn_average)v;
-	return rc;
-}
-
 int nn_config_pad(const struct nn_config *cfg)
 {
 	int pad = 0;

@@ -67,13 +67,6 @@ enum nn_optimizer {
  * exponential moving average (decay ema_decay an epoch). Exports and the
  * reported PSNR take whichever of the live and averaged weights is better. */
 enum nn_average { NN_AVERAGE_NONE = 0, NN_AVERAGE_EMA = 1, NN_AVERAGE_COUNT };
-const char *nn_schedule_name(enum nn_schedule s);
-const char *nn_optimizer_name(enum nn_optimizer o);
-const char *nn_average_name(enum nn_average a);
-/* Parse the names above; return 0 or ERR_INVALID. */
-int nn_schedule_parse(const char *text, enum nn_schedule *out);
-int nn_optimizer_parse(const char *text, enum nn_optimizer *out);
-int nn_average_parse(const char *text, enum nn_average *out);
 
 /* Arithmetic of the pointwise layers (the GEMMs); everything else, the
  * weights and Adam are fp32 always. */
@@ -174,8 +167,6 @@ int nn_config_check(const struct nn_config *cfg, char *err, size_t errlen);
  * ERR_INVALID. A row outside the config is checked only.
  */
 int nn_option_in_config(enum param_id id);
-/* Whether the row lives in the recipe (struct nn_recipe). */
-int nn_option_in_recipe(enum param_id id);
 int nn_option_set(struct nn_config *cfg, enum param_id id, const char *text,
 		  const char *what, char *err, size_t errlen);
 int nn_option_set_number(struct nn_config *cfg, enum param_id id, double v,

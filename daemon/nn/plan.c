@@ -47,8 +47,8 @@ static int fits(const struct tile_limits *lim, int64_t pixels)
 	       lim->budget_bytes;
 }
 
-int tile_plan_make(struct tile_plan *plan, int width, int height, int pad,
-		   const struct tile_limits *lim)
+int nn_tile_plan_make(struct tile_plan *plan, int width, int height, int pad,
+		      const struct tile_limits *lim)
 {
 	int best_w = 0, best_h = 0;
 	int64_t best_cost = -1;
@@ -129,7 +129,7 @@ int tile_plan_make(struct tile_plan *plan, int width, int height, int pad,
 	return 0;
 }
 
-void tile_plan_finish(struct tile_plan *plan)
+void nn_tile_plan_finish(struct tile_plan *plan)
 {
 	free(plan->tiles);
 	memset(plan, 0, sizeof(*plan));

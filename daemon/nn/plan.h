@@ -38,8 +38,8 @@ struct tile_plan {
 };
 
 /* Returns 0, or ERR_DEVICE_OOM when not even a small tile fits. */
-int tile_plan_make(struct tile_plan *plan, int width, int height, int pad,
-		   const struct tile_limits *limits);
-void tile_plan_finish(struct tile_plan *plan);
+int nn_tile_plan_make(struct tile_plan *plan, int width, int height, int pad,
+		      const struct tile_limits *limits);
+void nn_tile_plan_finish(struct tile_plan *plan);
 
 #endif

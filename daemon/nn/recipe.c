@@ -81,8 +81,6 @@ static void *field(struct nn_config *cfg, struct nn_recipe *r, enum param_id id)
 
 int nn_option_in_config(enum param_id id) { return where[id].store != S_JOB; }
 
-int nn_option_in_recipe(enum param_id id) { return where[id].in_recipe; }
-
 /* Stores v (already checked) into the row's field. */
 static void store_number(void *f, enum param_id id, double v)
 {

@@ -96,8 +96,8 @@ struct run {
 	int shared;    /* in a pack with others (the device is theirs
 				too: a fault is handled for all) */
 	/* its export made already with the pack's other jobs ending at
-	 * this boundary (nn_pack_export), which run_finish writes; NULL:
-	 * run_finish makes it */
+	 * this boundary (nn_pack_export), which worker_run_finish writes; NULL:
+	 * worker_run_finish makes it */
 	struct nn_export *export;
 	int flags; /* the job's flags (WORK_CANCEL, ...) at this boundary */
 	/* how it ended */
@@ -181,13 +181,13 @@ int worker_short_of_fds(int err, const char *text);
 void worker_describe(int rc, const char *err, char *msg, size_t len);
 
 /* worker_run.c: the steps of a run */
-int run_model_reaches(struct run *r, double target, int *reached);
-enum run_outcome run_ended(struct run *r, enum work_end end);
-enum run_outcome run_recover(struct worker *w, struct run *r, int rc);
-enum run_outcome run_finish(struct worker *w, struct run *r);
-enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r);
-enum run_outcome run_load(struct worker *w, struct run *r);
-void run_end(struct worker *w, struct run *r);
+int worker_run_model_reaches(struct run *r, double target, int *reached);
+enum run_outcome worker_run_ended(struct run *r, enum work_end end);
+enum run_outcome worker_run_recover(struct worker *w, struct run *r, int rc);
+enum run_outcome worker_run_finish(struct worker *w, struct run *r);
+enum run_outcome worker_run_checkpoint_if_due(struct worker *w, struct run *r);
+enum run_outcome worker_run_load(struct worker *w, struct run *r);
+void worker_run_end(struct worker *w, struct run *r);
 void worker_run_job(struct worker *w, struct work_job *job);
 
 /* worker_pack.c */

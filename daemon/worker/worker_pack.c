@@ -64,7 +64,7 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 		if (shrink && i > 0) {
 			worker_admit_alone(w, r->job->id); /* no bouncing */
 			r->end = WORK_END_QUEUED;
-			run_end(w, r);
+			worker_run_end(w, r);
 			continue;
 		}
 		if (!reopened)
@@ -76,11 +76,11 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 			snprintf(r->msg, sizeof(r->msg), "%s, %d times",
 				 error_message(rc), r->retries);
 		else
-			o = run_load(w, r);
+			o = worker_run_load(w, r);
 		if (o == RUN_ENDED) {
 			if (!reopened || r->retries > WORKER_DEVICE_RETRIES)
 				r->end = WORK_END_FAILED;
-			run_end(w, r);
+			worker_run_end(w, r);
 		} else {
 			runs[kept++] = r;
 		}
@@ -118,7 +118,7 @@ static void boundary_end(struct worker *w, char *jobs_dir)
 /*
  * The flags of each job at this boundary (r->flags), the exports of the
  * jobs that finish here made together (nn_pack_export: a few submissions
- * for any number of jobs), for run_finish to write, and the state that
+ * for any number of jobs), for worker_run_finish to write, and the state that
  * the checkpoints of all that leave read, read back together
  * (nn_fits_read_ahead). fits and want: room for n. A failed batch leaves
  * each job to make its own.
@@ -204,8 +204,8 @@ void worker_run_pack(struct worker *w)
 					   .psnr = NAN,
 					   .shared = n > 0 };
 			double t = worker_seconds();
-			if (run_load(w, r) == RUN_ENDED) {
-				run_end(w, r);
+			if (worker_run_load(w, r) == RUN_ENDED) {
+				worker_run_end(w, r);
 				continue;
 			}
 			admit_joined(w, &pace, r, n, worker_seconds() - t);
@@ -223,16 +223,16 @@ void worker_run_pack(struct worker *w)
 			enum run_outcome o = RUN_NEXT;
 			if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 				worker_save_checkpoint(w, r);
-				o = run_ended(
+				o = worker_run_ended(
 				    r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
 				       : flags & WORK_PAUSE ? WORK_END_PAUSED
 							    : WORK_END_QUEUED);
 			} else if (r->reached ||
 				   nn_fit_epoch(r->fit) >= r->job->cfg.epochs) {
-				o = run_finish(w, r);
+				o = worker_run_finish(w, r);
 			}
 			if (o == RUN_RELOAD)
-				o = run_load(w, r);
+				o = worker_run_load(w, r);
 			if (o == RUN_ENDED) {
 				left[nleft++] = r;
 				runs[i--] = runs[--n];
@@ -240,7 +240,7 @@ void worker_run_pack(struct worker *w)
 		}
 		boundary_end(w, jobs_dir);
 		for (; nleft > 0; nleft--)
-			run_end(w, left[nleft - 1]);
+			worker_run_end(w, left[nleft - 1]);
 		if (!n)
 			continue;
 		for (int i = 0; i < n; i++)
@@ -256,7 +256,7 @@ void worker_run_pack(struct worker *w)
 			n = pack_fault(w, runs, n, rc, &pack);
 			if (!pack) {
 				for (int i = 0; i < n; i++)
-					run_end(w, runs[i]);
+					worker_run_end(w, runs[i]);
 				n = 0;
 				break;
 			}
@@ -269,9 +269,9 @@ void worker_run_pack(struct worker *w)
 			enum run_outcome o;
 			r->train_seconds += dt;
 			if (rcs[i]) {
-				o = run_recover(w, r, rcs[i]);
+				o = worker_run_recover(w, r, rcs[i]);
 				if (o == RUN_RELOAD)
-					o = run_load(w, r);
+					o = worker_run_load(w, r);
 			} else {
 				struct work_event *ev =
 				    worker_event(WORK_PROGRESS, jb->id);
@@ -281,12 +281,12 @@ void worker_run_pack(struct worker *w)
 				if (jb->target_psnr > 0 &&
 				    isfinite(m[i].psnr_best) &&
 				    m[i].psnr_best >= jb->target_psnr)
-					trc = run_model_reaches(
+					trc = worker_run_model_reaches(
 					    r, jb->target_psnr, &r->reached);
-				o = trc ? run_recover(w, r, trc)
-					: run_checkpoint_if_due(w, r);
+				o = trc ? worker_run_recover(w, r, trc)
+					: worker_run_checkpoint_if_due(w, r);
 				if (o == RUN_RELOAD)
-					o = run_load(w, r);
+					o = worker_run_load(w, r);
 			}
 			if (o == RUN_ENDED) {
 				left[nleft++] = r;
@@ -295,7 +295,7 @@ void worker_run_pack(struct worker *w)
 		}
 		boundary_end(w, jobs_dir);
 		for (; nleft > 0; nleft--)
-			run_end(w, left[nleft - 1]);
+			worker_run_end(w, left[nleft - 1]);
 		worker_publish_memory(w);
 	}
 out:

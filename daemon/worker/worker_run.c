@@ -61,7 +61,7 @@ static int save_exports(struct run *r, double *psnr)
  * not (or the other way): the stop rule asks the model itself, with one
  * forward pass, once the epoch's PSNR says it may be time.
  */
-int run_model_reaches(struct run *r, double target, int *reached)
+int worker_run_model_reaches(struct run *r, double target, int *reached)
 {
 	double psnr = NAN;
 	int rc = nn_fit_export(r->fit, NULL, NULL, &psnr);
@@ -72,7 +72,7 @@ int run_model_reaches(struct run *r, double target, int *reached)
 
 /* ------------------------------------------------------- a job's run */
 
-enum run_outcome run_ended(struct run *r, enum work_end end)
+enum run_outcome worker_run_ended(struct run *r, enum work_end end)
 {
 	r->end = end;
 	return RUN_ENDED;
@@ -97,7 +97,7 @@ static enum run_outcome load(struct worker *w, struct run *r)
 			 "back to the queue, to run alone once the worker is "
 			 "free",
 			 job->id);
-		return run_ended(r, WORK_END_QUEUED);
+		return worker_run_ended(r, WORK_END_QUEUED);
 	}
 	if (worker_device_fault(rc) && r->retries < WORKER_DEVICE_RETRIES) {
 		log_warn("job %s: %s while loading; reopening the device "
@@ -115,7 +115,8 @@ static enum run_outcome load(struct worker *w, struct run *r)
 		snprintf(r->msg, sizeof(r->msg), "cannot start: %s%s", err,
 			 fds ? "; paused until file descriptors are free again"
 			     : "");
-		return run_ended(r, fds ? WORK_END_PAUSED : WORK_END_FAILED);
+		return worker_run_ended(r, fds ? WORK_END_PAUSED
+					       : WORK_END_FAILED);
 	}
 	worker_publish_memory(w);
 	struct work_event *ev = worker_event(WORK_STARTED, job->id);
@@ -135,7 +136,7 @@ static enum run_outcome load(struct worker *w, struct run *r)
  * reopened and the job resumed from its checkpoint, a divergence rolled
  * back to the checkpoint with half the rate, each a bounded number of
  * times; anything else fails the job. */
-enum run_outcome run_recover(struct worker *w, struct run *r, int rc)
+enum run_outcome worker_run_recover(struct worker *w, struct run *r, int rc)
 {
 	const struct work_job *job = r->job;
 	char err[512] = "";
@@ -153,7 +154,7 @@ enum run_outcome run_recover(struct worker *w, struct run *r, int rc)
 			 "%s, and the device could not "
 			 "be reopened: %s",
 			 error_message(rc), err);
-		return run_ended(r, WORK_END_FAILED);
+		return worker_run_ended(r, WORK_END_FAILED);
 	}
 	if (rc == ERR_DIVERGED && r->rollbacks < WORKER_DIVERGE_RETRIES) {
 		r->rollbacks++;
@@ -179,18 +180,18 @@ enum run_outcome run_recover(struct worker *w, struct run *r, int rc)
 	else
 		snprintf(r->msg, sizeof(r->msg), "epoch %d failed: %s",
 			 nn_fit_epoch(r->fit) + 1, error_message(rc));
-	return run_ended(r, WORK_END_FAILED);
+	return worker_run_ended(r, WORK_END_FAILED);
 }
 
 /* Every epoch has run, or the target is reached: the last checkpoint and
  * the exports. A full disk pauses the job (the daemon retries). */
-enum run_outcome run_finish(struct worker *w, struct run *r)
+enum run_outcome worker_run_finish(struct worker *w, struct run *r)
 {
 	worker_save_checkpoint(w, r);
 	errno = 0;
 	int rc = save_exports(r, &r->psnr);
 	if (worker_device_fault(rc))
-		return run_recover(w, r, rc);
+		return worker_run_recover(w, r, rc);
 	if (rc) {
 		int fds = worker_short_of_fds(errno, NULL);
 		snprintf(
@@ -201,18 +202,18 @@ enum run_outcome run_finish(struct worker *w, struct run *r)
 		    rc == ERR_NO_SPACE ? "; paused until there is space again"
 		    : fds ? "; paused until file descriptors are free again"
 			  : "");
-		return run_ended(r, rc == ERR_NO_SPACE || fds
-					? WORK_END_PAUSED
-					: WORK_END_FAILED);
+		return worker_run_ended(r, rc == ERR_NO_SPACE || fds
+					       ? WORK_END_PAUSED
+					       : WORK_END_FAILED);
 	}
-	return run_ended(r, WORK_END_DONE);
+	return worker_run_ended(r, WORK_END_DONE);
 }
 
 /* The checkpoint due every ckpt_epochs epochs (ckpt_min_seconds apart at
  * least) or ckpt_seconds seconds. A full disk, or no file descriptor
  * left: training on would only lose more, so the job is paused with the reason (the daemon retries); any
  * other cause (the folder was removed) fails it. */
-enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
+enum run_outcome worker_run_checkpoint_if_due(struct worker *w, struct run *r)
 {
 	double since = worker_seconds() - r->last_ckpt_time;
 	int by_epochs =
@@ -224,7 +225,7 @@ enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
 	if (!rc)
 		return RUN_NEXT;
 	if (worker_device_fault(rc)) /* reading the weights back */
-		return run_recover(w, r, rc);
+		return worker_run_recover(w, r, rc);
 	int space = rc == ERR_NO_SPACE;
 	int fds = worker_short_of_fds(r->write_errno, NULL);
 	snprintf(r->msg, sizeof(r->msg),
@@ -235,7 +236,8 @@ enum run_outcome run_checkpoint_if_due(struct worker *w, struct run *r)
 		 space ? "paused until there is space again"
 		 : fds ? "paused until file descriptors are free again"
 		       : "the job cannot go on");
-	return run_ended(r, space || fds ? WORK_END_PAUSED : WORK_END_FAILED);
+	return worker_run_ended(r, space || fds ? WORK_END_PAUSED
+						: WORK_END_FAILED);
 }
 
 /* One epoch boundary and one epoch: a request served, the flags obeyed,
@@ -246,18 +248,19 @@ static enum run_outcome epoch(struct worker *w, struct run *r)
 	int flags = worker_serve_due(w, &r, 1);
 	if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
 		worker_save_checkpoint(w, r);
-		return run_ended(r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
-				    : flags & WORK_PAUSE ? WORK_END_PAUSED
-							 : WORK_END_QUEUED);
+		return worker_run_ended(r,
+					flags & WORK_CANCEL ? WORK_END_CANCELLED
+					: flags & WORK_PAUSE ? WORK_END_PAUSED
+							     : WORK_END_QUEUED);
 	}
 	if (r->reached || nn_fit_epoch(r->fit) >= job->cfg.epochs)
-		return run_finish(w, r);
+		return worker_run_finish(w, r);
 	struct nn_metrics m;
 	double t = worker_seconds();
 	int rc = nn_fit_step(r->fit, &m);
 	r->train_seconds += worker_seconds() - t;
 	if (rc)
-		return run_recover(w, r, rc);
+		return worker_run_recover(w, r, rc);
 	struct work_event *ev = worker_event(WORK_PROGRESS, job->id);
 	ev->m = m;
 	worker_post(w, ev);
@@ -266,9 +269,9 @@ static enum run_outcome epoch(struct worker *w, struct run *r)
 	 * (which takes that one, or better) decides */
 	if (job->target_psnr > 0 && isfinite(m.psnr_best) &&
 	    m.psnr_best >= job->target_psnr &&
-	    (rc = run_model_reaches(r, job->target_psnr, &r->reached)))
-		return run_recover(w, r, rc);
-	return run_checkpoint_if_due(w, r);
+	    (rc = worker_run_model_reaches(r, job->target_psnr, &r->reached)))
+		return worker_run_recover(w, r, rc);
+	return worker_run_checkpoint_if_due(w, r);
 }
 
 /* Says how the job left the worker (WORK_ENDED). */
@@ -302,7 +305,7 @@ void worker_run_job(struct worker *w, struct work_job *job)
 }
 
 /* The job leaves the worker: WORK_ENDED, and its run freed. */
-void run_end(struct worker *w, struct run *r)
+void worker_run_end(struct worker *w, struct run *r)
 {
 	if (r->export) { /* made, then not written (the job left first) */
 		st_destroy(r->export->model);
@@ -317,7 +320,7 @@ void run_end(struct worker *w, struct run *r)
 }
 
 /* Builds the run's fit until it has one or has ended. */
-enum run_outcome run_load(struct worker *w, struct run *r)
+enum run_outcome worker_run_load(struct worker *w, struct run *r)
 {
 	enum run_outcome o;
 	while ((o = load(w, r)) == RUN_RELOAD)
