@@ -124,18 +124,16 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 	fit->gemm32 = choose_gemm(fit, 0);
 	/* VKINR_GEMM_PHASE=1: the first layer and the forward GEMMs write
 	 * the next block's fp16 phase themselves, instead of S through the
-	 * fp32 scratch that the next conv reads and copies: 21.34 against
-	 * 21.95 ms an epoch on the H200 (width 512, 512x512, call 29). Off by
-	 * default: the forward's sines then come from the fp16 phase (an
-	 * error up to 1e-3 in every activation, against fp32 S otherwise),
-	 * and an fp16 fit of 3000 epochs with it ended at 55.3 dB on the
-	 * Path photo, against 62.2 without (calls 31 and 18). */
+	 * fp32 scratch that the next conv reads and copies (a little faster).
+	 * Off by default: the forward's sines then come from the fp16 phase
+	 * (an error up to 1e-3 in every activation, against fp32 S
+	 * otherwise), which costs a long fp16 fit several dB
+	 * (docs/BENCHMARKS.md, "The fp16 phase from the GEMMs"). */
 	fit->phase_out = fit->half_storage && fit->gemm->half_out &&
 			 nn_env_is("VKINR_GEMM_PHASE", "1");
 	/* The backward keeps dS in fp32 and fp16 and the data gradient
-	 * writes dZ in fp32: dS in fp16 alone (VKINR_HALF_DS) and dZ in fp16
-	 * too (VKINR_HALF_DZ) were measured slower on the H200 and removed
-	 * (tests/bench-h200.md, calls 30 and 31). */
+	 * writes dZ in fp32: dS in fp16 alone and dZ in fp16 too were
+	 * measured slower on the H200 and removed (docs/BENCHMARKS.md). */
 	/* the loss terms add to the gradient: heavy weights must not push the
 	 * scaled fp16 copies past their range */
 	const struct nn_recipe *rc = &fit->cfg.recipe;
@@ -322,7 +320,7 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
 	fit->has_target = target != NULL;
 	fit->kept = (struct nn_best){ .psnr = 0, .epoch = -1 };
 	/* VKINR_AVERAGE_EVERY and VKINR_FP32_FINISH override the two for
-	 * measurements (tests/bench_precision.sh), not for users */
+	 * measurements (tests/bench_precision.py), not for users */
 	const char *every = getenv("VKINR_AVERAGE_EVERY");
 	const char *finish = getenv("VKINR_FP32_FINISH");
 	fit->average_every =

@@ -41,9 +41,9 @@ struct nn_metrics {
 	 * decreases (0 in histories written before it existed) */
 	double psnr_best;
 };
-/* A render of the average costs about 30% of an epoch (the forward
- * alone): every 20 epochs it adds 1.5% to a job's time, every 10 it added
- * 3% (512x512, width 512, H200; tests/bench-h200.md, call 37). */
+/* A render of the average costs about a third of an epoch (the forward
+ * alone): every 20 epochs keeps its share of a job's time small
+ * (docs/BENCHMARKS.md, "The average's render"). */
 #define NN_AVERAGE_EVERY 20
 
 /*
