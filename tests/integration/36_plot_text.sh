@@ -9,6 +9,7 @@
 . "$(dirname "$0")/lib.bash"
 tap_plan 7
 need_device
+need_pil
 PACK=20 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
 import json, re

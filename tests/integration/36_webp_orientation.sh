@@ -13,6 +13,7 @@
 . "$(dirname "$0")/lib.bash"
 tap_plan 5
 need_device
+need_pil
 for tool in cwebp webpmux; do
 	if ! command -v $tool >/dev/null; then
 		for i in $(seq 1 "$TAP_PLAN"); do echo "ok $i # SKIP no $tool (Debian's webp; tests/deps.sh)"; done

@@ -61,6 +61,23 @@ stop_daemon() {
 	DPID=
 }
 
+# need_pil: the test's python needs PIL (python3-pil, tests/deps.sh). The
+# python3 first on PATH may be another than Debian's, which has it: then
+# Debian's is put first. Without any, every check is reported skipped.
+need_pil() {
+	python3 -c 'import PIL' 2>/dev/null && return 0
+	if /usr/bin/python3 -c 'import PIL' 2>/dev/null; then
+		PATH=/usr/bin:$PATH
+		return 0
+	fi
+	for i in $(seq 1 "$TAP_PLAN"); do
+		echo "ok $i # SKIP python3-pil is not installed (tests/deps.sh)"
+	done
+	trap - EXIT
+	rm -rf "$T"
+	exit 0
+}
+
 # Runs the python part of a test; it prints TAP lines itself ("ok N - ..."),
 # numbered from $TAP_N + 1. Its exit status counts failures.
 run_py() {
