@@ -182,8 +182,9 @@ static void test_first(void **state)
 /* The depthwise passes, for dilations below, at and above the CPU row
  * segment (8), on a tile whose width is not a multiple of it: the GPUs'
  * per-pixel dwconv.comp and dwconv_back.comp, and the CPU devices'
- * dwconv_rows.comp, whose backward also sums the conv weights' gradient
- * (over small chunks, so that several are added). */
+ * dwconv_rows.comp and dwconv_blocks_cpu.comp (blocks of 4 rows, which
+ * the 23 rows leave partial), whose backward also sums the conv weights'
+ * gradient (over small chunks, so that several are added). */
 static const int dilations[] = { 1, 2, 3, 4, 8, 11 };
 #define ROW_SEGS ((37 + 7) / 8)
 #define ROW_CHUNK_TEST 16
