@@ -132,15 +132,23 @@ int get_pipelines(struct recorder *r)
 	GET(reduce_out, cpu ? "reduce_out_cpu" : "reduce_out", 3, pass, 2);
 	/* and do the depthwise conv by row segments (see dwconv_rows.comp) */
 	r->rows = r->cpu && !r->half;
+	/* by blocks of rows, half the loads (VKINR_DW_ROWS=1: by rows) */
+	r->row_blocks = r->rows && !nn_env_is("VKINR_DW_ROWS", "1");
 	for (int k = 0; r->rows && k < r->fit->cfg.nblocks; k++) {
 		uint32_t rspec[3] = { spec[0], spec[1],
 				      (uint32_t)r->fit->cfg.dilations[k] };
 		rc = rc ? rc
-			: gpu_pipeline_get(gpu, "dwconv_rows", 3, pass, rspec,
-					   3, &r->dwconv_rows[k]);
+			: gpu_pipeline_get(gpu,
+					   r->row_blocks ? "dwconv_blocks_cpu"
+							 : "dwconv_rows",
+					   3, pass, rspec, 3,
+					   &r->dwconv_rows[k]);
 		rc = rc ? rc
-			: gpu_pipeline_get(gpu, "dwconv_back_rows", 5, pass,
-					   rspec, 3, &r->dwconv_back_rows[k]);
+			: gpu_pipeline_get(
+			      gpu,
+			      r->row_blocks ? "dwconv_back_blocks_cpu"
+					    : "dwconv_back_rows",
+			      5, pass, rspec, 3, &r->dwconv_back_rows[k]);
 	}
 	r->fused = nn_use_fused_sines(gpu);
 	r->fit->fused_sines = r->fused;
@@ -401,8 +409,10 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 		    div_up(dw_strips(p.th, p.dil), dw_group_y(p.tw)), nf);
 	} else if (r->rows) {
 		p.i2 = (int)row_segments(p.tw);
-		PASS(r, r->dwconv_rows[k], p,
-		     div_up((uint64_t)p.i2 * (uint64_t)p.th, ROW_GROUP), nf,
+		uint64_t units = r->row_blocks
+				     ? row_block_units(p.tw, p.th, p.dil)
+				     : (uint64_t)p.i2 * (uint64_t)p.th;
+		PASS(r, r->dwconv_rows[k], p, div_up(units, ROW_GROUP), nf,
 		     &fit->params, h, &fit->z, NULL, NULL, NULL);
 	} else if (r->tiled && p.dil <= DW_TILED_MAX_DIL) {
 		struct gpu_pipeline *pipe =
@@ -644,6 +654,10 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 			bp.i1 = (int)nf;
 			bp.i2 = (int)row_segments(p.tw);
 			dw_chunks = (int)row_chunks(p.tw, p.th);
+			if (r->row_blocks) /* the same chunks, of blocks */
+				bp.i0 = (int)div_up(
+				    row_block_units(p.tw, p.th, p.dil),
+				    (uint64_t)dw_chunks);
 			PASS(r, r->dwconv_back_rows[k], bp, dw_chunks, nf,
 			     &fit->params, &fit->s[k], &fit->z, &fit->g,
 			     &fit->part_b, NULL);

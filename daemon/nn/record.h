@@ -25,6 +25,17 @@ static inline uint32_t row_chunks(int tw, int th)
 	return div_up((uint64_t)row_segments(tw) * (uint64_t)th, ROW_CHUNK);
 }
 
+/* The block rows of a tile for dilation d (dwconv_blocks_cpu.comp: Q = 4
+ * rows d apart a block), and the units of its passes: a segment of each. */
+static inline uint32_t row_blocks(int th, int d)
+{
+	return (uint32_t)d * div_up((uint64_t)th, 4 * (uint64_t)d);
+}
+static inline uint32_t row_block_units(int tw, int th, int d)
+{
+	return row_segments(tw) * row_blocks(th, d);
+}
+
 /* The strips of a tile's channel for dilation d (dwconv_strip.comp), and
  * the workgroups (the backward's chunks of partial sums) a channel takes. */
 static inline uint32_t dw_strips(int th, int d)

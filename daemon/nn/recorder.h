@@ -37,9 +37,10 @@ struct recorder {
 	 * (fit->phase_out) */
 	int phase_out;
 	struct gpu_pipeline *gemm_nnp, *first_phase;
-	/* CPU devices: vec4 sines, and the depthwise passes by row segments,
-	 * one pipeline a block (the dilation is a specialization constant) */
-	int cpu, rows;
+	/* CPU devices: vec4 sines, and the depthwise passes by row segments
+	 * or (row_blocks) by blocks of rows, one pipeline a block (the
+	 * dilation is a specialization constant) */
+	int cpu, rows, row_blocks;
 	/* GPUs: the depthwise passes read S and take its sines themselves,
 	 * and the forward one (tiled) goes by blocks through shared memory */
 	int fused, tiled;

@@ -136,8 +136,9 @@ static inline float *run_first(const char *variant,
 /* The depthwise passes, for dilations below, at and above the CPU row
  * segment (8), on a tile whose width is not a multiple of it: the GPUs'
  * per-pixel dwconv.comp and dwconv_back.comp, and the CPU devices'
- * dwconv_rows.comp, whose backward also sums the conv weights' gradient
- * (over small chunks, so that several are added). */
+ * dwconv_rows.comp and dwconv_blocks_cpu.comp (blocks of 4 rows, which
+ * the 23 rows leave partial), whose backward also sums the conv weights'
+ * gradient (over small chunks, so that several are added). */
 static const int dilations[] = { 1, 2, 3, 4, 8, 11 };
 #define ROW_SEGS ((37 + 7) / 8)
 #define ROW_CHUNK_TEST 16
@@ -155,7 +156,8 @@ enum dw_form {
 	DW_FROM_S,
 	DW_BLOCKS,
 	DW_STRIPS,
-	DW_STRIPS_SMALL /* the same in workgroups of 16 x 4 ("_x16") */
+	DW_STRIPS_SMALL, /* the same in workgroups of 16 x 4 ("_x16") */
+	DW_ROW_BLOCKS    /* the CPUs' by blocks of 4 rows of 8 pixels */
 };
 #define IS_STRIPS(form) ((form) == DW_STRIPS || (form) == DW_STRIPS_SMALL)
 

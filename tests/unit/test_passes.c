@@ -63,43 +63,53 @@ static void test_first(void **state)
 static const char *dispatch_dw(enum dw_form form, int back, int d,
 			       const struct gpu_buffer *const *bufs)
 {
-	static const char *const names[6][2] = {
+	static const char *const names[7][2] = {
 		{ "dwconv", "dwconv_back" },
 		{ "dwconv_rows", "dwconv_back_rows" },
 		{ "dwconv_s", NULL },
 		{ "dwconv_tiled_s", NULL },
 		{ "dwconv_strip_s", "dwconv_back_strip" },
-		{ "dwconv_strip_s_x16", "dwconv_back_strip_x16" }
+		{ "dwconv_strip_s_x16", "dwconv_back_strip_x16" },
+		{ "dwconv_blocks_cpu", "dwconv_back_blocks_cpu" }
 	};
 	float w0 = W0;
 	uint32_t spec[3] = { NF, 0, (uint32_t)d };
 	memcpy(&spec[1], &w0, 4);
 	struct pass_push p = tile_push(d);
 	uint32_t gx = (NPIX + 255) / 256;
+	const char *name = names[form][back];
 	if (form == DW_ROWS) {
 		p.i0 = ROW_CHUNK_TEST;
 		p.i1 = NF;
 		p.i2 = ROW_SEGS;
 		gx = back ? ROW_CHUNKS : (ROW_SEGS * 23 + 63) / 64;
 	}
-	int nbufs = back ? 4 + (form == DW_ROWS || IS_STRIPS(form)) : 3;
+	if (form == DW_ROW_BLOCKS) { /* the units: d ceil(23 / 4d) block
+				      * rows of ROW_SEGS segments */
+		uint32_t units = ROW_SEGS * d * ((23 + 4 * d - 1) / (4 * d));
+		p.i0 = (int)((units + ROW_CHUNKS - 1) / ROW_CHUNKS);
+		p.i1 = NF;
+		p.i2 = ROW_SEGS;
+		gx = back ? ROW_CHUNKS : (units + 63) / 64;
+	}
+	int rows = form == DW_ROWS || form == DW_ROW_BLOCKS;
+	int nbufs = back ? 4 + (rows || IS_STRIPS(form)) : 3;
 	if (IS_STRIPS(form)) {
 		int small = form == DW_STRIPS_SMALL;
-		test_dispatch_spec(names[form][back], spec, 2, bufs, nbufs, &p,
-				   sizeof(p), strip_groups_x(small),
+		test_dispatch_spec(name, spec, 2, bufs, nbufs, &p, sizeof(p),
+				   strip_groups_x(small),
 				   strip_groups_y(d, small), NF);
-		return names[form][back];
+		return name;
 	}
 	if (form == DW_BLOCKS) {
-		test_dispatch_spec(names[form][back], spec, 2, bufs, nbufs, &p,
-				   sizeof(p),
+		test_dispatch_spec(name, spec, 2, bufs, nbufs, &p, sizeof(p),
 				   (37 + DW_BLOCK_X - 1) / DW_BLOCK_X,
 				   (23 + DW_BLOCK_Y - 1) / DW_BLOCK_Y, NF);
-		return names[form][back];
+		return name;
 	}
-	test_dispatch_spec(names[form][back], spec, form == DW_ROWS ? 3 : 2,
-			   bufs, nbufs, &p, sizeof(p), gx, NF, 1);
-	return names[form][back];
+	test_dispatch_spec(name, spec, rows ? 3 : 2, bufs, nbufs, &p, sizeof(p),
+			   gx, NF, 1);
+	return name;
 }
 
 static void check_dwconv(enum dw_form form)
@@ -162,10 +172,11 @@ static void check_dwconv_back(enum dw_form form)
 		char what[64];
 		snprintf(what, sizeof(what), "%s dS, dilation %d", variant, d);
 		test_close(what, got, want, NF * NPIX, 5e-4, 1e-4);
-		if (form == DW_ROWS || IS_STRIPS(form)) {
+		if (form == DW_ROWS || form == DW_ROW_BLOCKS ||
+		    IS_STRIPS(form)) {
 			/* else reduce_dw sums these: test_reductions */
 			int small = form == DW_STRIPS_SMALL;
-			int chunks = form == DW_ROWS
+			int chunks = form == DW_ROWS || form == DW_ROW_BLOCKS
 					 ? ROW_CHUNKS
 					 : (int)(strip_groups_x(small) *
 						 strip_groups_y(d, small));
@@ -203,12 +214,14 @@ static void test_dwconv_rows(void **state)
 {
 	test_need_gpu();
 	check_dwconv(DW_ROWS);
+	check_dwconv(DW_ROW_BLOCKS);
 }
 
 static void test_dwconv_back_rows(void **state)
 {
 	test_need_gpu();
 	check_dwconv_back(DW_ROWS);
+	check_dwconv_back(DW_ROW_BLOCKS);
 }
 
 int main(void)
