@@ -42,6 +42,7 @@
 #include "proto/text.h"
 #include "slurm.h"
 #include "submit-keys.h"
+#include "submit-lanes.h"
 #include "watch.h"
 
 /* The largest file worth reading: base64 of it must fit in one line. */
@@ -294,9 +295,10 @@ static void add_source(cJSON *params, const char *path)
  * skipped, said already), with *b64 and *name to free once it is sent.
  * 0, or ERR_NOMEM.
  */
-static int submit_prepare(struct submit *s, size_t i, cJSON **params_out,
+static int submit_prepare(void *ctx, size_t i, cJSON **params_out,
 			  char **b64_out, char **name_out)
 {
+	struct submit *s = ctx;
 	const char *path = s->in.paths[i];
 	cJSON *params, *image;
 	const cJSON *done_as;
@@ -324,33 +326,9 @@ static int submit_prepare(struct submit *s, size_t i, cJSON **params_out,
 		      ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
 		      : NULL;
 	if (done_as) {
-		char text[64], batch[64] = "";
-		const cJSON *cid =
-		    cJSON_GetObjectItemCaseSensitive(done_as, "job");
-		const char *state = job_str(done_as, "state", "");
-		cJSON *entry = cJSON_CreateObject();
 		free(data);
 		s->nskipped++;
-		job_id_text(cid, text, sizeof(text));
-		if (job_str(done_as, "batch", NULL))
-			snprintf(batch, sizeof(batch), ", batch %s",
-				 job_str(done_as, "batch", ""));
-		/* -q: the covering id, so that `wait $(submit -q ...)` waits
-		 * for every image */
-		if (s->quiet && !s->cl->json)
-			printf("%s\n", text);
-		else if (!s->cl->json)
-			client_say(s->cl,
-				   "skipped %s: %s already as job %s%s\n", path,
-				   !strcmp(state, S_DONE) ? "done" : state,
-				   text, batch);
-		cJSON_AddStringToObject(entry, "file", path);
-		cJSON_AddItemToObject(entry, "job", cJSON_Duplicate(cid, 1));
-		cJSON_AddStringToObject(entry, "state", state);
-		if (job_str(done_as, "batch", NULL))
-			cJSON_AddStringToObject(entry, "batch",
-						job_str(done_as, "batch", ""));
-		cJSON_AddItemToArray(s->skipped, entry);
+		submit_keys_skipped(s->cl, done_as, path, s->quiet, s->skipped);
 		return 0;
 	}
 	b64 = base64_encode(data, size);
@@ -378,9 +356,10 @@ static int submit_prepare(struct submit *s, size_t i, cJSON **params_out,
 
 /* What the daemon answered (rc, result: consumed) for image i, told on
  * conn: recorded, or refused and named. 0, or a transport error. */
-static int submit_answered(struct submit *s, size_t i, const char *name,
+static int submit_answered(void *ctx, size_t i, const char *name,
 			   struct client_conn *conn, int rc, cJSON *result)
 {
+	struct submit *s = ctx;
 	const char *path = s->in.paths[i], *message;
 	if (rc == CLIENT_ERR_RPC) {
 		conn_last_error(conn, &message, NULL);
@@ -422,84 +401,6 @@ static int submit_one(struct submit *s, size_t i)
 	return rc;
 }
 
-/*
- * Several images at once: SUBMIT_LANES connections, each with one call in
- * flight, so that the daemon decodes several images side by side and
- * stores those that arrive together with one sync (a folder of small
- * images goes several times faster than one call at a time). The calls
- * go round the lanes in order, so the answers are taken, and the jobs
- * recorded and printed, in the order of the images.
- */
-#define SUBMIT_LANES 8
-
-struct lane {
-	struct client_conn *conn;
-	int busy, id;
-	size_t image;
-	char *name;
-};
-
-static int lane_land(struct submit *s, struct lane *l)
-{
-	cJSON *result = NULL;
-	int rc = conn_await(l->conn, l->id, M_JOB_SUBMIT, &result);
-	rc = submit_answered(s, l->image, l->name, l->conn, rc, result);
-	free(l->name);
-	l->name = NULL;
-	l->busy = 0;
-	return rc;
-}
-
-static int submit_lanes(struct submit *s, size_t first)
-{
-	struct lane lanes[SUBMIT_LANES] = { { 0 } };
-	int nlanes = 1, at = 0, rc = 0;
-	lanes[0].conn = s->cl->conn;
-	for (; nlanes < SUBMIT_LANES; nlanes++) {
-		char why[256];
-		if (conn_open(s->cl->socket_path,
-			      (int)(s->cl->call_timeout_s * 1000 + 0.5),
-			      &lanes[nlanes].conn, why, sizeof(why)) < 0)
-			break; /* fewer lanes then */
-		if (!s->cl->json)
-			conn_escape_text(lanes[nlanes].conn);
-	}
-	for (size_t i = first; i < s->in.n && rc == 0; i++) {
-		struct lane *l = &lanes[at];
-		if (l->busy && (rc = lane_land(s, l)))
-			break;
-		cJSON *params;
-		char *b64, *name;
-		if ((rc = submit_prepare(s, i, &params, &b64, &name)) ||
-		    !params)
-			continue;
-		int sent = conn_send(l->conn, M_JOB_SUBMIT, params, &l->id);
-		free(b64);
-		if (sent == ERR_TOO_LARGE) { /* not sent: the lane is free */
-			rc = submit_answered(s, i, name, l->conn, sent, NULL);
-			free(name);
-			continue;
-		}
-		if (sent < 0) {
-			free(name);
-			rc = sent;
-			break;
-		}
-		*l = (struct lane){ l->conn, 1, l->id, i, name };
-		at = (at + 1) % nlanes;
-	}
-	for (int k = 0; k < nlanes; k++) { /* the rest, oldest first */
-		struct lane *l = &lanes[(at + k) % nlanes];
-		if (!l->busy)
-			continue;
-		int landed = rc ? (free(l->name), 0) : lane_land(s, l);
-		rc = rc ? rc : landed;
-	}
-	for (int k = 1; k < nlanes; k++)
-		conn_close(lanes[k].conn);
-	return rc;
-}
-
 /* Every image: one at a time until the first is in (a batch id that
  * another uid holds is replaced then, batch_again), and while
  * --skip-done may skip some (its lines keep the images' order); then
@@ -511,7 +412,11 @@ static int submit_all(struct submit *s)
 	while (i < s->in.n && rc == 0 &&
 	       (cJSON_GetArraySize(s->done) == 0 || s->done_keys))
 		rc = submit_one(s, i++);
-	return rc || i >= s->in.n ? rc : submit_lanes(s, i);
+	static const struct submit_lane_ops ops = { submit_prepare,
+						    submit_answered };
+	return rc || i >= s->in.n
+		   ? rc
+		   : submit_lanes_run(s->cl, i, s->in.n, &ops, s);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -127,3 +127,31 @@ int submit_load_done_keys(struct client *cl, cJSON **keys)
 	cJSON_Delete(list);
 	return *keys ? 0 : ERR_NOMEM;
 }
+
+void submit_keys_skipped(struct client *cl, const cJSON *done_as,
+			 const char *path, int quiet, cJSON *skipped)
+{
+	char text[64], batch[64] = "";
+	const cJSON *cid = cJSON_GetObjectItemCaseSensitive(done_as, "job");
+	const char *state = job_str(done_as, "state", "");
+	cJSON *entry = cJSON_CreateObject();
+	job_id_text(cid, text, sizeof(text));
+	if (job_str(done_as, "batch", NULL))
+		snprintf(batch, sizeof(batch), ", batch %s",
+			 job_str(done_as, "batch", ""));
+	/* -q: the covering id, so that `wait $(submit -q ...)` waits for
+	 * every image */
+	if (quiet && !cl->json)
+		printf("%s\n", text);
+	else if (!cl->json)
+		client_say(cl, "skipped %s: %s already as job %s%s\n", path,
+			   !strcmp(state, S_DONE) ? "done" : state, text,
+			   batch);
+	cJSON_AddStringToObject(entry, "file", path);
+	cJSON_AddItemToObject(entry, "job", cJSON_Duplicate(cid, 1));
+	cJSON_AddStringToObject(entry, "state", state);
+	if (job_str(done_as, "batch", NULL))
+		cJSON_AddStringToObject(entry, "batch",
+					job_str(done_as, "batch", ""));
+	cJSON_AddItemToArray(skipped, entry);
+}

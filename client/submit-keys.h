@@ -22,5 +22,10 @@ void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
  * an image (queued, running, paused or done; a done one preferred): one
  * job.list. 0 or a client error. */
 int submit_load_done_keys(struct client *cl, cJSON **keys);
+/* An image covered already by done_as (an entry of those keys): said
+ * (with -q, the covering job's id alone) and added to skipped, the JSON
+ * summary's list. */
+void submit_keys_skipped(struct client *cl, const cJSON *done_as,
+			 const char *path, int quiet, cJSON *skipped);
 
 #endif
