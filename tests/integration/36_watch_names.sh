@@ -43,17 +43,22 @@ def tmux(*args):
                           text=True, timeout=30).stdout
 
 def view(cols):
-    s = "w%d" % cols
-    tmux("-u", "new-session", "-d", "-s", s, "-x", str(cols), "-y", "24",
-         "%s watch %s; sleep 120" % (CTL, batch))
-    end, rows = time.time() + 30, []
-    while time.time() < end:
-        pane = tmux("capture-pane", "-p", "-t", s).split("\n")
-        rows = [l for l in pane if l.split()[:1] and l.split()[0] in ids]
-        if len(rows) == 3 and all("paused" in l for l in rows):
+    # a loaded machine may leave a new tmux pane blank: a second session
+    # then, 30 s each
+    for attempt in range(2):
+        s = "w%d-%d" % (cols, attempt)
+        tmux("-u", "new-session", "-d", "-s", s, "-x", str(cols), "-y", "24",
+             "%s watch %s; sleep 120" % (CTL, batch))
+        end, rows = time.time() + 30, []
+        while time.time() < end:
+            pane = tmux("capture-pane", "-p", "-t", s).split("\n")
+            rows = [l for l in pane if l.split()[:1] and l.split()[0] in ids]
+            if len(rows) == 3 and all("paused" in l for l in rows):
+                break
+            time.sleep(0.3)
+        tmux("kill-session", "-t", s)
+        if rows:
             break
-        time.sleep(0.3)
-    tmux("kill-session", "-t", s)
     print("# %d columns:\n# %s" % (cols, "\n# ".join(rows)))
     return rows
 
