@@ -39,12 +39,13 @@ void commit_init(struct service *svc)
 	uv_check_start(&svc->commit_check, on_check);
 	uv_idle_init(svc->loop, &svc->commit_idle);
 	svc->commit_idle.data = svc;
+	svc->commit_ready = 1;
 }
 
 void commit_open(struct service *svc)
 {
-	if (svc->commit_open || fileio_batch_open())
-		return;
+	if (!svc->commit_ready || svc->commit_open || fileio_batch_open())
+		return; /* without the handles (a test's loop): writes sync */
 	svc->commit_open = 1;
 	fileio_batch_begin();
 	if (svc->server)
@@ -55,6 +56,9 @@ void commit_open(struct service *svc)
 void commit_finish(struct service *svc)
 {
 	end_group(svc);
+	if (!svc->commit_ready)
+		return;
+	svc->commit_ready = 0;
 	if (!uv_is_closing((uv_handle_t *)&svc->commit_check))
 		uv_close((uv_handle_t *)&svc->commit_check, NULL);
 	if (!uv_is_closing((uv_handle_t *)&svc->commit_idle))

@@ -105,6 +105,7 @@ size_t server_conn_pending(const struct peer_conn *c) { return 0; }
 int server_conn_closing(const struct peer_conn *c) { return c->closing; }
 int server_connection_count(const struct server *s) { return 1; }
 int server_activated(const struct server *s) { return 0; }
+void server_cork(struct server *s, int on) {}
 
 struct peer_conn *server_find(struct server *s, uint64_t id)
 {
