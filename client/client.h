@@ -101,6 +101,10 @@ enum {
 /* Returns -1 when the option was handled and parsing goes on, else the
  * exit status to return now (0 after --help, 2 after a bad option). */
 int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt);
+/* --timeout SECONDS of the commands that follow jobs (watch, logs -f):
+ * cl->reconnect_s; -1, or the usage error's exit status. */
+int cmd_reconnect_option(struct client *cl, const struct cmd_entry *e,
+			 const char *arg);
 /* For commands that act on each job named (cmd-control.c): the --json
  * entry {"job": ID, "error": {...}} of the daemon's last refusal, and
  * the {"results": [...]} they print (results freed; nothing printed when

@@ -15,8 +15,6 @@
  * (CLIENT_RECONNECT_S by default), and goes on after the last event it
  * printed: the events are kept with the job across restarts.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -153,21 +151,13 @@ static int cmd_logs_exec(struct client *cl, const struct cmd_entry *self,
 	const cJSON *id;
 	char what[160], text[128];
 	int c, rc, follow_them = 0;
-	char *end;
 
 	while ((c = cmd_getopt(argc, argv, "hf", opts)) != -1)
 		if (c == 'f') {
 			follow_them = 1;
 		} else if (c == OPT_TIMEOUT) {
-			errno = 0;
-			cl->reconnect_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !isfinite(cl->reconnect_s) || cl->reconnect_s < 0)
-				return cmd_usage_error(
-				    self,
-				    "--timeout takes seconds (0 or "
-				    "more), not '%s'",
-				    optarg);
+			if ((rc = cmd_reconnect_option(cl, self, optarg)) >= 0)
+				return rc;
 		} else if ((rc = cmd_common_option(cl, self, c)) >= 0) {
 			return rc;
 		}

@@ -7,8 +7,6 @@
  * line per job (or {"jobs": [...]} with --json). Both exit 0 when every job
  * ended done and 1 when any failed or was cancelled.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 
 #include "client.h"
@@ -28,19 +26,11 @@ static int follow_exec(struct client *cl, const struct cmd_entry *self,
 	};
 	cJSON *ids = NULL;
 	int c, rc, status;
-	char *end;
 
 	while ((c = cmd_getopt(argc, argv, "h", opts)) != -1) {
 		if (c == OPT_TIMEOUT) {
-			errno = 0;
-			cl->reconnect_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !isfinite(cl->reconnect_s) || cl->reconnect_s < 0)
-				return cmd_usage_error(
-				    self,
-				    "--timeout takes seconds (0 or "
-				    "more), not '%s'",
-				    optarg);
+			if ((rc = cmd_reconnect_option(cl, self, optarg)) >= 0)
+				return rc;
 		} else if ((rc = cmd_common_option(cl, self, c)) >= 0) {
 			return rc;
 		}

@@ -17,6 +17,8 @@
  * cmd_getopt copies the table and jumps straight back, before the command
  * has done anything.
  */
+#include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -217,6 +219,21 @@ int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry 'vkinrctl %s --help'.\n", e->name);
 	return CLIENT_EXIT_USAGE;
+}
+
+int cmd_reconnect_option(struct client *cl, const struct cmd_entry *e,
+			 const char *arg)
+{
+	char *end;
+	errno = 0;
+	cl->reconnect_s = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(cl->reconnect_s) ||
+	    cl->reconnect_s < 0)
+		return cmd_usage_error(e,
+				       "--timeout takes seconds (0 or "
+				       "more), not '%s'",
+				       arg);
+	return -1;
 }
 
 int cmd_common_option(struct client *cl, const struct cmd_entry *e, int opt)
