@@ -545,7 +545,6 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	}
 	double start = now_s();
 	int next = 0, n = 0, sized = 0;
-	uint64_t budget = gpu_info(gpu)->budget_bytes / 10 * 6;
 	while (rc == 0 && (n || next < count) && !fit_out_stopped()) {
 		while (n < cap && next < count && !fit_out_stopped()) {
 			int oom;
@@ -567,12 +566,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 			struct nn_fit_info info;
 			nn_fit_get_info(fit, &info);
 			if (!sized && o->pack <= 0) {
-				uint64_t each =
-				    gpu_bytes_in_use(gpu) + (1u << 20);
-				uint64_t most = budget / (each ? each : 1);
-				cap = most < 1               ? 1
-				      : most < (uint64_t)cap ? (int)most
-							     : cap;
+				cap = nn_pack_room(gpu, cap);
 				sized = 1;
 				if (!o->quiet && !o->json)
 					fprintf(stderr,

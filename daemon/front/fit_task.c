@@ -484,22 +484,17 @@ static int step_ended(struct task *t, struct nn_pack *pack, struct member *live,
 }
 
 /* How many images train at once: as many as 60% of the device's memory
- * holds, by what the first took (each), within the files this process
- * may open (a lock each). */
-static int pack_size(struct task *t, uint64_t each)
+ * holds by what the first took (nn_pack_room), within the files this
+ * process may open (a lock each). */
+static int pack_size(struct task *t)
 {
 	struct rlimit rl;
-	uint64_t most =
-	    gpu_info(t->gpu)->budget_bytes / 10 * 6 / (each ? each : 1);
+	int most = nn_pack_room(t->gpu, TASK_PACK_MOST);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 64 &&
-	    most > rl.rlim_cur - 64)
-		most = rl.rlim_cur - 64;
-	if (!nn_pack_supported(t->gpu))
-		most = 1;
-	return most < 1                ? 1
-	       : most > TASK_PACK_MOST ? TASK_PACK_MOST
-				       : (int)most;
+	    (rlim_t)most > rl.rlim_cur - 64)
+		most = (int)(rl.rlim_cur - 64);
+	return most;
 }
 
 /*
@@ -534,8 +529,7 @@ static int fit_images(struct task *t, char **names, char **files, int count)
 			if (rc || !live[n].fit)
 				continue;
 			if (!sized) {
-				cap = pack_size(t, gpu_bytes_in_use(t->gpu) +
-						       (1u << 20));
+				cap = pack_size(t);
 				sized = 1;
 				if (!t->quiet)
 					fprintf(stderr,

@@ -72,6 +72,16 @@ int nn_pack_supported(const struct gpu_context *gpu)
 	return gpu_info(gpu)->has_packs;
 }
 
+int nn_pack_room(struct gpu_context *gpu, int most)
+{
+	/* the first fit's share: all the device holds now, and a margin */
+	uint64_t each = gpu_bytes_in_use(gpu) + (1u << 20);
+	uint64_t room = gpu_info(gpu)->budget_bytes / 10 * 6 / each;
+	if (!nn_pack_supported(gpu) || room < 1)
+		return 1;
+	return room < (uint64_t)most ? (int)room : most;
+}
+
 int nn_pack_create(struct nn_pack **out, struct gpu_context *gpu)
 {
 	*out = calloc(1, sizeof(**out));

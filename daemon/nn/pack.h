@@ -26,6 +26,11 @@ struct nn_pack;
 /* Whether the device runs packed programs (buffer device addresses). */
 int nn_pack_supported(const struct gpu_context *gpu);
 
+/* How many fits like the one on the device now (the first of a
+ * dataset, built alone) train together within 60% of its memory, at
+ * most most; 1 without packs. */
+int nn_pack_room(struct gpu_context *gpu, int most);
+
 int nn_pack_create(struct nn_pack **out, struct gpu_context *gpu);
 void nn_pack_destroy(struct nn_pack *pack);
 
