@@ -157,6 +157,8 @@ double nn_fit_psnr_of_sse(const struct nn_fit *fit);
 int nn_fit_render(struct nn_fit *fit, struct image **recon, double *psnr);
 /* The reconstruction of the last exact render, read back. */
 int nn_fit_render_image(struct nn_fit *fit, struct image **recon);
+/* A render's image as read back, mapped from [-1, 1] to [0, 1]. */
+void nn_recon_from_render(struct image *img);
 
 /* Drops the state read ahead for a checkpoint (checkpoint.c reads it). */
 void nn_fit_drop_read_ahead(struct nn_fit *fit);

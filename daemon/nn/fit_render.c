@@ -44,10 +44,16 @@ int nn_fit_render_image(struct nn_fit *fit, struct image **recon)
 		image_destroy(img);
 		return rc;
 	}
-	for (uint64_t i = 0; i < count; i++)
-		img->rgb[i] = (img->rgb[i] + 1.0f) * 0.5f;
+	nn_recon_from_render(img);
 	*recon = img;
 	return 0;
+}
+
+void nn_recon_from_render(struct image *img)
+{
+	uint64_t count = (uint64_t)img->width * img->height * 3;
+	for (uint64_t i = 0; i < count; i++)
+		img->rgb[i] = (img->rgb[i] + 1.0f) * 0.5f;
 }
 
 /*

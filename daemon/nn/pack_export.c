@@ -138,15 +138,9 @@ static int read_images(struct nn_fit *const *fits, int n, const int *want,
 	}
 	rc = rc || !count ? rc : gpu_download_many(fits[0]->gpu, list, count);
 	free(list);
-	for (int i = 0; rc == 0 && i < n; i++) {
-		if (!want[i])
-			continue;
-		uint64_t values =
-		    (uint64_t)fits[i]->width * fits[i]->height * 3;
-		float *rgb = out[i].recon->rgb;
-		for (uint64_t v = 0; v < values; v++)
-			rgb[v] = (rgb[v] + 1.0f) * 0.5f;
-	}
+	for (int i = 0; rc == 0 && i < n; i++)
+		if (want[i])
+			nn_recon_from_render(out[i].recon);
 	return rc;
 }
 
