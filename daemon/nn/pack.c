@@ -294,18 +294,25 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 	return rc;
 }
 
-/* Where fit is in the list the groups were built for, or -1. */
-static int place_of(const struct nn_pack *pack, const struct nn_fit *fit)
+/* Where fit is in the list the groups were built for, or -1; hint: the
+ * place to look first (callers name fits mostly in the list's order, so
+ * a thousand exports need not walk it a thousand times). */
+static int place_of(const struct nn_pack *pack, const struct nn_fit *fit,
+		    int hint)
 {
+	if (hint >= 0 && hint < pack->nfits && pack->fits[hint] == fit &&
+	    pack->serials[hint] == fit->serial)
+		return hint;
 	for (int j = 0; j < pack->nfits; j++)
 		if (pack->fits[j] == fit && pack->serials[j] == fit->serial)
 			return j;
 	return -1;
 }
 
-int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit)
+int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit,
+		  int hint)
 {
-	return place_of(pack, fit) >= 0;
+	return place_of(pack, fit, hint) >= 0;
 }
 
 int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,
@@ -316,7 +323,7 @@ int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 	for (int i = 0; rc == 0 && i < n; i++) {
 		if (!flag[i])
 			continue;
-		int j = place_of(pack, fits[i]);
+		int j = place_of(pack, fits[i], i);
 		if (j < 0)
 			rc = ERR_INVALID;
 		else

@@ -66,11 +66,13 @@ int nn_pack_export(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 		   const int *want, int models, int recons,
 		   struct nn_export *out);
 
-/* Whether the last step took fit (as it is now); and the exact render
- * of those of fits[0..n) whose flag is set, each group's packed program
+/* Whether the last step took fit (as it is now; hint: the place in that
+ * step's list to look first, or -1); and the exact render of those of
+ * fits[0..n) whose flag is set, each group's packed program
  * at once (pack_export.c): ERR_INVALID when one was not in the last
  * step. */
-int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit);
+int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit,
+		  int hint);
 int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 		   const int *flag);
 

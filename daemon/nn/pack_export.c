@@ -160,7 +160,7 @@ int nn_pack_export(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 	/* a fit the last step did not take is exported alone */
 	for (int i = 0; i < n; i++) {
 		out[i] = (struct nn_export){ .psnr = NAN };
-		want[i] = want_in[i] && nn_pack_holds(pack, fits[i]);
+		want[i] = want_in[i] && nn_pack_holds(pack, fits[i], i);
 		if (want_in[i] && !want[i])
 			out[i].rc = nn_fit_export(
 			    fits[i], models ? &out[i].model : NULL,
