@@ -42,7 +42,6 @@
 #include "proto/text.h"
 #include "slurm.h"
 #include "submit-keys.h"
-#include "submit-lanes.h"
 #include "watch.h"
 
 /* The largest file worth reading: base64 of it must fit in one line. */
@@ -295,10 +294,9 @@ static void add_source(cJSON *params, const char *path)
  * skipped, said already), with *b64 and *name to free once it is sent.
  * 0, or ERR_NOMEM.
  */
-static int submit_prepare(void *ctx, size_t i, cJSON **params_out,
+static int submit_prepare(struct submit *s, size_t i, cJSON **params_out,
 			  char **b64_out, char **name_out)
 {
-	struct submit *s = ctx;
 	const char *path = s->in.paths[i];
 	cJSON *params, *image;
 	const cJSON *done_as;
@@ -356,10 +354,9 @@ static int submit_prepare(void *ctx, size_t i, cJSON **params_out,
 
 /* What the daemon answered (rc, result: consumed) for image i, told on
  * conn: recorded, or refused and named. 0, or a transport error. */
-static int submit_answered(void *ctx, size_t i, const char *name,
+static int submit_answered(struct submit *s, size_t i, const char *name,
 			   struct client_conn *conn, int rc, cJSON *result)
 {
-	struct submit *s = ctx;
 	const char *path = s->in.paths[i], *message;
 	if (rc == CLIENT_ERR_RPC) {
 		conn_last_error(conn, &message, NULL);
@@ -401,22 +398,14 @@ static int submit_one(struct submit *s, size_t i)
 	return rc;
 }
 
-/* Every image: one at a time until the first is in (a batch id that
- * another uid holds is replaced then, batch_again), and while
- * --skip-done may skip some (its lines keep the images' order); then
- * several at once. */
+/* Every image, one call at a time: the daemon numbers the jobs in the
+ * images' order (list, export --stack). */
 static int submit_all(struct submit *s)
 {
-	size_t i = 0;
 	int rc = 0;
-	while (i < s->in.n && rc == 0 &&
-	       (cJSON_GetArraySize(s->done) == 0 || s->done_keys))
-		rc = submit_one(s, i++);
-	static const struct submit_lane_ops ops = { submit_prepare,
-						    submit_answered };
-	return rc || i >= s->in.n
-		   ? rc
-		   : submit_lanes_run(s->cl, i, s->in.n, &ops, s);
+	for (size_t i = 0; i < s->in.n && rc == 0; i++)
+		rc = submit_one(s, i);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------- */
