@@ -4,7 +4,8 @@
 # cooperative-matrix extension the device offers (NV, and KHR by the
 # SPIR-V translation), every shader pass, the optimizer's (Muon's
 # Newton-Schulz products among them), and the whole-fit gradient checks
-# (fp32 and fp16, and with each fp16 switch). Ends with the usual "N
+# (fp32 and fp16, and with each fp16 switch), packs against fits alone,
+# and the arenas' memory carved from slabs. Ends with the usual "N
 # passed, N failed, N skipped" line; a device without tensor cores
 # reports those as skipped.
 set -uo pipefail
@@ -41,6 +42,8 @@ run "passes: GEMMs, head, loss, reductions, Adam" "$build/tests/test_passes_trai
 run "passes: fp16 storage" "$build/tests/test_passes_fp16"
 run "optimizer" "$build/tests/test_optim"
 run "fit" "$build/tests/test_fit"
+run "packs: packed equal to alone" "$build/tests/test_pack"
+run "device memory carved from slabs" "$build/tests/test_memory"
 run "fit, the forward writing the fp16 phase" VKINR_GEMM_PHASE=1 "$build/tests/test_fit"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

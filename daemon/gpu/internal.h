@@ -46,6 +46,8 @@ struct gpu_context {
 	struct gpu_arena *stage_arena;
 	struct gpu_buffer stage;
 	VkDeviceSize stage_used;
+	/* slab.c: the slabs blocks are carved from */
+	struct gpu_slab *slabs;
 	/* test switches (VKINR_FAULT) */
 	long fault_lost_at, fault_oom_at, runs, allocations;
 };
@@ -85,6 +87,23 @@ void gpu_transfers_done(struct gpu_context *ctx, VkCommandBuffer cmd);
 /* Frees the staging buffer and drops copies still waiting (the device's
  * end). */
 void gpu_transfers_release(struct gpu_context *ctx);
+
+/* slab.c: a block of device memory of the type (mapped when map), carved
+ * from a slab when small, else allocated alone; VK_SUCCESS or the
+ * driver's error, said by none (the caller may try a smaller size). */
+struct gpu_slab;
+struct gpu_memory_piece {
+	VkDeviceMemory memory;
+	VkDeviceSize offset, size; /* where in memory, how much */
+	void *mapped;              /* at offset, when mapped */
+	struct gpu_slab *slab;     /* NULL: an allocation of its own */
+};
+VkResult gpu_memory_take(struct gpu_context *ctx, uint32_t type, int map,
+			 VkDeviceSize size, struct gpu_memory_piece *out);
+/* Gives a block back (to its slab, or to the driver). */
+void gpu_memory_give(struct gpu_context *ctx, struct gpu_memory_piece *p);
+/* Frees every slab (the device's end, after every arena). */
+void gpu_slabs_release(struct gpu_context *ctx);
 
 /* device_list.c: the instance (the driver kept loaded under ASan), the
  * devices it lists in order of preference with what each offers (pds by

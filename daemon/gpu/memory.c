@@ -4,8 +4,9 @@
  *
  * Drivers limit the number of allocations and make each one slow, so an
  * arena takes blocks that grow from ARENA_FIRST_BLOCK to ARENA_MAX_BLOCK
- * bytes (never more than the device's maxMemoryAllocationSize) and places buffers in them by bumping
- * an offset. Everything is freed together when the arena is destroyed:
+ * bytes (never more than the device's maxMemoryAllocationSize) and places
+ * buffers in them by bumping an offset; the small blocks are carved from
+ * slabs the context shares (slab.c). Everything is freed together when the arena is destroyed:
  * a fit allocates its buffers once and frees them when it ends or pauses.
  * Copies between the host and buffers are in transfer.c.
  */
@@ -21,10 +22,9 @@
 
 struct arena_block {
 	struct arena_block *next;
-	VkDeviceMemory memory;
+	struct gpu_memory_piece piece; /* slab.c's */
 	VkDeviceSize size, used;
 	uint32_t type;
-	void *mapped;
 };
 
 struct arena_buffer {
@@ -75,9 +75,7 @@ void gpu_arena_destroy(struct gpu_arena *arena)
 	}
 	for (struct arena_block *b = arena->blocks, *next; b; b = next) {
 		next = b->next;
-		if (b->mapped)
-			vkUnmapMemory(dev, b->memory);
-		vkFreeMemory(dev, b->memory, NULL);
+		gpu_memory_give(arena->ctx, &b->piece);
 		free(b);
 	}
 	arena->ctx->bytes_in_use -= arena->bytes;
@@ -102,36 +100,16 @@ static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
 	struct arena_block *b = calloc(1, sizeof(*b));
 	if (!b)
 		return ERR_NOMEM;
-	VkMemoryAllocateFlagsInfo flags = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
-		.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
-	};
-	VkMemoryAllocateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-		.pNext = ctx->info.has_packs ? &flags : NULL,
-		.allocationSize = size,
-		.memoryTypeIndex = type,
-	};
-	VkResult r = vkAllocateMemory(ctx->device, &info, NULL, &b->memory);
+	VkResult r = gpu_memory_take(ctx, type, map, size, &b->piece);
 	if (r != VK_SUCCESS && size > need) {
 		/* the large block did not fit; try just what is needed */
-		info.allocationSize = size = need;
-		r = vkAllocateMemory(ctx->device, &info, NULL, &b->memory);
+		size = need;
+		r = gpu_memory_take(ctx, type, map, size, &b->piece);
 	}
 	if (r != VK_SUCCESS) {
 		free(b);
 		return gpu_error(ctx, r, "vkAllocateMemory", __FILE__,
 				 __LINE__);
-	}
-	if (map) {
-		r = vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0,
-				&b->mapped);
-		if (r != VK_SUCCESS) {
-			vkFreeMemory(ctx->device, b->memory, NULL);
-			free(b);
-			return gpu_error(ctx, r, "vkMapMemory", __FILE__,
-					 __LINE__);
-		}
 	}
 	b->size = size;
 	b->type = type;
@@ -209,7 +187,8 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 	struct arena_block *block = NULL;
 	VkDeviceSize offset = 0;
 	for (struct arena_block *b = arena->blocks; b; b = b->next) {
-		if (b->type != (uint32_t)type || !!b->mapped != !!host_visible)
+		if (b->type != (uint32_t)type ||
+		    !!b->piece.mapped != !!host_visible)
 			continue;
 		offset = (b->used + req.alignment - 1) / req.alignment *
 			 req.alignment;
@@ -226,11 +205,13 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 		offset = 0;
 	}
 	GPU_CHECK(ctx, vkBindBufferMemory(ctx->device, entry->handle,
-					  block->memory, offset));
+					  block->piece.memory,
+					  block->piece.offset + offset));
 	block->used = offset + req.size;
 	out->handle = entry->handle;
 	out->size = size;
-	out->mapped = block->mapped ? (char *)block->mapped + offset : NULL;
+	out->mapped =
+	    block->piece.mapped ? (char *)block->piece.mapped + offset : NULL;
 	if (ctx->info.has_packs) {
 		VkBufferDeviceAddressInfo where = {
 			.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
