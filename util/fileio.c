@@ -243,6 +243,16 @@ int fileio_batch_end(const char *dir)
 	return rc;
 }
 
+long fileio_batch_leave(void)
+{
+	long owed = batch_owed;
+	batch_open = 0;
+	batch_owed = 0;
+	return owed;
+}
+
+void fileio_batch_owe(long owed) { batch_owed += owed; }
+
 /* Writes, fsyncs (outside a batch) and closes fd (always); -1 with errno
  * on a failure, close's included: it can report a deferred write error
  * (NFS). */

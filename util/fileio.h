@@ -64,5 +64,11 @@ void fileio_batch_begin(void);
 int fileio_batch_open(void);
 int fileio_batch_skips(void);
 int fileio_batch_end(const char *dir);
+/* For a batch written by several threads: a helper thread opens its own
+ * batch, fileio_batch_leave closes it without syncing and returns the
+ * syncs it owes, and the batch's own thread takes them on with
+ * fileio_batch_owe, before its fileio_batch_end. */
+long fileio_batch_leave(void);
+void fileio_batch_owe(long owed);
 
 #endif

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@
 
 #include "proto/errors.h"
 #include "util/fileio.h"
+#include "util/parallel.h"
 #include "util/path.h"
 #include "gpu/gpu.h"
 #include "formats/image_codec.h"
@@ -222,6 +224,9 @@ struct tally {
 	 * of the building, the images decoded and the fits' buffers and
 	 * programs made; of the stepping, the changes of precision */
 	double join_s, step_s, finish_s;
+	/* of the finishing: the exports read, the files written, the fits
+	 * freed */
+	double export_s, write_s, destroy_s;
 	double decode_s, buffers_s, programs_s, switch_s;
 	/* --timings: the pack's steps, and the GPU time of each pass summed
 	 * over them */
@@ -305,45 +310,101 @@ static void output_names(const struct fit_many_options *o, const char *name,
 	snprintf(recon, len, "%s/%s.png", o->out, name);
 }
 
-/* Writes the finished fit's package and reconstruction: ex, made with
- * the pack's other fits ending at this epoch (nn_pack_export), or NULL:
- * made now. */
-static int finish(const struct fit_many_options *o, const struct images *im,
-		  struct member *mb, struct nn_export *ex, struct tally *t)
-{
-	char model[4300], recon[4300], msg[1024];
-	double psnr = NAN;
+/* What writing a finished fit's outputs gave: 0 with the PSNR, or the
+ * outfile status with the reason. */
+struct written {
 	int rc;
+	double psnr;
+	char msg[1024];
+};
+
+/* Writes the finished fit's package and reconstruction from ex, made
+ * with the pack's other fits ending at this epoch (nn_pack_export), or,
+ * ex NULL, exported now; ex is consumed. Host work alone when ex is
+ * given, so several run at once (write_exports). */
+static void write_outputs(const struct fit_many_options *o,
+			  const struct images *im, struct member *mb,
+			  struct nn_export *ex, struct written *w)
+{
+	char model[4300], recon[4300];
+	w->psnr = NAN;
 	output_names(o, im->names[mb->image], model, recon, sizeof(model));
 	if (!ex) {
-		rc = fit_out_export(mb->fit, model, recon, o->force, &psnr, msg,
-				    sizeof(msg));
+		w->rc = fit_out_export(mb->fit, model, recon, o->force,
+				       &w->psnr, w->msg, sizeof(w->msg));
 	} else if (ex->rc) {
-		snprintf(msg, sizeof(msg), "cannot export the fit: %s",
+		snprintf(w->msg, sizeof(w->msg), "cannot export the fit: %s",
 			 error_message(ex->rc));
 		st_destroy(ex->model);
 		image_destroy(ex->recon);
-		rc = OUTFILE_FAILED;
+		w->rc = OUTFILE_FAILED;
 	} else {
-		psnr = ex->psnr;
-		rc = fit_out_write(ex->model, ex->recon, model, recon, o->force,
-				   msg, sizeof(msg));
+		w->psnr = ex->psnr;
+		w->rc = fit_out_write(ex->model, ex->recon, model, recon,
+				      o->force, w->msg, sizeof(w->msg));
 	}
 	if (ex)
 		*ex = (struct nn_export){ 0 };
-	if (rc) {
-		report(o, im->paths[mb->image], 0, 0, 0, msg);
+}
+
+/* Reports a finished fit by what writing its outputs gave; 0, or the
+ * failure's status. */
+static int finish(const struct fit_many_options *o, const struct images *im,
+		  struct member *mb, const struct written *w, struct tally *t)
+{
+	if (w->rc) {
+		report(o, im->paths[mb->image], 0, 0, 0, w->msg);
 		t->failed++;
-		return rc;
+		return w->rc;
 	}
-	report(o, im->paths[mb->image], nn_fit_epoch(mb->fit), psnr,
+	report(o, im->paths[mb->image], nn_fit_epoch(mb->fit), w->psnr,
 	       now_s() - mb->joined, NULL);
 	t->done++;
-	t->psnr_sum += psnr;
-	if (t->done == 1 || psnr < t->psnr_worst)
-		t->psnr_worst = psnr;
+	t->psnr_sum += w->psnr;
+	if (t->done == 1 || w->psnr < t->psnr_worst)
+		t->psnr_worst = w->psnr;
 	t->gflop += mb->gflop * nn_fit_epoch(mb->fit);
 	return 0;
+}
+
+/* The packed exports of the fits that end at this epoch, written by a
+ * few threads at once: encoding and files are host work, and a pack of a
+ * thousand small fits ends together. The syncs they leave out are owed
+ * to the caller's batch. */
+struct export_batch {
+	const struct fit_many_options *o;
+	const struct images *im;
+	struct member *live;
+	struct nn_export *ex;
+	struct written *out;
+	int *which;
+	atomic_long owed;
+};
+
+static void write_one(void *arg, int k)
+{
+	struct export_batch *b = arg;
+	int i = b->which[k], own = !fileio_batch_open();
+	if (own)
+		fileio_batch_begin();
+	write_outputs(b->o, b->im, &b->live[i], &b->ex[i], &b->out[i]);
+	if (own)
+		atomic_fetch_add(&b->owed, fileio_batch_leave());
+}
+
+static void write_exports(const struct fit_many_options *o,
+			  const struct images *im, struct member *live, int n,
+			  const int *ended, struct nn_export *ex,
+			  struct written *out, int *which)
+{
+	struct export_batch b = { o, im, live, ex, out, which, 0 };
+	int count = 0;
+	for (int i = 0; i < n; i++)
+		if (ended[i])
+			which[count++] = i;
+	atomic_init(&b.owed, 0);
+	parallel_for(count, parallel_threads(), write_one, &b);
+	fileio_batch_owe(atomic_load(&b.owed));
 }
 
 /* A fit for image i, or NULL (reported) when it cannot have one;
@@ -387,7 +448,9 @@ static void write_stopped(const struct fit_many_options *o,
 		"best so far, %d image(s) not begun\n",
 		fit_out_signal_name(sig), *n, left);
 	for (; *n > 0; --*n) {
-		finish(o, im, &live[*n - 1], NULL, t);
+		struct written w;
+		write_outputs(o, im, &live[*n - 1], NULL, &w);
+		finish(o, im, &live[*n - 1], &w, t);
 		nn_fit_destroy(live[*n - 1].fit);
 	}
 }
@@ -537,9 +600,11 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	int *rcs = calloc((size_t)cap, sizeof(*rcs));
 	int *over = calloc((size_t)cap, sizeof(*over));
 	struct nn_export *ex = calloc((size_t)cap, sizeof(*ex));
+	struct written *written = calloc((size_t)cap, sizeof(*written));
+	int *which = calloc((size_t)cap, sizeof(*which));
 	struct nn_pack *pack = NULL;
-	if (!live || !fits || !m || !rcs || !over || !ex ||
-	    nn_pack_create(&pack, gpu)) {
+	if (!live || !fits || !m || !rcs || !over || !ex || !written ||
+	    !which || nn_pack_create(&pack, gpu)) {
 		fprintf(stderr, "vkinrd: out of memory\n");
 		return 1;
 	}
@@ -604,9 +669,16 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 				      nn_fit_config(live[i].fit)->epochs;
 			any_over |= over[i];
 		}
+		double t1 = now_s();
 		int packed = rc == 0 && any_over &&
 			     nn_pack_export(pack, fits, n, over, 1, 1, ex) == 0;
+		double t2 = now_s();
+		t.export_s += t2 - t1;
 		fileio_batch_begin();
+		if (packed)
+			write_exports(o, &im, live, n, over, ex, written,
+				      which);
+		t.write_s += now_s() - t2;
 		int ended = 0, kept = 0;
 		for (int i = 0; rc == 0 && i < n; i++) {
 			struct member *mb = &live[i];
@@ -622,12 +694,19 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 					: error_message(rcs[i]));
 				t.failed++;
 			} else {
+				if (!packed) {
+					double t3 = now_s();
+					write_outputs(o, &im, mb, NULL,
+						      &written[i]);
+					t.write_s += now_s() - t3;
+				}
 				ended +=
-				    finish(o, &im, mb, packed ? &ex[i] : NULL,
-					   &t) == 0;
+				    finish(o, &im, mb, &written[i], &t) == 0;
 			}
 			tally_fit(&t, mb->fit);
+			double t3 = now_s();
 			nn_fit_destroy(mb->fit);
+			t.destroy_s += now_s() - t3;
 		}
 		if (rc == 0)
 			n = kept;
@@ -653,14 +732,16 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		       "\"images_per_s\":%.3f,\"mean_psnr\":%.6f,"
 		       "\"worst_psnr\":%.6f,\"tflops\":%.3f,\"pack\":%d,"
 		       "\"join_s\":%.3f,\"step_s\":%.3f,\"finish_s\":%.3f,"
+		       "\"export_s\":%.3f,\"write_s\":%.3f,\"destroy_s\":%.3f,"
 		       "\"decode_s\":%.3f,\"buffers_s\":%.3f,"
 		       "\"programs_s\":%.3f,\"switch_s\":%.3f,"
 		       "\"device\":\"%s\"",
 		       t.done, t.failed, seconds, t.done / seconds,
 		       t.done ? t.psnr_sum / t.done : 0, t.psnr_worst,
 		       t.gflop / seconds * 1e-3, cap, t.join_s, t.step_s,
-		       t.finish_s, t.decode_s, t.buffers_s, t.programs_s,
-		       t.switch_s, gpu_info(gpu)->name);
+		       t.finish_s, t.export_s, t.write_s, t.destroy_s,
+		       t.decode_s, t.buffers_s, t.programs_s, t.switch_s,
+		       gpu_info(gpu)->name);
 	else if (!o->quiet)
 		fprintf(stderr,
 			"done: %d images (%d failed) in %.1f s: %.2f "
@@ -681,5 +762,7 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 	free(rcs);
 	free(over);
 	free(ex);
+	free(written);
+	free(which);
 	return sig ? 128 + sig : rc || t.failed ? 1 : 0;
 }

@@ -36,6 +36,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@
 #include "proto/errors.h"
 #include "util/fileio.h"
 #include "util/outfile.h"
+#include "util/parallel.h"
 #include "util/path.h"
 #include "gpu/gpu.h"
 #include "gpu/visible.h"
@@ -434,14 +436,69 @@ static void checkpoint_all(struct member *live, int n, struct nn_fit **fits,
 	}
 }
 
+/* The packed exports of the images that end at one epoch, written by a
+ * few threads at once (encodings and files are host work, and a pack of
+ * many small images ends together); the syncs they leave out are owed to
+ * the caller's batch. */
+struct task_writes {
+	struct task *t;
+	struct member *live;
+	struct nn_export *ex;
+	const int *which;
+	int *wrc;
+	atomic_long owed;
+};
+
+static void write_one(void *arg, int k)
+{
+	struct task_writes *w = arg;
+	int i = w->which[k], own = !fileio_batch_open();
+	struct member *mb = &w->live[i];
+	if (own)
+		fileio_batch_begin();
+	w->wrc[i] =
+	    fit_task_write_result(w->t, mb->dir, mb->name, mb->file, mb->fit,
+				  mb->target, mb->resumed_from, &w->ex[i]);
+	if (own)
+		atomic_fetch_add(&w->owed, fileio_batch_leave());
+}
+
+/* Writes the results of the images that end here (over): packed exports
+ * by several threads, else one by one; wrc[i] each one's status. */
+static void write_ended(struct task *t, struct member *live, int n,
+			const int *over, int packed, struct nn_export *ex,
+			int *wrc)
+{
+	static int which[TASK_PACK_MOST];
+	int count = 0;
+	for (int i = 0; i < n; i++)
+		if (over[i])
+			which[count++] = i;
+	if (packed) {
+		struct task_writes w = { t, live, ex, which, wrc, 0 };
+		atomic_init(&w.owed, 0);
+		parallel_for(count, parallel_threads(), write_one, &w);
+		fileio_batch_owe(atomic_load(&w.owed));
+		return;
+	}
+	for (int k = 0; k < count; k++) {
+		struct member *mb = &live[which[k]];
+		wrc[which[k]] = fit_task_write_result(
+		    t, mb->dir, mb->name, mb->file, mb->fit, mb->target,
+		    mb->resumed_from, NULL);
+	}
+}
+
 /* What a pack's step came to for each image: a progress line every
  * tenth of the way; done (the epochs, or the target met) written with
- * the exports of all that end here made together; diverged, failed
- * alone. Those that ended leave live[]. 0, or a device error. */
+ * the exports of all that end here made together, and made durable by
+ * one sync before their checkpoints go; diverged, failed alone. Those
+ * that ended leave live[]. 0, or a device error. */
 static int step_ended(struct task *t, struct nn_pack *pack, struct member *live,
 		      int *n, struct nn_fit **fits, const struct nn_metrics *m,
 		      const int *rcs, int *over, struct nn_export *ex)
 {
+	static int wrc[TASK_PACK_MOST]; /* one pack at a time a process */
 	int every = t->cfg.epochs >= 10 ? t->cfg.epochs / 10 : 1, rc = 0;
 	int any = 0, kept = 0;
 	for (int i = 0; i < *n; i++) {
@@ -456,24 +513,27 @@ static int step_ended(struct task *t, struct nn_pack *pack, struct member *live,
 		any |= over[i];
 	}
 	int packed = any && nn_pack_export(pack, fits, *n, over, 1, 1, ex) == 0;
+	fileio_batch_begin();
+	if (any)
+		write_ended(t, live, *n, over, packed, ex, wrc);
+	for (int i = 0; i < *n; i++)
+		if (rcs[i] == ERR_DIVERGED)
+			fit_task_record_failure(
+			    t, live[i].dir, live[i].name, live[i].file,
+			    "training diverged (try a lower --lr)");
+	int synced = fileio_batch_end(t->out);
 	for (int i = 0; i < *n; i++) {
 		struct member *mb = &live[i];
-		if (rcs[i] == ERR_DIVERGED) {
-			fit_task_record_failure(
-			    t, mb->dir, mb->name, mb->file,
-			    "training diverged (try a lower --lr)");
-		} else if (rcs[i]) {
+		if (rcs[i] && rcs[i] != ERR_DIVERGED) {
 			rc = rc ? rc : rcs[i];
 		} else if (over[i]) {
-			int wrc = fit_task_write_result(
-			    t, mb->dir, mb->name, mb->file, mb->fit, mb->target,
-			    mb->resumed_from, packed ? &ex[i] : NULL);
-			if (wrc == 0) {
+			int wrc_i = wrc[i] ? wrc[i] : synced;
+			if (wrc_i == 0) {
 				t->done++;
 				unlink(mb->ckpt);
 			}
-			rc = rc ? rc : wrc;
-		} else {
+			rc = rc ? rc : wrc_i;
+		} else if (!rcs[i]) {
 			live[kept++] = *mb;
 			continue;
 		}
