@@ -8,9 +8,9 @@
  * for --init). Inputs are files, folders (their *.png, *.jpg, *.jpeg and
  * *.webp, sorted by name; with -r their subfolders' too) and
  * --from-file lists (one path per line, `-` for stdin), gathered as
- * --slurm gathers them (inputs.c). Files
- * are read and sent one at a time, so a folder of thousands costs the
- * memory of one image. A file that can't be read, is neither a PNG, a
+ * --slurm gathers them (inputs.c). Files are read and sent a few at a
+ * time (a window of requests on the one connection: submit-send.c), so a
+ * folder of thousands costs the memory of a few images. A file that can't be read, is neither a PNG, a
  * JPEG nor a WebP or is too large for one request is named on stderr and skipped;
  * the others still go, and the exit status is then 3. A call that submits
  * several images gives them one batch id (sent as `batch`), which every
@@ -41,11 +41,9 @@
 #include "proto/protocol.h"
 #include "proto/text.h"
 #include "slurm.h"
+#include "submit-internal.h"
 #include "submit-keys.h"
 #include "watch.h"
-
-/* The largest file worth reading: base64 of it must fit in one line. */
-#define SUBMIT_MAX_FILE ((size_t)LIMIT_LINE_BYTES / 4 * 3)
 
 enum {
 	OPT_NAME = OPT_FIRST_COMMAND_OPTION,
@@ -80,340 +78,12 @@ static const struct option submit_options[] = {
 };
 #define N_SUBMIT_OPTIONS (sizeof(submit_options) / sizeof(submit_options[0]))
 
-/* What one call submits: the job parameters and where the images are. */
-struct submit {
-	const struct cmd_entry *self;
-	struct client *cl;
-	cJSON *common;    /* epochs, width, lr, seed, priority, init, batch,
-				target_psnr */
-	const char *name; /* --name */
-	int quiet;        /* -q */
-	int follow;       /* OPT_WATCH, OPT_WAIT or 0 */
-
-	/* the images, folders already expanded; refused inputs counted
-	 * (nbad), a folder or a list named (expanded: a batch) */
-	struct inputs in;
-	int no_batch;    /* the daemon refused the batch parameter */
-	int batch_tries; /* new ids chosen: another uid held the first */
-
-	int skip_done;     /* --skip-done */
-	const char *after; /* --after */
-	/* {KEY: {"job","state","batch"}}: this user's jobs that cover an
-	 * image (queued, running, paused or done) */
-	cJSON *done_keys;
-	int nskipped;
-	cJSON *skipped; /* [{"file","job","state","batch"}] */
-
-	cJSON *done;   /* [{"job","file","name"}] */
-	cJSON *errors; /* [{"file","error"}] */
-};
-
-/* ---------------------------------------------------------------------- */
-/* Gathering the images                                                    */
-/* ---------------------------------------------------------------------- */
-
-static void refuse(struct submit *s, const char *file, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* A refused input's entry in the JSON summary (inputs.c calls it too). */
-static void note_refused(void *ctx, const char *file, const char *why)
-{
-	struct submit *s = ctx;
-	cJSON *e;
-
-	if ((e = cJSON_CreateObject())) {
-		cJSON_AddStringToObject(e, "file", file);
-		cJSON_AddStringToObject(e, "error", why);
-		cJSON_AddItemToArray(s->errors, e);
-	}
-}
-
-static void refuse(struct submit *s, const char *file, const char *fmt, ...)
-{
-	char why[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	client_warn("%s: %s", file, why);
-	s->in.nbad++;
-	note_refused(s, file, why);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Sending                                                                 */
-/* ---------------------------------------------------------------------- */
-
-/* Reads a file whole; says why not (and returns NULL) when it can't. */
-static uint8_t *read_file(struct submit *s, const char *path, size_t *size,
-			  const char *what)
-{
-	struct stat st;
-	uint8_t *data = NULL;
-	int rc;
-
-	if (stat(path, &st) < 0) {
-		refuse(s, path, "cannot read it: %s", strerror(errno));
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		refuse(s, path, "not a regular file");
-		return NULL;
-	}
-	if ((size_t)st.st_size > SUBMIT_MAX_FILE) {
-		refuse(s, path,
-		       "the %s is %lld MiB; one request carries at most "
-		       "%zu MiB",
-		       what, (long long)st.st_size >> 20,
-		       SUBMIT_MAX_FILE >> 20);
-		return NULL;
-	}
-	rc = fileio_read(path, &data, size, SUBMIT_MAX_FILE);
-	if (rc < 0) {
-		refuse(s, path, "cannot read it: %s",
-		       rc == ERR_IO ? strerror(errno) : error_message(rc));
-		return NULL;
-	}
-	return data;
-}
-
-/* A name over the daemon's limit keeps its end (the file's own name),
- * after an ellipsis, cut at a character's start. */
-static char *name_within_limit(char *name)
-{
-	size_t n = name ? strlen(name) : 0;
-	const char *tail;
-	char *cut;
-
-	if (n <= LIMIT_NAME_BYTES)
-		return name;
-	tail = name + n - (LIMIT_NAME_BYTES - 3);
-	while ((*tail & 0xc0) == 0x80)
-		tail++;
-	if (asprintf(&cut, "\xe2\x80\xa6%s", tail) < 0)
-		cut = NULL;
-	free(name);
-	return cut;
-}
-
-/* The job's name: --name, else the file's name without .png (.jpg...);
- * a folder's image is named by its path below the folder (sub/a, with
- * -r), so that two a.png of different subfolders are told apart. */
-static char *job_name(const struct submit *s, size_t i)
-{
-	const char *path = s->in.paths[i];
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	size_t n = strlen(base);
-	char *name;
-
-	if (image_suffix_len(base) < n)
-		n -= image_suffix_len(base);
-	if (s->in.names[i])
-		base = s->in.names[i], n = strlen(base);
-	if (s->name && s->in.n == 1)
-		return strdup(s->name);
-	if (s->name) {
-		if (asprintf(&name, "%s-%.*s", s->name, (int)n, base) < 0)
-			return NULL;
-		return name_within_limit(name);
-	}
-	return name_within_limit(strndup(base, n));
-}
-
-static void record(struct submit *s, const cJSON *id, const char *path,
-		   const char *name)
-{
-	char text[128];
-	cJSON *e = cJSON_CreateObject();
-
-	if (e) {
-		cJSON_AddItemToObject(e, "job", cJSON_Duplicate(id, 1));
-		cJSON_AddStringToObject(e, "file", path);
-		cJSON_AddStringToObject(e, "name", name);
-		cJSON_AddItemToArray(s->done, e);
-	}
-	job_id_text(id, text, sizeof(text));
-	if (s->cl->json)
-		return;
-	if (s->quiet)
-		printf("%s\n", text);
-	else
-		client_say(s->cl, "job %s submitted: %s (name %s)\n", text,
-			   path, name);
-	fflush(stdout);
-}
-
-static void new_batch_id(char *buf, size_t n);
-
-/* After the daemon refused the call: 1 when it is to be made again, the
- * batch id dropped (an older daemon refused the parameter) or replaced
- * (another uid's jobs hold it, before any of ours went in). */
-static int batch_again(struct submit *s)
-{
-	const char *message;
-	int code = conn_last_error(s->cl->conn, &message, NULL);
-	char batch[16];
-
-	if (!cJSON_HasObjectItem(s->common, "batch"))
-		return 0;
-	if (code == RPC_INVALID_PARAMS && strstr(message, "\"batch\"")) {
-		s->no_batch = 1;
-		cJSON_DeleteItemFromObjectCaseSensitive(s->common, "batch");
-		client_warn("this vkinrd does not keep batch ids; use the job "
-			    "ids instead");
-		return 1;
-	}
-	if (code != RPC_PERMISSION || !strstr(message, "batch ") ||
-	    cJSON_GetArraySize(s->done) > 0 || s->batch_tries++ >= 3)
-		return 0;
-	new_batch_id(batch, sizeof(batch));
-	cJSON_ReplaceItemInObjectCaseSensitive(s->common, "batch",
-					       cJSON_CreateString(batch));
-	return 1;
-}
-
-/* Sends where the image came from, for the CSV (escaped when its name is
- * not plain text: it is for people to read). */
-static void add_source(cJSON *params, const char *path)
-{
-	char *full = realpath(path, NULL), *safe;
-	const char *src = full ? full : path;
-
-	if (strlen(src) <= LIMIT_SOURCE_BYTES) {
-		safe = text_escape(src, 0);
-		if (safe && strlen(safe) <= LIMIT_SOURCE_BYTES)
-			cJSON_AddStringToObject(params, "source", safe);
-		free(safe);
-	}
-	free(full);
-}
-
-/*
- * The request for image i: *params (NULL when the image is refused or
- * skipped, said already), with *b64 and *name to free once it is sent.
- * 0, or ERR_NOMEM.
- */
-static int submit_prepare(struct submit *s, size_t i, cJSON **params_out,
-			  char **b64_out, char **name_out)
-{
-	const char *path = s->in.paths[i];
-	cJSON *params, *image;
-	const cJSON *done_as;
-	uint8_t *data;
-	size_t size;
-	char *b64, *name, key[LIMIT_KEY_BYTES + 1];
-
-	*params_out = NULL;
-	*b64_out = *name_out = NULL;
-	if (!(data = read_file(s, path, &size, "image")))
-		return 0;
-	const char *kind = jpeg_has_signature(data, size)   ? "jpeg"
-			   : webp_has_signature(data, size) ? "webp"
-			   : png_has_signature(data, size)  ? "png"
-							    : NULL;
-	if (!kind) {
-		free(data);
-		refuse(s, path,
-		       "neither a PNG, a JPEG nor a WebP file (by its first "
-		       "bytes; vkinrd fits PNG, JPEG and WebP images)");
-		return 0;
-	}
-	submit_job_key(s->common, data, size, key, sizeof(key));
-	done_as = s->done_keys
-		      ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
-		      : NULL;
-	if (done_as) {
-		free(data);
-		s->nskipped++;
-		submit_keys_skipped(s->cl, done_as, path, s->quiet, s->skipped);
-		return 0;
-	}
-	b64 = base64_encode(data, size);
-	free(data);
-	name = job_name(s, i);
-	params = cJSON_Duplicate(s->common, 1);
-	image = cJSON_CreateObject();
-	if (!b64 || !name || !params || !image) {
-		free(b64);
-		free(name);
-		cJSON_Delete(params);
-		cJSON_Delete(image);
-		return ERR_NOMEM;
-	}
-	cJSON_AddItemToObject(image, kind, cJSON_CreateStringReference(b64));
-	cJSON_AddItemToObject(params, "image", image);
-	cJSON_AddStringToObject(params, "name", name);
-	cJSON_AddStringToObject(params, "key", key);
-	add_source(params, path);
-	*params_out = params;
-	*b64_out = b64;
-	*name_out = name;
-	return 0;
-}
-
-/* What the daemon answered (rc, result: consumed) for image i, told on
- * conn: recorded, or refused and named. 0, or a transport error. */
-static int submit_answered(struct submit *s, size_t i, const char *name,
-			   struct client_conn *conn, int rc, cJSON *result)
-{
-	const char *path = s->in.paths[i], *message;
-	if (rc == CLIENT_ERR_RPC) {
-		conn_last_error(conn, &message, NULL);
-		refuse(s, path, "the daemon refused it: %s", message);
-		rc = 0;
-	} else if (rc == ERR_TOO_LARGE) {
-		refuse(s, path, "%s", conn_why(conn));
-		rc = 0;
-	} else if (rc == 0) {
-		const cJSON *id =
-		    cJSON_GetObjectItemCaseSensitive(result, "job");
-		if (id)
-			record(s, id, path, name);
-		else
-			refuse(s, path, "the daemon's answer has no job id");
-	}
-	cJSON_Delete(result);
-	return rc;
-}
-
-/* Submits image i and waits for the answer. 0 (done or refused and
- * named), or a transport error. */
-static int submit_one(struct submit *s, size_t i)
-{
-	cJSON *params, *result = NULL;
-	char *b64, *name;
-	int rc = submit_prepare(s, i, &params, &b64, &name);
-	if (rc || !params)
-		return rc;
-	rc = client_call(s->cl, M_JOB_SUBMIT, params, &result);
-	free(b64); /* after the call: the request referenced it */
-	if (rc == CLIENT_ERR_RPC && batch_again(s)) {
-		free(name);
-		cJSON_Delete(result);
-		return submit_one(s, i);
-	}
-	rc = submit_answered(s, i, name, s->cl->conn, rc, result);
-	free(name);
-	return rc;
-}
-
-/* Every image, one call at a time: the daemon numbers the jobs in the
- * images' order (list, export --stack). */
-static int submit_all(struct submit *s)
-{
-	int rc = 0;
-	for (size_t i = 0; i < s->in.n && rc == 0; i++)
-		rc = submit_one(s, i);
-	return rc;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The command                                                             */
 /* ---------------------------------------------------------------------- */
 
 /* b + 6 hex digits: short to type, unlikely to meet another batch. */
-static void new_batch_id(char *buf, size_t n)
+void submit_new_batch_id(char *buf, size_t n)
 {
 	uint32_t r;
 
@@ -429,7 +99,7 @@ static int add_init(struct submit *s, const char *path)
 	size_t size;
 	char *b64;
 
-	if (!(data = read_file(s, path, &size, "model package")))
+	if (!(data = submit_read_file(s, path, &size, "model package")))
 		return CLIENT_EXIT_DAEMON;
 	b64 = base64_encode(data, size);
 	free(data);
@@ -605,7 +275,7 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 {
 	struct submit s = { .self = self, .cl = cl };
 	const char *init = NULL;
-	s.in.refused = note_refused;
+	s.in.refused = submit_note_refused;
 	s.in.ctx = &s;
 	char batch[16];
 	int status = CLIENT_EXIT_OK, rc = 0, batched;
@@ -637,7 +307,7 @@ static int cmd_submit_exec(struct client *cl, const struct cmd_entry *self,
 	/* One call of several images (or of a folder or a list) is a batch. */
 	batched = s.in.n + (size_t)s.in.nbad > 1 || s.in.expanded;
 	if (batched) {
-		new_batch_id(batch, sizeof(batch));
+		submit_new_batch_id(batch, sizeof(batch));
 		cJSON_AddStringToObject(s.common, "batch", batch);
 	}
 
