@@ -96,7 +96,8 @@ uint64_t gpu_bytes_peak(const struct gpu_context *ctx);
 struct gpu_arena;
 
 struct gpu_buffer {
-	VkBuffer handle;
+	VkBuffer handle;     /* its arena block's (memory.c) */
+	VkDeviceSize offset; /* where in it */
 	VkDeviceSize size;
 	void *mapped;     /* host-visible buffers only */
 	uint64_t address; /* its device address (info.has_packs), else 0 */

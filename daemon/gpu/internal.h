@@ -46,6 +46,8 @@ struct gpu_context {
 	struct gpu_arena *stage_arena;
 	struct gpu_buffer stage;
 	VkDeviceSize stage_used;
+	/* memory.c: the memory types a buffer may take, once known */
+	uint32_t buffer_type_bits;
 	/* slab.c: the slabs blocks are carved from */
 	struct gpu_slab *slabs;
 	/* test switches (VKINR_FAULT) */

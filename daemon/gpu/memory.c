@@ -1,14 +1,17 @@
 /*
- * memory.c - device memory: arenas of a few large allocations from which
+ * memory.c - device memory: arenas of a few large blocks from which
  * buffers are sub-allocated, and copies in and out through staging.
  *
  * Drivers limit the number of allocations and make each one slow, so an
  * arena takes blocks that grow from ARENA_FIRST_BLOCK to ARENA_MAX_BLOCK
- * bytes (never more than the device's maxMemoryAllocationSize) and places
- * buffers in them by bumping an offset; the small blocks are carved from
- * slabs the context shares (slab.c). Everything is freed together when the arena is destroyed:
- * a fit allocates its buffers once and frees them when it ends or pauses.
- * Copies between the host and buffers are in transfer.c.
+ * bytes (never more than the device's maxMemoryAllocationSize), the small
+ * ones carved from slabs the context shares (slab.c). Each block is one
+ * VkBuffer, and a buffer is a range of it (handle, offset, size): making
+ * a buffer costs no call to the driver, which matters when a dataset's
+ * thousand fits make thirty buffers each. Everything is freed together
+ * when the arena is destroyed: a fit allocates its buffers once and frees
+ * them when it ends or pauses. Copies between the host and buffers are in
+ * transfer.c.
  */
 #include "gpu/internal.h"
 
@@ -19,23 +22,22 @@
  * large one still makes few allocations. */
 #define ARENA_FIRST_BLOCK (1ull << 20)
 #define ARENA_MAX_BLOCK (256ull << 20)
+/* Every buffer's offset in its block: the most any device may ask of a
+ * storage buffer's offset (minStorageBufferOffsetAlignment <= 256). */
+#define ARENA_ALIGN 256ull
 
 struct arena_block {
 	struct arena_block *next;
 	struct gpu_memory_piece piece; /* slab.c's */
+	VkBuffer buffer;               /* the whole block */
+	uint64_t address;              /* its device address (has_packs) */
 	VkDeviceSize size, used;
 	uint32_t type;
-};
-
-struct arena_buffer {
-	struct arena_buffer *next;
-	VkBuffer handle;
 };
 
 struct gpu_arena {
 	struct gpu_context *ctx;
 	struct arena_block *blocks;
-	struct arena_buffer *buffers;
 	VkDeviceSize bytes;
 	VkDeviceSize next_block[VK_MAX_MEMORY_TYPES]; /* growth, per type */
 };
@@ -51,6 +53,46 @@ static int find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
 	return -1;
 }
 
+static VkBufferUsageFlags buffer_usage(const struct gpu_context *ctx)
+{
+	return VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+	       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+	       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+	       (ctx->info.has_packs ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
+				    : 0);
+}
+
+static int create_buffer(struct gpu_context *ctx, VkDeviceSize size,
+			 VkBuffer *out)
+{
+	VkBufferCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+		.size = size,
+		.usage = buffer_usage(ctx),
+		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+	};
+	GPU_CHECK(ctx, vkCreateBuffer(ctx->device, &info, NULL, out));
+	return 0;
+}
+
+/* The memory types a buffer may live in, learnt once from a small one
+ * (buffers of one usage share them). */
+static int buffer_type_bits(struct gpu_context *ctx, uint32_t *bits)
+{
+	if (!ctx->buffer_type_bits) {
+		VkBuffer probe;
+		VkMemoryRequirements req;
+		int rc = create_buffer(ctx, ARENA_ALIGN, &probe);
+		if (rc)
+			return rc;
+		vkGetBufferMemoryRequirements(ctx->device, probe, &req);
+		vkDestroyBuffer(ctx->device, probe, NULL);
+		ctx->buffer_type_bits = req.memoryTypeBits;
+	}
+	*bits = ctx->buffer_type_bits;
+	return 0;
+}
+
 int gpu_arena_create(struct gpu_context *ctx, struct gpu_arena **out)
 {
 	struct gpu_arena *a = calloc(1, sizeof(*a));
@@ -61,25 +103,63 @@ int gpu_arena_create(struct gpu_context *ctx, struct gpu_arena **out)
 	return 0;
 }
 
+static void block_free(struct gpu_context *ctx, struct arena_block *b)
+{
+	if (b->buffer)
+		vkDestroyBuffer(ctx->device, b->buffer, NULL);
+	gpu_memory_give(ctx, &b->piece);
+	free(b);
+}
+
 void gpu_arena_destroy(struct gpu_arena *arena)
 {
 	if (!arena)
 		return;
-	VkDevice dev = arena->ctx->device;
 	/* copies still waiting may name its buffers */
 	gpu_transfers_flush(arena->ctx);
-	for (struct arena_buffer *b = arena->buffers, *next; b; b = next) {
-		next = b->next;
-		vkDestroyBuffer(dev, b->handle, NULL);
-		free(b);
-	}
 	for (struct arena_block *b = arena->blocks, *next; b; b = next) {
 		next = b->next;
-		gpu_memory_give(arena->ctx, &b->piece);
-		free(b);
+		block_free(arena->ctx, b);
 	}
 	arena->ctx->bytes_in_use -= arena->bytes;
 	free(arena);
+}
+
+/* The block's buffer made and bound to memory taken for it: the size
+ * asked, else (the device nearly full) just what is needed. */
+static int block_make(struct gpu_context *ctx, struct arena_block *b,
+		      VkDeviceSize size, VkDeviceSize need, int map)
+{
+	VkMemoryRequirements req;
+	VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+	for (int attempt = 0; attempt < 2 && r != VK_SUCCESS; attempt++) {
+		if (attempt && size == need)
+			break;
+		if (attempt) { /* the large block did not fit */
+			vkDestroyBuffer(ctx->device, b->buffer, NULL);
+			b->buffer = VK_NULL_HANDLE;
+			size = need;
+		}
+		int rc = create_buffer(ctx, size, &b->buffer);
+		if (rc)
+			return rc;
+		vkGetBufferMemoryRequirements(ctx->device, b->buffer, &req);
+		r = gpu_memory_take(ctx, b->type, map, req.size, &b->piece);
+	}
+	if (r != VK_SUCCESS)
+		return gpu_error(ctx, r, "vkAllocateMemory", __FILE__,
+				 __LINE__);
+	GPU_CHECK(ctx, vkBindBufferMemory(ctx->device, b->buffer,
+					  b->piece.memory, b->piece.offset));
+	if (ctx->info.has_packs) {
+		VkBufferDeviceAddressInfo where = {
+			.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+			.buffer = b->buffer,
+		};
+		b->address = vkGetBufferDeviceAddress(ctx->device, &where);
+	}
+	b->size = size;
+	return 0;
 }
 
 static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
@@ -100,23 +180,16 @@ static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
 	struct arena_block *b = calloc(1, sizeof(*b));
 	if (!b)
 		return ERR_NOMEM;
-	VkResult r = gpu_memory_take(ctx, type, map, size, &b->piece);
-	if (r != VK_SUCCESS && size > need) {
-		/* the large block did not fit; try just what is needed */
-		size = need;
-		r = gpu_memory_take(ctx, type, map, size, &b->piece);
-	}
-	if (r != VK_SUCCESS) {
-		free(b);
-		return gpu_error(ctx, r, "vkAllocateMemory", __FILE__,
-				 __LINE__);
-	}
-	b->size = size;
 	b->type = type;
+	int rc = block_make(ctx, b, size, need, map);
+	if (rc) {
+		block_free(ctx, b);
+		return rc;
+	}
 	b->next = a->blocks;
 	a->blocks = b;
-	a->bytes += size;
-	ctx->bytes_in_use += size;
+	a->bytes += b->size;
+	ctx->bytes_in_use += b->size;
 	if (ctx->bytes_in_use > ctx->bytes_peak)
 		ctx->bytes_peak = ctx->bytes_in_use;
 	*out = b;
@@ -138,33 +211,15 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 	}
 	if (size == 0)
 		size = 16;
+	/* room for whole words: fills take words (transfer.c) */
+	VkDeviceSize room = (size + 3) & ~(VkDeviceSize)3;
 	if (size > ctx->info.max_storage_range)
 		return ERR_TOO_LARGE;
 
-	struct arena_buffer *entry = calloc(1, sizeof(*entry));
-	if (!entry)
-		return ERR_NOMEM;
-	VkBufferCreateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-		.size = size,
-		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-			 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-			 VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-			 (ctx->info.has_packs
-			      ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
-			      : 0),
-		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-	};
-	VkResult r = vkCreateBuffer(ctx->device, &info, NULL, &entry->handle);
-	if (r != VK_SUCCESS) {
-		free(entry);
-		return gpu_error(ctx, r, "vkCreateBuffer", __FILE__, __LINE__);
-	}
-	entry->next = arena->buffers;
-	arena->buffers = entry;
-
-	VkMemoryRequirements req;
-	vkGetBufferMemoryRequirements(ctx->device, entry->handle, &req);
+	uint32_t bits;
+	int rc = buffer_type_bits(ctx, &bits);
+	if (rc)
+		return rc;
 	VkMemoryPropertyFlags want =
 	    host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
 			       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
@@ -174,13 +229,13 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 	 * memory go one by one over the bus */
 	int type =
 	    host_visible
-		? find_memory_type(ctx, req.memoryTypeBits,
+		? find_memory_type(ctx, bits,
 				   want | VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
 		: -1;
 	if (type < 0)
-		type = find_memory_type(ctx, req.memoryTypeBits, want);
+		type = find_memory_type(ctx, bits, want);
 	if (type < 0 && !host_visible)
-		type = find_memory_type(ctx, req.memoryTypeBits, 0);
+		type = find_memory_type(ctx, bits, 0);
 	if (type < 0)
 		return ERR_DEVICE_OOM;
 
@@ -190,35 +245,27 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 		if (b->type != (uint32_t)type ||
 		    !!b->piece.mapped != !!host_visible)
 			continue;
-		offset = (b->used + req.alignment - 1) / req.alignment *
-			 req.alignment;
-		if (offset + req.size <= b->size) {
+		offset =
+		    (b->used + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+		if (offset + room <= b->size) {
 			block = b;
 			break;
 		}
 	}
 	if (!block) {
-		int rc = new_block(arena, (uint32_t)type, req.size,
-				   host_visible, &block);
+		rc = new_block(arena, (uint32_t)type, room, host_visible,
+			       &block);
 		if (rc)
 			return rc;
 		offset = 0;
 	}
-	GPU_CHECK(ctx, vkBindBufferMemory(ctx->device, entry->handle,
-					  block->piece.memory,
-					  block->piece.offset + offset));
-	block->used = offset + req.size;
-	out->handle = entry->handle;
+	block->used = offset + room;
+	out->handle = block->buffer;
+	out->offset = offset;
 	out->size = size;
 	out->mapped =
 	    block->piece.mapped ? (char *)block->piece.mapped + offset : NULL;
-	if (ctx->info.has_packs) {
-		VkBufferDeviceAddressInfo where = {
-			.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
-			.buffer = entry->handle,
-		};
-		out->address = vkGetBufferDeviceAddress(ctx->device, &where);
-	}
+	out->address = block->address ? block->address + offset : 0;
 	return 0;
 }
 

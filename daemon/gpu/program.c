@@ -34,6 +34,7 @@ struct program_op {
 	struct gpu_pipeline *pipe;
 	uint64_t address[GPU_MAX_BINDINGS]; /* the buffers bound */
 	VkBuffer handle[GPU_MAX_BINDINGS];  /* the same, for descriptors */
+	VkDeviceSize offset[GPU_MAX_BINDINGS], range[GPU_MAX_BINDINGS];
 	uint32_t push[GPU_MAX_PUSH / 4];
 	uint32_t groups[3];
 };
@@ -211,6 +212,8 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 	for (int i = 0; i < nbuffers; i++) {
 		op.address[i] = buffers[i]->address;
 		op.handle[i] = buffers[i]->handle;
+		op.offset[i] = buffers[i]->offset;
+		op.range[i] = buffers[i]->size;
 	}
 	memcpy(op.push, push, push_bytes);
 	note_op(prog, &op);
@@ -231,7 +234,8 @@ static int replay_dispatch(struct gpu_program *prog,
 	VkWriteDescriptorSet writes[GPU_MAX_BINDINGS];
 	for (int i = 0; i < pipe->nbindings; i++) {
 		infos[i] =
-		    (VkDescriptorBufferInfo){ op->handle[i], 0, VK_WHOLE_SIZE };
+		    (VkDescriptorBufferInfo){ op->handle[i], op->offset[i],
+					      op->range[i] };
 		writes[i] = (VkWriteDescriptorSet){
 			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
 			.dstSet = set,

@@ -182,11 +182,14 @@ static int transfer(struct gpu_context *ctx, const struct gpu_buffer *buf,
 		char *part = (char *)host + done;
 		if (to_device) {
 			memcpy(staged, part, n);
-			VkBufferCopy region = { at, offset + done, n };
+			VkBufferCopy region = { ctx->stage.offset + at,
+						buf->offset + offset + done,
+						n };
 			vkCmdCopyBuffer(cmd, ctx->stage.handle, buf->handle, 1,
 					&region);
 		} else {
-			VkBufferCopy region = { offset + done, at, n };
+			VkBufferCopy region = { buf->offset + offset + done,
+						ctx->stage.offset + at, n };
 			vkCmdCopyBuffer(cmd, buf->handle, ctx->stage.handle, 1,
 					&region);
 			rc = gpu_transfers_flush(ctx);
@@ -256,7 +259,8 @@ int gpu_download_many(struct gpu_context *ctx, const struct gpu_copy *list,
 		rc = rc ? rc : pending_next(ctx, &cmd);
 		if (rc)
 			break;
-		VkBufferCopy region = { c->offset, at[i], c->size };
+		VkBufferCopy region = { c->buf->offset + c->offset,
+					ctx->stage.offset + at[i], c->size };
 		vkCmdCopyBuffer(cmd, c->buf->handle, ctx->stage.handle, 1,
 				&region);
 	}
@@ -276,6 +280,8 @@ int gpu_fill_zero(struct gpu_context *ctx, const struct gpu_buffer *dst)
 	int rc = pending_next(ctx, &cmd);
 	if (rc)
 		return rc;
-	vkCmdFillBuffer(cmd, dst->handle, 0, VK_WHOLE_SIZE, 0);
+	/* the whole words: a buffer's room ends on one (memory.c) */
+	vkCmdFillBuffer(cmd, dst->handle, dst->offset,
+			(dst->size + 3) & ~(VkDeviceSize)3, 0);
 	return 0;
 }
