@@ -82,8 +82,7 @@ static void on_wake(uv_async_t *async)
 		while (ev) {
 			struct work_event *next = ev->next;
 			workevents_handle(svc, i, ev);
-			work_request_destroy(ev->req);
-			free(ev);
+			work_event_destroy(ev);
 			ev = next;
 		}
 	}

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define PARALLEL_MOST 8
@@ -28,12 +29,17 @@ int parallel_threads(void)
 	return cores < PARALLEL_MOST ? (int)cores : PARALLEL_MOST;
 }
 
-static void *take_items(void *p)
+static void take(struct parallel_loop *loop)
 {
-	struct parallel_loop *loop = p;
 	int i;
 	while ((i = atomic_fetch_add(&loop->next, 1)) < loop->n)
 		loop->fn(loop->arg, i);
+}
+
+static void *take_items(void *p)
+{
+	prctl(PR_SET_NAME, "vkinr-parallel", 0, 0, 0);
+	take(p);
 	return NULL;
 }
 
@@ -50,7 +56,7 @@ void parallel_for(int n, int threads, void (*fn)(void *arg, int i), void *arg)
 	while (started < threads - 1 &&
 	       pthread_create(&tid[started], NULL, take_items, &loop) == 0)
 		started++;
-	take_items(&loop);
+	take(&loop);
 	for (int i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
 }

@@ -225,6 +225,18 @@ void workevents_maybe_ready(struct service *svc)
 		   svc->queue->count);
 }
 
+/* A running job's epoch: its history and its followers' news. */
+static void on_progress(struct service *svc, struct worker_slot *slot,
+			const char *job_id, const struct nn_metrics *m)
+{
+	struct job *job = queue_find(svc->queue, job_id);
+	if (!job || job->state != JOB_RUNNING)
+		return;
+	if (queue_add_metrics(svc->queue, job, m))
+		pause_for_write(svc, slot, job, JOBFILE_METRICS);
+	subs_job_progress(svc, job);
+}
+
 void workevents_handle(struct service *svc, int index, struct work_event *ev)
 {
 	struct worker_slot *slot = &svc->slots[index];
@@ -266,13 +278,12 @@ void workevents_handle(struct service *svc, int index, struct work_event *ev)
 		}
 		break;
 	case WORK_PROGRESS:
-		job = queue_find(svc->queue, ev->job_id);
-		if (job && job->state == JOB_RUNNING) {
-			if (queue_add_metrics(svc->queue, job, &ev->m))
-				pause_for_write(svc, slot, job,
-						JOBFILE_METRICS);
-			subs_job_progress(svc, job);
-		}
+		on_progress(svc, slot, ev->job_id, &ev->m);
+		break;
+	case WORK_PROGRESS_MANY:
+		for (int i = 0; i < ev->nmany; i++)
+			on_progress(svc, slot, ev->many[i].job_id,
+				    &ev->many[i].m);
 		break;
 	case WORK_CHECKPOINT:
 		log_debug("job %s: checkpoint at epoch %d", ev->job_id,

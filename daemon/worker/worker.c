@@ -50,6 +50,15 @@ void work_request_destroy(struct work_request *req)
 	free(req);
 }
 
+void work_event_destroy(struct work_event *ev)
+{
+	if (!ev)
+		return;
+	work_request_destroy(ev->req);
+	free(ev->many);
+	free(ev);
+}
+
 /* ------------------------------------------------------ the hand-off */
 
 void worker_post(struct worker *w, struct work_event *ev)

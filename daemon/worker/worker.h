@@ -129,14 +129,22 @@ enum work_end {
 };
 
 enum work_event_kind {
-	WORK_READY,      /* device opened (ok) or not (message) */
-	WORK_STARTED,    /* job loaded at epoch (from checkpoint or 0), m.lr,
+	WORK_READY,         /* device opened (ok) or not (message) */
+	WORK_STARTED,       /* job loaded at epoch (from checkpoint or 0), m.lr,
 			  * the precision it runs in as message */
-	WORK_PROGRESS,   /* one epoch finished: m */
-	WORK_CHECKPOINT, /* checkpoint written at epoch */
-	WORK_ENDED,      /* job left the worker: end says how */
-	WORK_REPLY,      /* req answered */
-	WORK_EXITED,     /* the thread is about to return */
+	WORK_PROGRESS,      /* one epoch finished: m */
+	WORK_PROGRESS_MANY, /* a pack's epoch finished: many[nmany], a
+			     * job's epoch each, in the pack's order */
+	WORK_CHECKPOINT,    /* checkpoint written at epoch */
+	WORK_ENDED,         /* job left the worker: end says how */
+	WORK_REPLY,         /* req answered */
+	WORK_EXITED,        /* the thread is about to return */
+};
+
+/* One job's epoch of a pack's WORK_PROGRESS_MANY. */
+struct work_progress {
+	char job_id[JOB_ID_MAX];
+	struct nn_metrics m;
 };
 
 struct work_event {
@@ -153,7 +161,12 @@ struct work_event {
 	int ok;             /* READY */
 	struct gpu_device_info info; /* READY ok */
 	struct work_request *req;    /* REPLY */
+	struct work_progress *many;  /* PROGRESS_MANY */
+	int nmany;
 };
+
+/* Frees an event and what it holds (its request, its progress list). */
+void work_event_destroy(struct work_event *ev);
 
 struct worker;
 

@@ -5,7 +5,9 @@
  * worker_load_fit opens a fit from the job's checkpoint when there is one
  * (bit for bit), else from its config and init package; it also serves
  * an export of a job that is not loaded. worker_save_checkpoint writes
- * checkpoint.safetensors and posts WORK_CHECKPOINT. A lost device (or its
+ * checkpoint.safetensors and posts WORK_CHECKPOINT, in three steps that a
+ * pack's boundary takes apart (worker_boundary.c: the files written by
+ * several threads). A lost device (or its
  * memory run out) is cured, if at all, by a new gpu_context. Worker
  * thread only; the steps of a run (worker_run.c), a pack (worker_pack.c)
  * and the requests (worker_serve.c) all build on these.
@@ -94,18 +96,18 @@ int worker_load_fit(struct worker *w, const char *dir,
 	return rc;
 }
 
-int worker_save_checkpoint(struct worker *w, struct run *r)
+int worker_checkpoint_write(struct run *r, const struct st_file *ckpt)
 {
 	char path[4200];
-	struct st_file *ckpt = NULL;
-	int rc = nn_fit_checkpoint(r->fit, &ckpt);
-	if (!rc) {
-		worker_path_in(r->job, NULL, JOBFILE_CHECKPOINT, path,
-			       sizeof(path));
-		rc = st_save_file(ckpt, path);
-		r->write_errno = rc ? errno : 0;
-	}
-	st_destroy(ckpt);
+	worker_path_in(r->job, NULL, JOBFILE_CHECKPOINT, path, sizeof(path));
+	errno = 0;
+	int rc = st_save_file(ckpt, path);
+	r->write_errno = rc ? errno : 0;
+	return rc;
+}
+
+int worker_checkpoint_done(struct worker *w, struct run *r, int rc)
+{
 	if (rc) {
 		log_error("job %s: checkpoint at epoch %d failed: %s",
 			  r->job->id, nn_fit_epoch(r->fit), error_message(rc));
@@ -117,6 +119,16 @@ int worker_save_checkpoint(struct worker *w, struct run *r)
 	ev->epoch = r->last_ckpt_epoch;
 	worker_post(w, ev);
 	return 0;
+}
+
+int worker_save_checkpoint(struct worker *w, struct run *r)
+{
+	struct st_file *ckpt = NULL;
+	int rc = nn_fit_checkpoint(r->fit, &ckpt);
+	if (!rc)
+		rc = worker_checkpoint_write(r, ckpt);
+	st_destroy(ckpt);
+	return worker_checkpoint_done(w, r, rc);
 }
 
 /* Replaces a lost gpu_context by a new one. */

@@ -3,6 +3,7 @@
  * includes: the worker's fields, a job's run, and the steps one file
  * takes from another. Calls run one way, down this list:
  * worker_thread.c (the thread), worker_pack.c (a pack of jobs),
+ * worker_boundary.c (a pack's files at a boundary, by threads),
  * worker_run.c (one job's run), worker_serve.c (renders and exports
  * between epochs), worker_fit.c (a job's fit and files, the device),
  * worker_admit.c (who joins a pack, how fast), worker.c (the hand-off
@@ -18,6 +19,8 @@
 #include <sys/types.h>
 
 #include "worker/worker.h"
+
+struct st_file;
 
 #define WORKER_ALONE_IDS 32
 
@@ -173,6 +176,12 @@ int worker_load_fit(struct worker *w, const char *dir,
 		    struct image **target, struct nn_fit **fit, char *err,
 		    size_t errlen);
 int worker_save_checkpoint(struct worker *w, struct run *r);
+/* worker_save_checkpoint's steps: the file made (nn_fit_checkpoint, on
+ * the worker thread), written into the job's folder (any thread; sets
+ * r->write_errno), then done: a failure logged, else the epoch recorded
+ * and WORK_CHECKPOINT posted (worker thread). Both return rc or 0. */
+int worker_checkpoint_write(struct run *r, const struct st_file *ckpt);
+int worker_checkpoint_done(struct worker *w, struct run *r, int rc);
 int worker_reopen_device(struct worker *w, char *err, size_t errlen);
 int worker_device_fault(int rc);
 /* Whether errno err, or the sentence text (NULL: none), says the process
@@ -185,10 +194,36 @@ int worker_run_model_reaches(struct run *r, double target, int *reached);
 enum run_outcome worker_run_ended(struct run *r, enum work_end end);
 enum run_outcome worker_run_recover(struct worker *w, struct run *r, int rc);
 enum run_outcome worker_run_finish(struct worker *w, struct run *r);
+/* worker_run_finish's steps once the checkpoint is written: the exports
+ * made with the pack written (any thread, r->export set; errno says why
+ * when it fails), then what that comes to (worker thread), given the
+ * write's rc and errno. */
+int worker_run_write_export(struct run *r);
+enum run_outcome worker_run_finished(struct worker *w, struct run *r, int rc,
+				     int err);
 enum run_outcome worker_run_checkpoint_if_due(struct worker *w, struct run *r);
+/* worker_run_checkpoint_if_due's steps: whether one is due now, and what
+ * a checkpoint's rc comes to (r->write_errno says why it failed). */
+int worker_run_checkpoint_due(const struct worker *w, const struct run *r);
+enum run_outcome worker_run_checkpointed(struct worker *w, struct run *r,
+					 int rc);
 enum run_outcome worker_run_load(struct worker *w, struct run *r);
 void worker_run_end(struct worker *w, struct run *r);
 void worker_run_job(struct worker *w, struct work_job *job);
+
+/* worker_boundary.c: what a pack's jobs write at one boundary */
+enum boundary_kind {
+	BOUNDARY_NONE,   /* nothing to write */
+	BOUNDARY_STOP,   /* r->flags pause, cancel or stop: a checkpoint */
+	BOUNDARY_FINISH, /* done: the last checkpoint and the exports */
+	BOUNDARY_DUE,    /* a checkpoint due (worker_run_checkpoint_due) */
+};
+/* Writes what kinds[i] says for each of runs[0..n), the files by several
+ * threads when there are many, and sets out[i] to what each comes to
+ * (RUN_NEXT for BOUNDARY_NONE), as worker_run.c's steps would alone. */
+void worker_boundary_write(struct worker *w, struct run **runs,
+			   const enum boundary_kind *kinds, int n,
+			   enum run_outcome *out);
 
 /* worker_pack.c */
 void worker_run_pack(struct worker *w);

@@ -116,30 +116,34 @@ static void boundary_end(struct worker *w, char *jobs_dir)
 }
 
 /*
- * The flags of each job at this boundary (r->flags), the exports of the
- * jobs that finish here made together (nn_pack_export: a few submissions
- * for any number of jobs), for worker_run_finish to write, and the state that
- * the checkpoints of all that leave read, read back together
- * (nn_fits_read_ahead). fits and want: room for n. A failed batch leaves
- * each job to make its own.
+ * The flags of each job at this boundary (r->flags), and the exports of
+ * the jobs that finish here made together (nn_pack_export: a few
+ * submissions for any number of jobs), for worker_boundary_write to
+ * write; kinds[i] says what each job writes. fits: room for n. A failed
+ * batch leaves each job to make its own.
  */
-static void prepare_exports(struct worker *w, struct nn_pack *pack,
+static void prepare_exports(struct nn_pack *pack, struct worker *w,
 			    struct run **runs, int n, struct nn_fit **fits,
-			    int *want)
+			    enum boundary_kind *kinds)
 {
 	const int stop = WORK_CANCEL | WORK_PAUSE | WORK_STOP;
-	int any = 0, leaving = 0;
+	int any = 0;
+	int *want = calloc((size_t)n, sizeof(*want));
 	for (int i = 0; i < n; i++) {
 		struct run *r = runs[i];
 		r->flags = worker_flags_of(w, r->job);
 		fits[i] = r->fit;
-		want[i] =
-		    !(r->flags & stop) &&
-		    (r->reached || nn_fit_epoch(r->fit) >= r->job->cfg.epochs);
-		any += want[i];
-		leaving += want[i] || (r->flags & stop);
+		kinds[i] =
+		    r->flags & stop ? BOUNDARY_STOP
+		    : r->reached || nn_fit_epoch(r->fit) >= r->job->cfg.epochs
+			? BOUNDARY_FINISH
+			: BOUNDARY_NONE;
+		any += kinds[i] == BOUNDARY_FINISH;
+		if (want)
+			want[i] = kinds[i] == BOUNDARY_FINISH;
 	}
-	struct nn_export *ex = any > 1 ? calloc((size_t)n, sizeof(*ex)) : NULL;
+	struct nn_export *ex =
+	    any > 1 && want ? calloc((size_t)n, sizeof(*ex)) : NULL;
 	if (ex && nn_pack_export(pack, fits, n, want, 1, 1, ex)) {
 		free(ex);
 		ex = NULL;
@@ -156,12 +160,35 @@ static void prepare_exports(struct worker *w, struct nn_pack *pack,
 		}
 	}
 	free(ex);
-	/* after the exports, which put the live weights back */
-	if (leaving > 1) {
-		for (int i = 0; i < n; i++)
-			want[i] = want[i] || (runs[i]->flags & stop);
-		nn_fits_read_ahead(fits, n, want);
+	free(want);
+}
+
+/* One progress event for the whole pack's epoch (the jobs whose step
+ * went well), not one a job: a thousand jobs an epoch cost the loop one
+ * wake-up. */
+static void post_progress(struct worker *w, struct run **runs, int n,
+			  const struct nn_metrics *m, const int *rcs)
+{
+	struct work_event *ev = worker_event(WORK_PROGRESS_MANY, NULL);
+	ev->many = n > 0 ? malloc((size_t)n * sizeof(*ev->many)) : NULL;
+	for (int i = 0; i < n; i++) {
+		if (rcs[i])
+			continue;
+		if (!ev->many) { /* no memory for the list: one by one */
+			struct work_event *one =
+			    worker_event(WORK_PROGRESS, runs[i]->job->id);
+			one->m = m[i];
+			worker_post(w, one);
+			continue;
+		}
+		struct work_progress *p = &ev->many[ev->nmany++];
+		snprintf(p->job_id, sizeof(p->job_id), "%s", runs[i]->job->id);
+		p->m = m[i];
 	}
+	if (ev->nmany)
+		worker_post(w, ev);
+	else
+		work_event_destroy(ev);
 }
 
 /*
@@ -179,9 +206,13 @@ void worker_run_pack(struct worker *w)
 	struct nn_fit **fits = calloc((size_t)w->pack, sizeof(*fits));
 	struct nn_metrics *m = calloc((size_t)w->pack, sizeof(*m));
 	int *rcs = calloc((size_t)w->pack, sizeof(*rcs));
+	/* what each writes at a boundary, and what that comes to */
+	enum boundary_kind *kinds = calloc((size_t)w->pack, sizeof(*kinds));
+	enum run_outcome *outs = calloc((size_t)w->pack, sizeof(*outs));
+	enum run_outcome *dues = calloc((size_t)w->pack, sizeof(*dues));
 	struct nn_pack *pack = NULL;
 	int n = 0;
-	if (!runs || !left || !fits || !m || !rcs ||
+	if (!runs || !left || !fits || !m || !rcs || !kinds || !outs || !dues ||
 	    nn_pack_create(&pack, w->gpu)) {
 		log_error("worker %d: out of memory for a pack", w->index);
 		worker_hand_back(w);
@@ -214,30 +245,21 @@ void worker_run_pack(struct worker *w)
 		if (!n)
 			break;
 		worker_serve_due(w, runs, n);
-		prepare_exports(w, pack, runs, n, fits, rcs);
+		prepare_exports(pack, w, runs, n, fits, kinds);
 		char *jobs_dir = boundary_begin(runs);
-		for (int i = 0; i < n; i++) {
-			struct run *r = runs[i];
+		worker_boundary_write(w, runs, kinds, n, outs);
+		for (int i = 0, k = 0; k < n; k++) {
+			struct run *r = runs[k];
 			r->shared = n > 1;
-			int flags = r->flags;
-			enum run_outcome o = RUN_NEXT;
-			if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
-				worker_save_checkpoint(w, r);
-				o = worker_run_ended(
-				    r, flags & WORK_CANCEL  ? WORK_END_CANCELLED
-				       : flags & WORK_PAUSE ? WORK_END_PAUSED
-							    : WORK_END_QUEUED);
-			} else if (r->reached ||
-				   nn_fit_epoch(r->fit) >= r->job->cfg.epochs) {
-				o = worker_run_finish(w, r);
-			}
+			enum run_outcome o = outs[k];
 			if (o == RUN_RELOAD)
 				o = worker_run_load(w, r);
-			if (o == RUN_ENDED) {
+			if (o == RUN_ENDED)
 				left[nleft++] = r;
-				runs[i--] = runs[--n];
-			}
+			else
+				runs[i++] = r;
 		}
+		n -= nleft;
 		boundary_end(w, jobs_dir);
 		for (; nleft > 0; nleft--)
 			worker_run_end(w, left[nleft - 1]);
@@ -262,37 +284,38 @@ void worker_run_pack(struct worker *w)
 			}
 			continue;
 		}
+		post_progress(w, runs, n, m, rcs);
 		jobs_dir = boundary_begin(runs);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
 			const struct work_job *jb = r->job;
-			enum run_outcome o;
 			r->train_seconds += dt;
-			if (rcs[i]) {
-				o = worker_run_recover(w, r, rcs[i]);
-				if (o == RUN_RELOAD)
-					o = worker_run_load(w, r);
-			} else {
-				struct work_event *ev =
-				    worker_event(WORK_PROGRESS, jb->id);
-				ev->m = m[i];
-				worker_post(w, ev);
-				int trc = 0;
-				if (jb->target_psnr > 0 &&
-				    isfinite(m[i].psnr_best) &&
-				    m[i].psnr_best >= jb->target_psnr)
-					trc = worker_run_model_reaches(
-					    r, jb->target_psnr, &r->reached);
-				o = trc ? worker_run_recover(w, r, trc)
-					: worker_run_checkpoint_if_due(w, r);
-				if (o == RUN_RELOAD)
-					o = worker_run_load(w, r);
-			}
-			if (o == RUN_ENDED) {
-				left[nleft++] = r;
-				runs[i--] = runs[--n];
-			}
+			kinds[i] = BOUNDARY_NONE;
+			outs[i] = RUN_NEXT;
+			int trc = rcs[i];
+			if (!trc && jb->target_psnr > 0 &&
+			    isfinite(m[i].psnr_best) &&
+			    m[i].psnr_best >= jb->target_psnr)
+				trc = worker_run_model_reaches(
+				    r, jb->target_psnr, &r->reached);
+			if (trc)
+				outs[i] = worker_run_recover(w, r, trc);
+			else if (worker_run_checkpoint_due(w, r))
+				kinds[i] = BOUNDARY_DUE;
 		}
+		worker_boundary_write(w, runs, kinds, n, dues);
+		for (int i = 0, k = 0; k < n; k++) {
+			struct run *r = runs[k];
+			enum run_outcome o =
+			    kinds[k] == BOUNDARY_DUE ? dues[k] : outs[k];
+			if (o == RUN_RELOAD)
+				o = worker_run_load(w, r);
+			if (o == RUN_ENDED)
+				left[nleft++] = r;
+			else
+				runs[i++] = r;
+		}
+		n -= nleft;
 		boundary_end(w, jobs_dir);
 		for (; nleft > 0; nleft--)
 			worker_run_end(w, left[nleft - 1]);
@@ -305,5 +328,8 @@ out:
 	free(fits);
 	free(m);
 	free(rcs);
+	free(kinds);
+	free(outs);
+	free(dues);
 	worker_publish_memory(w);
 }

@@ -33,20 +33,27 @@
  * export made with its pack (r->export), or one made now. */
 static int save_exports(struct run *r, double *psnr)
 {
+	if (r->export)
+		return worker_run_write_export(r);
+	char model[4200], recon[4200];
+	worker_path_in(r->job, NULL, JOBFILE_MODEL, model, sizeof(model));
+	worker_path_in(r->job, NULL, JOBFILE_RECON, recon, sizeof(recon));
+	return nn_fit_save_export(r->fit, model, recon, 0600, psnr, NULL);
+}
+
+int worker_run_write_export(struct run *r)
+{
 	char model[4200], recon[4200];
 	worker_path_in(r->job, NULL, JOBFILE_MODEL, model, sizeof(model));
 	worker_path_in(r->job, NULL, JOBFILE_RECON, recon, sizeof(recon));
 	struct nn_export *ex = r->export;
 	r->export = NULL;
-	if (!ex)
-		return nn_fit_save_export(r->fit, model, recon, 0600, psnr,
-					  NULL);
 	int rc = ex->rc;
 	if (rc) {
 		st_destroy(ex->model);
 		image_destroy(ex->recon);
 	} else {
-		*psnr = ex->psnr;
+		r->psnr = ex->psnr;
 		rc = nn_export_save(ex->model, ex->recon, model, recon, 0600,
 				    NULL);
 	}
@@ -190,15 +197,21 @@ enum run_outcome worker_run_finish(struct worker *w, struct run *r)
 	worker_save_checkpoint(w, r);
 	errno = 0;
 	int rc = save_exports(r, &r->psnr);
+	return worker_run_finished(w, r, rc, errno);
+}
+
+enum run_outcome worker_run_finished(struct worker *w, struct run *r, int rc,
+				     int err)
+{
 	if (worker_device_fault(rc))
 		return worker_run_recover(w, r, rc);
 	if (rc) {
-		int fds = worker_short_of_fds(errno, NULL);
+		int fds = worker_short_of_fds(err, NULL);
 		snprintf(
 		    r->msg, sizeof(r->msg),
 		    "cannot write the exported "
 		    "model into %.300s: %s%s",
-		    r->job->dir, fds ? strerror(errno) : error_message(rc),
+		    r->job->dir, fds ? strerror(err) : error_message(rc),
 		    rc == ERR_NO_SPACE ? "; paused until there is space again"
 		    : fds ? "; paused until file descriptors are free again"
 			  : "");
@@ -210,18 +223,29 @@ enum run_outcome worker_run_finish(struct worker *w, struct run *r)
 }
 
 /* The checkpoint due every ckpt_epochs epochs (ckpt_min_seconds apart at
- * least) or ckpt_seconds seconds. A full disk, or no file descriptor
- * left: training on would only lose more, so the job is paused with the reason (the daemon retries); any
- * other cause (the folder was removed) fails it. */
-enum run_outcome worker_run_checkpoint_if_due(struct worker *w, struct run *r)
+ * least) or ckpt_seconds seconds. */
+int worker_run_checkpoint_due(const struct worker *w, const struct run *r)
 {
 	double since = worker_seconds() - r->last_ckpt_time;
 	int by_epochs =
 	    nn_fit_epoch(r->fit) - r->last_ckpt_epoch >= w->ckpt_epochs &&
 	    since >= w->ckpt_min_seconds;
-	if (!by_epochs && since < w->ckpt_seconds)
+	return by_epochs || since >= w->ckpt_seconds;
+}
+
+enum run_outcome worker_run_checkpoint_if_due(struct worker *w, struct run *r)
+{
+	if (!worker_run_checkpoint_due(w, r))
 		return RUN_NEXT;
-	int rc = worker_save_checkpoint(w, r);
+	return worker_run_checkpointed(w, r, worker_save_checkpoint(w, r));
+}
+
+/* A full disk, or no file descriptor left: training on would only lose
+ * more, so the job is paused with the reason (the daemon retries); any
+ * other cause (the folder was removed) fails it. */
+enum run_outcome worker_run_checkpointed(struct worker *w, struct run *r,
+					 int rc)
+{
 	if (!rc)
 		return RUN_NEXT;
 	if (worker_device_fault(rc)) /* reading the weights back */

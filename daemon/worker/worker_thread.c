@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "proto/errors.h"
@@ -29,6 +30,9 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	char err[512] = "";
 	struct work_event *ev = worker_event(WORK_READY, NULL);
+	char name[16]; /* what top -H and /proc/PID/task/TID/comm show */
+	snprintf(name, sizeof(name), "vkinrd-work%d", w->index);
+	prctl(PR_SET_NAME, name, 0, 0, 0);
 	if (w->open_delay_ms > 0) { /* a driver slow to open, for tests */
 		struct timespec d = { w->open_delay_ms / 1000,
 				      w->open_delay_ms % 1000 * 1000000L };
@@ -178,8 +182,7 @@ void worker_destroy(struct worker *w)
 	struct work_event *ev = w->events;
 	while (ev) {
 		struct work_event *next = ev->next;
-		work_request_destroy(ev->req);
-		free(ev);
+		work_event_destroy(ev);
 		ev = next;
 	}
 	pthread_mutex_destroy(&w->lock);
