@@ -171,27 +171,54 @@ static int ask_job(struct watch *w, struct wjob *j)
 	return 0;
 }
 
-/* One job.list for every job still going (wait with many jobs). */
-static int ask_all(struct watch *w)
+/* Whether wait reads its jobs with one job.list, not a job.get each. */
+static int many_to_list(const struct watch *w)
+{
+	return is_wait(w->mode) && w->n > LIST_POLL_OVER;
+}
+
+/* One job.list for many jobs (wait with many jobs): those still going,
+ * or every one (all: the first read and the last, for the summary). A
+ * job the list lacks is asked for alone (it may have been removed). The
+ * list comes in the daemon's order, which is mostly ours: each job is
+ * looked for first where the last one found was followed. */
+static int ask_all(struct watch *w, int all)
 {
 	cJSON *list = NULL;
 	const cJSON *job;
-	int rc;
+	char *seen = calloc((size_t)w->n + 1, 1);
+	int rc, at = 0;
 
+	if (!seen)
+		return ERR_NOMEM;
 	rc = client_call(w->cl, M_JOB_LIST, cJSON_CreateObject(), &list);
-	if (rc < 0)
+	if (rc < 0) {
+		free(seen);
 		return rc;
+	}
 	for (int i = 0; i < w->n; i++)
 		w->jobs[i].asked_at = now_s();
 	cJSON_ArrayForEach(job, jobs_of_list(list))
 	{
-		struct wjob *j =
-		    find_job(w, cJSON_GetObjectItemCaseSensitive(job, "id"));
-		if (j && !j->ended)
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
+		struct wjob *j = at < w->n && job_id_equal(w->jobs[at].id, id)
+				     ? &w->jobs[at]
+				     : find_job(w, id);
+		if (!j)
+			continue;
+		at = (int)(j - w->jobs) + 1;
+		seen[j - w->jobs] = 1;
+		if (all || !j->ended) {
 			fold_job(j, job);
+			watch_show_changed(w);
+		}
 	}
 	cJSON_Delete(list);
-	return 0;
+	for (int i = 0; i < w->n && rc >= 0; i++)
+		if (!seen[i] && (all || !w->jobs[i].ended))
+			rc = ask_job(w, &w->jobs[i]);
+	free(seen);
+	return rc < 0 ? rc : 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -317,7 +344,7 @@ static int ask_quiet_ones(struct watch *w)
 	if (is_wait(w->mode) && pending > LIST_POLL_OVER) {
 		if (now - w->jobs[0].asked_at < after)
 			return 0;
-		return ask_all(w);
+		return ask_all(w, 0);
 	}
 	for (int i = 0; i < w->n; i++) {
 		struct wjob *j = &w->jobs[i];
@@ -405,7 +432,9 @@ static int follow_all(struct watch *w, int again)
 {
 	int rc = 0;
 
-	for (int i = 0; i < w->n && rc == 0; i++)
+	if (many_to_list(w))
+		rc = ask_all(w, 1);
+	for (int i = 0; i < w->n && rc == 0 && !many_to_list(w); i++)
 		if (!again || !w->jobs[i].ended)
 			rc = ask_job(w, &w->jobs[i]);
 	if (rc == 0 && !is_wait(w->mode))
@@ -416,6 +445,8 @@ static int follow_all(struct watch *w, int again)
 	if (rc == 0)
 		rc = follow(w);
 	/* Fresh job objects for the summary, and error texts. */
+	if (rc == 0 && many_to_list(w))
+		return ask_all(w, 1);
 	for (int i = 0; i < w->n && rc == 0; i++)
 		if (is_wait(w->mode) ||
 		    (strcmp(w->jobs[i].state, S_DONE) && !w->jobs[i].error))
