@@ -118,6 +118,24 @@ if times:
               1e3 * median([t[1] - t[0] for t in times])))
 PY
 		grep -E "fixed cost|pack of" "$t/daemon.log" | tail -3 || true
+		# the CPU seconds of the daemon's threads (the loop is the
+		# process's first thread): who was busy
+		python3 - "$daemon" <<'PY' || true
+import os, sys
+pid, tick = sys.argv[1], os.sysconf("SC_CLK_TCK")
+rows = []
+for tid in sorted(os.listdir("/proc/%s/task" % pid), key=int):
+    try:
+        stat = open("/proc/%s/task/%s/stat" % (pid, tid)).read()
+    except OSError:
+        continue
+    name = stat[stat.index("(") + 1:stat.rindex(")")]
+    f = stat[stat.rindex(")") + 2:].split()
+    cpu = (int(f[11]) + int(f[12])) / tick
+    rows.append(("loop" if tid == pid else name, cpu))
+print("         CPU seconds by thread: " + ", ".join(
+    "%s %.2f" % r for r in rows if r[1] >= 0.01 or r[0] == "loop"))
+PY
 		kill -TERM $daemon; wait $daemon 2>/dev/null || true; daemon= ;;
 	peer)
 		[ -n "${PEER:-}" ] || { echo "peer     skipped (PEER=path/to/torch_convsiren_grouped.py)"; continue; }
