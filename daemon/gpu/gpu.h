@@ -183,9 +183,22 @@ int gpu_programs_run(struct gpu_program *const *progs, int n);
 int gpu_programs_alike(const struct gpu_program *a,
 		       const struct gpu_program *b);
 int gpu_pack_program_create(struct gpu_context *ctx,
-			    struct gpu_program *const *progs, int n,
+			    struct gpu_program *const *progs, int n, int cap,
 			    const struct gpu_buffer *mask,
 			    struct gpu_program **out);
+/*
+ * A packed program has cap slots (cap >= n, and mask room for cap): the
+ * first n hold progs, the others start empty. gpu_pack_program_set puts
+ * another program's work in a slot (a fit joining a pack, in the place
+ * of one that left, or in an empty one) without recording anything
+ * again: 0, or ERR_INVALID when prog is not alike the packed program's
+ * or has more workgroups in a dispatch than it was recorded for (then the
+ * caller records a new one). The slots set reach the device with
+ * gpu_pack_program_sync, whose uploads go with the next submission.
+ */
+int gpu_pack_program_set(struct gpu_program *packed, int slot,
+			 const struct gpu_program *prog);
+int gpu_pack_program_sync(struct gpu_program *packed);
 
 /* Milliseconds between two timestamp slots of the last run (0 when the
  * device has no timestamps on its compute queue). */

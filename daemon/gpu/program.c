@@ -39,6 +39,16 @@ struct program_op {
 	uint32_t groups[3];
 };
 
+/* One slot's entry for one dispatch in the table of a packed program;
+ * shaders/packed.glsl reads it (struct PkEntry). */
+struct pack_entry {
+	uint32_t push[GPU_MAX_PUSH / 4];
+	uint64_t address[GPU_MAX_BINDINGS];
+	uint32_t groups[4];
+	uint32_t pad[12];
+};
+_Static_assert(sizeof(struct pack_entry) == 256, "PkEntry is 256 bytes");
+
 struct gpu_program {
 	struct gpu_context *ctx;
 	VkCommandBuffer
@@ -53,6 +63,23 @@ struct gpu_program {
 	int nops, ops_cap, ndispatch;
 	/* a packed program's slot table lives here */
 	struct gpu_arena *arena;
+	struct pack_slots *pk; /* a packed program's slots */
+};
+
+/*
+ * A packed program's slots (gpu_pack_program_set): the dispatches it was
+ * recorded with (the template: pipelines, barriers, the most workgroups a
+ * slot may have), and the table of entries, dispatch by dispatch and
+ * slot by slot, kept on the host too; the slots changed since the last
+ * gpu_pack_program_sync are lo to hi.
+ */
+struct pack_slots {
+	int cap, ndispatch;
+	struct program_op *ops; /* template; groups: the most a slot has */
+	int nops;
+	struct pack_entry *mirror; /* ndispatch x cap */
+	struct gpu_buffer table;
+	int lo, hi; /* dirty slots, lo > hi: none */
 };
 
 static void note_op(struct gpu_program *prog, const struct program_op *op)
@@ -152,6 +179,11 @@ void gpu_program_destroy(struct gpu_program *prog)
 	release_commands(prog);
 	free(prog->ticks);
 	free(prog->ops);
+	if (prog->pk) {
+		free(prog->pk->ops);
+		free(prog->pk->mirror);
+		free(prog->pk);
+	}
 	gpu_arena_destroy(prog->arena);
 	free(prog);
 }
@@ -401,16 +433,6 @@ int gpu_programs_alike(const struct gpu_program *a, const struct gpu_program *b)
 	return 1;
 }
 
-/* One slot's entry for one dispatch in the table of a packed program;
- * shaders/packed.glsl reads it (struct PkEntry). */
-struct pack_entry {
-	uint32_t push[GPU_MAX_PUSH / 4];
-	uint64_t address[GPU_MAX_BINDINGS];
-	uint32_t groups[4];
-	uint32_t pad[12];
-};
-_Static_assert(sizeof(struct pack_entry) == 256, "PkEntry is 256 bytes");
-
 /* What a packed dispatch pushes (packed.glsl's PackPush). */
 struct pack_push {
 	uint64_t table; /* this dispatch's first entry */
@@ -432,19 +454,15 @@ static int packed_pipeline(struct gpu_context *ctx,
 /* Records dispatch d of the pack: the largest workgroup counts of any
  * slot, the slots spread over z in as few dispatches as the device's
  * limit allows (each slot's own counts are in its entry). */
-static int record_packed_dispatch(struct gpu_program *out,
-				  struct gpu_program *const *progs, int n,
-				  int op, uint64_t table, uint64_t mask)
+static int record_packed_dispatch(struct gpu_program *out, int cap,
+				  const uint32_t gmax[3],
+				  struct gpu_pipeline *slot_pipe,
+				  uint64_t table, uint64_t mask)
 {
-	uint32_t gmax[3] = { 0, 0, 0 };
-	for (int s = 0; s < n; s++)
-		for (int k = 0; k < 3; k++)
-			if (progs[s]->ops[op].groups[k] > gmax[k])
-				gmax[k] = progs[s]->ops[op].groups[k];
 	if (!gmax[0] || !gmax[1] || !gmax[2])
 		return 0;
 	struct gpu_pipeline *pipe;
-	int rc = packed_pipeline(out->ctx, progs[0]->ops[op].pipe, &pipe);
+	int rc = packed_pipeline(out->ctx, slot_pipe, &pipe);
 	if (rc)
 		return rc;
 	uint32_t zlimit =
@@ -454,9 +472,9 @@ static int record_packed_dispatch(struct gpu_program *out,
 		return ERR_INVALID;
 	vkCmdBindPipeline(out->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
 			  pipe->pipeline);
-	for (uint32_t s0 = 0; s0 < (uint32_t)n; s0 += per) {
+	for (uint32_t s0 = 0; s0 < (uint32_t)cap; s0 += per) {
 		uint32_t count =
-		    (uint32_t)n - s0 < per ? (uint32_t)n - s0 : per;
+		    (uint32_t)cap - s0 < per ? (uint32_t)cap - s0 : per;
 		struct pack_push push = { table, mask, gmax[2], s0 };
 		vkCmdPushConstants(out->cmd, pipe->layout,
 				   VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
@@ -466,66 +484,147 @@ static int record_packed_dispatch(struct gpu_program *out,
 	return 0;
 }
 
+/* The template of a packed program: progs[0]'s ops, each dispatch's
+ * workgroups the most any of the n has. */
+static struct program_op *template_of(struct gpu_program *const *progs, int n)
+{
+	int nops = progs[0]->nops;
+	struct program_op *ops =
+	    malloc((size_t)(nops ? nops : 1) * sizeof(*ops));
+	if (!ops)
+		return NULL;
+	memcpy(ops, progs[0]->ops, (size_t)nops * sizeof(*ops));
+	for (int op = 0; op < nops; op++)
+		for (int s = 1; s < n; s++)
+			for (int k = 0; k < 3; k++)
+				if (progs[s]->ops[op].groups[k] >
+				    ops[op].groups[k])
+					ops[op].groups[k] =
+					    progs[s]->ops[op].groups[k];
+	return ops;
+}
+
+/* Slot's entries of the table from prog's dispatches (on the host). */
+static void fill_slot(struct pack_slots *pk, int slot,
+		      const struct gpu_program *prog)
+{
+	for (int op = 0, d = 0; op < pk->nops; op++) {
+		if (pk->ops[op].kind != OP_DISPATCH)
+			continue;
+		const struct program_op *o = &prog->ops[op];
+		struct pack_entry *e = &pk->mirror[(size_t)d * pk->cap + slot];
+		memset(e, 0, sizeof(*e));
+		memcpy(e->push, o->push, sizeof(e->push));
+		memcpy(e->address, o->address, sizeof(e->address));
+		memcpy(e->groups, o->groups, sizeof(o->groups));
+		d++;
+	}
+	if (slot < pk->lo)
+		pk->lo = slot;
+	if (slot > pk->hi)
+		pk->hi = slot;
+}
+
+int gpu_pack_program_sync(struct gpu_program *packed)
+{
+	struct pack_slots *pk = packed->pk;
+	int rc = 0;
+	if (!pk || pk->lo > pk->hi)
+		return 0;
+	size_t from = (size_t)pk->lo, count = (size_t)(pk->hi - pk->lo + 1);
+	for (int d = 0; rc == 0 && d < pk->ndispatch; d++) {
+		size_t at = (size_t)d * pk->cap + from;
+		rc = gpu_upload(packed->ctx, &pk->table,
+				at * sizeof(struct pack_entry), &pk->mirror[at],
+				count * sizeof(struct pack_entry));
+	}
+	pk->lo = pk->cap;
+	pk->hi = -1;
+	return rc;
+}
+
+int gpu_pack_program_set(struct gpu_program *packed, int slot,
+			 const struct gpu_program *prog)
+{
+	struct pack_slots *pk = packed->pk;
+	if (!pk || slot < 0 || slot >= pk->cap || prog->nops != pk->nops ||
+	    prog->arena)
+		return ERR_INVALID;
+	for (int op = 0; op < pk->nops; op++) {
+		const struct program_op *t = &pk->ops[op], *o = &prog->ops[op];
+		if (t->kind != o->kind || t->pipe != o->pipe)
+			return ERR_INVALID;
+		for (int k = 0; k < 3; k++)
+			if (o->groups[k] > t->groups[k])
+				return ERR_INVALID; /* recorded for fewer */
+	}
+	fill_slot(pk, slot, prog);
+	return 0;
+}
+
 int gpu_pack_program_create(struct gpu_context *ctx,
-			    struct gpu_program *const *progs, int n,
+			    struct gpu_program *const *progs, int n, int cap,
 			    const struct gpu_buffer *mask,
 			    struct gpu_program **out)
 {
 	*out = NULL;
-	if (!ctx->info.has_packs || n < 1 || !mask->address)
+	if (!ctx->info.has_packs || n < 1 || cap < n || !mask->address ||
+	    mask->size < 4 * (uint64_t)cap)
 		return ERR_INVALID;
 	for (int s = 1; s < n; s++)
 		if (!gpu_programs_alike(progs[0], progs[s]))
 			return ERR_INVALID;
-	int ndispatch = progs[0]->ndispatch;
-	size_t entries = (size_t)ndispatch * (size_t)n;
-	struct pack_entry *table =
-	    calloc(entries ? entries : 1, sizeof(*table));
-	if (!table)
-		return ERR_NOMEM;
-	for (int op = 0, d = 0; op < progs[0]->nops; op++) {
-		if (progs[0]->ops[op].kind != OP_DISPATCH)
-			continue;
-		for (int s = 0; s < n; s++) {
-			const struct program_op *o = &progs[s]->ops[op];
-			struct pack_entry *e = &table[(size_t)d * n + s];
-			memcpy(e->push, o->push, sizeof(e->push));
-			memcpy(e->address, o->address, sizeof(e->address));
-			memcpy(e->groups, o->groups, sizeof(o->groups));
-		}
-		d++;
-	}
 	struct gpu_program *prog = NULL;
-	struct gpu_buffer buf = { 0 };
 	/* the same timestamps, at the same places: a stage of the slots'
 	 * programs (from, to) is that stage of the pack */
 	int rc = gpu_program_create(ctx, progs[0]->timestamps, &prog);
+	struct pack_slots *pk = rc ? NULL : calloc(1, sizeof(*pk));
+	if (!rc && !pk)
+		rc = ERR_NOMEM;
+	if (pk) {
+		prog->pk = pk;
+		pk->cap = cap;
+		pk->nops = progs[0]->nops;
+		pk->ndispatch = progs[0]->ndispatch;
+		pk->ops = template_of(progs, n);
+		size_t entries = (size_t)pk->ndispatch * (size_t)cap;
+		pk->mirror = calloc(entries ? entries : 1, sizeof(*pk->mirror));
+		if (!pk->ops || !pk->mirror)
+			rc = ERR_NOMEM;
+		pk->lo = cap;
+		pk->hi = -1;
+		for (int s = 0; rc == 0 && s < n; s++)
+			fill_slot(pk, s, progs[s]);
+		pk->lo = 0; /* the whole table, empty slots too */
+		pk->hi = cap - 1;
+	}
 	rc = rc ? rc : begin_commands(prog);
 	rc = rc ? rc : gpu_arena_create(ctx, &prog->arena);
-	size_t table_bytes = entries * sizeof(*table);
+	size_t table_bytes =
+	    pk ? (size_t)pk->ndispatch * cap * sizeof(struct pack_entry) : 0;
 	rc = rc ? rc
 		: gpu_buffer_alloc(prog->arena, table_bytes ? table_bytes : 16,
-				   0, &buf);
-	rc = rc || !table_bytes ? rc
-				: gpu_upload(ctx, &buf, 0, table, table_bytes);
-	free(table);
-	for (int op = 0, d = 0; rc == 0 && op < progs[0]->nops; op++) {
-		const struct program_op *o = &progs[0]->ops[op];
+				   0, &pk->table);
+	rc = rc || !table_bytes ? rc : gpu_pack_program_sync(prog);
+	for (int op = 0, d = 0; rc == 0 && op < pk->nops; op++) {
+		const struct program_op *o = &pk->ops[op];
 		if (o->kind == OP_BARRIER) {
 			barrier(prog->cmd);
 		} else if (o->kind == OP_TIMESTAMP) {
 			gpu_program_timestamp(prog);
 		} else {
 			uint64_t at =
-			    buf.address +
-			    (uint64_t)d * n * sizeof(struct pack_entry);
-			rc = record_packed_dispatch(prog, progs, n, op, at,
-						    mask->address);
+			    pk->table.address +
+			    (uint64_t)d * cap * sizeof(struct pack_entry);
+			rc = record_packed_dispatch(prog, cap, o->groups,
+						    o->pipe, at, mask->address);
 			d++;
 		}
 	}
-	prog->ndispatch = 0;
-	prog->nops = 0;
+	if (prog) {
+		prog->ndispatch = 0;
+		prog->nops = 0;
+	}
 	VkResult r = rc ? VK_SUCCESS : vkEndCommandBuffer(prog->cmd);
 	if (r != VK_SUCCESS)
 		rc =

@@ -11,8 +11,14 @@
  * the same steps as nn_fit_step (fit_internal.h, struct nn_step), so the
  * metrics, the best model and the history are kept alike.
  *
- * The groups are kept while the list of fits (and each fit's device side,
- * by its serial) stays the same, and built again when it changes.
+ * A group's packed programs have room for more fits than it holds (a
+ * power of two of slots): when the list of fits changes between two steps
+ * (each fit's device side named by its serial), the fits that left free
+ * their slots and the fits that came take free ones (gpu_pack_program_set:
+ * a few entries of a table written, nothing recorded again), so jobs that
+ * join and leave a running pack one by one do not record its programs
+ * each time. The groups are built again only when a newcomer fits no
+ * group's programs, a group is full, or most slots stand empty.
  */
 #include "nn/pack.h"
 
@@ -34,9 +40,12 @@ enum pack_program {
 };
 
 struct pack_group {
-	int n;
-	struct nn_fit **fits; /* slot order */
-	int *index;           /* each slot's place in the caller's list */
+	int n;                /* slots used at most so far (<= cap) */
+	int cap;              /* the slots its packed programs have */
+	int live;             /* fits in it now */
+	struct nn_fit **fits; /* slot order; NULL: a free slot */
+	uint64_t *serials;    /* of each slot's fit */
+	int *index;           /* each slot's place in the caller's list, -1 */
 	/* packed programs (NULL where the group has one fit, or the kind is
 	 * not recorded: no average) */
 	struct gpu_program *prog[PK_KINDS];
@@ -52,6 +61,7 @@ struct nn_pack {
 	struct nn_fit **fits;
 	uint64_t *serials;
 	int nfits;
+	int builds;                     /* build_groups' runs */
 	double host_ms[NN_PACK_PHASES]; /* the last step's, by phase */
 };
 
@@ -99,6 +109,7 @@ static void free_groups(struct nn_pack *pack)
 			gpu_program_destroy(grp->prog[k]);
 		gpu_arena_destroy(grp->arena);
 		free(grp->fits);
+		free(grp->serials);
 		free(grp->index);
 	}
 	free(pack->groups);
@@ -118,6 +129,8 @@ void nn_pack_destroy(struct nn_pack *pack)
 	free_groups(pack);
 	free(pack);
 }
+
+int nn_pack_builds(const struct nn_pack *pack) { return pack->builds; }
 
 void nn_pack_shape(const struct nn_pack *pack, int *groups, int *fits)
 {
@@ -143,19 +156,29 @@ static struct gpu_program *own_program(const struct nn_fit *fit,
 	}
 }
 
+/* The group's first fit (NULL when every slot is free). */
+static struct nn_fit *first_fit(const struct pack_group *grp)
+{
+	for (int s = 0; s < grp->n; s++)
+		if (grp->fits[s])
+			return grp->fits[s];
+	return NULL;
+}
+
 void nn_pack_pass_ms(const struct nn_pack *pack, double ms[NN_PASS_COUNT])
 {
 	memset(ms, 0, NN_PASS_COUNT * sizeof(ms[0]));
 	for (int g = 0; g < pack->ngroups; g++) {
 		const struct pack_group *grp = &pack->groups[g];
-		const struct nn_fit *fit = grp->fits[0];
-		for (int i = 0; i < fit->nstages; i++) {
+		const struct nn_fit *fit = first_fit(grp);
+		for (int i = 0; fit && i < fit->nstages; i++) {
 			const struct stage_time *s = &fit->stages[i];
 			for (int k = 0; k < PK_KINDS; k++) {
 				if (s->prog != own_program(fit, k))
 					continue;
 				const struct gpu_program *prog =
-				    grp->n > 1 ? grp->prog[k] : s->prog;
+				    grp->prog[PK_EPOCH] ? grp->prog[k]
+							: s->prog;
 				if (prog)
 					ms[s->pass] += gpu_program_elapsed_ms(
 					    prog, s->from, s->to);
@@ -187,17 +210,44 @@ static int same_list(const struct nn_pack *pack, struct nn_fit *const *fits,
 	return 1;
 }
 
-/* The packed program of one kind for a group of several fits. */
+/* The packed program of one kind for a group of several fits, with
+ * room for grp->cap. */
 static int record_kind(struct nn_pack *pack, struct pack_group *grp,
 		       enum pack_program kind)
 {
-	struct gpu_program *progs[grp->n];
-	if (!own_program(grp->fits[0], kind))
+	struct nn_fit *first = first_fit(grp);
+	if (!first || !own_program(first, kind))
 		return 0;
-	for (int s = 0; s < grp->n; s++)
-		progs[s] = own_program(grp->fits[s], kind);
-	return gpu_pack_program_create(pack->gpu, progs, grp->n, &grp->mask,
-				       &grp->prog[kind]);
+	struct gpu_program **progs = calloc((size_t)grp->n, sizeof(*progs));
+	int *slot = calloc((size_t)grp->n, sizeof(*slot));
+	int m = 0, rc = progs && slot ? 0 : ERR_NOMEM;
+	for (int s = 0; rc == 0 && s < grp->n; s++)
+		if (grp->fits[s]) {
+			slot[m] = s;
+			progs[m++] = own_program(grp->fits[s], kind);
+		}
+	/* recorded for the live fits in the first slots, then each moved
+	 * to its own slot (the free ones stay masked off) */
+	rc = rc ? rc
+		: gpu_pack_program_create(pack->gpu, progs, m, grp->cap,
+					  &grp->mask, &grp->prog[kind]);
+	for (int k = m - 1; rc == 0 && k >= 0; k--)
+		if (slot[k] != k)
+			rc = gpu_pack_program_set(grp->prog[kind], slot[k],
+						  progs[k]);
+	free(progs);
+	free(slot);
+	return rc ? rc : gpu_pack_program_sync(grp->prog[kind]);
+}
+
+/* The slots a group's programs get for n fits: a power of two, so that
+ * a pack growing one job at a time records them a few times. */
+static int capacity_for(int n)
+{
+	int cap = 8;
+	while (cap < n)
+		cap *= 2;
+	return cap;
 }
 
 /* The packed programs of a group of several fits that every step runs,
@@ -207,27 +257,41 @@ static int record_group(struct nn_pack *pack, struct pack_group *grp)
 {
 	int rc = gpu_arena_create(pack->gpu, &grp->arena);
 	rc = rc ? rc
-		: gpu_buffer_alloc(grp->arena, 4 * (uint64_t)grp->n, 1,
+		: gpu_buffer_alloc(grp->arena, 4 * (uint64_t)grp->cap, 1,
 				   &grp->mask);
+	if (rc == 0)
+		memset(grp->mask.mapped, 0, 4 * (size_t)grp->cap);
 	for (int k = 0; rc == 0 && k < PK_KINDS; k++)
 		if (k != PK_RENDER)
 			rc = record_kind(pack, grp, k);
 	return rc;
 }
 
-static int build_groups(struct nn_pack *pack, struct nn_fit *const *fits, int n)
+/* The list the groups hold now (for same_list and place_of). */
+static int keep_list(struct nn_pack *pack, struct nn_fit *const *fits, int n)
 {
-	free_groups(pack);
-	pack->groups = calloc((size_t)n, sizeof(*pack->groups));
-	pack->fits = malloc((size_t)n * sizeof(*pack->fits));
-	pack->serials = malloc((size_t)n * sizeof(*pack->serials));
-	if (!pack->groups || !pack->fits || !pack->serials)
+	free(pack->fits);
+	free(pack->serials);
+	pack->fits = malloc((size_t)(n ? n : 1) * sizeof(*pack->fits));
+	pack->serials = malloc((size_t)(n ? n : 1) * sizeof(*pack->serials));
+	pack->nfits = 0;
+	if (!pack->fits || !pack->serials)
 		return ERR_NOMEM;
 	for (int i = 0; i < n; i++) {
 		pack->fits[i] = fits[i];
 		pack->serials[i] = fits[i]->serial;
 	}
 	pack->nfits = n;
+	return 0;
+}
+
+static int build_groups(struct nn_pack *pack, struct nn_fit *const *fits, int n)
+{
+	free_groups(pack);
+	pack->builds++;
+	pack->groups = calloc((size_t)n, sizeof(*pack->groups));
+	if (!pack->groups || keep_list(pack, fits, n))
+		return ERR_NOMEM;
 	for (int i = 0; i < n; i++) {
 		struct pack_group *grp = NULL;
 		for (int g = 0; g < pack->ngroups && !grp; g++)
@@ -245,6 +309,21 @@ static int build_groups(struct nn_pack *pack, struct nn_fit *const *fits, int n)
 	}
 	for (int g = 0; g < pack->ngroups; g++) {
 		struct pack_group *grp = &pack->groups[g];
+		grp->live = grp->n;
+		grp->cap = grp->n > 1 ? capacity_for(grp->n) : 1;
+		/* room for the slots to come */
+		struct nn_fit **f =
+		    realloc(grp->fits, (size_t)grp->cap * sizeof(*f));
+		int *ix = realloc(grp->index, (size_t)grp->cap * sizeof(*ix));
+		grp->serials = calloc((size_t)grp->cap, sizeof(*grp->serials));
+		if (f)
+			grp->fits = f;
+		if (ix)
+			grp->index = ix;
+		if (!f || !ix || !grp->serials)
+			return ERR_NOMEM;
+		for (int s = 0; s < grp->n; s++)
+			grp->serials[s] = grp->fits[s]->serial;
 		if (grp->n > 1) {
 			int rc = record_group(pack, grp);
 			if (rc)
@@ -252,6 +331,129 @@ static int build_groups(struct nn_pack *pack, struct nn_fit *const *fits, int n)
 		}
 	}
 	return 0;
+}
+
+/* Where fit is in the list the groups were built for, or -1; hint: the
+ * place to look first (callers name fits mostly in the list's order, so
+ * a thousand exports need not walk it a thousand times). */
+static int place_of(const struct nn_pack *pack, const struct nn_fit *fit,
+		    int hint)
+{
+	if (hint >= 0 && hint < pack->nfits && pack->fits[hint] == fit &&
+	    pack->serials[hint] == fit->serial)
+		return hint;
+	for (int j = 0; j < pack->nfits; j++)
+		if (pack->fits[j] == fit && pack->serials[j] == fit->serial)
+			return j;
+	return -1;
+}
+
+/* A free slot for a newcomer (the i-th of the new list) in a group whose
+ * packed programs it fits: 0, or ERR_INVALID when none has one. */
+static int take_slot(struct nn_pack *pack, struct nn_fit *fit, int i)
+{
+	for (int g = 0; g < pack->ngroups; g++) {
+		struct pack_group *grp = &pack->groups[g];
+		if (!grp->prog[PK_EPOCH] || grp->live == grp->cap)
+			continue;
+		struct nn_fit *first = first_fit(grp);
+		if (first && !fits_alike(first, fit))
+			continue;
+		int s = 0;
+		while (s < grp->cap && (s < grp->n && grp->fits[s]))
+			s++;
+		int rc = 0;
+		for (int k = 0; rc == 0 && k < PK_KINDS; k++) {
+			struct gpu_program *own = own_program(fit, k);
+			if (k == PK_RENDER && !grp->prog[k])
+				continue; /* recorded when first asked for */
+			if (!grp->prog[k] != !own)
+				rc = ERR_INVALID;
+			else if (own)
+				rc = gpu_pack_program_set(grp->prog[k], s, own);
+		}
+		if (rc)
+			continue; /* the slot keeps its old entries: masked */
+		grp->fits[s] = fit;
+		grp->serials[s] = fit->serial;
+		grp->index[s] = i;
+		grp->live++;
+		if (s == grp->n)
+			grp->n++;
+		return 0;
+	}
+	return ERR_INVALID;
+}
+
+/*
+ * The groups brought to a new list of fits without recording them again:
+ * the fits that stay keep their slots, those gone free theirs, and each
+ * newcomer takes a free slot of a group whose programs it fits. 0, or
+ * ERR_INVALID when that cannot be done (build_groups then does it all).
+ */
+static int update_groups(struct nn_pack *pack, struct nn_fit *const *fits,
+			 int n)
+{
+	if (!pack->ngroups)
+		return ERR_INVALID;
+	/* where each fit of the old list sits */
+	int *gof = malloc((size_t)(pack->nfits + 1) * sizeof(*gof));
+	int *sof = malloc((size_t)(pack->nfits + 1) * sizeof(*sof));
+	int rc = gof && sof ? 0 : ERR_NOMEM;
+	for (int j = 0; rc == 0 && j < pack->nfits; j++)
+		gof[j] = -1;
+	for (int g = 0; rc == 0 && g < pack->ngroups; g++) {
+		struct pack_group *grp = &pack->groups[g];
+		if (!grp->prog[PK_EPOCH] && grp->live)
+			rc = ERR_INVALID; /* a lone fit's own programs */
+		for (int s = 0; rc == 0 && s < grp->n; s++) {
+			int j = grp->index[s];
+			if (grp->fits[s] && j >= 0 && j < pack->nfits) {
+				gof[j] = g;
+				sof[j] = s;
+			}
+			grp->index[s] = -1;
+		}
+	}
+	/* the fits that stay; the others' slots are free after this */
+	char *stays = calloc((size_t)(pack->nfits + 1), 1);
+	int *newcomer = malloc((size_t)(n + 1) * sizeof(*newcomer));
+	int nnew = 0, hint = 0;
+	if (!stays || !newcomer)
+		rc = rc ? rc : ERR_NOMEM;
+	for (int i = 0; rc == 0 && i < n; i++) {
+		int j = place_of(pack, fits[i], hint);
+		if (j >= 0 && gof[j] >= 0) {
+			pack->groups[gof[j]].index[sof[j]] = i;
+			stays[j] = 1;
+			hint = j + 1;
+		} else {
+			newcomer[nnew++] = i;
+		}
+	}
+	for (int j = 0; rc == 0 && j < pack->nfits; j++)
+		if (gof[j] >= 0 && !stays[j]) {
+			struct pack_group *grp = &pack->groups[gof[j]];
+			grp->fits[sof[j]] = NULL;
+			grp->live--;
+		}
+	for (int k = 0; rc == 0 && k < nnew; k++)
+		rc = take_slot(pack, fits[newcomer[k]], newcomer[k]);
+	for (int g = 0; rc == 0 && g < pack->ngroups; g++) {
+		struct pack_group *grp = &pack->groups[g];
+		/* mostly empty: packed again, smaller */
+		if (grp->cap > 64 && grp->live * 4 < grp->cap)
+			rc = ERR_INVALID;
+		for (int k = 0; rc == 0 && k < PK_KINDS; k++)
+			if (grp->prog[k])
+				rc = gpu_pack_program_sync(grp->prog[k]);
+	}
+	rc = rc ? rc : keep_list(pack, fits, n);
+	free(gof);
+	free(sof);
+	free(stays);
+	free(newcomer);
+	return rc;
 }
 
 /*
@@ -270,15 +472,15 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 		int any = 0;
 		uint32_t *mask = grp->mask.mapped;
 		for (int s = 0; s < grp->n; s++) {
-			int on = flag[grp->index[s]];
+			int on = grp->index[s] >= 0 && flag[grp->index[s]];
 			any |= on;
 			if (mask)
 				mask[s] = (uint32_t)on;
 		}
 		if (!any)
 			continue;
-		prog = grp->n > 1 ? grp->prog[kind]
-				  : own_program(grp->fits[0], kind);
+		prog = grp->prog[PK_EPOCH] ? grp->prog[kind]
+					   : own_program(first_fit(grp), kind);
 		if (!prog)
 			continue;
 		batch[nbatch++] = prog;
@@ -292,21 +494,6 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 	if (rc == 0 && nbatch)
 		rc = gpu_programs_run(batch, nbatch);
 	return rc;
-}
-
-/* Where fit is in the list the groups were built for, or -1; hint: the
- * place to look first (callers name fits mostly in the list's order, so
- * a thousand exports need not walk it a thousand times). */
-static int place_of(const struct nn_pack *pack, const struct nn_fit *fit,
-		    int hint)
-{
-	if (hint >= 0 && hint < pack->nfits && pack->fits[hint] == fit &&
-	    pack->serials[hint] == fit->serial)
-		return hint;
-	for (int j = 0; j < pack->nfits; j++)
-		if (pack->fits[j] == fit && pack->serials[j] == fit->serial)
-			return j;
-	return -1;
 }
 
 int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit,
@@ -331,7 +518,7 @@ int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 	}
 	for (int g = 0; rc == 0 && g < pack->ngroups; g++) {
 		struct pack_group *grp = &pack->groups[g];
-		if (grp->n > 1 && !grp->prog[PK_RENDER])
+		if (grp->prog[PK_EPOCH] && !grp->prog[PK_RENDER])
 			rc = record_kind(pack, grp, PK_RENDER);
 	}
 	rc = rc ? rc : run_kind(pack, PK_RENDER, on);
@@ -356,7 +543,8 @@ int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 		rcs[i] = rcs[i] ? rcs[i] : nn_fit_record_renders(fits[i]);
 		on[i] = rcs[i] == 0;
 	}
-	if (rc == 0 && !same_list(pack, fits, n))
+	if (rc == 0 && !same_list(pack, fits, n) &&
+	    update_groups(pack, fits, n))
 		rc = build_groups(pack, fits, n);
 	if (rc) {
 		free_groups(pack); /* rebuilt next time */

@@ -78,6 +78,10 @@ int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 
 /* Groups and fits of the last step, for logs and the benchmark. */
 void nn_pack_shape(const struct nn_pack *pack, int *groups, int *fits);
+/* How many times the pack's programs were recorded from scratch (a list
+ * of fits that joined, left or changed while the programs had room for
+ * them costs none). */
+int nn_pack_builds(const struct nn_pack *pack);
 
 /* The GPU time of each pass in the last step's epoch and optimizer step,
  * summed over the groups (the pack's programs carry the fits'

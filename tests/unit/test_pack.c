@@ -4,7 +4,8 @@
  * joining and leaving the pack between epochs, one of them stopping
  * mid-way (as a paused or cancelled job does), on the Vulkan device (the
  * packed shader variants on lavapipe in CI); and their exports made
- * together are each one's own.
+ * together are each one's own; fits joining and leaving take and free
+ * slots of the packed programs without recording them again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -306,6 +307,105 @@ static void test_pack_neighbours(void **state)
 	free(w[1]);
 }
 
+/* A pack whose fits join and leave one by one: eight alike fits (one
+ * recipe, images of a few sizes), each joining at its own epoch of the
+ * pack and training its own number of epochs; the one of 20x20 needs more
+ * workgroups than the programs were recorded for. The newcomers take the
+ * slots the others left (or free ones) without the programs being
+ * recorded again, save where a newcomer does not fit them, and every fit
+ * ends as it does alone. */
+static void test_pack_slots(void **state)
+{
+	(void)state;
+	test_need_gpu();
+	if (!nn_pack_supported(test_gpu))
+		skip();
+	enum { N = 8 };
+	/* w, h, epochs, seed, muon, first_epoch */
+	static const struct job_spec slot_specs[N] = {
+		{ 12, 12, 10, 1, 1, 0, 0, 1e-3 },
+		{ 10, 12, 6, 2, 1, 0, 0, 2e-3 },
+		{ 12, 10, 9, 3, 1, 1, 0, 1e-3 },
+		{ 12, 12, 7, 4, 1, 2, 0, 5e-4 },
+		{ 8, 12, 7, 5, 1, 3, 0, 1e-3 },
+		{ 12, 12, 4, 6, 1, 0, 0, 1e-3 },
+		{ 20, 20, 5, 7, 1, 5, 0, 1e-3 },
+		{ 11, 9, 4, 8, 1, 7, 0, 2e-3 },
+	};
+	struct nn_fit *alone[N], *packed[N];
+	struct image *img[N], *img2[N];
+	for (int j = 0; j < N; j++) {
+		struct nn_config cfg;
+		char err[256];
+		job_config(&slot_specs[j], &cfg);
+		img[j] = test_image(slot_specs[j].w, slot_specs[j].h,
+				    30 + (uint64_t)j);
+		img2[j] = test_image(slot_specs[j].w, slot_specs[j].h,
+				     30 + (uint64_t)j);
+		assert_int_equal(nn_fit_create(&alone[j], test_gpu, img[j],
+					       &cfg, NULL, err, sizeof(err)),
+				 0);
+		assert_int_equal(nn_fit_create(&packed[j], test_gpu, img2[j],
+					       &cfg, NULL, err, sizeof(err)),
+				 0);
+		struct nn_metrics m;
+		while (nn_fit_epoch(alone[j]) < slot_specs[j].epochs)
+			assert_int_equal(nn_fit_step(alone[j], &m), 0);
+	}
+	struct nn_pack *pack;
+	assert_int_equal(nn_pack_create(&pack, test_gpu), 0);
+	int changes = 0, last = -1;
+	for (int epoch = 0;; epoch++) {
+		struct nn_fit *list[N];
+		int n = 0, key = 0;
+		for (int j = 0; j < N; j++)
+			if (epoch >= slot_specs[j].first_epoch &&
+			    nn_fit_epoch(packed[j]) < slot_specs[j].epochs) {
+				list[n++] = packed[j];
+				key |= 1 << j;
+			}
+		if (!n)
+			break;
+		changes += key != last;
+		last = key;
+		struct nn_metrics m[N];
+		int rcs[N];
+		assert_int_equal(nn_pack_step(pack, list, n, m, rcs), 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(rcs[i], 0);
+	}
+	/* the first list, the 20x20 newcomer, and perhaps a shrink: not
+	 * one build a change */
+	int builds = nn_pack_builds(pack);
+	assert_true(builds >= 1 && builds <= 3);
+	assert_true(changes >= 8 && builds < changes);
+	nn_pack_destroy(pack);
+	int exact = gpu_info(test_gpu)->is_cpu;
+	for (int j = 0; j < N; j++) {
+		int na, nb;
+		const struct nn_metrics *ha = nn_fit_history(alone[j], &na);
+		const struct nn_metrics *hb = nn_fit_history(packed[j], &nb);
+		assert_int_equal(na, nb);
+		for (int e = 0; e < na; e++)
+			assert_true(exact
+					? ha[e].psnr == hb[e].psnr
+					: fabs(ha[e].psnr - hb[e].psnr) < 0.01);
+		if (exact) {
+			float *a, *b;
+			read_weights(alone[j], &a);
+			read_weights(packed[j], &b);
+			assert_memory_equal(
+			    a, b, alone[j]->layout.total * sizeof(float));
+			free(a);
+			free(b);
+		}
+		nn_fit_destroy(alone[j]);
+		nn_fit_destroy(packed[j]);
+		image_destroy(img[j]);
+		image_destroy(img2[j]);
+	}
+}
+
 static void test_pack_equals_alone_auto(void **state)
 {
 	precision = NN_PRECISION_AUTO;
@@ -320,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_pack_equals_alone_auto),
 		cmocka_unit_test(test_pack_neighbours),
 		cmocka_unit_test(test_pack_export_equals_alone),
+		cmocka_unit_test(test_pack_slots),
 	};
 	return cmocka_run_group_tests(tests, test_gpu_setup, test_gpu_teardown);
 }
