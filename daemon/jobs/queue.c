@@ -436,6 +436,7 @@ void queue_insert_sorted(struct queue *q, struct job *job)
 /* Writes STATE/next-id: the number the next job gets. */
 static void save_next_number(struct queue *q)
 {
+	q->next_number_dirty = 0;
 	char *path = path_join(q->state_dir, "next-id");
 	char text[32];
 	int n = snprintf(text, sizeof(text), "%" PRIu64 "\n", q->next_number);
@@ -444,10 +445,17 @@ static void save_next_number(struct queue *q)
 	free(path);
 }
 
+void queue_save_next_number(struct queue *q)
+{
+	if (q->next_number_dirty)
+		save_next_number(q);
+}
+
 void queue_destroy(struct queue *q)
 {
 	if (!q)
 		return;
+	queue_save_next_number(q);
 	while (q->head) {
 		struct job *job = q->head;
 		q->head = job->next;
@@ -565,7 +573,12 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 		rc = queue_save(q, job);
 	if (!rc) {
 		q->next_number++;
-		save_next_number(q);
+		/* a caller's batch (the loop's group commit): written once
+		 * at its end, not once a job */
+		if (own_batch)
+			save_next_number(q);
+		else
+			q->next_number_dirty = 1;
 	}
 	if (own_batch) {
 		int synced = fileio_batch_end(q->jobs_dir);

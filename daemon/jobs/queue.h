@@ -135,6 +135,10 @@ struct queue {
 	char *jobs_dir;
 	struct job *head; /* in submission order */
 	uint64_t next_number;
+	/* next-id is behind next_number: written at the end of the group
+	 * commit that stored the jobs (queue_save_next_number), once for
+	 * all of them */
+	int next_number_dirty;
 	int count;
 	/* the jobs by id, for queue_find: open addressing, a power of two
 	 * slots, at most half of them used (the loop looks a job up at
@@ -150,7 +154,12 @@ int queue_create(struct queue **out, const char *state_dir, char *err,
 		 size_t errlen);
 void queue_destroy(struct queue *q);
 
-/* Stores a new queued job: its folder, request, image and init model. */
+/* Writes STATE/next-id if it is behind: before the sync that makes a
+ * group of new jobs durable, and so before their ids are answered. */
+void queue_save_next_number(struct queue *q);
+/* Stores a new queued job: its folder, request, image and init model
+ * (inside a batch of the caller's, next-id waits for
+ * queue_save_next_number). */
 int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 		 pid_t pid, const void *png, size_t png_size, int img_w,
 		 int img_h, const void *init, size_t init_size,

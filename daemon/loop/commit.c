@@ -21,6 +21,7 @@ static void end_group(struct service *svc)
 		return;
 	svc->commit_open = 0;
 	uv_idle_stop(&svc->commit_idle);
+	queue_save_next_number(svc->queue); /* the group's new ids */
 	if (fileio_batch_end(svc->queue->jobs_dir))
 		log_warn("cannot make the jobs' files in %s durable: %s",
 			 svc->queue->jobs_dir, strerror(errno));
