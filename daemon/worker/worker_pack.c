@@ -219,6 +219,8 @@ void worker_run_pack(struct worker *w)
 		goto out;
 	}
 	struct admit_pace pace = { 0 };
+	int steps = 0, most = 0;
+	double began = worker_seconds();
 	for (;;) {
 		struct work_job *job;
 		while (n < w->pack && admit_may_join(w, &pace, n) &&
@@ -269,6 +271,8 @@ void worker_run_pack(struct worker *w)
 			fits[i] = runs[i]->fit;
 		double t = worker_seconds();
 		int rc = nn_pack_step(pack, fits, n, m, rcs);
+		steps++;
+		most = n > most ? n : most;
 		double dt = worker_seconds() - t;
 		admit_stepped(w, &pace, dt, n);
 		for (int i = 0; rc == 0 && i < n; i++)
@@ -321,6 +325,12 @@ void worker_run_pack(struct worker *w)
 			worker_run_end(w, left[nleft - 1]);
 		worker_publish_memory(w);
 	}
+	if (steps > 0 && pack)
+		log_notice(
+		    "worker %d: a pack of up to %d jobs trained %d epochs "
+		    "(%.2f s); its programs were recorded %d times",
+		    w->index, most, steps, worker_seconds() - began,
+		    nn_pack_builds(pack));
 out:
 	nn_pack_destroy(pack);
 	free(runs);
