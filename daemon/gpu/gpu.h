@@ -51,10 +51,12 @@ struct gpu_device_info {
 				      * picks KHR, to compare them) */
 	/* VK_NV_cooperative_matrix2 with what gemm_cm2.comp needs (workgroup
 	 * scope, flexible dimensions at fp16 x fp16 + fp32 for 256
-	 * invocations, per-element operations, tensor addressing), and the
-	 * build embedded those shaders (glslang 15: shaders/variants_cm2.txt):
-	 * enabled, with VK_KHR_cooperative_matrix, beside coopmat_api's
-	 * extension. VKINR_COOPMAT2=0 leaves it off, to compare. */
+	 * invocations, per-element operations, tensor addressing), and this
+	 * binary embeds those shaders (glslang 15: shaders/variants_cm2.txt;
+	 * the tests, the tools and a bench build, never plain vkinrd, whose
+	 * engine picks no cm2 family): enabled, with VK_KHR_cooperative_matrix,
+	 * beside coopmat_api's extension. VKINR_COOPMAT2=0 leaves it off, to
+	 * compare. */
 	int has_coopmat2;
 	int has_float16;
 	int has_float16_storage; /* and 16-bit storage buffers: enabled

@@ -20,14 +20,16 @@
  * for fp32, "cpu" on CPU devices, 64x64 tiles on small widths, 128x128
  * on GPUs. VKINR_GEMM=NAME (see gemm.c) overrides with a family of the
  * same operand precision, for benchmarks and for the tests of the
- * tensor-core tiling ("coop_emu"). */
+ * tensor-core tiling ("coop_emu"), where this binary embeds it (vkinrd
+ * the engine's families alone, unless built with BENCH_SHADERS=1). */
 static const struct gemm_variant *
 choose_gemm(const struct gpu_device_info *info, const struct gpu_switches *sw,
 	    int half, int nf)
 {
 	const struct gemm_variant *v =
 	    gemm_variant_find(sw->gemm[0] ? sw->gemm : NULL);
-	if (v && v->half == half && gemm_variant_runs(v, info->coopmat_api))
+	if (v && v->half == half && gemm_variant_runs(v, info->coopmat_api) &&
+	    gemm_variant_embedded(v))
 		return v;
 	/* small widths: row blocks of the width (a pack of small fits
 	 * multiplies no rows of zeros) */

@@ -7,18 +7,22 @@
  * precisions, the same choices as the engine made before they were data
  * (old_picks below is that code, transcribed: fit.c's choose_gemm and
  * choose_precision, record.c's get_pipelines and nn_use_* functions).
- * Also the switches' reading from the environment (daemon/gpu/switches.c).
+ * Also the switches' reading from the environment (daemon/gpu/switches.c),
+ * and that the families the engine picks by itself are vkinrd's own
+ * shaders, not the benchmarks' (shaders/variants_bench.txt).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "gpu/gpu.h"
+#include "gpu/shaders.h"
 #include "nn/gemm.h"
 #include "nn/variants.h"
 
@@ -339,6 +343,42 @@ static void test_switches_read(void **state)
 		unsetenv(names[i]);
 }
 
+/* Whether vkinrd's own table (not the benchmarks') has variant name. */
+static int in_daemon(const char *name)
+{
+	for (const struct shader_blob *b = shader_table; b->name; b++)
+		if (!strcmp(b->name, name))
+			return 1;
+	return 0;
+}
+
+/* The families the engine picks without VKINR_GEMM are vkinrd's (and
+ * their packed twins, and coop's forward writing the phase); every other
+ * family the tests and tools embed. */
+static void test_engine_families_embedded(void **state)
+{
+	static const char *engine[] = { "small",  "large",  "coop",
+					"coop32", "coop64", "cpu" };
+	static const char *forms[] = { "nn", "tn", "nt" };
+	for (size_t i = 0; i < sizeof(engine) / sizeof(*engine); i++) {
+		const struct gemm_variant *v = gemm_variant_find(engine[i]);
+		assert_non_null(v);
+		for (int f = 0; f < 3; f++) {
+			char name[40], pk[48];
+			gemm_shader_name(v, forms[f], name, sizeof(name));
+			snprintf(pk, sizeof(pk), "%s_pk", name);
+			if (!in_daemon(name) || !in_daemon(pk))
+				fail_msg("%s is not vkinrd's own", name);
+		}
+	}
+	assert_true(in_daemon("gemm_nnp_coop") && in_daemon("first_phase"));
+	assert_false(in_daemon("gemm_nn_coop_8") ||
+		     in_daemon("gemm_nn_coop_emu"));
+	for (const struct gemm_variant *v = gemm_variants; v->name; v++)
+		if (!v->cm2 && !gemm_variant_embedded(v))
+			fail_msg("the tests lack the family %s", v->name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_switches_pick),
 		cmocka_unit_test(test_same_as_before),
 		cmocka_unit_test(test_switches_read),
+		cmocka_unit_test(test_engine_families_embedded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
