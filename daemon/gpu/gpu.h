@@ -86,7 +86,6 @@ struct gpu_switches {
 	int dw_rows;          /* VKINR_DW_ROWS=1 */
 	int dw_tiled;         /* VKINR_DW_TILED: 0, 1, -1 unset (or other) */
 	int half_storage_off; /* VKINR_HALF_STORAGE=0 */
-	int gemm_phase;       /* VKINR_GEMM_PHASE=1 */
 	char gemm[32];        /* VKINR_GEMM, "" unset */
 	int average_every;    /* VKINR_AVERAGE_EVERY when over 0, else 0 */
 	int has_fp32_finish;  /* VKINR_FP32_FINISH in [0, 1]: fp32_finish */

@@ -34,7 +34,6 @@ void gpu_switches_read(struct gpu_switches *out)
 			: env_is("VKINR_DW_TILED", "1") ? 1
 							: -1;
 	out->half_storage_off = env_is("VKINR_HALF_STORAGE", "0");
-	out->gemm_phase = env_is("VKINR_GEMM_PHASE", "1");
 	const char *gemm = getenv("VKINR_GEMM");
 	/* a name too long for the field names no family */
 	if (gemm && strlen(gemm) < sizeof(out->gemm))

@@ -37,11 +37,6 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 		    (4 + 2 + z) * e * nb + (2 + z) * e * (nb - 1);
 		bytes[NN_PASS_DWCONV_BACK] -= 2 * 2 * e * nb;
 	}
-	if (fit->vars
-		.phase_out) { /* every block reads the fp16 phase, copies none */
-		bytes[NN_PASS_FIRST] = 2 * e;
-		bytes[NN_PASS_DWCONV] = (2 + z) * e * (2 * nb - 1);
-	}
 	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2); /* biases, out_w, first */
 	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
 }

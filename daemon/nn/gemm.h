@@ -28,7 +28,8 @@ struct gemm_variant {
 	int half_out;        /* has the forms "nnp", the forward writing the
 				   fp16 phase of S, and "tnh", the data
 				   gradient writing dZ in fp16 (gemm_coop.comp
-				   PHASE_OUT and HALF_OUT) */
+				   PHASE_OUT and HALF_OUT; their tests' alone,
+				   the engine records neither) */
 	int cm2;             /* VK_NV_cooperative_matrix2 (gemm_cm2.comp):
 				   its shaders exist only in builds that found
 				   glslang 15, and run only on devices with

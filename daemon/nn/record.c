@@ -265,24 +265,15 @@ void nn_record_forward(struct recorder *r, const struct tile *t)
 	p.off0 = (uint32_t)l->first_w;
 	p.off1 = (uint32_t)l->first_b;
 	/* fp16 storage: every S_k comes fp32 through z, and the conv that
-	 * reads it keeps its fp16 copy in s[k]; or (phase_out) the first
-	 * layer and the GEMMs before blocks 1..B-1 write that copy, the fp16
-	 * phase, themselves */
+	 * reads it keeps its fp16 copy in s[k] */
 	int half_s = r->v.half_s;
-	if (r->v.phase_out)
-		PASS(r, r->first_phase, p, gx, nf, &fit->params, &fit->s[0],
-		     NULL, NULL, NULL, NULL);
-	else
-		PASS(r, r->first, p, gx, nf, &fit->params,
-		     half_s ? &fit->z : s_at(r, 0), NULL, NULL, NULL, NULL);
+	PASS(r, r->first, p, gx, nf, &fit->params,
+	     half_s ? &fit->z : s_at(r, 0), NULL, NULL, NULL, NULL);
 	nn_record_stage_end(r, NN_PASS_FIRST);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		const struct gpu_buffer *next = s_at(r, k + 1);
-		int phase_in = r->v.phase_out;
-		int phase_next = r->v.phase_out && k + 1 < fit->cfg.nblocks;
-		if (phase_in) {
-			record_dwconv(r, p, k, &fit->s[k], S_HALF);
-		} else if (half_s) {
+		const struct gpu_buffer *next =
+		    half_s ? &fit->z : s_at(r, k + 1);
+		if (half_s) {
 			record_dwconv(r, p, k, &fit->z, S_COPY);
 		} else if (r->v.fused) {
 			record_dwconv(r, p, k, s_at(r, k), S_AS_IS);
@@ -302,13 +293,11 @@ void nn_record_forward(struct recorder *r, const struct tile *t)
 			.k_chunk = nf,
 			.has_bias = 1,
 		};
-		if (half_s)
-			next = phase_next ? &fit->s[k + 1] : &fit->z;
 		if (r->v.half) {
 			g.a_off = (uint32_t)k * nf * nf;
 			g.ldb = padded(n);
-			gemm(r, phase_next ? r->gemm_nnp : r->gemm_nn,
-			     &fit->p16, &fit->z16, next, g, 1, 0, 0);
+			gemm(r, r->gemm_nn, &fit->p16, &fit->z16, next, g, 1, 0,
+			     0);
 		} else {
 			gemm(r, r->gemm_nn, &fit->params, &fit->z, next, g, 1,
 			     0, 0);

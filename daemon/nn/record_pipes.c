@@ -161,12 +161,11 @@ static void get_pixel_pipelines(struct pipes_get *g)
 	}
 }
 
-/* The GEMMs of r->v.gemm (and the forward writing the phase). */
+/* The GEMMs of r->v.gemm. */
 static void get_gemm_pipelines(struct pipes_get *g)
 {
 	struct recorder *r = g->r;
-	uint32_t gemm = sizeof(struct gemm_push),
-		 pass = sizeof(struct pass_push);
+	uint32_t gemm = sizeof(struct gemm_push);
 	const char *forms[3] = { "nn", "tn", "nt" };
 	struct gpu_pipeline **pipes[3] = { &r->gemm_nn, &r->gemm_tn,
 					   &r->gemm_nt };
@@ -174,11 +173,6 @@ static void get_gemm_pipelines(struct pipes_get *g)
 	for (int i = 0; i < 3; i++) {
 		gemm_shader_name(r->v.gemm, forms[i], name, sizeof(name));
 		get(g, pipes[i], name, 4, gemm, 0);
-	}
-	if (r->v.phase_out) {
-		gemm_shader_name(r->v.gemm, "nnp", name, sizeof(name));
-		get(g, &r->gemm_nnp, name, 4, gemm, 2);
-		get(g, &r->first_phase, "first_phase", 2, pass, 2);
 	}
 }
 

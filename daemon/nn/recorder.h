@@ -33,8 +33,6 @@ struct recorder {
 	struct gpu_pipeline *first, *activate, *dwconv, *dwconv_back, *head,
 	    *head_render, *reduce_sum, *reduce_dw, *reduce_first, *reduce_out,
 	    *reduce, *gemm_nn, *gemm_tn, *gemm_nt;
-	/* v.phase_out: the forward GEMM writing the next block's phase */
-	struct gpu_pipeline *gemm_nnp, *first_phase;
 	/* NN_DW_TILED: the forward by blocks through shared memory */
 	struct gpu_pipeline *dwconv_tiled;
 	/* NN_DW_STRIPS: the backward conv and its taps' sums in one pass,

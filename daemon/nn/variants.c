@@ -76,11 +76,6 @@ struct nn_variants nn_variants_resolve(const struct gpu_device_info *info,
 	v.gemm = choose_gemm(info, sw, v.half, nf);
 	v.dw = choose_dw(sw, v.cpu, v.fused, v.half, v.half_s);
 	v.pairs = v.dw == NN_DW_STRIPS && !sw->dw_pair_off;
-	/* Off by default: the forward's sines then come from the fp16
-	 * phase (an error up to 1e-3 in every activation), which costs a
-	 * long fp16 fit several dB (docs/BENCHMARKS.md, "The fp16 phase
-	 * from the GEMMs"). */
-	v.phase_out = v.half_s && v.gemm->half_out && sw->gemm_phase;
 	return v;
 }
 

@@ -37,11 +37,9 @@ struct nn_variants {
 	int cpu;   /* the CPU passes: vec4 sines, subgroup sums */
 	int fused; /* the depthwise passes read S and take the sines (GPUs) */
 	enum nn_dw_family dw;
-	int pairs;     /* strips: two columns an invocation where they align */
-	int half;      /* the fp16 tensor-core path */
-	int half_s;    /* and its S_0..S_B-1 kept in fp16 */
-	int phase_out; /* and the forward GEMMs write the next block's fp16
-			* phase (VKINR_GEMM_PHASE=1) */
+	int pairs;  /* strips: two columns an invocation where they align */
+	int half;   /* the fp16 tensor-core path */
+	int half_s; /* and its S_0..S_B-1 kept in fp16 */
 	const struct gemm_variant *gemm; /* the GEMM family */
 };
 

@@ -95,8 +95,10 @@ static struct old_picks old_picks(const struct gpu_device_info *info,
 	const struct gemm_variant *fit_gemm =
 	    old_gemm(info, sw, p == NN_PRECISION_FP16, nf);
 	const struct gemm_variant *fit_gemm32 = old_gemm(info, sw, 0, nf);
+	/* VKINR_GEMM_PHASE unset (the switch is gone, and its path) */
+	int gemm_phase = 0;
 	int fit_phase_out =
-	    fit_half_storage && fit_gemm->half_out && sw->gemm_phase;
+	    fit_half_storage && fit_gemm->half_out && gemm_phase;
 	o.cpu = use_cpu;
 	o.half = p == NN_PRECISION_FP16 && !exact32;
 	o.half_s = fit_half_storage && !exact32;
@@ -120,7 +122,7 @@ static void check_same(const struct nn_variants *v, const struct old_picks *o)
 	assert_int_equal(v->fused, o->fused);
 	assert_int_equal(v->half, o->half);
 	assert_int_equal(v->half_s, o->half_s);
-	assert_int_equal(v->phase_out, o->phase_out);
+	assert_false(o->phase_out); /* what the recording no longer has */
 	assert_ptr_equal(v->gemm, o->gemm);
 	enum nn_dw_family was = o->strips       ? NN_DW_STRIPS
 				: o->row_blocks ? NN_DW_ROW_BLOCKS
@@ -150,7 +152,6 @@ static void test_defaults(void **state)
 	assert_string_equal(v.gemm->name, "coop");
 	assert_true(v.half && v.half_s && v.fused && !v.cpu && v.pairs);
 	assert_int_equal(v.dw, NN_DW_STRIPS);
-	assert_false(v.phase_out);
 	assert_string_equal(
 	    resolve(NVIDIA, &sw, NN_PRECISION_FP16, 64).gemm->name, "coop64");
 	assert_string_equal(
@@ -204,9 +205,6 @@ static void test_switches_pick(void **state)
 	assert_true(v.cpu && !v.fused && v.dw == NN_DW_ROW_BLOCKS);
 	assert_string_equal(v.gemm->name, "large");
 	sw = no_switches();
-	sw.gemm_phase = 1;
-	assert_true(resolve(NVIDIA, &sw, NN_PRECISION_FP16, 512).phase_out);
-	assert_false(resolve(NVIDIA, &sw, NN_PRECISION_FP16, 32).phase_out);
 	strcpy(sw.gemm, "coop_emu"); /* fp32 operands: the fp32 path only */
 	assert_string_equal(
 	    resolve(LAVAPIPE, &sw, NN_PRECISION_FP32, 16).gemm->name,
@@ -264,7 +262,7 @@ static void test_same_as_before(void **state)
 				       "large", "cpu",   "coop_16",   "coop_8",
 				       "cm2",   "bogus", "coop32_emu" };
 	long checked = 0;
-	for (int bits = 0; bits < 1 << 6; bits++)
+	for (int bits = 0; bits < 1 << 5; bits++)
 		for (int passes = -1; passes <= 1; passes++)
 			for (int tiled = -1; tiled <= 1; tiled++)
 				for (size_t g = 0;
@@ -277,7 +275,6 @@ static void test_same_as_before(void **state)
 					sw.dw_pair_off = bits >> 2 & 1;
 					sw.dw_rows = bits >> 3 & 1;
 					sw.half_storage_off = bits >> 4 & 1;
-					sw.gemm_phase = bits >> 5 & 1;
 					strcpy(sw.gemm, gemms[g]);
 					checked += check_all(&sw);
 				}
@@ -301,8 +298,8 @@ static void test_switches_read(void **state)
 	assert_int_equal(sw.dw_tiled, -1);
 	assert_string_equal(sw.gemm, "");
 	assert_false(sw.fused_sine_off || sw.dw_strip_off || sw.dw_pair_off ||
-		     sw.dw_rows || sw.half_storage_off || sw.gemm_phase ||
-		     sw.average_every || sw.has_fp32_finish);
+		     sw.dw_rows || sw.half_storage_off || sw.average_every ||
+		     sw.has_fp32_finish);
 	setenv("VKINR_PASSES", "gpu", 1);
 	setenv("VKINR_FUSED_SINE", "0", 1);
 	setenv("VKINR_DW_STRIP", "0", 1);
@@ -310,7 +307,6 @@ static void test_switches_read(void **state)
 	setenv("VKINR_DW_ROWS", "1", 1);
 	setenv("VKINR_DW_TILED", "1", 1);
 	setenv("VKINR_HALF_STORAGE", "0", 1);
-	setenv("VKINR_GEMM_PHASE", "1", 1);
 	setenv("VKINR_GEMM", "coop_emu", 1);
 	setenv("VKINR_AVERAGE_EVERY", "3", 1);
 	setenv("VKINR_FP32_FINISH", "0.25", 1);
@@ -319,21 +315,20 @@ static void test_switches_read(void **state)
 	assert_int_equal(sw.dw_tiled, 1);
 	assert_string_equal(sw.gemm, "coop_emu");
 	assert_true(sw.fused_sine_off && sw.dw_strip_off && sw.dw_pair_off &&
-		    sw.dw_rows && sw.half_storage_off && sw.gemm_phase);
+		    sw.dw_rows && sw.half_storage_off);
 	assert_int_equal(sw.average_every, 3);
 	assert_true(sw.has_fp32_finish && sw.fp32_finish == 0.25);
 	/* values the engine never took */
 	setenv("VKINR_PASSES", "CPU", 1);
 	setenv("VKINR_FUSED_SINE", "no", 1);
 	setenv("VKINR_DW_TILED", "2", 1);
-	setenv("VKINR_GEMM_PHASE", "yes", 1);
 	setenv("VKINR_AVERAGE_EVERY", "-2", 1);
 	setenv("VKINR_FP32_FINISH", "1.5", 1);
 	setenv("VKINR_GEMM", "a-name-far-longer-than-any-family-has", 1);
 	gpu_switches_read(&sw);
 	assert_int_equal(sw.passes, -1);
 	assert_int_equal(sw.dw_tiled, -1);
-	assert_false(sw.fused_sine_off || sw.gemm_phase || sw.average_every ||
+	assert_false(sw.fused_sine_off || sw.average_every ||
 		     sw.has_fp32_finish);
 	assert_null(gemm_variant_find(sw.gemm));
 	setenv("VKINR_PASSES", "cpu", 1);
@@ -353,7 +348,7 @@ static int in_daemon(const char *name)
 }
 
 /* The families the engine picks without VKINR_GEMM are vkinrd's (and
- * their packed twins, and coop's forward writing the phase); every other
+ * their packed twins); every other
  * family the tests and tools embed. */
 static void test_engine_families_embedded(void **state)
 {
@@ -371,9 +366,9 @@ static void test_engine_families_embedded(void **state)
 				fail_msg("%s is not vkinrd's own", name);
 		}
 	}
-	assert_true(in_daemon("gemm_nnp_coop") && in_daemon("first_phase"));
 	assert_false(in_daemon("gemm_nn_coop_8") ||
-		     in_daemon("gemm_nn_coop_emu"));
+		     in_daemon("gemm_nn_coop_emu") ||
+		     in_daemon("gemm_nnp_coop") || in_daemon("first_phase"));
 	for (const struct gemm_variant *v = gemm_variants; v->name; v++)
 		if (!v->cm2 && !gemm_variant_embedded(v))
 			fail_msg("the tests lack the family %s", v->name);
