@@ -16,7 +16,7 @@
 #   PRECISIONS  vkinrd's --precision values to run (default "auto"; on a
 #           GPU with tensor cores "fp32 fp16" compares both)
 #   VKINR_GEMM=NAME  forces a GEMM family (daemon/nn/gemm.c),
-#           VKINR_PASSES=cpu|gpu the family of passes (daemon/nn/fit.c)
+#           VKINR_PASSES=cpu|gpu the family of passes (daemon/nn/variants.c)
 #
 # Output: one JSON object a line ({"case",...,"impl":"vkinrd"|"pytorch"}),
 # then a table. Both programs report the median of the epoch times after

@@ -247,6 +247,7 @@ int gpu_create(struct gpu_context **out, const char *selector, char *err,
 			ctx->info = infos[pick];
 			ctx->physical = pds[ctx->info.index];
 			read_fault_switches(ctx);
+			gpu_switches_read(&ctx->switches);
 			rc = open_device(ctx, err, errlen);
 		}
 	}

@@ -51,10 +51,12 @@ struct gpu_device_info {
 				      * picks KHR, to compare them) */
 	/* VK_NV_cooperative_matrix2 with what gemm_cm2.comp needs (workgroup
 	 * scope, flexible dimensions at fp16 x fp16 + fp32 for 256
-	 * invocations, per-element operations, tensor addressing), and the
-	 * build embedded those shaders (glslang 15: shaders/variants_cm2.txt):
-	 * enabled, with VK_KHR_cooperative_matrix, beside coopmat_api's
-	 * extension. VKINR_COOPMAT2=0 leaves it off, to compare. */
+	 * invocations, per-element operations, tensor addressing), and this
+	 * binary embeds those shaders (glslang 15: shaders/variants_cm2.txt;
+	 * the tests, the tools and a bench build, never plain vkinrd, whose
+	 * engine picks no cm2 family): enabled, with VK_KHR_cooperative_matrix,
+	 * beside coopmat_api's extension. VKINR_COOPMAT2=0 leaves it off, to
+	 * compare. */
 	int has_coopmat2;
 	int has_float16;
 	int has_float16_storage; /* and 16-bit storage buffers: enabled
@@ -69,6 +71,28 @@ struct gpu_device_info {
 	int has_pci;                /* VK_EXT_pci_bus_info was offered */
 	uint32_t pci_domain, pci_bus, pci_device, pci_function;
 };
+
+/*
+ * The switches that let benchmarks and tests compare the engine's pass
+ * families, read from the environment once, when a device opens
+ * (switches.c); daemon/nn/variants.c says what each picks. gpu/ only
+ * carries them.
+ */
+struct gpu_switches {
+	int passes;           /* VKINR_PASSES: 1 cpu, 0 gpu, -1 unset */
+	int fused_sine_off;   /* VKINR_FUSED_SINE=0 */
+	int dw_strip_off;     /* VKINR_DW_STRIP=0 */
+	int dw_pair_off;      /* VKINR_DW_PAIR=0 */
+	int dw_rows;          /* VKINR_DW_ROWS=1 */
+	int dw_tiled;         /* VKINR_DW_TILED: 0, 1, -1 unset (or other) */
+	int half_storage_off; /* VKINR_HALF_STORAGE=0 */
+	char gemm[32];        /* VKINR_GEMM, "" unset */
+	int average_every;    /* VKINR_AVERAGE_EVERY when over 0, else 0 */
+	int has_fp32_finish;  /* VKINR_FP32_FINISH in [0, 1]: fp32_finish */
+	double fp32_finish;
+};
+/* Reads the switches from the environment (gpu_create does, once). */
+void gpu_switches_read(struct gpu_switches *out);
 
 /* Lists the devices the loader shows, in the order of preference used by
  * gpu_create (discrete, integrated, virtual, CPU; then by index). */
@@ -85,6 +109,13 @@ int gpu_create(struct gpu_context **out, const char *selector, char *err,
 	       size_t errlen);
 void gpu_destroy(struct gpu_context *ctx);
 const struct gpu_device_info *gpu_info(const struct gpu_context *ctx);
+/* The switches read when ctx opened; gpu_switches_set replaces them (the
+ * tests, which compare families in one process). */
+const struct gpu_switches *gpu_switches(const struct gpu_context *ctx);
+void gpu_switches_set(struct gpu_context *ctx, const struct gpu_switches *sw);
+/* The cores the CPU device computes on (LP_NUM_THREADS, when set, as
+ * lavapipe takes it; else the cores online). */
+int gpu_cpu_cores(void);
 /* Bytes of device memory this context holds now, and at most so far. */
 uint64_t gpu_bytes_in_use(const struct gpu_context *ctx);
 uint64_t gpu_bytes_peak(const struct gpu_context *ctx);

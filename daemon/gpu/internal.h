@@ -50,6 +50,8 @@ struct gpu_context {
 	uint32_t buffer_type_bits;
 	/* slab.c: the slabs blocks are carved from */
 	struct gpu_slab *slabs;
+	/* the engine's switches, read when the device opened (switches.c) */
+	struct gpu_switches switches;
 	/* test switches (VKINR_FAULT) */
 	long fault_lost_at, fault_oom_at, runs, allocations;
 };

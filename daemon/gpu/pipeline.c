@@ -21,6 +21,10 @@ const struct shader_blob *gpu_shader_find(const char *name)
 	for (const struct shader_blob *s = shader_table; s->name; s++)
 		if (!strcmp(s->name, name))
 			return s;
+	for (const struct shader_blob *s = shader_table_bench; s && s->name;
+	     s++)
+		if (!strcmp(s->name, name))
+			return s;
 	return NULL;
 }
 

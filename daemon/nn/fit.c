@@ -44,6 +44,7 @@
 #include "nn/optim.h"
 #include "nn/passes.h"
 #include "nn/record.h"
+#include "nn/variants.h"
 
 const char *nn_pass_name(enum nn_pass pass)
 {
@@ -64,40 +65,6 @@ static double now_ms(void)
 
 /* ------------------------------------------------------------ planning */
 
-/* The GEMM family: fp16 tensor cores for the fp16 path (row blocks of 32
- * or 64 for widths up to that: VKINR_GEMM=coop keeps 128, to compare);
- * for fp32, "cpu" on CPU devices, 64x64 tiles on small widths, 128x128
- * on GPUs. VKINR_GEMM=NAME (see gemm.c) overrides with a family of the same operand precision, for
- * benchmarks and for the tests of the tensor-core tiling ("coop_emu"). */
-static const struct gemm_variant *choose_gemm(const struct nn_fit *fit,
-					      int half)
-{
-	const struct gemm_variant *v = gemm_variant_find(getenv("VKINR_GEMM"));
-	if (v && v->half == half &&
-	    gemm_variant_runs(v, gpu_info(fit->gpu)->coopmat_api))
-		return v;
-	/* small widths: row blocks of the width (a pack of small fits
-	 * multiplies no rows of zeros) */
-	if (half && fit->cfg.nf <= 32)
-		return gemm_variant_find("coop32");
-	if (half && fit->cfg.nf <= 64)
-		return gemm_variant_find("coop64");
-	if (half)
-		return gemm_variant_find("coop");
-	/* CPU devices: register blocks, no shared memory (gemm_cpu.comp) */
-	if (gpu_info(fit->gpu)->is_cpu &&
-	    gpu_info(fit->gpu)->subgroup_size >= 8)
-		return gemm_variant_find("cpu");
-	if (gpu_info(fit->gpu)->is_cpu || fit->cfg.nf < 128)
-		return gemm_variant_find("small");
-	return gemm_variant_find("large");
-}
-
-const struct gemm_variant *nn_fit_gemm32(const struct nn_fit *fit)
-{
-	return choose_gemm(fit, 0);
-}
-
 /* auto takes the tensor cores where the device has them, fp32 elsewhere.
  * Gradient operands are scaled by the number of values the loss averages
  * (times 16), which brings them from ~1e-7 into fp16's range. */
@@ -116,21 +83,10 @@ static int choose_precision(struct nn_fit *fit, char *err, size_t errlen)
 		p = info->has_tensor_cores ? NN_PRECISION_FP16
 					   : NN_PRECISION_FP32;
 	fit->precision = p;
-	/* VKINR_HALF_STORAGE=0 keeps S in fp32 on the fp16 path, to compare */
-	fit->half_storage = p == NN_PRECISION_FP16 &&
-			    nn_use_fused_sines(fit->gpu) &&
-			    !nn_env_is("VKINR_HALF_STORAGE", "0");
-	fit->gemm = choose_gemm(fit, p == NN_PRECISION_FP16);
-	fit->gemm32 = choose_gemm(fit, 0);
-	/* VKINR_GEMM_PHASE=1: the first layer and the forward GEMMs write
-	 * the next block's fp16 phase themselves, instead of S through the
-	 * fp32 scratch that the next conv reads and copies (a little faster).
-	 * Off by default: the forward's sines then come from the fp16 phase
-	 * (an error up to 1e-3 in every activation, against fp32 S
-	 * otherwise), which costs a long fp16 fit several dB
-	 * (docs/BENCHMARKS.md, "The fp16 phase from the GEMMs"). */
-	fit->phase_out = fit->half_storage && fit->gemm->half_out &&
-			 nn_env_is("VKINR_GEMM_PHASE", "1");
+	/* the pass families, GEMM family and storage (variants.c); the
+	 * exact renders' in fp32 */
+	fit->vars = nn_variants_of(fit->gpu, p, fit->cfg.nf);
+	fit->vars32 = nn_variants_of(fit->gpu, NN_PRECISION_FP32, fit->cfg.nf);
 	/* The backward keeps dS in fp32 and fp16 and the data gradient
 	 * writes dZ in fp32: dS in fp16 alone and dZ in fp16 too were
 	 * measured slower on the H200 and removed (docs/BENCHMARKS.md). */
@@ -164,7 +120,7 @@ static int plan_tiles(struct nn_fit *fit, char *err, size_t errlen)
 		lim.bytes_per_pixel += 12 + 36; /* predictions, SSIM's terms */
 	if (fit->precision == NN_PRECISION_FP16)
 		lim.bytes_per_pixel += 2 * 2 * nf;
-	if (fit->half_storage)
+	if (fit->vars.half_s)
 		lim.bytes_per_pixel -=
 		    2 * nf * (uint64_t)fit->cfg.nblocks + 4 * nf;
 	lim.max_pixels = info->max_storage_range / (4 * nf);
@@ -254,9 +210,9 @@ static int alloc_buffers(struct nn_fit *fit)
 	/* the fp16 path with fused sines keeps S_0..S_B-1 in fp16 for the
 	 * backward; the forward's fp32 S_k, and S_B, live in z meanwhile */
 	for (int k = 0; k <= fit->cfg.nblocks; k++) {
-		if (fit->half_storage && k == fit->cfg.nblocks)
+		if (fit->vars.half_s && k == fit->cfg.nblocks)
 			break;
-		uint64_t bytes = fit->half_storage ? act / 2 : act;
+		uint64_t bytes = fit->vars.half_s ? act / 2 : act;
 		rc = rc ? rc : gpu_buffer_alloc(a, bytes, 0, &fit->s[k]);
 	}
 	rc = rc ? rc : gpu_buffer_alloc(a, act, 0, &fit->z);
@@ -321,16 +277,14 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
 	fit->kept = (struct nn_best){ .psnr = 0, .epoch = -1 };
 	/* VKINR_AVERAGE_EVERY and VKINR_FP32_FINISH override the two for
 	 * measurements (tests/bench_precision.py), not for users */
-	const char *every = getenv("VKINR_AVERAGE_EVERY");
-	const char *finish = getenv("VKINR_FP32_FINISH");
+	const struct gpu_switches *sw = gpu_switches(gpu);
 	fit->average_every =
-	    every && atoi(every) > 0 ? atoi(every) : NN_AVERAGE_EVERY;
+	    sw->average_every > 0 ? sw->average_every : NN_AVERAGE_EVERY;
 	int small = (int64_t)width * height <= NN_FP16_ONLY_PIXELS &&
 		    fit->cfg.nf <= NN_FP16_ONLY_WIDTH;
-	fit->fp32_finish = finish && atof(finish) >= 0 && atof(finish) <= 1
-			       ? atof(finish)
-			   : small ? 0
-				   : NN_FP32_FINISH;
+	fit->fp32_finish = sw->has_fp32_finish ? sw->fp32_finish
+			   : small             ? 0
+					       : NN_FP32_FINISH;
 	nn_layout_init(&fit->layout, cfg);
 	rc = choose_precision(fit, err, errlen);
 	if (rc) {

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "gpu/gpu.h"
 #include "nn/fit_internal.h"
@@ -21,7 +20,8 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 	double nb = fit->cfg.nblocks,
 	       copy = fit->precision == NN_PRECISION_FP16;
 	double z = copy ? 2 : 4; /* Z as the GEMM reads it */
-	int fused = fit->fused_sines, rows = fit->row_passes;
+	int fused = fit->vars.fused, rows = fit->vars.dw == NN_DW_ROWS ||
+					    fit->vars.dw == NN_DW_ROW_BLOCKS;
 	memset(bytes, 0, NN_PASS_COUNT * sizeof(*bytes));
 	bytes[NN_PASS_FIRST] = 4 * e;
 	if (!fused) /* read S, write H: forward, and backward but the row
@@ -32,14 +32,10 @@ static void pass_bytes(const struct nn_fit *fit, double *bytes)
 	/* the taps' sums read dZ and H (or S); dS: S, dZ in, dS out (+fp16) */
 	bytes[NN_PASS_DWCONV_BACK] =
 	    (rows ? 16 : 20) * e * nb + 2 * copy * e * nb;
-	if (fit->half_storage) { /* forward: + the copy; backward: S in fp16 */
+	if (fit->vars.half_s) { /* forward: + the copy; backward: S in fp16 */
 		bytes[NN_PASS_DWCONV] =
 		    (4 + 2 + z) * e * nb + (2 + z) * e * (nb - 1);
 		bytes[NN_PASS_DWCONV_BACK] -= 2 * 2 * e * nb;
-	}
-	if (fit->phase_out) { /* every block reads the fp16 phase, copies none */
-		bytes[NN_PASS_FIRST] = 2 * e;
-		bytes[NN_PASS_DWCONV] = (2 + z) * e * (2 * nb - 1);
 	}
 	bytes[NN_PASS_REDUCE] = 4 * e * (nb + 2); /* biases, out_w, first */
 	bytes[NN_PASS_OPTIMIZER] = 7.0 * 4 * (double)fit->layout.total;
@@ -74,13 +70,8 @@ double nn_epoch_gflop(int nblocks, int nf, int width, int height)
 
 double nn_cpu_gflops(int *cores)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	const char *threads = getenv("LP_NUM_THREADS");
-	if (threads && atoi(threads) > 0)
-		n = atoi(threads);
-	if (n < 1)
-		n = 1;
+	int n = gpu_cpu_cores();
 	if (cores)
-		*cores = (int)n;
+		*cores = n;
 	return NN_CPU_GFLOPS_PER_CORE * n;
 }

@@ -11,6 +11,7 @@
 #include "util/image.h"
 #include "nn/fit.h"
 #include "nn/plan.h"
+#include "nn/variants.h"
 
 struct stage_time {
 	struct gpu_program *prog;
@@ -24,16 +25,12 @@ struct nn_fit {
 	struct nn_config cfg;
 	struct nn_layout layout;
 	int width, height, has_target;
-	const struct gemm_variant *gemm;   /* the GEMM family (nn/gemm.h) */
-	const struct gemm_variant *gemm32; /* the fp32 one (exact renders) */
-	enum nn_precision precision;       /* resolved: FP32 or FP16 */
+	enum nn_precision precision; /* resolved: FP32 or FP16 */
+	/* the pass families, GEMM family and storage of its precision, and
+	 * of fp32 (its exact renders): nn/variants.h */
+	struct nn_variants vars, vars32;
 	int precision_kept; /* a change did not fit the device: no more tries */
 	float grad_scale;   /* loss scale of fp16 gradient operands */
-	int fused_sines;    /* the depthwise passes take the sines (GPUs) */
-	int half_storage;   /* fp16 and fused sines: S_0..S_B-1 kept in fp16 */
-	int phase_out;      /* and the forward GEMMs write S_1..S_B-1 so, as the
-			     phase the next block's conv reads */
-	int row_passes;     /* the depthwise passes by row segments (CPUs) */
 	int average_every;  /* epochs between evaluations of the average */
 	double fp32_finish; /* auto: the fraction of the epochs run in fp32 */
 	struct tile_plan plan;
@@ -134,9 +131,6 @@ int nn_fit_create_sized(struct nn_fit **out, struct gpu_context *gpu, int width,
 			int height, const struct image *target,
 			const struct nn_config *cfg, const float *init_params,
 			char *err, size_t errlen);
-/* The fp32 GEMM family for fit's device and width (fit->gpu and
- * fit->cfg.nf set): what its exact renders use (render_view.c too). */
-const struct gemm_variant *nn_fit_gemm32(const struct nn_fit *fit);
 /* Reads (any of) weights and both moments; l->total floats each. */
 int nn_fit_read_params(struct nn_fit *fit, float *params, float *m, float *v);
 /* Replaces the whole training state. */

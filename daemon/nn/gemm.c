@@ -1,11 +1,13 @@
 /*
  * gemm.c - the table of GEMM families (see gemm.h). Each line must match
- * the defines of its shader variants in shaders/variants.txt (the cm2
- * families: shaders/variants_cm2.txt).
+ * the defines of its shader variants in shaders/variants.txt (the
+ * engine's), shaders/variants_bench.txt (the benchmarks' and tests') or
+ * shaders/variants_cm2.txt (the cm2 families).
  */
 #include "nn/gemm.h"
 
 #include "gpu/gpu.h"
+#include "gpu/shaders.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -105,6 +107,18 @@ int gemm_variant_runs_on(const struct gemm_variant *v,
 	if (v->cm2)
 		return info->has_coopmat2;
 	return gemm_variant_runs(v, info->coopmat_api);
+}
+
+int gemm_variant_embedded(const struct gemm_variant *v)
+{
+	static const char *forms[] = { "nn", "tn", "nt" };
+	char name[32];
+	for (int i = 0; i < 3; i++) {
+		gemm_shader_name(v, forms[i], name, sizeof(name));
+		if (!gpu_shader_find(name))
+			return 0;
+	}
+	return 1;
 }
 
 void gemm_shader_name(const struct gemm_variant *v, const char *form, char *out,

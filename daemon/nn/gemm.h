@@ -7,9 +7,10 @@
  * A family NAME is the three shader variants gemm_nn_NAME (forward),
  * gemm_tn_NAME (data gradient) and gemm_nt_NAME (weight gradient, split
  * K); see shaders/gemm.comp, shaders/gemm_coop.comp and (the cm2
- * families, VK_NV_cooperative_matrix2) shaders/gemm_cm2.comp. fit.c picks
- * one (VKINR_GEMM=NAME overrides, for benchmarks and tests; not yet a cm2
- * family, which has no packed twins); the benchmark runs them all.
+ * families, VK_NV_cooperative_matrix2) shaders/gemm_cm2.comp. variants.c
+ * picks one (VKINR_GEMM=NAME overrides, for benchmarks and tests, with a
+ * family this binary embeds; not a cm2 family, which has no packed
+ * twins); the benchmark runs them all.
  */
 #ifndef VKINR_NN_GEMM_H
 #define VKINR_NN_GEMM_H
@@ -27,7 +28,8 @@ struct gemm_variant {
 	int half_out;        /* has the forms "nnp", the forward writing the
 				   fp16 phase of S, and "tnh", the data
 				   gradient writing dZ in fp16 (gemm_coop.comp
-				   PHASE_OUT and HALF_OUT) */
+				   PHASE_OUT and HALF_OUT; their tests' alone,
+				   the engine records neither) */
 	int cm2;             /* VK_NV_cooperative_matrix2 (gemm_cm2.comp):
 				   its shaders exist only in builds that found
 				   glslang 15, and run only on devices with
@@ -57,6 +59,12 @@ struct gpu_device_info;
  * included. */
 int gemm_variant_runs_on(const struct gemm_variant *v,
 			 const struct gpu_device_info *info);
+
+/* Whether this binary embeds v's shaders: vkinrd the engine's families
+ * alone (shaders/variants.txt), the tests, the tools and a bench build
+ * every family (shaders/variants_bench.txt, the cm2 ones where glslang 15
+ * built them). */
+int gemm_variant_embedded(const struct gemm_variant *v);
 
 /* The shader variant of form ("nn", "tn" or "nt") of a family. */
 void gemm_shader_name(const struct gemm_variant *v, const char *form, char *out,

@@ -1,15 +1,13 @@
 /*
  * record.h - recording a fit's programs (record.c, record_render.c), for
- * fit.c; nobody else includes it. Also the choices the recording and the
- * planning of buffers share: which pass family the device gets, how the GEMMs split,
- * how the row passes chunk a tile.
+ * fit.c; nobody else includes it. Also what the recording and the
+ * planning of buffers share: how the GEMMs split, how the depthwise
+ * passes chunk a tile (the families themselves: nn/variants.h).
  */
 #ifndef VKINR_NN_RECORD_H
 #define VKINR_NN_RECORD_H
 
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "nn/fit_internal.h"
 #include "nn/passes.h"
@@ -64,20 +62,6 @@ static inline uint32_t dw_strip_chunks(int tw, int th, int d)
 	       div_up(dw_strips(th, d), dw_group_y(tw));
 }
 
-/* Whether the environment variable name is set to value: the switches
- * (VKINR_FUSED_SINE=0, VKINR_DW_TILED=1...) that let benchmarks compare
- * the pass families. */
-static inline int nn_env_is(const char *name, const char *value)
-{
-	const char *v = getenv(name);
-	return v && !strcmp(v, value);
-}
-
-/* Whether the device gets the CPU passes, and the fused sines (GPUs). */
-int nn_use_cpu_passes(const struct gpu_context *gpu);
-int nn_use_fused_sines(const struct gpu_context *gpu);
-/* Whether the GPU depthwise passes go by strips (dwconv_strip.comp). */
-int nn_use_strip_passes(const struct gpu_context *gpu);
 /* The k-splits of the NT GEMM (weight gradients) over n pixels. */
 int nn_nt_splits(const struct nn_fit *fit, int n);
 

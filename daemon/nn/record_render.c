@@ -21,25 +21,25 @@ static int record_render(struct nn_fit *fit, int exact32,
 			 struct gpu_program **out)
 {
 	struct recorder r = { .fit = fit, .exact32 = exact32 };
-	int rc = get_pipelines(&r);
-	rc = rc ? rc : begin_program(&r, 0, out);
+	int rc = nn_record_pipelines(&r);
+	rc = rc ? rc : nn_record_begin(&r, 0, out);
 	if (rc)
 		return rc;
 	int saved = fit->nstages;
 	int sse_base = 0;
-	record_half_weights(&r);
+	nn_record_half_weights(&r);
 	for (int i = 0; i < fit->plan.count; i++) {
 		const struct tile *t = &fit->plan.tiles[i];
-		record_forward(&r, t);
-		struct pass_push p = tile_push(fit, t);
+		nn_record_forward(&r, t);
+		struct pass_push p = nn_record_tile_push(fit, t);
 		p.off0 = (uint32_t)fit->layout.out_w;
 		p.off1 = (uint32_t)fit->layout.out_b;
 		p.i0 = sse_base;
 		p.i1 = fit->has_target;
 		PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP), 1,
-		     &fit->params, last_s(&r), &fit->target, &fit->image_out,
-		     &fit->dy, &fit->sse);
-		stage_end(&r, NN_PASS_HEAD);
+		     &fit->params, nn_record_last_s(&r), &fit->target,
+		     &fit->image_out, &fit->dy, &fit->sse);
+		nn_record_stage_end(&r, NN_PASS_HEAD);
 		sse_base += (int)div_up((uint64_t)p.n, GROUP);
 	}
 	fit->nstages = saved; /* render stages are not timed */
@@ -59,8 +59,7 @@ int nn_record_render(struct nn_fit *fit)
 	if (!fit->image_out.handle)
 		rc = gpu_buffer_alloc(fit->arena, pixels * 12, 0,
 				      &fit->image_out);
-	int half = fit->precision == NN_PRECISION_FP16;
-	int exact32 = half && nn_use_fused_sines(fit->gpu);
+	int exact32 = fit->vars.half && fit->vars.fused;
 	if (!fit->render_prog)
 		rc = rc ? rc : record_render(fit, exact32, &fit->render_prog);
 	if (!fit->quick_render_prog && !exact32)

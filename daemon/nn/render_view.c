@@ -156,7 +156,7 @@ static int view_alloc(struct view_fit *vf, uint64_t budget, char *err,
 	const struct gpu_device_info *info = gpu_info(fit->gpu);
 	const struct view_geom *g = &vf->g;
 	uint64_t nf = (uint64_t)fit->cfg.nf;
-	int fused = nn_use_fused_sines(fit->gpu);
+	int fused = fit->vars.fused;
 	/* the images: the fine window and the output band, at most a
 	 * quarter of the budget and what one dispatch covers */
 	uint64_t img_px = budget / 4 / 24;
@@ -271,8 +271,8 @@ static int view_band(struct view_fit *vf, int oy, int rows, struct image *out)
 	}
 	struct recorder r = { .fit = fit };
 	struct gpu_program *prog = NULL;
-	int rc = get_pipelines(&r);
-	rc = rc ? rc : begin_program(&r, 0, &prog);
+	int rc = nn_record_pipelines(&r);
+	rc = rc ? rc : nn_record_begin(&r, 0, &prog);
 	if (rc)
 		return rc;
 	for (int ty = wy; ty < wy + wh; ty += vf->core_h) {
@@ -291,17 +291,17 @@ static int view_band(struct view_fit *vf, int oy, int rows, struct image *out)
 			t.region.y = y0 < 0 ? 0 : y0;
 			t.region.w = (x1 > g->fw ? g->fw : x1) - t.region.x;
 			t.region.h = (y1 > g->fh ? g->fh : y1) - t.region.y;
-			record_forward(&r, &t);
-			struct pass_push p = tile_push(fit, &t);
+			nn_record_forward(&r, &t);
+			struct pass_push p = nn_record_tile_push(fit, &t);
 			p.off0 = (uint32_t)fit->layout.out_w;
 			p.off1 = (uint32_t)fit->layout.out_b;
 			p.i2 = wx;
 			p.i3 = wy;
 			p.off2 = (uint32_t)ww;
 			PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP),
-			     1, &fit->params, last_s(&r), &vf->dummy, &vf->fine,
-			     &vf->dummy, &vf->sse);
-			stage_end(&r, NN_PASS_HEAD);
+			     1, &fit->params, nn_record_last_s(&r), &vf->dummy,
+			     &vf->fine, &vf->dummy, &vf->sse);
+			nn_record_stage_end(&r, NN_PASS_HEAD);
 			vf->tiles++;
 		}
 	}
@@ -323,7 +323,7 @@ static int view_band(struct view_fit *vf, int oy, int rows, struct image *out)
 		};
 		PASS(&r, vf->resample, p, div_up((uint64_t)p.n, GROUP), 1,
 		     &vf->fine, &vf->band, NULL, NULL, NULL, NULL);
-		stage_end(&r, NN_PASS_HEAD);
+		nn_record_stage_end(&r, NN_PASS_HEAD);
 	}
 	rc = r.rc ? r.rc : gpu_program_end(prog);
 	rc = rc ? rc : gpu_program_run(prog);
@@ -352,7 +352,8 @@ static int view_fit_init(struct view_fit *vf, struct gpu_context *gpu,
 	fit->height = vf->g.fh;
 	fit->precision = NN_PRECISION_FP32;
 	nn_layout_init(&fit->layout, &fit->cfg);
-	fit->gemm = fit->gemm32 = nn_fit_gemm32(fit);
+	fit->vars = fit->vars32 =
+	    nn_variants_of(gpu, NN_PRECISION_FP32, fit->cfg.nf);
 	vf->g.pad = nn_config_pad(&fit->cfg);
 	int rc = view_alloc(vf, budget, err, errlen);
 	rc = rc ? rc

@@ -36,6 +36,19 @@ int test_gpu_teardown(void **state)
 	return 0;
 }
 
+void test_switch(const char *name, const char *value)
+{
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+	if (test_gpu) {
+		struct gpu_switches sw;
+		gpu_switches_read(&sw);
+		gpu_switches_set(test_gpu, &sw);
+	}
+}
+
 void test_need_gpu(void)
 {
 	if (!test_gpu) {

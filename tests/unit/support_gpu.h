@@ -19,6 +19,9 @@ extern struct gpu_arena *test_arena;
 
 int test_gpu_setup(void **state);
 int test_gpu_teardown(void **state);
+/* Sets (value NULL: unsets) an environment switch and has test_gpu read
+ * the switches again, as a device does only when it opens. */
+void test_switch(const char *name, const char *value);
 /* cmocka skip() with the reason, when there is no device. */
 void test_need_gpu(void);
 

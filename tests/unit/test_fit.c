@@ -140,15 +140,15 @@ static void test_gradient_matches_reference(void **state)
 	const char *families[] = { "gpu", "cpu" };
 	for (int i = 0; i < 2; i++) {
 		print_message("# passes for %s devices\n", families[i]);
-		setenv("VKINR_PASSES", families[i], 1);
+		test_switch("VKINR_PASSES", families[i]);
 		check_gradient(16, NN_PRECISION_FP32, 1e-4, 2e-3);
 	}
-	unsetenv("VKINR_PASSES");
+	test_switch("VKINR_PASSES", NULL);
 	/* the tensor-core GEMMs' tiling in fp32 (see gemm_coop.comp) */
 	print_message("# the GEMMs of the tensor-core path, emulated\n");
-	setenv("VKINR_GEMM", "coop_emu", 1);
+	test_switch("VKINR_GEMM", "coop_emu");
 	check_gradient(16, NN_PRECISION_FP32, 1e-4, 2e-3);
-	unsetenv("VKINR_GEMM");
+	test_switch("VKINR_GEMM", NULL);
 }
 
 /* The fp16 tensor-core path against the reference: operands rounded to
@@ -241,9 +241,9 @@ static void test_tiled_gradient_equals_untiled(void **state)
 	test_need_gpu();
 	check_tiled(0);
 	/* and with the GPUs' passes (by strips, their sums chunked by tile) */
-	setenv("VKINR_PASSES", "gpu", 1);
+	test_switch("VKINR_PASSES", "gpu");
 	check_tiled(0);
-	unsetenv("VKINR_PASSES");
+	test_switch("VKINR_PASSES", NULL);
 }
 
 static void test_loss_terms_gradient(void **state)
@@ -458,11 +458,11 @@ static void test_precision_change_is_exact(void **state)
 		nn_fit_destroy(a);
 		/* the finish of a larger one, asked of this one */
 		print_message("# auto: fp16, then fp32 for the last 2 of 40\n");
-		setenv("VKINR_FP32_FINISH", "0.05", 1);
+		test_switch("VKINR_FP32_FINISH", "0.05");
 		assert_int_equal(nn_fit_create(&a, test_gpu, img, &cfg, NULL,
 					       err, sizeof(err)),
 				 0);
-		unsetenv("VKINR_FP32_FINISH");
+		test_switch("VKINR_FP32_FINISH", NULL);
 		run_epochs(a, ALL - FP32, ma);
 		nn_fit_get_info(a, &info);
 		assert_string_equal(info.precision, "fp16");

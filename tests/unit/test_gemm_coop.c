@@ -443,10 +443,11 @@ static int nv_only_shader(const char *shader)
  * apart from one word a matrix type and the three constants; the
  * NV-only ones are refused. */
 
-static void test_spirv_embedded_shaders(void **state)
+/* Checks the tensor-core shaders of table t (see below). */
+static void check_translations(const struct shader_blob *t, int *seen,
+			       int *refused)
 {
-	int seen = 0, refused = 0;
-	for (const struct shader_blob *s = shader_table; s->name; s++) {
+	for (const struct shader_blob *s = t; s->name; s++) {
 		size_t words = s->size / 4;
 		if (!spirv_uses_coopmat_nv(s->code, words))
 			continue;
@@ -456,7 +457,7 @@ static void test_spirv_embedded_shaders(void **state)
 		if (nv_only_shader(s->name)) {
 			if (!rc)
 				fail_msg("%s (16x16x16) translated", s->name);
-			refused++;
+			(*refused)++;
 			continue;
 		}
 		if (rc)
@@ -468,8 +469,16 @@ static void test_spirv_embedded_shaders(void **state)
 				fail_msg("%s: NV opcode left at word %zu",
 					 s->name, i);
 		free(out);
-		seen++;
+		(*seen)++;
 	}
+}
+
+static void test_spirv_embedded_shaders(void **state)
+{
+	int seen = 0, refused = 0;
+	check_translations(shader_table, &seen, &refused);
+	assert_non_null(shader_table_bench); /* the tests link it */
+	check_translations(shader_table_bench, &seen, &refused);
 	assert_true(seen >= 3);
 	assert_true(refused >= 3);
 }
