@@ -22,6 +22,9 @@ static void end_group(struct service *svc)
 	svc->commit_open = 0;
 	uv_idle_stop(&svc->commit_idle);
 	queue_save_next_number(svc->queue); /* the group's new ids */
+	if (svc->commit_jobs > 1)
+		log_debug("%d jobs stored with one sync", svc->commit_jobs);
+	svc->commit_jobs = 0;
 	if (fileio_batch_end(svc->queue->jobs_dir))
 		log_warn("cannot make the jobs' files in %s durable: %s",
 			 svc->queue->jobs_dir, strerror(errno));

@@ -21,6 +21,7 @@
  */
 #include "loop/decode.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,6 +145,35 @@ static void after(uv_work_t *work, int status)
 	struct decode_job *d = (struct decode_job *)work;
 	d->done(d);
 }
+
+int decode_is_small(const struct decode_job *d)
+{
+	static const uint8_t signature[8] = { 0x89, 'P',  'N',  'G',
+					      '\r', '\n', 0x1a, '\n' };
+	const char *b64 = d->png.b64;
+	if (!b64 || d->model.b64 || d->read_model || d->fit_target)
+		return 0;
+	size_t len = strlen(b64);
+	if (len < 32 || len > DECODE_INLINE_B64)
+		return 0;
+	uint8_t *head = NULL;
+	size_t n = 0;
+	if (base64_decode(b64, 32, &head, &n) || n < 24) {
+		free(head);
+		return 0;
+	}
+	uint32_t w = (uint32_t)head[16] << 24 | (uint32_t)head[17] << 16 |
+		     (uint32_t)head[18] << 8 | head[19];
+	uint32_t h = (uint32_t)head[20] << 24 | (uint32_t)head[21] << 16 |
+		     (uint32_t)head[22] << 8 | head[23];
+	int small = !memcmp(head, signature, 8) &&
+		    !memcmp(head + 12, "IHDR", 4) && w > 0 && h > 0 &&
+		    (uint64_t)w * h <= DECODE_INLINE_PIXELS;
+	free(head);
+	return small;
+}
+
+void decode_run(struct decode_job *d) { run(&d->work); }
 
 int decode_start(uv_loop_t *loop, struct decode_job *d)
 {

@@ -60,6 +60,18 @@ struct decode_job {
 
 /* Queues d on the loop's thread pool; done runs on the loop after. */
 int decode_start(uv_loop_t *loop, struct decode_job *d);
+/* Whether d's image is a PNG small enough to be decoded on the loop at
+ * once (job.submit of a dataset's small images: no hold of the
+ * connection, so a window of them is stored in one turn, with one sync):
+ * no model with it, at most DECODE_INLINE_B64 bytes of base64 and, as its
+ * header declares, at most DECODE_INLINE_PIXELS pixels, which bounds the
+ * inflating. */
+#define DECODE_INLINE_B64 (96 * 1024)
+#define DECODE_INLINE_PIXELS (256 * 256)
+int decode_is_small(const struct decode_job *d);
+/* The decoding, here and now (what decode_start does on the pool); the
+ * done callback is not called. */
+void decode_run(struct decode_job *d);
 /* Frees what d holds (not d itself). */
 void decode_finish(struct decode_job *d);
 

@@ -67,6 +67,7 @@ struct service {
 	uv_idle_t commit_idle;
 	int commit_open;
 	int commit_ready; /* commit_init done */
+	int commit_jobs;  /* jobs stored in the open group */
 	/* the queued job no worker admits now, and why, as last said
 	 * (schedule.c: said once, not at every round) */
 	char waiting_job[JOB_ID_MAX];

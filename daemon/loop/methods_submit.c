@@ -1,7 +1,10 @@
 /*
  * methods_submit.c - job.submit: every training option read and checked
  * against the table of proto/params.h, the image and the init model
- * decoded off the loop (decode.c), then the job stored in the queue.
+ * decoded off the loop (decode.c), then the job stored in the queue. A
+ * small PNG alone is decoded at once, on the loop (decode_is_small): the
+ * connection is not held, so the next request is read in the same turn
+ * and a folder's images sent together are stored with one sync.
  */
 #include "loop/methods_common.h"
 
@@ -309,6 +312,12 @@ int methods_job_submit(struct request *rq, const cJSON *params, cJSON **result)
 		methods_pending_free(pd);
 		return rc;
 	}
+	if (decode_is_small(&pd->d)) { /* stored now, in this turn */
+		decode_run(&pd->d);
+		rc = store_job(rq, pd, result);
+		methods_pending_free(pd);
+		return rc;
+	}
 	return methods_start_decode(rq, pd, submit_decoded);
 }
 
@@ -396,6 +405,7 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 			  server_conn_pid(rq->c), d->png.bytes, d->png.size,
 			  d->image->width, d->image->height, d->model.bytes,
 			  d->model.size, &job, err, sizeof(err));
+	svc->commit_jobs++;
 	if (rc) {
 		log_error("job.submit: %s", err);
 		return methods_fail(rq,
