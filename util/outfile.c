@@ -124,7 +124,7 @@ static int walk_open(const char *dir, int *dfd, const char *path, char *err,
 		goto out;
 	}
 	strcpy(shown, "/");
-	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	const char *rest = todo;
 	while (fd >= 0 && next_name(&rest, name, sizeof(name))) {
 		if (!strcmp(name, "."))
@@ -157,14 +157,14 @@ static int walk_open(const char *dir, int *dfd, const char *path, char *err,
 			rest = todo;
 			if (todo[0] == '/') {
 				close(fd);
-				fd = open("/",
-					  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				fd =
+				    open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 				strcpy(shown, "/");
 			}
 			continue;
 		}
-		int nfd = openat(
-		    fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int nfd = openat(fd, name,
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0) {
 			say("cannot write %s: the folder %s: %s", path, dir,
 			    strerror(errno));
@@ -182,10 +182,22 @@ static int walk_open(const char *dir, int *dfd, const char *path, char *err,
 				 k > 1 ? "/" : "", name);
 		}
 	}
-	if (fd < 0)
+	if (fd < 0) {
 		say("cannot write %s: the folder /: %s", path, strerror(errno));
-	else
-		rc = 0;
+		goto out;
+	}
+	/* the folders passed through were only searched (O_PATH: no read
+	 * permission needed); the file's own is opened for reading, as
+	 * fsync wants */
+	int rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0) {
+		say("cannot write %s: the folder %s: %s", path, dir,
+		    strerror(errno));
+		goto out;
+	}
+	close(fd);
+	fd = rfd;
+	rc = 0;
 out:
 	if (rc && fd >= 0)
 		close(fd);

@@ -12,12 +12,14 @@
 #     others can write to) is refused for that link, never followed;
 #   - a relative path from a working folder inside THEIRS is refused too;
 #   - what stays fine: a link of root's own to a folder of root's, a
-#     folder of one's own below a sticky one (/tmp-like).
+#     folder of one's own below a sticky one (/tmp-like), and for nobody
+#     a folder of its own below one it may only search (mode 0711: the
+#     walk needs no read permission on the folders above).
 . "$(dirname "$0")/lib.bash"
-tap_plan 7
+tap_plan 8
 need_device
 if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
-	for i in $(seq 1 7); do echo "ok $i # SKIP another user's folders need root (setpriv --reuid=nobody)"; done
+	for i in $(seq 1 8); do echo "ok $i # SKIP another user's folders need root (setpriv --reuid=nobody)"; done
 	trap - EXIT; rm -rf "$T"; exit 0
 fi
 AS_NOBODY=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups)
@@ -72,4 +74,9 @@ check "a folder of one's own below a sticky one (/tmp-like) is fine, --log too" 
 	{ timeout 20 "'$VKINRD'" --socket "'$T'/dsock" --state-dir "'$T'/dstate" --log drop/me/d.log & p=$!; } &&
 	for _ in $(seq 200); do grep -q "ready on" drop/me/d.log 2>/dev/null && break; sleep 0.1; done
 	kill $p; wait $p; grep -q "ready on" drop/me/d.log'
+check "nobody writes in a folder of its own below one it may only search (0711)" bash -c '
+	mkdir nob && chown nobody nob && cd nob &&
+	'"${AS_NOBODY[*]}"' "'$VKINRD'" --fit "'$T'/in/a.png" --out "'$T'/nob/out" --width 16 --epochs 3 -q &&
+	'"${AS_NOBODY[*]}"' "'$VKINRD'" --fit "'$T'/in/a.png" --out rel --width 16 --epochs 3 -q &&
+	[ -s out/a.png ] && [ -s rel/a.safetensors ]'
 tap_done
