@@ -8,7 +8,7 @@
 # connection, pauses and resumes its job four times, then cancels it;
 # each answer's latency is printed beside the pack's epoch at that time
 # (the victim's epochs over the second before, wall time: boundaries,
-# loads and exports included). Asserted: each answer within 1 s (it was
+# loads and exports included). Asserted: each answer within 2 s (it was
 # minutes), the median within 0.5 s. Not asserted, since it does not hold
 # yet: within one pack epoch. On lavapipe the answers take 1 to 15 pack
 # epochs (0.02-0.42 s): the flag is obeyed only after the boundary's
@@ -83,7 +83,7 @@ def timed(cond, what, detail):
 lat = sorted(s for _, s, _ in out) or [9]
 epochs = sorted(1000 * s / ms for _, s, ms in out) or [0]
 print("# in pack epochs: median %.1f, most %.1f" % (epochs[len(epochs) // 2], epochs[-1]))
-timed(lat[-1] <= 1, "every answer within 1 s (most %.3f s)" % lat[-1], out)
+timed(lat[-1] <= 2, "every answer within 2 s (most %.3f s)" % lat[-1], out)
 timed(lat[len(lat) // 2] <= 0.5, "the median answer within 0.5 s (%.3f s)" % lat[len(lat) // 2], out)
 for j in c.call("job.list")["jobs"]:
     if j["state"] in ("queued", "running"):
