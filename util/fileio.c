@@ -4,7 +4,9 @@
  * fileio_read reads until end of file rather than trusting st_size, so it
  * also works on pipes and files that grow, and stops with ERR_TOO_LARGE as
  * soon as the content passes max_size; it never allocates more than
- * max_size + 1 bytes. fileio_read_regular reads only a regular file: it
+ * max_size + 1 bytes. It opens with O_NONBLOCK (cleared for the reads), so
+ * a FIFO that no process writes to reads as empty instead of holding it
+ * up for good. fileio_read_regular reads only a regular file: it
  * opens with O_NONBLOCK, so a FIFO or a device named like an image can
  * never make it wait, and refuses anything else (ERR_INVALID).
  *
@@ -61,12 +63,16 @@ static int errno_code(int e)
 
 int fileio_read(const char *path, uint8_t **data, size_t *size, size_t max_size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK for the open alone: a FIFO nobody writes to is read
+	 * as empty at once, not waited on; one with a writer (a shell's
+	 * <(...), a pipe) is read as before, the flag cleared */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	*data = NULL;
 	*size = 0;
 	if (fd < 0)
 		return ERR_IO;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fileio_read_fd(fd, data, size, max_size);
 }
 

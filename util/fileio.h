@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Reads a whole file into a malloc'ed buffer (NUL-terminated beyond size). */
+/* Reads a whole file into a malloc'ed buffer (NUL-terminated beyond size);
+ * a FIFO without a writer reads as empty, never waited on. */
 int fileio_read(const char *path, uint8_t **data, size_t *size,
 		size_t max_size);
 /* The same, of a regular file only: anything else (a FIFO, a device, a

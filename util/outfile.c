@@ -5,7 +5,9 @@
  * with openat(O_CREAT | O_EXCL | O_NOFOLLOW) and renamed with renameat2
  * (RENAME_NOREPLACE without force; linkat and unlinkat where the
  * filesystem lacks it), so a link swapped in on the way is never
- * followed and a folder moved meanwhile is still the one checked.
+ * followed and a folder moved meanwhile is still the one checked. That
+ * descriptor comes from a walk from '/' (walk_open) that reads every link
+ * itself, so no folder another user can change chose it.
  */
 #include "util/outfile.h"
 #include "util/fileio.h"
@@ -45,6 +47,167 @@ int outfile_folder_ok(const char *dir, const struct stat *st, char *err,
 	return 0;
 }
 
+/* Whether a folder the walk passes through (the file's folder is below
+ * it) is safe: another user who owns it, or who may write to it and it is
+ * not sticky, could put a link in place of what is below it. */
+static int passable(const char *shown, int fd, const char *dir, char *err,
+		    size_t errlen)
+{
+	struct stat st;
+	uid_t me = geteuid();
+	if (fstat(fd, &st) < 0) {
+		say("cannot write in %s: the folder %s: %s", dir, shown,
+		    strerror(errno));
+		return OUTFILE_FAILED;
+	}
+	if (st.st_uid != me && st.st_uid != 0) {
+		say("refusing to write in %s: %s above it belongs to another "
+		    "user (uid %u), who could put a link in place of what is "
+		    "below it; use a folder of your own",
+		    dir, shown, (unsigned)st.st_uid);
+		return OUTFILE_REFUSED;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_uid != me &&
+	    !(st.st_mode & S_ISVTX)) {
+		say("refusing to write in %s: other users can write to %s "
+		    "above it, and could put a link in place of what is "
+		    "below it; use a folder of your own",
+		    dir, shown);
+		return OUTFILE_REFUSED;
+	}
+	return 0;
+}
+
+/* The next name of *rest into name (NULL at the end), *rest past it. */
+static const char *next_name(const char **rest, char *name, size_t len)
+{
+	const char *s = *rest;
+	while (*s == '/')
+		s++;
+	if (!*s)
+		return NULL;
+	size_t n = strcspn(s, "/");
+	if (n >= len)
+		n = len - 1;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	*rest = s + strcspn(s, "/");
+	return name;
+}
+
+/*
+ * Opens dir into *dfd by walking it name by name from '/' (a relative
+ * one from the working folder's real path), each folder passed through
+ * checked (passable), never letting the system follow a link: a link
+ * owned by another user is refused, one of ours or root's is read and its
+ * target walked the same way. So what the descriptor is was decided only
+ * by folders that no other user can change.
+ */
+static int walk_open(const char *dir, int *dfd, const char *path, char *err,
+		     size_t errlen)
+{
+	enum { WALK_MAX = 8192, WALK_LINKS = 40 };
+	char *todo = malloc(WALK_MAX), *shown = malloc(WALK_MAX),
+	     *next = malloc(WALK_MAX), name[256];
+	int rc = OUTFILE_FAILED, fd = -1, links = 0;
+	if (!todo || !shown || !next) {
+		say("cannot write %s: out of memory", path);
+		goto out;
+	}
+	if (dir[0] == '/') {
+		snprintf(todo, WALK_MAX, "%s", dir);
+	} else if (getcwd(shown, WALK_MAX)) {
+		snprintf(todo, WALK_MAX, "%s/%s", shown, dir);
+	} else {
+		say("cannot write %s: the working folder: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	strcpy(shown, "/");
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const char *rest = todo;
+	while (fd >= 0 && next_name(&rest, name, sizeof(name))) {
+		if (!strcmp(name, "."))
+			continue;
+		if ((rc = passable(shown, fd, dir, err, errlen)))
+			goto out;
+		rc = OUTFILE_FAILED;
+		struct stat st;
+		if (strcmp(name, "..") &&
+		    fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode)) {
+			if (st.st_uid != geteuid() && st.st_uid != 0) {
+				say("refusing to write in %s: the link %s%s%s "
+				    "belongs to another user (uid %u)",
+				    dir, shown, strcmp(shown, "/") ? "/" : "",
+				    name, (unsigned)st.st_uid);
+				rc = OUTFILE_REFUSED;
+				goto out;
+			}
+			ssize_t n = readlinkat(fd, name, next, WALK_MAX - 1);
+			if (n < 0 || ++links > WALK_LINKS) {
+				say("cannot write %s: the folder %s: %s", path,
+				    dir, strerror(n < 0 ? errno : ELOOP));
+				goto out;
+			}
+			next[n] = '\0';
+			size_t used = (size_t)n;
+			snprintf(next + used, WALK_MAX - used, "/%s", rest);
+			strcpy(todo, next);
+			rest = todo;
+			if (todo[0] == '/') {
+				close(fd);
+				fd =
+				    open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				strcpy(shown, "/");
+			}
+			continue;
+		}
+		int nfd = openat(fd, name,
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			say("cannot write %s: the folder %s: %s", path, dir,
+			    strerror(errno));
+			goto out;
+		}
+		close(fd);
+		fd = nfd;
+		if (!strcmp(name, "..")) {
+			char *slash = strrchr(shown, '/');
+			if (slash)
+				slash[slash == shown ? 1 : 0] = '\0';
+		} else {
+			size_t k = strlen(shown);
+			snprintf(shown + k, WALK_MAX - k, "%s%s",
+				 k > 1 ? "/" : "", name);
+		}
+	}
+	if (fd < 0) {
+		say("cannot write %s: the folder /: %s", path, strerror(errno));
+		goto out;
+	}
+	/* the folders passed through were only searched (O_PATH: no read
+	 * permission needed); the file's own is opened for reading, as
+	 * fsync wants */
+	int rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0) {
+		say("cannot write %s: the folder %s: %s", path, dir,
+		    strerror(errno));
+		goto out;
+	}
+	close(fd);
+	fd = rfd;
+	rc = 0;
+out:
+	if (rc && fd >= 0)
+		close(fd);
+	*dfd = rc ? -1 : fd;
+	free(todo);
+	free(shown);
+	free(next);
+	return rc;
+}
+
 int outfile_open_folder(const char *path, int *dfd, const char **base,
 			char *err, size_t errlen)
 {
@@ -62,14 +225,11 @@ int outfile_open_folder(const char *path, int *dfd, const char **base,
 		say("cannot write %s: out of memory", path);
 		return OUTFILE_FAILED;
 	}
-	*dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (*dfd < 0) {
-		say("cannot write %s: the folder %s: %s", path, dir,
-		    strerror(errno));
+	int rc = walk_open(dir, dfd, path, err, errlen);
+	if (rc) {
 		free(dir);
-		return OUTFILE_FAILED;
+		return rc;
 	}
-	int rc = 0;
 	if (fstat(*dfd, &st) < 0) {
 		say("cannot write %s: the folder %s: %s", path, dir,
 		    strerror(errno));

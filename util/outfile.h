@@ -9,8 +9,11 @@
  * O_EXCL in the folder, renamed into place); and nothing is written in a
  * folder that another user can write to, or owns, unless it is the
  * user's own and not a sticky one (/tmp itself is refused, a folder of
- * one's own below it is fine). Each function that refuses says why in
- * err, naming the path.
+ * one's own below it is fine). The folders above it are walked name by
+ * name: each must be the user's or root's and, unless sticky, writable by
+ * no other user, and a link on the way the user's or root's (its target
+ * walked the same way), else another user could put a link in place of
+ * a folder. Each function that refuses says why in err, naming the path.
  */
 #ifndef VKINR_OUTFILE_H
 #define VKINR_OUTFILE_H
