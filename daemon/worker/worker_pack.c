@@ -191,6 +191,45 @@ static void post_progress(struct worker *w, struct run **runs, int n,
 		work_event_destroy(ev);
 }
 
+/* The arrays a boundary works in, room for the pack each. */
+struct boundary_room {
+	struct run **left;
+	struct nn_fit **fits;
+	enum boundary_kind *kinds;
+	enum run_outcome *outs;
+};
+
+/* An epoch boundary of the pack's n jobs: a request served (serve), the
+ * flags obeyed, the ends' exports made, the files written, and the jobs
+ * that leave told to the loop after the sync. Returns the jobs left,
+ * in runs' order. */
+static int boundary(struct worker *w, struct nn_pack *pack, struct run **runs,
+		    int n, int serve, struct boundary_room *bb)
+{
+	int nleft = 0;
+	if (serve)
+		worker_serve_due(w, runs, n);
+	prepare_exports(pack, w, runs, n, bb->fits, bb->kinds);
+	char *jobs_dir = boundary_begin(runs);
+	worker_boundary_write(w, runs, bb->kinds, n, bb->outs);
+	for (int i = 0, k = 0; k < n; k++) {
+		struct run *r = runs[k];
+		r->shared = n > 1;
+		enum run_outcome o = bb->outs[k];
+		if (o == RUN_RELOAD)
+			o = worker_run_load(w, r);
+		if (o == RUN_ENDED)
+			bb->left[nleft++] = r;
+		else
+			runs[i++] = r;
+	}
+	n -= nleft;
+	boundary_end(w, jobs_dir);
+	for (; nleft > 0; nleft--)
+		worker_run_end(w, bb->left[nleft - 1]);
+	return n;
+}
+
 /*
  * Trains the jobs handed over as one pack (nn/pack.h) until none is left:
  * between two epochs jobs join (taken as they come, while the pack has
@@ -218,11 +257,17 @@ void worker_run_pack(struct worker *w)
 		worker_hand_back(w);
 		goto out;
 	}
+	struct boundary_room bb = { left, fits, kinds, outs };
 	struct admit_pace pace = { 0 };
 	int steps = 0, most = 0;
 	double began = worker_seconds();
 	for (;;) {
+		/* the flags first: a pause or cancel is obeyed before the
+		 * joiners load (which may take long) */
+		if (n)
+			n = boundary(w, pack, runs, n, 1, &bb);
 		struct work_job *job;
+		int joined = 0;
 		while (n < w->pack && admit_may_join(w, &pace, n) &&
 		       (job = worker_take_job(w))) {
 			struct run *r = calloc(1, sizeof(*r));
@@ -243,30 +288,16 @@ void worker_run_pack(struct worker *w)
 			}
 			admit_joined(w, &pace, r, n, worker_seconds() - t);
 			runs[n++] = r;
+			joined++;
 		}
-		if (!n)
+		/* the joiners' own flags, and those loaded at their end */
+		if (joined)
+			n = boundary(w, pack, runs, n, 0, &bb);
+		if (!n) {
+			if (joined)
+				continue;
 			break;
-		worker_serve_due(w, runs, n);
-		prepare_exports(pack, w, runs, n, fits, kinds);
-		char *jobs_dir = boundary_begin(runs);
-		worker_boundary_write(w, runs, kinds, n, outs);
-		for (int i = 0, k = 0; k < n; k++) {
-			struct run *r = runs[k];
-			r->shared = n > 1;
-			enum run_outcome o = outs[k];
-			if (o == RUN_RELOAD)
-				o = worker_run_load(w, r);
-			if (o == RUN_ENDED)
-				left[nleft++] = r;
-			else
-				runs[i++] = r;
 		}
-		n -= nleft;
-		boundary_end(w, jobs_dir);
-		for (; nleft > 0; nleft--)
-			worker_run_end(w, left[nleft - 1]);
-		if (!n)
-			continue;
 		for (int i = 0; i < n; i++)
 			fits[i] = runs[i]->fit;
 		double t = worker_seconds();
@@ -289,7 +320,7 @@ void worker_run_pack(struct worker *w)
 			continue;
 		}
 		post_progress(w, runs, n, m, rcs);
-		jobs_dir = boundary_begin(runs);
+		char *jobs_dir = boundary_begin(runs);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
 			const struct work_job *jb = r->job;
