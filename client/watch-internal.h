@@ -26,7 +26,8 @@
 #define REDRAW_MS 100
 #define PLAIN_INTERVAL 1.0 /* seconds between two lines of one job */
 #define QUIET_AFTER 2.0    /* seconds without news before asking job.get */
-#define WAIT_POLL 0.5      /* how often `wait` asks */
+#define WAIT_POLL 0.5      /* how often `wait` asks about one job */
+#define WAIT_LIST_POLL 0.2 /* ... and with one job.list for many */
 #define LIST_POLL_OVER 8   /* past this many jobs, `wait` uses job.list */
 #define MS_SMOOTHING 0.2   /* weight of a new epoch time in the average */
 

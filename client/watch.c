@@ -177,7 +177,7 @@ static int many_to_list(const struct watch *w)
 	return is_wait(w->mode) && w->n > LIST_POLL_OVER;
 }
 
-/* One job.list for many jobs (wait with many jobs): those still going,
+/* One job.list of our jobs (wait with many jobs): those still going,
  * or every one (all: the first read and the last, for the summary). A
  * job the list lacks is asked for alone (it may have been removed). The
  * list comes in the daemon's order, which is mostly ours: each job is
@@ -191,7 +191,14 @@ static int ask_all(struct watch *w, int all)
 
 	if (!seen)
 		return ERR_NOMEM;
-	rc = client_call(w->cl, M_JOB_LIST, cJSON_CreateObject(), &list);
+	/* only ours (not the daemon's whole history), those still going */
+	cJSON *params = cJSON_CreateObject();
+	cJSON *ids = params ? cJSON_AddArrayToObject(params, "jobs") : NULL;
+	for (int i = 0; ids && i < w->n; i++)
+		if (all || !w->jobs[i].ended)
+			cJSON_AddItemToArray(ids,
+					     cJSON_Duplicate(w->jobs[i].id, 1));
+	rc = client_call(w->cl, M_JOB_LIST, params, &list);
 	if (rc < 0) {
 		free(seen);
 		return rc;
@@ -342,7 +349,7 @@ static int ask_quiet_ones(struct watch *w)
 	for (int i = 0; i < w->n; i++)
 		pending += !w->jobs[i].ended;
 	if (is_wait(w->mode) && pending > LIST_POLL_OVER) {
-		if (now - w->jobs[0].asked_at < after)
+		if (now - w->jobs[0].asked_at < WAIT_LIST_POLL)
 			return 0;
 		return ask_all(w, 0);
 	}
@@ -360,7 +367,9 @@ static int ask_quiet_ones(struct watch *w)
 
 static int next_timeout_ms(const struct watch *w)
 {
-	double wait = is_wait(w->mode) ? WAIT_POLL : QUIET_AFTER / 2;
+	double wait = many_to_list(w)    ? WAIT_LIST_POLL
+		      : is_wait(w->mode) ? WAIT_POLL
+					 : QUIET_AFTER / 2;
 
 	return (int)(watch_show_wait(w, wait) * 1000);
 }

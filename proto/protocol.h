@@ -67,6 +67,7 @@
 #define LIMIT_CONNECTIONS 256        /* open connections in all */
 #define LIMIT_CONNECTIONS_PER_UID 64
 #define LIMIT_JOBS_PER_UID 1000 /* jobs kept (any state) per uid */
+#define JOB_LIST_IDS_MAX 100000 /* ids in job.list's "jobs" */
 #define LIMIT_REQUESTS_PER_UID                                                 \
 	8 /* renders and exports of one uid
 					   waiting for a worker */

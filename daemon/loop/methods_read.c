@@ -123,17 +123,52 @@ int methods_daemon_status(struct request *rq, const cJSON *params,
 	return 0;
 }
 
+/* job.list: every job, or those of "jobs" (an array of ids, as strings
+ * or numbers: wait asks for its own jobs, not the daemon's whole history),
+ * in the order asked; an id of no job is left out. */
 int methods_job_list(struct request *rq, const cJSON *params, cJSON **result)
 {
-	static const char *const keys[] = { NULL };
+	static const char *const keys[] = { "jobs", NULL };
 	int rc = methods_check_keys(rq, params, keys);
 	if (rc)
 		return rc;
+	const cJSON *only = cJSON_GetObjectItemCaseSensitive(params, "jobs");
+	if (only && (!cJSON_IsArray(only) ||
+		     cJSON_GetArraySize(only) > JOB_LIST_IDS_MAX))
+		return methods_fail(rq, RPC_INVALID_PARAMS,
+				    "\"jobs\" must be an array of at most %d "
+				    "job ids, e.g. [\"1\", \"2\"]",
+				    JOB_LIST_IDS_MAX);
 	cJSON *r = cJSON_CreateObject();
 	cJSON *a = cJSON_AddArrayToObject(r, "jobs");
 	int default_width = schedule_default_width(rq->svc);
-	for (struct job *job = rq->svc->queue->head; job; job = job->next)
-		cJSON_AddItemToArray(a, views_job(job, default_width));
+	if (!only) {
+		for (struct job *job = rq->svc->queue->head; job;
+		     job = job->next)
+			cJSON_AddItemToArray(a, views_job(job, default_width));
+		*result = r;
+		return 0;
+	}
+	const cJSON *v;
+	cJSON_ArrayForEach(v, only)
+	{
+		char id[32] = "";
+		if (cJSON_IsString(v) && strlen(v->valuestring) < sizeof(id))
+			snprintf(id, sizeof(id), "%s", v->valuestring);
+		else if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
+			 v->valuedouble < 9007199254740992.0 &&
+			 v->valuedouble == floor(v->valuedouble))
+			snprintf(id, sizeof(id), "%.0f", v->valuedouble);
+		else if (!cJSON_IsString(v)) {
+			cJSON_Delete(r);
+			return methods_fail(rq, RPC_INVALID_PARAMS,
+					    "\"jobs\" holds job ids, e.g. "
+					    "[\"1\", \"2\"]");
+		}
+		struct job *job = id[0] ? queue_find(rq->svc->queue, id) : NULL;
+		if (job)
+			cJSON_AddItemToArray(a, views_job(job, default_width));
+	}
 	*result = r;
 	return 0;
 }
