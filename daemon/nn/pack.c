@@ -404,8 +404,8 @@ static int update_groups(struct nn_pack *pack, struct nn_fit *const *fits,
 		gof[j] = -1;
 	for (int g = 0; rc == 0 && g < pack->ngroups; g++) {
 		struct pack_group *grp = &pack->groups[g];
-		if (!grp->prog[PK_EPOCH] && grp->live)
-			rc = ERR_INVALID; /* a lone fit's own programs */
+		/* a lone fit's group (its own programs) keeps it, or empties:
+		 * only a newcomer alike it needs the groups built again */
 		for (int s = 0; rc == 0 && s < grp->n; s++) {
 			int j = grp->index[s];
 			if (grp->fits[s] && j >= 0 && j < pack->nfits) {
