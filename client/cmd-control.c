@@ -6,7 +6,8 @@
  * The five differ only in the method they call and the word they print,
  * so they share one exec function driven by a small table. `rm -f`
  * cancels a running job first; `retry` prints the new job's id (alone
- * with -q). Every job named
+ * with -q). A name that a job and its retries share means the newest of
+ * them, and all of them for `rm` (jobs_resolve_chains). Every job named
  * is tried even when an earlier one is refused; the exit status is then 3,
  * and each refusal is named. --state S picks the caller's jobs in state S
  * (among the batches or jobs named, if any): `rm --state done` clears the
@@ -175,6 +176,8 @@ static int cmd_control_exec(struct client *cl, const struct cmd_entry *self,
 					     "or --state S");
 	rc = state
 		 ? jobs_in_state(cl, argv + optind, argc - optind, state, &ids)
+	     : !strcmp(ctl->method, M_JOB_REMOVE)
+		 ? jobs_resolve_chains(cl, argv + optind, argc - optind, &ids)
 		 : jobs_resolve(cl, argv + optind, argc - optind, &ids);
 	if (rc < 0)
 		return client_fail(cl, rc, NULL);

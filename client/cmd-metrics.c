@@ -133,7 +133,8 @@ static int cmd_metrics_exec(struct client *cl, const struct cmd_entry *self,
 					     "other");
 	if (output && (status = client_may_write(output, force)))
 		return status;
-	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
+	if ((rc = jobs_resolve_chains(cl, argv + optind, argc - optind, &ids)) <
+	    0)
 		return client_fail(cl, rc, NULL);
 	out = output ? open_memstream(&text, &len) : stdout;
 	all = cl->json ? cJSON_CreateArray() : NULL;

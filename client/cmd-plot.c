@@ -129,7 +129,8 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 					     "the picture to write");
 	if ((status = client_may_write(output, force)))
 		return status;
-	if ((rc = jobs_resolve(cl, argv + optind, argc - optind, &ids)) < 0)
+	if ((rc = jobs_resolve_chains(cl, argv + optind, argc - optind, &ids)) <
+	    0)
 		return client_fail(cl, rc, NULL);
 	h = calloc(cJSON_GetArraySize(ids) + 1, sizeof(*h));
 	if (!h) {

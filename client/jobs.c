@@ -5,8 +5,10 @@
  * the daemon keeps it in each job's "batch" field. Wherever a command takes
  * job ids it also takes batch ids and job names, and jobs_resolve()
  * expands them here, with one job.list, so that no command needs to know
- * batches or names exist. A name that several jobs have is refused,
- * naming them.
+ * batches or names exist. A name that a job and its retries share (the
+ * retry chain) stands for the newest of them, or for all of them where a
+ * command takes the whole chain (rm, plot, metrics); a name that
+ * unrelated jobs have is refused, naming them.
  */
 #include <ctype.h>
 #include <math.h>
@@ -131,22 +133,74 @@ static cJSON *guess_id(const char *word, const cJSON *jobs)
 	return cJSON_CreateString(word);
 }
 
-/* A word that is neither a job id nor a batch id: the job of that name,
- * when one job has it (or one of the caller's, when others' jobs have it
- * too). Several: says which and returns CLIENT_ERR_AMBIGUOUS; none: 0. */
-static int add_named(const cJSON *jobs, const char *word, cJSON *ids)
+/* Whether the jobs of cand (n of them) are one job and its retries: each
+ * but one retries (retry_of) another of them, and following retry_of
+ * from any leads to that one. */
+static int one_chain(const cJSON *const *cand, int n)
 {
-	const cJSON *job, *match = NULL, *mine = NULL;
+	int roots = 0;
+
+	for (int i = 0; i < n; i++) {
+		const cJSON *at = cand[i];
+		int steps = 0;
+		for (;;) {
+			const char *of = job_str(at, "retry_of", "");
+			const cJSON *next = NULL;
+			char text[128];
+			for (int k = 0; *of && k < n && !next; k++)
+				if (!strcmp(
+					job_id_text(
+					    cJSON_GetObjectItemCaseSensitive(
+						cand[k], "id"),
+					    text, sizeof(text)),
+					of))
+					next = cand[k];
+			if (!next || ++steps > n)
+				break;
+			at = next;
+		}
+		if (steps > n)
+			return 0; /* a loop: not a chain */
+		if (at == cand[i])
+			roots++;
+	}
+	return roots == 1;
+}
+
+/* The newest of the candidates: the latest "created", the later in the
+ * daemon's list when equal. */
+static const cJSON *newest(const cJSON *const *cand, int n)
+{
+	const cJSON *best = cand[0];
+
+	for (int i = 1; i < n; i++)
+		if (job_num(cand[i], "created", 0) >=
+		    job_num(best, "created", 0))
+			best = cand[i];
+	return best;
+}
+
+/* A word that is neither a job id nor a batch id: the job of that name,
+ * when one job has it (or the caller's, when others' jobs have it too).
+ * A job and its retries (retry) that share the name are one: the newest
+ * of them, or all (whole, for rm). Unrelated jobs: says which and returns
+ * CLIENT_ERR_AMBIGUOUS; none: 0. */
+static int add_named(const cJSON *jobs, const char *word, int whole, cJSON *ids)
+{
+	const cJSON *job, *cand[256];
 	char list[512] = "", text[128];
 	int n = 0, nmine = 0;
 
+	cJSON_ArrayForEach(
+	    job, jobs) if (!strcmp(job_str(job, "name", ""), word) &&
+			   job_num(job, "uid", getuid()) == getuid()) nmine++;
 	cJSON_ArrayForEach(job, jobs)
 	{
-		if (strcmp(job_str(job, "name", ""), word))
-			continue;
-		match = job;
-		if (job_num(job, "uid", getuid()) == getuid())
-			mine = job, nmine++;
+		if (strcmp(job_str(job, "name", ""), word) ||
+		    (nmine && job_num(job, "uid", getuid()) != getuid()))
+			continue; /* others' jobs of that name aside */
+		if (n < (int)(sizeof(cand) / sizeof(cand[0])))
+			cand[n] = job;
 		if (n++ < 8)
 			snprintf(list + strlen(list),
 				 sizeof(list) - strlen(list), "%s%s (%s)",
@@ -156,12 +210,27 @@ static int add_named(const cJSON *jobs, const char *word, cJSON *ids)
 					     text, sizeof(text)),
 				 job_str(job, "state", "?"));
 	}
-	if (n > 1 && nmine == 1) /* others' jobs of that name aside */
-		match = mine, n = 1;
+	if (n > 1 && n <= (int)(sizeof(cand) / sizeof(cand[0])) &&
+	    one_chain(cand, n)) {
+		for (int i = 0; whole && i < n; i++)
+			cJSON_AddItemToArray(
+			    ids,
+			    cJSON_Duplicate(
+				cJSON_GetObjectItemCaseSensitive(cand[i], "id"),
+				1));
+		if (!whole)
+			cJSON_AddItemToArray(
+			    ids,
+			    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
+						newest(cand, n), "id"),
+					    1));
+		return 1;
+	}
 	if (n == 1)
 		cJSON_AddItemToArray(
-		    ids, cJSON_Duplicate(
-			     cJSON_GetObjectItemCaseSensitive(match, "id"), 1));
+		    ids,
+		    cJSON_Duplicate(
+			cJSON_GetObjectItemCaseSensitive(cand[0], "id"), 1));
 	if (n > 1) {
 		client_warn("the name '%s' is ambiguous: %d jobs have it: "
 			    "%s%s; name one by its id",
@@ -173,7 +242,8 @@ static int add_named(const cJSON *jobs, const char *word, cJSON *ids)
 
 /* The jobs a word names: a job id, else a batch id (its jobs), else a
  * job's name. 1 when found, 0 when not, CLIENT_ERR_AMBIGUOUS. */
-static int add_matches(const cJSON *jobs, const char *word, cJSON *ids)
+static int add_matches(const cJSON *jobs, const char *word, int whole,
+		       cJSON *ids)
 {
 	const cJSON *job;
 	char text[128];
@@ -196,10 +266,11 @@ static int add_matches(const cJSON *jobs, const char *word, cJSON *ids)
 			found = 1;
 		}
 	}
-	return found ? found : add_named(jobs, word, ids);
+	return found ? found : add_named(jobs, word, whole, ids);
 }
 
-int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids)
+static int resolve(struct client *cl, char **words, int nwords, int whole,
+		   cJSON **ids)
 {
 	cJSON *list = NULL, *out;
 	const cJSON *jobs;
@@ -217,7 +288,7 @@ int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids)
 		return ERR_NOMEM;
 	}
 	for (int i = 0; i < nwords; i++) {
-		rc = add_matches(jobs, words[i], out);
+		rc = add_matches(jobs, words[i], whole, out);
 		if (rc < 0) {
 			cJSON_Delete(out);
 			cJSON_Delete(list);
@@ -229,6 +300,17 @@ int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids)
 	cJSON_Delete(list);
 	*ids = out;
 	return 0;
+}
+
+int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids)
+{
+	return resolve(cl, words, nwords, 0, ids);
+}
+
+int jobs_resolve_chains(struct client *cl, char **words, int nwords,
+			cJSON **ids)
+{
+	return resolve(cl, words, nwords, 1, ids);
 }
 
 /* Whether a word names the job (its id, its batch or its name). */

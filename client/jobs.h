@@ -40,12 +40,17 @@ int job_state_ended(const char *state);
  * id standing for every job of that batch (in the daemon's order), or the
  * name of one job. Asks the daemon for its list once; a word that names
  * nothing there is kept as it is, so that the daemon's own "no such job"
- * answers it; a name that several jobs have is refused, with their ids
- * (CLIENT_ERR_AMBIGUOUS, said already; client_fail makes it exit 2).
- * Returns 0 and *ids (a cJSON array the caller deletes), or a negative code
- * for client_fail.
+ * answers it. A job and its retries (`retry` copies the name) are one
+ * name: it stands for the newest of them. A name that unrelated jobs have
+ * is refused, with their ids (CLIENT_ERR_AMBIGUOUS, said already;
+ * client_fail makes it exit 2). Returns 0 and *ids (a cJSON array the
+ * caller deletes), or a negative code for client_fail.
  */
 int jobs_resolve(struct client *cl, char **words, int nwords, cJSON **ids);
+/* The same, but a name that a job and its retries share stands for all
+ * of them (rm, plot, metrics: the whole retry chain). */
+int jobs_resolve_chains(struct client *cl, char **words, int nwords,
+			cJSON **ids);
 
 /* submit --after JOB[,JOB...] ("3,7,cat", resolved as jobs_resolve
  * does): params.after, the ids. 0, or the exit status of what was wrong
