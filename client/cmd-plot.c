@@ -1,7 +1,8 @@
 /*
  * cmd-plot.c - `vkinrctl plot`: the loss curves of jobs (or a batch) as a
- * picture, PSNR, MSE and learning rate against epoch or, with --time,
- * training time, smoothed with --smooth; or with --summary the batch's
+ * picture, PSNR, MSE and learning rate against epoch or, with --time, the
+ * wall clock's time (local; each epoch's "time"), or with --train-time
+ * the training seconds so far, smoothed with --smooth; or with --summary the batch's
  * summary (the mean and spread of PSNR over epochs, a histogram of the
  * final PSNRs). plot.c lays them out; SVG or PNG by the name's ending,
  * written through client_write_file.
@@ -15,7 +16,7 @@
 #include "jobs.h"
 #include "plot.h"
 
-enum { OPT_SMOOTH = OPT_FIRST_COMMAND_OPTION, OPT_SUMMARY };
+enum { OPT_SMOOTH = OPT_FIRST_COMMAND_OPTION, OPT_SUMMARY, OPT_TRAIN_TIME };
 
 #define PLOT_SMOOTH_MAX 100000
 
@@ -84,6 +85,7 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "time", no_argument, NULL, 't' },
+		{ "train-time", no_argument, NULL, OPT_TRAIN_TIME },
 		{ "smooth", required_argument, NULL, OPT_SMOOTH },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
 		CMD_COMMON_OPTIONS,
@@ -101,7 +103,9 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 		if (c == 'o')
 			output = optarg;
 		else if (c == 't')
-			po.x_time = 1;
+			po.x = PLOT_X_CLOCK;
+		else if (c == OPT_TRAIN_TIME)
+			po.x = PLOT_X_TRAINING;
 		else if (c == OPT_SUMMARY)
 			po.summary = 1;
 		else if (c == OPT_SMOOTH &&
@@ -119,10 +123,10 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 	}
 	if (optind >= argc)
 		return cmd_usage_error(self, "name at least one job or batch");
-	if (po.summary && (po.x_time || po.smooth > 1))
+	if (po.summary && (po.x != PLOT_X_EPOCH || po.smooth > 1))
 		return cmd_usage_error(self, "--summary draws the PSNR against "
-					     "epochs, as it is: no --time or "
-					     "--smooth");
+					     "epochs, as it is: no --time, "
+					     "--train-time or --smooth");
 	if (!output ||
 	    !(ends_with(output, ".png") || ends_with(output, ".svg")))
 		return cmd_usage_error(self, "-o FILE.png or -o FILE.svg names "
@@ -173,8 +177,8 @@ static int cmd_plot_exec(struct client *cl, const struct cmd_entry *self,
 const struct cmd_entry cmd_plot_entry = {
 	.name = "plot",
 	.alias = NULL,
-	.args = "ID|BATCH... -o FILE.png|FILE.svg [--time] [--smooth N] "
-		"[--summary] [--force]",
+	.args = "ID|BATCH... -o FILE.png|FILE.svg [--time|--train-time] "
+		"[--smooth N] [--summary] [--force]",
 	.summary = "draw PSNR, loss and learning rate against epoch",
 	.help = "Four panels sharing the x axis: PSNR (dB, the model's, the "
 		"weights an export\nwrites), live PSNR (each epoch's own), MSE "
@@ -190,8 +194,13 @@ const struct cmd_entry cmd_plot_entry = {
 		"\n"
 		"Options:\n"
 		"  -o, --output F   the picture to write (required)\n"
-		"  --time           training time (s) on the x axis, not "
-		"epochs\n"
+		"  --time           the wall clock's time (local) on the x "
+		"axis, not epochs:\n"
+		"                   jobs that ran one after another side by "
+		"side in time\n"
+		"  --train-time     the training seconds so far on the x axis "
+		"(the epochs'\n"
+		"                   own times summed, pauses left out)\n"
 		"  --smooth N       each point the mean of the last N epochs "
 		"(not the rate)\n"
 		"  --summary        the batch's summary, not the curves\n"

@@ -9,7 +9,9 @@
  * folds the job.progress and job.state notifications into the store: the
  * job objects and every epoch's metrics. What changes becomes an event
  * for the page's streams (dashboard-http.c): "job" (a job object),
- * "progress" (one live epoch), "history" (a job's epochs, once its replay
+ * "progress" (one live epoch: epoch, psnr, live, mse, lr, ms, t the
+ * training seconds so far, time the wall clock's), "history" (a job's
+ * epochs as arrays of the same keys, once its replay
  * has arrived), "removed", and "daemon" (connected or not, and why). When
  * the daemon goes away (a restart), the link says so and connects again
  * every second; the store keeps what it had, and a resumed job's epochs
@@ -83,6 +85,17 @@ static void sb_num(struct sbuf *b, double v)
 	char num[40];
 	if (isfinite(v))
 		snprintf(num, sizeof(num), "%.7g", v);
+	else
+		snprintf(num, sizeof(num), "null");
+	sb_str(b, num);
+}
+
+/* A Unix time, to the millisecond (%.7g would round it to 100 s). */
+static void sb_time(struct sbuf *b, double v)
+{
+	char num[40];
+	if (isfinite(v))
+		snprintf(num, sizeof(num), "%.3f", v);
 	else
 		snprintf(num, sizeof(num), "null");
 	sb_str(b, num);
@@ -204,7 +217,7 @@ static void set_connected(struct dash *d, int connected, const char *why)
 static void history_arrays(struct sbuf *b, const struct dash_job *j)
 {
 	static const char *const keys[] = { "epoch", "psnr", "live", "mse",
-					    "lr",    "ms",   "t" };
+					    "lr",    "ms",   "t",    "time" };
 	sb_str(b, "{\"job\":");
 	sb_json_str(b, j->id);
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
@@ -214,10 +227,13 @@ static void history_arrays(struct sbuf *b, const struct dash_job *j)
 		for (int i = 0; i < j->n; i++) {
 			const struct dash_point *p = &j->pts[i];
 			double v[] = { p->epoch, p->psnr, p->live, p->mse,
-				       p->lr,    p->ms,   p->t };
+				       p->lr,    p->ms,   p->t,    p->time };
 			if (i)
 				sb_str(b, ",");
-			sb_num(b, v[k]);
+			if (!strcmp(keys[k], "time"))
+				sb_time(b, v[k]);
+			else
+				sb_num(b, v[k]);
 		}
 		sb_str(b, "]");
 	}
@@ -327,6 +343,7 @@ static int fold_progress(struct dash *d, const cJSON *p)
 	pt.mse = job_num(p, "mse", NAN);
 	pt.lr = job_num(p, "lr", NAN);
 	pt.ms = job_num(p, "ms", NAN);
+	pt.time = job_num(p, "time", NAN);
 	/* an epoch run again (after a restart) replaces its first run */
 	while (j->n > 0 && j->pts[j->n - 1].epoch >= pt.epoch)
 		j->n--;
@@ -381,6 +398,8 @@ static int fold_progress(struct dash *d, const cJSON *p)
 	sb_num(&b, pt.ms);
 	sb_str(&b, ",\"t\":");
 	sb_num(&b, pt.t);
+	sb_str(&b, ",\"time\":");
+	sb_time(&b, pt.time);
 	sb_str(&b, "}");
 	char *text = sb_take(&b);
 	emit(d, "progress", text);

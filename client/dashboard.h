@@ -35,7 +35,9 @@ struct dash_point {
 	double psnr; /* the model's (psnr_best; psnr before a daemon had it) */
 	double live; /* the epoch's own psnr */
 	double mse, lr, ms;
-	double t; /* training seconds up to this epoch (the ms summed) */
+	double t;    /* training seconds up to this epoch (the ms summed) */
+	double time; /* the wall clock's when the daemon recorded the epoch
+		      * (Unix seconds); NAN for an epoch kept before that */
 };
 
 struct dash_job {

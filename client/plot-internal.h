@@ -62,11 +62,21 @@ void plot_panel_range(struct plot_panel *p);
 /* The panel's ticks, as values of its scale; how many (up to max). */
 int plot_panel_ticks(const struct plot_panel *p, double *out, int max);
 double plot_panel_y(const struct plot_panel *p, double v);
+/* How the x grid's values are labelled below a panel: not at all, as
+ * numbers, or as the local time of day (Unix seconds; with the date when
+ * the grid's step is a day or more). */
+enum plot_xlabels { PLOT_XLABEL_NONE, PLOT_XLABEL_NUMBER, PLOT_XLABEL_CLOCK };
 /* A panel's grid, tick labels and frame between x0 and x1, the x grid
- * at xs (nx of them) labelled below when xlabels. */
+ * at xs (nx of them) labelled below as xlabels says. */
 void plot_panel_axes(const struct plot_canvas *cv, const struct plot_panel *p,
 		     double x0, double x1, const double *xs,
-		     const double *xvals, int nx, int xlabels);
+		     const double *xvals, int nx, enum plot_xlabels xlabels);
+/* A round step of the wall clock (1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15,
+ * 30 min, 1, 2, 3, 6, 12 h, days), about 6 over span seconds. */
+double plot_clock_step(double span);
+/* t rounded down to a multiple of step in local time (the hour's and
+ * the day's ticks fall on the local hour and midnight). */
+double plot_clock_floor(double t, double step);
 
 /* The batch summary (plot-summary.c), drawn as plot_draw draws. */
 int plot_summary_draw(const struct plot_canvas *cv, const struct history *h,

@@ -143,7 +143,8 @@ static int draw_curve(const struct plot_canvas *cv, const struct by_epoch *e,
 	struct plot_panel p = { .lo = INFINITY, .hi = -INFINITY };
 	double xs[64], xv[64], *xy, *lo, *hi, *mid;
 	int thin = e->epochs / SUM_MAX_POINTS + 1, np = 0;
-	double x_max = e->epochs, x_step = plot_nice_step(x_max);
+	double x_max = e->epochs,
+	       x_step = fmax(1, round(plot_nice_step(x_max)));
 	char title[160];
 
 	for (int k = 1; k <= e->epochs; k++)
@@ -166,7 +167,8 @@ static int draw_curve(const struct plot_canvas *cv, const struct by_epoch *e,
 	cv->text(cv->ctx, PLOT_LEFT, p.top - 6, PLOT_START, PLOT_FONT,
 		 PLOT_BLACK, title);
 	int nx = x_grid(0, x_max, x_step, xs, xv);
-	plot_panel_axes(cv, &p, PLOT_LEFT, PLOT_W - PLOT_RIGHT, xs, xv, nx, 1);
+	plot_panel_axes(cv, &p, PLOT_LEFT, PLOT_W - PLOT_RIGHT, xs, xv, nx,
+			PLOT_XLABEL_NUMBER);
 	for (int k = 1; k <= e->epochs; k++) {
 		if (!e->count[k] || (k % thin && k != e->epochs))
 			continue;
@@ -237,7 +239,8 @@ static int draw_histogram(const struct plot_canvas *cv, const struct history *h,
 		 "jobs by final psnr (dB), as list and show "
 		 "give it");
 	int nx = x_grid(x.lo, x.hi, x.step, xs, xv);
-	plot_panel_axes(cv, &p, PLOT_LEFT, PLOT_W - PLOT_RIGHT, xs, xv, nx, 1);
+	plot_panel_axes(cv, &p, PLOT_LEFT, PLOT_W - PLOT_RIGHT, xs, xv, nx,
+			PLOT_XLABEL_NUMBER);
 	for (int b = 0; b < bins; b++) {
 		if (!count[b])
 			continue;

@@ -1,6 +1,6 @@
 /*
  * plot.c - PSNR (the model's, then the live one), MSE and learning rate
- * against epoch (or training time), drawn through a canvas (SVG or PNG:
+ * against epoch (or the wall clock's time, or training time), drawn through a canvas (SVG or PNG:
  * plot-internal.h), and the axes and colours the batch summary shares.
  *
  * One layout: four panels stacked, sharing the x axis, each with its own
@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "proto/errors.h"
 #include "history.h"
@@ -95,6 +96,27 @@ double plot_nice_step(double span)
 	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
 }
 
+double plot_clock_step(double span)
+{
+	static const double steps[] = { 1,    2,    5,     10,    15,   30,
+					60,   120,  300,   600,   900,  1800,
+					3600, 7200, 10800, 21600, 43200 };
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (steps[i] * 6 >= span)
+			return steps[i];
+	return 86400 * fmax(1, plot_nice_step(span / 86400 * 5 / 6));
+}
+
+double plot_clock_floor(double t, double step)
+{
+	time_t at = (time_t)floor(t);
+	struct tm tm;
+	double off = localtime_r(&at, &tm) ? (double)tm.tm_gmtoff : 0;
+
+	return floor((t + off) / step + 1e-9) * step - off;
+}
+
 void plot_panel_range(struct plot_panel *p)
 {
 	if (!isfinite(p->lo) || !isfinite(p->hi))
@@ -147,38 +169,97 @@ double plot_panel_y(const struct plot_panel *p, double v)
 	return p->top + (p->hi - v) / (p->hi - p->lo) * p->height;
 }
 
-/* A tick's label: 10^v on a log scale, others as they are (no "-0"). */
-static void tick_text(const struct plot_panel *p, double v, char *buf, size_t n)
+static int magnitude(double v) { return (int)floor(log10(v) + 1e-9); }
+
+/* The ticks' labels: 10^v on a log scale, others as they are, no "-0".
+ * Ticks a step apart get the decimals the step needs, more while two
+ * neighbours would read the same (three significant digits made one
+ * label of 14.76 ... 14.84 on a short run); values all below 1e-3 are
+ * written as powers of ten. */
+static void tick_texts(const struct plot_panel *p, const double *ticks, int n,
+		       char (*out)[32])
 {
-	if (fabs(v) < 1e-12)
-		v = 0;
-	snprintf(buf, n, p->log ? "%.2g" : "%.3g", p->log ? pow(10, v) : v);
+	double big = 0, step = p->step;
+	int d, e, same = 1;
+
+	if (p->log && p->step == 0) { /* decades */
+		for (int t = 0; t < n; t++)
+			snprintf(out[t], sizeof(out[t]), "%.2g",
+				 pow(10, ticks[t]));
+		return;
+	}
+	for (int t = 0; t < n; t++)
+		big = fmax(big, fabs(p->log ? pow(10, ticks[t]) : ticks[t]));
+	e = big > 0 && big < 1e-3;
+	d = step > 0 ? (e ? magnitude(big) - magnitude(step) : -magnitude(step))
+		     : 3;
+	for (d = d < 0 ? 0 : d; same && d < 12; d++) {
+		same = 0;
+		for (int t = 0; t < n; t++) {
+			double v = p->log ? pow(10, ticks[t]) : ticks[t];
+			if (fabs(v) < step * 1e-6 || fabs(v) < 1e-300)
+				v = 0;
+			snprintf(out[t], sizeof(out[t]),
+				 e && v != 0 ? "%.*e" : "%.*f", v != 0 ? d : 0,
+				 v);
+			if (t && !strcmp(out[t], out[t - 1]))
+				same = 1;
+		}
+	}
+}
+
+/* An x grid value's label: a number, or the local time of day (the
+ * seconds only when the grid's step has them, the date when it is a day
+ * or more). */
+static void x_text(double v, double step, enum plot_xlabels how, char *buf,
+		   size_t n)
+{
+	time_t at = (time_t)llround(v);
+	struct tm tm;
+
+	if (how != PLOT_XLABEL_CLOCK || !localtime_r(&at, &tm)) {
+		snprintf(buf, n, "%.6g", v);
+		return;
+	}
+	strftime(buf, n,
+		 step >= 86400 ? "%m-%d"
+		 : step >= 60  ? "%H:%M"
+			       : "%H:%M:%S",
+		 &tm);
 }
 
 void plot_panel_axes(const struct plot_canvas *cv, const struct plot_panel *p,
 		     double x0, double x1, const double *xs,
-		     const double *xvals, int nx, int xlabels)
+		     const double *xvals, int nx, enum plot_xlabels xlabels)
 {
 	double ticks[32], xy[4];
-	char text[64];
+	char text[64], labels[32][32];
 	int nticks = plot_panel_ticks(p, ticks, 32);
 
+	tick_texts(p, ticks, nticks, labels);
 	for (int t = 0; t < nticks; t++) {
 		double y = plot_panel_y(p, ticks[t]);
 		xy[0] = x0, xy[1] = y, xy[2] = x1, xy[3] = y;
 		cv->line(cv->ctx, xy, 2, PLOT_GRID, 1);
-		tick_text(p, ticks[t], text, sizeof(text));
 		cv->text(cv->ctx, x0 - 6, y + 4, PLOT_END, PLOT_FONT,
-			 PLOT_BLACK, text);
+			 PLOT_BLACK, labels[t]);
 	}
 	for (int i = 0; i < nx; i++) {
 		xy[0] = xs[i], xy[1] = p->top, xy[2] = xs[i];
 		xy[3] = p->top + p->height;
 		cv->line(cv->ctx, xy, 2, PLOT_GRID, 1);
-		if (xlabels) {
-			snprintf(text, sizeof(text), "%.6g", xvals[i]);
-			cv->text(cv->ctx, xs[i], p->top + p->height + 16,
-				 PLOT_MIDDLE, PLOT_FONT, PLOT_BLACK, text);
+		if (xlabels != PLOT_XLABEL_NONE) {
+			x_text(xvals[i], nx > 1 ? xvals[1] - xvals[0] : 1,
+			       xlabels, text, sizeof(text));
+			/* the last one inside the picture (a time is wide) */
+			int wide =
+			    xs[i] +
+				cv->text_width(cv->ctx, PLOT_FONT, text) / 2 >
+			    x1 + PLOT_RIGHT - 2;
+			cv->text(cv->ctx, wide ? x1 + PLOT_RIGHT - 2 : xs[i],
+				 p->top + p->height + 16,
+				 wide ? PLOT_END : PLOT_MIDDLE, PLOT_FONT,
+				 PLOT_BLACK, text);
 		}
 	}
 	cv->rect(cv->ctx, x0, p->top, x1 - x0, p->height, PLOT_NONE,
@@ -195,7 +276,7 @@ struct entry {
 
 struct layout {
 	const struct plot_opts *o;
-	double x_max, x_step;
+	double x_min, x_max, x_step; /* the x axis (Unix seconds for a clock) */
 	struct plot_panel p[PLOT_PANELS];
 	int plot_w, height, key_y; /* the picture's height, the key's line */
 	int rows;                  /* rows in all histories */
@@ -217,9 +298,12 @@ static double value_of(const struct history_row *r, int panel)
 	}
 }
 
+/* NAN for an epoch without a time (kept before the rows had one) */
 static double x_value(const struct layout *l, const struct history_row *r)
 {
-	return l->o->x_time ? r->seconds : r->epoch;
+	return l->o->x == PLOT_X_CLOCK      ? r->time
+	       : l->o->x == PLOT_X_TRAINING ? r->seconds
+					    : r->epoch;
 }
 
 /* The legend's entries, placed left to right and wrapped; returns the
@@ -253,7 +337,11 @@ static int place_legend(const struct plot_canvas *cv, const struct history *h,
 static void make_layout(const struct plot_canvas *cv, const struct history *h,
 			int n, struct layout *l)
 {
-	l->x_max = l->o->x_time ? 1e-3 : 1;
+	double x_lo = INFINITY;
+
+	l->x_max = l->o->x == PLOT_X_TRAINING ? 1e-3 : 1;
+	if (l->o->x == PLOT_X_CLOCK)
+		l->x_max = -INFINITY;
 	l->plot_w = PLOT_W - PLOT_LEFT - PLOT_RIGHT;
 	l->key_y = place_legend(cv, h, n, l);
 	int top = l->key_y + LEGEND_ROW + 24;
@@ -269,7 +357,10 @@ static void make_layout(const struct plot_canvas *cv, const struct history *h,
 	for (int j = 0; j < n; j++)
 		for (int i = 0; i < h[j].n; i++) {
 			const struct history_row *r = &h[j].rows[i];
+			if (!isfinite(x_value(l, r)))
+				continue; /* no time: not drawn */
 			l->rows++;
+			x_lo = fmin(x_lo, x_value(l, r));
 			l->x_max = fmax(l->x_max, x_value(l, r));
 			for (int k = 0; k < PLOT_PANELS; k++) {
 				double v = value_of(r, k);
@@ -279,21 +370,41 @@ static void make_layout(const struct plot_canvas *cv, const struct history *h,
 				l->p[k].hi = fmax(l->p[k].hi, v);
 			}
 		}
-	l->x_step = plot_nice_step(l->x_max);
-	l->x_max = ceil(l->x_max / l->x_step - 1e-9) * l->x_step;
+	if (l->o->x == PLOT_X_CLOCK && l->rows) { /* round times around */
+		double hi = l->x_max;
+		l->x_step = plot_clock_step(fmax(hi - x_lo, 1));
+		l->x_min = plot_clock_floor(x_lo, l->x_step);
+		l->x_max = plot_clock_floor(hi, l->x_step);
+		if (l->x_max < hi - 1e-9 || l->x_max <= l->x_min)
+			l->x_max += l->x_step;
+	} else {
+		l->x_step = plot_nice_step(l->x_max);
+		if (l->o->x == PLOT_X_EPOCH) /* whole epochs */
+			l->x_step = fmax(1, round(l->x_step));
+		l->x_max = ceil(l->x_max / l->x_step - 1e-9) * l->x_step;
+	}
 	for (int k = 0; k < PLOT_PANELS; k++)
 		plot_panel_range(&l->p[k]);
 }
 
 static double x_of(const struct layout *l, double x)
 {
-	return PLOT_LEFT + x / l->x_max * l->plot_w;
+	return PLOT_LEFT + (x - l->x_min) / (l->x_max - l->x_min) * l->plot_w;
 }
 
 /* The sentence shown instead of empty axes. */
 static void empty_text(const struct history *h, int n, char *buf, size_t len)
 {
-	if (n == 1)
+	int epochs = 0;
+
+	for (int j = 0; j < n; j++)
+		epochs += h[j].n;
+	if (epochs) /* --time, epochs kept before they had their time */
+		snprintf(buf, len,
+			 "no epoch of these jobs has its wall-clock time "
+			 "(kept before the daemon recorded it): plot them "
+			 "without --time");
+	else if (n == 1)
 		snprintf(buf, len,
 			 "job %s (%s) has no epochs yet: nothing to "
 			 "plot until it has run",
@@ -317,7 +428,7 @@ static void draw_series(const struct plot_canvas *cv, const struct layout *l,
 
 	for (int i = 0; i < h->n; i++) {
 		double v = value_of(&h->rows[i], k);
-		if (!isfinite(v))
+		if (!isfinite(v) || !isfinite(x_value(l, &h->rows[i])))
 			continue;
 		/* the window: the last `smooth` finite values */
 		sum += v, in++;
@@ -362,6 +473,25 @@ static void draw_legend(const struct plot_canvas *cv, const struct layout *l,
 		 PLOT_DIM, key);
 }
 
+/* What the x axis shows: "epoch", "training time (s)", or "wall-clock
+ * time (local), from 2026-12-03 05:40:12" (the first epoch's). */
+static void x_title(const struct layout *l, char *buf, size_t n)
+{
+	char day[64] = "";
+	time_t at = (time_t)floor(l->x_min);
+	struct tm tm;
+
+	if (l->o->x != PLOT_X_CLOCK) {
+		snprintf(buf, n, "%s",
+			 l->o->x == PLOT_X_TRAINING ? "training time (s)"
+						    : "epoch");
+		return;
+	}
+	if (localtime_r(&at, &tm))
+		strftime(day, sizeof(day), "%Y-%m-%d %Z", &tm);
+	snprintf(buf, n, "wall-clock time (local; %s)", day);
+}
+
 int plot_draw(const struct plot_canvas *cv, const struct history *h, int n,
 	      const struct plot_opts *o)
 {
@@ -393,7 +523,7 @@ int plot_draw(const struct plot_canvas *cv, const struct history *h, int n,
 		return xy ? rc : ERR_NOMEM;
 	}
 	draw_legend(cv, &l, n);
-	for (double x = 0; x <= l.x_max + l.x_step * 1e-6 && nx < 64;
+	for (double x = l.x_min; x <= l.x_max + l.x_step * 1e-6 && nx < 64;
 	     x += l.x_step, nx++)
 		xs[nx] = x_of(&l, x), xv[nx] = x;
 	for (int k = 0; k < PLOT_PANELS; k++) {
@@ -401,13 +531,16 @@ int plot_draw(const struct plot_canvas *cv, const struct history *h, int n,
 		cv->text(cv->ctx, PLOT_LEFT, p->top - 6, PLOT_START, PLOT_FONT,
 			 PLOT_BLACK, panel_title[k]);
 		plot_panel_axes(cv, p, PLOT_LEFT, PLOT_LEFT + l.plot_w, xs, xv,
-				nx, k == PLOT_PANELS - 1);
+				nx,
+				k < PLOT_PANELS - 1    ? PLOT_XLABEL_NONE
+				: o->x == PLOT_X_CLOCK ? PLOT_XLABEL_CLOCK
+						       : PLOT_XLABEL_NUMBER);
 		for (int j = 0; j < n; j++)
 			draw_series(cv, &l, &h[j], j, n, k, xy);
 	}
+	x_title(&l, text, sizeof(text));
 	cv->text(cv->ctx, PLOT_LEFT + l.plot_w / 2, l.height - 6, PLOT_MIDDLE,
-		 PLOT_FONT, PLOT_BLACK,
-		 o->x_time ? "training time (s)" : "epoch");
+		 PLOT_FONT, PLOT_BLACK, text);
 	free(xy);
 	free(l.legend);
 	return 0;

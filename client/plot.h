@@ -1,6 +1,7 @@
 /*
  * plot.h - loss curves as pictures: PSNR (the model's and the live one),
- * MSE (log scale) and learning rate against epoch or training time, one
+ * MSE (log scale) and learning rate against epoch, the wall clock's
+ * time or training time, one
  * panel each, one line per job, or a batch's summary (the mean and
  * spread of PSNR over epochs, a histogram of the final PSNRs); as SVG
  * (text, for a browser or a paper) or PNG (antialiased, real text:
@@ -15,8 +16,12 @@
 
 struct history;
 
+/* What the x axis shows: the epoch, the wall clock's time each epoch was
+ * recorded (the metrics rows' "time"), or the training seconds so far. */
+enum plot_x { PLOT_X_EPOCH, PLOT_X_CLOCK, PLOT_X_TRAINING };
+
 struct plot_opts {
-	int x_time; /* training seconds on the x axis instead of epochs */
+	enum plot_x x;
 	int smooth; /* each point the mean of the last smooth epochs (1: raw) */
 	int summary; /* the batch summary instead of the curves */
 };
