@@ -139,8 +139,8 @@ void submit_keys_skipped(struct client *cl, const cJSON *done_as,
 	if (job_str(done_as, "batch", NULL))
 		snprintf(batch, sizeof(batch), ", batch %s",
 			 job_str(done_as, "batch", ""));
-	/* -q: the covering id, so that `wait $(submit -q ...)` waits for
-	 * every image */
+	/* -q: the covering id in the image's place, so that a script
+	 * that waits for the ids printed waits for every image */
 	if (quiet && !cl->json)
 		printf("%s\n", text);
 	else if (!cl->json)
