@@ -571,38 +571,31 @@ static void show_job(const cJSON *job)
 	};
 	char id[128], size[32], psnr[32], live[32];
 	const cJSON *field;
-	int w = 12; /* the keys' column: as wide as the widest key */
-
-	cJSON_ArrayForEach(field, job)
-	{
-		if (field->string && (int)strlen(field->string) > w)
-			w = (int)strlen(field->string);
-	}
 
 	printf("job %s\n",
 	       job_id_text(cJSON_GetObjectItemCaseSensitive(job, "id"), id,
 			   sizeof(id)));
-	printf("  %-*s %s\n", w, "name", job_str(job, "name", "-"));
+	printf("  %-12s %s\n", "name", job_str(job, "name", "-"));
 	if (job_str(job, "batch", NULL))
-		printf("  %-*s %s\n", w, "batch", job_str(job, "batch", ""));
-	printf("  %-*s %s\n", w, "state", job_str(job, "state", "?"));
-	printf("  %-*s %.0f of %.0f\n", w, "epoch", job_num(job, "epoch", 0),
+		printf("  %-12s %s\n", "batch", job_str(job, "batch", ""));
+	printf("  %-12s %s\n", "state", job_str(job, "state", "?"));
+	printf("  %-12s %.0f of %.0f\n", "epoch", job_num(job, "epoch", 0),
 	       job_num(job, "epochs", 0));
 	printf(
-	    "  %-*s %s dB (live %s dB)\n", w, "psnr",
+	    "  %-12s %s dB (live %s dB)\n", "psnr",
 	    fmt_number("%.2f", job_num(job, "psnr", NAN), psnr, sizeof(psnr)),
 	    fmt_number("%.2f", job_num(job, "live_psnr", NAN), live,
 		       sizeof(live)));
-	printf("  %-*s %s\n", w, "image", size_text(job, size, sizeof(size)));
+	printf("  %-12s %s\n", "image", size_text(job, size, sizeof(size)));
 	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(job, "width")))
-		printf("  %-*s %.0f%s\n", w, "width", job_num(job, "width", 0),
+		printf("  %-12s %.0f%s\n", "width", job_num(job, "width", 0),
 		       default_mark(job, "width"));
 	else
-		printf("  %-*s %s\n", w, "width",
+		printf("  %-12s %s\n", "width",
 		       "the device's default, chosen when it starts");
-	printf("  %-*s %s\n", w, "device", device_text(job));
+	printf("  %-12s %s\n", "device", device_text(job));
 	if (job_str(job, "error", NULL))
-		printf("  %-*s %s\n", w, "error", job_str(job, "error", ""));
+		printf("  %-12s %s\n", "error", job_str(job, "error", ""));
 
 	cJSON_ArrayForEach(field, job)
 	{
@@ -614,9 +607,9 @@ static void show_job(const cJSON *job)
 		if (seen || !field->string)
 			continue;
 		if (cJSON_IsNull(field) && *default_mark(job, field->string))
-			printf("  %-*s by width (default)\n", w, field->string);
+			printf("  %-12s by width (default)\n", field->string);
 		else
-			printf("  %-*s %s%s\n", w, field->string,
+			printf("  %-12s %s%s\n", field->string,
 			       field_text(field, text, sizeof(text)),
 			       default_mark(job, field->string));
 	}
