@@ -1,7 +1,8 @@
 /*
  * dashboard.js - the page of `vkinrctl dashboard`: follows the server's
  * event stream (api/events: a snapshot, then every change, live) and draws
- * the queue, the curves of the chosen jobs (Chart.js), the reconstruction
+ * the queue, the curves of the chosen jobs (Chart.js) against the epoch,
+ * the wall clock's time or the training time, the reconstruction
  * beside the target, and a batch's spread. Buttons call the server's POST
  * API with the token in a header; the daemon decides, as for vkinrctl.
  * EventSource reconnects by itself; a stream refused outright is opened
@@ -11,14 +12,14 @@
 
 const token = document.body.dataset.token;
 const jobs = new Map();   /* id -> job object */
-const hist = new Map();   /* id -> {epoch:[], psnr:[], live:[], mse:[], lr:[], t:[]} */
+const hist = new Map();   /* id -> {epoch:[], psnr:[], live:[], mse:[], lr:[], t:[], time:[]} */
 const compare = new Set();
 let focus = null;
 let daemon = { connected: false, why: 'connecting', uid: -1 };
 let dirty = { queue: true, curves: true, batch: true, pics: true };
 const COLORS = ['#e8710a', '#1a73e8', '#12b5cb', '#e52592', '#9334e6',
 	'#f9ab00', '#7cb342', '#5f6368'];
-const KEYS = ['epoch', 'psnr', 'live', 'mse', 'lr', 't'];
+const KEYS = ['epoch', 'psnr', 'live', 'mse', 'lr', 't', 'time'];
 const MAX_POINTS = 2000; /* a dataset drawn, at most */
 
 const $ = (id) => document.getElementById(id);
@@ -242,16 +243,138 @@ function smooth(ys, w) {
 	});
 }
 
+/* an epoch kept before the daemon recorded times has none: not drawn
+ * against the wall clock */
 function series(xs, ys) {
 	const step = Math.max(1, Math.ceil(xs.length / MAX_POINTS)), out = [];
+	const ok = (i) => ys[i] !== null && isFinite(ys[i]) && xs[i] !== null && isFinite(xs[i]);
 	for (let i = 0; i < xs.length; i += step)
-		if (ys[i] !== null && isFinite(ys[i])) out.push({ x: xs[i], y: ys[i] });
+		if (ok(i)) out.push({ x: xs[i], y: ys[i] });
 	const k = xs.length - 1; /* the newest is always drawn */
-	if (k >= 0 && k % step && ys[k] !== null && isFinite(ys[k])) out.push({ x: xs[k], y: ys[k] });
+	if (k >= 0 && k % step && ok(k)) out.push({ x: xs[k], y: ys[k] });
 	return out;
 }
 
 const charts = {};
+
+/* ---- the axes: round ticks, each label its own ----
+ * Chart.js's own ticks put fractional epochs and negative times on a
+ * short run and can give neighbours one label; the ticks are chosen here
+ * instead: whole epochs, the wall clock's round times (local), round
+ * values of 1, 2 or 5 times a power of ten (on the MSE's log scale the
+ * decades, or round values within one), every label as precise as it
+ * takes to differ from its neighbours. */
+
+const CLOCK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
+	7200, 10800, 21600, 43200, 86400];
+
+function niceStep(span, n) {
+	const raw = span / n, mag = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / mag;
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+/* t rounded down to a multiple of step in local time */
+function clockFloor(t, step) {
+	const off = -new Date(t * 1000).getTimezoneOffset() * 60;
+	return Math.floor((t + off) / step + 1e-9) * step - off;
+}
+
+function clockLabel(v, step) {
+	const d = new Date(v * 1000), two = (x) => String(x).padStart(2, '0');
+	if (step >= 86400) return `${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+	const hm = `${two(d.getHours())}:${two(d.getMinutes())}`;
+	return step >= 60 ? hm : `${hm}:${two(d.getSeconds())}`;
+}
+
+/* Labels of ticks step apart, one notation for the axis (powers of ten
+ * when its values are all tiny or huge), with the decimals the step
+ * needs, more while two would read the same. */
+function distinct(ticks, step) {
+	const big = Math.max(...ticks.map((v) => Math.abs(v)));
+	const expo = big > 0 && (big < 1e-3 || big >= 1e6);
+	const mag = (v) => Math.floor(Math.log10(v) + 1e-9);
+	let d = Math.max(0, expo ? mag(big) - mag(step) : -mag(step));
+	for (; d < 15; d++) {
+		const out = ticks.map((v) => (Math.abs(v) < step * 1e-6 ? '0'
+			: expo ? v.toExponential(d) : v.toFixed(d)));
+		if (new Set(out).size === out.length) return out;
+	}
+	return ticks.map((v) => String(v));
+}
+
+/* Ticks for data from lo to hi: {min, max, values, labels}. kind: 'epoch',
+ * 'clock' (Unix seconds), 'log', or 'value' (never below 0 when the data
+ * is not). */
+function axisTicks(lo, hi, kind) {
+	if (!isFinite(lo) || !isFinite(hi)) { lo = kind === 'log' ? 0.01 : 0; hi = kind === 'log' ? 1 : 1; }
+	const values = [], labels = [];
+	let step, min, max;
+	if (kind === 'log') {
+		if (hi / lo >= 10) { /* decades */
+			min = Math.pow(10, Math.floor(Math.log10(lo) + 1e-9));
+			max = Math.pow(10, Math.ceil(Math.log10(hi) - 1e-9));
+			const few = max / min <= 100;
+			for (let e = Math.log10(min); e <= Math.log10(max) + 1e-9; e++)
+				(few ? [1, 2, 5] : [1]).forEach((m) => {
+					if (m * Math.pow(10, e) <= max * 1.0001) {
+						values.push(m * Math.pow(10, e)); labels.push(`${m}e${Math.round(e)}`);
+					}
+				});
+			return { min, max, values, labels };
+		}
+		if (hi - lo < hi * 1e-6) { lo *= 0.95; hi *= 1.05; }
+		step = niceStep(hi - lo, 4);
+		min = Math.floor(lo / step + 1e-9) * step;
+		if (min <= 0) min = lo;
+		max = Math.ceil(hi / step - 1e-9) * step;
+	} else if (kind === 'clock') {
+		step = CLOCK_STEPS.find((c) => c * 6 >= Math.max(hi - lo, 1)) || 86400 * Math.ceil((hi - lo) / 6 / 86400);
+		min = clockFloor(lo, step);
+		max = clockFloor(hi, step);
+		if (max < hi - 1e-9 || max <= min) max += step;
+		for (let v = min; v <= max + step * 1e-6; v += step) values.push(v);
+		return { min, max, values, labels: values.map((v) => clockLabel(v, step)) };
+	} else {
+		if (hi - lo < Math.abs(hi) * 1e-9 + 1e-12) { /* one value */
+			const pad = kind === 'epoch' ? 1 : Math.abs(hi) * 0.05 || 1;
+			hi += pad; lo = lo >= 0 && lo - pad < 0 ? 0 : lo - pad;
+		}
+		step = niceStep(hi - lo, 5);
+		if (kind === 'epoch') step = Math.max(1, Math.round(step));
+		min = Math.floor(lo / step + 1e-9) * step;
+		max = Math.ceil(hi / step - 1e-9) * step;
+	}
+	const first = Math.ceil(min / step - 1e-9) * step;
+	for (let v = first; v <= max + step * 1e-6; v += step) values.push(Math.round(v / step) * step);
+	return { min, max, values, labels: distinct(values, step) };
+}
+
+/* the range of a chart's datasets on one axis ('x' or 'y') */
+function range(sets, k, positive) {
+	let lo = Infinity, hi = -Infinity;
+	sets.forEach((d) => d.data.forEach((p) => {
+		if (!isFinite(p[k]) || (positive && p[k] <= 0)) return;
+		lo = Math.min(lo, p[k]); hi = Math.max(hi, p[k]);
+	}));
+	return [lo, hi];
+}
+
+/* puts the ticks on a chart's scale (its options) */
+function applyTicks(opts, t) {
+	opts.min = t.min; opts.max = t.max;
+	opts.afterBuildTicks = (scale) => { scale.ticks = t.values.map((value) => ({ value })); };
+	opts.ticks = Object.assign(opts.ticks || {}, {
+		autoSkip: true,
+		callback: (v, i) => t.labels[i] ?? '',
+	});
+}
+
+/* the x axis of the curves (kind) and each chart's y axis */
+function setAxes(chart, xkind, ylog) {
+	const sets = chart.data.datasets;
+	applyTicks(chart.options.scales.x, axisTicks(...range(sets, 'x'), xkind));
+	applyTicks(chart.options.scales.y, axisTicks(...range(sets, 'y', ylog), ylog ? 'log' : 'value'));
+}
 
 function lineChart(id, title, ylog) {
 	return new Chart($(id), {
@@ -283,12 +406,16 @@ function drawCurves() {
 		sets.mse.push({ label: name, data: series(xs, smooth(h.mse, w)), borderColor: c, backgroundColor: c });
 		sets.lr.push({ label: name, data: series(xs, h.lr), borderColor: c, backgroundColor: c });
 	});
-	const xt = xk === 'epoch' ? 'epoch' : 'training time (s)';
+	const first = Math.min(...ids.map((id) => (hist.get(id) || emptyHist()).time.find((v) => isFinite(v)) ?? Infinity));
+	const xt = xk === 'epoch' ? 'epoch' : xk === 't' ? 'training time (s)'
+		: 'wall-clock time (local' + (isFinite(first) ? ', ' + new Date(first * 1000).toLocaleDateString() : '') + ')';
+	const xkind = xk === 'epoch' ? 'epoch' : xk === 'time' ? 'clock' : 'value';
 	let points = 0;
 	for (const k of ['psnr', 'mse', 'lr']) {
 		const ch = charts[k];
 		ch.data.datasets = sets[k];
 		ch.options.scales.x.title.text = xt;
+		setAxes(ch, xkind, k === 'mse');
 		ch.update('none');
 	}
 	sets.psnr.forEach((s) => { points += s.data.length; });
@@ -373,6 +500,7 @@ function drawBatch() {
 		{ label: 'mean + sd', data: hi, borderColor: '#1a73e833', backgroundColor: '#1a73e822', fill: '-1' },
 		{ label: 'mean PSNR', data: mean, borderColor: '#1a73e8', backgroundColor: '#1a73e8' },
 	];
+	setAxes(band, 'epoch', false);
 	band.update('none');
 
 	/* the final (or latest) PSNRs */

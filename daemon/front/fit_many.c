@@ -2,7 +2,8 @@
  * fit_many.c - several images in the foreground, as packs:
  * `vkinrd --fit A.png B.jpg ... --out DIR` (or --fit FOLDER --out DIR;
  * with -r the folder's subfolders too, each image's outputs then in
- * OUT/SUB/, so that two a.png of different subfolders do not meet).
+ * OUT/SUB/, so that two a.png of different subfolders do not meet;
+ * without -r the subfolders passed by are named on stderr).
  *
  * Every image gets a fit with the same settings; up to --pack of them
  * train together as one program (nn/pack.h), and as each one finishes it
@@ -126,11 +127,24 @@ static void images_free(struct images *im)
 /* Folders below a folder named that --recursive searches at most. */
 #define FIT_MANY_MAX_DEPTH 32
 
+/* The subfolders a search without -r passes by: how many, and the
+ * first by name, for the sentence that says so. */
+struct skipped {
+	int n;
+	char first[64];
+};
+
+static void skipped_add(struct skipped *sk, const char *name)
+{
+	if (!sk->n++ || strcmp(name, sk->first) < 0)
+		snprintf(sk->first, sizeof(sk->first), "%.63s", name);
+}
+
 /* The images of folder dir (prefix: its path below the folder named),
- * its subfolders' too when recursive; hidden entries and links to
- * folders left out. */
+ * its subfolders' too when recursive, else those counted in sk; hidden
+ * entries and links to folders left out. */
 static int gather_folder(struct images *im, const char *dir, const char *prefix,
-			 int recursive, int depth)
+			 int recursive, int depth, struct skipped *sk)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -150,10 +164,12 @@ static int gather_folder(struct images *im, const char *dir, const char *prefix,
 			 dl && dir[dl - 1] == '/' ? "" : "/", e->d_name);
 		snprintf(name, sizeof(name), "%s%s%s", prefix,
 			 *prefix ? "/" : "", e->d_name);
-		if (recursive && lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (depth < FIT_MANY_MAX_DEPTH)
-				rc =
-				    gather_folder(im, path, name, 1, depth + 1);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (!recursive)
+				skipped_add(sk, e->d_name);
+			else if (depth < FIT_MANY_MAX_DEPTH)
+				rc = gather_folder(im, path, name, 1, depth + 1,
+						   sk);
 			else
 				fprintf(stderr,
 					"vkinrd: %s: skipped: nested more "
@@ -194,8 +210,15 @@ static int gather(char **args, int nargs, int recursive, struct images *im)
 		struct stat st;
 		int first = im->n, rc;
 		if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = gather_folder(im, args[i], "", recursive, 0);
+			struct skipped sk = { 0 };
+			rc = gather_folder(im, args[i], "", recursive, 0, &sk);
 			sort_images(im, first);
+			if (sk.n) /* said, not silently passed by */
+				fprintf(stderr,
+					"vkinrd: %s: skipped %d subfolder%s "
+					"(%s%s): -r descends into them\n",
+					args[i], sk.n, sk.n > 1 ? "s" : "",
+					sk.first, sk.n > 1 ? ", ..." : "");
 		} else {
 			const char *slash = strrchr(args[i], '/');
 			const char *base = slash ? slash + 1 : args[i];

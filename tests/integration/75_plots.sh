@@ -2,11 +2,13 @@
 # 75_plots.sh - plots people can read, from real jobs: ticks with round
 # labels and a grid on every panel, lower-case titles, the jobs named in
 # the legend with no two entries overlapping, the model's PSNR and the live
-# PSNR each on a panel of its own, --time putting the training time on the x axis, and a
-# job with no epoch yet drawn as a sentence, not as empty axes (SVG and
-# PNG).
+# PSNR each on a panel of its own, --time putting the wall clock's time
+# on the x axis (local times of day; a job that ran later drawn to the
+# right) and --train-time the training seconds, tick labels that never
+# repeat and whole epochs on a run of three epochs, and a job with no
+# epoch yet drawn as a sentence, not as empty axes (SVG and PNG).
 . "$(dirname "$0")/lib.bash"
-tap_plan 6
+tap_plan 8
 need_device
 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
 run_py <<'EOF_PY'
@@ -46,9 +48,33 @@ tap.ok(not dashed and "live psnr (dB)" in texts
        "the model's PSNR and the live PSNR each have a panel, and the key says which is which",
        (len(dashed), texts[:12]))
 
-r = ctl("plot", ids[0], "--time", "-o", os.path.join(T, "t.svg"))
-texts = [t.text for t in ET.parse(os.path.join(T, "t.svg")).getroot().iter(NS + "text")] if r.returncode == 0 else []
-tap.ok("training time (s)" in texts, "--time: training seconds on the x axis", texts[-3:])
+r = ctl("plot", ids[0], ids[4], "--time", "-o", os.path.join(T, "t.svg"))
+root = ET.parse(os.path.join(T, "t.svg")).getroot() if r.returncode == 0 else None
+texts = [t.text for t in root.iter(NS + "text")] if root is not None else []
+clock = [t for t in texts if re.fullmatch(r"\d\d:\d\d:\d\d", t or "")]
+lines = [[float(p.split(",")[0]) for p in l.get("points").split()] for l in root.iter(NS + "polyline")] if root is not None else []
+tap.ok(len(clock) >= 2 and clock == sorted(set(clock)) and texts[-1].startswith("wall-clock time (local")
+       and len(lines) >= 2 and max(lines[0]) < min(lines[1]),
+       "--time: the wall clock's time on the x axis, the later job to the right", (texts[-8:], lines[:2]))
+r = ctl("plot", ids[0], "--train-time", "-o", os.path.join(T, "tt.svg"))
+texts = [t.text for t in ET.parse(os.path.join(T, "tt.svg")).getroot().iter(NS + "text")] if r.returncode == 0 else []
+tap.ok("training time (s)" in texts, "--train-time: training seconds on the x axis", texts[-3:])
+
+# a short run: every panel's labels its own, whole epochs below
+short = ctl("submit", "-q", "--epochs", "3", "--width", "16", imgs[2]).stdout.strip()
+ctl("wait", short)
+r = ctl("plot", short, "-o", os.path.join(T, "s.svg"))
+groups, xs = [], []
+for t in (ET.parse(os.path.join(T, "s.svg")).getroot().iter(NS + "text") if r.returncode == 0 else []):
+    if t.text in ("psnr (dB)", "live psnr (dB)", "mse (log scale)", "learning rate"):
+        groups.append([])
+    elif groups and t.get("text-anchor") == "end" and float(t.get("x")) < 90:
+        groups[-1].append(t.text)
+    elif groups and re.fullmatch(r"[\d.e+-]+", t.text or ""):
+        xs.append(t.text)
+tap.ok(len(groups) == 4 and all(len(g) >= 2 and len(set(g)) == len(g) for g in groups)
+       and xs and all(re.fullmatch(r"\d+", x) for x in xs),
+       "a run of three epochs: no panel repeats a tick label, the epochs are whole", (groups, xs))
 
 # a job with no epoch yet: one long job ahead of it on the one worker
 busy = ctl("submit", "-q", "--epochs", "100000", "--width", "16", imgs[0]).stdout.strip()

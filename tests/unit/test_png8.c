@@ -1,5 +1,5 @@
 /*
- * test_png8.c - unit tests of the client's PNG coder (client/png8.c)
+ * test_png8.c - unit tests of the client's PNG coder (client/pictures/png8.c)
  * against the daemon's (daemon/formats/image_codec.c, libpng): what one writes, the
  * other reads back to the same 8-bit samples, both ways. libpng chooses
  * its own row filters, so the daemon's PNG exercises png8's unfiltering
@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <png.h>
 
-#include "client/png8.h"
+#include "client/pictures/png8.h"
 #include "formats/image_codec.h"
 #include "proto/errors.h"
 #include "unit/support_png.h"
