@@ -2,7 +2,7 @@
  * image.c - float RGB images in memory, and their view on a terminal.
  *
  * No PNG coding here: the daemon decodes and encodes through libpng
- * (daemon/formats/image_codec.c), the client through zlib alone (client/png8.c), and
+ * (daemon/formats/image_codec.c), the client through zlib alone (client/pictures/png8.c), and
  * both share this much: the struct, its limits, the signature check, the
  * rounding to 8 bits and image_print_blocks.
  */

@@ -3,7 +3,7 @@
  *
  * An image is float RGB in [0, 1], row-major, 3 floats a pixel: what the
  * model is fitted to and what a reconstruction is. The PNG coders are the
- * daemon's (daemon/formats/image_codec.h, libpng) and the client's (client/png8.h, zlib);
+ * daemon's (daemon/formats/image_codec.h, libpng) and the client's (client/pictures/png8.h, zlib);
  * the limits below bound what either accepts.
  */
 #ifndef VKINR_UTIL_IMAGE_H
