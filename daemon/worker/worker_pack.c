@@ -260,7 +260,8 @@ void worker_run_pack(struct worker *w)
 	struct boundary_room bb = { left, fits, kinds, outs };
 	struct admit_pace pace = { 0 };
 	int steps = 0, most = 0;
-	double began = worker_seconds();
+	double began = worker_seconds(), stepping = 0;
+	double phases[NN_PACK_PHASES] = { 0 }; /* ms, summed over steps */
 	for (;;) {
 		/* the flags first: a pause or cancel is obeyed before the
 		 * joiners load (which may take long) */
@@ -305,6 +306,11 @@ void worker_run_pack(struct worker *w)
 		steps++;
 		most = n > most ? n : most;
 		double dt = worker_seconds() - t;
+		stepping += dt;
+		double ph[NN_PACK_PHASES];
+		nn_pack_host_ms(pack, ph);
+		for (int k = 0; k < NN_PACK_PHASES; k++)
+			phases[k] += ph[k];
 		admit_stepped(w, &pace, dt, n);
 		for (int i = 0; rc == 0 && i < n; i++)
 			if (worker_device_fault(rcs[i]))
@@ -359,9 +365,15 @@ void worker_run_pack(struct worker *w)
 	if (steps > 0 && pack)
 		log_notice(
 		    "worker %d: a pack of up to %d jobs trained %d epochs "
-		    "(%.2f s); its programs were recorded %d times",
-		    w->index, most, steps, worker_seconds() - began,
-		    nn_pack_builds(pack));
+		    "(%.2f s, of which %.2f s in its steps: ms a step begin "
+		    "%.2f, epoch %.2f, measure %.2f, optimizer %.2f, after "
+		    "%.2f); its programs were recorded %d times",
+		    w->index, most, steps, worker_seconds() - began, stepping,
+		    phases[NN_PACK_BEGIN] / steps,
+		    phases[NN_PACK_EPOCH_RUN] / steps,
+		    phases[NN_PACK_MEASURE] / steps,
+		    phases[NN_PACK_OPTIM_RUN] / steps,
+		    phases[NN_PACK_AFTER] / steps, nn_pack_builds(pack));
 out:
 	nn_pack_destroy(pack);
 	free(runs);
