@@ -441,8 +441,12 @@ static int update_groups(struct nn_pack *pack, struct nn_fit *const *fits,
 		rc = take_slot(pack, fits[newcomer[k]], newcomer[k]);
 	for (int g = 0; rc == 0 && g < pack->ngroups; g++) {
 		struct pack_group *grp = &pack->groups[g];
-		/* mostly empty: packed again, smaller */
-		if (grp->cap > 64 && grp->live * 4 < grp->cap)
+		/* mostly empty: packed again, smaller; one fit left runs its
+		 * own programs again (on a CPU device much faster than a
+		 * packed one) */
+		if (grp->prog[PK_EPOCH] &&
+		    (grp->live == 1 ||
+		     (grp->cap > 8 && grp->live * 4 < grp->cap)))
 			rc = ERR_INVALID;
 		for (int k = 0; rc == 0 && k < PK_KINDS; k++)
 			if (grp->prog[k])
