@@ -18,6 +18,11 @@
  * handles are closed and daemon_run returns. If a worker has not exited
  * after DAEMON_STOP_SECONDS, or a second signal comes, the process exits
  * at once: every job is safe on disk at its last checkpoint anyway.
+ *
+ * The state folder is watched (state_watch, every DAEMON_WATCH_MS and at
+ * each batch of worker events): when its path no longer names the folder
+ * locked at start (moved or removed, another made at its path), the daemon
+ * exits at once with an error, writing nothing more by that path.
  */
 #include "daemon.h"
 
@@ -48,6 +53,13 @@
 
 #define DAEMON_STOP_SECONDS 10
 #define DAEMON_RELEASE_SECONDS 1
+#define DAEMON_WATCH_MS 2000
+
+/* What daemon_run locked, watched while the loop runs. */
+static struct {
+	uv_timer_t timer;
+	const struct statedir_lock *lock;
+} state_watch;
 
 static const struct server_ops server_ops = {
 	.line = methods_line,
@@ -65,6 +77,34 @@ static void finish_stop(struct service *svc);
 static void wake_loop(void *async) { uv_async_send(async); }
 
 /*
+ * The state path names another folder than the one locked: moved or
+ * removed, with perhaps a new one at its path that a second daemon may
+ * have locked by now. Whatever is written by that path from now on, even
+ * a stop's checkpoints, would land in a folder that is not ours, so the
+ * process exits at once, as after DAEMON_STOP_SECONDS: every job is
+ * durable in the folder that was moved, at its last checkpoint, and
+ * resumes from there under a daemon started on it.
+ */
+static void state_check(struct service *svc)
+{
+	char err[1024];
+	if (!state_watch.lock ||
+	    !statedir_same(svc->opt->state_dir, state_watch.lock, err,
+			   sizeof(err)))
+		return;
+	log_error("%s; exiting now, writing nothing more there (the jobs "
+		  "stay where the folder went, each at its last checkpoint: "
+		  "start vkinrd with that folder's new path as --state-dir to "
+		  "go on with them)",
+		  err);
+	notify_send("STOPPING=1\nSTATUS=the state folder was moved away");
+	fflush(stderr);
+	_exit(1);
+}
+
+static void on_state_watch(uv_timer_t *t) { state_check(t->data); }
+
+/*
  * The workers' events, drained. The files the events write (a job's
  * state.json at each change and checkpoint) are made durable together, at
  * the end of the loop's turn, by one sync of the state's file system
@@ -74,6 +114,7 @@ static void wake_loop(void *async) { uv_async_send(async); }
 static void on_wake(uv_async_t *async)
 {
 	struct service *svc = async->data;
+	state_check(svc); /* before the events' writes */
 	commit_open(svc);
 	for (int i = 0; i < svc->nslots; i++) {
 		if (!svc->slots[i].w)
@@ -124,6 +165,7 @@ static void finish_stop(struct service *svc)
 			close_handle((uv_handle_t *)&svc->signals[i]);
 	close_handle((uv_handle_t *)&svc->stop_timer);
 	close_handle((uv_handle_t *)&svc->retry_timer);
+	close_handle((uv_handle_t *)&state_watch.timer);
 }
 
 static void on_stop_timeout(uv_timer_t *t)
@@ -320,6 +362,11 @@ int daemon_run(const struct daemon_options *opt)
 	uv_timer_init(&loop, &svc->retry_timer);
 	svc->retry_timer.data = svc;
 	devwait_init(svc);
+	state_watch.lock = &lock;
+	uv_timer_init(&loop, &state_watch.timer);
+	state_watch.timer.data = svc;
+	uv_timer_start(&state_watch.timer, on_state_watch, DAEMON_WATCH_MS,
+		       DAEMON_WATCH_MS);
 
 	svc->nslots = opt->ndevices > 0 ? opt->ndevices : 1;
 	if (svc->nslots > DAEMON_MAX_DEVICES)
@@ -350,6 +397,7 @@ out:
 		uv_run(&loop, UV_RUN_DEFAULT);
 	}
 	queue_destroy(svc->queue);
+	state_watch.lock = NULL;
 	statedir_unlock(&lock);
 	uv_loop_close(&loop);
 	free(svc);

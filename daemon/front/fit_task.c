@@ -658,9 +658,7 @@ static int run_slot(struct task *t, const char *selector)
 			t->manifest, error_message(rc));
 		return 1;
 	}
-	if (mkdir(t->out, 0755) && errno != EEXIST) {
-		fprintf(stderr, "vkinrd: cannot create %s: %s\n", t->out,
-			strerror(errno));
+	if (fit_task_check_out(t->out)) {
 		free(data);
 		return 1;
 	}

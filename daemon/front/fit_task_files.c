@@ -3,23 +3,57 @@
  * image's OUT/NAME/ folder gets model.safetensors, recon.png and
  * metrics.ndjson, then result.json, the mark that it is done (or failed,
  * with the reason), each written to a temporary name and renamed.
+ * OUT itself is checked first as every front end's output is (outfile.h).
  */
 #include "front/fit_task_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "proto/errors.h"
 #include "util/fileio.h"
+#include "util/outfile.h"
 #include "util/path.h"
 #include "gpu/gpu.h"
 #include "nn/pack.h"
 #include "nn/package.h"
 #include "formats/safetensors.h"
 #include "util/image.h"
+
+/* ---------------------------------------------------------------- OUT */
+
+/* OUT is made if missing (as vkinrd --fit --out makes its folder), then
+ * opened by the walk from '/' that outfile.h describes: with no folder
+ * above it that another user owns or may write to (a sticky one aside),
+ * and OUT itself this user's, writable by nobody else, the paths built
+ * below it (OUT/NAME/...) mean what they say for the whole task. */
+int fit_task_check_out(const char *out)
+{
+	char err[1024] = "";
+	const char *base;
+	int dfd = -1, rc;
+	if (mkdir(out, 0755) && errno != EEXIST) {
+		fprintf(stderr, "vkinrd: cannot create %s: %s\n", out,
+			strerror(errno));
+		return 1;
+	}
+	char *probe = path_join(out, "result.json"); /* any name in OUT */
+	rc = probe ? outfile_open_folder(probe, &dfd, &base, err, sizeof(err))
+		   : OUTFILE_FAILED;
+	if (rc)
+		fprintf(stderr, "vkinrd: --out %s: %s\n", out,
+			probe ? err : "out of memory");
+	if (dfd >= 0)
+		close(dfd);
+	free(probe);
+	return rc ? 1 : 0;
+}
 
 /* ------------------------------------------------------------ results */
 

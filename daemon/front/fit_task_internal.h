@@ -23,6 +23,9 @@ struct task {
 	int done, skipped, failed;
 };
 
+/* OUT made if missing and checked (outfile.h's walk); 0, or 1 said on
+ * stderr. */
+int fit_task_check_out(const char *out);
 /* Whether OUT/NAME/result.json says done with these settings. */
 int fit_task_already_done(const struct task *t, const char *dir);
 /* result.json says failed, with why; said on stderr, counted. */

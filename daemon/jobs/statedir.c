@@ -19,6 +19,12 @@
  * locked the same way after it (as daemons before the folder's lock did,
  * and what scripts may wait on) and holds the holder's pid, for the
  * refusal's message; deleting it loses only that pid.
+ *
+ * A lock on a folder does not hold its name: moved away (or removed) and
+ * replaced by a new folder at the same path, it would let a second daemon
+ * lock the new one while the first went on writing into it by path.
+ * statedir_same compares what the path names with the locked descriptor,
+ * for the daemon to stop when they part (daemon.c).
  */
 #include "jobs/statedir.h"
 
@@ -223,6 +229,34 @@ int statedir_lock(const char *dir, struct statedir_lock *lock, char *err,
 	}
 	lock->dir_fd = dfd;
 	lock->file_fd = fd;
+	return 0;
+}
+
+int statedir_same(const char *dir, const struct statedir_lock *lock, char *err,
+		  size_t errlen)
+{
+	struct stat path_st, locked;
+	if (fstat(lock->dir_fd, &locked)) {
+		snprintf(err, errlen, "cannot check the state folder %s: %s",
+			 dir, strerror(errno));
+		return ERR_STATE;
+	}
+	if (stat(dir, &path_st)) {
+		snprintf(err, errlen,
+			 "the state folder %s is gone (%s): it was moved or "
+			 "removed while this daemon used it",
+			 dir, strerror(errno));
+		return ERR_STATE;
+	}
+	if (path_st.st_dev != locked.st_dev ||
+	    path_st.st_ino != locked.st_ino) {
+		snprintf(err, errlen,
+			 "the state folder %s is no longer the folder this "
+			 "daemon locked: it was moved or removed and another "
+			 "one now has its path",
+			 dir);
+		return ERR_STATE;
+	}
 	return 0;
 }
 

@@ -6,7 +6,8 @@
  * refuses a folder, or any folder above it, that another user owns or can
  * write into. statedir_lock makes sure one daemon alone uses a folder.
  *
- * Loop thread only, at start.
+ * Loop thread only: the checks and the lock at start, statedir_same
+ * while the daemon runs.
  */
 #ifndef VKINR_STATEDIR_H
 #define VKINR_STATEDIR_H
@@ -48,6 +49,15 @@ struct statedir_lock {
  * still says), or ERR_IO; *lock holds -1s then.
  */
 int statedir_lock(const char *dir, struct statedir_lock *lock, char *err,
+		  size_t errlen);
+/*
+ * Whether dir still names the folder lock holds (the path's st_dev and
+ * st_ino against the locked descriptor's): after the folder was moved or
+ * removed and another made at its path, what the daemon writes by path
+ * would land in a folder that is not the one it locked, perhaps another
+ * daemon's. Returns 0, or ERR_STATE with a sentence in err.
+ */
+int statedir_same(const char *dir, const struct statedir_lock *lock, char *err,
 		  size_t errlen);
 /* Gives the lock back (closes both; -1s do nothing). */
 void statedir_unlock(struct statedir_lock *lock);

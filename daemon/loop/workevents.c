@@ -14,8 +14,11 @@
 #include "loop/workevents.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "jobs/jobstate.h"
 #include "jobs/share.h"
@@ -188,6 +191,26 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 	subs_job_state(svc, job);
 }
 
+/* Where the daemon listens, for its ready line: under socket activation
+ * the socket systemd passed (fd 3, which server.c listens on), named by
+ * its own address, not the --socket path it was not bound to. */
+static void ready_where(struct service *svc, char *where, size_t len)
+{
+	struct sockaddr_un a;
+	socklen_t n = sizeof(a);
+	memset(&a, 0, sizeof(a));
+	if (!svc->server || !server_activated(svc->server))
+		snprintf(where, len, "%s", svc->opt->socket_path);
+	else if (getsockname(3, (struct sockaddr *)&a, &n) == 0 &&
+		 a.sun_family == AF_UNIX &&
+		 n > offsetof(struct sockaddr_un, sun_path) && a.sun_path[0])
+		snprintf(where, len, "%.*s (from systemd)",
+			 (int)(n - offsetof(struct sockaddr_un, sun_path)),
+			 a.sun_path);
+	else
+		snprintf(where, len, "the socket from systemd");
+}
+
 /* Only once every worker has opened its device or given up on it does
  * daemon.status show real devices, and a job submitted right away starts
  * on one. */
@@ -218,9 +241,11 @@ void workevents_maybe_ready(struct service *svc)
 			snprintf(devices + strlen(devices),
 				 sizeof(devices) - strlen(devices), "%s%s",
 				 devices[0] ? "; " : "", svc->slots[i].device);
+	char where[sizeof(((struct sockaddr_un *)0)->sun_path) + 32];
+	ready_where(svc, where, sizeof(where));
 	log_notice("vkinrd %s ready on %s: %d of %d devices up (%s); state "
 		   "%s, %d jobs",
-		   VKINR_VERSION, svc->opt->socket_path, up, svc->nslots,
+		   VKINR_VERSION, where, up, svc->nslots,
 		   devices[0] ? devices : "none", svc->opt->state_dir,
 		   svc->queue->count);
 }
