@@ -36,6 +36,16 @@ count=$(ls "$t/in" | wc -l)
 echo "dataset: $count images of ${size}x${size}, width $width, $epochs epochs" \
 	"on $("$build/vkinrd" --devices | head -1)"
 
+# warm-up: a small pack of the same images, so that the driver has
+# compiled the packed pipelines (made at a pack's first step) before any
+# mode is timed (WARM=0 leaves it out)
+if [ "${WARM:-1}" = 1 ]; then
+	mkdir -p "$t/warm"
+	for f in "${files[@]:0:4}"; do ln -s "$(readlink -f "$f")" "$t/warm/"; done
+	"$build/vkinrd" --fit "$t/warm" --out "$t/out-warm" --width "$width" \
+		--epochs 3 -q >/dev/null 2>&1 || true
+fi
+
 summary() { # the engine's summary line -> one line of figures
 	python3 -c '
 import json, sys
