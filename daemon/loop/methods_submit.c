@@ -355,12 +355,12 @@ static int slow_refused(struct request *rq, const struct pending *pd,
 	    "this %dx%d image would be slow on the daemon's CPU "
 	    "device: about %.0f s an epoch at width %d, %.1f h for %d "
 	    "epochs (about %.1f GFLOP/s on %d cores); submit it with "
-	    "\"yes\": true (vkinrctl submit --yes), or scaled down "
-	    "with \"resize\": {\"max_side\": %d} (--max-side %d, about "
-	    "%.0f s an epoch)",
+	    "--yes (\"yes\": true in job.submit), or scaled down with "
+	    "--max-side %d, about %.0f s an epoch (\"resize\": "
+	    "{\"max_side\": %d})",
 	    img->width, img->height, epoch, nf, epoch * pd->p.cfg.epochs / 3600,
-	    pd->p.cfg.epochs, nn_cpu_gflops(NULL), cores, good, good,
-	    epoch * good * good / ((double)side * side));
+	    pd->p.cfg.epochs, nn_cpu_gflops(NULL), cores, good,
+	    epoch * good * good / ((double)side * side), good);
 }
 
 /* job.submit, its image and init decoded: checks them and stores the job. */
