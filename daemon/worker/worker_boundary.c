@@ -62,13 +62,6 @@ static void write_job(void *arg, int k)
 		atomic_fetch_add(&b->owed, fileio_batch_leave());
 }
 
-static enum work_end stop_end(int flags)
-{
-	return flags & WORK_CANCEL  ? WORK_END_CANCELLED
-	       : flags & WORK_PAUSE ? WORK_END_PAUSED
-				    : WORK_END_QUEUED;
-}
-
 void worker_boundary_write(struct worker *w, struct run **runs,
 			   const enum boundary_kind *kinds, int n,
 			   enum run_outcome *out)
@@ -84,8 +77,7 @@ void worker_boundary_write(struct worker *w, struct run **runs,
 			out[i] = RUN_NEXT;
 			if (kinds[i] == BOUNDARY_STOP) {
 				worker_save_checkpoint(w, r);
-				out[i] =
-				    worker_run_ended(r, stop_end(r->flags));
+				out[i] = worker_run_stop(r);
 			} else if (kinds[i] == BOUNDARY_FINISH) {
 				out[i] = worker_run_finish(w, r);
 			} else if (kinds[i] == BOUNDARY_DUE) {
@@ -136,7 +128,7 @@ void worker_boundary_write(struct worker *w, struct run **runs,
 		st_destroy(bj->ckpt);
 		int rc = worker_checkpoint_done(w, r, bj->ckpt_rc);
 		if (bj->kind == BOUNDARY_STOP)
-			out[i] = worker_run_ended(r, stop_end(r->flags));
+			out[i] = worker_run_stop(r);
 		else if (bj->kind == BOUNDARY_FINISH)
 			out[i] = worker_run_finished(w, r, bj->export_rc,
 						     bj->export_errno);

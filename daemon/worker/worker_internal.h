@@ -189,9 +189,29 @@ int worker_device_fault(int rc);
 int worker_short_of_fds(int err, const char *text);
 void worker_describe(int rc, const char *err, char *msg, size_t len);
 
+/* What a job does at an epoch boundary, besides training on (the steps
+ * of an epoch that a run alone and a pack share, worker_run.c). */
+enum boundary_kind {
+	BOUNDARY_NONE,   /* nothing to write */
+	BOUNDARY_STOP,   /* r->flags pause, cancel or stop: a checkpoint */
+	BOUNDARY_FINISH, /* done: the last checkpoint and the exports */
+	BOUNDARY_DUE,    /* a checkpoint due (worker_run_checkpoint_due) */
+};
+
 /* worker_run.c: the steps of a run */
 int worker_run_model_reaches(struct run *r, double target, int *reached);
 enum run_outcome worker_run_ended(struct run *r, enum work_end end);
+/* The epoch boundary's steps that a run alone (worker_run.c) and a pack
+ * (worker_pack.c) share: what the job's flags (kept in r->flags) and its
+ * epochs make of this boundary (stop, finish, or train on); a stop's end
+ * as the flags say; and after a step (rc its result, m its metrics),
+ * what it comes to: a failed step recovered, the target PSNR's rule
+ * asked, and *due whether a checkpoint is due now. */
+enum boundary_kind worker_run_kind(struct run *r, int flags);
+enum run_outcome worker_run_stop(struct run *r);
+enum run_outcome worker_run_after_step(struct worker *w, struct run *r,
+				       const struct nn_metrics *m, int rc,
+				       int *due);
 enum run_outcome worker_run_recover(struct worker *w, struct run *r, int rc);
 enum run_outcome worker_run_finish(struct worker *w, struct run *r);
 /* worker_run_finish's steps once the checkpoint is written: the exports
@@ -201,9 +221,9 @@ enum run_outcome worker_run_finish(struct worker *w, struct run *r);
 int worker_run_write_export(struct run *r);
 enum run_outcome worker_run_finished(struct worker *w, struct run *r, int rc,
 				     int err);
-enum run_outcome worker_run_checkpoint_if_due(struct worker *w, struct run *r);
-/* worker_run_checkpoint_if_due's steps: whether one is due now, and what
- * a checkpoint's rc comes to (r->write_errno says why it failed). */
+/* Whether a checkpoint is due now (every ckpt_epochs epochs, at least
+ * ckpt_min_seconds apart, or ckpt_seconds seconds), and what a
+ * checkpoint's rc comes to (r->write_errno says why it failed). */
 int worker_run_checkpoint_due(const struct worker *w, const struct run *r);
 enum run_outcome worker_run_checkpointed(struct worker *w, struct run *r,
 					 int rc);
@@ -212,12 +232,6 @@ void worker_run_end(struct worker *w, struct run *r);
 void worker_run_job(struct worker *w, struct work_job *job);
 
 /* worker_boundary.c: what a pack's jobs write at one boundary */
-enum boundary_kind {
-	BOUNDARY_NONE,   /* nothing to write */
-	BOUNDARY_STOP,   /* r->flags pause, cancel or stop: a checkpoint */
-	BOUNDARY_FINISH, /* done: the last checkpoint and the exports */
-	BOUNDARY_DUE,    /* a checkpoint due (worker_run_checkpoint_due) */
-};
 /* Writes what kinds[i] says for each of runs[0..n), the files by several
  * threads when there are many, and sets out[i] to what each comes to
  * (RUN_NEXT for BOUNDARY_NONE), as worker_run.c's steps would alone. */

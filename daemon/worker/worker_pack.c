@@ -126,18 +126,12 @@ static void prepare_exports(struct nn_pack *pack, struct worker *w,
 			    struct run **runs, int n, struct nn_fit **fits,
 			    enum boundary_kind *kinds)
 {
-	const int stop = WORK_CANCEL | WORK_PAUSE | WORK_STOP;
 	int any = 0;
 	int *want = calloc((size_t)n, sizeof(*want));
 	for (int i = 0; i < n; i++) {
 		struct run *r = runs[i];
-		r->flags = worker_flags_of(w, r->job);
 		fits[i] = r->fit;
-		kinds[i] =
-		    r->flags & stop ? BOUNDARY_STOP
-		    : r->reached || nn_fit_epoch(r->fit) >= r->job->cfg.epochs
-			? BOUNDARY_FINISH
-			: BOUNDARY_NONE;
+		kinds[i] = worker_run_kind(r, worker_flags_of(w, r->job));
 		any += kinds[i] == BOUNDARY_FINISH;
 		if (want)
 			want[i] = kinds[i] == BOUNDARY_FINISH;
@@ -329,20 +323,12 @@ void worker_run_pack(struct worker *w)
 		char *jobs_dir = boundary_begin(runs);
 		for (int i = 0; i < n; i++) {
 			struct run *r = runs[i];
-			const struct work_job *jb = r->job;
+			int due;
 			r->train_seconds += dt;
-			kinds[i] = BOUNDARY_NONE;
-			outs[i] = RUN_NEXT;
-			int trc = rcs[i];
-			if (!trc && jb->target_psnr > 0 &&
-			    isfinite(m[i].psnr_best) &&
-			    m[i].psnr_best >= jb->target_psnr)
-				trc = worker_run_model_reaches(
-				    r, jb->target_psnr, &r->reached);
-			if (trc)
-				outs[i] = worker_run_recover(w, r, trc);
-			else if (worker_run_checkpoint_due(w, r))
-				kinds[i] = BOUNDARY_DUE;
+			/* as a run alone takes them (worker_run.c) */
+			outs[i] =
+			    worker_run_after_step(w, r, &m[i], rcs[i], &due);
+			kinds[i] = due ? BOUNDARY_DUE : BOUNDARY_NONE;
 		}
 		worker_boundary_write(w, runs, kinds, n, dues);
 		for (int i = 0, k = 0; k < n; k++) {

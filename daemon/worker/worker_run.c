@@ -233,13 +233,6 @@ int worker_run_checkpoint_due(const struct worker *w, const struct run *r)
 	return by_epochs || since >= w->ckpt_seconds;
 }
 
-enum run_outcome worker_run_checkpoint_if_due(struct worker *w, struct run *r)
-{
-	if (!worker_run_checkpoint_due(w, r))
-		return RUN_NEXT;
-	return worker_run_checkpointed(w, r, worker_save_checkpoint(w, r));
-}
-
 /* A full disk, or no file descriptor left: training on would only lose
  * more, so the job is paused with the reason (the daemon retries); any
  * other cause (the folder was removed) fails it. */
@@ -264,38 +257,68 @@ enum run_outcome worker_run_checkpointed(struct worker *w, struct run *r,
 						: WORK_END_FAILED);
 }
 
-/* One epoch boundary and one epoch: a request served, the flags obeyed,
- * the end checked, the step, its news, the stop rule and the checkpoint. */
-static enum run_outcome epoch(struct worker *w, struct run *r)
+enum boundary_kind worker_run_kind(struct run *r, int flags)
+{
+	r->flags = flags;
+	if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP))
+		return BOUNDARY_STOP;
+	if (r->reached || nn_fit_epoch(r->fit) >= r->job->cfg.epochs)
+		return BOUNDARY_FINISH;
+	return BOUNDARY_NONE;
+}
+
+enum run_outcome worker_run_stop(struct run *r)
+{
+	return worker_run_ended(r, r->flags & WORK_CANCEL  ? WORK_END_CANCELLED
+				   : r->flags & WORK_PAUSE ? WORK_END_PAUSED
+							   : WORK_END_QUEUED);
+}
+
+enum run_outcome worker_run_after_step(struct worker *w, struct run *r,
+				       const struct nn_metrics *m, int rc,
+				       int *due)
 {
 	const struct work_job *job = r->job;
-	int flags = worker_serve_due(w, &r, 1);
-	if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP)) {
-		worker_save_checkpoint(w, r);
-		return worker_run_ended(r,
-					flags & WORK_CANCEL ? WORK_END_CANCELLED
-					: flags & WORK_PAUSE ? WORK_END_PAUSED
-							     : WORK_END_QUEUED);
-	}
-	if (r->reached || nn_fit_epoch(r->fit) >= job->cfg.epochs)
-		return worker_run_finish(w, r);
-	struct nn_metrics m;
-	double t = worker_seconds();
-	int rc = nn_fit_step(r->fit, &m);
-	r->train_seconds += worker_seconds() - t;
-	if (rc)
-		return worker_run_recover(w, r, rc);
-	struct work_event *ev = worker_event(WORK_PROGRESS, job->id);
-	ev->m = m;
-	worker_post(w, ev);
-	worker_publish_memory(w);
+	*due = 0;
 	/* the best model measured so far says it may be time; the export
 	 * (which takes that one, or better) decides */
-	if (job->target_psnr > 0 && isfinite(m.psnr_best) &&
-	    m.psnr_best >= job->target_psnr &&
-	    (rc = worker_run_model_reaches(r, job->target_psnr, &r->reached)))
+	if (!rc && job->target_psnr > 0 && isfinite(m->psnr_best) &&
+	    m->psnr_best >= job->target_psnr)
+		rc = worker_run_model_reaches(r, job->target_psnr, &r->reached);
+	if (rc)
 		return worker_run_recover(w, r, rc);
-	return worker_run_checkpoint_if_due(w, r);
+	*due = worker_run_checkpoint_due(w, r);
+	return RUN_NEXT;
+}
+
+/* One epoch boundary and one epoch: a request served, the flags obeyed,
+ * the end checked, the step, its news, the stop rule and the checkpoint;
+ * a pack takes the same steps for each of its jobs (worker_pack.c). */
+static enum run_outcome epoch(struct worker *w, struct run *r)
+{
+	switch (worker_run_kind(r, worker_serve_due(w, &r, 1))) {
+	case BOUNDARY_STOP:
+		worker_save_checkpoint(w, r);
+		return worker_run_stop(r);
+	case BOUNDARY_FINISH:
+		return worker_run_finish(w, r);
+	default:
+		break;
+	}
+	struct nn_metrics m;
+	double t = worker_seconds();
+	int rc = nn_fit_step(r->fit, &m), due;
+	r->train_seconds += worker_seconds() - t;
+	if (!rc) {
+		struct work_event *ev = worker_event(WORK_PROGRESS, r->job->id);
+		ev->m = m;
+		worker_post(w, ev);
+		worker_publish_memory(w);
+	}
+	enum run_outcome o = worker_run_after_step(w, r, &m, rc, &due);
+	if (o != RUN_NEXT || !due)
+		return o;
+	return worker_run_checkpointed(w, r, worker_save_checkpoint(w, r));
 }
 
 /* Says how the job left the worker (WORK_ENDED). */
