@@ -22,13 +22,13 @@
 
 #include "proto/errors.h"
 
-void line_buffer_init(struct line_buffer *lb, size_t max_line)
+void framing_line_init(struct line_buffer *lb, size_t max_line)
 {
 	memset(lb, 0, sizeof(*lb));
 	lb->max_line = max_line;
 }
 
-void line_buffer_finish(struct line_buffer *lb)
+void framing_line_finish(struct line_buffer *lb)
 {
 	free(lb->data);
 	lb->data = NULL;
@@ -64,8 +64,8 @@ static void maybe_shrink(struct line_buffer *lb)
 	}
 }
 
-int line_buffer_feed(struct line_buffer *lb, const char *data, size_t n,
-		     line_fn fn, void *ctx)
+int framing_line_feed(struct line_buffer *lb, const char *data, size_t n,
+		      line_fn fn, void *ctx)
 {
 	while (n > 0) {
 		const char *nl = memchr(data, '\n', n);

@@ -22,10 +22,10 @@ struct line_buffer {
  * connection was closed by the callback); feed then returns that value. */
 typedef int (*line_fn)(void *ctx, char *line, size_t len, int too_long);
 
-void line_buffer_init(struct line_buffer *lb, size_t max_line);
-void line_buffer_finish(struct line_buffer *lb);
+void framing_line_init(struct line_buffer *lb, size_t max_line);
+void framing_line_finish(struct line_buffer *lb);
 /* Returns 0, ERR_NOMEM, or the callback's non-zero value. */
-int line_buffer_feed(struct line_buffer *lb, const char *data, size_t n,
-		     line_fn fn, void *ctx);
+int framing_line_feed(struct line_buffer *lb, const char *data, size_t n,
+		      line_fn fn, void *ctx);
 
 #endif

@@ -212,7 +212,7 @@ int conn_open(const char *path, int timeout_ms, struct client_conn **out,
 	}
 	c->fd = fd;
 	c->timeout_ms = timeout_ms > 0 ? timeout_ms : -1;
-	line_buffer_init(&c->lines, CONN_MAX_ANSWER_BYTES);
+	framing_line_init(&c->lines, CONN_MAX_ANSWER_BYTES);
 	*out = c;
 	return 0;
 }
@@ -224,7 +224,7 @@ void conn_close(struct client_conn *c)
 	if (!c)
 		return;
 	close(c->fd);
-	line_buffer_finish(&c->lines);
+	framing_line_finish(&c->lines);
 	queue_finish(&c->answers);
 	queue_finish(&c->notifications);
 	free(c->chunk);
@@ -350,7 +350,7 @@ static int read_some(struct client_conn *c, int timeout_ms)
 			 "vkinrd closed the connection");
 		return ERR_IO;
 	}
-	rc = line_buffer_feed(&c->lines, c->chunk, (size_t)n, on_line, c);
+	rc = framing_line_feed(&c->lines, c->chunk, (size_t)n, on_line, c);
 	return rc < 0 ? rc : 0;
 }
 

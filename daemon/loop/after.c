@@ -66,8 +66,8 @@ int after_start(struct service *svc, struct job *job)
 		return rc;
 	job->held = 1; /* after_settle releases it once they are done */
 	id_list(job, 0, ids, sizeof(ids));
-	job_event(svc->queue, job, LOGL_INFO, "waits for job%s %s (--after)",
-		  job->p.nafter > 1 ? "s" : "", ids);
+	events_note(svc->queue, job, LOGL_INFO, "waits for job%s %s (--after)",
+		    job->p.nafter > 1 ? "s" : "", ids);
 	return 0;
 }
 
@@ -157,12 +157,12 @@ static void settle_one(struct service *svc, struct job *job)
 	job->held = job->after_done != all_bits(job);
 	if (why[0]) {
 		job->held = 0;
-		job_event(q, job, LOGL_ERROR, "failed: %s", why);
+		events_note(q, job, LOGL_ERROR, "failed: %s", why);
 		jobstate_apply(q, job, JOBSTATE_LET_DOWN, why);
 		subs_job_state(svc, job);
 	} else if (was_held && !job->held && job->state == JOB_QUEUED) {
-		job_event(q, job, LOGL_INFO,
-			  "the jobs it waits for are done; it may start");
+		events_note(q, job, LOGL_INFO,
+			    "the jobs it waits for are done; it may start");
 	}
 }
 

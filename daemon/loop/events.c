@@ -62,8 +62,8 @@ static int append_event(struct queue *q, const struct job *job,
 	return rc;
 }
 
-void job_event(struct queue *q, const struct job *job, enum log_level level,
-	       const char *fmt, ...)
+void events_note(struct queue *q, const struct job *job, enum log_level level,
+		 const char *fmt, ...)
 {
 	char text[1024];
 	va_list ap;
@@ -119,7 +119,7 @@ static void add_line(cJSON *events, const char *line, size_t len)
 	cJSON_Delete(o);
 }
 
-int job_events_read(struct queue *q, const struct job *job, cJSON **out)
+int events_read(struct queue *q, const struct job *job, cJSON **out)
 {
 	char path[4200];
 	*out = NULL;

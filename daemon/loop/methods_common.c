@@ -302,13 +302,13 @@ int methods_defer_to_worker(struct request *rq, struct worker_slot *slot,
 int methods_touchable_job(struct request *rq, const cJSON *params,
 			  struct job **out)
 {
-	int rc = methods_check_keys(rq, params, job_only);
+	int rc = methods_check_keys(rq, params, methods_job_only);
 	if (rc || (rc = methods_get_job(rq, params, out)))
 		return rc;
 	return methods_may_touch(rq, *out);
 }
 
-const char *const job_only[] = { "job", NULL };
+const char *const methods_job_only[] = { "job", NULL };
 
 /* ------------------------------------------------ decoding inputs */
 

@@ -95,7 +95,7 @@ int methods_get_job(struct request *rq, const cJSON *params, struct job **out);
 int methods_touchable_job(struct request *rq, const cJSON *params,
 			  struct job **out);
 /* The keys of a method that takes only "job". */
-extern const char *const job_only[];
+extern const char *const methods_job_only[];
 /* Queues req for slot's worker, within the uid's limit:
  * METHOD_DEFERRED, or an error. */
 int methods_defer_to_worker(struct request *rq, struct worker_slot *slot,

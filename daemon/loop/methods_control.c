@@ -60,11 +60,11 @@ static int change_state(struct request *rq, struct job *job,
 					    "out of memory");
 		return METHOD_DEFERRED;
 	case JOBSTATE_TO:
-		job_event(svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)",
-			  step.to == JOB_QUEUED ? "resumed"
-						: job_state_name(step.to),
-			  (unsigned)server_conn_uid(rq->c),
-			  job_state_name(job->state));
+		events_note(
+		    svc->queue, job, LOGL_NOTICE, "%s by uid %u (was %s)",
+		    step.to == JOB_QUEUED ? "resumed" : job_state_name(step.to),
+		    (unsigned)server_conn_uid(rq->c),
+		    job_state_name(job->state));
 		jobstate_apply(svc->queue, job, cause, NULL);
 		subs_job_state(svc, job);
 		/* a resumed job may start; what waits for a cancelled one
@@ -229,14 +229,14 @@ int methods_job_retry(struct request *rq, const cJSON *params, cJSON **result)
 					: RPC_INTERNAL_ERROR,
 				    "%s", err);
 	}
-	job_event(svc->queue, old, LOGL_NOTICE, "retried as job %s by uid %u",
-		  job->id, (unsigned)job->uid);
-	job_event(svc->queue, job, LOGL_NOTICE,
-		  "submitted by uid %u as a retry of job %s (%s): %dx%d, "
-		  "%d epochs, seed %llu, priority %d",
-		  (unsigned)job->uid, old->id, job_state_name(old->state),
-		  job->img_w, job->img_h, job->p.cfg.epochs,
-		  (unsigned long long)job->p.cfg.seed, job->p.priority);
+	events_note(svc->queue, old, LOGL_NOTICE, "retried as job %s by uid %u",
+		    job->id, (unsigned)job->uid);
+	events_note(svc->queue, job, LOGL_NOTICE,
+		    "submitted by uid %u as a retry of job %s (%s): %dx%d, "
+		    "%d epochs, seed %llu, priority %d",
+		    (unsigned)job->uid, old->id, job_state_name(old->state),
+		    job->img_w, job->img_h, job->p.cfg.epochs,
+		    (unsigned long long)job->p.cfg.seed, job->p.priority);
 	*result = cJSON_CreateObject();
 	cJSON_AddStringToObject(*result, "job", job->id);
 	cJSON_AddStringToObject(*result, "retry_of", old->id);

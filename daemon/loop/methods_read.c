@@ -176,7 +176,7 @@ int methods_job_list(struct request *rq, const cJSON *params, cJSON **result)
 int methods_job_get(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
-	int rc = methods_check_keys(rq, params, job_only);
+	int rc = methods_check_keys(rq, params, methods_job_only);
 	if (rc || (rc = methods_get_job(rq, params, &job)))
 		return rc;
 	*result = views_job(job, schedule_default_width(rq->svc));
@@ -189,10 +189,10 @@ int methods_job_logs(struct request *rq, const cJSON *params, cJSON **result)
 {
 	struct job *job;
 	cJSON *events;
-	int rc = methods_check_keys(rq, params, job_only);
+	int rc = methods_check_keys(rq, params, methods_job_only);
 	if (rc || (rc = methods_get_job(rq, params, &job)))
 		return rc;
-	if ((rc = job_events_read(rq->svc->queue, job, &events)))
+	if ((rc = events_read(rq->svc->queue, job, &events)))
 		return methods_fail(rq, RPC_INTERNAL_ERROR,
 				    "cannot read the events of "
 				    "job %s: %s",
@@ -244,7 +244,7 @@ int methods_job_unsubscribe(struct request *rq, const cJSON *params,
 			    cJSON **result)
 {
 	struct job *job;
-	int rc = methods_check_keys(rq, params, job_only);
+	int rc = methods_check_keys(rq, params, methods_job_only);
 	if (rc || (rc = methods_get_job(rq, params, &job)))
 		return rc;
 	subs_drop(rq->svc, server_conn_id(rq->c), job->id);

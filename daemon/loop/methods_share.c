@@ -104,9 +104,9 @@ int methods_job_renice(struct request *rq, const cJSON *params, cJSON **result)
 	if (was != (int)priority) {
 		job->p.priority = (int)priority;
 		queue_save_request(rq->svc->queue, job);
-		job_event(rq->svc->queue, job, LOGL_NOTICE,
-			  "priority %d -> %d by uid %u", was, (int)priority,
-			  (unsigned)server_conn_uid(rq->c));
+		events_note(rq->svc->queue, job, LOGL_NOTICE,
+			    "priority %d -> %d by uid %u", was, (int)priority,
+			    (unsigned)server_conn_uid(rq->c));
 	}
 	*result = views_job_state(job);
 	cJSON_AddNumberToObject(*result, "priority", job->p.priority);

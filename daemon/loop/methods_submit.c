@@ -423,12 +423,12 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 	    views_job_settings(job, schedule_default_width(svc));
 	char settings[160];
 	views_settings_text(&shown, settings, sizeof(settings));
-	job_event(svc->queue, job, LOGL_NOTICE,
-		  "submitted by uid %u: %dx%d, "
-		  "%d epochs, %s, seed %llu, priority %d",
-		  (unsigned)job->uid, job->img_w, job->img_h, job->p.cfg.epochs,
-		  settings, (unsigned long long)job->p.cfg.seed,
-		  job->p.priority);
+	events_note(svc->queue, job, LOGL_NOTICE,
+		    "submitted by uid %u: %dx%d, "
+		    "%d epochs, %s, seed %llu, priority %d",
+		    (unsigned)job->uid, job->img_w, job->img_h,
+		    job->p.cfg.epochs, settings,
+		    (unsigned long long)job->p.cfg.seed, job->p.priority);
 	if (job->p.nafter && (rc = after_start(svc, job))) {
 		log_error("job %s: removed again", job->id);
 		queue_remove(svc->queue, job);

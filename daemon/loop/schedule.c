@@ -90,8 +90,9 @@ static void start_on(struct service *svc, struct job *job, struct work_job *wj,
 	jobstate_apply(svc->queue, job, JOBSTATE_START, NULL);
 	char settings[160];
 	views_settings_text(&job->p, settings, sizeof(settings));
-	job_event(svc->queue, job, LOGL_NOTICE,
-		  "starting on %s (worker %d): %s", slot->device, i, settings);
+	events_note(svc->queue, job, LOGL_NOTICE,
+		    "starting on %s (worker %d): %s", slot->device, i,
+		    settings);
 	worker_start_job(slot->w, wj);
 	subs_job_state(svc, job);
 }
@@ -104,7 +105,7 @@ static void say_waiting(struct service *svc, struct job *job, const char *why)
 		return;
 	snprintf(svc->waiting_job, sizeof(svc->waiting_job), "%s", job->id);
 	snprintf(svc->waiting_why, sizeof(svc->waiting_why), "%s", why);
-	job_event(svc->queue, job, LOGL_INFO, "waits: %s", why);
+	events_note(svc->queue, job, LOGL_INFO, "waits: %s", why);
 }
 
 /*

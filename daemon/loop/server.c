@@ -217,7 +217,7 @@ static void conn_closed_cb(uv_handle_t *h)
 	s->nconns--;
 	free_msgs(c->out_head);
 	free_msgs(c->inflight);
-	line_buffer_finish(&c->lb);
+	framing_line_finish(&c->lb);
 	free(c->stash);
 	free(c);
 	s->nhandles--;
@@ -303,7 +303,7 @@ static size_t frame(struct peer_conn *c, const char *data, size_t n)
 		const char *nl = memchr(data + used, '\n', n - used);
 		size_t chunk = nl ? (size_t)(nl - data - used) + 1 : n - used;
 		int rc =
-		    line_buffer_feed(&c->lb, data + used, chunk, on_line, c);
+		    framing_line_feed(&c->lb, data + used, chunk, on_line, c);
 		used += chunk;
 		if (rc == ERR_NOMEM && !c->closing)
 			server_conn_close(c);
@@ -318,7 +318,7 @@ static size_t frame(struct peer_conn *c, const char *data, size_t n)
 static void end_of_input(struct peer_conn *c)
 {
 	if (c->lb.len > 0 && !c->lb.skipping)
-		line_buffer_feed(&c->lb, "\n", 1, on_line, c);
+		framing_line_feed(&c->lb, "\n", 1, on_line, c);
 	c->lb.len = 0;
 	c->partial_since = 0;
 }
@@ -526,7 +526,7 @@ static void on_connection(uv_stream_t *listener, int status)
 	s->conns = c;
 	s->nconns++;
 	c->id = ++s->next_id;
-	line_buffer_init(&c->lb, LIMIT_LINE_BYTES);
+	framing_line_init(&c->lb, LIMIT_LINE_BYTES);
 	c->last_moved = uv_now(s->loop);
 	if (uv_accept(listener, (uv_stream_t *)&c->pipe) < 0) {
 		server_conn_close(c);

@@ -119,16 +119,16 @@ static void on_retry(uv_timer_t *t)
 				 "%.400s; retrying failed: %s", job->error,
 				 strerror(errno));
 			job->write_paused = 0;
-			job_event(svc->queue, job, LOGL_ERROR, "failed: %s",
-				  why);
+			events_note(svc->queue, job, LOGL_ERROR, "failed: %s",
+				    why);
 			jobstate_apply(svc->queue, job, JOBSTATE_WRITE_FAILED,
 				       why);
 			subs_job_state(svc, job);
 			continue;
 		}
 		job->write_paused = 0;
-		job_event(svc->queue, job, LOGL_INFO,
-			  "its files can be written again; queued");
+		events_note(svc->queue, job, LOGL_INFO,
+			    "its files can be written again; queued");
 		jobstate_apply(svc->queue, job, JOBSTATE_WRITTEN_BACK, NULL);
 		subs_job_state(svc, job);
 	}
@@ -164,9 +164,9 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 		job->has_export = 1;
 		job->reached_epoch = ev->target_reached ? ev->epoch : 0;
 		if (ev->target_reached)
-			job_event(svc->queue, job, LOGL_NOTICE,
-				  "reached its target psnr %g at epoch %d",
-				  job->p.target_psnr, ev->epoch);
+			events_note(svc->queue, job, LOGL_NOTICE,
+				    "reached its target psnr %g at epoch %d",
+				    job->p.target_psnr, ev->epoch);
 	}
 	if (end == JOB_PAUSED && (ev->message[0] || job->write_paused)) {
 		/* a write failed (here or in the worker): retried later */
@@ -174,19 +174,19 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 			snprintf(job->error, sizeof(job->error), "%.500s",
 				 ev->message);
 		job->write_paused = 1;
-		job_event(svc->queue, job, LOGL_ERROR, "paused: %s",
-			  job->error);
+		events_note(svc->queue, job, LOGL_ERROR, "paused: %s",
+			    job->error);
 		jobstate_apply(svc->queue, job, cause, job->error);
 		subs_job_state(svc, job);
 		uv_timer_start(&svc->retry_timer, on_retry, RETRY_MS, RETRY_MS);
 		return;
 	}
 	if (end == JOB_FAILED)
-		job_event(svc->queue, job, LOGL_ERROR, "failed: %s",
-			  ev->message);
+		events_note(svc->queue, job, LOGL_ERROR, "failed: %s",
+			    ev->message);
 	else
-		job_event(svc->queue, job, LOGL_NOTICE, "%s at epoch %d",
-			  job_state_name(end), job_epoch(job));
+		events_note(svc->queue, job, LOGL_NOTICE, "%s at epoch %d",
+			    job_state_name(end), job_epoch(job));
 	jobstate_apply(svc->queue, job, cause, ev->message);
 	subs_job_state(svc, job);
 }

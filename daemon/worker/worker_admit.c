@@ -212,7 +212,7 @@ int worker_admit(struct worker *w, const struct work_job *job, char *why,
 
 /* ------------------------------------------------- the worker's side */
 
-void admit_device_opened(struct worker *w)
+void worker_admit_device_opened(struct worker *w)
 {
 	const struct gpu_device_info *info = gpu_info(w->gpu);
 	const char *env = getenv("VKINRD_PACK_MEMORY_BYTES"); /* for tests */
@@ -289,7 +289,8 @@ static int joiner_among_own(struct worker *w)
 	return own;
 }
 
-int admit_may_join(struct worker *w, const struct admit_pace *pace, int n)
+int worker_admit_may_join(struct worker *w, const struct admit_pace *pace,
+			  int n)
 {
 	drop_flagged(w);
 	if (n == 0)
@@ -297,8 +298,8 @@ int admit_may_join(struct worker *w, const struct admit_pace *pace, int n)
 	return pace->credit >= 0 || joiner_among_own(w);
 }
 
-void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
-		  int running, double seconds)
+void worker_admit_joined(struct worker *w, struct admit_pace *pace,
+			 struct run *r, int running, double seconds)
 {
 	pace->changed = 1;
 	if (running) {
@@ -322,8 +323,8 @@ void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
 	pthread_mutex_unlock(&w->lock);
 }
 
-void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds,
-		   int n)
+void worker_admit_stepped(struct worker *w, struct admit_pace *pace,
+			  double seconds, int n)
 {
 	uint64_t in_use = gpu_bytes_in_use(w->gpu);
 	pthread_mutex_lock(&w->lock);

@@ -150,16 +150,17 @@ struct admit_pace {
 	int last_n, changed; /* the last epoch's jobs; one joined since */
 };
 /* The device was opened: the budgets. */
-void admit_device_opened(struct worker *w);
+void worker_admit_device_opened(struct worker *w);
 /* Whether a pack of n running jobs loads another now (jobs paused or
  * cancelled before they were loaded leave first). */
-int admit_may_join(struct worker *w, const struct admit_pace *pace, int n);
+int worker_admit_may_join(struct worker *w, const struct admit_pace *pace,
+			  int n);
 /* r was loaded in seconds, beside running others (> 0) or not. */
-void admit_joined(struct worker *w, struct admit_pace *pace, struct run *r,
-		  int running, double seconds);
+void worker_admit_joined(struct worker *w, struct admit_pace *pace,
+			 struct run *r, int running, double seconds);
 /* The pack stepped an epoch in seconds. */
-void admit_stepped(struct worker *w, struct admit_pace *pace, double seconds,
-		   int n);
+void worker_admit_stepped(struct worker *w, struct admit_pace *pace,
+			  double seconds, int n);
 /* id ran out of memory beside others: it runs alone from now on. */
 void worker_admit_alone(struct worker *w, const char *id);
 

@@ -263,7 +263,7 @@ void worker_run_pack(struct worker *w)
 			n = boundary(w, pack, runs, n, 1, &bb);
 		struct work_job *job;
 		int joined = 0;
-		while (n < w->pack && admit_may_join(w, &pace, n) &&
+		while (n < w->pack && worker_admit_may_join(w, &pace, n) &&
 		       (job = worker_take_job(w))) {
 			struct run *r = calloc(1, sizeof(*r));
 			if (!r) {
@@ -281,7 +281,8 @@ void worker_run_pack(struct worker *w)
 				worker_run_end(w, r);
 				continue;
 			}
-			admit_joined(w, &pace, r, n, worker_seconds() - t);
+			worker_admit_joined(w, &pace, r, n,
+					    worker_seconds() - t);
 			runs[n++] = r;
 			joined++;
 		}
@@ -305,7 +306,7 @@ void worker_run_pack(struct worker *w)
 		nn_pack_host_ms(pack, ph);
 		for (int k = 0; k < NN_PACK_PHASES; k++)
 			phases[k] += ph[k];
-		admit_stepped(w, &pace, dt, n);
+		worker_admit_stepped(w, &pace, dt, n);
 		for (int i = 0; rc == 0 && i < n; i++)
 			if (worker_device_fault(rcs[i]))
 				rc = rcs[i];

@@ -45,7 +45,7 @@ static void *worker_main(void *arg)
 	} else {
 		ev->ok = 1;
 		ev->info = *gpu_info(w->gpu);
-		admit_device_opened(w);
+		worker_admit_device_opened(w);
 		if (!nn_pack_supported(w->gpu)) {
 			pthread_mutex_lock(&w->lock);
 			w->pack = 1;

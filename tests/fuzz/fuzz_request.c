@@ -2,7 +2,7 @@
  * fuzz_request.c - libFuzzer target: line framing plus request handling.
  *
  * The input is a byte stream as a client would send it. It is fed in
- * pieces through line_buffer_feed (the daemon's framing, with a small line
+ * pieces through framing_line_feed (the daemon's framing, with a small line
  * limit so the over-long path is reached), and every line goes to
  * methods_line, the real parse/validate/dispatch path of the daemon. The
  * service behind it is in memory with no workers: a queue in a private
@@ -146,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!svc.queue)
 		setup();
 	struct line_buffer lb;
-	line_buffer_init(&lb, FUZZ_LINE_MAX);
+	framing_line_init(&lb, FUZZ_LINE_MAX);
 	the_conn.closing = 0;
 	/* The stream is cut into reads of a size that depends on its length,
 	 * so splits inside a line and inside a UTF-8 sequence are covered
@@ -154,11 +154,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t chunk = size % 64 + 1;
 	for (size_t off = 0; off < size; off += chunk) {
 		size_t n = size - off < chunk ? size - off : chunk;
-		if (line_buffer_feed(&lb, (const char *)data + off, n, on_line,
-				     NULL))
+		if (framing_line_feed(&lb, (const char *)data + off, n, on_line,
+				      NULL))
 			break;
 	}
-	line_buffer_finish(&lb);
+	framing_line_finish(&lb);
 	uv_run(svc.loop, UV_RUN_DEFAULT); /* the decodes it started */
 	methods_closed(&svc, &the_conn);
 	while (svc.queue->head)
