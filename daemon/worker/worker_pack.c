@@ -224,6 +224,34 @@ static int boundary(struct worker *w, struct nn_pack *pack, struct run **runs,
 	return n;
 }
 
+/* The jobs handed over join a pack of n, while it has room and
+ * admission lets them (worker_admit.c), each loaded (or ended, when it
+ * cannot be); returns the pack's jobs now. */
+static int join_waiting(struct worker *w, struct admit_pace *pace,
+			struct run **runs, int n)
+{
+	struct work_job *job;
+	while (n < w->pack && worker_admit_may_join(w, pace, n) &&
+	       (job = worker_take_job(w))) {
+		struct run *r = calloc(1, sizeof(*r));
+		if (!r) {
+			worker_release_held(w, job->id);
+			worker_post_ended(w, job->id, WORK_END_QUEUED, NULL);
+			free(job);
+			continue;
+		}
+		*r = (struct run){ .job = job, .psnr = NAN, .shared = n > 0 };
+		double t = worker_seconds();
+		if (worker_run_load(w, r) == RUN_ENDED) {
+			worker_run_end(w, r);
+			continue;
+		}
+		worker_admit_joined(w, pace, r, n, worker_seconds() - t);
+		runs[n++] = r;
+	}
+	return n;
+}
+
 /*
  * Trains the jobs handed over as one pack (nn/pack.h) until none is left:
  * between two epochs jobs join (taken as they come, while the pack has
@@ -261,31 +289,9 @@ void worker_run_pack(struct worker *w)
 		 * joiners load (which may take long) */
 		if (n)
 			n = boundary(w, pack, runs, n, 1, &bb);
-		struct work_job *job;
-		int joined = 0;
-		while (n < w->pack && worker_admit_may_join(w, &pace, n) &&
-		       (job = worker_take_job(w))) {
-			struct run *r = calloc(1, sizeof(*r));
-			if (!r) {
-				worker_release_held(w, job->id);
-				worker_post_ended(w, job->id, WORK_END_QUEUED,
-						  NULL);
-				free(job);
-				continue;
-			}
-			*r = (struct run){ .job = job,
-					   .psnr = NAN,
-					   .shared = n > 0 };
-			double t = worker_seconds();
-			if (worker_run_load(w, r) == RUN_ENDED) {
-				worker_run_end(w, r);
-				continue;
-			}
-			worker_admit_joined(w, &pace, r, n,
-					    worker_seconds() - t);
-			runs[n++] = r;
-			joined++;
-		}
+		int had = n;
+		n = join_waiting(w, &pace, runs, n);
+		int joined = n - had;
 		/* the joiners' own flags, and those loaded at their end */
 		if (joined)
 			n = boundary(w, pack, runs, n, 0, &bb);
