@@ -227,30 +227,42 @@ int methods_may_touch(struct request *rq, const struct job *job)
  * or as an exact integer; anything else (a fraction, a number beyond
  * 2^53 that JSON cannot carry exactly) is refused rather than rounded
  * onto another job. */
+int methods_job_id_text(const cJSON *v, char id[METHODS_ID_TEXT])
+{
+	if (cJSON_IsString(v) && strlen(v->valuestring) < METHODS_ID_TEXT) {
+		snprintf(id, METHODS_ID_TEXT, "%s", v->valuestring);
+		return METHODS_ID_OK;
+	}
+	if (cJSON_IsString(v))
+		return METHODS_ID_LONG;
+	if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
+	    v->valuedouble < 9007199254740992.0 &&
+	    v->valuedouble == floor(v->valuedouble)) {
+		snprintf(id, METHODS_ID_TEXT, "%.0f", v->valuedouble);
+		return METHODS_ID_OK;
+	}
+	return cJSON_IsNumber(v) ? METHODS_ID_BAD_NUMBER : METHODS_ID_NONE;
+}
+
 int methods_get_job(struct request *rq, const cJSON *params, struct job **out)
 {
-	char id[32];
+	char id[METHODS_ID_TEXT];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, "job");
-	if (cJSON_IsString(v) && strlen(v->valuestring) < sizeof(id))
-		snprintf(id, sizeof(id), "%s", v->valuestring);
-	else if (cJSON_IsString(v))
+	int kind = methods_job_id_text(v, id);
+	if (kind == METHODS_ID_LONG)
 		return methods_fail(rq, RPC_JOB_NOT_FOUND,
 				    "no job has an id of %zu "
 				    "bytes; job ids are numbers such as \"12\" "
 				    "(job.list shows them)",
 				    strlen(v->valuestring));
-	else if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
-		 v->valuedouble < 9007199254740992.0 &&
-		 v->valuedouble == floor(v->valuedouble))
-		snprintf(id, sizeof(id), "%.0f", v->valuedouble);
-	else if (cJSON_IsNumber(v))
+	else if (kind == METHODS_ID_BAD_NUMBER)
 		return methods_fail(
 		    rq, RPC_INVALID_PARAMS,
 		    "\"job\" must be a job id "
 		    "as job.submit returned it, e.g. \"12\" (got the "
 		    "number %.17g, which is not one)",
 		    v->valuedouble);
-	else
+	else if (kind == METHODS_ID_NONE)
 		return methods_fail(
 		    rq, RPC_INVALID_PARAMS,
 		    "\"job\" is required: the id of a job as "

@@ -89,6 +89,16 @@ int methods_input_refused(struct request *rq, const char *key, const char *sub,
 /* Whether the caller may change job (its owner, or root). */
 int methods_may_touch(struct request *rq, const struct job *job);
 /* params.job: an existing job. */
+/* A job id as JSON (a string, or an exact integer from 1 to 2^53) as
+ * its text in id: METHODS_ID_OK, or why not. */
+#define METHODS_ID_TEXT 32
+enum {
+	METHODS_ID_OK,
+	METHODS_ID_LONG,       /* a string too long to be an id */
+	METHODS_ID_BAD_NUMBER, /* a fraction, < 1, or past 2^53 */
+	METHODS_ID_NONE,       /* neither a string nor a number */
+};
+int methods_job_id_text(const cJSON *v, char id[METHODS_ID_TEXT]);
 int methods_get_job(struct request *rq, const cJSON *params, struct job **out);
 /* The job named by params (which hold only "job") of a method that acts
  * on it: it must exist and the caller must own it (or be root). */

@@ -4,7 +4,6 @@
  */
 #include "loop/methods_common.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,20 +151,17 @@ int methods_job_list(struct request *rq, const cJSON *params, cJSON **result)
 	const cJSON *v;
 	cJSON_ArrayForEach(v, only)
 	{
-		char id[32] = "";
-		if (cJSON_IsString(v) && strlen(v->valuestring) < sizeof(id))
-			snprintf(id, sizeof(id), "%s", v->valuestring);
-		else if (cJSON_IsNumber(v) && v->valuedouble >= 1 &&
-			 v->valuedouble < 9007199254740992.0 &&
-			 v->valuedouble == floor(v->valuedouble))
-			snprintf(id, sizeof(id), "%.0f", v->valuedouble);
-		else if (!cJSON_IsString(v)) {
+		char id[METHODS_ID_TEXT] = "";
+		int kind = methods_job_id_text(v, id);
+		if (kind != METHODS_ID_OK && kind != METHODS_ID_LONG) {
 			cJSON_Delete(r);
 			return methods_fail(rq, RPC_INVALID_PARAMS,
 					    "\"jobs\" holds job ids, e.g. "
 					    "[\"1\", \"2\"]");
 		}
-		struct job *job = id[0] ? queue_find(rq->svc->queue, id) : NULL;
+		struct job *job = kind == METHODS_ID_OK
+				      ? queue_find(rq->svc->queue, id)
+				      : NULL;
 		if (job)
 			cJSON_AddItemToArray(a, views_job(job, default_width));
 	}
