@@ -15,6 +15,8 @@
 #     with the daemon's estimate and a --max-side (exit 3, no job); at
 #     that --max-side it is a job, and with --yes too.
 # Skipped when the device is not a CPU one (a GPU is not estimated).
+# The sanitizer build (VKINR_SANITIZED) skips the speed check: it runs the
+# host code several times slower than the estimate assumes.
 . "$(dirname "$0")/lib.bash"
 tap_plan 8
 need_device
@@ -64,8 +66,13 @@ tap.ok(r.returncode == 0 and os.path.exists(recon) and png_size(recon) == want
        and summary.get("image") == {"width": want[0], "height": want[1]},
        "--max-side %d: fitted at %dx%d, the reconstruction too" % (n, *want),
        (r.returncode, r.stderr, summary))
-tap.ok(ms > 0 and est / 4 <= ms / 1000 <= est * 4 + 1,
-       "an epoch took %.1f s, near the %d s estimated" % (ms / 1000, est), summary)
+if os.environ.get("VKINR_SANITIZED"):
+    tap.n += 1
+    print("ok %d # SKIP an epoch took %.1f s, %d s estimated: timings mean nothing in "
+          "the sanitizer build" % (tap.n, ms / 1000, est))
+else:
+    tap.ok(ms > 0 and est / 4 <= ms / 1000 <= est * 4 + 1,
+           "an epoch took %.1f s, near the %d s estimated" % (ms / 1000, est), summary)
 
 os.unlink(recon)
 r, _ = fit("--epochs", "1", "--resize", "64x40", "-q", "--recon", recon)

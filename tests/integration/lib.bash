@@ -40,18 +40,32 @@ need_device() {
 # Extra arguments go to vkinrd (e.g. --device 0 --device 0).
 # The tests of the queue's order, states and workers run one job at a time
 # a worker (--pack 1) unless PACK says otherwise; 76_packs.sh tests packs.
+# A socket left by a daemon killed with -9 exists before the new daemon
+# replaces it: then the wait is for a connection, not for the file.
 start_daemon() {
+	local stale=
+	[ -S "$SOCK" ] && stale=1
 	"$VKINRD" --socket "$SOCK" --state-dir "$STATE" --pack "${PACK:-1}" -v "$@" \
 		>>"$T/daemon.log" 2>&1 &
 	DPID=$!
 	# 30 s: a sanitizer build on a loaded machine starts slowly
 	for _ in $(seq 1 300); do
-		[ -S "$SOCK" ] && return 0
+		if [ -S "$SOCK" ]; then
+			[ -z "$stale" ] && return 0
+			socket_answers "$SOCK" && return 0
+		fi
 		kill -0 "$DPID" 2>/dev/null || break
 		sleep 0.1
 	done
 	echo "# the daemon did not create its socket"
 	return 1
+}
+
+# Whether something accepts a connection on the Unix socket $1.
+socket_answers() {
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])' "$1" 2>/dev/null
 }
 
 stop_daemon() {
