@@ -74,6 +74,7 @@ END {
 		print "void main()"
 		print "{"
 		print "\tuint slot;"
+		print "\tPK_LANES_SET();"
 		print "\tif (!pk_enter(slot))"
 		print "\t\treturn;"
 		print "\tpk_GlobalInvocationID = pk_WorkGroupID * gl_WorkGroupSize +"

@@ -86,6 +86,7 @@ struct gpu_switches {
 	int dw_rows;          /* VKINR_DW_ROWS=1 */
 	int dw_tiled;         /* VKINR_DW_TILED: 0, 1, -1 unset (or other) */
 	int half_storage_off; /* VKINR_HALF_STORAGE=0 */
+	int pack_lanes_off;   /* VKINR_PACK_LANES=0 (see gpu_pipeline_get) */
 	char gemm[32];        /* VKINR_GEMM, "" unset */
 	int average_every;    /* VKINR_AVERAGE_EVERY when over 0, else 0 */
 	int has_fp32_finish;  /* VKINR_FP32_FINISH in [0, 1]: fp32_finish */

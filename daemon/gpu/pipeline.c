@@ -108,6 +108,25 @@ static void dump_pipeline(struct gpu_context *ctx, const struct gpu_pipeline *p,
 	}
 }
 
+/* A packed variant's PK_LANE_LOADS (shaders/packed.glsl): its entry read
+ * by the lanes of each subgroup of 8 and shared by shuffles, on CPU
+ * devices, where every load is a loop over the SIMD lanes; elsewhere each
+ * invocation reads the words it needs (VKINR_PACK_LANES=0 does, to
+ * compare). */
+#define PACK_LANE_LOADS_ID 3u
+
+static int is_packed_variant(const char *variant)
+{
+	size_t n = strlen(variant);
+	return n > 3 && !strcmp(variant + n - 3, "_pk");
+}
+
+static uint32_t pack_lane_loads(const struct gpu_context *ctx)
+{
+	return ctx->info.is_cpu && ctx->info.subgroup_size == 8 &&
+	       !ctx->switches.pack_lanes_off;
+}
+
 static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 		 struct gpu_pipeline *p)
 {
@@ -168,15 +187,25 @@ static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 	    vkCreateShaderModule(ctx->device, &module_info, NULL, &module);
 	free(khr);
 	GPU_CHECK(ctx, made);
-	VkSpecializationMapEntry entries[GPU_MAX_SPEC];
-	for (int i = 0; i < p->nspec; i++)
+	VkSpecializationMapEntry entries[GPU_MAX_SPEC + 1];
+	uint32_t values[GPU_MAX_SPEC + 1];
+	int nentries = p->nspec;
+	for (int i = 0; i < p->nspec; i++) {
 		entries[i] = (VkSpecializationMapEntry){ (uint32_t)i,
 							 (uint32_t)(i * 4), 4 };
+		values[i] = p->spec[i];
+	}
+	if (is_packed_variant(p->variant)) {
+		entries[nentries] =
+		    (VkSpecializationMapEntry){ PACK_LANE_LOADS_ID,
+						(uint32_t)(nentries * 4), 4 };
+		values[nentries++] = pack_lane_loads(ctx);
+	}
 	VkSpecializationInfo spec = {
-		.mapEntryCount = (uint32_t)p->nspec,
+		.mapEntryCount = (uint32_t)nentries,
 		.pMapEntries = entries,
-		.dataSize = (size_t)p->nspec * 4,
-		.pData = p->spec,
+		.dataSize = (size_t)nentries * 4,
+		.pData = values,
 	};
 	VkComputePipelineCreateInfo info = {
 		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
@@ -185,7 +214,7 @@ static int build(struct gpu_context *ctx, const struct shader_blob *blob,
 			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
 			.module = module,
 			.pName = "main",
-			.pSpecializationInfo = p->nspec ? &spec : NULL,
+			.pSpecializationInfo = nentries ? &spec : NULL,
 		},
 		.layout = p->layout,
 	};
