@@ -286,145 +286,190 @@ static int mem_is_valid(const char *text)
 	return digits && (!*unit || (strchr("KMGTkmgt", *unit) && !unit[1]));
 }
 
-static int parse_submit(struct submission *s, int argc, char **argv)
+/* --time in Slurm's form (MINUTES, H:MM:SS, D-HH:MM:SS); 0 or the usage
+ * error's exit status. */
+static int check_time(const struct cmd_entry *e, const char *text)
 {
-	static const struct option own[] = {
-		{ "slurm", no_argument, NULL, OPT_SLURM },
-		{ "out", required_argument, NULL, OPT_OUT },
-		{ "tasks", required_argument, NULL, OPT_TASKS },
-		{ "gpus-per-task", required_argument, NULL, OPT_GPUS },
-		{ "sbatch", required_argument, NULL, OPT_SBATCH },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-		{ "from-file", required_argument, NULL, OPT_FROM_FILE },
-		{ "allow-cpu", no_argument, NULL, OPT_ALLOW_CPU },
-		{ "max-running", required_argument, NULL, OPT_MAX_RUNNING },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "mem", required_argument, NULL, OPT_MEM },
-		{ "cpus-per-task", required_argument, NULL, OPT_CPUS },
-		{ "setup", required_argument, NULL, OPT_SETUP },
-		{ "vkinrd", required_argument, NULL, OPT_VKINRD },
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "recursive", no_argument, NULL, 'r' },
-		CMD_COMMON_OPTIONS,
-	};
-	struct option opts[sizeof(own) / sizeof(own[0]) + FIT_OPTION_COUNT +
-			   1] = { { 0 } };
-	const struct cmd_entry *e = s->self;
-	int c, rc;
+	if (!text[0] || strspn(text, "0123456789:-") != strlen(text))
+		return cmd_usage_error(e, "--time takes Slurm's "
+					  "form: MINUTES, H:MM:SS or "
+					  "D-HH:MM:SS");
+	return 0;
+}
 
-	memcpy(opts, own, sizeof(own));
-	fit_options_table(opts + sizeof(own) / sizeof(own[0]), OPT_PARAM);
-	const char *lists[argc + 1]; /* --from-file, in order */
-	int nlists = 0;
-	while ((c = cmd_getopt(argc, argv, "hqr", opts)) != -1) {
-		if (fit_option_is(c, OPT_PARAM)) {
-			if ((rc = parse_fit_param(s, c, optarg)))
-				return rc;
-			continue;
-		}
-		rc = 0;
-		switch (c) {
-		case OPT_SLURM:
-			break;
-		case OPT_OUT:
-			s->out = optarg;
-			break;
-		case OPT_TASKS:
-			rc = parse_count(e, "--tasks", optarg, 1, 1000000,
-					 &s->tasks);
-			break;
-		case OPT_GPUS:
-			rc = parse_count(e, "--gpus-per-task", optarg, 0, 16,
-					 &s->gpus);
-			break;
-		case OPT_SBATCH:
-			s->sbatch_args = optarg;
-			break;
-		case OPT_DRY_RUN:
-			s->dry_run = 1;
-			break;
-		case OPT_FROM_FILE: /* read once -r is known */
-			lists[nlists++] = optarg;
-			break;
-		case OPT_ALLOW_CPU:
-			s->allow_cpu = 1;
-			break;
-		case OPT_MAX_RUNNING:
-			rc = parse_count(e, "--max-running", optarg, 1, 1000000,
-					 &s->max_running);
-			break;
-		case OPT_CPUS:
-			rc = parse_count(e, "--cpus-per-task", optarg, 1, 4096,
-					 &s->cpus);
-			break;
-		case OPT_TIME:
-			if (!optarg[0] ||
-			    strspn(optarg, "0123456789:-") != strlen(optarg))
-				rc = cmd_usage_error(
-				    e, "--time takes Slurm's "
-				       "form: MINUTES, H:MM:SS or "
-				       "D-HH:MM:SS");
-			s->time = optarg;
-			break;
-		case OPT_MEM:
-			if (!mem_is_valid(optarg))
-				rc = cmd_usage_error(
-				    e, "--mem takes Slurm's "
-				       "form: a number of MiB, or "
-				       "with K, M, G or T (4G)");
-			s->mem = optarg;
-			break;
-		case OPT_SETUP:
-			/* shell code by design: one line, tabs allowed */
-			if (s->nsetup == MAX_SETUP_LINES ||
-			    strchr(optarg, '\n'))
-				rc = cmd_usage_error(e,
-						     "--setup takes one line "
-						     "each time, at most %d",
-						     MAX_SETUP_LINES);
-			else if (!(rc = refuse_unquotable(e, "--setup", optarg,
-							  1)))
-				s->setup[s->nsetup++] = optarg;
-			break;
-		case OPT_VKINRD:
-			rc = refuse_unquotable(e, "--vkinrd", optarg, 0);
-			s->vkinrd = optarg;
-			break;
-		case OPT_NAME:
-			if (!*optarg)
-				rc = cmd_usage_error(e, "--name is empty");
-			else if (!text_is_clean(optarg, strlen(optarg)))
-				rc = cmd_usage_error(
-				    e, "--name must be UTF-8 without "
-				       "control characters");
-			s->name = optarg;
-			break;
-		case 'q':
-			s->quiet = 1;
-			break;
-		case 'r':
-			s->in.recursive = 1;
-			break;
-		default:
-			if ((rc = cmd_common_option(s->cl, e, c)) >= 0)
-				return rc;
-			rc = 0;
-		}
-		if (rc)
-			return rc > 0 ? rc : client_fail(s->cl, rc, NULL);
+/* One more --setup line: shell code by design, one line, tabs allowed,
+ * at most MAX_SETUP_LINES; 0 or the usage error's exit status. */
+static int add_setup(struct submission *s, const char *line)
+{
+	int rc;
+	if (s->nsetup == MAX_SETUP_LINES || strchr(line, '\n'))
+		return cmd_usage_error(s->self,
+				       "--setup takes one line "
+				       "each time, at most %d",
+				       MAX_SETUP_LINES);
+	if (!(rc = refuse_unquotable(s->self, "--setup", line, 1)))
+		s->setup[s->nsetup++] = line;
+	return rc;
+}
+
+/* --name: not empty, UTF-8 without control characters; 0 or the usage
+ * error's exit status. */
+static int check_name(const struct cmd_entry *e, const char *name)
+{
+	if (!*name)
+		return cmd_usage_error(e, "--name is empty");
+	if (!text_is_clean(name, strlen(name)))
+		return cmd_usage_error(e, "--name must be UTF-8 without "
+					  "control characters");
+	return 0;
+}
+
+/* submit's own options; the training options of the table are added
+ * after them (parse_submit) */
+static const struct option submit_options[] = {
+	{ "slurm", no_argument, NULL, OPT_SLURM },
+	{ "out", required_argument, NULL, OPT_OUT },
+	{ "tasks", required_argument, NULL, OPT_TASKS },
+	{ "gpus-per-task", required_argument, NULL, OPT_GPUS },
+	{ "sbatch", required_argument, NULL, OPT_SBATCH },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "from-file", required_argument, NULL, OPT_FROM_FILE },
+	{ "allow-cpu", no_argument, NULL, OPT_ALLOW_CPU },
+	{ "max-running", required_argument, NULL, OPT_MAX_RUNNING },
+	{ "time", required_argument, NULL, OPT_TIME },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "cpus-per-task", required_argument, NULL, OPT_CPUS },
+	{ "setup", required_argument, NULL, OPT_SETUP },
+	{ "vkinrd", required_argument, NULL, OPT_VKINRD },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "recursive", no_argument, NULL, 'r' },
+	CMD_COMMON_OPTIONS,
+};
+#define SUBMIT_OPTION_COUNT (sizeof(submit_options) / sizeof(submit_options[0]))
+
+/* One of submit's own options (c, with its argument arg) into s; a
+ * --from-file list is kept in lists, to be read once -r is known.
+ * Returns -1 to go on, else the exit status to return now. */
+static int parse_submit_option(struct submission *s, int c, char *arg,
+			       const char **lists, int *nlists)
+{
+	const struct cmd_entry *e = s->self;
+	int rc = 0;
+	switch (c) {
+	case OPT_SLURM:
+		break;
+	case OPT_OUT:
+		s->out = arg;
+		break;
+	case OPT_TASKS:
+		rc = parse_count(e, "--tasks", arg, 1, 1000000, &s->tasks);
+		break;
+	case OPT_GPUS:
+		rc = parse_count(e, "--gpus-per-task", arg, 0, 16, &s->gpus);
+		break;
+	case OPT_SBATCH:
+		s->sbatch_args = arg;
+		break;
+	case OPT_DRY_RUN:
+		s->dry_run = 1;
+		break;
+	case OPT_FROM_FILE:
+		lists[(*nlists)++] = arg;
+		break;
+	case OPT_ALLOW_CPU:
+		s->allow_cpu = 1;
+		break;
+	case OPT_MAX_RUNNING:
+		rc = parse_count(e, "--max-running", arg, 1, 1000000,
+				 &s->max_running);
+		break;
+	case OPT_CPUS:
+		rc = parse_count(e, "--cpus-per-task", arg, 1, 4096, &s->cpus);
+		break;
+	case OPT_TIME:
+		rc = check_time(e, arg);
+		s->time = arg;
+		break;
+	case OPT_MEM:
+		if (!mem_is_valid(arg))
+			rc = cmd_usage_error(e, "--mem takes Slurm's "
+						"form: a number of MiB, or "
+						"with K, M, G or T (4G)");
+		s->mem = arg;
+		break;
+	case OPT_SETUP:
+		rc = add_setup(s, arg);
+		break;
+	case OPT_VKINRD:
+		rc = refuse_unquotable(e, "--vkinrd", arg, 0);
+		s->vkinrd = arg;
+		break;
+	case OPT_NAME:
+		rc = check_name(e, arg);
+		s->name = arg;
+		break;
+	case 'q':
+		s->quiet = 1;
+		break;
+	case 'r':
+		s->in.recursive = 1;
+		break;
+	default:
+		return cmd_common_option(s->cl, e, c);
 	}
+	if (rc)
+		return rc > 0 ? rc : client_fail(s->cl, rc, NULL);
+	return -1;
+}
+
+/* The inputs: the --from-file lists first, in order, then the files
+ * and folders named; -1, or the exit status of a failure. */
+static int add_inputs(struct submission *s, const char **lists, int nlists,
+		      char **args, int nargs)
+{
+	int rc;
 	for (int i = 0; i < nlists; i++)
 		if ((rc = inputs_add_list(&s->in, lists[i])) < 0)
 			return client_fail(s->cl, rc, NULL);
-	for (int i = optind; i < argc; i++)
-		if ((rc = inputs_add(&s->in, argv[i])) < 0)
+	for (int i = 0; i < nargs; i++)
+		if ((rc = inputs_add(&s->in, args[i])) < 0)
 			return client_fail(s->cl, rc, NULL);
+	return -1;
+}
+
+/* --sbatch's text split into its words as a shell would (no command
+ * substitution), each one the script can hold; -1, or the usage error's
+ * exit status. */
+static int split_sbatch(struct submission *s)
+{
+	const struct cmd_entry *e = s->self;
+	int rc;
+	if (wordexp(s->sbatch_args, &s->sbatch_words, WRDE_NOCMD | WRDE_UNDEF))
+		return cmd_usage_error(e,
+				       "--sbatch \"%s\": cannot "
+				       "split it into arguments (quote "
+				       "as in a shell; no $(...))",
+				       s->sbatch_args);
+	s->have_words = 1;
+	for (size_t i = 0; i < s->sbatch_words.we_wordc; i++)
+		if ((rc = refuse_unquotable(e, "--sbatch's word",
+					    s->sbatch_words.we_wordv[i], 0)))
+			return rc;
+	return -1;
+}
+
+/* Once every option is read: OUT given (made absolute: the tasks may
+ * start elsewhere, the script names it whole), a CPU-only array asked
+ * for by name, --sbatch split, some input. -1, or the exit status. */
+static int check_submit(struct submission *s)
+{
+	const struct cmd_entry *e = s->self;
+	int rc;
 	if (!s->out)
 		return cmd_usage_error(e, "--slurm needs --out OUT, the folder "
 					  "the results go to");
 	if (s->out[0] != '/') {
-		/* the tasks may start elsewhere: the script names it whole */
 		char cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof(cwd)) ||
 		    !(s->out_abs = path_join(cwd, s->out)))
@@ -439,26 +484,40 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 				       "only the CPU device, which vkinrd "
 				       "refuses unless told: add --allow-cpu "
 				       "to fit on the CPU");
-	if (s->sbatch_args) {
-		int bad = wordexp(s->sbatch_args, &s->sbatch_words,
-				  WRDE_NOCMD | WRDE_UNDEF);
-		if (bad)
-			return cmd_usage_error(e,
-					       "--sbatch \"%s\": cannot "
-					       "split it into arguments (quote "
-					       "as in a shell; no $(...))",
-					       s->sbatch_args);
-		s->have_words = 1;
-		for (size_t i = 0; i < s->sbatch_words.we_wordc; i++)
-			if ((rc = refuse_unquotable(e, "--sbatch's word",
-						    s->sbatch_words.we_wordv[i],
-						    0)))
-				return rc;
-	}
+	if (s->sbatch_args && (rc = split_sbatch(s)) >= 0)
+		return rc;
 	if (s->in.n == 0 && s->in.nbad == 0)
 		return cmd_usage_error(e, "name at least one PNG or JPEG "
 					  "file, a folder, or --from-file "
 					  "LIST");
+	return -1;
+}
+
+/* submit --slurm's command line into s; -1 to go on, else the exit
+ * status to return now. */
+static int parse_submit(struct submission *s, int argc, char **argv)
+{
+	struct option opts[SUBMIT_OPTION_COUNT + FIT_OPTION_COUNT + 1] = {
+		{ 0 }
+	};
+	const char *lists[argc + 1]; /* --from-file, in order */
+	int nlists = 0, c, rc;
+
+	memcpy(opts, submit_options, sizeof(submit_options));
+	fit_options_table(opts + SUBMIT_OPTION_COUNT, OPT_PARAM);
+	while ((c = cmd_getopt(argc, argv, "hqr", opts)) != -1) {
+		if (fit_option_is(c, OPT_PARAM)) {
+			if ((rc = parse_fit_param(s, c, optarg)))
+				return rc;
+		} else if ((rc = parse_submit_option(s, c, optarg, lists,
+						     &nlists)) >= 0) {
+			return rc;
+		}
+	}
+	if ((rc = add_inputs(s, lists, nlists, argv + optind, argc - optind)) >=
+		0 ||
+	    (rc = check_submit(s)) >= 0)
+		return rc;
 	if (!s->name)
 		name_job(s, argv + optind, argc - optind);
 	return -1;

@@ -23,12 +23,13 @@
  * fits that end at one epoch are made
  * durable together, by one sync (fileio_batch_begin). SIGINT or SIGTERM
  * stops at the end of an epoch: the fits in training write what they
- * have, the images not begun are counted.
+ * have, the images not begun are counted. The images are gathered from
+ * the arguments by fit_many_images.c.
  */
 #include "front/fit_many.h"
+#include "front/fit_many_images.h"
 #include "front/fit_out.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -66,171 +67,6 @@ static double now_s(void)
 static int compare_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Whether a folder's entry is a file (a link to one counts); a FIFO,
- * device or folder named like an image is skipped with a warning. */
-static int is_regular(const char *path)
-{
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-		return 1;
-	fprintf(stderr, "vkinrd: %s: skipped: it is %s, not a file\n", path,
-		fileio_kind(path));
-	return 0;
-}
-
-/* The images to fit, each with the name of its outputs: a file named
- * alone by its base name without the suffix, a folder's images by their
- * path below it (sub/a of DIR/sub/a.png: OUT/sub/a.png). */
-struct images {
-	char **paths, **names;
-	int n, cap;
-};
-
-static int images_add(struct images *im, const char *path, const char *name,
-		      int name_len)
-{
-	if (im->n == im->cap) {
-		int cap = im->cap ? im->cap * 2 : 16;
-		char **p = realloc(im->paths, (size_t)cap * sizeof(*p));
-		if (p)
-			im->paths = p;
-		char **q =
-		    p ? realloc(im->names, (size_t)cap * sizeof(*q)) : NULL;
-		if (!q)
-			return ERR_NOMEM;
-		im->names = q;
-		im->cap = cap;
-	}
-	im->paths[im->n] = strdup(path);
-	im->names[im->n] = strndup(name, (size_t)name_len);
-	if (!im->paths[im->n] || !im->names[im->n]) {
-		free(im->paths[im->n]);
-		free(im->names[im->n]);
-		return ERR_NOMEM;
-	}
-	im->n++;
-	return 0;
-}
-
-static void images_free(struct images *im)
-{
-	for (int i = 0; i < im->n; i++) {
-		free(im->paths[i]);
-		free(im->names[i]);
-	}
-	free(im->paths);
-	free(im->names);
-}
-
-/* Folders below a folder named that --recursive searches at most. */
-#define FIT_MANY_MAX_DEPTH 32
-
-/* The subfolders a search without -r passes by: how many, and the
- * first by name, for the sentence that says so. */
-struct skipped {
-	int n;
-	char first[64];
-};
-
-static void skipped_add(struct skipped *sk, const char *name)
-{
-	if (!sk->n++ || strcmp(name, sk->first) < 0)
-		snprintf(sk->first, sizeof(sk->first), "%.63s", name);
-}
-
-/* The images of folder dir (prefix: its path below the folder named),
- * its subfolders' too when recursive, else those counted in sk; hidden
- * entries and links to folders left out. */
-static int gather_folder(struct images *im, const char *dir, const char *prefix,
-			 int recursive, int depth, struct skipped *sk)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int rc = 0;
-	if (!d) {
-		fprintf(stderr, "vkinrd: %s: cannot open the folder: %s\n", dir,
-			strerror(errno));
-		return 0;
-	}
-	while (rc == 0 && (e = readdir(d))) {
-		char path[4096], name[4096];
-		struct stat st;
-		if (e->d_name[0] == '.')
-			continue;
-		size_t dl = strlen(dir); /* "photos/" as given: one slash */
-		snprintf(path, sizeof(path), "%s%s%s", dir,
-			 dl && dir[dl - 1] == '/' ? "" : "/", e->d_name);
-		snprintf(name, sizeof(name), "%s%s%s", prefix,
-			 *prefix ? "/" : "", e->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (!recursive)
-				skipped_add(sk, e->d_name);
-			else if (depth < FIT_MANY_MAX_DEPTH)
-				rc = gather_folder(im, path, name, 1, depth + 1,
-						   sk);
-			else
-				fprintf(stderr,
-					"vkinrd: %s: skipped: nested more "
-					"than %d folders deep\n",
-					path, FIT_MANY_MAX_DEPTH);
-			continue;
-		}
-		size_t suffix = image_suffix_len(e->d_name);
-		if (!suffix || !is_regular(path))
-			continue;
-		rc = images_add(im, path, name, (int)(strlen(name) - suffix));
-	}
-	closedir(d);
-	return rc;
-}
-
-/* Sorts the images from first on by name, the paths with them. */
-static void sort_images(struct images *im, int first)
-{
-	for (int i = first + 1; i < im->n; i++)
-		for (int j = i;
-		     j > first && strcmp(im->names[j - 1], im->names[j]) > 0;
-		     j--) {
-			char *p = im->paths[j], *q = im->names[j];
-			im->paths[j] = im->paths[j - 1];
-			im->names[j] = im->names[j - 1];
-			im->paths[j - 1] = p;
-			im->names[j - 1] = q;
-		}
-}
-
-/* The images named: files as given, a folder standing for its .png,
- * .jpg, .jpeg and .webp files (sorted; with recursive its subfolders'
- * too). */
-static int gather(char **args, int nargs, int recursive, struct images *im)
-{
-	for (int i = 0; i < nargs; i++) {
-		struct stat st;
-		int first = im->n, rc;
-		if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			struct skipped sk = { 0 };
-			rc = gather_folder(im, args[i], "", recursive, 0, &sk);
-			sort_images(im, first);
-			if (sk.n) /* said, not silently passed by */
-				fprintf(stderr,
-					"vkinrd: %s: skipped %d subfolder%s "
-					"(%s%s): -r descends into them\n",
-					args[i], sk.n, sk.n > 1 ? "s" : "",
-					sk.first, sk.n > 1 ? ", ..." : "");
-		} else {
-			const char *slash = strrchr(args[i], '/');
-			const char *base = slash ? slash + 1 : args[i];
-			const char *dot = strrchr(base, '.');
-			rc = images_add(im, args[i], base,
-					dot && dot != base ? (int)(dot - base)
-							   : (int)strlen(base));
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
 }
 
 struct member {
@@ -346,7 +182,7 @@ struct written {
  * ex NULL, exported now; ex is consumed. Host work alone when ex is
  * given, so several run at once (write_exports). */
 static void write_outputs(const struct fit_many_options *o,
-			  const struct images *im, struct member *mb,
+			  const struct fit_many_images *im, struct member *mb,
 			  struct nn_export *ex, struct written *w)
 {
 	char model[4300], recon[4300];
@@ -372,8 +208,9 @@ static void write_outputs(const struct fit_many_options *o,
 
 /* Reports a finished fit by what writing its outputs gave; 0, or the
  * failure's status. */
-static int finish(const struct fit_many_options *o, const struct images *im,
-		  struct member *mb, const struct written *w, struct tally *t)
+static int finish(const struct fit_many_options *o,
+		  const struct fit_many_images *im, struct member *mb,
+		  const struct written *w, struct tally *t)
 {
 	if (w->rc) {
 		report(o, im->paths[mb->image], 0, 0, 0, w->msg);
@@ -396,7 +233,7 @@ static int finish(const struct fit_many_options *o, const struct images *im,
  * to the caller's batch. */
 struct export_batch {
 	const struct fit_many_options *o;
-	const struct images *im;
+	const struct fit_many_images *im;
 	struct member *live;
 	struct nn_export *ex;
 	struct written *out;
@@ -416,8 +253,8 @@ static void write_one(void *arg, int k)
 }
 
 static void write_exports(const struct fit_many_options *o,
-			  const struct images *im, struct member *live, int n,
-			  const int *ended, struct nn_export *ex,
+			  const struct fit_many_images *im, struct member *live,
+			  int n, const int *ended, struct nn_export *ex,
 			  struct written *out, int *which)
 {
 	struct export_batch b = { o, im, live, ex, out, which, 0 };
@@ -433,8 +270,9 @@ static void write_exports(const struct fit_many_options *o,
 /* A fit for image i, or NULL (reported) when it cannot have one;
  * *oom when the device's memory ran out. */
 static struct nn_fit *join(const struct fit_many_options *o,
-			   struct gpu_context *gpu, const struct images *im,
-			   int i, int *oom, struct tally *t)
+			   struct gpu_context *gpu,
+			   const struct fit_many_images *im, int i, int *oom,
+			   struct tally *t)
 {
 	struct image *target = NULL;
 	struct nn_fit *fit = NULL;
@@ -463,8 +301,8 @@ static struct nn_fit *join(const struct fit_many_options *o,
 
 /* Stopped by sig: the fits in training write what they have. */
 static void write_stopped(const struct fit_many_options *o,
-			  const struct images *im, struct member *live, int *n,
-			  int left, int sig, struct tally *t)
+			  const struct fit_many_images *im, struct member *live,
+			  int *n, int left, int sig, struct tally *t)
 {
 	fprintf(stderr,
 		"vkinrd: %s: stopped; the %d fit(s) in training write their "
@@ -500,7 +338,7 @@ static int make_folder(const struct fit_many_options *o, const char *name,
  * images share a name (a.png and a.jpg would write one a.png). 0, or the
  * exit status, each refusal said. */
 static int check_outputs(const struct fit_many_options *o,
-			 const struct images *im, int count)
+			 const struct fit_many_images *im, int count)
 {
 	char **models = malloc((size_t)count * sizeof(*models));
 	char recon[4300], err[1024], last[1024] = "";
@@ -572,7 +410,7 @@ static void stated_size(const struct fit_many_options *o, const char *path,
 /* On a CPU device: 2 (said) when the images would be slow, before any is
  * fitted; 0 otherwise. */
 static int check_cost(const struct fit_many_options *o, struct gpu_context *gpu,
-		      const struct images *im)
+		      const struct fit_many_images *im)
 {
 	if (o->yes || !gpu_info(gpu)->is_cpu)
 		return 0;
@@ -589,166 +427,214 @@ static int check_cost(const struct fit_many_options *o, struct gpu_context *gpu,
 	return rc;
 }
 
-int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
-		 struct gpu_context *gpu)
+/* One run's pack: the fits in training (live[0..n)), the next image to
+ * join of count, the pack's size cap (sized: capped by the device's
+ * memory once), and what each epoch's step and exports fill, cap long. */
+struct run {
+	const struct fit_many_options *o;
+	struct gpu_context *gpu;
+	const struct fit_many_images *im;
+	struct tally t;
+	struct nn_pack *pack;
+	struct member *live;
+	struct nn_fit **fits;
+	struct nn_metrics *m;
+	int *rcs, *over, *which;
+	struct nn_export *ex;
+	struct written *written;
+	int cap, n, next, count, sized;
+};
+
+/* The pack and its arrays, as large as --pack (or FIT_MANY_MOST; 1 where
+ * the device cannot pack); 0, or 1 (said) when memory ran out. */
+static int run_open(struct run *r)
 {
-	struct images im = { 0 };
-	struct tally t = { 0 };
-	int rc = gather(args, nargs, o->recursive, &im), count = im.n;
-	if (rc || count == 0) {
-		fprintf(stderr,
-			"vkinrd: no .png, .jpg, .jpeg or .webp image "
-			"to fit%s\n",
-			o->recursive ? "" : " (-r searches subfolders too)");
-		images_free(&im);
-		return 1;
-	}
-	if ((rc = check_cost(o, gpu, &im))) { /* before anything is made */
-		images_free(&im);
-		return rc;
-	}
-	mkdir(o->out, 0755);
-	if ((rc = check_outputs(o, &im, count))) {
-		images_free(&im);
-		return rc;
-	}
-	int cap = o->pack > 0 ? o->pack : FIT_MANY_MOST;
-	if (!nn_pack_supported(gpu))
+	int cap = r->o->pack > 0 ? r->o->pack : FIT_MANY_MOST;
+	if (!nn_pack_supported(r->gpu))
 		cap = 1;
 	if (cap > FIT_MANY_MOST)
 		cap = FIT_MANY_MOST;
-	struct member *live = calloc((size_t)cap, sizeof(*live));
-	struct nn_fit **fits = calloc((size_t)cap, sizeof(*fits));
-	struct nn_metrics *m = calloc((size_t)cap, sizeof(*m));
-	int *rcs = calloc((size_t)cap, sizeof(*rcs));
-	int *over = calloc((size_t)cap, sizeof(*over));
-	struct nn_export *ex = calloc((size_t)cap, sizeof(*ex));
-	struct written *written = calloc((size_t)cap, sizeof(*written));
-	int *which = calloc((size_t)cap, sizeof(*which));
-	struct nn_pack *pack = NULL;
-	if (!live || !fits || !m || !rcs || !over || !ex || !written ||
-	    !which || nn_pack_create(&pack, gpu)) {
+	r->cap = cap;
+	r->live = calloc((size_t)cap, sizeof(*r->live));
+	r->fits = calloc((size_t)cap, sizeof(*r->fits));
+	r->m = calloc((size_t)cap, sizeof(*r->m));
+	r->rcs = calloc((size_t)cap, sizeof(*r->rcs));
+	r->over = calloc((size_t)cap, sizeof(*r->over));
+	r->ex = calloc((size_t)cap, sizeof(*r->ex));
+	r->written = calloc((size_t)cap, sizeof(*r->written));
+	r->which = calloc((size_t)cap, sizeof(*r->which));
+	if (!r->live || !r->fits || !r->m || !r->rcs || !r->over || !r->ex ||
+	    !r->written || !r->which || nn_pack_create(&r->pack, r->gpu)) {
 		fprintf(stderr, "vkinrd: out of memory\n");
 		return 1;
 	}
-	double start = now_s();
-	int next = 0, n = 0, sized = 0;
-	while (rc == 0 && (n || next < count) && !fit_out_stopped()) {
-		while (n < cap && next < count && !fit_out_stopped()) {
-			int oom;
-			double t0 = now_s();
-			struct nn_fit *fit = join(o, gpu, &im, next, &oom, &t);
-			t.join_s += now_s() - t0;
-			if (oom && n) { /* full: the pack is this large */
-				cap = n;
-				break;
-			}
-			if (oom) {
-				report(o, im.paths[next], 0, 0, 0,
-				       "out of device memory");
-				t.failed++;
-			}
-			next++;
-			if (!fit)
-				continue;
-			struct nn_fit_info info;
-			nn_fit_get_info(fit, &info);
-			if (!sized && o->pack <= 0) {
-				cap = nn_pack_room(gpu, cap);
-				sized = 1;
-				if (!o->quiet && !o->json)
-					fprintf(stderr,
-						"vkinrd: packs of up to %d "
-						"fits\n",
-						cap);
-			}
-			live[n++] = (struct member){ next - 1, fit, now_s(),
-						     info.gflop_per_epoch };
-		}
-		for (int i = 0; i < n; i++)
-			fits[i] = live[i].fit;
+	return 0;
+}
+
+/* The fits still in training, the pack and its arrays freed. */
+static void run_close(struct run *r)
+{
+	for (int i = 0; i < r->n; i++)
+		nn_fit_destroy(r->live[i].fit);
+	nn_pack_destroy(r->pack);
+	free(r->live);
+	free(r->fits);
+	free(r->m);
+	free(r->rcs);
+	free(r->over);
+	free(r->ex);
+	free(r->written);
+	free(r->which);
+}
+
+/* Joins the next images to the pack until it is full (cap, or the
+ * device's memory: the first fit that finds none left makes cap the
+ * pack's size) or none is left; an image that cannot have a fit is
+ * reported and passed by. */
+static void fill_pack(struct run *r)
+{
+	const struct fit_many_options *o = r->o;
+	while (r->n < r->cap && r->next < r->count && !fit_out_stopped()) {
+		int oom;
 		double t0 = now_s();
-		rc = nn_pack_step(pack, fits, n, m, rcs);
-		t.step_s += now_s() - t0;
-		if (o->timings && rc == 0) {
-			double ms[NN_PASS_COUNT];
-			nn_pack_pass_ms(pack, ms);
-			for (int i = 0; i < NN_PASS_COUNT; i++)
-				t.pass_ms[i] += ms[i];
-			double host[NN_PACK_PHASES];
-			nn_pack_host_ms(pack, host);
-			for (int i = 0; i < NN_PACK_PHASES; i++)
-				t.phase_ms[i] += host[i];
-			t.steps++;
+		struct nn_fit *fit =
+		    join(o, r->gpu, r->im, r->next, &oom, &r->t);
+		r->t.join_s += now_s() - t0;
+		if (oom && r->n) { /* full: the pack is this large */
+			r->cap = r->n;
+			break;
 		}
-		t0 = now_s();
-		/* the fits that end here are exported together (one packed
-		 * render a candidate, one read of them all), and their outputs
-		 * made durable together: one sync, not two a file */
-		int any_over = 0;
-		for (int i = 0; rc == 0 && i < n; i++) {
-			over[i] = rcs[i] == 0 &&
-				  nn_fit_epoch(live[i].fit) >=
-				      nn_fit_config(live[i].fit)->epochs;
-			any_over |= over[i];
+		if (oom) {
+			report(o, r->im->paths[r->next], 0, 0, 0,
+			       "out of device memory");
+			r->t.failed++;
 		}
-		double t1 = now_s();
-		int packed = rc == 0 && any_over &&
-			     nn_pack_export(pack, fits, n, over, 1, 1, ex) == 0;
-		double t2 = now_s();
-		t.export_s += t2 - t1;
-		fileio_batch_begin();
-		if (packed)
-			write_exports(o, &im, live, n, over, ex, written,
-				      which);
-		t.write_s += now_s() - t2;
-		int ended = 0, kept = 0;
-		for (int i = 0; rc == 0 && i < n; i++) {
-			struct member *mb = &live[i];
-			if (rcs[i] == 0 && !over[i]) {
-				live[kept++] = *mb;
-				continue;
-			}
-			if (rcs[i]) {
-				report(
-				    o, im.paths[mb->image], 0, 0, 0,
-				    rcs[i] == ERR_DIVERGED
-					? "training diverged (try a lower --lr)"
-					: error_message(rcs[i]));
-				t.failed++;
-			} else {
-				if (!packed) {
-					double t3 = now_s();
-					write_outputs(o, &im, mb, NULL,
-						      &written[i]);
-					t.write_s += now_s() - t3;
-				}
-				ended +=
-				    finish(o, &im, mb, &written[i], &t) == 0;
-			}
-			tally_fit(&t, mb->fit);
-			double t3 = now_s();
-			nn_fit_destroy(mb->fit);
-			t.destroy_s += now_s() - t3;
+		r->next++;
+		if (!fit)
+			continue;
+		struct nn_fit_info info;
+		nn_fit_get_info(fit, &info);
+		if (!r->sized && o->pack <= 0) {
+			r->cap = nn_pack_room(r->gpu, r->cap);
+			r->sized = 1;
+			if (!o->quiet && !o->json)
+				fprintf(stderr,
+					"vkinrd: packs of up to %d fits\n",
+					r->cap);
 		}
-		if (rc == 0)
-			n = kept;
-		if (fileio_batch_end(o->out) && ended) {
-			fprintf(stderr,
-				"vkinrd: cannot make the outputs in %s "
-				"durable: %s\n",
-				o->out, strerror(errno));
-			t.failed++;
-		}
-		t.finish_s += now_s() - t0;
+		r->live[r->n++] = (struct member){ r->next - 1, fit, now_s(),
+						   info.gflop_per_epoch };
 	}
-	if (rc)
-		fprintf(stderr, "vkinrd: the pack failed: %s\n",
-			error_message(rc));
-	int sig = rc || !(n || next < count) ? 0 : fit_out_stopped();
-	if (sig)
-		write_stopped(o, &im, live, &n, count - next, sig, &t);
-	double seconds = now_s() - start;
+}
+
+/* One epoch of every fit in the pack, its times added to the tally
+ * (pass by pass with --timings); 0, or the pack's error. */
+static int step_pack(struct run *r)
+{
+	struct tally *t = &r->t;
+	for (int i = 0; i < r->n; i++)
+		r->fits[i] = r->live[i].fit;
+	double t0 = now_s();
+	int rc = nn_pack_step(r->pack, r->fits, r->n, r->m, r->rcs);
+	t->step_s += now_s() - t0;
+	if (r->o->timings && rc == 0) {
+		double ms[NN_PASS_COUNT];
+		nn_pack_pass_ms(r->pack, ms);
+		for (int i = 0; i < NN_PASS_COUNT; i++)
+			t->pass_ms[i] += ms[i];
+		double host[NN_PACK_PHASES];
+		nn_pack_host_ms(r->pack, host);
+		for (int i = 0; i < NN_PACK_PHASES; i++)
+			t->phase_ms[i] += host[i];
+		t->steps++;
+	}
+	return rc;
+}
+
+/* Marks in over the fits whose last epoch was this one and exports them
+ * together (one packed render a candidate, one read of them all); their
+ * outputs are written, by a few threads, into the caller's batch.
+ * Returns whether they were (else each is exported alone as it ends). */
+static int export_ended(struct run *r)
+{
+	int any_over = 0;
+	for (int i = 0; i < r->n; i++) {
+		struct nn_fit *fit = r->live[i].fit;
+		r->over[i] = r->rcs[i] == 0 &&
+			     nn_fit_epoch(fit) >= nn_fit_config(fit)->epochs;
+		any_over |= r->over[i];
+	}
+	double t1 = now_s();
+	int packed = any_over && nn_pack_export(r->pack, r->fits, r->n, r->over,
+						1, 1, r->ex) == 0;
+	double t2 = now_s();
+	r->t.export_s += t2 - t1;
+	fileio_batch_begin();
+	if (packed)
+		write_exports(r->o, r->im, r->live, r->n, r->over, r->ex,
+			      r->written, r->which);
+	r->t.write_s += now_s() - t2;
+	return packed;
+}
+
+/* Fit i of the pack leaves it: failed (reported), or finished with its
+ * outputs written (exported now unless packed). 1 when it finished
+ * well, for the sync its outputs are owed. */
+static int retire(struct run *r, int i, int packed)
+{
+	struct member *mb = &r->live[i];
+	struct tally *t = &r->t;
+	int ended = 0;
+	if (r->rcs[i]) {
+		report(r->o, r->im->paths[mb->image], 0, 0, 0,
+		       r->rcs[i] == ERR_DIVERGED
+			   ? "training diverged (try a lower --lr)"
+			   : error_message(r->rcs[i]));
+		t->failed++;
+	} else {
+		if (!packed) {
+			double t3 = now_s();
+			write_outputs(r->o, r->im, mb, NULL, &r->written[i]);
+			t->write_s += now_s() - t3;
+		}
+		ended = finish(r->o, r->im, mb, &r->written[i], t) == 0;
+	}
+	tally_fit(t, mb->fit);
+	double t3 = now_s();
+	nn_fit_destroy(mb->fit);
+	t->destroy_s += now_s() - t3;
+	return ended;
+}
+
+/* After an epoch: the fits that end here leave the pack, their outputs
+ * made durable together (one sync, not two a file); the others keep
+ * their order. */
+static void finish_epoch(struct run *r)
+{
+	double t0 = now_s();
+	int packed = export_ended(r), ended = 0, kept = 0;
+	for (int i = 0; i < r->n; i++) {
+		if (r->rcs[i] == 0 && !r->over[i])
+			r->live[kept++] = r->live[i];
+		else
+			ended += retire(r, i, packed);
+	}
+	r->n = kept;
+	if (fileio_batch_end(r->o->out) && ended) {
+		fprintf(stderr,
+			"vkinrd: cannot make the outputs in %s durable: %s\n",
+			r->o->out, strerror(errno));
+		r->t.failed++;
+	}
+	r->t.finish_s += now_s() - t0;
+}
+
+/* The run's last words: a JSON summary line (closed by the caller after
+ * the --timings fields) or a sentence, with images/s and the PSNRs. */
+static void print_summary(const struct run *r, double seconds)
+{
+	const struct fit_many_options *o = r->o;
+	const struct tally *t = &r->t;
 	if (o->json)
 		printf("{\"done\":true,\"images\":%d,\"failed\":%d,\"seconds\":"
 		       "%.3f,"
@@ -759,33 +645,73 @@ int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
 		       "\"decode_s\":%.3f,\"buffers_s\":%.3f,"
 		       "\"programs_s\":%.3f,\"switch_s\":%.3f,"
 		       "\"device\":\"%s\"",
-		       t.done, t.failed, seconds, t.done / seconds,
-		       t.done ? t.psnr_sum / t.done : 0, t.psnr_worst,
-		       t.gflop / seconds * 1e-3, cap, t.join_s, t.step_s,
-		       t.finish_s, t.export_s, t.write_s, t.destroy_s,
-		       t.decode_s, t.buffers_s, t.programs_s, t.switch_s,
-		       gpu_info(gpu)->name);
+		       t->done, t->failed, seconds, t->done / seconds,
+		       t->done ? t->psnr_sum / t->done : 0, t->psnr_worst,
+		       t->gflop / seconds * 1e-3, r->cap, t->join_s, t->step_s,
+		       t->finish_s, t->export_s, t->write_s, t->destroy_s,
+		       t->decode_s, t->buffers_s, t->programs_s, t->switch_s,
+		       gpu_info(r->gpu)->name);
 	else if (!o->quiet)
 		fprintf(stderr,
 			"done: %d images (%d failed) in %.1f s: %.2f "
 			"images/s, mean PSNR %.2f dB, worst %.2f\n",
-			t.done, t.failed, seconds, t.done / seconds,
-			t.done ? t.psnr_sum / t.done : 0, t.psnr_worst);
+			t->done, t->failed, seconds, t->done / seconds,
+			t->done ? t->psnr_sum / t->done : 0, t->psnr_worst);
 	if (o->timings && (o->json || !o->quiet))
-		print_pack_times(o, &t);
+		print_pack_times(o, t);
 	if (o->json)
 		printf("}\n");
-	for (int i = 0; i < n; i++)
-		nn_fit_destroy(live[i].fit);
-	nn_pack_destroy(pack);
-	images_free(&im);
-	free(live);
-	free(fits);
-	free(m);
-	free(rcs);
-	free(over);
-	free(ex);
-	free(written);
-	free(which);
-	return sig ? 128 + sig : rc || t.failed ? 1 : 0;
+}
+
+/* Before anything is fitted: some image to fit, not too slow on a CPU
+ * device, and every output may be written (OUT made). 0, or the exit
+ * status, said. */
+static int check_run(const struct fit_many_options *o, struct gpu_context *gpu,
+		     const struct fit_many_images *im, int rc)
+{
+	if (rc || im->n == 0) {
+		fprintf(stderr,
+			"vkinrd: no .png, .jpg, .jpeg or .webp image "
+			"to fit%s\n",
+			o->recursive ? "" : " (-r searches subfolders too)");
+		return 1;
+	}
+	if ((rc = check_cost(o, gpu, im))) /* before anything is made */
+		return rc;
+	mkdir(o->out, 0755);
+	return check_outputs(o, im, im->n);
+}
+
+int fit_many_run(const struct fit_many_options *o, char **args, int nargs,
+		 struct gpu_context *gpu)
+{
+	struct fit_many_images im = { 0 };
+	int rc = fit_many_images_gather(args, nargs, o->recursive, &im);
+	if ((rc = check_run(o, gpu, &im, rc))) {
+		fit_many_images_free(&im);
+		return rc;
+	}
+	struct run r = { .o = o, .gpu = gpu, .im = &im, .count = im.n };
+	if (run_open(&r)) {
+		run_close(&r);
+		fit_many_images_free(&im);
+		return 1;
+	}
+	double start = now_s();
+	while (rc == 0 && (r.n || r.next < r.count) && !fit_out_stopped()) {
+		fill_pack(&r);
+		if ((rc = step_pack(&r)) == 0)
+			finish_epoch(&r);
+	}
+	if (rc)
+		fprintf(stderr, "vkinrd: the pack failed: %s\n",
+			error_message(rc));
+	int sig = rc || !(r.n || r.next < r.count) ? 0 : fit_out_stopped();
+	if (sig)
+		write_stopped(o, &im, r.live, &r.n, r.count - r.next, sig,
+			      &r.t);
+	print_summary(&r, now_s() - start);
+	run_close(&r);
+	fit_many_images_free(&im);
+	return sig ? 128 + sig : rc || r.t.failed ? 1 : 0;
 }

@@ -58,7 +58,10 @@ static void read_fault_switches(struct gpu_context *ctx)
 		ctx->fault_oom_at = atol(f + 4);
 }
 
-static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
+/* The first queue family with compute (its timestamps' period, if it
+ * has them, and the device's memory types read with it); 0, or
+ * ERR_NO_DEVICE with err set. */
+static int find_compute_queue(struct gpu_context *ctx, char *err, size_t errlen)
 {
 	uint32_t nfam = 0;
 	vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &nfam, NULL);
@@ -82,41 +85,53 @@ static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 	if (fams[family].timestampValidBits)
 		ctx->timestamp_period = props.limits.timestampPeriod;
 	vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory);
+	return 0;
+}
 
-	float priority = 1.0f;
-	VkDeviceQueueCreateInfo queue = {
-		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-		.queueFamilyIndex = ctx->queue_family,
-		.queueCount = 1,
-		.pQueuePriorities = &priority,
-	};
+/* What the device is opened with: the features asked for, chained
+ * through their pNext from first (NULL: none), and the extensions.
+ * The chain points into the struct, which lives as long as the call
+ * to vkCreateDevice. */
+struct device_features {
+	VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv;
+	struct coopmat_features_khr coop_khr;
+	VkPhysicalDeviceVulkanMemoryModelFeatures memory_model;
+	struct coopmat2_features_nv coop2;
+	VkPhysicalDevice16BitStorageFeatures storage16;
+	VkPhysicalDeviceShaderFloat16Int8Features f16;
+	VkPhysicalDeviceBufferDeviceAddressFeatures addresses;
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats;
+	void *first;
 	const char *exts[6];
-	uint32_t next = 0;
-	if (gpu_has_extension(ctx->physical,
-			      VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))
-		exts[next++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
-	/* the tensor-core path: fp16 arithmetic, cooperative matrices of
-	 * either extension, and the Vulkan memory model their shaders use */
+	uint32_t n_exts;
+};
+
+/* The tensor-core path: cooperative matrices of either extension and
+ * the Vulkan memory model their shaders use, chained from memory_model
+ * (storage16 links it where the device has tensor cores); with
+ * VK_NV_cooperative_matrix2 (gemm_cm2.comp), whose matrices are KHR
+ * ones, the KHR extension too, beside NV where NV is the API. */
+static void want_coopmat(const struct gpu_context *ctx,
+			 struct device_features *f)
+{
 	int khr =
 	    ctx->info.coopmat_api && !strcmp(ctx->info.coopmat_api, "khr");
-	VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv = {
+	f->coop_nv = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
 		.sType =
 		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
 		.cooperativeMatrix = VK_TRUE,
 	};
-	struct coopmat_features_khr coop_khr = {
+	f->coop_khr = (struct coopmat_features_khr){
 		.sType = STYPE_COOPMAT_FEATURES_KHR,
 		.cooperativeMatrix = VK_TRUE,
 	};
-	VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {
+	f->memory_model = (VkPhysicalDeviceVulkanMemoryModelFeatures){
 		.sType =
 		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
-		.pNext = khr ? (void *)&coop_khr : (void *)&coop_nv,
+		.pNext = khr ? (void *)&f->coop_khr : (void *)&f->coop_nv,
 		.vulkanMemoryModel = VK_TRUE,
 	};
-	/* VK_NV_cooperative_matrix2 (gemm_cm2.comp), whose matrices are
-	 * KHR ones: the KHR extension too, beside NV where NV is the API */
-	struct coopmat2_features_nv coop2 = {
+	f->coop2 = (struct coopmat2_features_nv){
 		.sType = STYPE_COOPMAT2_FEATURES_NV,
 		.cooperativeMatrixWorkgroupScope = VK_TRUE,
 		.cooperativeMatrixFlexibleDimensions = VK_TRUE,
@@ -124,71 +139,90 @@ static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 		.cooperativeMatrixTensorAddressing = VK_TRUE,
 	};
 	if (ctx->info.has_coopmat2) {
-		coop_khr.pNext = &coop2;
+		f->coop_khr.pNext = &f->coop2;
 		if (!khr) {
-			coop_nv.pNext = &coop_khr;
-			exts[next++] = COOPMAT_KHR_EXTENSION;
+			f->coop_nv.pNext = &f->coop_khr;
+			f->exts[f->n_exts++] = COOPMAT_KHR_EXTENSION;
 		}
-		exts[next++] = COOPMAT2_NV_EXTENSION;
+		f->exts[f->n_exts++] = COOPMAT2_NV_EXTENSION;
 	}
-	VkPhysicalDevice16BitStorageFeatures storage16 = {
+	if (ctx->info.has_tensor_cores)
+		f->exts[f->n_exts++] =
+		    khr ? COOPMAT_KHR_EXTENSION
+			: VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+}
+
+/* fp16 arithmetic and 16-bit storage (where the device stores fp16,
+ * the tensor-core features after them), and the buffers' device
+ * addresses the packed programs reach them by (where it packs): the
+ * head of the chain. */
+static void want_storage(const struct gpu_context *ctx,
+			 struct device_features *f)
+{
+	f->storage16 = (VkPhysicalDevice16BitStorageFeatures){
 		.sType =
 		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-		.pNext = ctx->info.has_tensor_cores ? &memory_model : NULL,
+		.pNext = ctx->info.has_tensor_cores ? &f->memory_model : NULL,
 		.storageBuffer16BitAccess = VK_TRUE,
 	};
-	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+	f->f16 = (VkPhysicalDeviceShaderFloat16Int8Features){
 		.sType =
 		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
-		.pNext = &storage16,
+		.pNext = &f->storage16,
 		.shaderFloat16 = VK_TRUE,
 	};
-	if (ctx->info.has_tensor_cores) {
-		exts[next++] = khr ? COOPMAT_KHR_EXTENSION
-				   : VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
-	}
-	/* the packed programs reach buffers by their device addresses */
-	VkPhysicalDeviceBufferDeviceAddressFeatures addresses = {
+	f->addresses = (VkPhysicalDeviceBufferDeviceAddressFeatures){
 		.sType =
 		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES,
-		.pNext = ctx->info.has_float16_storage ? (void *)&f16 : NULL,
+		.pNext = ctx->info.has_float16_storage ? (void *)&f->f16 : NULL,
 		.bufferDeviceAddress = VK_TRUE,
 	};
-	VkDeviceCreateInfo info = {
-		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-		.pNext = ctx->info.has_packs             ? (void *)&addresses
-			 : ctx->info.has_float16_storage ? (void *)&f16
-							 : NULL,
-		.queueCreateInfoCount = 1,
-		.pQueueCreateInfos = &queue,
-	};
-	/* a diagnostic for kernel tuning: what the driver made of a shader */
-	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats = {
+	f->first = ctx->info.has_packs             ? (void *)&f->addresses
+		   : ctx->info.has_float16_storage ? (void *)&f->f16
+						   : NULL;
+}
+
+/* VKINR_PIPELINE_STATS=1, a diagnostic for kernel tuning: what the
+ * driver made of a shader, where it can say (ctx->capture_stats); put
+ * at the chain's head. */
+static void want_stats(struct gpu_context *ctx, struct device_features *f)
+{
+	f->stats = (VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR){
 		.sType =
 		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
-		.pNext = (void *)info.pNext,
+		.pNext = f->first,
 		.pipelineExecutableInfo = VK_TRUE,
 	};
-	const char *want_stats = getenv("VKINR_PIPELINE_STATS");
-	if (want_stats && *want_stats == '1' &&
+	const char *want = getenv("VKINR_PIPELINE_STATS");
+	if (want && *want == '1' &&
 	    gpu_has_extension(
 		ctx->physical,
 		VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
-		exts[next++] =
+		f->exts[f->n_exts++] =
 		    VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
-		info.pNext = &stats;
+		f->first = &f->stats;
 		ctx->capture_stats = 1;
 	}
-	info.enabledExtensionCount = next;
-	info.ppEnabledExtensionNames = exts;
-	VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
-	if (r != VK_SUCCESS) {
-		snprintf(err, errlen, "cannot open device %s: %s",
-			 ctx->info.name, gpu_result_name(r));
-		return gpu_error(ctx, r, "vkCreateDevice", __FILE__, __LINE__);
-	}
-	vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+}
 
+/* Everything describe() found the device can do that the engine uses:
+ * the memory budget, the tensor-core path, fp16, device addresses,
+ * and the pipeline statistics when asked for. */
+static void want_features(struct gpu_context *ctx, struct device_features *f)
+{
+	f->n_exts = 0;
+	if (gpu_has_extension(ctx->physical,
+			      VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))
+		f->exts[f->n_exts++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+	want_coopmat(ctx, f);
+	want_storage(ctx, f);
+	want_stats(ctx, f);
+}
+
+/* The opened device's command pool (its buffers reset one by one) and
+ * the fence a submission waits on. */
+static int make_pool_and_fence(struct gpu_context *ctx)
+{
 	VkCommandPoolCreateInfo pool = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
 		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -200,6 +234,40 @@ static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
 					VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
 	GPU_CHECK(ctx, vkCreateFence(ctx->device, &fence, NULL, &ctx->fence));
 	return 0;
+}
+
+/* Opens ctx->physical with one compute queue and the features of
+ * want_features; 0, or the error (err set where it says more). */
+static int open_device_with(struct gpu_context *ctx, char *err, size_t errlen)
+{
+	struct device_features f;
+	int rc = find_compute_queue(ctx, err, errlen);
+	if (rc)
+		return rc;
+	float priority = 1.0f;
+	VkDeviceQueueCreateInfo queue = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+		.queueFamilyIndex = ctx->queue_family,
+		.queueCount = 1,
+		.pQueuePriorities = &priority,
+	};
+	want_features(ctx, &f);
+	VkDeviceCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+		.pNext = f.first,
+		.queueCreateInfoCount = 1,
+		.pQueueCreateInfos = &queue,
+		.enabledExtensionCount = f.n_exts,
+		.ppEnabledExtensionNames = f.exts,
+	};
+	VkResult r = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
+	if (r != VK_SUCCESS) {
+		snprintf(err, errlen, "cannot open device %s: %s",
+			 ctx->info.name, gpu_result_name(r));
+		return gpu_error(ctx, r, "vkCreateDevice", __FILE__, __LINE__);
+	}
+	vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+	return make_pool_and_fence(ctx);
 }
 
 /* Opens the device with what describe() found; where that fails with

@@ -116,80 +116,84 @@ static void load_words(const cJSON *req, struct job_params *p)
 	}
 }
 
-/* request.json: every field present, of its type and in its range. */
-static int load_request(struct queue *q, struct job *job, char *why,
-			size_t whylen)
+/* request.json's numbers, as bad_request_field reads them */
+enum request_number {
+	REQUEST_EPOCHS,
+	REQUEST_WIDTH,
+	REQUEST_SEED,
+	REQUEST_PRIORITY,
+	REQUEST_UID,
+	REQUEST_PID,
+	REQUEST_IMAGE_WIDTH,
+	REQUEST_IMAGE_HEIGHT,
+	REQUEST_NUMBERS
+};
+
+/* The first field of request.json that is missing, of another type or
+ * out of range, or NULL when every one holds; v gets the numbers. */
+static const char *bad_request_field(const cJSON *req, const struct job *job,
+				     double v[REQUEST_NUMBERS])
 {
-	char path[4096];
-	queue_job_path(q, job, JOBFILE_REQUEST, path, sizeof(path));
-	cJSON *req = jobfiles_read_json(q->jobs_dir, job->id, JOBFILE_REQUEST);
-	if (!req || !cJSON_IsObject(req)) {
-		snprintf(why, whylen, "%.300s is %s", path,
-			 errno == ENOENT && !req
-			     ? "missing"
-			     : "damaged: not a JSON object");
-		cJSON_Delete(req);
-		return -1;
-	}
 	const struct {
 		const char *key;
 		double lo, hi;
-	} fields[] = {
-		{ "epochs", 1, param_table[PARAM_EPOCHS].max },
-		{ "width", 0, param_table[PARAM_WIDTH].max },
-		{ "seed", 0, param_table[PARAM_SEED].max },
-		{ "priority", param_table[PARAM_PRIORITY].min,
-		  param_table[PARAM_PRIORITY].max },
-		{ "uid", 0, 4294967295.0 },
-		{ "pid", 0, 4294967295.0 },
-		{ "image_width", 1, IMAGE_MAX_SIDE },
-		{ "image_height", 1, IMAGE_MAX_SIDE },
+	} fields[REQUEST_NUMBERS] = {
+		[REQUEST_EPOCHS] = { "epochs", 1,
+				     param_table[PARAM_EPOCHS].max },
+		[REQUEST_WIDTH] = { "width", 0, param_table[PARAM_WIDTH].max },
+		[REQUEST_SEED] = { "seed", 0, param_table[PARAM_SEED].max },
+		[REQUEST_PRIORITY] = { "priority",
+				       param_table[PARAM_PRIORITY].min,
+				       param_table[PARAM_PRIORITY].max },
+		[REQUEST_UID] = { "uid", 0, 4294967295.0 },
+		[REQUEST_PID] = { "pid", 0, 4294967295.0 },
+		[REQUEST_IMAGE_WIDTH] = { "image_width", 1, IMAGE_MAX_SIDE },
+		[REQUEST_IMAGE_HEIGHT] = { "image_height", 1, IMAGE_MAX_SIDE },
 	};
-	double v[8];
 	char err[256];
-	const char *bad = NULL;
-	for (size_t i = 0; i < 8 && !bad; i++)
+	for (size_t i = 0; i < REQUEST_NUMBERS; i++)
 		if (get_exact(req, fields[i].key, fields[i].lo, fields[i].hi,
 			      &v[i]))
-			bad = fields[i].key;
+			return fields[i].key;
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(req, "id");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(req, "name");
 	const cJSON *lr = cJSON_GetObjectItemCaseSensitive(req, "lr");
-	if (!bad && (!cJSON_IsString(id) || strcmp(id->valuestring, job->id)))
-		bad = "id";
-	if (!bad && (!cJSON_IsString(name) ||
-		     strlen(name->valuestring) >= JOB_NAME_MAX))
-		bad = "name";
-	if (!bad && (!cJSON_IsNumber(lr) || !(lr->valuedouble >= 0) ||
-		     !(lr->valuedouble < 1))) /* 0: NN_LR_AUTO, by width */
-		bad = "lr";
+	if (!cJSON_IsString(id) || strcmp(id->valuestring, job->id))
+		return "id";
+	if (!cJSON_IsString(name) || strlen(name->valuestring) >= JOB_NAME_MAX)
+		return "name";
+	if (!cJSON_IsNumber(lr) || !(lr->valuedouble >= 0) ||
+	    !(lr->valuedouble < 1)) /* 0: NN_LR_AUTO, by width */
+		return "lr";
 	/* 0 (the device's default, chosen at the first run) or the wire's */
-	if (!bad && v[1] &&
-	    param_check(PARAM_WIDTH, v[1], "", err, sizeof(err)))
-		bad = "width";
-	if (!bad && v[6] * v[7] > IMAGE_MAX_PIXELS)
-		bad = "image_width";
-	if (bad) {
-		snprintf(why, whylen,
-			 "%.300s is damaged: \"%s\" is missing or "
-			 "out of range",
-			 path, bad);
-		cJSON_Delete(req);
-		return -1;
-	}
+	if (v[REQUEST_WIDTH] &&
+	    param_check(PARAM_WIDTH, v[REQUEST_WIDTH], "", err, sizeof(err)))
+		return "width";
+	if (v[REQUEST_IMAGE_WIDTH] * v[REQUEST_IMAGE_HEIGHT] > IMAGE_MAX_PIXELS)
+		return "image_width";
+	return NULL;
+}
+
+/* The checked fields of request.json into the job, over the engine's
+ * defaults; the optional ones (batch, target_psnr, source, retry_of,
+ * key) as the wire allows them, else left empty. */
+static void take_request(struct job *job, const cJSON *req,
+			 const double v[REQUEST_NUMBERS])
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(req, "name");
 	snprintf(job->p.name, sizeof(job->p.name), "%s", name->valuestring);
 	usertext_sanitize(job->p.name);
-	/* the engine's defaults, the saved settings set over them */
 	nn_config_defaults(&job->p.cfg, 0);
-	job->p.cfg.epochs = (int)v[0];
-	job->p.cfg.nf = (int)v[1];
-	job->p.cfg.seed = (uint64_t)v[2];
-	job->p.priority = (int)v[3];
-	job->uid = (uid_t)v[4];
-	job->pid = (pid_t)v[5];
-	job->img_w = (int)v[6];
-	job->img_h = (int)v[7];
-	job->p.cfg.lr = lr->valuedouble;
+	job->p.cfg.epochs = (int)v[REQUEST_EPOCHS];
+	job->p.cfg.nf = (int)v[REQUEST_WIDTH];
+	job->p.cfg.seed = (uint64_t)v[REQUEST_SEED];
+	job->p.priority = (int)v[REQUEST_PRIORITY];
+	job->uid = (uid_t)v[REQUEST_UID];
+	job->pid = (pid_t)v[REQUEST_PID];
+	job->img_w = (int)v[REQUEST_IMAGE_WIDTH];
+	job->img_h = (int)v[REQUEST_IMAGE_HEIGHT];
+	job->p.cfg.lr =
+	    cJSON_GetObjectItemCaseSensitive(req, "lr")->valuedouble;
 	get_str(req, "batch", job->p.batch, sizeof(job->p.batch));
 	if (job->p.batch[0] && !job_batch_valid(job->p.batch))
 		job->p.batch[0] = '\0';
@@ -202,6 +206,55 @@ static int load_request(struct queue *q, struct job *job, char *why,
 	if (!jobfiles_number(job->p.retry_of, strlen(job->p.retry_of)))
 		job->p.retry_of[0] = '\0';
 	get_str(req, "key", job->p.key, sizeof(job->p.key));
+}
+
+/* What was left to the daemon (p->defaults): the names request.json's
+ * "defaults" lists; a request saved before "defaults" was, what still
+ * holds its placeholder. */
+static void load_defaults(const cJSON *req, struct job_params *p)
+{
+	const cJSON *defaults =
+	    cJSON_GetObjectItemCaseSensitive(req, "defaults");
+	for (const cJSON *d = cJSON_IsArray(defaults) ? defaults->child : NULL;
+	     d; d = d->next)
+		for (int i = 0; i < 3; i++)
+			if (cJSON_IsString(d) &&
+			    !strcmp(d->valuestring, job_default_names[i]))
+				p->defaults |= 1u << i;
+	if (!cJSON_IsArray(defaults))
+		p->defaults =
+		    (!p->cfg.nf ? JOB_DEFAULT_WIDTH : 0) |
+		    (p->cfg.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
+		    (p->cfg.recipe.warmup == NN_WARMUP_AUTO ? JOB_DEFAULT_WARMUP
+							    : 0);
+}
+
+/* request.json: every field present, of its type and in its range. */
+static int load_request(struct queue *q, struct job *job, char *why,
+			size_t whylen)
+{
+	char path[4096], err[256];
+	double v[REQUEST_NUMBERS];
+	queue_job_path(q, job, JOBFILE_REQUEST, path, sizeof(path));
+	cJSON *req = jobfiles_read_json(q->jobs_dir, job->id, JOBFILE_REQUEST);
+	if (!req || !cJSON_IsObject(req)) {
+		snprintf(why, whylen, "%.300s is %s", path,
+			 errno == ENOENT && !req
+			     ? "missing"
+			     : "damaged: not a JSON object");
+		cJSON_Delete(req);
+		return -1;
+	}
+	const char *bad = bad_request_field(req, job, v);
+	if (bad) {
+		snprintf(why, whylen,
+			 "%.300s is damaged: \"%s\" is missing or "
+			 "out of range",
+			 path, bad);
+		cJSON_Delete(req);
+		return -1;
+	}
+	take_request(job, req, v);
 	/* jobs saved before recipes were recorded train as they always did:
 	 * Adam, a cosine schedule, no average (and what they were given).
 	 * A recipe that cannot be read fails the job: training it with
@@ -215,23 +268,7 @@ static int load_request(struct queue *q, struct job *job, char *why,
 		cJSON_Delete(req);
 		return -1;
 	}
-	/* what was left to the daemon; saved before "defaults" was: what
-	 * still holds its placeholder */
-	const cJSON *defaults =
-	    cJSON_GetObjectItemCaseSensitive(req, "defaults");
-	for (const cJSON *d = cJSON_IsArray(defaults) ? defaults->child : NULL;
-	     d; d = d->next)
-		for (int i = 0; i < 3; i++)
-			if (cJSON_IsString(d) &&
-			    !strcmp(d->valuestring, job_default_names[i]))
-				job->p.defaults |= 1u << i;
-	if (!cJSON_IsArray(defaults))
-		job->p.defaults =
-		    (!job->p.cfg.nf ? JOB_DEFAULT_WIDTH : 0) |
-		    (job->p.cfg.lr == NN_LR_AUTO ? JOB_DEFAULT_LR : 0) |
-		    (job->p.cfg.recipe.warmup == NN_WARMUP_AUTO
-			 ? JOB_DEFAULT_WARMUP
-			 : 0);
+	load_defaults(req, &job->p);
 	load_words(req, &job->p);
 	job->has_init =
 	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "init"));
