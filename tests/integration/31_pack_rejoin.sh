@@ -19,12 +19,14 @@
 #     after), so the bound on the work (3x) is not the bound on the time. Its cancel is answered within 2 s (0.02-0.14 s). The
 #     figures are printed, with the pack's own (the daemon's log); the
 #     sanitizer build (VKINR_SANITIZED) prints them but skips the timing
-#     checks.
-#  2. The daemon stops in under 10 s with A's jobs running and queued.
+#     checks. Then a job of B (16x16) beside A's one 64x64 job, which
+#     cannot be sent back (it is A's oldest), would be short of its
+#     share: it waits, saying why once, and runs once A's job leaves.
+#  2. The daemon stops in under 10 s with 30 of A's jobs running.
 # run.sh: alone
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
-tap_plan 6
+tap_plan 7
 need_device
 need_users 2
 PACK=64 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
@@ -106,16 +108,36 @@ tap.ok(0 < most[0] <= 3 and len(sent_back) >= 40 - most[0],
        "pack (%d)" % (len(sent_back), most[0]), (most, sent_back[:3]))
 timed(cancel_s < 2, "the victim's cancel is answered within 2 s (%.2f s)" % cancel_s, k)
 tap.ok(k["state"] == "cancelled", "cancelled", k)
+# a job that sending others back cannot give its share waits, saying why
 for j in c.call("job.list")["jobs"]:
-    if j["state"] == "queued":
+    if j["state"] in ("queued", "running"):
         c.request("job.cancel", {"job": j["id"]})
+big = call_as(A, "job.submit", {"image": {"png": png_b64(sample("b.png", 64, 64))},
+                                "epochs": 1000000, "width": 16})["job"]
+wait_epoch(c, big, 2, timeout=120)
+small = call_as(B, "job.submit", {"image": {"png": simg}, "epochs": 5, "width": 16})["job"]
+time.sleep(1.5)
+small_state = c.call("job.get", {"job": small})["state"]
+ev = [json.loads(l)["text"] for l in
+      open(os.path.join(os.environ["STATE"], "jobs", small, "events.ndjson"))]
+waits = [e for e in ev if e.startswith("waits:")]
+print("# uid %d's 16x16 job beside uid %d's 64x64 one: %s" % (B, A, waits[:1]))
+call_as(A, "job.cancel", {"job": big})
+done = wait_state(c, small, ("done",), timeout=120)
+tap.ok(small_state == "queued" and len(waits) == 1 and "would not make up for it" in waits[0]
+       and done["state"] == "done",
+       "a job short of its share beside another uid's single large job waits, saying why once, "
+       "and runs once that one leaves", (small_state, ev))
+# the daemon stops with A's jobs in the pack and queued
+as_uid(A, [["job.submit", {"image": {"png": simg}, "epochs": 1000000, "width": 16}]] * 30)
+wait_epoch(c, c.call("job.list")["jobs"][-30]["id"], 2, timeout=120)
 tap.done()
 EOF_PY
-TAP_N=5
+TAP_N=6
 t0=$(date +%s.%N)
 stop_daemon
 t=$(echo "$(date +%s.%N) - $t0" | bc)
-echo "# the daemon stopped in $t s, with A's jobs in the pack"
+echo "# the daemon stopped in $t s, with A's 30 jobs in the pack and queued"
 grep -o 'a pack of up to.*' "$T/daemon.log" | sed 's/^/# /'
 check "SIGTERM stops the daemon within 10 s" test "$(echo "$t < 10" | bc)" = 1
 tap_done
