@@ -25,7 +25,8 @@
  *   uid keeping its oldest, until the job has its share; when even that
  *   would not give it, the job waits (the pack drains). Jobs leaving the
  *   pack (paused, cancelled, sent back) count for no one's share, and
- *   leave their places to joiners.
+ *   leave their places and their memory to joiners (the pack frees
+ *   their fits at its next boundary, before it loads one).
  *
  * Jobs coming and going take time too (loads: buffers, programs;
  * leaving: checkpoints, exports): a running pack that holds another
@@ -210,16 +211,15 @@ static int plan_share(struct worker *w, struct admit_uids *u, int a, double x,
 	return n;
 }
 
-/* Under lock: 0, or why the job waits, for its memory. */
-static int admits_memory(struct worker *w, const struct work_job *job,
+/* Under lock: 0, or why the job waits: it, or a job in the pack, runs
+ * alone (too large to share the device, or out of memory beside others
+ * once). */
+static int admits_beside(struct worker *w, const struct work_job *job,
 			 char *why, size_t len)
 {
-	/* what its fits hold, or what the device holds in all (the pack's
-	 * own, the staging) with the jobs not loaded yet, the larger */
-	uint64_t held = w->base_bytes, in_use = w->bytes_in_use;
 	for (const struct held *h = w->held; h; h = h->next) {
-		if (h->job)
-			in_use += held_bytes(w, h->bytes);
+		if (h->flags & WORK_LEAVE)
+			continue; /* gone before the job loads */
 		if (must_run_alone(w, h->id) ||
 		    held_bytes(w, h->bytes) > w->budget) {
 			snprintf(why, len,
@@ -228,9 +228,7 @@ static int admits_memory(struct worker *w, const struct work_job *job,
 				 h->id, w->index);
 			return 1;
 		}
-		held += held_bytes(w, h->bytes);
 	}
-	held = in_use > held ? in_use : held;
 	uint64_t need = held_bytes(w, job->bytes);
 	if (must_run_alone(w, job->id) || need > w->budget) {
 		snprintf(why, len,
@@ -245,6 +243,30 @@ static int admits_memory(struct worker *w, const struct work_job *job,
 			 w->index);
 		return 1;
 	}
+	return 0;
+}
+
+/* Under lock: 0, or why the job waits for the pack's memory. The jobs
+ * leaving the pack count for nothing: the pack frees their fits at its
+ * next boundary, before it loads a joiner (worker_pack.c). */
+static int admits_memory(struct worker *w, const struct work_job *job,
+			 char *why, size_t len)
+{
+	/* what its fits hold, or what the device holds in all (the pack's
+	 * own, the staging) with the jobs not loaded yet, the larger */
+	uint64_t held = w->base_bytes, in_use = w->bytes_in_use, leaving = 0;
+	for (const struct held *h = w->held; h; h = h->next) {
+		if (h->flags & WORK_LEAVE) {
+			leaving += h->job ? 0 : held_bytes(w, h->bytes);
+			continue;
+		}
+		if (h->job)
+			in_use += held_bytes(w, h->bytes);
+		held += held_bytes(w, h->bytes);
+	}
+	in_use = in_use > leaving ? in_use - leaving : 0;
+	held = in_use > held ? in_use : held;
+	uint64_t need = held_bytes(w, job->bytes);
 	if (held + need > w->budget) {
 		snprintf(why, len,
 			 "it needs about %llu MiB of device memory and the "
@@ -295,7 +317,7 @@ static int admits(struct worker *w, const struct work_job *job, char *why,
 	}
 	if (!w->nheld)
 		return 0; /* alone: the fit plans its tiles for the device */
-	if (admits_memory(w, job, why, len))
+	if (admits_beside(w, job, why, len))
 		return 1;
 	struct admit_uids u;
 	count_uids(w, &u);
@@ -316,7 +338,9 @@ static int admits(struct worker *w, const struct work_job *job, char *why,
 		free(plan);
 		return 1;
 	}
-	if (admits_share(w, job, &u, a, why, len)) {
+	/* the memory and the places once the jobs sent back have gone */
+	if (admits_memory(w, job, why, len) ||
+	    admits_share(w, job, &u, a, why, len)) {
 		keep_all(plan, n);
 		free(plan);
 		return 1;

@@ -23,10 +23,14 @@
 #     cannot be sent back (it is A's oldest), would be short of its
 #     share: it waits, saying why once, and runs once A's job leaves.
 #  2. The daemon stops in under 10 s with 30 of A's jobs running.
+#  3. With a pack budget of VKINRD_PACK_MEMORY_BYTES (24 MiB) that A's
+#     jobs fill, the victim rejoins all the same: the memory of the jobs
+#     sent back counts as free (the pack frees their fits before it loads
+#     a joiner), and the device memory stays within the budget.
 # run.sh: alone
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
-tap_plan 7
+tap_plan 8
 need_device
 need_users 2
 PACK=64 start_daemon || { echo "not ok 1 - daemon starts"; exit 1; }
@@ -140,4 +144,42 @@ t=$(echo "$(date +%s.%N) - $t0" | bc)
 echo "# the daemon stopped in $t s, with A's 30 jobs in the pack and queued"
 grep -o 'a pack of up to.*' "$T/daemon.log" | sed 's/^/# /'
 check "SIGTERM stops the daemon within 10 s" test "$(echo "$t < 10" | bc)" = 1
+rm -rf "$STATE"
+# 24 MiB: five of the small fits (3 MiB each on lavapipe) beside the pack's own
+VKINRD_PACK_MEMORY_BYTES=25165824 PACK=64 start_daemon ||
+	{ echo "not ok 8 - daemon restarts"; exit 1; }
+open_to_users
+run_py <<'EOF_PY'
+from rpc import *
+from users import *
+tap = Tap()
+A, B = UIDS
+c = Client()
+vimg = png_b64(sample("v.png", 32, 32))
+simg = png_b64(sample("s.png", 16, 16))
+def running_of(uid):
+    return sum(1 for j in c.call("job.list")["jobs"]
+               if j["uid"] == uid and j["state"] == "running")
+v = call_as(B, "job.submit", {"image": {"png": vimg}, "epochs": 1000000, "width": 16})["job"]
+wait_epoch(c, v, 5, timeout=120)
+call_as(B, "job.pause", {"job": v})
+as_uid(A, [["job.submit", {"image": {"png": simg}, "epochs": 1000000, "width": 16}]] * 12)
+end = time.time() + 60
+while running_of(A) < 5 and time.time() < end:
+    time.sleep(0.25)
+filled = running_of(A)
+call_as(B, "job.resume", {"job": v})
+wait_state(c, v, ("running",), timeout=60)
+e = c.call("job.get", {"job": v})["epoch"]
+wait_epoch(c, v, e + 3, timeout=60)
+d = c.call("daemon.status")["devices"][0]
+print("# a pack budget of 24 MiB that uid %d's %d jobs fill: the victim rejoins beside %d of"
+      " them, %.1f MiB in use" % (A, filled, running_of(A), d["gpu_bytes"] / 2**20))
+tap.ok(filled >= 4 and 0 < running_of(A) <= 3 and d["gpu_bytes"] <= 25165824,
+       "a pack whose memory another uid's jobs fill takes the rejoining victim, sending that "
+       "uid's newest back (the memory they free counted)", (filled, d))
+tap.done()
+EOF_PY
+TAP_N=8
+stop_daemon
 tap_done
