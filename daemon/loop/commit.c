@@ -2,8 +2,10 @@
  * commit.c - the loop's group commit (commit.h).
  *
  * The group opens at commit_open and ends in on_check, which libuv runs
- * after the turn's I/O callbacks. An idle handle runs while a group is
- * open, so that the loop does not sleep in its poll with answers held.
+ * after the turn's I/O callbacks, or earlier in commit_flush when it
+ * holds an answer a client waits on (commit_urgent). An idle handle runs
+ * while a group is open, so that the loop does not sleep in its poll
+ * with answers held.
  */
 #include "loop/commit.h"
 
@@ -20,6 +22,7 @@ static void end_group(struct service *svc)
 	if (!svc->commit_open)
 		return;
 	svc->commit_open = 0;
+	svc->commit_urgent = 0;
 	uv_idle_stop(&svc->commit_idle);
 	queue_save_next_number(svc->queue); /* the group's new ids */
 	if (svc->commit_jobs > 1)
@@ -55,6 +58,20 @@ void commit_open(struct service *svc)
 	if (svc->server)
 		server_cork(svc->server, 1);
 	uv_idle_start(&svc->commit_idle, on_idle);
+}
+
+void commit_urgent(struct service *svc)
+{
+	if (svc->commit_open)
+		svc->commit_urgent = 1;
+}
+
+void commit_flush(struct service *svc)
+{
+	if (!svc->commit_open || !svc->commit_urgent)
+		return;
+	end_group(svc);
+	commit_open(svc);
 }
 
 void commit_finish(struct service *svc)

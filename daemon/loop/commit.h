@@ -20,6 +20,14 @@ struct service;
 void commit_init(struct service *svc);
 /* Opens the turn's group, if not open yet. */
 void commit_open(struct service *svc);
+/* The open group holds an answer that a client waits on (a pause or a
+ * cancel of a running job): commit_flush lets it out. */
+void commit_urgent(struct service *svc);
+/* When the open group holds such an answer, it is synced and its output
+ * let go now, and a new group opened for the rest of the turn: the
+ * answer does not wait for a long turn's other work (the jobs started
+ * after a pack's boundary). */
+void commit_flush(struct service *svc);
 /* The group synced and its output let go now (at a stop), and the
  * handles closed. */
 void commit_finish(struct service *svc);

@@ -66,8 +66,9 @@ struct service {
 	uv_check_t commit_check;
 	uv_idle_t commit_idle;
 	int commit_open;
-	int commit_ready; /* commit_init done */
-	int commit_jobs;  /* jobs stored in the open group */
+	int commit_ready;  /* commit_init done */
+	int commit_jobs;   /* jobs stored in the open group */
+	int commit_urgent; /* it holds an answer a client waits on */
 	/* the queued job no worker admits now, and why, as last said
 	 * (schedule.c: said once, not at every round) */
 	char waiting_job[JOB_ID_MAX];

@@ -4,16 +4,18 @@
  * A worker trains as many jobs at once as it has room for (worker_room:
  * one without packs, else up to its pack's size) and admits
  * (worker_admit: within its pack's memory budget, and fair to the other
- * uids in the pack); schedule_jobs gives each worker the next jobs
- * queue_next picks (fair between users, then priority and submission
- * order: see jobs/share.h; a job still waiting for others is held:
- * after.c), marks them running and tells their followers. The next job
- * that no worker admits waits, said once in its log, and no other passes
- * it: packs drain until it fits (or runs alone). Renders and exports go
- * to an idle worker when there is one, else they take turns with a
- * running job between its epochs (worker.h). The engine's config is the
- * job's own (made and checked at submission); what waits for the
- * device's width is chosen here when the job first runs.
+ * uids in the pack and to the job's own: the newest jobs of another uid
+ * may go back to the queue for it, each told why in its log);
+ * schedule_jobs gives each worker the next jobs queue_next picks (fair
+ * between users, then priority and submission order: see jobs/share.h;
+ * a job still waiting for others is held: after.c), marks them running
+ * and tells their followers. The next job that no worker admits waits,
+ * said once in its log, and no other passes it: packs drain until it
+ * fits (or runs alone). Renders and exports go to an idle worker when
+ * there is one, else they take turns with a running job between its
+ * epochs (worker.h). The engine's config is the job's own (made and
+ * checked at submission); what waits for the device's width is chosen
+ * here when the job first runs.
  * Loop thread only.
  */
 #include "loop/schedule.h"
@@ -24,6 +26,7 @@
 
 #include "jobs/jobstate.h"
 #include "loop/after.h"
+#include "loop/commit.h"
 #include "loop/events.h"
 #include "log.h"
 #include "loop/subs.h"
@@ -108,6 +111,18 @@ static void say_waiting(struct service *svc, struct job *job, const char *why)
 	events_note(svc->queue, job, LOGL_INFO, "waits: %s", why);
 }
 
+/* Says in their logs why the jobs that worker_admit sent back to the
+ * queue leave their pack (they go at its next boundary). */
+static void note_evicted(struct service *svc, struct work_evicted *ev)
+{
+	for (int i = 0; i < ev->n; i++) {
+		struct job *job = queue_find(svc->queue, ev->ids[i]);
+		if (job)
+			events_note(svc->queue, job, LOGL_INFO, "%s", ev->why);
+	}
+	free(ev->ids);
+}
+
 /*
  * Gives the next queued job to the worker with room that has the fewest
  * jobs and admits it (worker_admit: its pack's memory, fairness between
@@ -143,10 +158,13 @@ static int start_next(struct service *svc)
 		struct work_job *wj = work_job_for(svc, &svc->slots[best], job);
 		if (!wj)
 			return 1;
-		if (worker_admit(svc->slots[best].w, wj, why, sizeof(why))) {
+		struct work_evicted ev;
+		if (worker_admit(svc->slots[best].w, wj, why, sizeof(why),
+				 &ev)) {
 			free(wj);
 			continue;
 		}
+		note_evicted(svc, &ev);
 		start_on(svc, job, wj, best);
 		return 0;
 	}
@@ -157,6 +175,9 @@ static int start_next(struct service *svc)
 
 void schedule_jobs(struct service *svc)
 {
+	/* a pause or cancel answered in this turn goes out first: starting
+	 * jobs writes each one's files */
+	commit_flush(svc);
 	if (svc->stopping)
 		return;
 	after_settle(svc); /* who waits for whom (--after), first */

@@ -11,7 +11,8 @@
  *
  * A waiter is a pause or cancel of a running job: the worker checkpoints
  * at its next epoch boundary, and the answer goes out when the job's new
- * state comes back. Loop thread only.
+ * state comes back, synced before the turn's other work (commit_urgent).
+ * Loop thread only.
  */
 #include "loop/subs.h"
 
@@ -21,6 +22,7 @@
 #include "proto/errors.h"
 #include "proto/jsonrpc.h"
 #include "proto/protocol.h"
+#include "loop/commit.h"
 #include "loop/views.h"
 
 /* A connection following a job: the history is sent from next, paced by
@@ -192,9 +194,11 @@ static void answer_waiters(struct service *svc, const struct job *job)
 		struct peer_conn *c = server_find(svc->server, w->conn);
 		if (c)
 			server_conn_release(c);
-		if (c && w->rpc_id)
+		if (c && w->rpc_id) {
 			server_send(c, rpc_result_line(w->rpc_id,
 						       views_job_state(job)));
+			commit_urgent(svc); /* out before the turn's rest */
+		}
 		cJSON_Delete(w->rpc_id);
 		free(w);
 	}

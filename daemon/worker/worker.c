@@ -157,10 +157,18 @@ int worker_jobs(struct worker *w)
 	return n;
 }
 
+/* In a pack, a job leaving at the next boundary (paused, cancelled,
+ * sent back to the queue) leaves its place to a joiner, which loads
+ * after it has gone. */
 int worker_room(struct worker *w)
 {
 	pthread_mutex_lock(&w->lock);
-	int room = w->full ? 0 : w->pack - w->nheld;
+	int staying = 0;
+	for (const struct held *h = w->held; h; h = h->next)
+		staying += !(h->flags & WORK_LEAVE);
+	if (w->pack < 2) /* alone: one job at a time, as the loop counts */
+		staying = w->nheld;
+	int room = w->full ? 0 : w->pack - staying;
 	pthread_mutex_unlock(&w->lock);
 	return room > 0 ? room : 0;
 }
@@ -376,6 +384,16 @@ int worker_has_untaken(struct worker *w)
 		if (h->job)
 			return 1;
 	return 0;
+}
+
+int worker_any_leaving(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	int any = (w->flags & WORK_STOP) != 0;
+	for (const struct held *h = w->held; h && !any; h = h->next)
+		any = !h->job && (h->flags & WORK_LEAVE);
+	pthread_mutex_unlock(&w->lock);
+	return any;
 }
 
 /* Every job handed over and not taken goes back to the queue. */

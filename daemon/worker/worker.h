@@ -52,12 +52,14 @@
  * share of the device's memory budget their fits may take together. */
 #define WORKER_PACK_MOST 1024
 #define WORKER_PACK_MEMORY 0.6
-/* Packs shared between users (worker_admit): a job of another uid joins
- * only while the pack's work an epoch stays within WORKER_PACK_FAIR
- * times each uid's own in it, and the loads of joiners take at most
- * WORKER_PACK_JOIN_SHARE of a running pack's time; together another
- * user's jobs make a job's epochs at most WORKER_PACK_FAIR * (1 +
- * WORKER_PACK_JOIN_SHARE) = 4 times longer than its own user's do. */
+/* Packs shared between users (worker_admit): a job joins only while the
+ * pack's work an epoch stays within WORKER_PACK_FAIR times each uid's
+ * own in it, its own uid's included (for that, the newest jobs of the
+ * uids past their share go back to the queue, each uid keeping its
+ * oldest), and the loads of joiners take at most WORKER_PACK_JOIN_SHARE
+ * of a running pack's time; together another user's jobs make a job's
+ * epochs at most WORKER_PACK_FAIR * (1 + WORKER_PACK_JOIN_SHARE) = 4
+ * times longer than its own user's do. */
 #define WORKER_PACK_FAIR 3.0
 #define WORKER_PACK_JOIN_SHARE (1.0 / 3)
 
@@ -84,7 +86,12 @@ enum work_flag {
 	WORK_PAUSE = 1,  /* checkpoint, free the fit, report paused */
 	WORK_CANCEL = 2, /* checkpoint, report cancelled */
 	WORK_STOP = 4,   /* daemon stopping: checkpoint, report queued, exit */
+	/* back to the queue, that another user's joiner has its share of
+	 * the pack (worker_admit): checkpoint, report queued */
+	WORK_REQUEUE = 8,
 };
+/* The flags that make a job leave the worker at its next boundary. */
+#define WORK_LEAVE (WORK_PAUSE | WORK_CANCEL | WORK_STOP | WORK_REQUEUE)
 
 enum work_request_kind { WORK_RENDER, WORK_EXPORT };
 
@@ -189,12 +196,23 @@ int worker_join(struct worker *w, const struct timespec *deadline);
 /* Fills job's uid, bytes and work from its config (cfg set) and its
  * image's size. */
 void worker_estimate(struct work_job *job, uid_t uid, int width, int height);
+/* The jobs worker_admit sends back to the queue (flagged WORK_REQUEUE:
+ * they leave at their next boundary) so that its joiner has its share of
+ * the pack: ids[n] (malloc'd; free), and why, a sentence. */
+struct work_evicted {
+	char (*ids)[JOB_ID_MAX];
+	int n;
+	char why[256];
+};
 /* 0 when the worker takes job into its pack now (within its memory
- * budget, fair to the uids in it: see WORKER_PACK_FAIR); else 1 and why
- * it waits, a sentence (a job too large to share a device waits for an
- * empty worker). Called before worker_start_job. */
+ * budget, fair to the uids in it and to the job's own: see
+ * WORKER_PACK_FAIR; ev, when not NULL, gets the jobs that leave for
+ * it, else none does); else 1 and why it waits, a sentence (a job too
+ * large to share a device waits for an empty worker; one that would be
+ * short of its share, for the pack to drain). Called before
+ * worker_start_job. */
 int worker_admit(struct worker *w, const struct work_job *job, char *why,
-		 size_t len);
+		 size_t len, struct work_evicted *ev);
 /* Hands a job over (ownership passes); the worker must have room
  * (worker_room) and admit it (worker_admit). */
 void worker_start_job(struct worker *w, struct work_job *job);

@@ -14,10 +14,19 @@
  *   (WORKER_PACK_MEMORY of the device's); a job larger than that, or one
  *   that ran out of memory beside others, runs alone: it waits until the
  *   worker is empty, and nothing joins it;
- * - for every other uid in the pack, the pack's work an epoch with it is
- *   at most WORKER_PACK_FAIR times that uid's own: another user's jobs
- *   make a job's epoch at most that many times longer than its own
- *   user's jobs make it.
+ * - for every uid in the pack, the job's own included, the pack's work
+ *   an epoch with it is at most WORKER_PACK_FAIR times that uid's own:
+ *   another user's jobs make a job's epoch at most that many times
+ *   longer than its own user's jobs make it. For the job's own uid (a
+ *   job that joins, or rejoins after a resume, a pack that another
+ *   user's jobs fill), the newest jobs of the other uid with the most
+ *   work go back to the queue (flagged WORK_REQUEUE: each leaves at the
+ *   pack's next boundary, with a checkpoint, and its log says why), each
+ *   uid keeping its oldest, until the job has its share; when even that
+ *   would not give it, the job waits (the pack drains). Jobs leaving the
+ *   pack (paused, cancelled, sent back) count for no one's share, and
+ *   leave their places and their memory to joiners (the pack frees
+ *   their fits at its next boundary, before it loads one).
  *
  * Jobs coming and going take time too (loads: buffers, programs;
  * leaving: checkpoints, exports): a running pack that holds another
@@ -108,49 +117,109 @@ static uint64_t held_bytes(const struct worker *w, uint64_t bytes)
 	return w->fit_budget && bytes > w->fit_budget ? w->fit_budget : bytes;
 }
 
-/* Each uid's work in the worker's pack, and all of it (under lock). */
+/* Each uid's work in the worker's pack and its jobs there, and all the
+ * work, without the jobs leaving it (paused, cancelled, sent back: they
+ * go at the pack's next boundary) (under lock). */
 struct admit_uids {
 	uid_t uid[ADMIT_UIDS];
 	double work[ADMIT_UIDS];
+	int jobs[ADMIT_UIDS];
 	int n;
 	double total;
 };
+
+/* uid's entry in u, added when new (more than ADMIT_UIDS share the
+ * last). */
+static int uid_slot(struct admit_uids *u, uid_t uid)
+{
+	int i = 0;
+	while (i < u->n && u->uid[i] != uid)
+		i++;
+	if (i == u->n && u->n < ADMIT_UIDS) {
+		u->uid[i] = uid;
+		u->work[i] = 0;
+		u->jobs[i] = 0;
+		u->n++;
+	} else if (i == u->n) {
+		i = u->n - 1;
+	}
+	return i;
+}
 
 static void count_uids(const struct worker *w, struct admit_uids *u)
 {
 	u->n = 0;
 	u->total = 0;
 	for (const struct held *h = w->held; h; h = h->next) {
-		int i = 0;
-		while (i < u->n && u->uid[i] != h->uid)
-			i++;
-		if (i == u->n && u->n < ADMIT_UIDS) {
-			u->uid[u->n] = h->uid;
-			u->work[u->n++] = 0;
-		} else if (i == u->n) {
-			i = u->n - 1;
-		}
+		if (h->flags & WORK_LEAVE)
+			continue;
+		int i = uid_slot(u, h->uid);
 		u->work[i] += h->work;
+		u->jobs[i]++;
 		u->total += h->work;
 	}
 }
 
-/* Under lock: 0, or why the job waits. */
-static int admits(struct worker *w, const struct work_job *job, char *why,
-		  size_t len)
+/* The newest of uid's jobs in the pack that is not leaving it (under
+ * lock). */
+static struct held *newest_of(struct worker *w, uid_t uid)
 {
-	if (w->full || w->nheld >= w->pack) {
-		snprintf(why, len, "the pack on worker %d is full", w->index);
-		return 1;
+	struct held *last = NULL;
+	for (struct held *h = w->held; h; h = h->next)
+		if (h->uid == uid && !(h->flags & WORK_LEAVE))
+			last = h;
+	return last;
+}
+
+/* The jobs flagged to leave, n of them, kept again (under lock). */
+static void keep_all(struct held **plan, int n)
+{
+	for (int i = 0; i < n; i++)
+		plan[i]->flags &= ~WORK_REQUEUE;
+}
+
+/*
+ * The joiner (its uid's entry a in u, its work x) has its share of the
+ * pack when the pack's work with it is at most WORKER_PACK_FAIR times
+ * its uid's: while it has not, the newest job of the other uid with the
+ * most work goes back to the queue (flagged WORK_REQUEUE, put in plan,
+ * u counted without it), each uid keeping its oldest. Returns how many
+ * go, or -1 (none flagged) when that cannot give the joiner its share
+ * (under lock; plan has room for every held job).
+ */
+static int plan_share(struct worker *w, struct admit_uids *u, int a, double x,
+		      struct held **plan)
+{
+	int n = 0;
+	while (u->total + x > WORKER_PACK_FAIR * (u->work[a] + x)) {
+		int b = -1;
+		for (int i = 0; i < u->n; i++)
+			if (i != a && u->jobs[i] > 1 &&
+			    (b < 0 || u->work[i] > u->work[b]))
+				b = i;
+		struct held *h = b >= 0 && plan ? newest_of(w, u->uid[b]) : 0;
+		if (!h) {
+			keep_all(plan, n);
+			return -1;
+		}
+		h->flags |= WORK_REQUEUE;
+		plan[n++] = h;
+		u->work[b] -= h->work;
+		u->jobs[b]--;
+		u->total -= h->work;
 	}
-	if (!w->nheld)
-		return 0; /* alone: the fit plans its tiles for the device */
-	/* what its fits hold, or what the device holds in all (the pack's
-	 * own, the staging) with the jobs not loaded yet, the larger */
-	uint64_t held = w->base_bytes, in_use = w->bytes_in_use;
+	return n;
+}
+
+/* Under lock: 0, or why the job waits: it, or a job in the pack, runs
+ * alone (too large to share the device, or out of memory beside others
+ * once). */
+static int admits_beside(struct worker *w, const struct work_job *job,
+			 char *why, size_t len)
+{
 	for (const struct held *h = w->held; h; h = h->next) {
-		if (h->job)
-			in_use += held_bytes(w, h->bytes);
+		if (h->flags & WORK_LEAVE)
+			continue; /* gone before the job loads */
 		if (must_run_alone(w, h->id) ||
 		    held_bytes(w, h->bytes) > w->budget) {
 			snprintf(why, len,
@@ -159,9 +228,7 @@ static int admits(struct worker *w, const struct work_job *job, char *why,
 				 h->id, w->index);
 			return 1;
 		}
-		held += held_bytes(w, h->bytes);
 	}
-	held = in_use > held ? in_use : held;
 	uint64_t need = held_bytes(w, job->bytes);
 	if (must_run_alone(w, job->id) || need > w->budget) {
 		snprintf(why, len,
@@ -176,6 +243,30 @@ static int admits(struct worker *w, const struct work_job *job, char *why,
 			 w->index);
 		return 1;
 	}
+	return 0;
+}
+
+/* Under lock: 0, or why the job waits for the pack's memory. The jobs
+ * leaving the pack count for nothing: the pack frees their fits at its
+ * next boundary, before it loads a joiner (worker_pack.c). */
+static int admits_memory(struct worker *w, const struct work_job *job,
+			 char *why, size_t len)
+{
+	/* what its fits hold, or what the device holds in all (the pack's
+	 * own, the staging) with the jobs not loaded yet, the larger */
+	uint64_t held = w->base_bytes, in_use = w->bytes_in_use, leaving = 0;
+	for (const struct held *h = w->held; h; h = h->next) {
+		if (h->flags & WORK_LEAVE) {
+			leaving += h->job ? 0 : held_bytes(w, h->bytes);
+			continue;
+		}
+		if (h->job)
+			in_use += held_bytes(w, h->bytes);
+		held += held_bytes(w, h->bytes);
+	}
+	in_use = in_use > leaving ? in_use - leaving : 0;
+	held = in_use > held ? in_use : held;
+	uint64_t need = held_bytes(w, job->bytes);
 	if (held + need > w->budget) {
 		snprintf(why, len,
 			 "it needs about %llu MiB of device memory and the "
@@ -185,27 +276,99 @@ static int admits(struct worker *w, const struct work_job *job, char *why,
 			 (unsigned long long)(w->budget >> 20));
 		return 1;
 	}
-	struct admit_uids u;
-	count_uids(w, &u);
-	for (int i = 0; i < u.n; i++)
-		if (u.uid[i] != job->uid &&
-		    u.total + job->work > WORKER_PACK_FAIR * u.work[i]) {
+	return 0;
+}
+
+/* Under lock, u counted: 0 when, once plan's n jobs have left, the job
+ * has a place and each other uid keeps its share; else why it waits. */
+static int admits_share(struct worker *w, const struct work_job *job,
+			const struct admit_uids *u, int a, char *why,
+			size_t len)
+{
+	int places = 0;
+	for (int i = 0; i < u->n; i++)
+		places += u->jobs[i];
+	if (w->full || places >= w->pack) {
+		snprintf(why, len, "the pack on worker %d is full", w->index);
+		return 1;
+	}
+	for (int i = 0; i < u->n; i++)
+		if (i != a && u->jobs[i] > 0 &&
+		    u->total + job->work > WORKER_PACK_FAIR * u->work[i]) {
 			snprintf(why, len,
 				 "in the pack on worker %d it would make uid "
 				 "%u's epochs more than %g times longer than "
 				 "its own jobs make them",
-				 w->index, (unsigned)u.uid[i],
+				 w->index, (unsigned)u->uid[i],
 				 WORKER_PACK_FAIR);
 			return 1;
 		}
 	return 0;
 }
 
-int worker_admit(struct worker *w, const struct work_job *job, char *why,
-		 size_t len)
+/* Under lock: 0, or why the job waits; ev, when not NULL, gets the jobs
+ * sent back to the queue for it. */
+static int admits(struct worker *w, const struct work_job *job, char *why,
+		  size_t len, struct work_evicted *ev)
 {
+	if (w->full) {
+		snprintf(why, len, "the pack on worker %d is full", w->index);
+		return 1;
+	}
+	if (!w->nheld)
+		return 0; /* alone: the fit plans its tiles for the device */
+	if (admits_beside(w, job, why, len))
+		return 1;
+	struct admit_uids u;
+	count_uids(w, &u);
+	double before = u.total + job->work;
+	int a = uid_slot(&u, job->uid);
+	double own = u.work[a] + job->work;
+	struct held **plan =
+	    ev ? calloc((size_t)w->nheld + 1, sizeof(*plan)) : NULL;
+	int n = plan_share(w, &u, a, job->work, plan);
+	if (n < 0) {
+		snprintf(why, len,
+			 "in the pack on worker %d its epochs would be %.1f "
+			 "times longer than its own uid's jobs make them (at "
+			 "most %g), and sending the other uids' newest jobs "
+			 "back to the queue (each keeps its oldest) would not "
+			 "make up for it; it waits for the pack to drain",
+			 w->index, before / own, WORKER_PACK_FAIR);
+		free(plan);
+		return 1;
+	}
+	/* the memory and the places once the jobs sent back have gone */
+	if (admits_memory(w, job, why, len) ||
+	    admits_share(w, job, &u, a, why, len)) {
+		keep_all(plan, n);
+		free(plan);
+		return 1;
+	}
+	if (n && ev) {
+		ev->ids = calloc((size_t)n, sizeof(*ev->ids));
+		for (int i = 0; ev->ids && i < n; i++)
+			snprintf(ev->ids[ev->n++], sizeof(ev->ids[0]), "%s",
+				 plan[i]->id);
+		snprintf(ev->why, sizeof(ev->why),
+			 "back to the queue from the pack on worker %d, so "
+			 "that uid %u's job %s has its share there: the "
+			 "pack's work was %.1f times that uid's (at most %g)",
+			 w->index, (unsigned)job->uid, job->id, before / own,
+			 WORKER_PACK_FAIR);
+		pthread_cond_signal(&w->cond);
+	}
+	free(plan);
+	return 0;
+}
+
+int worker_admit(struct worker *w, const struct work_job *job, char *why,
+		 size_t len, struct work_evicted *ev)
+{
+	if (ev)
+		*ev = (struct work_evicted){ 0 };
 	pthread_mutex_lock(&w->lock);
-	int rc = admits(w, job, why, len);
+	int rc = admits(w, job, why, len, ev);
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
@@ -240,9 +403,9 @@ static void measure_base(struct worker *w, uint64_t in_use)
 		w->base_bytes = in_use - fits;
 }
 
-/* Ends, unloaded, each job handed over and not taken whose pause or
- * cancel came meanwhile (or every one, at the daemon's stop: back to the
- * queue). */
+/* Ends, unloaded, each job handed over and not taken whose pause,
+ * cancel or return to the queue came meanwhile (or every one, at the
+ * daemon's stop: back to the queue). */
 static void drop_flagged(struct worker *w)
 {
 	for (;;) {
@@ -251,8 +414,7 @@ static void drop_flagged(struct worker *w)
 		pthread_mutex_lock(&w->lock);
 		for (struct held *h = w->held; h && !job; h = h->next) {
 			flags = (w->flags & WORK_STOP) | h->flags;
-			if (h->job &&
-			    (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP))) {
+			if (h->job && (flags & WORK_LEAVE)) {
 				job = h->job;
 				h->job = NULL;
 			}
@@ -262,7 +424,8 @@ static void drop_flagged(struct worker *w)
 			return;
 		enum work_end end = flags & WORK_STOP     ? WORK_END_QUEUED
 				    : flags & WORK_CANCEL ? WORK_END_CANCELLED
-							  : WORK_END_PAUSED;
+				    : flags & WORK_PAUSE  ? WORK_END_PAUSED
+							  : WORK_END_QUEUED;
 		worker_release_held(w, job->id);
 		worker_post_ended(w, job->id, end, NULL);
 		free(job);

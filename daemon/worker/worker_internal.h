@@ -139,6 +139,10 @@ int worker_take_due(struct worker *w, struct run *r, struct work_request **req);
 int worker_flags_of(struct worker *w, const struct work_job *job);
 void worker_hand_back(struct worker *w);
 int worker_has_untaken(struct worker *w); /* under lock */
+/* Whether a job the thread has taken is flagged to leave (WORK_LEAVE),
+ * or the daemon stops: a pack then loads no more joiners before its
+ * next boundary answers it. */
+int worker_any_leaving(struct worker *w);
 
 /* worker_admit.c: who joins a pack, and how fast (worker_admit and
  * worker_estimate are the loop's, in worker.h) */
@@ -230,6 +234,11 @@ enum run_outcome worker_run_checkpointed(struct worker *w, struct run *r,
 					 int rc);
 enum run_outcome worker_run_load(struct worker *w, struct run *r);
 void worker_run_end(struct worker *w, struct run *r);
+/* worker_run_end's two halves: WORK_ENDED posted (the job has left the
+ * worker), and the run freed, which a pack may do later (its fit is in
+ * the pack's last step until the pack's next exports have run). */
+void worker_run_tell_end(struct worker *w, const struct run *r);
+void worker_run_free(struct run *r);
 void worker_run_job(struct worker *w, struct work_job *job);
 
 /* worker_boundary.c: what a pack's jobs write at one boundary */

@@ -10,6 +10,14 @@
  * memory that ran out with others on the device sends all but the first
  * back to the queue, each to run alone. Who joins, and how fast, is
  * worker_admit.c's.
+ *
+ * A pause or cancel (or a return to the queue, or the daemon's stop) is
+ * answered within one pack epoch: the flags are read after each step,
+ * before a boundary's exports and between two joiners' loads, and the
+ * jobs they stop write their checkpoints and are told to the loop before
+ * anything else is done. A job that leaves between a step and the next
+ * boundary's exports keeps its fit until those have run (its run is
+ * retired): the pack's programs of the last step still name it.
  */
 #include "worker/worker.h"
 
@@ -31,24 +39,58 @@
 #include "util/path.h"
 #include "worker/worker_internal.h"
 
+/* What a pack keeps while it trains: its jobs, the arrays its steps and
+ * boundaries work in (room for w->pack each), and its figures. */
+struct pack_room {
+	struct nn_pack *pack;
+	struct run **runs;
+	int n;
+	/* the jobs that left at a boundary, told to the loop after its sync */
+	struct run **left;
+	/* the jobs told to the loop already whose fits the pack's last step
+	 * took: freed once the next boundary's exports have run */
+	struct run **retired;
+	int nretired;
+	struct nn_fit **fits;
+	struct nn_metrics *m;
+	int *rcs;
+	/* what each writes at a boundary, and what that comes to */
+	enum boundary_kind *kinds;
+	enum run_outcome *outs, *dues;
+	struct admit_pace pace;
+	int steps, most;
+	double began, stepping;
+	double phases[NN_PACK_PHASES]; /* ms, summed over steps */
+};
+
+/* The retired runs freed: nothing of the pack reads their fits now. */
+static void free_retired(struct pack_room *p)
+{
+	for (int i = 0; i < p->nretired; i++)
+		worker_run_free(p->retired[i]);
+	p->nretired = 0;
+}
+
 /* A fault of the device while a pack trains: every fit goes, the device
  * is reopened once, and each job is loaded again from its checkpoint
- * (or fails, past its retries). */
-static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
-		      struct nn_pack **pack)
+ * (or fails, past its retries); p->n says how many go on. */
+static void pack_fault(struct worker *w, struct pack_room *p, int rc)
 {
 	char err[512] = "";
+	struct run **runs = p->runs;
+	int n = p->n;
 	log_warn("worker %d: %s while training a pack of %d; reopening the "
 		 "device and resuming each job from its checkpoint",
 		 w->index, error_message(rc), n);
-	nn_pack_destroy(*pack);
-	*pack = NULL;
+	nn_pack_destroy(p->pack);
+	p->pack = NULL;
+	free_retired(p); /* before their device goes */
 	for (int i = 0; i < n; i++) {
 		nn_fit_destroy(runs[i]->fit);
 		runs[i]->fit = NULL;
 	}
 	int reopened = worker_reopen_device(w, err, sizeof(err)) == 0 &&
-		       nn_pack_create(pack, w->gpu) == 0;
+		       nn_pack_create(&p->pack, w->gpu) == 0;
 	/* out of memory with others: the pack was too large, not the device
 	 * faulty; the first job goes on, the others wait in the queue */
 	int shrink = rc == ERR_DEVICE_OOM && n > 1;
@@ -85,7 +127,7 @@ static int pack_fault(struct worker *w, struct run **runs, int n, int rc,
 			runs[kept++] = r;
 		}
 	}
-	return kept;
+	p->n = kept;
 }
 
 /*
@@ -127,7 +169,7 @@ static void prepare_exports(struct nn_pack *pack, struct worker *w,
 			    enum boundary_kind *kinds)
 {
 	int any = 0;
-	int *want = calloc((size_t)n, sizeof(*want));
+	int *want = n > 0 ? calloc((size_t)n, sizeof(*want)) : NULL;
 	for (int i = 0; i < n; i++) {
 		struct run *r = runs[i];
 		fits[i] = r->fit;
@@ -185,53 +227,93 @@ static void post_progress(struct worker *w, struct run **runs, int n,
 		work_event_destroy(ev);
 }
 
-/* The arrays a boundary works in, room for the pack each. */
-struct boundary_room {
-	struct run **left;
-	struct nn_fit **fits;
-	enum boundary_kind *kinds;
-	enum run_outcome *outs;
-};
-
-/* An epoch boundary of the pack's n jobs: a request served (serve), the
- * flags obeyed, the ends' exports made, the files written, and the jobs
- * that leave told to the loop after the sync. Returns the jobs left,
- * in runs' order. */
-static int boundary(struct worker *w, struct nn_pack *pack, struct run **runs,
-		    int n, int serve, struct boundary_room *bb)
+/*
+ * The files kinds[i] says each of the pack's jobs writes
+ * (worker_boundary_write), made durable together, then what each comes
+ * to: a job to load again is loaded, one that ends leaves p->runs (the
+ * others keep their order) and is told to the loop after the sync. outs:
+ * what the step made of each job where kinds[i] writes nothing (NULL:
+ * only the writes count). A run that ends is freed now (free_now) or
+ * retired, when the pack's last step took its fit and its next exports
+ * may still read it. n > 0; returns the jobs left.
+ */
+static int settle(struct worker *w, struct pack_room *p,
+		  const enum run_outcome *outs, int free_now)
 {
-	int nleft = 0;
-	if (serve)
-		worker_serve_due(w, runs, n);
-	prepare_exports(pack, w, runs, n, bb->fits, bb->kinds);
-	char *jobs_dir = boundary_begin(runs);
-	worker_boundary_write(w, runs, bb->kinds, n, bb->outs);
-	for (int i = 0, k = 0; k < n; k++) {
-		struct run *r = runs[k];
-		r->shared = n > 1;
-		enum run_outcome o = bb->outs[k];
+	int nleft = 0, kept = 0;
+	char *jobs_dir = boundary_begin(p->runs);
+	worker_boundary_write(w, p->runs, p->kinds, p->n, p->dues);
+	for (int k = 0; k < p->n; k++) {
+		struct run *r = p->runs[k];
+		enum run_outcome o = !outs || p->kinds[k] != BOUNDARY_NONE
+					 ? p->dues[k]
+					 : outs[k];
 		if (o == RUN_RELOAD)
 			o = worker_run_load(w, r);
 		if (o == RUN_ENDED)
-			bb->left[nleft++] = r;
+			p->left[nleft++] = r;
 		else
-			runs[i++] = r;
+			p->runs[kept++] = r;
 	}
-	n -= nleft;
+	p->n = kept;
 	boundary_end(w, jobs_dir);
-	for (; nleft > 0; nleft--)
-		worker_run_end(w, bb->left[nleft - 1]);
-	return n;
+	for (int k = 0; k < nleft; k++) {
+		if (free_now) {
+			worker_run_end(w, p->left[k]);
+			continue;
+		}
+		worker_run_tell_end(w, p->left[k]);
+		p->retired[p->nretired++] = p->left[k];
+	}
+	return p->n;
 }
 
-/* The jobs handed over join a pack of n, while it has room and
- * admission lets them (worker_admit.c), each loaded (or ended, when it
- * cannot be); returns the pack's jobs now. */
-static int join_waiting(struct worker *w, struct admit_pace *pace,
-			struct run **runs, int n)
+/* The jobs whose flags make them leave (a pause, a cancel, a return to
+ * the queue, the daemon's stop) write their checkpoints and are told to
+ * the loop now, before the rest of the boundary (the exports of the jobs
+ * that finish may take long); their runs are retired. */
+static void answer_stops(struct worker *w, struct pack_room *p)
+{
+	int any = 0;
+	for (int i = 0; i < p->n; i++) {
+		struct run *r = p->runs[i];
+		r->flags = worker_flags_of(w, r->job);
+		p->kinds[i] =
+		    r->flags & WORK_LEAVE ? BOUNDARY_STOP : BOUNDARY_NONE;
+		any |= p->kinds[i] == BOUNDARY_STOP;
+	}
+	if (any)
+		settle(w, p, NULL, 0);
+}
+
+/* An epoch boundary of the pack's jobs: a request served (serve), the
+ * stops answered, the ends' exports made (the retired fits freed after
+ * them), the files written, and the jobs that leave told to the loop
+ * after the sync. The jobs left stay in p->runs, in order. */
+static void boundary(struct worker *w, struct pack_room *p, int serve)
+{
+	if (serve)
+		worker_serve_due(w, p->runs, p->n);
+	answer_stops(w, p);
+	if (p->n)
+		prepare_exports(p->pack, w, p->runs, p->n, p->fits, p->kinds);
+	free_retired(p); /* those exports were the last to read their fits */
+	if (!p->n)
+		return;
+	for (int i = 0; i < p->n; i++)
+		p->runs[i]->shared = p->n > 1;
+	settle(w, p, NULL, 1);
+}
+
+/* The jobs handed over join the pack, while it has room and admission
+ * lets them (worker_admit.c), each loaded (or ended, when it cannot be);
+ * a flag to leave on a job of the pack stops the loads, for the
+ * boundary after them to answer it. */
+static void join_waiting(struct worker *w, struct pack_room *p)
 {
 	struct work_job *job;
-	while (n < w->pack && worker_admit_may_join(w, pace, n) &&
+	while (p->n < w->pack && !worker_any_leaving(w) &&
+	       worker_admit_may_join(w, &p->pace, p->n) &&
 	       (job = worker_take_job(w))) {
 		struct run *r = calloc(1, sizeof(*r));
 		if (!r) {
@@ -240,16 +322,116 @@ static int join_waiting(struct worker *w, struct admit_pace *pace,
 			free(job);
 			continue;
 		}
-		*r = (struct run){ .job = job, .psnr = NAN, .shared = n > 0 };
+		*r =
+		    (struct run){ .job = job, .psnr = NAN, .shared = p->n > 0 };
 		double t = worker_seconds();
 		if (worker_run_load(w, r) == RUN_ENDED) {
 			worker_run_end(w, r);
 			continue;
 		}
-		worker_admit_joined(w, pace, r, n, worker_seconds() - t);
-		runs[n++] = r;
+		worker_admit_joined(w, &p->pace, r, p->n, worker_seconds() - t);
+		p->runs[p->n++] = r;
 	}
-	return n;
+}
+
+/* One epoch of every job of the pack, timed (*seconds); 0, or the fault
+ * of the device that took the whole pack's. */
+static int step(struct worker *w, struct pack_room *p, double *seconds)
+{
+	for (int i = 0; i < p->n; i++)
+		p->fits[i] = p->runs[i]->fit;
+	double t = worker_seconds();
+	int rc = nn_pack_step(p->pack, p->fits, p->n, p->m, p->rcs);
+	p->steps++;
+	p->most = p->n > p->most ? p->n : p->most;
+	*seconds = worker_seconds() - t;
+	p->stepping += *seconds;
+	double ph[NN_PACK_PHASES];
+	nn_pack_host_ms(p->pack, ph);
+	for (int k = 0; k < NN_PACK_PHASES; k++)
+		p->phases[k] += ph[k];
+	worker_admit_stepped(w, &p->pace, *seconds, p->n);
+	for (int i = 0; rc == 0 && i < p->n; i++)
+		if (worker_device_fault(p->rcs[i]))
+			rc = p->rcs[i];
+	return rc;
+}
+
+/* After a step of seconds: its news, each job's step taken as a run alone
+ * takes it (worker_run.c), the checkpoints due written, and the jobs
+ * flagged to leave stopped now, a pack epoch at most after their flag
+ * (their runs retired: the next exports may read their fits). */
+static void after_step(struct worker *w, struct pack_room *p, double seconds)
+{
+	post_progress(w, p->runs, p->n, p->m, p->rcs);
+	for (int i = 0; i < p->n; i++) {
+		struct run *r = p->runs[i];
+		int due;
+		r->train_seconds += seconds;
+		p->outs[i] =
+		    worker_run_after_step(w, r, &p->m[i], p->rcs[i], &due);
+		r->flags = worker_flags_of(w, r->job);
+		if (p->outs[i] == RUN_NEXT && (r->flags & WORK_LEAVE))
+			p->kinds[i] = BOUNDARY_STOP;
+		else
+			p->kinds[i] = due ? BOUNDARY_DUE : BOUNDARY_NONE;
+	}
+	settle(w, p, p->outs, 0);
+	worker_publish_memory(w);
+}
+
+/* The pack's arrays and its nn_pack; 0, or 1 without memory. */
+static int pack_open(struct worker *w, struct pack_room *p)
+{
+	size_t n = (size_t)w->pack;
+	*p = (struct pack_room){ .began = worker_seconds() };
+	p->runs = calloc(n, sizeof(*p->runs));
+	p->left = calloc(n, sizeof(*p->left));
+	p->retired = calloc(n, sizeof(*p->retired));
+	p->fits = calloc(n, sizeof(*p->fits));
+	p->m = calloc(n, sizeof(*p->m));
+	p->rcs = calloc(n, sizeof(*p->rcs));
+	p->kinds = calloc(n, sizeof(*p->kinds));
+	p->outs = calloc(n, sizeof(*p->outs));
+	p->dues = calloc(n, sizeof(*p->dues));
+	if (!p->runs || !p->left || !p->retired || !p->fits || !p->m ||
+	    !p->rcs || !p->kinds || !p->outs || !p->dues)
+		return 1;
+	return nn_pack_create(&p->pack, w->gpu) != 0;
+}
+
+/* What the pack did, said once it has no job left. */
+static void log_pack(struct worker *w, const struct pack_room *p)
+{
+	if (p->steps < 1 || !p->pack)
+		return;
+	const double *ph = p->phases;
+	log_notice("worker %d: a pack of up to %d jobs trained %d epochs "
+		   "(%.2f s, of which %.2f s in its steps: ms a step begin "
+		   "%.2f, epoch %.2f, measure %.2f, optimizer %.2f, after "
+		   "%.2f); its programs were recorded %d times",
+		   w->index, p->most, p->steps, worker_seconds() - p->began,
+		   p->stepping, ph[NN_PACK_BEGIN] / p->steps,
+		   ph[NN_PACK_EPOCH_RUN] / p->steps,
+		   ph[NN_PACK_MEASURE] / p->steps,
+		   ph[NN_PACK_OPTIM_RUN] / p->steps,
+		   ph[NN_PACK_AFTER] / p->steps, nn_pack_builds(p->pack));
+}
+
+static void pack_close(struct worker *w, struct pack_room *p)
+{
+	nn_pack_destroy(p->pack);
+	free_retired(p);
+	free(p->runs);
+	free(p->left);
+	free(p->retired);
+	free(p->fits);
+	free(p->m);
+	free(p->rcs);
+	free(p->kinds);
+	free(p->outs);
+	free(p->dues);
+	worker_publish_memory(w);
 }
 
 /*
@@ -260,122 +442,44 @@ static int join_waiting(struct worker *w, struct admit_pace *pace,
  */
 void worker_run_pack(struct worker *w)
 {
-	struct run **runs = calloc((size_t)w->pack, sizeof(*runs));
-	/* the jobs that left at a boundary, told to the loop after its sync */
-	struct run **left = calloc((size_t)w->pack, sizeof(*left));
-	int nleft = 0;
-	struct nn_fit **fits = calloc((size_t)w->pack, sizeof(*fits));
-	struct nn_metrics *m = calloc((size_t)w->pack, sizeof(*m));
-	int *rcs = calloc((size_t)w->pack, sizeof(*rcs));
-	/* what each writes at a boundary, and what that comes to */
-	enum boundary_kind *kinds = calloc((size_t)w->pack, sizeof(*kinds));
-	enum run_outcome *outs = calloc((size_t)w->pack, sizeof(*outs));
-	enum run_outcome *dues = calloc((size_t)w->pack, sizeof(*dues));
-	struct nn_pack *pack = NULL;
-	int n = 0;
-	if (!runs || !left || !fits || !m || !rcs || !kinds || !outs || !dues ||
-	    nn_pack_create(&pack, w->gpu)) {
+	struct pack_room p;
+	if (pack_open(w, &p)) {
 		log_error("worker %d: out of memory for a pack", w->index);
 		worker_hand_back(w);
-		goto out;
+		pack_close(w, &p);
+		return;
 	}
-	struct boundary_room bb = { left, fits, kinds, outs };
-	struct admit_pace pace = { 0 };
-	int steps = 0, most = 0;
-	double began = worker_seconds(), stepping = 0;
-	double phases[NN_PACK_PHASES] = { 0 }; /* ms, summed over steps */
 	for (;;) {
 		/* the flags first: a pause or cancel is obeyed before the
 		 * joiners load (which may take long) */
-		if (n)
-			n = boundary(w, pack, runs, n, 1, &bb);
-		int had = n;
-		n = join_waiting(w, &pace, runs, n);
-		int joined = n - had;
+		if (p.n)
+			boundary(w, &p, 1);
+		free_retired(&p);
+		int had = p.n;
+		join_waiting(w, &p);
+		int joined = p.n - had;
 		/* the joiners' own flags, and those loaded at their end */
 		if (joined)
-			n = boundary(w, pack, runs, n, 0, &bb);
-		if (!n) {
+			boundary(w, &p, 0);
+		if (!p.n) {
 			if (joined)
 				continue;
 			break;
 		}
-		for (int i = 0; i < n; i++)
-			fits[i] = runs[i]->fit;
-		double t = worker_seconds();
-		int rc = nn_pack_step(pack, fits, n, m, rcs);
-		steps++;
-		most = n > most ? n : most;
-		double dt = worker_seconds() - t;
-		stepping += dt;
-		double ph[NN_PACK_PHASES];
-		nn_pack_host_ms(pack, ph);
-		for (int k = 0; k < NN_PACK_PHASES; k++)
-			phases[k] += ph[k];
-		worker_admit_stepped(w, &pace, dt, n);
-		for (int i = 0; rc == 0 && i < n; i++)
-			if (worker_device_fault(rcs[i]))
-				rc = rcs[i];
+		double seconds;
+		int rc = step(w, &p, &seconds);
 		if (rc) {
-			n = pack_fault(w, runs, n, rc, &pack);
-			if (!pack) {
-				for (int i = 0; i < n; i++)
-					worker_run_end(w, runs[i]);
-				n = 0;
+			pack_fault(w, &p, rc);
+			if (!p.pack) {
+				for (int i = 0; i < p.n; i++)
+					worker_run_end(w, p.runs[i]);
+				p.n = 0;
 				break;
 			}
 			continue;
 		}
-		post_progress(w, runs, n, m, rcs);
-		char *jobs_dir = boundary_begin(runs);
-		for (int i = 0; i < n; i++) {
-			struct run *r = runs[i];
-			int due;
-			r->train_seconds += dt;
-			/* as a run alone takes them (worker_run.c) */
-			outs[i] =
-			    worker_run_after_step(w, r, &m[i], rcs[i], &due);
-			kinds[i] = due ? BOUNDARY_DUE : BOUNDARY_NONE;
-		}
-		worker_boundary_write(w, runs, kinds, n, dues);
-		for (int i = 0, k = 0; k < n; k++) {
-			struct run *r = runs[k];
-			enum run_outcome o =
-			    kinds[k] == BOUNDARY_DUE ? dues[k] : outs[k];
-			if (o == RUN_RELOAD)
-				o = worker_run_load(w, r);
-			if (o == RUN_ENDED)
-				left[nleft++] = r;
-			else
-				runs[i++] = r;
-		}
-		n -= nleft;
-		boundary_end(w, jobs_dir);
-		for (; nleft > 0; nleft--)
-			worker_run_end(w, left[nleft - 1]);
-		worker_publish_memory(w);
+		after_step(w, &p, seconds);
 	}
-	if (steps > 0 && pack)
-		log_notice(
-		    "worker %d: a pack of up to %d jobs trained %d epochs "
-		    "(%.2f s, of which %.2f s in its steps: ms a step begin "
-		    "%.2f, epoch %.2f, measure %.2f, optimizer %.2f, after "
-		    "%.2f); its programs were recorded %d times",
-		    w->index, most, steps, worker_seconds() - began, stepping,
-		    phases[NN_PACK_BEGIN] / steps,
-		    phases[NN_PACK_EPOCH_RUN] / steps,
-		    phases[NN_PACK_MEASURE] / steps,
-		    phases[NN_PACK_OPTIM_RUN] / steps,
-		    phases[NN_PACK_AFTER] / steps, nn_pack_builds(pack));
-out:
-	nn_pack_destroy(pack);
-	free(runs);
-	free(left);
-	free(fits);
-	free(m);
-	free(rcs);
-	free(kinds);
-	free(outs);
-	free(dues);
-	worker_publish_memory(w);
+	log_pack(w, &p);
+	pack_close(w, &p);
 }

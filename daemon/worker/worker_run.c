@@ -260,7 +260,7 @@ enum run_outcome worker_run_checkpointed(struct worker *w, struct run *r,
 enum boundary_kind worker_run_kind(struct run *r, int flags)
 {
 	r->flags = flags;
-	if (flags & (WORK_CANCEL | WORK_PAUSE | WORK_STOP))
+	if (flags & WORK_LEAVE)
 		return BOUNDARY_STOP;
 	if (r->reached || nn_fit_epoch(r->fit) >= r->job->cfg.epochs)
 		return BOUNDARY_FINISH;
@@ -351,19 +351,29 @@ void worker_run_job(struct worker *w, struct work_job *job)
 	worker_publish_memory(w);
 }
 
-/* The job leaves the worker: WORK_ENDED, and its run freed. */
-void worker_run_end(struct worker *w, struct run *r)
+void worker_run_tell_end(struct worker *w, const struct run *r)
+{
+	post_end(w, r);
+}
+
+void worker_run_free(struct run *r)
 {
 	if (r->export) { /* made, then not written (the job left first) */
 		st_destroy(r->export->model);
 		image_destroy(r->export->recon);
 		free(r->export);
 	}
-	post_end(w, r);
 	nn_fit_destroy(r->fit);
 	image_destroy(r->target);
 	free(r->job);
 	free(r);
+}
+
+/* The job leaves the worker: WORK_ENDED, and its run freed. */
+void worker_run_end(struct worker *w, struct run *r)
+{
+	worker_run_tell_end(w, r);
+	worker_run_free(r);
 }
 
 /* Builds the run's fit until it has one or has ended. */

@@ -9,13 +9,20 @@
 # each answer's latency is printed beside the pack's epoch at that time
 # (the victim's epochs over the second before, wall time: boundaries,
 # loads and exports included). Asserted: each answer within 2 s (it was
-# minutes), the median within 0.5 s. Not asserted, since it does not hold
-# yet: within one pack epoch. On lavapipe the answers take 1 to 15 pack
-# epochs (0.02-0.42 s): the flag is obeyed only after the boundary's
-# exports of the jobs that end there, and a job resumed while A's jobs
-# filled the pack shares it with them until they leave (admission bounds
-# only who joins after it). The sanitizer build prints the figures and
-# skips the timing checks.
+# minutes), the median within 0.5 s. Printed, not asserted: the answers
+# in pack epochs. The pack reads the flags after each step, before a
+# boundary's exports and between joiners' loads, and answers the jobs
+# they stop first (worker_pack.c), and the loop sends the answer before
+# the rest of its turn (commit_flush): the worker's part is at most one
+# pack epoch and a checkpoint (5-47 ms from the flag to the job's end,
+# seen in the daemon's log); with the loop's (its syncs, A's submissions
+# between) the answers took 0.02-0.16 s, 0.6-9.8 pack epochs of 16-100
+# ms on this loaded 2-core lavapipe machine (before, 1 to 15 when this
+# test was written, 0.7-2.9 in a run beside these: a flood of short jobs
+# leaves a pause little to wait for; 31_pack_rejoin's cancel beside 40
+# long jobs of another uid took 0.9 s before, 0.02-0.14 s now), so
+# "within one pack epoch" is printed, not asserted. The sanitizer build
+# prints the figures and skips the timing checks.
 # run.sh: alone
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
