@@ -58,6 +58,7 @@ static VkBufferUsageFlags buffer_usage(const struct gpu_context *ctx)
 	return VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
 	       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
 	       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+	       VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT |
 	       (ctx->info.has_packs ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
 				    : 0);
 }

@@ -73,6 +73,13 @@ struct gpu_program {
  * slot by slot, kept on the host too; the slots changed since the last
  * gpu_pack_program_sync are lo to hi.
  */
+/* One vkCmdDispatchIndirect of a packed program: slots s0 to s0 + count
+ * - 1 of one dispatch, groups[2] workgroups in z a slot. */
+struct pack_chunk {
+	uint32_t groups[3];
+	uint32_t s0, count;
+};
+
 struct pack_slots {
 	int cap, ndispatch;
 	struct program_op *ops; /* template; groups: the most a slot has */
@@ -80,6 +87,12 @@ struct pack_slots {
 	struct pack_entry *mirror; /* ndispatch x cap */
 	struct gpu_buffer table;
 	int lo, hi; /* dirty slots, lo > hi: none */
+	/* the dispatches' workgroup counts (host-visible, read by the
+	 * device when the program runs): the slots past the last one used
+	 * get none (gpu_pack_program_use) */
+	struct pack_chunk *chunks;
+	int nchunks, used;
+	struct gpu_buffer counts;
 };
 
 static void note_op(struct gpu_program *prog, const struct program_op *op)
@@ -182,6 +195,7 @@ void gpu_program_destroy(struct gpu_program *prog)
 	if (prog->pk) {
 		free(prog->pk->ops);
 		free(prog->pk->mirror);
+		free(prog->pk->chunks);
 		free(prog->pk);
 	}
 	gpu_arena_destroy(prog->arena);
@@ -454,32 +468,96 @@ static int packed_pipeline(struct gpu_context *ctx,
 /* Records dispatch d of the pack: the largest workgroup counts of any
  * slot, the slots spread over z in as few dispatches as the device's
  * limit allows (each slot's own counts are in its entry). */
-static int record_packed_dispatch(struct gpu_program *out, int cap,
+/* The slots one dispatch of z workgroups a slot covers. */
+static uint32_t slots_a_dispatch(const struct gpu_context *ctx, uint32_t z)
+{
+	uint32_t zlimit =
+	    ctx->info.max_groups_z ? ctx->info.max_groups_z : 65535;
+	return zlimit / z;
+}
+
+/* The indirect dispatches a packed program of cap slots makes: one for
+ * each run of slots_a_dispatch slots of each dispatch of the template. */
+static int count_chunks(const struct gpu_context *ctx,
+			const struct pack_slots *pk)
+{
+	int n = 0;
+	for (int op = 0; op < pk->nops; op++) {
+		const uint32_t *g = pk->ops[op].groups;
+		if (pk->ops[op].kind != OP_DISPATCH || !g[0] || !g[1] || !g[2])
+			continue;
+		uint32_t per = slots_a_dispatch(ctx, g[2]);
+		if (per < 1)
+			return -1;
+		n += (int)((pk->cap + per - 1) / per);
+	}
+	return n;
+}
+
+/* Each chunk's workgroup counts for the first used slots: a chunk past
+ * them dispatches none, so that a pack of few fits in programs recorded
+ * for more runs no workgroup that would only find its slot empty (on
+ * lavapipe those cost as much as working ones). */
+static void write_counts(struct pack_slots *pk, int used)
+{
+	VkDispatchIndirectCommand *cmd = pk->counts.mapped;
+	for (int c = 0; c < pk->nchunks; c++) {
+		const struct pack_chunk *ch = &pk->chunks[c];
+		uint32_t live =
+		    (uint32_t)used > ch->s0 ? (uint32_t)used - ch->s0 : 0;
+		if (live > ch->count)
+			live = ch->count;
+		cmd[c] = (VkDispatchIndirectCommand){ live ? ch->groups[0] : 0,
+						      live ? ch->groups[1] : 0,
+						      ch->groups[2] * live };
+	}
+	pk->used = used;
+}
+
+void gpu_pack_program_use(struct gpu_program *packed, int used)
+{
+	struct pack_slots *pk = packed->pk;
+	if (!pk)
+		return;
+	used = used < 0 ? 0 : used > pk->cap ? pk->cap : used;
+	if (used != pk->used)
+		write_counts(pk, used);
+}
+
+/* Records dispatch d of the pack, as chunks from *chunk on: the largest
+ * workgroup counts of any slot, the slots spread over z in as few
+ * dispatches as the device's limit allows (each slot's own counts are in
+ * its entry), each dispatch's counts read from pk->counts. */
+static int record_packed_dispatch(struct gpu_program *out, int *chunk,
 				  const uint32_t gmax[3],
 				  struct gpu_pipeline *slot_pipe,
 				  uint64_t table, uint64_t mask)
 {
+	struct pack_slots *pk = out->pk;
 	if (!gmax[0] || !gmax[1] || !gmax[2])
 		return 0;
 	struct gpu_pipeline *pipe;
 	int rc = packed_pipeline(out->ctx, slot_pipe, &pipe);
 	if (rc)
 		return rc;
-	uint32_t zlimit =
-	    out->ctx->info.max_groups_z ? out->ctx->info.max_groups_z : 65535;
-	uint32_t per = zlimit / gmax[2];
-	if (per < 1)
-		return ERR_INVALID;
+	uint32_t per = slots_a_dispatch(out->ctx, gmax[2]);
 	vkCmdBindPipeline(out->cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
 			  pipe->pipeline);
-	for (uint32_t s0 = 0; s0 < (uint32_t)cap; s0 += per) {
+	for (uint32_t s0 = 0; s0 < (uint32_t)pk->cap; s0 += per) {
 		uint32_t count =
-		    (uint32_t)cap - s0 < per ? (uint32_t)cap - s0 : per;
+		    (uint32_t)pk->cap - s0 < per ? (uint32_t)pk->cap - s0 : per;
 		struct pack_push push = { table, mask, gmax[2], s0 };
 		vkCmdPushConstants(out->cmd, pipe->layout,
 				   VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(push),
 				   &push);
-		vkCmdDispatch(out->cmd, gmax[0], gmax[1], gmax[2] * count);
+		int c = (*chunk)++;
+		pk->chunks[c] = (struct pack_chunk){
+			{ gmax[0], gmax[1], gmax[2] }, s0, count
+		};
+		vkCmdDispatchIndirect(
+		    out->cmd, pk->counts.handle,
+		    pk->counts.offset +
+			(VkDeviceSize)c * sizeof(VkDispatchIndirectCommand));
 	}
 	return 0;
 }
@@ -606,6 +684,21 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 		: gpu_buffer_alloc(prog->arena, table_bytes ? table_bytes : 16,
 				   0, &pk->table);
 	rc = rc || !table_bytes ? rc : gpu_pack_program_sync(prog);
+	int nchunks = rc ? 0 : count_chunks(ctx, pk);
+	if (nchunks < 0)
+		rc = ERR_INVALID;
+	if (rc == 0) {
+		pk->nchunks = nchunks;
+		pk->chunks = calloc((size_t)(nchunks ? nchunks : 1),
+				    sizeof(*pk->chunks));
+		rc = pk->chunks ? 0 : ERR_NOMEM;
+	}
+	rc = rc ? rc
+		: gpu_buffer_alloc(prog->arena,
+				   (VkDeviceSize)(nchunks ? nchunks : 1) *
+				       sizeof(VkDispatchIndirectCommand),
+				   1, &pk->counts);
+	int chunk = 0;
 	for (int op = 0, d = 0; rc == 0 && op < pk->nops; op++) {
 		const struct program_op *o = &pk->ops[op];
 		if (o->kind == OP_BARRIER) {
@@ -616,7 +709,7 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 			uint64_t at =
 			    pk->table.address +
 			    (uint64_t)d * cap * sizeof(struct pack_entry);
-			rc = record_packed_dispatch(prog, cap, o->groups,
+			rc = record_packed_dispatch(prog, &chunk, o->groups,
 						    o->pipe, at, mask->address);
 			d++;
 		}
@@ -634,6 +727,7 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 		gpu_program_destroy(prog);
 		return rc;
 	}
+	write_counts(pk, cap); /* every slot, until told fewer */
 	/* a packed program is not packed again (gpu_programs_alike) */
 	*out = prog;
 	return 0;

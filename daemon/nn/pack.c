@@ -473,11 +473,13 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 	for (int g = 0; rc == 0 && g < pack->ngroups; g++) {
 		struct pack_group *grp = &pack->groups[g];
 		struct gpu_program *prog = NULL;
-		int any = 0;
+		int any = 0, used = 0;
 		uint32_t *mask = grp->mask.mapped;
 		for (int s = 0; s < grp->n; s++) {
 			int on = grp->index[s] >= 0 && flag[grp->index[s]];
 			any |= on;
+			if (on)
+				used = s + 1;
 			if (mask)
 				mask[s] = (uint32_t)on;
 		}
@@ -487,6 +489,8 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 					   : own_program(first_fit(grp), kind);
 		if (!prog)
 			continue;
+		if (grp->prog[PK_EPOCH])
+			gpu_pack_program_use(prog, used);
 		batch[nbatch++] = prog;
 		if (nbatch == 64) {
 			rc = gpu_programs_run(batch, nbatch);
