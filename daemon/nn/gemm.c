@@ -54,6 +54,10 @@ const struct gemm_variant gemm_variants[] = {
 	  "fp32 for CPU devices: 32x4 outputs an invocation, no shared memory "
 	  "(subgroups of 8 or more)",
 	  0, 0, 0, 0, 0 },
+	{ "cpu16", 16, 64, 8, 0,
+	  "fp32 for CPU devices at widths up to 16: 16x4 outputs an "
+	  "invocation (16x1 for the weight gradient)",
+	  0, 0, 0, 16, 16 },
 	{ "coop_emu", 128, 128, 64, 0,
 	  "the coop tiling in fp32 without tensor cores (a test of its "
 	  "indexing)",

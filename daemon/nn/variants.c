@@ -39,9 +39,11 @@ choose_gemm(const struct gpu_device_info *info, const struct gpu_switches *sw,
 		return gemm_variant_find("coop64");
 	if (half)
 		return gemm_variant_find("coop");
-	/* CPU devices: register blocks, no shared memory (gemm_cpu.comp) */
+	/* CPU devices: register blocks, no shared memory (gemm_cpu.comp),
+	 * of 16 rows for widths up to 16 (the same sums, in the same order:
+	 * only the rows and columns computed past the matrix go) */
 	if (info->is_cpu && info->subgroup_size >= 8)
-		return gemm_variant_find("cpu");
+		return gemm_variant_find(nf <= 16 ? "cpu16" : "cpu");
 	if (info->is_cpu || nf < 128)
 		return gemm_variant_find("small");
 	return gemm_variant_find("large");

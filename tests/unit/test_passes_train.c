@@ -15,7 +15,7 @@
  * the small-tile variants (suffix ""), the large ones ("_large") and the CPU
  * devices' ("_cpu"); rows x cols is a workgroup's block of outputs. */
 static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
-		       double tol)
+		       uint32_t nt_rows, uint32_t nt_cols, double tol)
 {
 	float *w = malloc(NF * NF * 4), *b = malloc(NF * 4),
 	      *z = malloc(NF * NPIX * 4);
@@ -94,7 +94,8 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 	const struct gpu_buffer *nt[] = { &bds, &bz, &part, &bp };
 	snprintf(name, sizeof(name), "gemm_nt%s", suffix);
 	test_dispatch(name, NF, W0, nt, 4, &gn, sizeof(gn),
-		      (NF + cols - 1) / cols, (NF + rows - 1) / rows, splits);
+		      (NF + nt_cols - 1) / nt_cols,
+		      (NF + nt_rows - 1) / nt_rows, splits);
 	float *gotw = malloc(NF * NF * 4);
 	reduce_partials(&part, (int)splits, NF * NF, 1, 1, 0, gotw);
 	double *gw = calloc(NF * NF, 8), *gb = calloc(NF, 8);
@@ -109,11 +110,20 @@ static void check_gemm(const char *suffix, uint32_t rows, uint32_t cols,
 static void test_gemm(void **state)
 {
 	test_need_gpu();
-	check_gemm("", 64, 64, 0);
-	check_gemm("_large", 128, 128, 0);
-	const struct gemm_variant *cpu = gemm_variant_find("cpu");
-	if (gpu_info(test_gpu)->subgroup_size >= 8)
-		check_gemm("_cpu", cpu->rows, cpu->cols, 0);
+	check_gemm("", 64, 64, 64, 64, 0);
+	check_gemm("_large", 128, 128, 128, 128, 0);
+	/* the CPU families, "cpu16" at a width past its own (two blocks of
+	 * rows, two of the weight gradient's columns) */
+	static const char *cpu_families[] = { "cpu", "cpu16" };
+	for (int i = 0; i < 2 && gpu_info(test_gpu)->subgroup_size >= 8; i++) {
+		const struct gemm_variant *v =
+		    gemm_variant_find(cpu_families[i]);
+		uint32_t nt_rows, nt_cols;
+		gemm_variant_tile(v, "nt", &nt_rows, &nt_cols);
+		char suffix[16];
+		snprintf(suffix, sizeof(suffix), "_%s", v->name);
+		check_gemm(suffix, v->rows, v->cols, nt_rows, nt_cols, 0);
+	}
 }
 
 static void test_head(void **state)

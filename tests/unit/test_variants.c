@@ -6,7 +6,9 @@
  * gets, and, for every combination of the switches, widths and
  * precisions, the same choices as the engine made before they were data
  * (old_picks below is that code, transcribed: fit.c's choose_gemm and
- * choose_precision, record.c's get_pipelines and nn_use_* functions).
+ * choose_precision, record.c's get_pipelines and nn_use_* functions;
+ * since then its choose_gemm takes the "cpu16" GEMMs at widths up to 16
+ * on CPU devices, as variants.c does).
  * Also the switches' reading from the environment (daemon/gpu/switches.c),
  * and that the families the engine picks by itself are vkinrd's own
  * shaders, not the benchmarks' (shaders/variants_bench.txt).
@@ -75,7 +77,7 @@ static const struct gemm_variant *old_gemm(const struct gpu_device_info *info,
 	if (half)
 		return gemm_variant_find("coop");
 	if (info->is_cpu && info->subgroup_size >= 8)
-		return gemm_variant_find("cpu");
+		return gemm_variant_find(nf <= 16 ? "cpu16" : "cpu");
 	if (info->is_cpu || nf < 128)
 		return gemm_variant_find("small");
 	return gemm_variant_find("large");
@@ -186,7 +188,7 @@ static void test_switches_pick(void **state)
 	sw.passes = 0; /* the GPUs' passes on lavapipe */
 	struct nn_variants v = resolve(LAVAPIPE, &sw, NN_PRECISION_FP32, 16);
 	assert_true(!v.cpu && v.fused && v.dw == NN_DW_STRIPS);
-	assert_string_equal(v.gemm->name, "cpu");
+	assert_string_equal(v.gemm->name, "cpu16");
 	sw.dw_strip_off = 1; /* then the tiled forward */
 	assert_int_equal(resolve(LAVAPIPE, &sw, NN_PRECISION_FP32, 16).dw,
 			 NN_DW_TILED);
