@@ -233,8 +233,9 @@ int gpu_pack_program_set(struct gpu_program *packed, int slot,
 int gpu_pack_program_sync(struct gpu_program *packed);
 /* The slots of a packed program that its next runs may need: those from
  * used on get no workgroups at all (their mask would only skip them).
- * A program starts with every slot used. */
-void gpu_pack_program_use(struct gpu_program *packed, int used);
+ * A program starts with every slot used; a change is uploaded with the
+ * next submission (0, or gpu_upload's error). */
+int gpu_pack_program_use(struct gpu_program *packed, int used);
 
 /* Milliseconds between two timestamp slots of the last run (0 when the
  * device has no timestamps on its compute queue). */

@@ -87,10 +87,12 @@ struct pack_slots {
 	struct pack_entry *mirror; /* ndispatch x cap */
 	struct gpu_buffer table;
 	int lo, hi; /* dirty slots, lo > hi: none */
-	/* the dispatches' workgroup counts (host-visible, read by the
-	 * device when the program runs): the slots past the last one used
-	 * get none (gpu_pack_program_use) */
+	/* the dispatches' workgroup counts, read by the device when the
+	 * program runs (uploaded as the table is, with the next submission;
+	 * a host-visible buffer would take a block of its own): the slots
+	 * past the last one used get none (gpu_pack_program_use) */
 	struct pack_chunk *chunks;
+	VkDispatchIndirectCommand *counts_mirror;
 	int nchunks, used;
 	struct gpu_buffer counts;
 };
@@ -196,6 +198,7 @@ void gpu_program_destroy(struct gpu_program *prog)
 		free(prog->pk->ops);
 		free(prog->pk->mirror);
 		free(prog->pk->chunks);
+		free(prog->pk->counts_mirror);
 		free(prog->pk);
 	}
 	gpu_arena_destroy(prog->arena);
@@ -498,9 +501,10 @@ static int count_chunks(const struct gpu_context *ctx,
  * them dispatches none, so that a pack of few fits in programs recorded
  * for more runs no workgroup that would only find its slot empty (on
  * lavapipe those cost as much as working ones). */
-static void write_counts(struct pack_slots *pk, int used)
+static int write_counts(struct gpu_context *ctx, struct pack_slots *pk,
+			int used)
 {
-	VkDispatchIndirectCommand *cmd = pk->counts.mapped;
+	VkDispatchIndirectCommand *cmd = pk->counts_mirror;
 	for (int c = 0; c < pk->nchunks; c++) {
 		const struct pack_chunk *ch = &pk->chunks[c];
 		uint32_t live =
@@ -512,16 +516,18 @@ static void write_counts(struct pack_slots *pk, int used)
 						      ch->groups[2] * live };
 	}
 	pk->used = used;
+	return pk->nchunks ? gpu_upload(ctx, &pk->counts, 0, cmd,
+					(size_t)pk->nchunks * sizeof(*cmd))
+			   : 0;
 }
 
-void gpu_pack_program_use(struct gpu_program *packed, int used)
+int gpu_pack_program_use(struct gpu_program *packed, int used)
 {
 	struct pack_slots *pk = packed->pk;
 	if (!pk)
-		return;
+		return 0;
 	used = used < 0 ? 0 : used > pk->cap ? pk->cap : used;
-	if (used != pk->used)
-		write_counts(pk, used);
+	return used != pk->used ? write_counts(packed->ctx, pk, used) : 0;
 }
 
 /* Records dispatch d of the pack, as chunks from *chunk on: the largest
@@ -691,13 +697,15 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 		pk->nchunks = nchunks;
 		pk->chunks = calloc((size_t)(nchunks ? nchunks : 1),
 				    sizeof(*pk->chunks));
-		rc = pk->chunks ? 0 : ERR_NOMEM;
+		pk->counts_mirror = calloc((size_t)(nchunks ? nchunks : 1),
+					   sizeof(*pk->counts_mirror));
+		rc = pk->chunks && pk->counts_mirror ? 0 : ERR_NOMEM;
 	}
 	rc = rc ? rc
 		: gpu_buffer_alloc(prog->arena,
 				   (VkDeviceSize)(nchunks ? nchunks : 1) *
 				       sizeof(VkDispatchIndirectCommand),
-				   1, &pk->counts);
+				   0, &pk->counts);
 	int chunk = 0;
 	for (int op = 0, d = 0; rc == 0 && op < pk->nops; op++) {
 		const struct program_op *o = &pk->ops[op];
@@ -727,7 +735,11 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 		gpu_program_destroy(prog);
 		return rc;
 	}
-	write_counts(pk, cap); /* every slot, until told fewer */
+	rc = write_counts(ctx, pk, cap); /* every slot, until told fewer */
+	if (rc) {
+		gpu_program_destroy(prog);
+		return rc;
+	}
 	/* a packed program is not packed again (gpu_programs_alike) */
 	*out = prog;
 	return 0;

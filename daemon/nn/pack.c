@@ -490,7 +490,9 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 		if (!prog)
 			continue;
 		if (grp->prog[PK_EPOCH])
-			gpu_pack_program_use(prog, used);
+			rc = gpu_pack_program_use(prog, used);
+		if (rc)
+			break;
 		batch[nbatch++] = prog;
 		if (nbatch == 64) {
 			rc = gpu_programs_run(batch, nbatch);
