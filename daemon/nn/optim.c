@@ -214,8 +214,9 @@ static int record_muon(struct optim_recorder *r)
 		 * 15 products is what a small fit's optimizer waits on */
 		struct gpu_pipeline *small;
 		uint32_t out = NS_STEPS % 2 ? xb : xa;
-		rc =
-		    gpu_pipeline_get(gpu, "ns_small", 1, push, spec, 2, &small);
+		const char *ns_name =
+		    fit->vars.ns_lanes ? "ns_small_cpu" : "ns_small";
+		rc = gpu_pipeline_get(gpu, ns_name, 1, push, spec, 2, &small);
 		if (rc)
 			return rc;
 		struct pass_push ns = {

@@ -78,6 +78,8 @@ struct nn_variants nn_variants_resolve(const struct gpu_device_info *info,
 	v.gemm = choose_gemm(info, sw, v.half, nf);
 	v.dw = choose_dw(sw, v.cpu, v.fused, v.half, v.half_s);
 	v.pairs = v.dw == NN_DW_STRIPS && !sw->dw_pair_off;
+	/* lavapipe's subgroups: the matrices in registers, no barrier */
+	v.ns_lanes = info->is_cpu && info->subgroup_size == 8 && nf <= 16;
 	return v;
 }
 

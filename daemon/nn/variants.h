@@ -41,6 +41,8 @@ struct nn_variants {
 	int half;   /* the fp16 tensor-core path */
 	int half_s; /* and its S_0..S_B-1 kept in fp16 */
 	const struct gemm_variant *gemm; /* the GEMM family */
+	int ns_lanes; /* Muon's Newton-Schulz by a subgroup of 8 a matrix
+			 (ns_small_cpu.comp: CPU devices, widths to 16) */
 };
 
 /* Whether v's depthwise passes go by rows (CPU devices). */

@@ -113,7 +113,7 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 
 /* The same five steps from G in one dispatch (ns_small.comp, widths up to
  * 32), as optim.c runs it for small fits; x as for ns_device. */
-static void ns_device_small(int nf, float *x)
+static void ns_device_small(const char *variant, int nf, float *x)
 {
 	size_t nn = (size_t)nf * nf, stride = NS_MATRICES * nn;
 	struct gpu_buffer scratch = test_buffer(NS_BATCH * stride);
@@ -126,7 +126,7 @@ static void ns_device_small(int nf, float *x)
 	memcpy(&p.i1, &abc[1], 4);
 	memcpy(&p.i3, &abc[2], 4);
 	const struct gpu_buffer *bufs[1] = { &scratch };
-	test_dispatch("ns_small", nf, 30.0f, bufs, 1, &p, sizeof(p), 1, 1,
+	test_dispatch(variant, nf, 30.0f, bufs, 1, &p, sizeof(p), 1, 1,
 		      NS_BATCH);
 	test_download(&scratch, x, NS_BATCH * stride);
 	for (int z = 0; z < NS_BATCH; z++)
@@ -196,7 +196,7 @@ static void test_newton_schulz_matches_reference(void **state)
 				/* the one-dispatch form: the chain's values */
 				float *small = malloc(all * sizeof(float));
 				memcpy(small, g0, all * sizeof(float));
-				ns_device_small(nf, small);
+				ns_device_small("ns_small", nf, small);
 				double *chain = test_to_double(x, all);
 				for (int z = 0; z < NS_BATCH; z++) {
 					test_close(
@@ -206,6 +206,27 @@ static void test_newton_schulz_matches_reference(void **state)
 						   small + z * stride,
 						   chain + z * stride, nn, 1e-5,
 						   1e-5);
+				}
+				/* lavapipe's form (ns_small_cpu.comp): the
+				 * same sums in the same order */
+				if (nf <= 16 &&
+				    gpu_info(test_gpu)->subgroup_size == 8) {
+					float *lanes =
+					    malloc(all * sizeof(float));
+					memcpy(lanes, g0, all * sizeof(float));
+					ns_device_small("ns_small_cpu", nf,
+							lanes);
+					for (int z = 0; z < NS_BATCH; z++)
+						test_close("ns_small_cpu",
+							   lanes + z * stride,
+							   want + z * nn, nn,
+							   2e-4, 2e-4);
+					for (int z = 0; z < NS_BATCH; z++)
+						assert_memory_equal(
+						    lanes + z * stride,
+						    small + z * stride,
+						    nn * sizeof(float));
+					free(lanes);
 				}
 				free(small), free(chain);
 			}
