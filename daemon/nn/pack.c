@@ -506,6 +506,26 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 	return rc;
 }
 
+void nn_pack_forget(struct nn_pack *pack, const struct nn_fit *fit)
+{
+	if (!pack || !fit)
+		return;
+	for (int j = 0; j < pack->nfits; j++)
+		if (pack->fits[j] == fit) {
+			pack->fits[j] = NULL;
+			pack->serials[j] = 0;
+		}
+	for (int g = 0; g < pack->ngroups; g++) {
+		struct pack_group *grp = &pack->groups[g];
+		for (int s = 0; s < grp->n; s++)
+			if (grp->fits[s] == fit) {
+				grp->fits[s] = NULL; /* a free slot */
+				grp->index[s] = -1;  /* off in run_kind */
+				grp->live--;
+			}
+	}
+}
+
 int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit,
 		  int hint)
 {

@@ -71,6 +71,12 @@ int nn_pack_export(struct nn_pack *pack, struct nn_fit *const *fits, int n,
  * fits[0..n) whose flag is set, each group's packed program
  * at once (pack_export.c): ERR_INVALID when one was not in the last
  * step. */
+/* The pack lets go of a fit that is about to be destroyed outside it (a
+ * job that diverged, or whose device failed, reloads from its
+ * checkpoint): its slot runs no more and nothing of the pack reads it
+ * again; the next step takes the new list as it is. fit is compared, never
+ * read. */
+void nn_pack_forget(struct nn_pack *pack, const struct nn_fit *fit);
 int nn_pack_holds(const struct nn_pack *pack, const struct nn_fit *fit,
 		  int hint);
 int nn_pack_render(struct nn_pack *pack, struct nn_fit *const *fits, int n,

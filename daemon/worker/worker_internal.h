@@ -80,6 +80,7 @@ struct run {
 	struct work_job *job;
 	struct image *target;
 	struct nn_fit *fit;
+	struct nn_fit *stepped; /* in a pack: the fit its last step took */
 	int last_ckpt_epoch;
 	double last_ckpt_time;
 	int write_errno; /* why the last checkpoint could not be written */

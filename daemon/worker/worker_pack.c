@@ -237,12 +237,27 @@ static void post_progress(struct worker *w, struct run **runs, int n,
  * retired, when the pack's last step took its fit and its next exports
  * may still read it. n > 0; returns the jobs left.
  */
+/* The fits of the last step that their runs destroyed since (a
+ * divergence or a device fault: worker_run_recover, before a reload)
+ * taken out of the pack, before anything of it reads them again. */
+static void forget_dropped(struct pack_room *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		struct run *r = p->runs[i];
+		if (r->stepped && r->fit != r->stepped) {
+			nn_pack_forget(p->pack, r->stepped);
+			r->stepped = NULL;
+		}
+	}
+}
+
 static int settle(struct worker *w, struct pack_room *p,
 		  const enum run_outcome *outs, int free_now)
 {
 	int nleft = 0, kept = 0;
 	char *jobs_dir = boundary_begin(p->runs);
 	worker_boundary_write(w, p->runs, p->kinds, p->n, p->dues);
+	forget_dropped(p);
 	for (int k = 0; k < p->n; k++) {
 		struct run *r = p->runs[k];
 		enum run_outcome o = !outs || p->kinds[k] != BOUNDARY_NONE
@@ -339,7 +354,7 @@ static void join_waiting(struct worker *w, struct pack_room *p)
 static int step(struct worker *w, struct pack_room *p, double *seconds)
 {
 	for (int i = 0; i < p->n; i++)
-		p->fits[i] = p->runs[i]->fit;
+		p->fits[i] = p->runs[i]->stepped = p->runs[i]->fit;
 	double t = worker_seconds();
 	int rc = nn_pack_step(p->pack, p->fits, p->n, p->m, p->rcs);
 	p->steps++;
@@ -376,6 +391,7 @@ static void after_step(struct worker *w, struct pack_room *p, double seconds)
 		else
 			p->kinds[i] = due ? BOUNDARY_DUE : BOUNDARY_NONE;
 	}
+	forget_dropped(p);
 	settle(w, p, p->outs, 0);
 	worker_publish_memory(w);
 }
