@@ -127,6 +127,7 @@ static void on_wake(uv_async_t *async)
 			ev = next;
 		}
 	}
+	workevents_saved(svc); /* in the same sync as the rest */
 	if (svc->stopping) {
 		int running = 0;
 		for (int i = 0; i < svc->nslots; i++)
@@ -400,6 +401,7 @@ out:
 	state_watch.lock = NULL;
 	statedir_unlock(&lock);
 	uv_loop_close(&loop);
+	free(svc->save_due);
 	free(svc);
 	return rc ? 1 : 0;
 }

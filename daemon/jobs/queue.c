@@ -242,6 +242,7 @@ int queue_save_request(struct queue *q, struct job *job)
 
 int queue_save(struct queue *q, struct job *job)
 {
+	job->save_due = 0;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "state", job_state_name(job->state));
 	cJSON_AddNumberToObject(o, "priority", job->p.priority);

@@ -121,6 +121,9 @@ struct job {
 	int worker;          /* index of the worker running it, or -1 */
 	int metrics_fd;      /* open while the job runs, else -1 */
 	int metrics_behind;  /* metrics.ndjson lacks epochs held here */
+	int save_due;        /* state.json to be written at the end of
+				      the loop's drain of events (a
+				      checkpoint's; queue_save clears it) */
 	int write_paused;    /* paused because a write failed; the
 				      daemon retries and resumes it */
 	int damaged;         /* its files failed the checks at start:

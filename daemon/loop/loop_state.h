@@ -69,6 +69,12 @@ struct service {
 	int commit_ready;  /* commit_init done */
 	int commit_jobs;   /* jobs stored in the open group */
 	int commit_urgent; /* it holds an answer a client waits on */
+	/* the jobs whose checkpoint came in the events being drained: their
+	 * state.json is written once the drain ends, unless a state change
+	 * of the same drain wrote it (a job's last checkpoint and its end
+	 * mostly come together: one write, not two) */
+	char (*save_due)[JOB_ID_MAX];
+	int nsave_due, capsave_due;
 	/* the queued job no worker admits now, and why, as last said
 	 * (schedule.c: said once, not at every round) */
 	char waiting_job[JOB_ID_MAX];

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -262,6 +263,37 @@ static void on_progress(struct service *svc, struct worker_slot *slot,
 	subs_job_progress(svc, job);
 }
 
+/* A checkpointed job's state.json, written by workevents_saved once the
+ * loop has drained its events; at once when the list cannot grow. */
+static void save_after_drain(struct service *svc, struct job *job)
+{
+	if (job->save_due)
+		return;
+	if (svc->nsave_due == svc->capsave_due) {
+		int cap = svc->capsave_due ? 2 * svc->capsave_due : 64;
+		char(*ids)[JOB_ID_MAX] =
+		    realloc(svc->save_due, (size_t)cap * sizeof(*ids));
+		if (!ids) {
+			queue_save(svc->queue, job);
+			return;
+		}
+		svc->save_due = ids;
+		svc->capsave_due = cap;
+	}
+	snprintf(svc->save_due[svc->nsave_due++], JOB_ID_MAX, "%s", job->id);
+	job->save_due = 1;
+}
+
+void workevents_saved(struct service *svc)
+{
+	for (int i = 0; i < svc->nsave_due; i++) {
+		struct job *job = queue_find(svc->queue, svc->save_due[i]);
+		if (job && job->save_due)
+			queue_save(svc->queue, job);
+	}
+	svc->nsave_due = 0;
+}
+
 void workevents_handle(struct service *svc, int index, struct work_event *ev)
 {
 	struct worker_slot *slot = &svc->slots[index];
@@ -315,7 +347,7 @@ void workevents_handle(struct service *svc, int index, struct work_event *ev)
 			  ev->epoch);
 		job = queue_find(svc->queue, ev->job_id);
 		if (job && job->state == JOB_RUNNING) {
-			queue_save(svc->queue, job); /* its seconds so far */
+			save_after_drain(svc, job); /* its seconds so far */
 			pause_for_quota(svc, slot, job);
 		}
 		break;

@@ -12,6 +12,9 @@
 /* One event of worker index (ownership stays the caller's; a reply's
  * request is taken: ev->req NULL after). */
 void workevents_handle(struct service *svc, int index, struct work_event *ev);
+/* After a drain of the workers' events: the state.json of each job that
+ * checkpointed in it and whose state no later event of it wrote. */
+void workevents_saved(struct service *svc);
 /* Tells systemd (Type=notify) and the log that the daemon is ready, once
  * every worker has opened its device or given up on it (at once when no
  * worker could even start). */
