@@ -41,19 +41,9 @@ vimg = png_b64(sample("v.png", 32, 32))
 simg = png_b64(sample("s.png", 16, 16))
 timing = not os.environ.get("VKINR_SANITIZED")
 
-def epoch_ms(job, seconds, watch=None):
-    a = c.call("job.get", {"job": job}); t = time.time()
-    end = t + seconds
-    while time.time() < end:
-        if watch:
-            watch()
-        time.sleep(0.25)
-    b = c.call("job.get", {"job": job})
-    return 1000 * (time.time() - t) / max(1, b["epoch"] - a["epoch"])
-
 v = call_as(B, "job.submit", {"image": {"png": vimg}, "epochs": 1000000, "width": 16})["job"]
 wait_epoch(c, v, 5, timeout=120)
-alone = epoch_ms(v, 4)
+alone = epoch_ms(c, v, 4)
 # a job of another uid with 64 times the victim's work waits for the pack
 big = call_as(A, "job.submit", {"image": {"png": png_b64(sample("b.png", 256, 256))},
                                 "epochs": 5, "width": 16})["job"]
@@ -79,7 +69,7 @@ def watch():
     jobs = c.call("job.list")["jobs"]
     most[0] = max(most[0], sum(1 for j in jobs if j["uid"] == A and j["state"] == "running"))
 time.sleep(2)
-flooded = epoch_ms(v, 6, watch)
+flooded = epoch_ms(c, v, 6, watch)
 flood.wait()
 done_a = sum(1 for j in c.call("job.list")["jobs"] if j["uid"] == A and j["state"] == "done")
 CONTROL = r'''

@@ -45,37 +45,23 @@ timing = not os.environ.get("VKINR_SANITIZED")
 vimg = png_b64(sample("v.png", 32, 32))
 simg = png_b64(sample("s.png", 16, 16))
 
-def epoch_ms(job, seconds, watch=None):
-    a = c.call("job.get", {"job": job}); t = time.time()
-    end = t + seconds
-    while time.time() < end:
-        if watch:
-            watch()
-        time.sleep(0.25)
-    b = c.call("job.get", {"job": job})
-    return 1000 * (time.time() - t) / max(1, b["epoch"] - a["epoch"])
-
-def running_of(uid, epochs=0):
-    return sum(1 for j in c.call("job.list")["jobs"]
-               if j["uid"] == uid and j["state"] == "running" and j["epoch"] >= epochs)
-
 v = call_as(B, "job.submit", {"image": {"png": vimg}, "epochs": 1000000, "width": 16})["job"]
 wait_epoch(c, v, 5, timeout=120)
-alone = epoch_ms(v, 4)
+alone = epoch_ms(c, v, 4)
 call_as(B, "job.pause", {"job": v})
 as_uid(A, [["job.submit", {"image": {"png": simg}, "epochs": 1000000, "width": 16}]] * 40)
 end = time.time() + 120
-while running_of(A, 2) < 40 and time.time() < end:  # loaded and training
+while running_of(c, A, 2) < 40 and time.time() < end:  # loaded and training
     time.sleep(0.25)
-filled = running_of(A, 2)
+filled = running_of(c, A, 2)
 call_as(B, "job.resume", {"job": v})
 wait_state(c, v, ("running",))
 wait_epoch(c, v, c.call("job.get", {"job": v})["epoch"] + 3, timeout=120)
 time.sleep(1)
 most = [0]
 def watch():
-    most[0] = max(most[0], running_of(A))
-rejoined = epoch_ms(v, 6, watch)
+    most[0] = max(most[0], running_of(c, A))
+rejoined = epoch_ms(c, v, 6, watch)
 CONTROL = r'''
 import json, sys, time
 from rpc import Client
@@ -157,25 +143,22 @@ A, B = UIDS
 c = Client()
 vimg = png_b64(sample("v.png", 32, 32))
 simg = png_b64(sample("s.png", 16, 16))
-def running_of(uid):
-    return sum(1 for j in c.call("job.list")["jobs"]
-               if j["uid"] == uid and j["state"] == "running")
 v = call_as(B, "job.submit", {"image": {"png": vimg}, "epochs": 1000000, "width": 16})["job"]
 wait_epoch(c, v, 5, timeout=120)
 call_as(B, "job.pause", {"job": v})
 as_uid(A, [["job.submit", {"image": {"png": simg}, "epochs": 1000000, "width": 16}]] * 12)
 end = time.time() + 60
-while running_of(A) < 5 and time.time() < end:
+while running_of(c, A) < 5 and time.time() < end:
     time.sleep(0.25)
-filled = running_of(A)
+filled = running_of(c, A)
 call_as(B, "job.resume", {"job": v})
 wait_state(c, v, ("running",), timeout=60)
 e = c.call("job.get", {"job": v})["epoch"]
 wait_epoch(c, v, e + 3, timeout=60)
 d = c.call("daemon.status")["devices"][0]
 print("# a pack budget of 24 MiB that uid %d's %d jobs fill: the victim rejoins beside %d of"
-      " them, %.1f MiB in use" % (A, filled, running_of(A), d["gpu_bytes"] / 2**20))
-tap.ok(filled >= 4 and 0 < running_of(A) <= 3 and d["gpu_bytes"] <= 25165824,
+      " them, %.1f MiB in use" % (A, filled, running_of(c, A), d["gpu_bytes"] / 2**20))
+tap.ok(filled >= 4 and 0 < running_of(c, A) <= 3 and d["gpu_bytes"] <= 25165824,
        "a pack whose memory another uid's jobs fill takes the rejoining victim, sending that "
        "uid's newest back (the memory they free counted)", (filled, d))
 tap.done()

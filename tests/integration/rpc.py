@@ -144,6 +144,25 @@ def wait_epoch(c, job, epoch, timeout=120):
     return c.call("job.get", {"job": job})
 
 
+def epoch_ms(c, job, seconds, watch=None):
+    """A running job's ms an epoch over the next seconds (watch, when
+    given, is called every 0.25 s meanwhile)."""
+    a = c.call("job.get", {"job": job}); t = time.time()
+    end = t + seconds
+    while time.time() < end:
+        if watch:
+            watch()
+        time.sleep(0.25)
+    b = c.call("job.get", {"job": job})
+    return 1000 * (time.time() - t) / max(1, b["epoch"] - a["epoch"])
+
+
+def running_of(c, uid, epochs=0):
+    """How many of uid's jobs are running, at epoch epochs or past it."""
+    return sum(1 for j in c.call("job.list")["jobs"]
+               if j["uid"] == uid and j["state"] == "running" and j["epoch"] >= epochs)
+
+
 def wait_state(c, job, states, timeout=120):
     end = time.time() + timeout
     while time.time() < end:
