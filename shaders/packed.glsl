@@ -34,6 +34,7 @@ struct PkEntry {
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer PkTable { PkEntry e[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer PkMask { uint on[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer PkWords { uint w[]; };
+const uint PK_ENTRY_WORDS = 64u; // a PkEntry's size in words
 
 layout(constant_id = 3) const bool PK_LANE_LOADS = false;
 // lane loads need every lane of a subgroup in the workgroup: main() sets
@@ -66,11 +67,10 @@ bool pk_enter(out uint slot)
 	slot = pk.slot0 + gl_WorkGroupID.z / pk.zdim;
 	if (PkMask(pk.mask).on[slot] == 0u)
 		return false;
-	PkTable t = PkTable(pk.table);
 	uvec3 own;
 	if (PK_LANES) {
 		PkWords words = PkWords(pk.table);
-		uint at = slot * 64u + gl_SubgroupInvocationID;
+		uint at = slot * PK_ENTRY_WORDS + gl_SubgroupInvocationID;
 		pk_rows[0] = words.w[at];
 		pk_rows[1] = words.w[at + 8u];
 		pk_rows[2] = words.w[at + 16u];
@@ -81,6 +81,7 @@ bool pk_enter(out uint slot)
 		for (int i = 0; i < 8; i++)
 			pk_addr[i] = uvec2(PK_WORD(32 + 2 * i), PK_WORD(33 + 2 * i));
 	} else {
+		PkTable t = PkTable(pk.table);
 		own = t.e[slot].groups.xyz;
 		for (int i = 0; i < 8; i++)
 			pk_addr[i] = t.e[slot].addr[i];

@@ -66,13 +66,6 @@ struct gpu_program {
 	struct pack_slots *pk; /* a packed program's slots */
 };
 
-/*
- * A packed program's slots (gpu_pack_program_set): the dispatches it was
- * recorded with (the template: pipelines, barriers, the most workgroups a
- * slot may have), and the table of entries, dispatch by dispatch and
- * slot by slot, kept on the host too; the slots changed since the last
- * gpu_pack_program_sync are lo to hi.
- */
 /* One vkCmdDispatchIndirect of a packed program: slots s0 to s0 + count
  * - 1 of one dispatch, groups[2] workgroups in z a slot. */
 struct pack_chunk {
@@ -80,6 +73,13 @@ struct pack_chunk {
 	uint32_t s0, count;
 };
 
+/*
+ * A packed program's slots (gpu_pack_program_set): the dispatches it was
+ * recorded with (the template: pipelines, barriers, the most workgroups a
+ * slot may have), and the table of entries, dispatch by dispatch and
+ * slot by slot, kept on the host too; the slots changed since the last
+ * gpu_pack_program_sync are lo to hi.
+ */
 struct pack_slots {
 	int cap, ndispatch;
 	struct program_op *ops; /* template; groups: the most a slot has */
@@ -468,9 +468,6 @@ static int packed_pipeline(struct gpu_context *ctx,
 				p->nspec, out);
 }
 
-/* Records dispatch d of the pack: the largest workgroup counts of any
- * slot, the slots spread over z in as few dispatches as the device's
- * limit allows (each slot's own counts are in its entry). */
 /* The slots one dispatch of z workgroups a slot covers. */
 static uint32_t slots_a_dispatch(const struct gpu_context *ctx, uint32_t z)
 {
@@ -480,7 +477,9 @@ static uint32_t slots_a_dispatch(const struct gpu_context *ctx, uint32_t z)
 }
 
 /* The indirect dispatches a packed program of cap slots makes: one for
- * each run of slots_a_dispatch slots of each dispatch of the template. */
+ * each run of slots_a_dispatch slots of each dispatch of the template;
+ * -1 when a slot's z alone is past the device's limit (checked here, once,
+ * for record_packed_dispatch). */
 static int count_chunks(const struct gpu_context *ctx,
 			const struct pack_slots *pk)
 {
