@@ -317,6 +317,8 @@ int gpu_create(struct gpu_context **out, const char *selector, char *err,
 			read_fault_switches(ctx);
 			gpu_switches_read(&ctx->switches);
 			rc = open_device(ctx, err, errlen);
+			if (rc == 0)
+				gpu_profile_init(ctx);
 		}
 	}
 	free(pds);
@@ -334,6 +336,7 @@ void gpu_destroy(struct gpu_context *ctx)
 	if (!ctx)
 		return;
 	gpu_keep_driver_loaded(); /* before the device and instance end */
+	gpu_profile_report(ctx);
 	if (ctx->device) {
 		vkDeviceWaitIdle(ctx->device);
 		for (struct gpu_pipeline *p = ctx->pipelines, *next; p;

@@ -21,6 +21,16 @@ struct gpu_pipeline {
 	VkPipeline pipeline;
 };
 
+/* profile.c (VKINR_PROFILE): a program's stamps around its dispatches */
+#define GPU_PROFILE_NAME 72
+struct gpu_profile;
+struct gpu_profile_marks {
+	VkQueryPool pool;
+	int n, cap;
+	char (*names)[GPU_PROFILE_NAME]; /* the pipeline a stamp ends */
+	uint64_t *ticks;
+};
+
 struct gpu_context {
 	VkInstance instance;
 	VkPhysicalDevice physical;
@@ -38,6 +48,8 @@ struct gpu_context {
 	/* VKINR_PIPELINE_STATS: the driver's statistics of each new pipeline
 	 * (registers, shared memory, spills) printed to stderr */
 	int capture_stats;
+	/* VKINR_PROFILE=1: each pipeline's dispatch time (profile.c) */
+	struct gpu_profile *profile;
 	/* transfer.c: copies and fills recorded but not yet submitted (they
 	 * go with the next submission), and the staging buffer they go
 	 * through, kept for the context's life */
@@ -120,5 +132,19 @@ int gpu_has_extension(VkPhysicalDevice pd, const char *name);
 /* Sanitizer builds: pins every library loaded now until exit, called
  * before an instance ends (see device_list.c); a no-op otherwise. */
 void gpu_keep_driver_loaded(void);
+
+/* profile.c: VKINR_PROFILE read (after the device opened); a program's
+ * marks begun in its command buffer (nothing when the switch is off),
+ * a stamp after a dispatch of the named pipeline, the stamps of a run
+ * added to the context's lines, the marks freed; the lines printed to
+ * stderr (gpu_destroy does). */
+void gpu_profile_init(struct gpu_context *ctx);
+int gpu_profile_begin(struct gpu_context *ctx, struct gpu_profile_marks *m,
+		      VkCommandBuffer cmd, int dispatches);
+void gpu_profile_after(struct gpu_profile_marks *m, VkCommandBuffer cmd,
+		       const char *name);
+void gpu_profile_collect(struct gpu_context *ctx, struct gpu_profile_marks *m);
+void gpu_profile_release(struct gpu_context *ctx, struct gpu_profile_marks *m);
+void gpu_profile_report(struct gpu_context *ctx);
 
 #endif

@@ -12,6 +12,7 @@
  */
 #include "gpu/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,7 @@ struct gpu_program {
 	int max_timestamps, timestamps;
 	uint64_t *ticks;
 	int error; /* first recording error, reported by end */
+	struct gpu_profile_marks prof; /* VKINR_PROFILE's stamps */
 	struct program_op *ops;
 	int nops, ops_cap, ndispatch;
 	/* a packed program's slot table lives here */
@@ -178,6 +180,7 @@ static void release_commands(struct gpu_program *prog)
 		free(p);
 	}
 	prog->pools = NULL;
+	gpu_profile_release(prog->ctx, &prog->prof);
 	if (prog->queries)
 		vkDestroyQueryPool(dev, prog->queries, NULL);
 	prog->queries = VK_NULL_HANDLE;
@@ -363,11 +366,16 @@ static int make_commands(struct gpu_program *prog)
 	if (!prog->ended)
 		return ERR_INVALID;
 	int rc = begin_commands(prog), stamp = 0;
+	rc = rc ? rc
+		: gpu_profile_begin(prog->ctx, &prog->prof, prog->cmd,
+				    prog->ndispatch);
 	for (int i = 0; rc == 0 && i < prog->nops; i++) {
 		const struct program_op *op = &prog->ops[i];
 		switch (op->kind) {
 		case OP_DISPATCH:
 			rc = replay_dispatch(prog, op);
+			gpu_profile_after(&prog->prof, prog->cmd,
+					  op->pipe->variant);
 			break;
 		case OP_BARRIER:
 			barrier(prog->cmd);
@@ -416,8 +424,10 @@ int gpu_programs_run(struct gpu_program *const *progs, int n)
 		cmds[i] = progs[i]->cmd;
 	}
 	int rc = gpu_submit_wait(progs[0]->ctx, cmds, n);
-	for (int i = 0; rc == 0 && i < n; i++)
+	for (int i = 0; rc == 0 && i < n; i++) {
 		rc = read_timestamps(progs[i]);
+		gpu_profile_collect(progs[i]->ctx, &progs[i]->prof);
+	}
 	return rc;
 }
 
@@ -682,6 +692,8 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 		pk->hi = cap - 1;
 	}
 	rc = rc ? rc : begin_commands(prog);
+	rc = rc ? rc
+		: gpu_profile_begin(ctx, &prog->prof, prog->cmd, pk->ndispatch);
 	rc = rc ? rc : gpu_arena_create(ctx, &prog->arena);
 	size_t table_bytes =
 	    pk ? (size_t)pk->ndispatch * cap * sizeof(struct pack_entry) : 0;
@@ -718,6 +730,9 @@ int gpu_pack_program_create(struct gpu_context *ctx,
 			    (uint64_t)d * cap * sizeof(struct pack_entry);
 			rc = record_packed_dispatch(prog, &chunk, o->groups,
 						    o->pipe, at, mask->address);
+			char name[GPU_PROFILE_NAME];
+			snprintf(name, sizeof(name), "%s_pk", o->pipe->variant);
+			gpu_profile_after(&prog->prof, prog->cmd, name);
 			d++;
 		}
 	}
