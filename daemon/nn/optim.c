@@ -114,14 +114,26 @@ struct optim_recorder {
 	int rc;
 };
 
+/* A dispatch with no barrier after it: the caller puts one where the next
+ * dispatch reads or writes what this one writes (each barrier is a wait
+ * for the device to drain, which a small fit's optimizer is made of). */
+static void dispatch(struct optim_recorder *r, struct gpu_pipeline *pipe,
+		     const struct gpu_buffer *const *bufs, int n,
+		     const struct pass_push *p, uint32_t gx, uint32_t gy,
+		     uint32_t gz)
+{
+	if (r->rc == 0)
+		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, p,
+					     sizeof(*p), gx, gy, gz);
+}
+
+/* A dispatch, then a barrier. */
 static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
 		const struct gpu_buffer *const *bufs, int n,
 		const struct pass_push *p, uint32_t gx, uint32_t gy,
 		uint32_t gz)
 {
-	if (r->rc == 0)
-		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, p,
-					     sizeof(*p), gx, gy, gz);
+	dispatch(r, pipe, bufs, n, p, gx, gy, gz);
 	gpu_program_barrier(r->prog);
 }
 
@@ -157,7 +169,8 @@ static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
 }
 
 /* Each block's weights take their step from its orthogonalised update,
- * at offset x of its scratch matrices. */
+ * at offset x of its scratch matrices (the blocks' dispatches touch
+ * apart weights: one barrier after them all). */
 static void record_update(struct optim_recorder *r, struct gpu_pipeline *update,
 			  const struct gpu_buffer *const bufs[5], uint32_t x)
 {
@@ -167,8 +180,9 @@ static void record_update(struct optim_recorder *r, struct gpu_pipeline *update,
 		struct pass_push p = { .off0 = (uint32_t)fit->layout.pw_w[k],
 				       .off1 =
 					   (uint32_t)k * NS_MATRICES * nn + x };
-		run(r, update, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
+		dispatch(r, update, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
 	}
+	gpu_program_barrier(r->prog);
 }
 
 static int record_muon(struct optim_recorder *r)
@@ -197,13 +211,16 @@ static int record_muon(struct optim_recorder *r)
 	/* scratch, per block: two X in turn, A = X X^T, B = b A + c A^2 */
 	const uint32_t xa = 0, xb = nn, a = 2 * nn, b = 3 * nn;
 	const uint32_t stride = NS_MATRICES * nn;
+	/* the blocks' momenta are apart, and apart from the best model's
+	 * copy of the weights before them (record_keep): one barrier */
 	struct pass_push p = { .i0 = (int32_t)float_bits(MUON_MOMENTUM) };
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
 		p.off0 = (uint32_t)fit->layout.pw_w[k];
 		p.off1 = (uint32_t)k * stride + xa;
 		p.off2 = (uint32_t)k * nn;
-		run(r, momentum, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
+		dispatch(r, momentum, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
 	}
+	gpu_program_barrier(r->prog);
 	/* X = G / s, s = |G|_F + 1e-7 = sqrt(trace G G^T) + 1e-7, is never
 	 * written (muon.comp's NORM pass took 0.25 ms at NF 512, one
 	 * workgroup a block): the first step computes G G^T, then takes A
@@ -252,14 +269,19 @@ static int record_muon(struct optim_recorder *r)
 	return r->rc;
 }
 
-/* best = weights, when step[flag] is not zero (flag < 0: always). */
+/* best = weights, when step[flag] is not zero (flag < 0: always); with
+ * no barrier after it when the next dispatches write neither (Muon's
+ * momenta, which read and clear the gradient alone). */
 static void record_keep(struct optim_recorder *r, struct gpu_pipeline *keep,
-			const struct gpu_buffer *weights, int flag)
+			const struct gpu_buffer *weights, int flag, int barrier)
 {
 	const struct gpu_buffer *bufs[3] = { weights, &r->fit->best,
 					     &r->fit->step };
 	struct pass_push p = { .n = (int)r->fit->layout.total, .i0 = flag };
-	run(r, keep, bufs, 3, &p, div_up(r->fit->layout.total, GROUP), 1, 1);
+	dispatch(r, keep, bufs, 3, &p, div_up(r->fit->layout.total, GROUP), 1,
+		 1);
+	if (barrier)
+		gpu_program_barrier(r->prog);
 }
 
 /* The program that copies the average into the best, alone. */
@@ -270,7 +292,7 @@ static int record_keep_average(struct nn_fit *fit, struct gpu_pipeline *keep)
 	if (rc)
 		return rc;
 	r.prog = fit->keep_average_prog;
-	record_keep(&r, keep, &fit->average, -1);
+	record_keep(&r, keep, &fit->average, -1, 1);
 	return r.rc ? r.rc : gpu_program_end(r.prog);
 }
 
@@ -294,7 +316,7 @@ int nn_optim_record(struct nn_fit *fit)
 		return rc;
 	r.prog = fit->adam_prog;
 	int from = gpu_program_timestamp(r.prog);
-	record_keep(&r, keep, &fit->params, STEP_KEEP);
+	record_keep(&r, keep, &fit->params, STEP_KEEP, !fit->muon_m.handle);
 	if (fit->muon_m.handle && (rc = record_muon(&r)))
 		return rc;
 
