@@ -18,13 +18,22 @@ layout(local_size_x = 256) in;
 
 const uint MOST = 32u; // the widest NF it takes
 const uint THREADS = 256u;
+const uint PITCH = MOST + 1u; // a row's floats: the 33rd keeps rows off one bank
 
 layout(binding = 0) buffer Scratch { float m[]; };
 
-shared float xs[MOST * MOST];  // X (G at first)
-shared float as_[MOST * MOST]; // A
-shared float bs[MOST * MOST];  // B
+shared float xs[MOST * PITCH];  // X (G at first)
+shared float as_[MOST * PITCH]; // A
+shared float bs[MOST * PITCH];  // B
 shared float sums[128];
+
+// Each invocation computes the outputs (r0 + j * THREADS / n, c) of a
+// product, j below nn / THREADS (4 at NF 32): c is its lane's column and
+// r0 the same across a subgroup at NF 32, so a left operand's element is
+// one broadcast read for the subgroup and a right one a row's consecutive
+// floats; the pitch of 33 keeps X X^T's column reads X[c][k] on 32 banks.
+// (One output an invocation read both operands for every product, X X^T's
+// 32 lanes all on one bank: the shared memory's reads were the pass.)
 
 void main()
 {
@@ -32,19 +41,25 @@ void main()
 	uint base = gl_WorkGroupID.z * uint(pc.i2);
 	float c0 = intBitsToFloat(pc.i0), c1 = intBitsToFloat(pc.i1),
 	      c2 = intBitsToFloat(pc.i3);
+	uint c = t % n, r0 = t / n, rstep = THREADS / n, outs = nn / THREADS;
 	for (uint i = t; i < nn; i += THREADS)
-		xs[i] = m[base + pc.off0 + i];
+		xs[(i / n) * PITCH + i % n] = m[base + pc.off0 + i];
 	barrier();
 	float inv = 1.0;
+	float acc[4];
 	for (int step = 0; step < 5; step++) {
 		// A = X X^T
-		for (uint i = t; i < nn; i += THREADS) {
-			uint r = i / n, c = i % n;
-			float acc = 0.0;
-			for (uint k = 0u; k < n; k++)
-				acc += xs[r * n + k] * xs[c * n + k];
-			as_[i] = acc;
+		for (uint j = 0u; j < 4u; j++)
+			acc[j] = 0.0;
+		for (uint k = 0u; k < n; k++) {
+			float right = xs[c * PITCH + k];
+			for (uint j = 0u; j < 4u; j++)
+				if (j < outs)
+					acc[j] += xs[(r0 + j * rstep) * PITCH + k] * right;
 		}
+		for (uint j = 0u; j < 4u; j++)
+			if (j < outs)
+				as_[(r0 + j * rstep) * PITCH + c] = acc[j];
 		barrier();
 		float sl = 1.0, p1 = c1, sr = 1.0;
 		if (step == 0) {
@@ -52,7 +67,7 @@ void main()
 			if (t < 128u) {
 				float s = 0.0;
 				for (uint i = t; i < n; i += 128u)
-					s += as_[i * (n + 1u)];
+					s += as_[i * (PITCH + 1u)];
 				sums[t] = s;
 			}
 			barrier();
@@ -66,13 +81,19 @@ void main()
 			p1 = c1 * (inv * inv);
 		}
 		// B = p1 A + c2 (A sl)(A sl)
-		for (uint i = t; i < nn; i += THREADS) {
-			uint r = i / n, c = i % n;
-			float acc = 0.0;
-			for (uint k = 0u; k < n; k++)
-				acc += (as_[r * n + k] * sl) * (as_[k * n + c] * sl);
-			bs[i] = p1 * as_[i] + c2 * acc;
+		for (uint j = 0u; j < 4u; j++)
+			acc[j] = 0.0;
+		for (uint k = 0u; k < n; k++) {
+			float right = as_[k * PITCH + c] * sl;
+			for (uint j = 0u; j < 4u; j++)
+				if (j < outs)
+					acc[j] += (as_[(r0 + j * rstep) * PITCH + k] * sl) * right;
 		}
+		for (uint j = 0u; j < 4u; j++)
+			if (j < outs) {
+				uint at = (r0 + j * rstep) * PITCH + c;
+				bs[at] = p1 * as_[at] + c2 * acc[j];
+			}
 		barrier();
 		// X' = p0 X + B (X sr), into A's place, then back
 		float p0 = c0;
@@ -80,18 +101,27 @@ void main()
 			sr = inv;
 			p0 = c0 * inv;
 		}
-		for (uint i = t; i < nn; i += THREADS) {
-			uint r = i / n, c = i % n;
-			float acc = 0.0;
-			for (uint k = 0u; k < n; k++)
-				acc += bs[r * n + k] * (xs[k * n + c] * sr);
-			as_[i] = p0 * xs[i] + 1.0 * acc;
+		for (uint j = 0u; j < 4u; j++)
+			acc[j] = 0.0;
+		for (uint k = 0u; k < n; k++) {
+			float right = xs[k * PITCH + c] * sr;
+			for (uint j = 0u; j < 4u; j++)
+				if (j < outs)
+					acc[j] += bs[(r0 + j * rstep) * PITCH + k] * right;
 		}
+		for (uint j = 0u; j < 4u; j++)
+			if (j < outs) {
+				uint at = (r0 + j * rstep) * PITCH + c;
+				as_[at] = p0 * xs[at] + 1.0 * acc[j];
+			}
 		barrier();
-		for (uint i = t; i < nn; i += THREADS)
-			xs[i] = as_[i];
+		for (uint j = 0u; j < 4u; j++)
+			if (j < outs) {
+				uint at = (r0 + j * rstep) * PITCH + c;
+				xs[at] = as_[at];
+			}
 		barrier();
 	}
 	for (uint i = t; i < nn; i += THREADS)
-		m[base + pc.off1 + i] = xs[i];
+		m[base + pc.off1 + i] = xs[(i / n) * PITCH + i % n];
 }
