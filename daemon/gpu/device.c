@@ -349,6 +349,7 @@ void gpu_destroy(struct gpu_context *ctx)
 			free(p);
 		}
 		gpu_transfers_release(ctx);
+		gpu_small_blocks_release(ctx);
 		gpu_slabs_release(ctx); /* after every arena */
 		if (ctx->fence)
 			vkDestroyFence(ctx->device, ctx->fence, NULL);

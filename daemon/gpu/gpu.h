@@ -79,17 +79,18 @@ struct gpu_device_info {
  * carries them.
  */
 struct gpu_switches {
-	int passes;           /* VKINR_PASSES: 1 cpu, 0 gpu, -1 unset */
-	int fused_sine_off;   /* VKINR_FUSED_SINE=0 */
-	int dw_strip_off;     /* VKINR_DW_STRIP=0 */
-	int dw_pair_off;      /* VKINR_DW_PAIR=0 */
-	int dw_rows;          /* VKINR_DW_ROWS=1 */
-	int dw_tiled;         /* VKINR_DW_TILED: 0, 1, -1 unset (or other) */
-	int half_storage_off; /* VKINR_HALF_STORAGE=0 */
-	int pack_lanes_off;   /* VKINR_PACK_LANES=0 (see gpu_pipeline_get) */
-	char gemm[32];        /* VKINR_GEMM, "" unset */
-	int average_every;    /* VKINR_AVERAGE_EVERY when over 0, else 0 */
-	int has_fp32_finish;  /* VKINR_FP32_FINISH in [0, 1]: fp32_finish */
+	int passes;            /* VKINR_PASSES: 1 cpu, 0 gpu, -1 unset */
+	int fused_sine_off;    /* VKINR_FUSED_SINE=0 */
+	int dw_strip_off;      /* VKINR_DW_STRIP=0 */
+	int dw_pair_off;       /* VKINR_DW_PAIR=0 */
+	int dw_rows;           /* VKINR_DW_ROWS=1 */
+	int dw_tiled;          /* VKINR_DW_TILED: 0, 1, -1 unset (or other) */
+	int half_storage_off;  /* VKINR_HALF_STORAGE=0 */
+	int pack_lanes_off;    /* VKINR_PACK_LANES=0 (see gpu_pipeline_get) */
+	int dense_visible_off; /* VKINR_DENSE_VISIBLE=0 (memory.c) */
+	char gemm[32];         /* VKINR_GEMM, "" unset */
+	int average_every;     /* VKINR_AVERAGE_EVERY when over 0, else 0 */
+	int has_fp32_finish;   /* VKINR_FP32_FINISH in [0, 1]: fp32_finish */
 	double fp32_finish;
 };
 /* Reads the switches from the environment (gpu_create does, once). */

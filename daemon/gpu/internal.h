@@ -62,6 +62,8 @@ struct gpu_context {
 	uint32_t buffer_type_bits;
 	/* slab.c: the slabs blocks are carved from */
 	struct gpu_slab *slabs;
+	/* memory.c: the shared blocks small mapped buffers are packed in */
+	struct small_block *small_blocks;
 	/* the engine's switches, read when the device opened (switches.c) */
 	struct gpu_switches switches;
 	/* test switches (VKINR_FAULT) */
@@ -118,6 +120,9 @@ VkResult gpu_memory_take(struct gpu_context *ctx, uint32_t type, int map,
 			 VkDeviceSize size, struct gpu_memory_piece *out);
 /* Gives a block back (to its slab, or to the driver). */
 void gpu_memory_give(struct gpu_context *ctx, struct gpu_memory_piece *p);
+/* Frees the shared blocks of small mapped buffers (memory.c; the device's
+ * end, after every arena, before the slabs). */
+void gpu_small_blocks_release(struct gpu_context *ctx);
 /* Frees every slab (the device's end, after every arena). */
 void gpu_slabs_release(struct gpu_context *ctx);
 

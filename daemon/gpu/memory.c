@@ -12,6 +12,14 @@
  * when the arena is destroyed: a fit allocates its buffers once and frees
  * them when it ends or pauses. Copies between the host and buffers are in
  * transfer.c.
+ *
+ * Small mapped buffers (a fit's step scalars, its loss and partial sums:
+ * the device reads or writes them every epoch, the host too) are packed
+ * densely from mapped blocks the context shares, SMALL_UNIT bytes a unit,
+ * rather than each arena taking a mapped block of ARENA_FIRST_BLOCK: a
+ * pack of a thousand fits touched a thousand pages of host memory a
+ * megabyte apart every epoch, each a translation of its own for the
+ * device (VKINR_DENSE_VISIBLE=0 keeps the per-arena blocks, to compare).
  */
 #include "gpu/internal.h"
 
@@ -35,11 +43,32 @@ struct arena_block {
 	uint32_t type;
 };
 
+/* Small mapped buffers: units of SMALL_UNIT bytes of a shared block. */
+#define SMALL_UNIT 256u
+#define SMALL_MOST 4096u /* the largest request packed so */
+#define SMALL_BLOCK (1u << 20)
+#define SMALL_UNITS (SMALL_BLOCK / SMALL_UNIT)
+
+struct small_block {
+	struct small_block *next;
+	struct arena_block *block;
+	int used; /* units taken */
+	uint8_t taken[SMALL_UNITS];
+};
+
+/* What an arena took from the shared small blocks, given back with it. */
+struct small_piece {
+	struct small_block *from;
+	int unit, units;
+};
+
 struct gpu_arena {
 	struct gpu_context *ctx;
 	struct arena_block *blocks;
 	VkDeviceSize bytes;
 	VkDeviceSize next_block[VK_MAX_MEMORY_TYPES]; /* growth, per type */
+	struct small_piece *pieces;
+	int npieces, cap_pieces;
 };
 
 static int find_memory_type(const struct gpu_context *ctx, uint32_t type_bits,
@@ -112,12 +141,17 @@ static void block_free(struct gpu_context *ctx, struct arena_block *b)
 	free(b);
 }
 
+static void small_give(struct gpu_context *ctx, const struct small_piece *p);
+
 void gpu_arena_destroy(struct gpu_arena *arena)
 {
 	if (!arena)
 		return;
 	/* copies still waiting may name its buffers */
 	gpu_transfers_flush(arena->ctx);
+	for (int i = 0; i < arena->npieces; i++)
+		small_give(arena->ctx, &arena->pieces[i]);
+	free(arena->pieces);
 	for (struct arena_block *b = arena->blocks, *next; b; b = next) {
 		next = b->next;
 		block_free(arena->ctx, b);
@@ -197,6 +231,104 @@ static int new_block(struct gpu_arena *a, uint32_t type, VkDeviceSize need,
 	return 0;
 }
 
+/* A run of units free in b from its first free unit on, or -1. */
+static int small_run(const struct small_block *b, int units)
+{
+	for (int u = 0, run = 0; u < (int)SMALL_UNITS; u++) {
+		run = b->taken[u] ? 0 : run + 1;
+		if (run == units)
+			return u - units + 1;
+	}
+	return -1;
+}
+
+static void small_give(struct gpu_context *ctx, const struct small_piece *p)
+{
+	struct small_block *b = p->from;
+	memset(&b->taken[p->unit], 0, (size_t)p->units);
+	b->used -= p->units;
+	if (b->used > 0)
+		return;
+	/* an empty block is freed unless it is the only one */
+	if (ctx->small_blocks == b && !b->next)
+		return;
+	for (struct small_block **at = &ctx->small_blocks; *at;
+	     at = &(*at)->next)
+		if (*at == b) {
+			*at = b->next;
+			break;
+		}
+	ctx->bytes_in_use -= b->block->size;
+	block_free(ctx, b->block);
+	free(b);
+}
+
+void gpu_small_blocks_release(struct gpu_context *ctx)
+{
+	for (struct small_block *b = ctx->small_blocks, *next; b; b = next) {
+		next = b->next;
+		ctx->bytes_in_use -= b->block->size;
+		block_free(ctx, b->block);
+		free(b);
+	}
+	ctx->small_blocks = NULL;
+}
+
+/* room bytes of a shared small block of memory type type, noted in the
+ * arena's pieces. */
+static int small_take(struct gpu_arena *arena, uint32_t type, VkDeviceSize room,
+		      struct gpu_buffer *out)
+{
+	struct gpu_context *ctx = arena->ctx;
+	int units = (int)((room + SMALL_UNIT - 1) / SMALL_UNIT), at = -1;
+	if (arena->npieces == arena->cap_pieces) {
+		int cap = arena->cap_pieces ? 2 * arena->cap_pieces : 4;
+		struct small_piece *p =
+		    realloc(arena->pieces, (size_t)cap * sizeof(*p));
+		if (!p)
+			return ERR_NOMEM;
+		arena->pieces = p;
+		arena->cap_pieces = cap;
+	}
+	struct small_block *b = ctx->small_blocks;
+	for (; b; b = b->next)
+		if (b->block->type == type &&
+		    (int)SMALL_UNITS - b->used >= units &&
+		    (at = small_run(b, units)) >= 0)
+			break;
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		struct arena_block *block = calloc(1, sizeof(*block));
+		int rc = b && block ? 0 : ERR_NOMEM;
+		if (block)
+			block->type = type;
+		rc = rc ? rc
+			: block_make(ctx, block, SMALL_BLOCK, SMALL_BLOCK, 1);
+		if (rc) {
+			if (block)
+				block_free(ctx, block);
+			free(b);
+			return rc;
+		}
+		b->block = block;
+		b->next = ctx->small_blocks;
+		ctx->small_blocks = b;
+		ctx->bytes_in_use += block->size;
+		if (ctx->bytes_in_use > ctx->bytes_peak)
+			ctx->bytes_peak = ctx->bytes_in_use;
+		at = 0;
+	}
+	memset(&b->taken[at], 1, (size_t)units);
+	b->used += units;
+	arena->pieces[arena->npieces++] = (struct small_piece){ b, at, units };
+	VkDeviceSize offset = (VkDeviceSize)at * SMALL_UNIT;
+	out->handle = b->block->buffer;
+	out->offset = offset;
+	out->mapped = (char *)b->block->piece.mapped + offset;
+	out->address = b->block->address ? b->block->address + offset : 0;
+	return 0;
+}
+
 int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 		     int host_visible, struct gpu_buffer *out)
 {
@@ -239,6 +371,12 @@ int gpu_buffer_alloc(struct gpu_arena *arena, VkDeviceSize size,
 		type = find_memory_type(ctx, bits, 0);
 	if (type < 0)
 		return ERR_DEVICE_OOM;
+	if (host_visible && room <= SMALL_MOST &&
+	    !ctx->switches.dense_visible_off) {
+		rc = small_take(arena, (uint32_t)type, room, out);
+		out->size = rc ? 0 : size;
+		return rc;
+	}
 
 	struct arena_block *block = NULL;
 	VkDeviceSize offset = 0;

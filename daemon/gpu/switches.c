@@ -35,6 +35,7 @@ void gpu_switches_read(struct gpu_switches *out)
 							: -1;
 	out->half_storage_off = env_is("VKINR_HALF_STORAGE", "0");
 	out->pack_lanes_off = env_is("VKINR_PACK_LANES", "0");
+	out->dense_visible_off = env_is("VKINR_DENSE_VISIBLE", "0");
 	const char *gemm = getenv("VKINR_GEMM");
 	/* a name too long for the field names no family */
 	if (gemm && strlen(gemm) < sizeof(out->gemm))
