@@ -6,10 +6,14 @@
 // It does what dwconv_back.comp and reduce_dw (pixel_reduce.comp) do in
 // two passes: each invocation reads the STRIP + 2 rows of dZ and of Sprev
 // in its three tap columns once, and both results come from those
-// registers. The taps' sums go, per workgroup, through a tree in shared
-// memory in a fixed order to part[chunk][t][c] (chunk: the workgroup's
-// place in the channel's grid, x fastest), which reduce.comp adds in
-// order, so runs are deterministic.
+// registers. The taps' sums go, per workgroup, to part[chunk][t][c]
+// (chunk: the workgroup's place in the channel's grid, x fastest), which
+// reduce.comp adds in order: each subgroup adds its lanes' (subgroupAdd,
+// the same order every run on a device), then the subgroups' sums are
+// added in order, so runs are deterministic. (A tree in shared memory of
+// 9 x THREADS floats took log2(THREADS) barriers a workgroup, which with
+// the two or eight workgroups an SM holds at these register counts left
+// it idle.)
 //
 // Bindings: params, Sprev, dZ, dSprev, then (COPY_F16) the fp16 dS, then
 // the partial sums.
@@ -28,6 +32,8 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "strip.glsl"
 #define THREADS (SX * SY)
@@ -70,7 +76,7 @@ layout(binding = 3) writeonly buffer Out { float dsprev[]; };
 layout(binding = 4) writeonly buffer Part { float part[]; };
 #endif
 
-shared float sums[9][THREADS];
+shared float sums[9][THREADS / 4]; /* one a subgroup: lanes >= 4 */
 
 void main()
 {
@@ -145,18 +151,19 @@ void main()
 		}
 	}
 
-	/* the workgroup's sums, halving in a fixed order */
-	[[unroll]] for (int t = 0; t < 9; t++)
-		sums[t][lid] = ddw[t] * (1.0 / DZ_SCALE);
-	barrier();
-	for (uint half_ = THREADS / 2u; half_ > 0u; half_ /= 2u) {
-		if (lid < half_)
-			[[unroll]] for (int t = 0; t < 9; t++)
-				sums[t][lid] += sums[t][lid + half_];
-		barrier();
+	/* the workgroup's sums: the lanes by the subgroup, then the
+	 * subgroups in order */
+	[[unroll]] for (int t = 0; t < 9; t++) {
+		float sg = subgroupAdd(ddw[t] * (1.0 / DZ_SCALE));
+		if (subgroupElect())
+			sums[t][gl_SubgroupID] = sg;
 	}
+	barrier();
 	if (lid < 9u) {
+		float total = 0.0;
+		for (uint g = 0u; g < gl_NumSubgroups; g++)
+			total += sums[lid][g];
 		uint chunk = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-		part[(chunk * 9u + lid) * uint(NF) + c] = sums[lid][0];
+		part[(chunk * 9u + lid) * uint(NF) + c] = total;
 	}
 }
