@@ -142,7 +142,6 @@ static void get_pixel_pipelines(struct pipes_get *g)
 	get(g, &r->reduce_dw,
 	    v->half_s  ? "reduce_dw_s_in"
 	    : v->fused ? "reduce_dw_s"
-	    : v->cpu   ? "reduce_dw_cpu"
 		       : "reduce_dw",
 	    3, pass, 2);
 	if (v->half_s) {
@@ -193,13 +192,9 @@ int nn_record_pipelines(struct recorder *r)
 	get(&g, &r->head, v->half ? "head_f16" : "head", v->half ? 7 : 6, pass,
 	    2);
 	get(&g, &r->head_render, "head_render", 6, pass, 2);
-	/* CPU devices sum pixels with subgroup operations (see pixel_reduce) */
-	get(&g, &r->reduce_sum, cpu ? "reduce_sum_cpu" : "reduce_sum", 3, pass,
-	    2);
-	get(&g, &r->reduce_first, cpu ? "reduce_first_cpu" : "reduce_first", 3,
-	    pass, 2);
-	get(&g, &r->reduce_out, cpu ? "reduce_out_cpu" : "reduce_out", 3, pass,
-	    2);
+	get(&g, &r->reduce_sum, "reduce_sum", 3, pass, 2);
+	get(&g, &r->reduce_first, "reduce_first", 3, pass, 2);
+	get(&g, &r->reduce_out, "reduce_out", 3, pass, 2);
 	get(&g, &r->reduce, "reduce", 2, pass, 2);
 	if (v->dw == NN_DW_STRIPS)
 		get_strip_pipelines(&g);
