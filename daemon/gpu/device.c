@@ -337,6 +337,7 @@ void gpu_destroy(struct gpu_context *ctx)
 		return;
 	gpu_keep_driver_loaded(); /* before the device and instance end */
 	gpu_profile_report(ctx);
+	gpu_submit_finish(ctx);
 	if (ctx->device) {
 		vkDeviceWaitIdle(ctx->device);
 		for (struct gpu_pipeline *p = ctx->pipelines, *next; p;
@@ -380,8 +381,14 @@ uint64_t gpu_bytes_peak(const struct gpu_context *ctx)
 
 /* ------------------------------------------------------- submission */
 
-int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds, int n)
+/* Submits command buffers after the copies waiting (transfer.c), with the
+ * context's fence; a submission still running is waited for first. */
+int gpu_submit_start(struct gpu_context *ctx, const VkCommandBuffer *cmds,
+		     int n)
 {
+	int rc = gpu_submit_finish(ctx);
+	if (rc)
+		return rc;
 	if (ctx->lost)
 		return ERR_DEVICE_LOST;
 	ctx->runs++;
@@ -393,7 +400,7 @@ int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds, int n)
 	}
 	/* the transfers waiting go first (transfer.c) */
 	VkCommandBuffer first;
-	int rc = gpu_transfers_take(ctx, &first);
+	rc = gpu_transfers_take(ctx, &first);
 	if (rc)
 		return rc;
 	VkCommandBuffer all[1 + GPU_MOST_SUBMITTED];
@@ -410,16 +417,36 @@ int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds, int n)
 		.pCommandBuffers = all,
 	};
 	VkResult r = vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);
-	if (r == VK_SUCCESS) {
-		do {
-			r = vkWaitForFences(ctx->device, 1, &ctx->fence,
-					    VK_TRUE, 1000000000ull);
-		} while (r == VK_TIMEOUT);
+	if (r != VK_SUCCESS) {
+		gpu_transfers_done(ctx, first);
+		GPU_CHECK(ctx, r);
 	}
-	gpu_transfers_done(ctx, first);
+	ctx->inflight = 1;
+	ctx->inflight_copies = first;
+	return 0;
+}
+
+int gpu_submit_finish(struct gpu_context *ctx)
+{
+	if (!ctx->inflight)
+		return 0;
+	ctx->inflight = 0;
+	VkResult r;
+	do {
+		r = vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE,
+				    1000000000ull);
+	} while (r == VK_TIMEOUT);
+	gpu_transfers_done(ctx, ctx->inflight_copies);
+	ctx->inflight_copies = VK_NULL_HANDLE;
 	GPU_CHECK(ctx, r);
 	GPU_CHECK(ctx, vkResetFences(ctx->device, 1, &ctx->fence));
 	return 0;
+}
+
+int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds, int n)
+{
+	int rc = gpu_submit_start(ctx, cmds, n);
+	return rc ? rc : gpu_submit_finish(ctx);
 }
 
 int gpu_oneshot_begin(struct gpu_context *ctx, VkCommandBuffer *cmd)

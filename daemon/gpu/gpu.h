@@ -197,6 +197,12 @@ int gpu_program_end(struct gpu_program *prog);
 int gpu_program_run(struct gpu_program *prog);
 /* Submits several programs in order in one submission, and waits. */
 int gpu_programs_run(struct gpu_program *const *progs, int n);
+/* The same in two halves, so that the host works while they run: the
+ * submission, then the wait (and the programs' timestamps read). Between
+ * them nothing else may run on the context; any transfer or run waits
+ * for them first. */
+int gpu_programs_start(struct gpu_program *const *progs, int n);
+int gpu_programs_finish(struct gpu_program *const *progs, int n);
 /*
  * Packed programs: one program that does the work of n programs recorded
  * alike (the same pipelines, dispatch by dispatch, and the same barriers;

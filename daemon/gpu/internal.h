@@ -55,6 +55,10 @@ struct gpu_context {
 	 * through, kept for the context's life */
 	VkCommandBuffer pending;
 	int pending_ops;
+	/* device.c: a submission running (gpu_submit_start), and the copies'
+	 * command buffer it took, freed when it is waited for */
+	int inflight;
+	VkCommandBuffer inflight_copies;
 	struct gpu_arena *stage_arena;
 	struct gpu_buffer stage;
 	VkDeviceSize stage_used;
@@ -94,6 +98,13 @@ int gpu_oneshot_begin(struct gpu_context *ctx, VkCommandBuffer *cmd);
  * waits on the context's fence; n may be 0 (the copies alone). */
 int gpu_submit_wait(struct gpu_context *ctx, const VkCommandBuffer *cmds,
 		    int n);
+/* The same in two halves: the submission (after waiting for one still
+ * running), and the wait for it (nothing when none is running). Between
+ * them the host may do work of its own but submit nothing; every
+ * submission and copy waits for the one running first. */
+int gpu_submit_start(struct gpu_context *ctx, const VkCommandBuffer *cmds,
+		     int n);
+int gpu_submit_finish(struct gpu_context *ctx);
 /* transfer.c: submits the copies waiting, if any, and waits for them;
  * before a buffer they may name is destroyed. */
 int gpu_transfers_flush(struct gpu_context *ctx);

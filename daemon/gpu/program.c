@@ -412,7 +412,7 @@ static int read_timestamps(struct gpu_program *prog)
 	return 0;
 }
 
-int gpu_programs_run(struct gpu_program *const *progs, int n)
+int gpu_programs_start(struct gpu_program *const *progs, int n)
 {
 	VkCommandBuffer cmds[GPU_MOST_SUBMITTED] = { 0 };
 	if (n < 1 || n > GPU_MOST_SUBMITTED)
@@ -423,12 +423,25 @@ int gpu_programs_run(struct gpu_program *const *progs, int n)
 			return rc;
 		cmds[i] = progs[i]->cmd;
 	}
-	int rc = gpu_submit_wait(progs[0]->ctx, cmds, n);
+	return gpu_submit_start(progs[0]->ctx, cmds, n);
+}
+
+int gpu_programs_finish(struct gpu_program *const *progs, int n)
+{
+	if (n < 1)
+		return 0;
+	int rc = gpu_submit_finish(progs[0]->ctx);
 	for (int i = 0; rc == 0 && i < n; i++) {
 		rc = read_timestamps(progs[i]);
 		gpu_profile_collect(progs[i]->ctx, &progs[i]->prof);
 	}
 	return rc;
+}
+
+int gpu_programs_run(struct gpu_program *const *progs, int n)
+{
+	int rc = gpu_programs_start(progs, n);
+	return rc ? rc : gpu_programs_finish(progs, n);
 }
 
 int gpu_program_run(struct gpu_program *prog)

@@ -63,6 +63,9 @@ struct nn_pack {
 	int nfits;
 	int builds;                     /* build_groups' runs */
 	double host_ms[NN_PACK_PHASES]; /* the last step's, by phase */
+	/* the last batch run_kind started and left running (async) */
+	struct gpu_program *running[64];
+	int nrunning;
 };
 
 static double clock_ms(void)
@@ -465,8 +468,11 @@ static int update_groups(struct nn_pack *pack, struct nn_fit *const *fits,
  * group's packed program with its mask written, or a lone fit's own
  * program; all in as few submissions as gpu_programs_run takes.
  */
-static int run_kind(struct nn_pack *pack, enum pack_program kind,
-		    const int *flag)
+/* Runs each group's program of the kind for the fits flagged, in batches
+ * of 64 a submission; with async the last batch is left running
+ * (pack->running), for finish_kind to wait for. */
+static int run_kind_as(struct nn_pack *pack, enum pack_program kind,
+		       const int *flag, int async)
 {
 	struct gpu_program *batch[64];
 	int nbatch = 0, rc = 0;
@@ -501,9 +507,30 @@ static int run_kind(struct nn_pack *pack, enum pack_program kind,
 	}
 	/* each group has its own mask, written above before its program
 	 * runs */
-	if (rc == 0 && nbatch)
+	if (rc == 0 && nbatch && async) {
+		rc = gpu_programs_start(batch, nbatch);
+		if (rc == 0) {
+			memcpy(pack->running, batch, sizeof(*batch) * nbatch);
+			pack->nrunning = nbatch;
+		}
+	} else if (rc == 0 && nbatch) {
 		rc = gpu_programs_run(batch, nbatch);
+	}
 	return rc;
+}
+
+static int run_kind(struct nn_pack *pack, enum pack_program kind,
+		    const int *flag)
+{
+	return run_kind_as(pack, kind, flag, 0);
+}
+
+/* Waits for what run_kind_as left running. */
+static int finish_kind(struct nn_pack *pack)
+{
+	int n = pack->nrunning;
+	pack->nrunning = 0;
+	return n ? gpu_programs_finish(pack->running, n) : 0;
 }
 
 void nn_pack_forget(struct nn_pack *pack, const struct nn_fit *fit)
@@ -591,18 +618,22 @@ int nn_pack_step(struct nn_pack *pack, struct nn_fit *const *fits, int n,
 		on[i] = rcs[i] == 0;
 	}
 	PHASE(NN_PACK_MEASURE);
-	rc = rc ? rc : run_kind(pack, PK_OPTIM, on);
-	PHASE(NN_PACK_OPTIM_RUN);
-	if (rc)
-		goto out;
-
+	/* while the optimizer runs, the host's part of each fit's step that
+	 * does not wait for it (the best model's epoch, the metrics) */
+	rc = rc ? rc : run_kind_as(pack, PK_OPTIM, on, 1);
 	int any_due = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; rc == 0 && i < n; i++) {
 		if (!on[i])
 			continue;
 		nn_step_applied(fits[i], &st[i], &m[i]);
 		any_due |= nn_step_average_due(fits[i], &st[i]);
 	}
+	int frc = finish_kind(pack);
+	rc = rc ? rc : frc;
+	PHASE(NN_PACK_OPTIM_RUN);
+	if (rc)
+		goto out;
+
 	if (any_due) {
 		int *due = calloc((size_t)n, sizeof(*due));
 		rc = due ? 0 : ERR_NOMEM;
