@@ -486,7 +486,15 @@ struct job *queue_find(struct queue *q, const char *id)
 	return NULL;
 }
 
-struct job *queue_next(struct queue *q) { return share_next(q, now_seconds()); }
+struct job *queue_next(struct queue *q)
+{
+	return queue_next_except(q, NULL, 0);
+}
+
+struct job *queue_next_except(struct queue *q, const uid_t *skip, int nskip)
+{
+	return share_next(q, now_seconds(), skip, nskip);
+}
 
 int queue_batch_foreign(const struct queue *q, const char *batch, uid_t uid,
 			uid_t *owner)

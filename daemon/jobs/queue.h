@@ -131,6 +131,8 @@ struct job {
 	unsigned after_done; /* bit i: p.after[i] is done (loop/after.c) */
 	int held;            /* queued, but waiting for p.after: queue_next
 				passes it by */
+	double wait_since;   /* when no worker admitted it, first since it
+			      was queued (schedule.c); 0: not waiting */
 };
 
 struct queue {
@@ -186,6 +188,8 @@ struct job *queue_find(struct queue *q, const char *id);
 /* The queued job to run next, fair between users (share.h), or NULL; a
  * held job (waiting for others) is passed by. */
 struct job *queue_next(struct queue *q);
+/* The same, passing by the jobs of the nskip uids in skip. */
+struct job *queue_next_except(struct queue *q, const uid_t *skip, int nskip);
 int queue_count_uid(const struct queue *q, uid_t uid);
 /* Whether a job of a uid other than uid has batch id batch; its owner in
  * *owner. */
