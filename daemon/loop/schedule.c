@@ -134,6 +134,21 @@ static double pass_seconds(void)
 	return s > 0 ? s : SCHEDULE_PASS_SECONDS;
 }
 
+/* The jobs worker i may take now: its own room (worker_room), less the
+ * jobs it has let go whose end the loop has not read yet (the worker
+ * drops a job before it posts the end): they count as running here
+ * until then, and a worker never has more running than its pack. */
+static int room_of(struct service *svc, int i)
+{
+	struct worker *w = svc->slots[i].w;
+	int room = worker_room(w), held = worker_jobs(w), running = 0;
+	if (room < 1)
+		return 0;
+	for (const struct job *job = svc->queue->head; job; job = job->next)
+		running += job->state == JOB_RUNNING && job->worker == i;
+	return running > held ? room - (running - held) : room;
+}
+
 /*
  * Gives job to the worker with room that has the fewest jobs and admits
  * it (worker_admit: its pack's memory, fairness between the uids in it),
@@ -148,7 +163,7 @@ static int place(struct service *svc, struct job *job, char *why, size_t len)
 		for (int i = 0; i < svc->nslots; i++) {
 			struct worker_slot *slot = &svc->slots[i];
 			if (tried[i] || !slot->ok || slot->exited ||
-			    worker_room(slot->w) < 1)
+			    room_of(svc, i) < 1)
 				continue;
 			int jobs = worker_jobs(slot->w);
 			if (best < 0 || jobs < fewest) {
