@@ -669,6 +669,8 @@ int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		job->run_start = now;
 		share_started(q, job, now);
 	}
+	if (state != job->state)
+		job->wait_since = 0; /* its wait for a worker starts again */
 	job->state = state;
 	if (state == JOB_QUEUED || state == JOB_RUNNING)
 		job->write_paused = 0; /* resumed, by the retry or by hand */

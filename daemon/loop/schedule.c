@@ -185,7 +185,6 @@ static int place(struct service *svc, struct job *job, char *why, size_t len)
 			free(wj);
 			continue;
 		}
-		job->wait_since = 0;
 		start_on(svc, job, wj, best);
 		return 0;
 	}
