@@ -348,6 +348,13 @@ int daemon_run(const struct daemon_options *opt)
 		goto out;
 	}
 	after_load(svc->queue);
+	/* every file of the folder through the locked descriptor from now
+	 * on: state_check stops the daemon once the path names another
+	 * folder, and meanwhile nothing goes there (jobs/queue.h) */
+	if (queue_reach_locked(svc->queue, lock.dir_fd))
+		log_warn("cannot reach the state folder %s through /proc: its "
+			 "files are written by path",
+			 opt->state_dir);
 	log_info("state in %s: %d jobs", opt->state_dir, svc->queue->count);
 	rc = server_create(&svc->server, &loop, opt->socket_path, &server_ops,
 			   svc, err, sizeof(err));

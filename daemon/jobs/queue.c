@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -107,6 +108,52 @@ int queue_job_path(const struct queue *q, const struct job *job,
 		   const char *file, char *buf, size_t len)
 {
 	return jobfiles_path(q->jobs_dir, job->id, file, buf, len);
+}
+
+int queue_job_shown(const struct queue *q, const struct job *job,
+		    const char *file, char *buf, size_t len)
+{
+	return jobfiles_path(q->shown_jobs_dir ? q->shown_jobs_dir
+					       : q->jobs_dir,
+			     job->id, file, buf, len);
+}
+
+int queue_reach_locked(struct queue *q, int dir_fd)
+{
+	char via[64];
+	struct stat named, locked;
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", dir_fd);
+	if (dir_fd < 0 || q->shown_state_dir || stat(via, &named) ||
+	    fstat(dir_fd, &locked) || named.st_dev != locked.st_dev ||
+	    named.st_ino != locked.st_ino)
+		return -1;
+	char *state = strdup(via), *jobs = path_join(via, "jobs");
+	if (!state || !jobs) {
+		free(state);
+		free(jobs);
+		return -1;
+	}
+	q->shown_state_dir = q->state_dir;
+	q->shown_jobs_dir = q->jobs_dir;
+	q->state_dir = state;
+	q->jobs_dir = jobs;
+	return 0;
+}
+
+void queue_shown_text(const struct queue *q, char *text, size_t len)
+{
+	if (!q->shown_state_dir)
+		return;
+	size_t via = strlen(q->state_dir), shown = strlen(q->shown_state_dir);
+	char *at = text;
+	while ((at = strstr(at, q->state_dir))) {
+		size_t rest = strlen(at + via) + 1, used = (size_t)(at - text);
+		if (used + shown + rest > len)
+			return; /* no room: left as it is */
+		memmove(at + shown, at + via, rest);
+		memcpy(at, q->shown_state_dir, shown);
+		at += shown;
+	}
 }
 
 /* ------------------------------------------------------- job records */
@@ -264,7 +311,7 @@ int queue_save(struct queue *q, struct job *job)
 	if (rc) {
 		int saved = errno;
 		char path[4096];
-		queue_job_path(q, job, JOBFILE_STATE, path, sizeof(path));
+		queue_job_shown(q, job, JOBFILE_STATE, path, sizeof(path));
 		log_error("job %s: cannot write %s: %s", job->id, path,
 			  strerror(saved));
 		errno = saved;
@@ -466,6 +513,8 @@ void queue_destroy(struct queue *q)
 	share_destroy(q->share);
 	free(q->state_dir);
 	free(q->jobs_dir);
+	free(q->shown_state_dir);
+	free(q->shown_jobs_dir);
 	free(q);
 }
 
@@ -486,7 +535,15 @@ struct job *queue_find(struct queue *q, const char *id)
 	return NULL;
 }
 
-struct job *queue_next(struct queue *q) { return share_next(q, now_seconds()); }
+struct job *queue_next(struct queue *q)
+{
+	return queue_next_except(q, NULL, 0);
+}
+
+struct job *queue_next_except(struct queue *q, const uid_t *skip, int nskip)
+{
+	return share_next(q, now_seconds(), skip, nskip);
+}
 
 int queue_batch_foreign(const struct queue *q, const char *batch, uid_t uid,
 			uid_t *owner)
@@ -586,7 +643,7 @@ int queue_submit(struct queue *q, const struct job_params *p, uid_t uid,
 		rc = rc ? rc : synced;
 	}
 	if (rc) {
-		queue_job_path(q, job, NULL, dir, sizeof(dir));
+		queue_job_shown(q, job, NULL, dir, sizeof(dir));
 		snprintf(err, errlen, "cannot store the job in %s: %s", dir,
 			 error_message(rc));
 		if (made)
@@ -612,6 +669,8 @@ int queue_set_state(struct queue *q, struct job *job, enum job_state state,
 		job->run_start = now;
 		share_started(q, job, now);
 	}
+	if (state != job->state)
+		job->wait_since = 0; /* its wait for a worker starts again */
 	job->state = state;
 	if (state == JOB_QUEUED || state == JOB_RUNNING)
 		job->write_paused = 0; /* resumed, by the retry or by hand */

@@ -131,11 +131,17 @@ struct job {
 	unsigned after_done; /* bit i: p.after[i] is done (loop/after.c) */
 	int held;            /* queued, but waiting for p.after: queue_next
 				passes it by */
+	double wait_since;   /* when no worker admitted it, first since it
+			      was queued (schedule.c); 0: not waiting */
 };
 
 struct queue {
+	/* how the daemon reaches the state folder and its jobs: by the
+	 * locked folder's descriptor once queue_reach_locked has run, else
+	 * by path; shown_*: the paths, for people */
 	char *state_dir;
 	char *jobs_dir;
+	char *shown_state_dir, *shown_jobs_dir;
 	struct job *head; /* in submission order */
 	uint64_t next_number;
 	/* next-id is behind next_number: written at the end of the group
@@ -182,10 +188,28 @@ int job_recipe_read(const cJSON *o, struct nn_recipe *r, char *err,
 /* Time spent running so far, the current run included. */
 double job_run_seconds(const struct job *job);
 
+/*
+ * From now on every file of the state folder, the loop's and the
+ * workers' (queue_job_path), is reached through dir_fd, the folder the
+ * daemon locked (as /proc/self/fd/N/...), not by its path: moved away,
+ * with another folder put at its path, it is still the one written to,
+ * however long the daemon takes to notice and stop. 0, or -1 (kept by
+ * path) where /proc does not name dir_fd's folder.
+ */
+int queue_reach_locked(struct queue *q, int dir_fd);
+/* A job file's path as people know it (for messages). */
+int queue_job_shown(const struct queue *q, const struct job *job,
+		    const char *file, char *buf, size_t len);
+/* text with the locked folder's name (queue_reach_locked) put back as
+ * its path, in place (len: text's room). */
+void queue_shown_text(const struct queue *q, char *text, size_t len);
+
 struct job *queue_find(struct queue *q, const char *id);
 /* The queued job to run next, fair between users (share.h), or NULL; a
  * held job (waiting for others) is passed by. */
 struct job *queue_next(struct queue *q);
+/* The same, passing by the jobs of the nskip uids in skip. */
+struct job *queue_next_except(struct queue *q, const uid_t *skip, int nskip);
 int queue_count_uid(const struct queue *q, uid_t uid);
 /* Whether a job of a uid other than uid has batch id batch; its owner in
  * *owner. */

@@ -135,11 +135,29 @@ static int uid_first(const struct share_account *a,
 	return a->best->number < b->best->number;
 }
 
-struct job *share_next(struct queue *q, double now)
+static int skipped(uid_t uid, const uid_t *skip, int nskip)
+{
+	for (int i = 0; i < nskip; i++)
+		if (skip[i] == uid)
+			return 1;
+	return 0;
+}
+
+int share_running(const struct queue *q, uid_t uid)
+{
+	int n = 0;
+	for (const struct job *job = q->head; job; job = job->next)
+		n += job->uid == uid && job->state == JOB_RUNNING;
+	return n;
+}
+
+struct job *share_next(struct queue *q, double now, const uid_t *skip,
+		       int nskip)
 {
 	struct job *raised = NULL;
 	for (struct job *job = q->head; job; job = job->next)
 		if (job->state == JOB_QUEUED && !job->held &&
+		    !skipped(job->uid, skip, nskip) &&
 		    job->p.priority > SHARE_PRIORITY_USER_MAX &&
 		    before(job, raised))
 			raised = job;
@@ -166,7 +184,8 @@ struct job *share_next(struct queue *q, double now)
 			a->running++;
 			if (job->run_start > 0 && now > job->run_start)
 				a->recent += now - job->run_start;
-		} else if (!job->held && before(job, a->best)) {
+		} else if (!job->held && !skipped(job->uid, skip, nskip) &&
+			   before(job, a->best)) {
 			a->best = job;
 		}
 	}

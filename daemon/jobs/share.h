@@ -21,8 +21,12 @@ struct share;
  * maximum (proto/params.h), only root and the daemon's own user. */
 #define SHARE_PRIORITY_USER_MAX 100
 
-/* The queued job to run next, or NULL. */
-struct job *share_next(struct queue *q, double now);
+/* The queued job to run next, or NULL; the jobs of the nskip uids in
+ * skip are passed by (their turn is held: schedule.c). */
+struct job *share_next(struct queue *q, double now, const uid_t *skip,
+		       int nskip);
+/* How many jobs of uid run now. */
+int share_running(const struct queue *q, uid_t uid);
 /* A job of the uid started running at now. */
 void share_started(struct queue *q, const struct job *job, double now);
 /* A run of job ended after seconds. */

@@ -107,6 +107,9 @@ void replies_answer(struct service *svc, struct work_request *req)
 	struct peer_conn *c = p ? server_find(svc->server, p->conn) : NULL;
 	if (c)
 		server_conn_release(c);
+	if (req->rc) /* a path the worker named, as people know it */
+		queue_shown_text(svc->queue, req->message,
+				 sizeof(req->message));
 	if (c && p->rpc_id && req->rc)
 		server_send(c, views_error_line(p->rpc_id, wire_code(req),
 						req->message, NULL, 0));

@@ -10,7 +10,8 @@
  * between users, then priority and submission order: see jobs/share.h;
  * a job still waiting for others is held: after.c), marks them running
  * and tells their followers. The next job that no worker admits waits,
- * said once in its log, and no other passes it: packs drain until it
+ * said once in its log; the jobs of the uids behind it in the fair share
+ * may pass it for a while (start_next), then its workers drain until it
  * fits (or runs alone). Renders and exports go to an idle worker when
  * there is one, else they take turns with a running job between its
  * epochs (worker.h). The engine's config is the job's own (made and
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "jobs/jobstate.h"
+#include "jobs/share.h"
 #include "loop/after.h"
 #include "loop/commit.h"
 #include "loop/events.h"
@@ -123,25 +125,45 @@ static void note_evicted(struct service *svc, struct work_evicted *ev)
 	free(ev->ids);
 }
 
+/* How long a job that no worker admits lets others pass it (below):
+ * VKINRD_PASS_SECONDS, for the tests, else SCHEDULE_PASS_SECONDS. */
+static double pass_seconds(void)
+{
+	const char *v = getenv("VKINRD_PASS_SECONDS");
+	double s = v ? strtod(v, NULL) : 0;
+	return s > 0 ? s : SCHEDULE_PASS_SECONDS;
+}
+
+/* The jobs worker i may take now: its own room (worker_room), less the
+ * jobs it has let go whose end the loop has not read yet (the worker
+ * drops a job before it posts the end): they count as running here
+ * until then, and a worker never has more running than its pack. */
+static int room_of(struct service *svc, int i)
+{
+	struct worker *w = svc->slots[i].w;
+	int room = worker_room(w), held = worker_jobs(w), running = 0;
+	if (room < 1)
+		return 0;
+	for (const struct job *job = svc->queue->head; job; job = job->next)
+		running += job->state == JOB_RUNNING && job->worker == i;
+	return running > held ? room - (running - held) : room;
+}
+
 /*
- * Gives the next queued job to the worker with room that has the fewest
- * jobs and admits it (worker_admit: its pack's memory, fairness between
- * the uids in it), so that jobs spread over the workers before any pack
- * grows; 1 when no job or no worker takes one now. A job that no worker
- * admits waits, and nothing passes it: packs drain until it fits, or
- * until it may run alone.
+ * Gives job to the worker with room that has the fewest jobs and admits
+ * it (worker_admit: its pack's memory, fairness between the uids in it),
+ * so that jobs spread over the workers before any pack grows: 0 when one
+ * took it, 1 when none admits it (why in why), 2 when no worker has room.
  */
-static int start_next(struct service *svc)
+static int place(struct service *svc, struct job *job, char *why, size_t len)
 {
 	int tried[DAEMON_MAX_DEVICES] = { 0 }, roomy = 0;
-	char why[512] = "";
-	struct job *job = NULL;
 	for (;;) {
 		int best = -1, fewest = 0;
 		for (int i = 0; i < svc->nslots; i++) {
 			struct worker_slot *slot = &svc->slots[i];
 			if (tried[i] || !slot->ok || slot->exited ||
-			    worker_room(slot->w) < 1)
+			    room_of(svc, i) < 1)
 				continue;
 			int jobs = worker_jobs(slot->w);
 			if (best < 0 || jobs < fewest) {
@@ -150,26 +172,64 @@ static int start_next(struct service *svc)
 			}
 		}
 		if (best < 0)
-			break;
+			return roomy ? 1 : 2;
 		tried[best] = 1;
-		if (!job && !(job = queue_next(svc->queue)))
-			return 1;
 		roomy++;
 		struct work_job *wj = work_job_for(svc, &svc->slots[best], job);
 		if (!wj)
-			return 1;
+			return 2;
 		struct work_evicted ev;
-		if (worker_admit(svc->slots[best].w, wj, why, sizeof(why),
-				 &ev)) {
+		int rc = worker_admit(svc->slots[best].w, wj, why, len, &ev);
+		note_evicted(svc, &ev);
+		if (rc) {
 			free(wj);
 			continue;
 		}
-		note_evicted(svc, &ev);
 		start_on(svc, job, wj, best);
 		return 0;
 	}
-	if (job && roomy)
-		say_waiting(svc, job, why);
+}
+
+/*
+ * Starts the next queued job some worker admits; 1 when none does now.
+ * The next job in the fair order (queue_next) that no worker admits
+ * waits, said once in its log, and holds back the jobs of its own uid
+ * (their order is that user's) and of every uid with more jobs running
+ * than its uid has: those are ahead of it already, and what they add to
+ * its worker (their work in its pack, their memory) is what it waits to
+ * see go. The jobs of the other uids may pass it, each uid's next in the
+ * fair order, while it has waited less than pass_seconds(); after that
+ * nothing passes it, so that its workers drain: a job that cannot be
+ * placed now does not hold another uid's that can, and its own wait is
+ * bounded all the same.
+ */
+static int start_next(struct service *svc)
+{
+	uid_t skip[SCHEDULE_PASS_UIDS];
+	int nskip = 0, running = 0;
+	char why[512] = "";
+	struct job *first = NULL, *job;
+	double now = uv_now(svc->loop) / 1000.0;
+	while ((job = queue_next_except(svc->queue, skip, nskip))) {
+		if (first && share_running(svc->queue, job->uid) > running)
+			return 1;
+		int rc = place(svc, job, why, sizeof(why));
+		if (rc == 0)
+			return 0;
+		if (rc == 2)
+			return 1; /* no worker has room */
+		if (!job->wait_since)
+			job->wait_since = now;
+		if (!first) {
+			first = job;
+			running = share_running(svc->queue, job->uid);
+			say_waiting(svc, job, why);
+		}
+		if (now - first->wait_since >= pass_seconds() ||
+		    nskip == SCHEDULE_PASS_UIDS)
+			return 1;
+		skip[nskip++] = job->uid;
+	}
 	return 1;
 }
 

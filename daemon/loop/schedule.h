@@ -12,6 +12,12 @@
 #include "jobs/queue.h"
 #include "loop/loop_state.h"
 
+/* A job that no worker admits lets the jobs of uids behind it in the
+ * fair share pass it for this long, then holds them (schedule.c). */
+#define SCHEDULE_PASS_SECONDS 60.0
+/* uids whose next job is tried in one round, at most */
+#define SCHEDULE_PASS_UIDS 64
+
 /* Hands the best queued job to each idle worker whose device is open
  * (nothing while the daemon stops). */
 void schedule_jobs(struct service *svc);

@@ -47,7 +47,7 @@ static void pause_for_write(struct service *svc, struct worker_slot *slot,
 	if (job->write_paused)
 		return;
 	char path[4200];
-	queue_job_path(svc->queue, job, file, path, sizeof(path));
+	queue_job_shown(svc->queue, job, file, path, sizeof(path));
 	int space = errno == ENOSPC || errno == EDQUOT;
 	int fds = errno == EMFILE || errno == ENFILE;
 	snprintf(job->error, sizeof(job->error),
@@ -154,6 +154,7 @@ static void handle_ended(struct service *svc, struct worker_slot *slot,
 	struct job *job = queue_find(svc->queue, ev->job_id);
 	if (!job)
 		return;
+	queue_shown_text(svc->queue, ev->message, sizeof(ev->message));
 	job->worker = -1;
 	enum jobstate_cause cause =
 	    (unsigned)ev->end < sizeof(end_cause) / sizeof(end_cause[0])

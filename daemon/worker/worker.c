@@ -157,18 +157,14 @@ int worker_jobs(struct worker *w)
 	return n;
 }
 
-/* In a pack, a job leaving at the next boundary (paused, cancelled,
- * sent back to the queue) leaves its place to a joiner, which loads
- * after it has gone. */
+/* A job leaving at the next boundary (paused, cancelled, sent back to
+ * the queue) keeps its place until it has gone: the worker never holds
+ * more than its pack's size, and the loop never counts more running
+ * there. */
 int worker_room(struct worker *w)
 {
 	pthread_mutex_lock(&w->lock);
-	int staying = 0;
-	for (const struct held *h = w->held; h; h = h->next)
-		staying += !(h->flags & WORK_LEAVE);
-	if (w->pack < 2) /* alone: one job at a time, as the loop counts */
-		staying = w->nheld;
-	int room = w->full ? 0 : w->pack - staying;
+	int room = w->full ? 0 : w->pack - w->nheld;
 	pthread_mutex_unlock(&w->lock);
 	return room > 0 ? room : 0;
 }

@@ -24,9 +24,10 @@
  *   pack's next boundary, with a checkpoint, and its log says why), each
  *   uid keeping its oldest, until the job has its share; when even that
  *   would not give it, the job waits (the pack drains). Jobs leaving the
- *   pack (paused, cancelled, sent back) count for no one's share, and
- *   leave their places and their memory to joiners (the pack frees
- *   their fits at its next boundary, before it loads one).
+ *   pack (paused, cancelled, sent back) count for no one's share and
+ *   leave their memory to joiners (the pack frees their fits at its next
+ *   boundary, before it loads one), but hold their places until they
+ *   have gone: the worker never holds more jobs than --pack.
  *
  * Jobs coming and going take time too (loads: buffers, programs;
  * leaving: checkpoints, exports): a running pack that holds another
@@ -279,16 +280,15 @@ static int admits_memory(struct worker *w, const struct work_job *job,
 	return 0;
 }
 
-/* Under lock, u counted: 0 when, once plan's n jobs have left, the job
- * has a place and each other uid keeps its share; else why it waits. */
+/* Under lock, u counted: 0 when the job has a place (the jobs sent back
+ * for it keep theirs until they have gone) and, once they have left,
+ * each other uid keeps its share; else why it waits. */
 static int admits_share(struct worker *w, const struct work_job *job,
 			const struct admit_uids *u, int a, char *why,
 			size_t len)
 {
-	int places = 0;
-	for (int i = 0; i < u->n; i++)
-		places += u->jobs[i];
-	if (w->full || places >= w->pack) {
+	/* the jobs leaving hold their places until they have gone */
+	if (w->full || w->nheld >= w->pack) {
 		snprintf(why, len, "the pack on worker %d is full", w->index);
 		return 1;
 	}
