@@ -22,7 +22,7 @@
 //     stored there and, the same value, at (c, r).
 //   bit 1: the operands come from the unnormalised G (the first step): L,
 //     R and D are read times (1 / s)^e, s = sqrt(trace G G^T) + 1e-7 =
-//     |G|_F + 1e-7 with G G^T at offset n (of pass_push), e the 2-bit
+//     |G|_F + 1e-7 with G G^T at offset gg (push.h's PUSH_NS), e the 2-bit
 //     fields at bits 2 (L), 4 (R) and 6 (D).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 128) in;

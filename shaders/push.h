@@ -3,14 +3,21 @@
  * sides: daemon/nn/passes.h includes it for the C structs the recorder
  * fills, common.glsl and gemm_push.glsl for the shaders' blocks.
  *
- * A family is a list of fields F(type, name), type int, uint, float (four
- * bytes each, so a C struct and a std430 push-constant block place them at
- * the same offsets) or tile: the tile geometry (PUSH_TILE below), a struct
- * pass_tile in C, its eleven fields in GLSL, where every pass reads them
- * as pc.tw and the like. The macros at the end make a list a C struct
- * (PUSH_STRUCT), a push-constant block (PUSH_BLOCK) or, in the packed
- * variants (packed.glsl), a plain struct and the pk_load_push() that
- * fills it from the slot's entry, word by word in the list's order.
+ * A family is a list of fields F(type, name, word): type int, uint, float
+ * (four bytes each, so a C struct and a std430 push-constant block place
+ * them at the same offsets) or tile, the tile geometry (PUSH_TILE below,
+ * words 0 to 10): a struct pass_tile in C, its eleven fields in GLSL,
+ * where a pass reads them as pc.tw and the like. word is the field's
+ * place, which the packed variants' loader needs as a constant; the C
+ * side checks as it compiles that every field sits there (PUSH_CHECK).
+ * The macros at the end make a list a C struct (PUSH_STRUCT), a
+ * push-constant block (PUSH_BLOCK) or, in the packed variants
+ * (packed.glsl), a plain struct and the pk_load_push() that fills it from
+ * the slot's entry.
+ *
+ * A new family: its list here, its PUSH_STRUCT and PUSH_CHECK lines in
+ * passes.h, and `#define PASS_PUSH PUSH_NAME` in its shaders before they
+ * include common.glsl.
  */
 #ifndef VKINR_SHADERS_PUSH_H
 #define VKINR_SHADERS_PUSH_H
