@@ -141,7 +141,7 @@ $(B)/%.o: %.c | $(SHB)/shaders/shaders.c
 $(B)/proto/%.o $(B)/util/%.o: INC = -I. $(CLIENT_PKG_CFLAGS)
 $(B)/client/%.o: INC = -I. -Iclient $(CLIENT_PKG_CFLAGS)
 
-$(SHB)/shaders/%.h: $(VARIANT_LISTS) shaders/packed.awk $(wildcard shaders/*.comp shaders/*.glsl)
+$(SHB)/shaders/%.h: $(VARIANT_LISTS) shaders/packed.awk $(wildcard shaders/*.comp shaders/*.glsl shaders/*.h)
 	@mkdir -p $(dir $@) $(SHB)/shaders/pk
 	@name=$*; dir=shaders; case $$name in *_pk) name=$${name%_pk}; \
 		dir=$(SHB)/shaders/pk;; esac; \
@@ -161,7 +161,7 @@ $(SHB)/shaders/%.h: $(VARIANT_LISTS) shaders/packed.awk $(wildcard shaders/*.com
 # A variant of shaders/variants_cm2.txt, as above but through GLSLANG15,
 # checked by SPIRV_VAL15 when one is named; SPIR-V 1.6 (Vulkan 1.3), which
 # glslang requires for GL_NV_cooperative_matrix2.
-$(SHB)/shaders/cm2/%.h: shaders/variants_cm2.txt $(wildcard $(GLSLANG15) $(SPIRV_VAL15)) $(wildcard shaders/*.comp shaders/*.glsl)
+$(SHB)/shaders/cm2/%.h: shaders/variants_cm2.txt $(wildcard $(GLSLANG15) $(SPIRV_VAL15)) $(wildcard shaders/*.comp shaders/*.glsl shaders/*.h)
 	@mkdir -p $(dir $@)
 	@set -- $$(awk -v n=$* '$$1 == n { $$1 = ""; print }' shaders/variants_cm2.txt); \
 	if [ $$# = 0 ] || [ -z "$(GLSLANG15)" ]; then rm -f $@; exit 0; fi; \

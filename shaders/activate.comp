@@ -4,11 +4,12 @@
 // nine times without computing its sine nine times. Grid: x pixels, y
 // channels.
 // With VEC4 (CPU devices, where each buffer access is a loop over the SIMD
-// lanes) an invocation does 4 neighbouring values of the flat buffer: i0
-// vec4s in all (nf n is a multiple of 16), on a grid of rows of
+// lanes) an invocation does 4 neighbouring values of the flat buffer:
+// count vec4s in all (nf n is a multiple of 16), on a grid of rows of
 // gl_NumWorkGroups.x workgroups.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_ACTIVATE
 #include "common.glsl"
 
 #ifdef VEC4
@@ -19,7 +20,7 @@ void main()
 {
 	uint i = gl_GlobalInvocationID.x +
 		 gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-	if (i < uint(pc.i0))
+	if (i < uint(pc.count))
 		h4[i] = act(s4[i]);
 }
 #else

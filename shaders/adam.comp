@@ -7,6 +7,7 @@
 // Same arithmetic as torch.optim.Adam. n = number of floats.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_PARAMS
 #include "common.glsl"
 
 layout(binding = 0) buffer Params { float params[]; };

@@ -5,11 +5,12 @@
 //
 // KEEP: the best model kept so far, a copy instead (binding 0 the weights
 // to keep, binding 1 the best): best = params, exactly, when the flag
-// step[i0] is not zero; i0 < 0 copies always. The optimizer program runs
+// step[flag] is not zero; flag < 0 copies always. The optimizer program runs
 // it first of all, gated by the flag the host sets after reading the
 // epoch's loss, so that keeping the weights costs no submit of its own.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_PARAMS
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
@@ -22,7 +23,7 @@ void main()
 	if (i >= uint(pc.n))
 		return;
 #ifdef KEEP
-	if (pc.i0 >= 0 && step[pc.i0] == 0.0)
+	if (pc.flag >= 0 && step[pc.flag] == 0.0)
 		return;
 	avg[i] = params[i];
 #else

@@ -2,13 +2,13 @@
 // dwconv.comp - the depthwise 3x3 dilated convolution of the previous
 // block's activation H = act(S) (activate.comp made it):
 // Z[c,p] = sum_t dw[c][t] H[c, p + disp_t], with tap t = (i + 1) * 3 +
-// (j + 1) displaced by (j d, i d); zero outside the tile. off0: the
+// (j + 1) displaced by (j d, i d); zero outside the tile. w_off: the
 // block's dw weights. Grid: x pixels, y channels.
 // With FROM_S it reads the pre-activation S itself and takes the sine of
 // each tap as it reads it, which saves the GPUs the activate pass (a read
 // and a write of every activation) for a few more sines.
 // With OUT_F16 (the tensor-core path) Z is written as fp16 in rows of
-// i3 = n_pad >= n values, the padding zeroed, which is how the GEMMs read
+// half_row = n_pad >= n values, the padding zeroed, which is how the GEMMs read
 // it (their K runs over whole 16-pixel blocks).
 // With IN_F16 the input is S's fp16 phase (common.glsl: phase; the
 // tensor-core path keeps every S_k that the backward needs so, at half the
@@ -20,6 +20,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_DW
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
@@ -50,7 +51,7 @@ void main()
 {
 	uint p = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
 #ifdef OUT_F16
-	uint row = uint(pc.i3);
+	uint row = uint(pc.half_row);
 	if (p >= uint(pc.n)) {
 		if (p < row)
 			z[c * row + p] = float16_t(0.0);
@@ -63,7 +64,7 @@ void main()
 #endif
 	ivec2 q = tile_xy(p);
 	int px = q.x, py = q.y, d = pc.dil;
-	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
+	uint base = c * uint(pc.n), w = pc.w_off + 9u * c;
 #ifdef COPY_S
 	s16[base + p] = float16_t(phase(h[base + p]));
 #endif

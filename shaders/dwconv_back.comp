@@ -2,9 +2,9 @@
 // dwconv_back.comp - the gradient through a depthwise conv and the
 // activation before it:
 // dSprev[c,p] = act'(Sprev[c,p]) * sum_t dw[c][t] dZ[c, p - disp_t].
-// off0: the block's dw weights. Grid: x pixels, y channels.
+// w_off: the block's dw weights. Grid: x pixels, y channels.
 // With COPY_F16 (the tensor-core path) dS is also written as fp16, times
-// the loss scale (uintBitsToFloat(off3)), in rows of i3 = n_pad values.
+// the loss scale (grad_scale), in rows of half_row = n_pad values.
 // With IN_F16 Sprev is read as its fp16 phase (see dwconv.comp).
 #extension GL_GOOGLE_include_directive : require
 #if defined(COPY_F16) || defined(IN_F16)
@@ -12,6 +12,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_DW
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
@@ -31,14 +32,14 @@ void main()
 	uint p = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
 	if (p >= uint(pc.n)) {
 #ifdef COPY_F16
-		if (p < uint(pc.i3))
-			dshalf[c * uint(pc.i3) + p] = float16_t(0.0);
+		if (p < uint(pc.half_row))
+			dshalf[c * uint(pc.half_row) + p] = float16_t(0.0);
 #endif
 		return;
 	}
 	ivec2 q = tile_xy(p);
 	int px = q.x, py = q.y, d = pc.dil;
-	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
+	uint base = c * uint(pc.n), w = pc.w_off + 9u * c;
 	float acc = 0.0;
 	for (int i = -1; i <= 1; i++) {
 		int yy = py - i * d;
@@ -59,6 +60,6 @@ void main()
 #endif
 	dsprev[base + p] = ds;
 #ifdef COPY_F16
-	dshalf[c * uint(pc.i3) + p] = float16_t(ds * uintBitsToFloat(pc.off3));
+	dshalf[c * uint(pc.half_row) + p] = float16_t(ds * pc.grad_scale);
 #endif
 }

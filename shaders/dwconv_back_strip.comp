@@ -17,8 +17,8 @@
 //
 // Bindings: params, Sprev, dZ, dSprev, then (COPY_F16) the fp16 dS, then
 // the partial sums.
-// COPY_F16 also writes dS as fp16 times the loss scale (uintBitsToFloat(
-// off3)) in rows of i3 = n_pad values, the padding zeroed; IN_F16 reads
+// COPY_F16 also writes dS as fp16 times the loss scale (grad_scale) in
+// rows of half_row = n_pad values, the padding zeroed; IN_F16 reads
 // Sprev as its fp16 phase (see dwconv.comp).
 // HALF_ONLY (with COPY_F16 and IN_F16: the fp16 path's default, whose
 // later passes read the fp16 dS alone) writes no fp32 dS: the bindings are
@@ -34,6 +34,7 @@
 #endif
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#define PASS_PUSH PUSH_DW
 #include "common.glsl"
 #include "strip.glsl"
 #define THREADS (SX * SY)
@@ -58,7 +59,7 @@ layout(binding = 1) readonly buffer Prev { float sprev[]; };
 /* dZ's scale: DZ_F16's is the loss scale, and so the fp16 dS's already */
 #ifdef DZ_F16
 layout(binding = 2) readonly buffer GradZ { float16_t dz[]; };
-#define DZ_SCALE uintBitsToFloat(pc.off3)
+#define DZ_SCALE pc.grad_scale
 #else
 layout(binding = 2) readonly buffer GradZ { float dz[]; };
 #define DZ_SCALE 1.0
@@ -88,8 +89,8 @@ void main()
 #ifdef COPY_F16
 	if (gl_WorkGroupID.x == 0u && gl_WorkGroupID.y == 0u) {
 		uint pad = uint(pc.n) + lid;
-		if (pad < uint(pc.i3))
-			dshalf[c * uint(pc.i3) + pad] = float16_t(0.0);
+		if (pad < uint(pc.half_row))
+			dshalf[c * uint(pc.half_row) + pad] = float16_t(0.0);
 	}
 #endif
 
@@ -123,7 +124,7 @@ void main()
 
 		float w[9];
 		[[unroll]] for (int t = 0; t < 9; t++)
-			w[t] = params[pc.off0 + 9u * c + uint(t)];
+			w[t] = params[pc.w_off + 9u * c + uint(t)];
 		[[unroll]] for (int r = 0; r < STRIP; r++) {
 			int y = y0 + r * d;
 			if (y >= th)
@@ -140,8 +141,8 @@ void main()
 			dsprev[base + p] = ds;
 #endif
 #ifdef COPY_F16
-			dshalf[c * uint(pc.i3) + p] =
-				float16_t(ds * (uintBitsToFloat(pc.off3) / DZ_SCALE));
+			dshalf[c * uint(pc.half_row) + p] =
+				float16_t(ds * (pc.grad_scale / DZ_SCALE));
 #endif
 			/* and dZ here times act(Sprev) at p + disp */
 			float gz = g[1][r + 1];

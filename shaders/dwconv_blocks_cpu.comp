@@ -14,11 +14,11 @@
 // added in another order.
 //
 // A channel's units are numbered block row by block row: unit g is block
-// row b = g / i2, segment g mod i2 of it (x0 = (g mod i2) R; i2 =
+// row b = g / S, segment g mod S of it (x0 = (g mod S) R; S = segments =
 // ceil(tw / R), the last one may be partial). Block row b is the rows
 // y0 + q DIL with y0 = (b / DIL) Q DIL + b mod DIL; there are
 // DIL ceil(th / (Q DIL)) block rows (row_blocks in daemon/nn/record.h), some
-// of them (y0 >= th) or some of their rows past the tile. off0: the block's
+// of them (y0 >= th) or some of their rows past the tile. w_off: the block's
 // dw weights. Positions outside the tile read as zero.
 //
 // Forward (default): Z[c,p] = sum_t dw[c][t] H[c, p + disp_t], disp_t =
@@ -27,8 +27,8 @@
 //
 // BACK: dSprev[c,p] = act'(Sprev[c,p]) * sum_t dw[c][t] dZ[c, p - disp_t]
 // and ddw[c][t] = sum_q act(Sprev[c,q]) dZ[c, q - disp_t], as in
-// dwconv_rows.comp; a workgroup sums units i0 * x .. i0 * (x + 1) - 1 of
-// channel y and writes part[x * 9 * C + t * C + c] (C = i1).
+// dwconv_rows.comp; a workgroup sums units chunk x .. chunk (x + 1) - 1 of
+// channel y and writes part[x * 9 * C + t * C + c] (C = channels).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #ifdef BACK
@@ -36,6 +36,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 layout(local_size_x = 64) in;
+#define PASS_PUSH PUSH_DW
 #include "common.glsl"
 
 layout(constant_id = 2) const int DIL = 1;
@@ -69,7 +70,7 @@ float window_value(uint base, int yy, int xx)
 int block_rows() { return DIL * ((pc.th + Q * DIL - 1) / (Q * DIL)); }
 ivec2 unit_origin(uint g)
 {
-	ivec2 seg = split_index(g, pc.i2);
+	ivec2 seg = split_index(g, pc.segments);
 	int b = seg.y / DIL;
 	return ivec2(seg.x * R, b * Q * DIL + (seg.y - b * DIL));
 }
@@ -78,13 +79,13 @@ ivec2 unit_origin(uint g)
 void main()
 {
 	uint g = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
-	if (g >= uint(pc.i2 * block_rows()))
+	if (g >= uint(pc.segments * block_rows()))
 		return;
 	ivec2 o = unit_origin(g);
 	int x0 = o.x, y0 = o.y;
 	if (y0 >= pc.th)
 		return;
-	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
+	uint base = c * uint(pc.n), w = pc.w_off + 9u * c;
 	float k[9];
 	[[unroll]] for (int t = 0; t < 9; t++) k[t] = params[w + uint(t)];
 	float acc[Q][R];
@@ -120,11 +121,11 @@ void main()
 #else
 void main()
 {
-	uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.y, C = uint(pc.i1);
-	uint units = uint(pc.i2 * block_rows());
-	uint begin = gl_WorkGroupID.x * uint(pc.i0);
-	uint end = min(begin + uint(pc.i0), units);
-	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
+	uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.y, C = uint(pc.channels);
+	uint units = uint(pc.segments * block_rows());
+	uint begin = gl_WorkGroupID.x * uint(pc.chunk);
+	uint end = min(begin + uint(pc.chunk), units);
+	uint base = c * uint(pc.n), w = pc.w_off + 9u * c;
 	float k[9], tap_sum[9];
 	[[unroll]] for (int j = 0; j < 9; j++)
 	{

@@ -21,6 +21,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define PASS_PUSH PUSH_DW
 #include "common.glsl"
 #include "strip.glsl"
 layout(local_size_x = SX, local_size_y = SY) in;
@@ -59,8 +60,8 @@ void main()
 #ifdef OUT_F16
 	if (gl_WorkGroupID.x == 0u && gl_WorkGroupID.y == 0u) {
 		uint pad = uint(pc.n) + gl_LocalInvocationIndex;
-		if (pad < uint(pc.i3))
-			z[c * uint(pc.i3) + pad] = float16_t(0.0);
+		if (pad < uint(pc.half_row))
+			z[c * uint(pc.half_row) + pad] = float16_t(0.0);
 	}
 #endif
 
@@ -93,7 +94,7 @@ void main()
 
 	float w[9];
 	[[unroll]] for (int t = 0; t < 9; t++)
-		w[t] = params[pc.off0 + 9u * c + uint(t)];
+		w[t] = params[pc.w_off + 9u * c + uint(t)];
 	[[unroll]] for (int r = 0; r < STRIP; r++) {
 		int y = y0 + r * d;
 		if (y >= th)
@@ -115,7 +116,7 @@ void main()
 		}
 		uint p2 = uint(y * tw + x) / 2u;
 #ifdef OUT_F16
-		z2[c * uint(pc.i3) / 2u + p2] = f16vec2(acc);
+		z2[c * uint(pc.half_row) / 2u + p2] = f16vec2(acc);
 #else
 		z2[base2 + p2] = acc;
 #endif

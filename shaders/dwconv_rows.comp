@@ -10,8 +10,8 @@
 // unroll and the window indices are constants.
 //
 // The segments of a tile are numbered row by row: segment g is row
-// g / i2, pixels x0 = (g mod i2) * R .. x0 + R - 1 (i2 = ceil(tw / R)
-// segments a row; the last one may be partial). off0: the block's dw
+// g / S, pixels x0 = (g mod S) * R .. x0 + R - 1 (S = segments = ceil(tw / R)
+// segments a row; the last one may be partial). w_off: the block's dw
 // weights. Positions outside the tile read as zero.
 //
 // Forward (default): Z[c,p] = sum_t dw[c][t] H[c, p + disp_t], where
@@ -24,8 +24,8 @@
 //   ddw[c][t]   = sum_p dZ[c,p] act(Sprev[c, p + disp_t])
 //               = sum_q act(Sprev[c,q]) dZ[c, q - disp_t]
 // The second form reads the same dZ window as the first. A workgroup sums
-// chunk gl_WorkGroupID.x (i0 segments) of channel gl_WorkGroupID.y and
-// writes part[chunk * 9 * C + t * C + c] (C = i1), which the reduce pass
+// chunk gl_WorkGroupID.x (chunk segments) of channel gl_WorkGroupID.y and
+// writes part[chunk * 9 * C + t * C + c] (C = channels), which the reduce pass
 // adds in a fixed order, as pixel_reduce.comp's MODE_DW does.
 #extension GL_GOOGLE_include_directive : require
 #ifdef BACK
@@ -33,6 +33,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 layout(local_size_x = 64) in;
+#define PASS_PUSH PUSH_DW
 #include "common.glsl"
 
 layout(constant_id = 2) const int DIL = 1;
@@ -67,11 +68,11 @@ float window_value(uint base, int yy, int xx)
 void main()
 {
 	uint g = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
-	if (g >= uint(pc.i2 * pc.th))
+	if (g >= uint(pc.segments * pc.th))
 		return;
-	ivec2 seg = split_index(g, pc.i2);
+	ivec2 seg = split_index(g, pc.segments);
 	int x0 = seg.x * R, y = seg.y;
-	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
+	uint base = c * uint(pc.n), w = pc.w_off + 9u * c;
 	float k[9];
 	for (int t = 0; t < 9; t++)
 		k[t] = params[w + uint(t)];
@@ -95,18 +96,18 @@ void main()
 #else
 void main()
 {
-	uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.y, C = uint(pc.i1);
-	uint segs = uint(pc.i2 * pc.th);
-	uint begin = gl_WorkGroupID.x * uint(pc.i0);
-	uint end = min(begin + uint(pc.i0), segs);
-	uint base = c * uint(pc.n), w = pc.off0 + 9u * c;
+	uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.y, C = uint(pc.channels);
+	uint segs = uint(pc.segments * pc.th);
+	uint begin = gl_WorkGroupID.x * uint(pc.chunk);
+	uint end = min(begin + uint(pc.chunk), segs);
+	uint base = c * uint(pc.n), w = pc.w_off + 9u * c;
 	float k[9], tap_sum[9];
 	for (int j = 0; j < 9; j++) {
 		k[j] = params[w + uint(j)];
 		tap_sum[j] = 0.0;
 	}
 	for (uint g = begin + t; g < end; g += gl_WorkGroupSize.x) {
-		ivec2 seg = split_index(g, pc.i2);
+		ivec2 seg = split_index(g, pc.segments);
 		int x0 = seg.x * R, y = seg.y;
 		uint row = base + uint(y * pc.tw);
 		float s_v[R], act_v[R], acc[R];

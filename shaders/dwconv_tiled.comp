@@ -10,7 +10,7 @@
 // dwconv_back.comp per pixel, so there is none.)
 //
 // Z[c,p] = sum_t dw[c][t] H[c, p + disp_t] (FROM_S: H = act(S)).
-// OUT_F16 writes Z as fp16 in rows of i3 = n_pad values; the workgroup at
+// OUT_F16 writes Z as fp16 in rows of half_row = n_pad values; the workgroup at
 // block (0, 0) zeroes its channel's padding, which the GEMMs read as K.
 // IN_F16 and COPY_S as in dwconv.comp.
 // Grid: x blocks across, y blocks down, z channels.
@@ -26,6 +26,7 @@
 #define SX (BX + 2 * MAX_DIL)
 #define SY (BY + 2 * MAX_DIL)
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_DW
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
@@ -63,8 +64,8 @@ void main()
 #ifdef OUT_F16
 	if (gl_WorkGroupID.x == 0u && gl_WorkGroupID.y == 0u) {
 		uint pad = uint(pc.n) + lid;
-		if (pad < uint(pc.i3))
-			z[c * uint(pc.i3) + pad] = float16_t(0.0);
+		if (pad < uint(pc.half_row))
+			z[c * uint(pc.half_row) + pad] = float16_t(0.0);
 	}
 #endif
 
@@ -89,7 +90,7 @@ void main()
 
 	float w[9];
 	[[unroll]] for (int t = 0; t < 9; t++)
-		w[t] = params[pc.off0 + 9u * c + uint(t)];
+		w[t] = params[pc.w_off + 9u * c + uint(t)];
 	/* each invocation: one column, BY / 4 rows */
 	int lx = int(lid % BX), ly0 = int(lid / BX) * (BY / 4);
 	int x = x0 + lx;
@@ -107,7 +108,7 @@ void main()
 			}
 		uint p = uint(y * tw + x);
 #ifdef OUT_F16
-		z[c * uint(pc.i3) + p] = float16_t(acc);
+		z[c * uint(pc.half_row) + p] = float16_t(acc);
 #else
 		z[base + p] = acc;
 #endif

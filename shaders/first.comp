@@ -11,6 +11,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_FIRST
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
@@ -31,7 +32,7 @@ void main()
 	int x = pc.tx + q.x, y = pc.ty + q.y;
 	float u = float(2 * x + 1) / float(pc.img_w) - 1.0;
 	float v = float(2 * y + 1) / float(pc.img_h) - 1.0;
-	s0[c * uint(pc.n) + p] = STORE(params[pc.off0 + 2u * c] * u +
-				       params[pc.off0 + 2u * c + 1u] * v +
-				       params[pc.off1 + c]);
+	s0[c * uint(pc.n) + p] = STORE(params[pc.w_off + 2u * c] * u +
+				       params[pc.w_off + 2u * c + 1u] * v +
+				       params[pc.b_off + c]);
 }

@@ -4,15 +4,15 @@
 //   y = out_w act(S4) + out_b
 //   on core pixels: e = y - (2 rgb - 1), dY = 2 e / (3 W H), else dY = 0
 //   dS4[c,p] = act'(S4[c,p]) * sum_o out_w[o][c] dY[o]
-// Each workgroup writes the sum of its squared errors to sse[i0 + group]
+// Each workgroup writes the sum of its squared errors to sse[sse_base + group]
 // (the host adds them up in double, in a fixed order).
 // With RENDER defined it writes y of core pixels into the whole-image
-// output instead of gradients (for export and model.render); i1 = 0 there
-// when there is no target to compare with. off2 != 0: the output is a
-// window of the image, off2 pixels wide, from (i2, i3) (render_view.c).
-// off0: out_w, off1: out_b.
+// output instead of gradients (for export and model.render); has_target = 0
+// there when there is no target to compare with. view_w != 0: the output is a
+// window of the image, view_w pixels wide, from (view_x, view_y)
+// (render_view.c). w_off: out_w, b_off: out_b.
 // With COPY_F16 (the tensor-core path) dS4 is also written as fp16, times
-// the loss scale (uintBitsToFloat(off2)), in rows of i2 = n_pad values.
+// the loss scale (ds_scale), in rows of ds_row = n_pad values.
 // With loss terms besides the MSE (loss.comp) the head runs in two
 // halves around the loss passes: PREDICT (with RENDER) writes y of every
 // tile pixel into binding 3 (3 x n, channel-major) and the core's sse;
@@ -25,6 +25,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_HEAD
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Params { float params[]; };
@@ -56,13 +57,13 @@ void main()
 #ifdef FROM_DY
 		vec3 g = vec3(dy[p], dy[n + p], dy[2u * n + p]);
 #else
-		vec3 y = vec3(params[pc.off1], params[pc.off1 + 1u],
-			      params[pc.off1 + 2u]);
+		vec3 y = vec3(params[pc.b_off], params[pc.b_off + 1u],
+			      params[pc.b_off + 2u]);
 		for (uint c = 0u; c < uint(NF); c++) {
 			float h = act(s4[c * n + p]);
-			y += h * vec3(params[pc.off0 + c],
-				      params[pc.off0 + uint(NF) + c],
-				      params[pc.off0 + 2u * uint(NF) + c]);
+			y += h * vec3(params[pc.w_off + c],
+				      params[pc.w_off + uint(NF) + c],
+				      params[pc.w_off + 2u * uint(NF) + c]);
 		}
 		ivec2 q = tile_xy(p);
 		int x = pc.tx + q.x, yy = pc.ty + q.y;
@@ -70,7 +71,7 @@ void main()
 			    yy < pc.cy + pc.ch;
 		uint pix = uint(yy * pc.img_w + x) * 3u;
 		vec3 e = vec3(0.0);
-		if (core && pc.i1 != 0)
+		if (core && pc.has_target != 0)
 			e = y - (2.0 * vec3(target[pix], target[pix + 1u],
 					    target[pix + 2u]) - 1.0);
 		se = dot(e, e);
@@ -80,12 +81,12 @@ void main()
 		image[2u * n + p] = y.z;
 #elif defined(RENDER)
 		if (core) {
-			/* into the output window: origin (i2, i3), off2 pixels
+			/* into the output window: origin (view_x, view_y), view_w pixels
 			 * wide (0: the whole image, pix) */
-			uint o = pc.off2 == 0u
+			uint o = pc.view_w == 0u
 				     ? pix
-				     : (uint(yy - pc.i3) * pc.off2 +
-					uint(x - pc.i2)) * 3u;
+				     : (uint(yy - pc.view_y) * pc.view_w +
+					uint(x - pc.view_x)) * 3u;
 			image[o] = y.x;
 			image[o + 1u] = y.y;
 			image[o + 2u] = y.z;
@@ -99,24 +100,24 @@ void main()
 #endif /* FROM_DY */
 #ifndef RENDER
 		for (uint c = 0u; c < uint(NF); c++) {
-			float back = params[pc.off0 + c] * g.x +
-				     params[pc.off0 + uint(NF) + c] * g.y +
-				     params[pc.off0 + 2u * uint(NF) + c] * g.z;
+			float back = params[pc.w_off + c] * g.x +
+				     params[pc.w_off + uint(NF) + c] * g.y +
+				     params[pc.w_off + 2u * uint(NF) + c] * g.z;
 			float ds = act_grad(s4[c * n + p]) * back;
 #ifndef HALF_ONLY
 			ds4[c * n + p] = ds;
 #endif
 #ifdef COPY_F16
-			dshalf[c * uint(pc.i2) + p] =
-				float16_t(ds * uintBitsToFloat(pc.off2));
+			dshalf[c * uint(pc.ds_row) + p] =
+				float16_t(ds * pc.ds_scale);
 #endif
 		}
 #endif
 	}
 #ifdef COPY_F16
-	else if (p < uint(pc.i2)) {
+	else if (p < uint(pc.ds_row)) {
 		for (uint c = 0u; c < uint(NF); c++)
-			dshalf[c * uint(pc.i2) + p] = float16_t(0.0);
+			dshalf[c * uint(pc.ds_row) + p] = float16_t(0.0);
 	}
 #endif
 #ifndef FROM_DY
@@ -129,6 +130,6 @@ void main()
 		barrier();
 	}
 	if (t == 0u)
-		sse[uint(pc.i0) + gl_WorkGroupID.x] = partial[0];
+		sse[uint(pc.sse_base) + gl_WorkGroupID.x] = partial[0];
 #endif
 }

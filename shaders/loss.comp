@@ -8,7 +8,7 @@
 // tile's core count; the planner widens the halo by the loss's radius, so
 // every y a core centre reads is exact. Two modes, one invocation a pixel:
 //   TERMS: for core pixels, the terms' values, summed per workgroup into
-//     sums[3 (i0 + group) + j] (j: chroma, grad, 1 - SSIM, raw sums, the
+//     sums[3 (sse_base + group) + j] (j: chroma, grad, 1 - SSIM, raw sums, the
 //     host weighs them), and, with SSIM on, the coefficients of SSIM's
 //     gradient: coef[j n + p], j = 0..8: a, b, c for R, G, B, with
 //     dLoss/dx_q = sum over centres p of g(q - p) (a_p + 2 b_p x_q + c_p r_q)
@@ -17,9 +17,10 @@
 //   GRAD (default): dY of every tile pixel: the MSE's and chroma's on core
 //     pixels, grad's and SSIM's wherever a core centre's difference or
 //     window reaches (so on core + radius; zero beyond).
-// off0, off1, off2: the weights of ssim, grad, chroma as float bits.
+// w_ssim, w_grad, w_chroma: the weights of the terms.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_LOSS
 #include "common.glsl"
 
 // NN_SSIM_RADIUS and NN_SSIM_SIGMA of daemon/nn/model.h
@@ -38,9 +39,9 @@ layout(binding = 2) readonly buffer Coef { float coef[]; };
 layout(binding = 3) writeonly buffer GradY { float dy[]; };
 #endif
 
-float w_ssim() { return uintBitsToFloat(pc.off0); }
-float w_grad() { return uintBitsToFloat(pc.off1); }
-float w_chroma() { return uintBitsToFloat(pc.off2); }
+float w_ssim() { return pc.w_ssim; }
+float w_grad() { return pc.w_grad; }
+float w_chroma() { return pc.w_chroma; }
 
 bool in_image(ivec2 a)
 {
@@ -160,7 +161,7 @@ void main()
 		barrier();
 	}
 	if (t == 0u) {
-		uint at = 3u * (uint(pc.i0) + gl_WorkGroupID.x);
+		uint at = 3u * (uint(pc.sse_base) + gl_WorkGroupID.x);
 		sums[at] = partial[0].x;
 		sums[at + 1u] = partial[0].y;
 		sums[at + 2u] = partial[0].z;

@@ -2,14 +2,15 @@
 // muon.comp - the element-wise parts of a Muon step on one width x width
 // pointwise weight (the products of Newton-Schulz, and the scaling to a
 // unit Frobenius norm folded into their first step, are in ns_gemm.comp).
-// The matrix is nf * nf floats at off0 in the flat vectors; the scratch
-// matrix X at off1 in the scratch buffer. Modes:
+// The matrix is nf * nf floats at w_off in the flat vectors; the scratch
+// matrix X at x_off in the scratch buffer (the momentum at m_off). Modes:
 //   MOMENTUM: m = mu m + g; X = g + mu m (Nesterov); the gradient is then
 //             cleared, so the Adam pass that follows leaves these weights
-//             (and their Adam moments) alone. mu = i-bits of i0.
-//   UPDATE:   W -= step[3] * Y, Y the orthogonalised matrix at off1.
+//             (and their Adam moments) alone. mu = momentum.
+//   UPDATE:   W -= step[3] * Y, Y the orthogonalised matrix at x_off.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_MUON
 #include "common.glsl"
 
 layout(binding = 0) buffer Params { float params[]; };
@@ -24,13 +25,13 @@ void main()
 	if (i >= uint(NF * NF))
 		return;
 #ifdef MOMENTUM
-	float mu = intBitsToFloat(pc.i0);
-	float g = grad[pc.off0 + i];
-	float m = mu * mom[pc.off2 + i] + g;
-	mom[pc.off2 + i] = m;
-	scratch[pc.off1 + i] = g + mu * m;
-	grad[pc.off0 + i] = 0.0;
+	float mu = pc.momentum;
+	float g = grad[pc.w_off + i];
+	float m = mu * mom[pc.m_off + i] + g;
+	mom[pc.m_off + i] = m;
+	scratch[pc.x_off + i] = g + mu * m;
+	grad[pc.w_off + i] = 0.0;
 #else
-	params[pc.off0 + i] -= step[3] * scratch[pc.off1 + i];
+	params[pc.w_off + i] -= step[3] * scratch[pc.x_off + i];
 #endif
 }

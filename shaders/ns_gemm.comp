@@ -1,10 +1,10 @@
 #version 450
 // ns_gemm.comp - the width x width products of Newton-Schulz (Muon):
 //   C = p D + q (L R)      or, with -DTRANS_R,  C = p D + q (L R^T)
-// NF x NF row-major matrices in one scratch buffer, at offsets off0 (L),
-// off1 (R), off2 (D), off3 (C), each plus z * i2 for the z-th matrix of
+// NF x NF row-major matrices in one scratch buffer, at offsets l, r, d and
+// c, each plus z * stride for the z-th matrix of
 // the batch (every block's weight goes through one dispatch); p and q are
-// the float bits of i0 and i1. Every offset is a multiple of 4 floats.
+// floats of the push block too. Every offset is a multiple of 4 floats.
 // A workgroup of 128 invocations computes a 64 x 64 block of C, each
 // invocation 8 contiguous rows by 4 contiguous columns (a warp: 4 x 8 of
 // them), so that one vec4 of a shared tile gives it 4 rows of L or 4
@@ -15,17 +15,18 @@
 // a slice. Every output sums over k in order, in one accumulator, so a run
 // is deterministic. NF is a multiple of 16; blocks that run past NF read
 // zeros and store nothing there.
-// Flags, in i3:
+// Flags, in flags:
 //   bit 0: L R(^T) and D are symmetric (A = X X^T; b A + c A^2): the
 //     dispatch's x enumerates only the blocks on or above the diagonal,
 //     row block by row block, and each output (r, c) with r <= c is
 //     stored there and, the same value, at (c, r).
 //   bit 1: the operands come from the unnormalised G (the first step): L,
 //     R and D are read times (1 / s)^e, s = sqrt(trace G G^T) + 1e-7 =
-//     |G|_F + 1e-7 with G G^T at offset n (of pass_push), e the 2-bit
+//     |G|_F + 1e-7 with G G^T at offset gg (push.h's PUSH_NS), e the 2-bit
 //     fields at bits 2 (L), 4 (R) and 6 (D).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 128) in;
+#define PASS_PUSH PUSH_NS
 #include "common.glsl"
 
 const uint KS = 16u; // the depth of a slice
@@ -50,8 +51,8 @@ vec4 read4(uint at, bool ok)
 void main()
 {
 	uint n = uint(NF), t = gl_LocalInvocationID.x;
-	uint base = gl_WorkGroupID.z * uint(pc.i2);
-	bool sym = (pc.i3 & 1) != 0;
+	uint base = gl_WorkGroupID.z * uint(pc.stride);
+	bool sym = (pc.flags & 1) != 0;
 	uint row0, col0, ct = (n + 63u) / 64u;
 	if (sym) {
 		// row block i holds column blocks i to ct - 1
@@ -78,7 +79,7 @@ void main()
 	// slice loads, two vec4s an invocation each: L's rows along k (vec4
 	// e: row e / 4, k 4 (e % 4)); R's rows along the columns (k e / 16,
 	// column 4 (e % 16)), or with TRANS_R R's rows along k as L's
-	uint lo = base + pc.off0, ro = base + pc.off1;
+	uint lo = base + pc.l, ro = base + pc.r;
 #define LOAD(k0)                                                      \
 	for (uint i = 0u; i < 2u; i++) {                              \
 		uint e = t + 128u * i, row = row0 + (e >> 2);         \
@@ -106,9 +107,9 @@ void main()
 
 	// from G (bit 1): the trace sums in a fixed order, so every
 	// workgroup of the matrix finds the same s
-	float scale_l = 1.0, scale_r = 1.0, p = intBitsToFloat(pc.i0);
-	if ((pc.i3 & 2) != 0) {
-		uint at = base + uint(pc.n);
+	float scale_l = 1.0, scale_r = 1.0, p = pc.p;
+	if ((pc.flags & 2) != 0) {
+		uint at = base + uint(pc.gg);
 		float s = 0.0;
 		for (uint i = t; i < n; i += 128u)
 			s += m[at + i * (n + 1u)];
@@ -120,7 +121,7 @@ void main()
 			barrier();
 		}
 		float inv = 1.0 / (sqrt(sums[0]) + 1e-7);
-		vec3 e = vec3((uvec3(pc.i3) >> uvec3(2, 4, 6)) & 3u);
+		vec3 e = vec3((uvec3(pc.flags) >> uvec3(2, 4, 6)) & 3u);
 		vec3 f = mix(mix(vec3(1.0), vec3(inv), greaterThan(e, vec3(0.5))),
 			     vec3(inv * inv), greaterThan(e, vec3(1.5)));
 		scale_l = f.x;
@@ -168,14 +169,14 @@ void main()
 		buf ^= 1u;
 	}
 
-	float q = intBitsToFloat(pc.i1);
-	uint r0 = row0 + ty * RM, c0 = col0 + 4u * tx, co = base + pc.off3;
+	float q = pc.q;
+	uint r0 = row0 + ty * RM, c0 = col0 + 4u * tx, co = base + pc.c;
 	if (c0 >= n)
 		return;
 	for (uint r = 0u; r < RM; r++) {
 		vec4 d = vec4(0.0);
 		if (p != 0.0 && r0 + r < n)
-			d = p * m4[(base + pc.off2 + (r0 + r) * n + c0) >> 2];
+			d = p * m4[(base + pc.d + (r0 + r) * n + c0) >> 2];
 		acc[r] = d + q * acc[r];
 	}
 	bool above = row0 + 64u <= col0;

@@ -4,16 +4,17 @@
 // takes one dispatch each (its 64 x 64 blocks three-quarters empty at
 // width 32) become one dispatch, the matrices in shared memory.
 // It computes what optim.c's chain of ns_gemm dispatches does, step by
-// step and in the same order of sums: from G (at off0 of the z-th matrix,
-// z * i2 floats on), with s = sqrt(trace G G^T) + 1e-7 summed as
+// step and in the same order of sums: from G (at x_off of the z-th matrix,
+// z * stride floats on), with s = sqrt(trace G G^T) + 1e-7 summed as
 // ns_gemm.comp sums it (128 slots, halving),
 //   A = G G^T,  B = c1 (A / s^2) + c2 (A / s^2)^2,  X = c0 G / s + B G / s
 // then four times
 //   A = X X^T,  B = c1 A + c2 A^2,  X = c0 X + B X
-// where c0, c1, c2 are the float bits of i0, i1 and i3; X is stored at
-// off1. Each output sums over k in order, in one accumulator.
+// where c0, c1, c2 come with the push block; X is stored at
+// out_off. Each output sums over k in order, in one accumulator.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_NS_SMALL
 #include "common.glsl"
 
 const uint MOST = 32u; // the widest NF it takes
@@ -38,12 +39,12 @@ shared float sums[128];
 void main()
 {
 	uint n = uint(NF), nn = n * n, t = gl_LocalInvocationID.x;
-	uint base = gl_WorkGroupID.z * uint(pc.i2);
-	float c0 = intBitsToFloat(pc.i0), c1 = intBitsToFloat(pc.i1),
-	      c2 = intBitsToFloat(pc.i3);
+	uint base = gl_WorkGroupID.z * uint(pc.stride);
+	float c0 = pc.c0, c1 = pc.c1,
+	      c2 = pc.c2;
 	uint c = t % n, r0 = t / n, rstep = THREADS / n, outs = nn / THREADS;
 	for (uint i = t; i < nn; i += THREADS)
-		xs[(i / n) * PITCH + i % n] = m[base + pc.off0 + i];
+		xs[(i / n) * PITCH + i % n] = m[base + pc.x_off + i];
 	barrier();
 	float inv = 1.0;
 	float acc[4];
@@ -123,5 +124,5 @@ void main()
 		barrier();
 	}
 	for (uint i = t; i < nn; i += THREADS)
-		m[base + pc.off1 + i] = xs[(i / n) * PITCH + i % n];
+		m[base + pc.out_off + i] = xs[(i / n) * PITCH + i % n];
 }

@@ -18,6 +18,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #define LANES 8 /* lavapipe's subgroup: a workgroup */
 layout(local_size_x = LANES) in;
+#define PASS_PUSH PUSH_NS_SMALL
 #include "common.glsl"
 
 #define N 16 /* the widest NF it takes (optim.c checks) */
@@ -33,15 +34,15 @@ void main()
 {
 	const uint n = uint(NF);
 	uint lane = gl_SubgroupInvocationID;
-	uint base = gl_WorkGroupID.z * uint(pc.i2);
-	float c0 = intBitsToFloat(pc.i0), c1 = intBitsToFloat(pc.i1),
-	      c2 = intBitsToFloat(pc.i3);
+	uint base = gl_WorkGroupID.z * uint(pc.stride);
+	float c0 = pc.c0, c1 = pc.c1,
+	      c2 = pc.c2;
 	float x[R][N], a[R][N], b[R][N];
 	[[unroll]] for (int i = 0; i < R; i++)
 		[[unroll]] for (int c = 0; c < N; c++) {
 			uint r = uint(LANES * i) + lane;
 			x[i][c] = r < n && uint(c) < n
-				      ? m[base + pc.off0 + r * n + uint(c)]
+				      ? m[base + pc.x_off + r * n + uint(c)]
 				      : 0.0;
 		}
 	float inv = 1.0;
@@ -112,6 +113,6 @@ void main()
 		[[unroll]] for (int c = 0; c < N; c++) {
 			uint r = uint(LANES * i) + lane;
 			if (r < n && uint(c) < n)
-				m[base + pc.off1 + r * n + uint(c)] = x[i][c];
+				m[base + pc.out_off + r * n + uint(c)] = x[i][c];
 		}
 }

@@ -1,8 +1,8 @@
 #version 450
 // pixel_reduce.comp - per-channel sums over a chunk of the tile's pixels,
 // the weight gradients that are not GEMMs. One workgroup sums chunk
-// gl_WorkGroupID.x (i0 pixels) of channel gl_WorkGroupID.y and writes J
-// partial sums to part[chunk * J * C + j * C + c] (C = i1 channels); the
+// gl_WorkGroupID.x (chunk pixels) of channel gl_WorkGroupID.y and writes J
+// partial sums to part[chunk * J * C + j * C + c] (C = channels); the
 // reduce pass then adds the chunks in a fixed order. A workgroup's lanes
 // are summed by the subgroup (subgroupAdd: the same order every run on a
 // device), then the subgroups' sums in order, with one barrier: a tree
@@ -15,7 +15,7 @@
 //   MODE_OUT   J = 3: X[o,p] act(Y[c,p]) for o<3    (out_w; X = dY, Y = S4)
 // With IN_F16 (MODE_DW) Y is S's fp16 phase (see dwconv.comp). With X_F16
 // (MODE_SUM, MODE_FIRST; GPUs) X is the fp16 path's fp16 dS, in rows of
-// i3 values, times the loss scale uintBitsToFloat(off3), which the sums
+// x_row values, times the loss scale x_scale, which the sums
 // undo.
 #extension GL_GOOGLE_include_directive : require
 #if defined(IN_F16) || defined(X_F16)
@@ -23,6 +23,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_PIXEL_SUM
 #include "common.glsl"
 
 #if defined(MODE_DW)
@@ -46,7 +47,7 @@ layout(local_size_x = 256) in;
 #error "X_F16 is for the GPUs' bias and first-layer sums"
 #endif
 layout(binding = 0) readonly buffer X { float16_t xs[]; };
-#define X_AT(c, p) float(xs[(c) * uint(pc.i3) + (p)])
+#define X_AT(c, p) float(xs[(c) * uint(pc.x_row) + (p)])
 #else
 layout(binding = 0) readonly buffer X { float xs[]; };
 #define X_AT(c, p) xs[(c) * n + (p)]
@@ -65,9 +66,9 @@ shared float partial[J][64]; /* one per subgroup: lanes >= 4 */
 void main()
 {
 	uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.y;
-	uint n = uint(pc.n), C = uint(pc.i1);
-	uint begin = gl_WorkGroupID.x * uint(pc.i0);
-	uint end = min(begin + uint(pc.i0), n);
+	uint n = uint(pc.n), C = uint(pc.channels);
+	uint begin = gl_WorkGroupID.x * uint(pc.chunk);
+	uint end = min(begin + uint(pc.chunk), n);
 	float acc[J];
 	for (int j = 0; j < J; j++)
 		acc[j] = 0.0;
@@ -103,7 +104,7 @@ void main()
 #endif
 	}
 #ifdef X_F16
-	float unscale = 1.0 / uintBitsToFloat(pc.off3);
+	float unscale = 1.0 / pc.x_scale;
 #else
 	float unscale = 1.0;
 #endif

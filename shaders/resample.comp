@@ -2,7 +2,7 @@
 // resample.comp - a render at a size that is not an integer scale of the
 // model's (render_view.c): the render at the next integer scale (the fine
 // image, FW x FH = img_w x img_h) averaged over each output pixel's area.
-// Output pixel (ox, oy) of an OW x OH image (i0 x i1) covers the fine
+// Output pixel (ox, oy) of an OW x OH image (out_w x out_h) covers the fine
 // rectangle [ox FW / OW, (ox + 1) FW / OW) x [oy FH / OH, (oy + 1) FH / OH);
 // its value is the mean of the fine pixels weighted by their overlap with
 // it (a box filter, exact for any ratio, up or down).
@@ -12,6 +12,7 @@
 // Grid: x over the band's pixels.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
+#define PASS_PUSH PUSH_RESAMPLE
 #include "common.glsl"
 
 layout(binding = 0) readonly buffer Fine { float fine[]; };
@@ -24,8 +25,8 @@ void main()
 		return;
 	ivec2 q = split_index(p, pc.cw);
 	int ox = pc.cx + q.x, oy = pc.cy + q.y;
-	float rx = float(pc.img_w) / float(pc.i0);
-	float ry = float(pc.img_h) / float(pc.i1);
+	float rx = float(pc.img_w) / float(pc.out_w);
+	float ry = float(pc.img_h) / float(pc.out_h);
 	float x0 = float(ox) * rx, x1 = float(ox + 1) * rx;
 	float y0 = float(oy) * ry, y1 = float(oy + 1) * ry;
 	int fx0 = max(int(floor(x0)), pc.tx);

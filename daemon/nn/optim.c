@@ -118,22 +118,20 @@ struct optim_recorder {
  * dispatch reads or writes what this one writes (each barrier is a wait
  * for the device to drain, which a small fit's optimizer is made of). */
 static void dispatch(struct optim_recorder *r, struct gpu_pipeline *pipe,
-		     const struct gpu_buffer *const *bufs, int n,
-		     const struct pass_push *p, uint32_t gx, uint32_t gy,
-		     uint32_t gz)
+		     const struct gpu_buffer *const *bufs, int n, const void *p,
+		     uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz)
 {
 	if (r->rc == 0)
 		r->rc = gpu_program_dispatch(r->prog, pipe, bufs, n, p,
-					     sizeof(*p), gx, gy, gz);
+					     push_bytes, gx, gy, gz);
 }
 
 /* A dispatch, then a barrier. */
 static void run(struct optim_recorder *r, struct gpu_pipeline *pipe,
-		const struct gpu_buffer *const *bufs, int n,
-		const struct pass_push *p, uint32_t gx, uint32_t gy,
-		uint32_t gz)
+		const struct gpu_buffer *const *bufs, int n, const void *p,
+		uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz)
 {
-	dispatch(r, pipe, bufs, n, p, gx, gy, gz);
+	dispatch(r, pipe, bufs, n, p, push_bytes, gx, gy, gz);
 	gpu_program_barrier(r->prog);
 }
 
@@ -156,16 +154,17 @@ static void ns_product(struct optim_recorder *r, struct gpu_pipeline *pipe,
 		gx = tiles * (tiles + 1) / 2;
 		gy = 1;
 	}
-	struct pass_push push = { .n = (int32_t)gg,
-				  .off0 = l,
-				  .off1 = rr,
-				  .off2 = d,
-				  .off3 = c,
-				  .i0 = (int32_t)float_bits(p),
-				  .i1 = (int32_t)float_bits(q),
-				  .i2 = (int32_t)stride,
-				  .i3 = flags };
-	run(r, pipe, bufs, 1, &push, gx, gy, (uint32_t)r->fit->cfg.nblocks);
+	struct ns_push push = { .gg = gg,
+				.l = l,
+				.r = rr,
+				.d = d,
+				.c = c,
+				.p = p,
+				.q = q,
+				.stride = (int32_t)stride,
+				.flags = flags };
+	run(r, pipe, bufs, 1, &push, sizeof(push), gx, gy,
+	    (uint32_t)r->fit->cfg.nblocks);
 }
 
 /* Each block's weights take their step from its orthogonalised update,
@@ -177,10 +176,11 @@ static void record_update(struct optim_recorder *r, struct gpu_pipeline *update,
 	struct nn_fit *fit = r->fit;
 	uint32_t nn = (uint32_t)(fit->cfg.nf * fit->cfg.nf);
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		struct pass_push p = { .off0 = (uint32_t)fit->layout.pw_w[k],
-				       .off1 =
+		struct muon_push p = { .w_off = (uint32_t)fit->layout.pw_w[k],
+				       .x_off =
 					   (uint32_t)k * NS_MATRICES * nn + x };
-		dispatch(r, update, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
+		dispatch(r, update, bufs, 5, &p, sizeof(p), div_up(nn, GROUP),
+			 1, 1);
 	}
 	gpu_program_barrier(r->prog);
 }
@@ -191,17 +191,16 @@ static int record_muon(struct optim_recorder *r)
 	struct gpu_context *gpu = fit->gpu;
 	uint32_t nf = (uint32_t)fit->cfg.nf, nn = nf * nf;
 	uint32_t spec[2] = { nf, float_bits(fit->cfg.w0) };
-	uint32_t push = sizeof(struct pass_push);
+	uint32_t muon = sizeof(struct muon_push), ns = sizeof(struct ns_push);
 	struct gpu_pipeline *momentum, *update, *gemm, *gemm_t;
 	int rc =
-	    gpu_pipeline_get(gpu, "muon_momentum", 5, push, spec, 2, &momentum);
+	    gpu_pipeline_get(gpu, "muon_momentum", 5, muon, spec, 2, &momentum);
 	rc = rc ? rc
-		: gpu_pipeline_get(gpu, "muon_update", 5, push, spec, 2,
+		: gpu_pipeline_get(gpu, "muon_update", 5, muon, spec, 2,
 				   &update);
-	rc =
-	    rc ? rc : gpu_pipeline_get(gpu, "ns_gemm", 1, push, spec, 2, &gemm);
+	rc = rc ? rc : gpu_pipeline_get(gpu, "ns_gemm", 1, ns, spec, 2, &gemm);
 	rc = rc ? rc
-		: gpu_pipeline_get(gpu, "ns_gemm_trans", 1, push, spec, 2,
+		: gpu_pipeline_get(gpu, "ns_gemm_trans", 1, ns, spec, 2,
 				   &gemm_t);
 	if (rc)
 		return rc;
@@ -213,12 +212,13 @@ static int record_muon(struct optim_recorder *r)
 	const uint32_t stride = NS_MATRICES * nn;
 	/* the blocks' momenta are apart, and apart from the best model's
 	 * copy of the weights before them (record_keep): one barrier */
-	struct pass_push p = { .i0 = (int32_t)float_bits(MUON_MOMENTUM) };
+	struct muon_push p = { .momentum = MUON_MOMENTUM };
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		p.off0 = (uint32_t)fit->layout.pw_w[k];
-		p.off1 = (uint32_t)k * stride + xa;
-		p.off2 = (uint32_t)k * nn;
-		dispatch(r, momentum, bufs, 5, &p, div_up(nn, GROUP), 1, 1);
+		p.w_off = (uint32_t)fit->layout.pw_w[k];
+		p.x_off = (uint32_t)k * stride + xa;
+		p.m_off = (uint32_t)k * nn;
+		dispatch(r, momentum, bufs, 5, &p, sizeof(p), div_up(nn, GROUP),
+			 1, 1);
 	}
 	gpu_program_barrier(r->prog);
 	/* X = G / s, s = |G|_F + 1e-7 = sqrt(trace G G^T) + 1e-7, is never
@@ -233,19 +233,21 @@ static int record_muon(struct optim_recorder *r)
 		uint32_t out = NS_STEPS % 2 ? xb : xa;
 		const char *ns_name =
 		    fit->vars.ns_lanes ? "ns_small_cpu" : "ns_small";
-		rc = gpu_pipeline_get(gpu, ns_name, 1, push, spec, 2, &small);
+		rc = gpu_pipeline_get(gpu, ns_name, 1,
+				      sizeof(struct ns_small_push), spec, 2,
+				      &small);
 		if (rc)
 			return rc;
-		struct pass_push ns = {
-			.off0 = xa,
-			.off1 = out,
-			.i0 = (int32_t)float_bits(ns_coeff[0]),
-			.i1 = (int32_t)float_bits(ns_coeff[1]),
-			.i2 = (int32_t)stride,
-			.i3 = (int32_t)float_bits(ns_coeff[2]),
+		struct ns_small_push nsp = {
+			.x_off = xa,
+			.out_off = out,
+			.c0 = ns_coeff[0],
+			.c1 = ns_coeff[1],
+			.c2 = ns_coeff[2],
+			.stride = (int32_t)stride,
 		};
 		const struct gpu_buffer *scratch[1] = { &fit->muon_x };
-		run(r, small, scratch, 1, &ns, 1, 1,
+		run(r, small, scratch, 1, &nsp, sizeof(nsp), 1, 1,
 		    (uint32_t)fit->cfg.nblocks);
 		record_update(r, update, bufs, out);
 		return r->rc;
@@ -277,9 +279,9 @@ static void record_keep(struct optim_recorder *r, struct gpu_pipeline *keep,
 {
 	const struct gpu_buffer *bufs[3] = { weights, &r->fit->best,
 					     &r->fit->step };
-	struct pass_push p = { .n = (int)r->fit->layout.total, .i0 = flag };
-	dispatch(r, keep, bufs, 3, &p, div_up(r->fit->layout.total, GROUP), 1,
-		 1);
+	struct params_push p = { .n = (int)r->fit->layout.total, .flag = flag };
+	dispatch(r, keep, bufs, 3, &p, sizeof(p),
+		 div_up(r->fit->layout.total, GROUP), 1, 1);
 	if (barrier)
 		gpu_program_barrier(r->prog);
 }
@@ -301,7 +303,7 @@ int nn_optim_record(struct nn_fit *fit)
 	struct optim_recorder r = { .fit = fit };
 	struct gpu_context *gpu = fit->gpu;
 	uint32_t spec[2] = { (uint32_t)fit->cfg.nf, float_bits(fit->cfg.w0) };
-	uint32_t push = sizeof(struct pass_push);
+	uint32_t push = sizeof(struct params_push);
 	struct gpu_pipeline *adam, *keep, *average = NULL;
 	int rc = gpu_program_create(gpu, 2, &fit->adam_prog);
 	rc = rc ? rc : gpu_pipeline_get(gpu, "adam", 5, push, spec, 2, &adam);
@@ -320,17 +322,17 @@ int nn_optim_record(struct nn_fit *fit)
 	if (fit->muon_m.handle && (rc = record_muon(&r)))
 		return rc;
 
-	struct pass_push p = { .n = (int)fit->layout.total };
+	struct params_push p = { .n = (int)fit->layout.total };
 	uint32_t groups = div_up(fit->layout.total, GROUP);
 	const struct gpu_buffer *adam_bufs[5] = { &fit->params, &fit->grad,
 						  &fit->adam_m, &fit->adam_v,
 						  &fit->step };
-	run(&r, adam, adam_bufs, 5, &p, groups, 1, 1);
+	run(&r, adam, adam_bufs, 5, &p, sizeof(p), groups, 1, 1);
 	if (average) {
 		const struct gpu_buffer *avg_bufs[3] = { &fit->params,
 							 &fit->average,
 							 &fit->step };
-		run(&r, average, avg_bufs, 3, &p, groups, 1, 1);
+		run(&r, average, avg_bufs, 3, &p, sizeof(p), groups, 1, 1);
 	}
 	int to = gpu_program_timestamp(r.prog);
 	if (from >= 0 && to >= 0 && fit->nstages < fit->max_stages)

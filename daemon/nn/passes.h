@@ -1,7 +1,8 @@
 /*
- * passes.h - the push-constant blocks of the shaders, as C structs. They
- * must match shaders/common.glsl (struct Pass) and shaders/gemm.comp
- * (struct Gemm) field for field.
+ * passes.h - the push constants of the passes, as C structs: one a pass
+ * family, named for what its fields mean there. Each struct is the field
+ * list of shaders/push.h, the one text the shaders' blocks are made of
+ * too (common.glsl, gemm_push.glsl), so the two sides cannot drift.
  */
 #ifndef VKINR_NN_PASSES_H
 #define VKINR_NN_PASSES_H
@@ -9,21 +10,52 @@
 #include <stdint.h>
 #include <string.h>
 
-struct pass_push {
-	int32_t img_w, img_h, tx, ty;
-	int32_t tw, th, cx, cy;
-	int32_t cw, ch, n, dil;
-	uint32_t off0, off1, off2, off3;
-	int32_t i0, i1, i2, i3;
+#include "shaders/push.h"
+
+/* The tile geometry every tile pass reads (push.h's PUSH_TILE). */
+struct pass_tile {
+	PUSH_TILE(PUSH_C_FIELD)
 };
 
-struct gemm_push {
-	uint32_t M, N, K;
-	uint32_t lda, ldb, ldc;
-	uint32_t a_off, b_off, c_off, bias_off;
-	uint32_t k_chunk, has_bias;
-	float a_scale, b_scale, out_scale; /* loss scaling, tensor-core path */
-};
+PUSH_STRUCT(first_push, PUSH_FIRST);
+PUSH_STRUCT(head_push, PUSH_HEAD);
+PUSH_STRUCT(loss_push, PUSH_LOSS);
+PUSH_STRUCT(resample_push, PUSH_RESAMPLE);
+PUSH_STRUCT(dw_push, PUSH_DW);
+PUSH_STRUCT(pixel_sum_push, PUSH_PIXEL_SUM);
+PUSH_STRUCT(reduce_push, PUSH_REDUCE);
+PUSH_STRUCT(activate_push, PUSH_ACTIVATE);
+PUSH_STRUCT(to_f16_push, PUSH_TO_F16);
+PUSH_STRUCT(params_push, PUSH_PARAMS);
+PUSH_STRUCT(muon_push, PUSH_MUON);
+PUSH_STRUCT(ns_push, PUSH_NS);
+PUSH_STRUCT(ns_small_push, PUSH_NS_SMALL);
+PUSH_STRUCT(gemm_push, PUSH_GEMM);
+
+/* Every field at the word its list names, and no struct longer than the
+ * 24 words a packed slot's lane loads read (shaders/packed.glsl); never
+ * called, checked as it compiles. */
+static inline void nn_pass_push_checks(void)
+{
+	PUSH_CHECK(pass_tile, PUSH_TILE)
+	PUSH_CHECK(first_push, PUSH_FIRST)
+	PUSH_CHECK(head_push, PUSH_HEAD)
+	PUSH_CHECK(loss_push, PUSH_LOSS)
+	PUSH_CHECK(resample_push, PUSH_RESAMPLE)
+	PUSH_CHECK(dw_push, PUSH_DW)
+	PUSH_CHECK(pixel_sum_push, PUSH_PIXEL_SUM)
+	PUSH_CHECK(reduce_push, PUSH_REDUCE)
+	PUSH_CHECK(activate_push, PUSH_ACTIVATE)
+	PUSH_CHECK(to_f16_push, PUSH_TO_F16)
+	PUSH_CHECK(params_push, PUSH_PARAMS)
+	PUSH_CHECK(muon_push, PUSH_MUON)
+	PUSH_CHECK(ns_push, PUSH_NS)
+	PUSH_CHECK(ns_small_push, PUSH_NS_SMALL)
+	PUSH_CHECK(gemm_push, PUSH_GEMM)
+	_Static_assert(sizeof(struct head_push) <= 24 * 4, "head_push");
+	_Static_assert(sizeof(struct dw_push) <= 24 * 4, "dw_push");
+	_Static_assert(sizeof(struct gemm_push) <= 24 * 4, "gemm_push");
+}
 
 /* Workgroups that cover a items, b each. */
 static inline uint32_t div_up(uint64_t a, uint64_t b)

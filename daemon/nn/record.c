@@ -54,10 +54,10 @@ void nn_record_stage_end(struct recorder *r, enum nn_pass pass)
 	r->last_ts = ts;
 }
 
-struct pass_push nn_record_tile_push(const struct nn_fit *fit,
+struct pass_tile nn_record_tile_push(const struct nn_fit *fit,
 				     const struct tile *t)
 {
-	struct pass_push p = {
+	struct pass_tile p = {
 		.img_w = fit->width,
 		.img_h = fit->height,
 		.tx = t->region.x,
@@ -104,15 +104,15 @@ static void reduce_into(struct recorder *r, const struct gpu_buffer *part,
 			int chunks, int C, int J, int j0, int jcount,
 			size_t dst, uint32_t dst_cs, uint32_t dst_js)
 {
-	struct pass_push p = {
-		.n = chunks,
-		.i0 = j0,
-		.i1 = C,
-		.i2 = J,
-		.i3 = jcount,
-		.off0 = (uint32_t)dst,
-		.off1 = dst_cs,
-		.off2 = dst_js,
+	struct reduce_push p = {
+		.chunks = chunks,
+		.j0 = j0,
+		.channels = C,
+		.taps = J,
+		.jcount = jcount,
+		.dst = (uint32_t)dst,
+		.dst_cs = dst_cs,
+		.dst_js = dst_js,
 	};
 	uint32_t groups = div_up((uint64_t)jcount * C, GROUP);
 	uint32_t gy = div_up(groups, 65535);
@@ -151,26 +151,27 @@ void nn_record_half_weights(struct recorder *r)
 	if (!r->v.half)
 		return;
 	for (int k = 0; k < fit->cfg.nblocks; k++) {
-		struct pass_push p = { .n = (int)nn,
-				       .off0 = (uint32_t)fit->layout.pw_w[k],
-				       .off1 = (uint32_t)k * nn };
+		struct to_f16_push p = { .n = (int)nn,
+					 .src = (uint32_t)fit->layout.pw_w[k],
+					 .dst = (uint32_t)k * nn };
 		PASS(r, r->to_f16, p, div_up(nn, GROUP), 1, &fit->params,
 		     &fit->p16, NULL, NULL, NULL, NULL);
 	}
 	nn_record_stage_end(r, NN_PASS_FIRST); /* timed with the first layer */
 }
 
-/* h = act(s) over a tile's activations. */
-static void record_activate(struct recorder *r, struct pass_push p,
+/* h = act(s) over a tile's activations, n pixels. */
+static void record_activate(struct recorder *r, uint32_t n,
 			    const struct gpu_buffer *s,
 			    const struct gpu_buffer *h)
 {
-	uint32_t nf = (uint32_t)r->fit->cfg.nf, n = (uint32_t)p.n;
+	uint32_t nf = (uint32_t)r->fit->cfg.nf;
+	struct activate_push p = { .n = (int)n };
 	if (r->v.cpu) { /* vec4s of the flat buffer, rows of 65535 groups */
 		uint64_t count = (uint64_t)nf * n / 4;
 		uint32_t groups = div_up(count, GROUP);
 		uint32_t gy = div_up(groups, 65535);
-		p.i0 = (int)count;
+		p.count = (int)count;
 		PASS(r, r->activate, p, gy > 1 ? 65535 : groups, gy, s, h, NULL,
 		     NULL, NULL, NULL);
 	} else {
@@ -193,35 +194,51 @@ static struct gpu_pipeline *by_form(enum s_form form, struct gpu_pipeline *copy,
 	return form == S_COPY ? copy : form == S_HALF ? in : as_is;
 }
 
+/* The push block of block k's depthwise passes over a tile: its taps,
+ * its dilation, the fp16 rows' length, the loss scale. */
+static struct dw_push block_dw_push(const struct nn_fit *fit,
+				    struct pass_tile tile, int k)
+{
+	struct dw_push p = {
+		.tile = tile,
+		.dil = fit->cfg.dilations[k],
+		.w_off = (uint32_t)fit->layout.dw[k],
+		.half_row = (int)padded((uint32_t)tile.n),
+		.grad_scale = fit->grad_scale,
+	};
+	return p;
+}
+
 /* Z = the depthwise conv of block k over h = act(S_k). */
-static void record_dwconv(struct recorder *r, struct pass_push p, int k,
+static void record_dwconv(struct recorder *r, struct pass_tile tile, int k,
 			  const struct gpu_buffer *h, enum s_form form)
 {
 	struct nn_fit *fit = r->fit;
-	uint32_t nf = (uint32_t)fit->cfg.nf, n = (uint32_t)p.n;
+	uint32_t nf = (uint32_t)fit->cfg.nf, n = (uint32_t)tile.n;
 	const struct gpu_buffer *out = r->v.half ? &fit->z16 : &fit->z;
 	const struct gpu_buffer *copy = form == S_COPY ? &fit->s[k] : NULL;
-	p.off0 = (uint32_t)fit->layout.dw[k];
-	p.dil = fit->cfg.dilations[k];
-	p.i3 = (int)padded(n);
+	struct dw_push p = block_dw_push(fit, tile, k);
 	if ((r->v.dw == NN_DW_STRIPS)) {
 		/* two columns an invocation where the pairs align */
-		int pairs = r->v.pairs && p.tw % 2 == 0 &&
+		int pairs = r->v.pairs && p.tile.tw % 2 == 0 &&
 			    (p.dil == 1 || p.dil % 2 == 0);
-		const struct dw_strip_pipes *d = &r->dws[dw_small(p.tw)];
+		const struct dw_strip_pipes *d = &r->dws[dw_small(p.tile.tw)];
 		struct gpu_pipeline *pipe =
 		    pairs ? by_form(form, d->pair_copy, d->pair_in, d->pair)
 			  : by_form(form, d->strip_copy, d->strip_in, d->strip);
 		nn_record_dispatch(
 		    r, pipe, &fit->params, h, out, copy, NULL, NULL, &p,
 		    sizeof(p),
-		    div_up((uint64_t)p.tw / (pairs ? 2 : 1), dw_group_x(p.tw)),
-		    div_up(dw_strips(p.th, p.dil), dw_group_y(p.tw)), nf);
+		    div_up((uint64_t)p.tile.tw / (pairs ? 2 : 1),
+			   dw_group_x(p.tile.tw)),
+		    div_up(dw_strips(p.tile.th, p.dil), dw_group_y(p.tile.tw)),
+		    nf);
 	} else if (nn_variants_rows(&r->v)) {
-		p.i2 = (int)row_segments(p.tw);
-		uint64_t units = (r->v.dw == NN_DW_ROW_BLOCKS)
-				     ? row_block_units(p.tw, p.th, p.dil)
-				     : (uint64_t)p.i2 * (uint64_t)p.th;
+		p.segments = (int)row_segments(p.tile.tw);
+		uint64_t units =
+		    (r->v.dw == NN_DW_ROW_BLOCKS)
+			? row_block_units(p.tile.tw, p.tile.th, p.dil)
+			: (uint64_t)p.segments * (uint64_t)p.tile.th;
 		PASS(r, r->dwconv_rows[k], p, div_up(units, ROW_GROUP), nf,
 		     &fit->params, h, &fit->z, NULL, NULL, NULL);
 	} else if ((r->v.dw == NN_DW_TILED) && p.dil <= DW_TILED_MAX_DIL) {
@@ -230,8 +247,8 @@ static void record_dwconv(struct recorder *r, struct pass_push p, int k,
 			    r->dwconv_tiled);
 		nn_record_dispatch(r, pipe, &fit->params, h, out, copy, NULL,
 				   NULL, &p, sizeof(p),
-				   div_up((uint64_t)p.tw, DW_BLOCK_X),
-				   div_up((uint64_t)p.th, DW_BLOCK_Y), nf);
+				   div_up((uint64_t)p.tile.tw, DW_BLOCK_X),
+				   div_up((uint64_t)p.tile.th, DW_BLOCK_Y), nf);
 	} else {
 		struct gpu_pipeline *pipe =
 		    by_form(form, r->dwconv_copy, r->dwconv_in, r->dwconv);
@@ -259,11 +276,11 @@ void nn_record_forward(struct recorder *r, const struct tile *t)
 	struct nn_fit *fit = r->fit;
 	const struct nn_layout *l = &fit->layout;
 	uint32_t nf = (uint32_t)fit->cfg.nf;
-	struct pass_push p = nn_record_tile_push(fit, t);
-	uint32_t n = (uint32_t)p.n, gx = div_up(n, GROUP);
-
-	p.off0 = (uint32_t)l->first_w;
-	p.off1 = (uint32_t)l->first_b;
+	struct pass_tile tile = nn_record_tile_push(fit, t);
+	uint32_t n = (uint32_t)tile.n, gx = div_up(n, GROUP);
+	struct first_push p = { .tile = tile,
+				.w_off = (uint32_t)l->first_w,
+				.b_off = (uint32_t)l->first_b };
 	/* fp16 storage: every S_k comes fp32 through z, and the conv that
 	 * reads it keeps its fp16 copy in s[k] */
 	int half_s = r->v.half_s;
@@ -274,12 +291,12 @@ void nn_record_forward(struct recorder *r, const struct tile *t)
 		const struct gpu_buffer *next =
 		    half_s ? &fit->z : s_at(r, k + 1);
 		if (half_s) {
-			record_dwconv(r, p, k, &fit->z, S_COPY);
+			record_dwconv(r, tile, k, &fit->z, S_COPY);
 		} else if (r->v.fused) {
-			record_dwconv(r, p, k, s_at(r, k), S_AS_IS);
+			record_dwconv(r, tile, k, s_at(r, k), S_AS_IS);
 		} else {
-			record_activate(r, p, &fit->s[k], &fit->g);
-			record_dwconv(r, p, k, &fit->g, S_AS_IS);
+			record_activate(r, n, &fit->s[k], &fit->g);
+			record_dwconv(r, tile, k, &fit->g, S_AS_IS);
 		}
 		struct gemm_push g = {
 			.M = nf,
@@ -311,20 +328,21 @@ void nn_record_forward(struct recorder *r, const struct tile *t)
  * SSIM's coefficients, dY of every tile pixel, then dS4 (and its fp16
  * copy) from dY. p and bufs are the fused head's push block and buffers
  * (params, S_B, target, dS, dY, sse, fp16 dS). */
-static void record_loss_head(struct recorder *r, struct pass_push p,
+static void record_loss_head(struct recorder *r, struct head_push p,
 			     const struct gpu_buffer *const bufs[7])
 {
 	struct nn_fit *fit = r->fit;
 	const struct nn_recipe *recipe = &fit->cfg.recipe;
 	const struct gpu_buffer *s4 = bufs[1];
-	uint32_t gx = div_up((uint64_t)p.n, GROUP);
+	uint32_t gx = div_up((uint64_t)p.tile.n, GROUP);
 	PASS(r, r->head_predict, p, gx, 1, &fit->params, s4, &fit->target,
 	     &fit->pred, &fit->dy, &fit->sse);
 	gpu_program_barrier(r->prog);
-	struct pass_push lp = p;
-	lp.off0 = float_bits((float)recipe->loss_ssim);
-	lp.off1 = float_bits((float)recipe->loss_grad);
-	lp.off2 = float_bits((float)recipe->loss_chroma);
+	struct loss_push lp = { .tile = p.tile,
+				.sse_base = p.sse_base,
+				.w_ssim = (float)recipe->loss_ssim,
+				.w_grad = (float)recipe->loss_grad,
+				.w_chroma = (float)recipe->loss_chroma };
 	PASS(r, r->loss_terms_pass, lp, gx, 1, &fit->pred, &fit->target,
 	     &fit->loss_coef, &fit->loss_sums, NULL, NULL);
 	gpu_program_barrier(r->prog);
@@ -334,32 +352,40 @@ static void record_loss_head(struct recorder *r, struct pass_push p,
 	dispatch7(r, r->head_back, bufs, &p, sizeof(p), gx, 1, 1);
 }
 
-/* What the backward passes of one tile share: the push block (its
- * fields carried from pass to pass as the backward sets them), the
- * pixels (and the padded row of the fp16 path), the workgroups of the
- * per-pixel passes, the chunks of the sums and the weight gradient's
- * k-splits. */
+/* What the backward passes of one tile share: the tile, its pixels (and
+ * the padded row of the fp16 path), the workgroups of the per-pixel
+ * passes, the chunks of the sums and the weight gradient's k-splits. */
 struct tile_back {
-	struct pass_push p;
+	struct pass_tile tile;
 	uint32_t n, n_pad, gx, splits, k_chunk;
 	int chunks;
 };
 
+/* The push block of the pixel sums over a tile, channels channels. */
+static struct pixel_sum_push pixel_sum_push(const struct tile_back *b,
+					    uint32_t channels)
+{
+	struct pixel_sum_push p = { .tile = b->tile,
+				    .chunk = REDUCE_CHUNK,
+				    .channels = (int)channels };
+	return p;
+}
+
 /* The head: loss, dY, dS of the last layer, then out_w and out_b. */
-static void record_head_backward(struct recorder *r, struct tile_back *b,
+static void record_head_backward(struct recorder *r, const struct tile_back *b,
 				 int sse_base)
 {
 	struct nn_fit *fit = r->fit;
 	const struct nn_layout *l = &fit->layout;
 	uint32_t nf = (uint32_t)fit->cfg.nf;
-	struct pass_push *p = &b->p;
 	int chunks = b->chunks;
-	p->off0 = (uint32_t)l->out_w;
-	p->off1 = (uint32_t)l->out_b;
-	p->i0 = sse_base;
-	p->i1 = 1;
-	p->i2 = (int)b->n_pad;
-	p->off2 = float_bits(fit->grad_scale);
+	struct head_push hp = { .tile = b->tile,
+				.w_off = (uint32_t)l->out_w,
+				.b_off = (uint32_t)l->out_b,
+				.sse_base = sse_base,
+				.has_target = 1,
+				.ds_row = (int)b->n_pad,
+				.ds_scale = fit->grad_scale };
 	const struct gpu_buffer *head_bufs[7] = {
 		&fit->params,
 		nn_record_last_s(r),
@@ -370,18 +396,14 @@ static void record_head_backward(struct recorder *r, struct tile_back *b,
 		r->v.half ? &fit->g16 : NULL
 	};
 	if (r->has_loss_terms)
-		record_loss_head(r, *p, head_bufs);
+		record_loss_head(r, hp, head_bufs);
 	else
-		dispatch7(r, r->head, head_bufs, p, sizeof(*p), b->gx, 1, 1);
+		dispatch7(r, r->head, head_bufs, &hp, sizeof(hp), b->gx, 1, 1);
 	nn_record_stage_end(r, NN_PASS_HEAD);
-	p->i2 = 0;
-	p->off2 = 0;
-	struct pass_push rp = *p;
-	rp.i0 = REDUCE_CHUNK;
-	rp.i1 = (int)nf;
+	struct pixel_sum_push rp = pixel_sum_push(b, nf);
 	PASS(r, r->reduce_out, rp, chunks, nf, &fit->dy, nn_record_last_s(r),
 	     &fit->part_b, NULL, NULL, NULL);
-	rp.i1 = 3;
+	rp.channels = 3;
 	PASS(r, r->reduce_sum, rp, chunks, 3, &fit->dy, &fit->dy, &fit->part_a,
 	     NULL, NULL, NULL);
 	nn_record_stage_end(r, NN_PASS_REDUCE);
@@ -415,9 +437,7 @@ static void record_pw_backward(struct recorder *r, const struct tile_back *b,
 		gemm(r, r->gemm_nt, &fit->g, &fit->z, &fit->part_a, gw,
 		     b->splits, 1, 0);
 	}
-	struct pass_push rp = b->p;
-	rp.i0 = REDUCE_CHUNK;
-	rp.i1 = (int)nf;
+	struct pixel_sum_push rp = pixel_sum_push(b, nf);
 	PASS(r, r->reduce_sum, rp, b->chunks, nf, &fit->g, &fit->g,
 	     &fit->part_b, NULL, NULL, NULL);
 	nn_record_stage_end(r, NN_PASS_PW_GRAD_WEIGHT);
@@ -453,37 +473,37 @@ static void record_dw_backward(struct recorder *r, const struct tile_back *b,
 {
 	struct nn_fit *fit = r->fit;
 	uint32_t nf = (uint32_t)fit->cfg.nf;
-	struct pass_push p = b->p;
+	struct dw_push p = block_dw_push(fit, b->tile, k);
+	int tw = p.tile.tw, th = p.tile.th;
 	int dw_chunks = b->chunks;
 	if (nn_variants_rows(&r->v)) { /* dS and the taps' sums in one pass */
-		struct pass_push bp = p;
-		bp.i0 = ROW_CHUNK;
-		bp.i1 = (int)nf;
-		bp.i2 = (int)row_segments(p.tw);
-		dw_chunks = (int)row_chunks(p.tw, p.th);
+		struct dw_push bp = p;
+		bp.chunk = ROW_CHUNK;
+		bp.channels = (int)nf;
+		bp.segments = (int)row_segments(tw);
+		dw_chunks = (int)row_chunks(tw, th);
 		if (r->v.dw ==
 		    NN_DW_ROW_BLOCKS) /* the same chunks, of blocks */
-			bp.i0 = (int)div_up(row_block_units(p.tw, p.th, p.dil),
-					    (uint64_t)dw_chunks);
+			bp.chunk = (int)div_up(row_block_units(tw, th, p.dil),
+					       (uint64_t)dw_chunks);
 		PASS(r, r->dwconv_back_rows[k], bp, dw_chunks, nf, &fit->params,
 		     &fit->s[k], &fit->z, &fit->g, &fit->part_b, NULL);
 	} else if (r->v.dw == NN_DW_STRIPS) {
 		/* the same, by strips: params, S, dZ, then dS in fp32 and
 		 * (fp16 path) fp16, then the sums */
-		dw_chunks = (int)dw_strip_chunks(p.tw, p.th, p.dil);
+		dw_chunks = (int)dw_strip_chunks(tw, th, p.dil);
 		const struct gpu_buffer *bufs[7] = { &fit->params, &fit->s[k],
 						     &fit->z, &fit->g };
 		int nbufs = 4;
 		if (r->v.half)
 			bufs[nbufs++] = &fit->g16;
 		bufs[nbufs] = &fit->part_b;
-		dispatch7(r, r->dws[dw_small(p.tw)].back, bufs, &p, sizeof(p),
-			  div_up((uint64_t)p.tw, dw_group_x(p.tw)),
-			  div_up(dw_strips(p.th, p.dil), dw_group_y(p.tw)), nf);
+		dispatch7(r, r->dws[dw_small(tw)].back, bufs, &p, sizeof(p),
+			  div_up((uint64_t)tw, dw_group_x(tw)),
+			  div_up(dw_strips(th, p.dil), dw_group_y(tw)), nf);
 	} else {
-		struct pass_push rp = p;
-		rp.i0 = REDUCE_CHUNK;
-		rp.i1 = (int)nf;
+		struct pixel_sum_push rp = pixel_sum_push(b, nf);
+		rp.dil = p.dil;
 		PASS(r, r->reduce_dw, rp, b->chunks, nf, &fit->z, h,
 		     &fit->part_b, NULL, NULL, NULL);
 		PASS(r, r->dwconv_back, p, b->gx, nf, &fit->params, &fit->s[k],
@@ -502,11 +522,9 @@ static void record_first_backward(struct recorder *r, const struct tile_back *b)
 	const struct nn_layout *l = &fit->layout;
 	uint32_t nf = (uint32_t)fit->cfg.nf;
 	int chunks = b->chunks;
-	struct pass_push rp = b->p;
-	rp.i0 = REDUCE_CHUNK;
-	rp.i1 = (int)nf;
-	rp.i3 = (int)b->n_pad;
-	rp.off3 = float_bits(fit->grad_scale);
+	struct pixel_sum_push rp = pixel_sum_push(b, nf);
+	rp.x_row = (int)b->n_pad;
+	rp.x_scale = fit->grad_scale;
 	PASS(r, r->reduce_first, rp, chunks, nf, &fit->g, &fit->g, &fit->part_b,
 	     NULL, NULL, NULL);
 	nn_record_stage_end(r, NN_PASS_REDUCE);
@@ -522,9 +540,8 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 {
 	struct nn_fit *fit = r->fit;
 	int nb = fit->cfg.nblocks;
-	struct tile_back b = { .p = nn_record_tile_push(fit, t) };
-	struct pass_push *p = &b.p;
-	b.n = (uint32_t)p->n;
+	struct tile_back b = { .tile = nn_record_tile_push(fit, t) };
+	b.n = (uint32_t)b.tile.n;
 	b.gx = div_up(b.n, GROUP);
 	b.chunks = (int)div_up(b.n, REDUCE_CHUNK);
 	uint32_t splits = (uint32_t)nn_nt_splits(fit, (int)b.n);
@@ -543,13 +560,9 @@ static void record_tile_backward(struct recorder *r, const struct tile *t,
 		const struct gpu_buffer *h =
 		    r->v.fused ? &fit->s[k] : &fit->s[nb];
 		if (!r->v.fused && (!nn_variants_rows(&r->v) || k != nb - 1))
-			record_activate(r, *p, &fit->s[k], h);
-		p->dil = fit->cfg.dilations[k];
-		p->off0 = (uint32_t)fit->layout.dw[k];
-		p->i3 = (int)b.n_pad;
-		p->off3 = float_bits(fit->grad_scale);
+			record_activate(r, b.n, &fit->s[k], h);
 		if (k != nb - 1) /* Z of the last block is still there */
-			record_dwconv(r, *p, k, h,
+			record_dwconv(r, b.tile, k, h,
 				      r->v.half_s ? S_HALF : S_AS_IS);
 		record_pw_backward(r, &b, k);
 		record_dw_backward(r, &b, k, h);

@@ -18,23 +18,24 @@
 static int get_loss_pipelines(struct recorder *r, const uint32_t spec[3])
 {
 	struct gpu_context *gpu = r->fit->gpu;
-	uint32_t pass = sizeof(struct pass_push);
+	uint32_t head = sizeof(struct head_push),
+		 loss = sizeof(struct loss_push);
 	int rc = 0;
 	r->has_loss_terms = nn_loss_has_terms(&r->fit->cfg.recipe);
 	if (!r->has_loss_terms)
 		return 0;
 	rc = rc ? rc
-		: gpu_pipeline_get(gpu, "head_predict", 6, pass, spec, 2,
+		: gpu_pipeline_get(gpu, "head_predict", 6, head, spec, 2,
 				   &r->head_predict);
 	rc = rc ? rc
-		: gpu_pipeline_get(gpu, "loss_terms", 4, pass, spec, 2,
+		: gpu_pipeline_get(gpu, "loss_terms", 4, loss, spec, 2,
 				   &r->loss_terms_pass);
 	rc = rc ? rc
-		: gpu_pipeline_get(gpu, "loss_grad", 4, pass, spec, 2,
+		: gpu_pipeline_get(gpu, "loss_grad", 4, loss, spec, 2,
 				   &r->loss_grad_pass);
 	const char *back = r->v.half ? "head_back_f16" : "head_back";
 	rc = rc ? rc
-		: gpu_pipeline_get(gpu, back, r->v.half ? 7 : 6, pass, spec, 2,
+		: gpu_pipeline_get(gpu, back, r->v.half ? 7 : 6, head, spec, 2,
 				   &r->head_back);
 	return rc;
 }
@@ -63,7 +64,7 @@ static void get_strip(struct pipes_get *g, struct gpu_pipeline **out,
 {
 	char name[64];
 	snprintf(name, sizeof(name), "%s%s", base, small ? "_x16" : "");
-	get(g, out, name, nb, sizeof(struct pass_push), 2);
+	get(g, out, name, nb, sizeof(struct dw_push), 2);
 }
 
 /* NN_DW_STRIPS: the strip passes for both workgroup shapes. */
@@ -108,14 +109,14 @@ static void get_row_pipelines(struct pipes_get *g)
 {
 	struct recorder *r = g->r;
 	int blocks = r->v.dw == NN_DW_ROW_BLOCKS;
-	uint32_t pass = sizeof(struct pass_push);
+	uint32_t dw = sizeof(struct dw_push);
 	for (int k = 0; k < r->fit->cfg.nblocks; k++) {
 		g->spec[2] = (uint32_t)r->fit->cfg.dilations[k];
 		get(g, &r->dwconv_rows[k],
-		    blocks ? "dwconv_blocks_cpu" : "dwconv_rows", 3, pass, 3);
+		    blocks ? "dwconv_blocks_cpu" : "dwconv_rows", 3, dw, 3);
 		get(g, &r->dwconv_back_rows[k],
 		    blocks ? "dwconv_back_blocks_cpu" : "dwconv_back_rows", 5,
-		    pass, 3);
+		    dw, 3);
 	}
 	g->spec[2] = 0;
 }
@@ -126,37 +127,35 @@ static void get_pixel_pipelines(struct pipes_get *g)
 {
 	struct recorder *r = g->r;
 	const struct nn_variants *v = &r->v;
-	uint32_t pass = sizeof(struct pass_push);
+	uint32_t dw = sizeof(struct dw_push);
 	if (v->fused)
-		get(g, &r->dwconv, v->half ? "dwconv_s_f16" : "dwconv_s", 3,
-		    pass, 2);
-	else
-		get(g, &r->dwconv, v->half ? "dwconv_f16" : "dwconv", 3, pass,
+		get(g, &r->dwconv, v->half ? "dwconv_s_f16" : "dwconv_s", 3, dw,
 		    2);
-	if (v->half_s)
-		get(g, &r->dwconv_back, "dwconv_back_f16_in", 5, pass, 2);
-	else if (v->half)
-		get(g, &r->dwconv_back, "dwconv_back_f16", 5, pass, 2);
 	else
-		get(g, &r->dwconv_back, "dwconv_back", 4, pass, 2);
+		get(g, &r->dwconv, v->half ? "dwconv_f16" : "dwconv", 3, dw, 2);
+	if (v->half_s)
+		get(g, &r->dwconv_back, "dwconv_back_f16_in", 5, dw, 2);
+	else if (v->half)
+		get(g, &r->dwconv_back, "dwconv_back_f16", 5, dw, 2);
+	else
+		get(g, &r->dwconv_back, "dwconv_back", 4, dw, 2);
 	get(g, &r->reduce_dw,
 	    v->half_s  ? "reduce_dw_s_in"
 	    : v->fused ? "reduce_dw_s"
 		       : "reduce_dw",
-	    3, pass, 2);
+	    3, sizeof(struct pixel_sum_push), 2);
 	if (v->half_s) {
-		get(g, &r->dwconv_copy, "dwconv_s_f16_copy", 4, pass, 2);
-		get(g, &r->dwconv_in, "dwconv_s_f16_in", 3, pass, 2);
+		get(g, &r->dwconv_copy, "dwconv_s_f16_copy", 4, dw, 2);
+		get(g, &r->dwconv_in, "dwconv_s_f16_in", 3, dw, 2);
 	}
 	if (v->dw == NN_DW_TILED)
 		get(g, &r->dwconv_tiled,
-		    v->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s", 3, pass,
+		    v->half ? "dwconv_tiled_s_f16" : "dwconv_tiled_s", 3, dw,
 		    2);
 	if (v->dw == NN_DW_TILED && v->half_s) {
-		get(g, &r->dwconv_tiled_copy, "dwconv_tiled_s_f16_copy", 4,
-		    pass, 2);
-		get(g, &r->dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, pass,
+		get(g, &r->dwconv_tiled_copy, "dwconv_tiled_s_f16_copy", 4, dw,
 		    2);
+		get(g, &r->dwconv_tiled_in, "dwconv_tiled_s_f16_in", 3, dw, 2);
 	}
 }
 
@@ -181,21 +180,22 @@ int nn_record_pipelines(struct recorder *r)
 	memcpy(&g.spec[1], &r->fit->cfg.w0, 4);
 	r->v = r->exact32 ? r->fit->vars32 : r->fit->vars;
 	const struct nn_variants *v = &r->v;
-	uint32_t pass = sizeof(struct pass_push);
+	uint32_t head = sizeof(struct head_push),
+		 sums = sizeof(struct pixel_sum_push);
 	int cpu = v->cpu;
-	get(&g, &r->first, "first", 2, pass, 2);
+	get(&g, &r->first, "first", 2, sizeof(struct first_push), 2);
 	if (!v->fused) /* the fused passes take the sines themselves */
 		get(&g, &r->activate, cpu ? "activate_vec4" : "activate", 2,
-		    pass, 2);
+		    sizeof(struct activate_push), 2);
 	if (v->half)
-		get(&g, &r->to_f16, "to_f16", 2, pass, 2);
-	get(&g, &r->head, v->half ? "head_f16" : "head", v->half ? 7 : 6, pass,
+		get(&g, &r->to_f16, "to_f16", 2, sizeof(struct to_f16_push), 2);
+	get(&g, &r->head, v->half ? "head_f16" : "head", v->half ? 7 : 6, head,
 	    2);
-	get(&g, &r->head_render, "head_render", 6, pass, 2);
-	get(&g, &r->reduce_sum, "reduce_sum", 3, pass, 2);
-	get(&g, &r->reduce_first, "reduce_first", 3, pass, 2);
-	get(&g, &r->reduce_out, "reduce_out", 3, pass, 2);
-	get(&g, &r->reduce, "reduce", 2, pass, 2);
+	get(&g, &r->head_render, "head_render", 6, head, 2);
+	get(&g, &r->reduce_sum, "reduce_sum", 3, sums, 2);
+	get(&g, &r->reduce_first, "reduce_first", 3, sums, 2);
+	get(&g, &r->reduce_out, "reduce_out", 3, sums, 2);
+	get(&g, &r->reduce, "reduce", 2, sizeof(struct reduce_push), 2);
 	if (v->dw == NN_DW_STRIPS)
 		get_strip_pipelines(&g);
 	else if (nn_variants_rows(v))

@@ -31,16 +31,16 @@ static int record_render(struct nn_fit *fit, int exact32,
 	for (int i = 0; i < fit->plan.count; i++) {
 		const struct tile *t = &fit->plan.tiles[i];
 		nn_record_forward(&r, t);
-		struct pass_push p = nn_record_tile_push(fit, t);
-		p.off0 = (uint32_t)fit->layout.out_w;
-		p.off1 = (uint32_t)fit->layout.out_b;
-		p.i0 = sse_base;
-		p.i1 = fit->has_target;
-		PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP), 1,
+		struct head_push p = { .tile = nn_record_tile_push(fit, t),
+				       .w_off = (uint32_t)fit->layout.out_w,
+				       .b_off = (uint32_t)fit->layout.out_b,
+				       .sse_base = sse_base,
+				       .has_target = fit->has_target };
+		PASS(&r, r.head_render, p, div_up((uint64_t)p.tile.n, GROUP), 1,
 		     &fit->params, nn_record_last_s(&r), &fit->target,
 		     &fit->image_out, &fit->dy, &fit->sse);
 		nn_record_stage_end(&r, NN_PASS_HEAD);
-		sse_base += (int)div_up((uint64_t)p.n, GROUP);
+		sse_base += (int)div_up((uint64_t)p.tile.n, GROUP);
 	}
 	fit->nstages = saved; /* render stages are not timed */
 	rc = r.rc;

@@ -65,8 +65,8 @@ int nn_record_begin(struct recorder *r, int timestamps,
 /* Ends a stage: a barrier, then a timestamp; the time since the previous
  * timestamp is charged to pass. */
 void nn_record_stage_end(struct recorder *r, enum nn_pass pass);
-/* The push block of tile t's passes. */
-struct pass_push nn_record_tile_push(const struct nn_fit *fit,
+/* The tile geometry of tile t's passes. */
+struct pass_tile nn_record_tile_push(const struct nn_fit *fit,
 				     const struct tile *t);
 /* Records pipe over up to six buffers (NULL ends the list). */
 void nn_record_dispatch(

@@ -292,36 +292,39 @@ static int view_band(struct view_fit *vf, int oy, int rows, struct image *out)
 			t.region.w = (x1 > g->fw ? g->fw : x1) - t.region.x;
 			t.region.h = (y1 > g->fh ? g->fh : y1) - t.region.y;
 			nn_record_forward(&r, &t);
-			struct pass_push p = nn_record_tile_push(fit, &t);
-			p.off0 = (uint32_t)fit->layout.out_w;
-			p.off1 = (uint32_t)fit->layout.out_b;
-			p.i2 = wx;
-			p.i3 = wy;
-			p.off2 = (uint32_t)ww;
-			PASS(&r, r.head_render, p, div_up((uint64_t)p.n, GROUP),
-			     1, &fit->params, nn_record_last_s(&r), &vf->dummy,
-			     &vf->fine, &vf->dummy, &vf->sse);
+			struct head_push p = {
+				.tile = nn_record_tile_push(fit, &t),
+				.w_off = (uint32_t)fit->layout.out_w,
+				.b_off = (uint32_t)fit->layout.out_b,
+				.view_w = (uint32_t)ww,
+				.view_x = wx,
+				.view_y = wy,
+			};
+			PASS(&r, r.head_render, p,
+			     div_up((uint64_t)p.tile.n, GROUP), 1, &fit->params,
+			     nn_record_last_s(&r), &vf->dummy, &vf->fine,
+			     &vf->dummy, &vf->sse);
 			nn_record_stage_end(&r, NN_PASS_HEAD);
 			vf->tiles++;
 		}
 	}
 	if (!g->exact) {
-		struct pass_push p = {
-			.img_w = g->fw,
-			.img_h = g->fh,
-			.tx = wx,
-			.ty = wy,
-			.tw = ww,
-			.th = wh,
-			.cx = g->cx,
-			.cy = oy,
-			.cw = g->cw,
-			.ch = rows,
-			.n = g->cw * rows,
-			.i0 = g->ow,
-			.i1 = g->oh,
+		struct resample_push p = {
+			.tile = { .img_w = g->fw,
+				  .img_h = g->fh,
+				  .tx = wx,
+				  .ty = wy,
+				  .tw = ww,
+				  .th = wh,
+				  .cx = g->cx,
+				  .cy = oy,
+				  .cw = g->cw,
+				  .ch = rows,
+				  .n = g->cw * rows },
+			.out_w = g->ow,
+			.out_h = g->oh,
 		};
-		PASS(&r, vf->resample, p, div_up((uint64_t)p.n, GROUP), 1,
+		PASS(&r, vf->resample, p, div_up((uint64_t)p.tile.n, GROUP), 1,
 		     &vf->fine, &vf->band, NULL, NULL, NULL, NULL);
 		nn_record_stage_end(&r, NN_PASS_HEAD);
 	}
@@ -363,7 +366,7 @@ static int view_fit_init(struct view_fit *vf, struct gpu_context *gpu,
 	memcpy(&spec[1], &cfg->w0, 4);
 	rc = rc || vf->g.exact ? rc
 			       : gpu_pipeline_get(gpu, "resample", 2,
-						  sizeof(struct pass_push),
+						  sizeof(struct resample_push),
 						  spec, 2, &vf->resample);
 	return rc;
 }

@@ -42,9 +42,10 @@ static const struct ref_tile tile = {
 };
 #define NPIX (37 * 23)
 
-static inline struct pass_push tile_push(int dil)
+/* The test tile's geometry, as the passes read it. */
+static inline struct pass_tile test_tile(void)
 {
-	struct pass_push p = {
+	struct pass_tile p = {
 		.img_w = tile.img_w,
 		.img_h = tile.img_h,
 		.tx = tile.tx,
@@ -56,8 +57,14 @@ static inline struct pass_push tile_push(int dil)
 		.cw = tile.cw,
 		.ch = tile.ch,
 		.n = NPIX,
-		.dil = dil,
 	};
+	return p;
+}
+
+/* The depthwise passes' push block over the test tile, dilation dil. */
+static inline struct dw_push dw_tile_push(int dil)
+{
+	struct dw_push p = { .tile = test_tile(), .dil = dil };
 	return p;
 }
 
@@ -79,14 +86,14 @@ static inline void reduce_partials(const struct gpu_buffer *part, int chunks,
 				   float *out)
 {
 	struct gpu_buffer grad = test_buffer((size_t)J * C);
-	struct pass_push r = { .n = chunks,
-			       .i0 = 0,
-			       .i1 = C,
-			       .i2 = J,
-			       .i3 = J,
-			       .off0 = 0,
-			       .off1 = (uint32_t)dst_cs,
-			       .off2 = (uint32_t)dst_js };
+	struct reduce_push r = { .chunks = chunks,
+				 .j0 = 0,
+				 .channels = C,
+				 .taps = J,
+				 .jcount = J,
+				 .dst = 0,
+				 .dst_cs = (uint32_t)dst_cs,
+				 .dst_js = (uint32_t)dst_js };
 	const struct gpu_buffer *red[] = { part, &grad };
 	test_dispatch("reduce", NF, W0, red, 2, &r, sizeof(r),
 		      (J * C + 255) / 256, 1, 1);
@@ -124,9 +131,9 @@ static inline float *run_first(const char *variant,
 	float *params = random_params(l, &cfg);
 	struct gpu_buffer bp = test_buffer(l->total);
 	test_upload(&bp, params, l->total);
-	struct pass_push p = tile_push(0);
-	p.off0 = (uint32_t)l->first_w;
-	p.off1 = (uint32_t)l->first_b;
+	struct first_push p = { .tile = test_tile(),
+				.w_off = (uint32_t)l->first_w,
+				.b_off = (uint32_t)l->first_b };
 	const struct gpu_buffer *bufs[] = { &bp, out };
 	test_dispatch(variant, NF, W0, bufs, 2, &p, sizeof(p),
 		      (NPIX + 255) / 256, NF, 1);
@@ -186,9 +193,9 @@ static inline void run_reduce(const char *variant, const struct gpu_buffer *x,
 	/* a small chunk, so that several chunks are added */
 	int chunk = 128, chunks = (NPIX + chunk - 1) / chunk;
 	struct gpu_buffer part = test_buffer((size_t)chunks * J * C);
-	struct pass_push p = tile_push(dil);
-	p.i0 = chunk;
-	p.i1 = C;
+	struct pixel_sum_push p = {
+		.tile = test_tile(), .dil = dil, .chunk = chunk, .channels = C
+	};
 	const struct gpu_buffer *bufs[] = { x, y, &part };
 	test_dispatch(variant, NF, W0, bufs, 3, &p, sizeof(p), chunks, C, 1);
 	reduce_partials(&part, chunks, C, J, dst_cs, dst_js, out);

@@ -48,14 +48,14 @@ struct ns_config {
 };
 
 static void ns_dispatch(const char *variant, int nf, int flags,
-			const struct gpu_buffer *scratch, struct pass_push *p)
+			const struct gpu_buffer *scratch, struct ns_push *p)
 {
 	uint32_t tiles = div_up(nf, 64), gx = tiles, gy = tiles;
 	if (flags & 1) {
 		gx = tiles * (tiles + 1) / 2;
 		gy = 1;
 	}
-	p->i3 = flags;
+	p->flags = flags;
 	const struct gpu_buffer *bufs[1] = { scratch };
 	test_dispatch(variant, nf, 30.0f, bufs, 1, p, sizeof(*p), gx, gy,
 		      NS_BATCH);
@@ -90,14 +90,14 @@ static void ns_device(int nf, const struct ns_config *cfg, float *x)
 			  g | (g ? 1 << 4 | 1 << 6 : 0) },
 		};
 		for (int i = 0; i < 3; i++) {
-			struct pass_push p = { .n = (int32_t)a,
-					       .off0 = steps[i].l,
-					       .off1 = steps[i].r,
-					       .off2 = steps[i].d,
-					       .off3 = steps[i].c,
-					       .i2 = (int32_t)stride };
-			memcpy(&p.i0, &steps[i].p, 4);
-			memcpy(&p.i1, &steps[i].q, 4);
+			struct ns_push p = { .gg = a,
+					     .l = steps[i].l,
+					     .r = steps[i].r,
+					     .d = steps[i].d,
+					     .c = steps[i].c,
+					     .p = steps[i].p,
+					     .q = steps[i].q,
+					     .stride = (int32_t)stride };
 			ns_dispatch(steps[i].variant, nf, steps[i].flags,
 				    &scratch, &p);
 		}
@@ -119,12 +119,13 @@ static void ns_device_small(const char *variant, int nf, float *x)
 	struct gpu_buffer scratch = test_buffer(NS_BATCH * stride);
 	test_upload(&scratch, x, NS_BATCH * stride);
 	static const float abc[3] = { 3.4445f, -4.7750f, 2.0315f };
-	struct pass_push p = { .off0 = 0,
-			       .off1 = (uint32_t)nn, /* X' after five steps */
-			       .i2 = (int32_t)stride };
-	memcpy(&p.i0, &abc[0], 4);
-	memcpy(&p.i1, &abc[1], 4);
-	memcpy(&p.i3, &abc[2], 4);
+	struct ns_small_push p = { .x_off = 0,
+				   .out_off =
+				       (uint32_t)nn, /* X' after five steps */
+				   .c0 = abc[0],
+				   .c1 = abc[1],
+				   .c2 = abc[2],
+				   .stride = (int32_t)stride };
 	const struct gpu_buffer *bufs[1] = { &scratch };
 	test_dispatch(variant, nf, 30.0f, bufs, 1, &p, sizeof(p), 1, 1,
 		      NS_BATCH);

@@ -21,7 +21,7 @@ static void test_activate(void **state)
 	struct gpu_buffer bs = test_buffer(NF * NPIX),
 			  bh = test_buffer(NF * NPIX);
 	test_upload(&bs, s, NF * NPIX);
-	struct pass_push p = tile_push(0);
+	struct activate_push p = { .n = NPIX };
 	const struct gpu_buffer *bufs[] = { &bs, &bh };
 	test_dispatch("activate", NF, W0, bufs, 2, &p, sizeof(p),
 		      (NPIX + 255) / 256, NF, 1);
@@ -34,7 +34,7 @@ static void test_activate(void **state)
 	 * workgroups (the second partly past the end) */
 	memset(got, 0, NF * NPIX * 4);
 	test_upload(&bh, got, NF * NPIX);
-	p.i0 = NF * NPIX / 4;
+	p.count = NF * NPIX / 4;
 	uint32_t groups = (NF * NPIX / 4 + 255) / 256;
 	test_dispatch("activate_vec4", NF, W0, bufs, 2, &p, sizeof(p),
 		      (groups + 1) / 2, 2, 1);
@@ -75,21 +75,21 @@ static const char *dispatch_dw(enum dw_form form, int back, int d,
 	float w0 = W0;
 	uint32_t spec[3] = { NF, 0, (uint32_t)d };
 	memcpy(&spec[1], &w0, 4);
-	struct pass_push p = tile_push(d);
+	struct dw_push p = dw_tile_push(d);
 	uint32_t gx = (NPIX + 255) / 256;
 	const char *name = names[form][back];
 	if (form == DW_ROWS) {
-		p.i0 = ROW_CHUNK_TEST;
-		p.i1 = NF;
-		p.i2 = ROW_SEGS;
+		p.chunk = ROW_CHUNK_TEST;
+		p.channels = NF;
+		p.segments = ROW_SEGS;
 		gx = back ? ROW_CHUNKS : (ROW_SEGS * 23 + 63) / 64;
 	}
 	if (form == DW_ROW_BLOCKS) { /* the units: d ceil(23 / 4d) block
 				      * rows of ROW_SEGS segments */
 		uint32_t units = ROW_SEGS * d * ((23 + 4 * d - 1) / (4 * d));
-		p.i0 = (int)((units + ROW_CHUNKS - 1) / ROW_CHUNKS);
-		p.i1 = NF;
-		p.i2 = ROW_SEGS;
+		p.chunk = (int)((units + ROW_CHUNKS - 1) / ROW_CHUNKS);
+		p.channels = NF;
+		p.segments = ROW_SEGS;
 		gx = back ? ROW_CHUNKS : (units + 63) / 64;
 	}
 	int rows = form == DW_ROWS || form == DW_ROW_BLOCKS;

@@ -66,11 +66,11 @@ static void run_reduce_half(const char *variant, const struct gpu_buffer *x,
 {
 	int chunk = 128, chunks = (NPIX + chunk - 1) / chunk;
 	struct gpu_buffer part = test_buffer((size_t)chunks * J * NF);
-	struct pass_push p = tile_push(0);
-	p.i0 = chunk;
-	p.i1 = NF;
-	p.i3 = NPAD;
-	memcpy(&p.off3, &scale, 4);
+	struct pixel_sum_push p = { .tile = test_tile(),
+				    .chunk = chunk,
+				    .channels = NF,
+				    .x_row = NPAD,
+				    .x_scale = scale };
 	const struct gpu_buffer *bufs[] = { x, x, &part };
 	test_dispatch(variant, NF, W0, bufs, 3, &p, sizeof(p), chunks, NF, 1);
 	reduce_partials(&part, chunks, NF, J, dst_cs, dst_js, out);
@@ -82,7 +82,7 @@ static void run_reduce_half(const char *variant, const struct gpu_buffer *x,
  * times the scale in fp16 alone, every value and the padding. Then the
  * biases' and the first layer's sums read that fp16 dS. sd: the S that
  * the fp16 phases in bcopy stand for. */
-static void check_half_ds(struct pass_push p, int d, const float *dw,
+static void check_half_ds(struct dw_push p, int d, const float *dw,
 			  const struct gpu_buffer *bp,
 			  const struct gpu_buffer *bcopy, const float *dz,
 			  const double *sd, uint32_t gx, uint32_t gy,
@@ -113,8 +113,8 @@ static void check_half_ds(struct pass_push p, int d, const float *dw,
 		h[i] = (_Float16)1000.0f;
 	assert_int_equal(gpu_upload(test_gpu, &b16, 0, h, padded * sizeof(*h)),
 			 0);
-	p.i3 = NPAD;
-	memcpy(&p.off3, &scale, 4);
+	p.half_row = NPAD;
+	p.grad_scale = scale;
 	const struct gpu_buffer *bk[] = { bp, bcopy, &bdz, &b16, &part };
 	uint32_t spec[2] = { NF, 0 };
 	float w0 = W0;
@@ -190,7 +190,7 @@ struct pair_form {
 };
 static void
 check_pairs_at(const struct pair_form *forms, size_t nforms, int small, int d,
-	       const struct pass_push *pp, const struct gpu_buffer *bp,
+	       const struct dw_push *pp, const struct gpu_buffer *bp,
 	       const struct gpu_buffer *bs32, const struct gpu_buffer *bs16,
 	       const struct gpu_buffer *bz, const struct gpu_buffer *bz16,
 	       const struct gpu_buffer *bcopy, const float *s, float *got,
@@ -198,7 +198,7 @@ check_pairs_at(const struct pair_form *forms, size_t nforms, int small, int d,
 {
 	enum { W = 38, H = 23, N = W * H, NP = (N + 15) / 16 * 16 };
 	size_t count = (size_t)NF * N;
-	struct pass_push p = *pp;
+	struct dw_push p = *pp;
 	float w0 = W0;
 	uint32_t spec[2] = { NF, 0 };
 	memcpy(&spec[1], &w0, 4);
@@ -269,8 +269,8 @@ static void test_dwconv_pairs(void **state)
 			  bz16 = half_buffer((size_t)NF * NP),
 			  bcopy = half_buffer(count);
 	for (int d = 1; d <= 8; d *= 2) {
-		struct pass_push p = tile_push(d);
-		p.tw = W, p.th = H, p.n = N, p.i3 = NP;
+		struct dw_push p = dw_tile_push(d);
+		p.tile.tw = W, p.tile.th = H, p.tile.n = N, p.half_row = NP;
 		test_random(s, count, 71 + d, -1, 1);
 		test_random(dw, NF * 9, 72 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
@@ -308,8 +308,8 @@ static void test_fp16_storage(void **state)
 	memcpy(&spec[1], &w0, 4);
 	check_first_phase();
 	for (int d = 1; d <= 8; d *= 2) {
-		struct pass_push p = tile_push(d);
-		p.i3 = NPAD;
+		struct dw_push p = dw_tile_push(d);
+		p.half_row = NPAD;
 		test_random(s, count, 91 + d, -1, 1);
 		test_random(dw, NF * 9, 92 + d, -1, 1);
 		test_upload(&bp, dw, NF * 9);
@@ -371,8 +371,7 @@ static void test_fp16_storage(void **state)
 				test_random(dz, count, 93 + d, -1, 1);
 				test_upload(&bdz, dz, count);
 				float scale = 4.0f;
-				p.off3 = 0;
-				memcpy(&p.off3, &scale, 4);
+				p.grad_scale = scale;
 				const struct gpu_buffer *bk[] = { &bp,  &bcopy,
 								  &bdz, &bout,
 								  &b16, &part };
@@ -417,7 +416,7 @@ static void test_fp16_storage(void **state)
 					check_half_ds(p, d, dw, &bp, &bcopy, dz,
 						      sd, gx, gy, dz_half);
 				free(dzd);
-				p.off3 = 0;
+				p.grad_scale = 0;
 			}
 			free(sd), free(s16);
 		}

@@ -145,10 +145,10 @@ static void test_head(void **state)
 	test_upload(&bp, params, l.total);
 	test_upload(&bs, s4, NF * NPIX);
 	test_upload(&bt, target->rgb, tile.img_w * tile.img_h * 3);
-	struct pass_push p = tile_push(0);
-	p.off0 = (uint32_t)l.out_w;
-	p.off1 = (uint32_t)l.out_b;
-	p.i1 = 1;
+	struct head_push p = { .tile = test_tile(),
+			       .w_off = (uint32_t)l.out_w,
+			       .b_off = (uint32_t)l.out_b,
+			       .has_target = 1 };
 	const struct gpu_buffer *bufs[] = { &bp, &bs, &bt, &bds, &bdy, &bsse };
 	test_dispatch("head", NF, W0, bufs, 6, &p, sizeof(p),
 		      (NPIX + 255) / 256, 1, 1);
@@ -169,7 +169,7 @@ static void test_head(void **state)
 	assert_true(fabs(total - sse) <= 1e-4 * sse);
 
 	/* the fp16 path's head with dS4 in fp16 alone: times the loss scale,
-	 * in rows of i2 values, the padding zeroed; the fp32 dS4 untouched */
+	 * in rows of ds_row values, the padding zeroed; the fp32 dS4 untouched */
 	if (gpu_info(test_gpu)->has_float16_storage) {
 		enum { PAD = (NPIX + 15) / 16 * 16 };
 		const float loss_scale = 1024.0f;
@@ -183,8 +183,8 @@ static void test_head(void **state)
 			h[i] = (_Float16)1000.0f;
 		assert_int_equal(
 		    gpu_upload(test_gpu, &b16, 0, h, NF * PAD * sizeof(*h)), 0);
-		p.i2 = PAD;
-		memcpy(&p.off2, &loss_scale, 4);
+		p.ds_row = PAD;
+		p.ds_scale = loss_scale;
 		const struct gpu_buffer *hb[] = { &bp,  &bs,   &bt, &bds,
 						  &bdy, &bsse, &b16 };
 		test_dispatch("head_f16_only", NF, W0, hb, 7, &p, sizeof(p),
@@ -253,29 +253,28 @@ static void test_loss_passes(void **state)
 	test_upload(&bp, params, l.total);
 	test_upload(&bs, s4, NF * NPIX);
 	test_upload(&bt, target->rgb, lt.img_w * lt.img_h * 3);
-	struct pass_push p = { .img_w = lt.img_w,
-			       .img_h = lt.img_h,
-			       .tx = lt.tx,
-			       .ty = lt.ty,
-			       .tw = lt.tw,
-			       .th = lt.th,
-			       .cx = lt.cx,
-			       .cy = lt.cy,
-			       .cw = lt.cw,
-			       .ch = lt.ch,
-			       .n = NPIX,
-			       .off0 = (uint32_t)l.out_w,
-			       .off1 = (uint32_t)l.out_b,
-			       .i1 = 1 };
+	struct head_push p = { .tile = { .img_w = lt.img_w,
+					 .img_h = lt.img_h,
+					 .tx = lt.tx,
+					 .ty = lt.ty,
+					 .tw = lt.tw,
+					 .th = lt.th,
+					 .cx = lt.cx,
+					 .cy = lt.cy,
+					 .cw = lt.cw,
+					 .ch = lt.ch,
+					 .n = NPIX },
+			       .w_off = (uint32_t)l.out_w,
+			       .b_off = (uint32_t)l.out_b,
+			       .has_target = 1 };
 	const struct gpu_buffer *head[] = { &bp, &bs, &bt, &by, &bdy, &bsse };
 	test_dispatch("head_predict", NF, W0, head, 6, &p, sizeof(p), groups, 1,
 		      1);
-	struct pass_push lp = p;
-	float w[3] = { (float)terms.loss_ssim, (float)terms.loss_grad,
-		       (float)terms.loss_chroma };
-	memcpy(&lp.off0, &w[0], 4);
-	memcpy(&lp.off1, &w[1], 4);
-	memcpy(&lp.off2, &w[2], 4);
+	struct loss_push lp = { .tile = p.tile,
+				.sse_base = p.sse_base,
+				.w_ssim = (float)terms.loss_ssim,
+				.w_grad = (float)terms.loss_grad,
+				.w_chroma = (float)terms.loss_chroma };
 	const struct gpu_buffer *sums[] = { &by, &bt, &bcoef, &bsums };
 	test_dispatch("loss_terms", NF, W0, sums, 4, &lp, sizeof(lp), groups, 1,
 		      1);
@@ -401,7 +400,7 @@ static void test_adam(void **state)
 		double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
 		float step[2] = { (float)(lr / bc1), (float)sqrt(bc2) };
 		test_upload(&bstep, step, 2);
-		struct pass_push push = { .n = COUNT };
+		struct params_push push = { .n = COUNT };
 		const struct gpu_buffer *bufs[] = { &bp, &bg, &bm, &bv,
 						    &bstep };
 		test_dispatch("adam", NF, W0, bufs, 5, &push, sizeof(push),
