@@ -558,11 +558,20 @@ static int write_interrupted(const struct fit_options *o, struct nn_fit *fit,
 				break;
 		}
 	}
+	/* the hint names the scaling too: the checkpoint is for the image
+	 * at the size it trained at, which the plain image is not */
+	char scaled[64] = "";
+	if (o->resize.max_side)
+		snprintf(scaled, sizeof(scaled), " --max-side %d",
+			 o->resize.max_side);
+	else if (o->resize.width)
+		snprintf(scaled, sizeof(scaled), " --resize %dx%d",
+			 o->resize.width, o->resize.height);
 	if (*ckpt && !(failed = write_checkpoint(o, ckpt, fit)))
-		snprintf(
-		    said, sizeof(said),
-		    "; the checkpoint %.500s (continue with --resume %.500s)",
-		    ckpt, ckpt);
+		snprintf(said, sizeof(said),
+			 "; the checkpoint %.500s (continue with vkinrd --fit "
+			 "%.500s --resume %.500s%s)",
+			 ckpt, o->image, ckpt, scaled);
 	if ((o->model_out || o->recon_out) && !write_outputs(o, fit, &psnr)) {
 		size_t n = strlen(said);
 		snprintf(said + n, sizeof(said) - n,

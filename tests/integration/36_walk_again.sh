@@ -17,9 +17,13 @@
 #     file that exists (exit 3, untouched) unless --force, and its PNG,
 #     written without PIL, is vkinrctl infer's within a step of 255;
 #   - man/vkinrctl.1 used a glyph groff does not know (the ellipsis of
-#     watch's example): both pages render without such warnings.
+#     watch's example): both pages render without such warnings;
+#   - ^C of `vkinrd --fit photo --max-side N` said "continue with
+#     --resume CKPT", which, typed with the photo, was refused (the
+#     checkpoint is for the scaled size): the hint is now the whole
+#     command, the scaling included, and it runs as printed.
 . "$(dirname "$0")/lib.bash"
-tap_plan 8
+tap_plan 9
 need_device
 CTL=$BUILD/vkinrctl
 
@@ -49,7 +53,23 @@ echo "rc=$?" >>"$T/e.out"
 check "an option with a value right after --fit is refused with a sentence (exit 2)" \
 	bash -c "grep -q '^rc=2$' '$T/e.out' && grep -q 'takes the image or folder first, not --epochs' '$T/e.out'"
 
-start_daemon || { echo "not ok 4 - daemon starts"; exit 1; }
+# ^C of a scaled fit, then its hint typed as printed
+"$MKSAMPLE" "$T/walk/big.png" 40 30 3 >/dev/null
+(cd "$T/walk" && exec "$VKINRD" --fit big.png --max-side 16 --width 16 --epochs 100000 \
+	--json >int.json 2>int.err) &
+PID=$!
+for _ in $(seq 1 300); do [ "$(wc -l <"$T/walk/int.json" 2>/dev/null)" -ge 5 ] && break; sleep 0.1; done
+kill -INT $PID
+wait $PID
+HINT=$(sed -n 's/.*(continue with \(vkinrd --fit .*\))$/\1/p' "$T/walk/int.err")
+LAST=$(tail -1 "$T/walk/int.json" | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p')
+(cd "$T/walk" && ${HINT/#vkinrd/$VKINRD} --stop-after $((LAST + 2)) -q) >"$T/hint.out" 2>&1
+echo "rc=$?" >>"$T/hint.out"
+check "^C of a --max-side fit: the hint is the whole command, and it resumes as printed" \
+	bash -c "[ '$HINT' = 'vkinrd --fit big.png --resume big.checkpoint.safetensors --max-side 16' ] &&
+		grep -q '^rc=0$' '$T/hint.out'"
+
+start_daemon || { echo "not ok 5 - daemon starts"; exit 1; }
 export VKINR_SOCKET=$SOCK
 mkdir "$T/photos"
 "$MKSAMPLE" "$T/photos/a.png" 16 16 1 >/dev/null
