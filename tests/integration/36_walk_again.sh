@@ -21,9 +21,11 @@
 #   - ^C of `vkinrd --fit photo --max-side N` said "continue with
 #     --resume CKPT", which, typed with the photo, was refused (the
 #     checkpoint is for the scaled size): the hint is now the whole
-#     command, the scaling included, and it runs as printed.
+#     command, the scaling included, and it runs as printed;
+#   - vkinrd --fit wrote its model package 0600 beside a 0644 PNG, where
+#     vkinrctl export and --fit-task write 0644: now as they do.
 . "$(dirname "$0")/lib.bash"
-tap_plan 9
+tap_plan 10
 need_device
 CTL=$BUILD/vkinrctl
 
@@ -53,6 +55,11 @@ echo "rc=$?" >>"$T/e.out"
 check "an option with a value right after --fit is refused with a sentence (exit 2)" \
 	bash -c "grep -q '^rc=2$' '$T/e.out' && grep -q 'takes the image or folder first, not --epochs' '$T/e.out'"
 
+(cd "$T/walk" && umask 022 && "$VKINRD" --fit photos/top.png --epochs 1 --width 16 -q \
+	--model m.safetensors --recon m.png)
+check "vkinrd --fit's model package is 0644 under umask 022, as its PNG and export's" \
+	bash -c "[ \$(stat -c %a '$T/walk/m.safetensors') = 644 ] && [ \$(stat -c %a '$T/walk/m.png') = 644 ]"
+
 # ^C of a scaled fit, then its hint typed as printed
 "$MKSAMPLE" "$T/walk/big.png" 40 30 3 >/dev/null
 (cd "$T/walk" && exec "$VKINRD" --fit big.png --max-side 16 --width 16 --epochs 100000 \
@@ -69,7 +76,7 @@ check "^C of a --max-side fit: the hint is the whole command, and it resumes as 
 	bash -c "[ '$HINT' = 'vkinrd --fit big.png --resume big.checkpoint.safetensors --max-side 16' ] &&
 		grep -q '^rc=0$' '$T/hint.out'"
 
-start_daemon || { echo "not ok 5 - daemon starts"; exit 1; }
+start_daemon || { echo "not ok 6 - daemon starts"; exit 1; }
 export VKINR_SOCKET=$SOCK
 mkdir "$T/photos"
 "$MKSAMPLE" "$T/photos/a.png" 16 16 1 >/dev/null
