@@ -23,9 +23,12 @@
 #     checkpoint is for the scaled size): the hint is now the whole
 #     command, the scaling included, and it runs as printed;
 #   - vkinrd --fit wrote its model package 0600 beside a 0644 PNG, where
-#     vkinrctl export and --fit-task write 0644: now as they do.
+#     vkinrctl export and --fit-task write 0644: now as they do;
+#   - the CPU estimate's --max-side hint said "about 2 s an epoch" for a
+#     run of 3000 epochs, 1.5 h, without saying so: it gives the run's
+#     time at that size too.
 . "$(dirname "$0")/lib.bash"
-tap_plan 10
+tap_plan 11
 need_device
 CTL=$BUILD/vkinrctl
 
@@ -60,6 +63,20 @@ check "an option with a value right after --fit is refused with a sentence (exit
 check "vkinrd --fit's model package is 0644 under umask 022, as its PNG and export's" \
 	bash -c "[ \$(stat -c %a '$T/walk/m.safetensors') = 644 ] && [ \$(stat -c %a '$T/walk/m.png') = 644 ]"
 
+if "$VKINRD" --devices --json | head -1 | grep -q '"type":"cpu"'; then
+	"$MKSAMPLE" "$T/walk/huge.png" 1600 1200 4 >/dev/null
+	"$VKINRD" --fit "$T/walk/huge.png" --epochs 3000 >"$T/cost.out" 2>&1
+else
+	echo "no CPU device: the estimate is not made" >"$T/cost.out"
+fi
+grep -q "no CPU device" "$T/cost.out" && skip "a GPU device: no CPU estimate" ||
+check "the CPU estimate's --max-side hint gives the run's time at that size" \
+	python3 -c 'import re, sys
+m = re.search(r"--max-side \d+ takes about (\d+) s an epoch \(([\d.]+) (s|min|h) for the 3000\)",
+              open(sys.argv[1]).read())
+unit = {"s": 1, "min": 60, "h": 3600}
+sys.exit(not m or abs(float(m.group(2)) * unit[m.group(3)] / 3000 - float(m.group(1))) > 1)' "$T/cost.out"
+
 # ^C of a scaled fit, then its hint typed as printed
 "$MKSAMPLE" "$T/walk/big.png" 40 30 3 >/dev/null
 (cd "$T/walk" && exec "$VKINRD" --fit big.png --max-side 16 --width 16 --epochs 100000 \
@@ -76,7 +93,7 @@ check "^C of a --max-side fit: the hint is the whole command, and it resumes as 
 	bash -c "[ '$HINT' = 'vkinrd --fit big.png --resume big.checkpoint.safetensors --max-side 16' ] &&
 		grep -q '^rc=0$' '$T/hint.out'"
 
-start_daemon || { echo "not ok 6 - daemon starts"; exit 1; }
+start_daemon || { echo "not ok 7 - daemon starts"; exit 1; }
 export VKINR_SOCKET=$SOCK
 mkdir "$T/photos"
 "$MKSAMPLE" "$T/photos/a.png" 16 16 1 >/dev/null
