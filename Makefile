@@ -53,8 +53,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # vkinrctl needs only these (PNG through zlib, no libpng, no Vulkan;
 # libmicrohttpd for `vkinrctl dashboard`; cairo paints `vkinrctl plot`'s
-# PNGs, and fontconfig's caches are let go after it)
-CLIENT_PKGS := libcjson zlib libmicrohttpd cairo fontconfig
+# PNGs, and fontconfig's caches are let go after it; libxxhash makes
+# the jobs' keys for --skip-done)
+CLIENT_PKGS := libcjson zlib libmicrohttpd cairo fontconfig libxxhash
 CLIENT_PKG_CFLAGS := $(shell pkg-config --cflags $(CLIENT_PKGS) 2>/dev/null)
 CLIENT_PKG_LIBS := $(shell pkg-config --libs $(CLIENT_PKGS) 2>/dev/null)
 

@@ -14,7 +14,11 @@ Python: numpy alone, or PyTorch where it is installed.
 From the command line:
 
     python3 vkinr.py MODEL.safetensors -o OUT.png [--scale S | --size WxH]
-                     [--crop WxH+X+Y] [--torch]
+                     [--crop WxH+X+Y] [--torch] [--force]
+
+which, as vkinrctl infer, never replaces a file that exists (the photo
+the model was fitted to among them) unless --force (exit status 3, the
+file named), and writes under a temporary name that it then renames.
 
 The render follows vkinrd's (`vkinrctl infer`): pixel-centre coordinates
 u = (2x + 1) / W - 1 on the render's own grid, at an integer scale s every
@@ -25,12 +29,16 @@ the whole fine grid at once (vkinrd tiles it); fp32 throughout, so it
 matches vkinrd's render to float rounding. A package whose stored size was
 edited (its size_check no longer matches) is refused, as vkinrd does.
 """
-import argparse, json, math, struct, sys
+import argparse, json, math, os, struct, sys, tempfile, zlib
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # said plainly, with what to install
+    sys.exit("vkinr.py needs numpy (Debian: apt install python3-numpy; "
+             "pip: pip install numpy)")
 
 __all__ = ["Package", "load", "loads", "render", "to_torch", "load_stack",
-           "stack_package", "save_png", "size_check"]
+           "stack_package", "save_png", "png_bytes", "size_check"]
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64}
 
@@ -246,12 +254,47 @@ def render(pkg, scale=None, size=None, crop=None, backend="numpy"):
     return np.ascontiguousarray(img)
 
 
+def png_bytes(img):
+    """An H x W x 3 image in [0, 1] as the bytes of an 8-bit RGB PNG (as
+    vkinrd rounds: clamped, then to the nearest of 255 steps); zlib alone,
+    no imaging library."""
+    a = (np.clip(np.nan_to_num(img), 0, 1) * 255 + 0.5).astype(np.uint8)
+    h, w = a.shape[0], a.shape[1]
+    rows = np.concatenate([np.zeros((h, 1), np.uint8),
+                           a.reshape(h, w * 3)], axis=1)
+
+    def chunk(kind, data):
+        body = kind + data
+        return (struct.pack(">I", len(data)) + body +
+                struct.pack(">I", zlib.crc32(body) & 0xffffffff))
+    return (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)) +
+            chunk(b"IEND", b""))
+
+
 def save_png(img, path):
-    """Writes an H x W x 3 image in [0, 1] as an 8-bit PNG (as vkinrd
-    rounds: clamped, then to the nearest of 255 steps)."""
-    from PIL import Image
-    a = np.clip(np.nan_to_num(img), 0, 1) * 255 + 0.5
-    Image.fromarray(a.astype(np.uint8), "RGB").save(path)
+    """Writes an H x W x 3 image in [0, 1] to path as an 8-bit PNG
+    (png_bytes), whatever its suffix, under a temporary name in the same
+    folder renamed into place, so that no half-written file is left. It
+    replaces path as open() would; the command line refuses to."""
+    data = png_bytes(img)
+    fd, tmp = tempfile.mkstemp(prefix=".vkinr-", suffix=".png",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m
 
 
 def load_stack(path):
@@ -289,20 +332,35 @@ def _main(argv):
     ap.add_argument("--size", help="WxH")
     ap.add_argument("--crop", help="WxH+X+Y")
     ap.add_argument("--torch", action="store_true", help="render with PyTorch")
+    ap.add_argument("-f", "--force", action="store_true",
+                    help="replace OUTPUT if it exists (else refused)")
     a = ap.parse_args(argv)
-    size = tuple(int(v) for v in a.size.lower().split("x")) if a.size else None
-    crop = None
-    if a.crop:
-        wh, x, y = a.crop.split("+")
-        w, h = wh.lower().split("x")
-        crop = (int(x), int(y), int(w), int(h))
+    try:
+        size = tuple(int(v) for v in a.size.lower().split("x")) if a.size else None
+        crop = None
+        if a.crop:
+            wh, x, y = a.crop.split("+")
+            w, h = wh.lower().split("x")
+            crop = (int(x), int(y), int(w), int(h))
+        if size is not None and len(size) != 2:
+            raise ValueError
+    except ValueError:
+        ap.error("--size is WxH and --crop WxH+X+Y, in whole pixels")
+    if os.path.lexists(a.output) and not a.force:
+        print("vkinr.py: %s exists already; add --force to replace it"
+              % a.output, file=sys.stderr)
+        return 3
     try:
         pkg = load(a.model)
         img = render(pkg, a.scale, size, crop, "torch" if a.torch else "numpy")
     except (ValueError, OSError) as e:
         print("vkinr.py: %s: %s" % (a.model, e), file=sys.stderr)
         return 1
-    save_png(img, a.output)
+    try:
+        save_png(img, a.output)
+    except OSError as e:
+        print("vkinr.py: %s: %s" % (a.output, e), file=sys.stderr)
+        return 1
     print("wrote %s (%dx%d)" % (a.output, img.shape[1], img.shape[0]))
     return 0
 

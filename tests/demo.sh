@@ -5,6 +5,8 @@
 #   DEMO_SIZE (default 96 on a CPU device, 512 on a GPU), DEMO_EPOCHS
 #   (default 800 on a CPU device: about two minutes on 2 cores; 2000 on a
 #   GPU), DEMO_OUT (default out/).
+# The demo's folder is its own: a second `make demo` replaces what the
+# first left there (--force), where vkinrd would otherwise refuse it.
 set -euo pipefail
 build=${1:-build}
 out=${DEMO_OUT:-out}
@@ -18,7 +20,7 @@ fi
 "$build/tools/mksample" "$out/sample.png" "$size" "$size" 1
 echo "fitting $out/sample.png (${size}x${size}), $epochs epochs"
 "$build/vkinrd" --fit "$out/sample.png" --epochs "$epochs" --lr 1e-3 "${width[@]}" \
-	--model "$out/sample.safetensors" --recon "$out/recon.png"
+	--force --model "$out/sample.safetensors" --recon "$out/recon.png"
 echo
 echo "target (left) and vkinrd's reconstruction (right):"
 "$build/tools/pngshow" -w 48 "$out/sample.png" "$out/recon.png"

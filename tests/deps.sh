@@ -29,12 +29,13 @@ fi
 # one an EXIF chunk). libexif-dev: the EXIF orientation of JPEG and WebP
 # photos. libcairo2-dev
 # and fonts-dejavu-core: `vkinrctl plot`'s PNGs (antialiased lines, real
-# text in a sans-serif font).
+# text in a sans-serif font). libxxhash-dev: the jobs' keys that
+# `submit --skip-done` compares (XXH3-128).
 pkgs="make gcc pkg-config libuv1-dev libcjson-dev libvulkan-dev glslang-tools
 libpng-dev libjpeg62-turbo-dev libwebp-dev libexif-dev zlib1g-dev mesa-vulkan-drivers spirv-tools libcmocka-dev socat
 python3 systemd tmux plasma-workspace-wallpapers python3-pil
 libmicrohttpd-dev libjs-chart.js chromium python3-websocket curl zsh fish
-python3-jsonrpc python3-numpy webp libcairo2-dev fonts-dejavu-core"
+python3-jsonrpc python3-numpy webp libcairo2-dev fonts-dejavu-core libxxhash-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -76,6 +76,12 @@ size_t image_suffix_len(const char *name)
 	return 0;
 }
 
+int image_is_recon_name(const char *name)
+{
+	size_t n = strlen(name), k = strlen(".recon.png");
+	return n > k && !strcasecmp(name + n - k, ".recon.png");
+}
+
 /* One axis of image_scale_down: n source samples (stride apart, 3
  * floats each) into m, each the mean of the source span it covers. */
 static void scale_line(const float *src, size_t src_stride, int n, float *dst,

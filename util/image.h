@@ -45,6 +45,11 @@ int webp_has_signature(const void *data, size_t size);
 /* The length of name's image suffix (".png", ".jpg", ".jpeg", ".webp",
  * any case), or 0: how a folder's images are told from its other files. */
 size_t image_suffix_len(const char *name);
+/* Whether name is an export's reconstruction, NAME.recon.png (any case):
+ * a folder's such files are left out of a submission or a --fit DIR, so
+ * that exporting into the folder of the photos and submitting it again
+ * does not fit the reconstructions too (a file named alone is taken). */
+int image_is_recon_name(const char *name);
 
 /*
  * Prints up to IMAGE_PRINT_MAX images side by side on a 24-bit colour

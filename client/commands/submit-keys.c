@@ -2,7 +2,9 @@
  * submit-keys.c - the key of a job (`vkinrctl submit`): the same image
  * with the same options is the same job, so --skip-done can tell which
  * images a job of this user already covers. A file of its own to keep
- * cmd-submit.c to the sending.
+ * cmd-submit.c to the sending. The key is XXH3-128 (libxxhash); the
+ * first keys, two FNV-1a streams, are still recognised, so that jobs
+ * submitted before count for --skip-done.
  */
 #include "commands/submit-keys.h"
 
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "core/client.h"
 #include "core/jobs.h"
@@ -17,40 +20,18 @@
 #include "proto/params.h"
 #include "proto/protocol.h"
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+/* Hands each field of the key after the image, in a fixed order (the
+ * table's numbers and words, priority aside, then --init, then the
+ * scaling), to feed. */
+static void key_fields(const cJSON *common,
+		       void (*feed)(void *ctx, const void *p, size_t n),
+		       void *ctx)
 {
-	const uint8_t *p = data;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/*
- * The job's key: 128 bits over the image's bytes and the options that
- * change the result (the tables', priority aside, and --init), in a fixed
- * order so that the order of the options on the command line does not
- * matter. Kept by the daemon with the job; --skip-done compares them.
- */
-void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
-		    char *out, size_t n)
-{
-	uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
 	const cJSON *init = cJSON_GetObjectItemCaseSensitive(common, "init");
 	const cJSON *resize =
 	    cJSON_GetObjectItemCaseSensitive(common, "resize");
 	char *text;
 
-	a = fnv1a(a, png, size);
-	b = fnv1a(b, png, size);
-	/* the numbers, then the words: the table's order */
 	for (int i = 0; i < PARAM_COUNT; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(
 		    common, param_table[i].key);
@@ -65,24 +46,90 @@ void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
 				 param_table[i].key, v->valuestring);
 		else
 			continue;
-		a = fnv1a(a, field, strlen(field));
-		b = fnv1a(b, field, strlen(field));
+		feed(ctx, field, strlen(field));
 	}
 	if (init && (text = cJSON_PrintUnformatted(init))) {
-		a = fnv1a(a, text, strlen(text));
-		b = fnv1a(b, text, strlen(text));
+		feed(ctx, text, strlen(text));
 		free(text);
 	}
 	/* a scaled image is another job (absent: the key as before) */
 	if (resize && (text = cJSON_PrintUnformatted(resize))) {
-		a = fnv1a(a, ";resize=", 8);
-		b = fnv1a(b, ";resize=", 8);
-		a = fnv1a(a, text, strlen(text));
-		b = fnv1a(b, text, strlen(text));
+		feed(ctx, ";resize=", 8);
+		feed(ctx, text, strlen(text));
 		free(text);
 	}
-	snprintf(out, n, "k1-%016llx%016llx", (unsigned long long)mix(a),
-		 (unsigned long long)mix(b));
+}
+
+/* The first keys ("k1-"): two FNV-1a streams, mixed. Jobs submitted
+ * before the xxHash keys carry them, so --skip-done still knows them. */
+struct fnv_pair {
+	uint64_t a, b;
+};
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static void fnv_feed(void *ctx, const void *p, size_t n)
+{
+	struct fnv_pair *f = ctx;
+	f->a = fnv1a(f->a, p, n);
+	f->b = fnv1a(f->b, p, n);
+}
+
+static uint64_t mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void submit_job_key_v1(const cJSON *common, const uint8_t *png, size_t size,
+		       char *out, size_t n)
+{
+	struct fnv_pair f = { 0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL };
+
+	fnv_feed(&f, png, size);
+	key_fields(common, fnv_feed, &f);
+	snprintf(out, n, "k1-%016llx%016llx", (unsigned long long)mix(f.a),
+		 (unsigned long long)mix(f.b));
+}
+
+static void xxh_feed(void *ctx, const void *p, size_t n)
+{
+	XXH3_128bits_update(ctx, p, n);
+}
+
+/*
+ * The job's key: XXH3's 128 bits (Debian's libxxhash) over the image's
+ * size and bytes and the options that change the result, in a fixed order
+ * so that the order of the options on the command line does not matter.
+ * Kept by the daemon with the job; --skip-done compares them.
+ */
+void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
+		    char *out, size_t n)
+{
+	XXH3_state_t *st = XXH3_createState();
+	char len[32];
+
+	if (!st) { /* out of memory: the first key, which needs none */
+		submit_job_key_v1(common, png, size, out, n);
+		return;
+	}
+	XXH3_128bits_reset(st);
+	snprintf(len, sizeof(len), "png=%zu;", size);
+	xxh_feed(st, len, strlen(len));
+	xxh_feed(st, png, size);
+	key_fields(common, xxh_feed, st);
+	XXH128_hash_t h = XXH3_128bits_digest(st);
+	XXH3_freeState(st);
+	snprintf(out, n, "k2-%016llx%016llx", (unsigned long long)h.high64,
+		 (unsigned long long)h.low64);
 }
 
 /* The keys of this user's jobs that cover an image, for --skip-done: one

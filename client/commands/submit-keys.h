@@ -13,11 +13,15 @@
 
 struct client;
 
-/* "k1-" and 32 hex digits into out (n bytes), over the image's bytes and
- * the job parameters in common (the shared table's, priority aside, init
- * and resize). */
+/* "k2-" and 32 hex digits into out (n bytes): XXH3-128 over the image's
+ * bytes and the job parameters in common (the shared table's, priority
+ * aside, init and resize). */
 void submit_job_key(const cJSON *common, const uint8_t *png, size_t size,
 		    char *out, size_t n);
+/* The first form of the key, "k1-" (two FNV-1a streams), which jobs
+ * submitted before carry: --skip-done looks for it too. */
+void submit_job_key_v1(const cJSON *common, const uint8_t *png, size_t size,
+		       char *out, size_t n);
 /* *keys = {KEY: {"job","state","batch"}} of this user's jobs that cover
  * an image (queued, running, paused or done; a done one preferred): one
  * job.list. 0 or a client error. */

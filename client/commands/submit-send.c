@@ -234,6 +234,11 @@ static int submit_prepare(struct submit *s, size_t i, cJSON **params_out,
 	done_as = s->done_keys
 		      ? cJSON_GetObjectItemCaseSensitive(s->done_keys, key)
 		      : NULL;
+	if (s->done_keys && !done_as) { /* a job of an earlier vkinrctl */
+		char v1[sizeof(key)];
+		submit_job_key_v1(s->common, data, size, v1, sizeof(v1));
+		done_as = cJSON_GetObjectItemCaseSensitive(s->done_keys, v1);
+	}
 	if (done_as) {
 		free(data);
 		s->nskipped++;

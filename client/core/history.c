@@ -62,6 +62,9 @@ int history_fetch(struct client *cl, const cJSON *id, struct history *out)
 		return rc;
 	snprintf(out->name, sizeof(out->name), "%s", job_str(job, "name", ""));
 	out->psnr = job_num(job, "psnr", NAN);
+	const char *state = job_str(job, "state", "");
+	out->ended = !strcmp(state, "done") || !strcmp(state, "failed") ||
+		     !strcmp(state, "cancelled");
 	cJSON_Delete(job);
 	if ((rc = client_call(cl, M_JOB_SUBSCRIBE, job_params(id), &result)) <
 	    0)

@@ -27,6 +27,9 @@ struct history {
 	/* the job's PSNR as show and list give it (the exported model's once
 	 * done); NAN when it has none */
 	double psnr;
+	/* whether the job had ended (done, failed or cancelled) when read:
+	 * its PSNR no longer changes after its last epoch */
+	int ended;
 	struct history_row *rows;
 	int n, cap;
 };

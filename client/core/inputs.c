@@ -103,6 +103,9 @@ static const char *left_out_why(const struct inputs *in, const char *name,
 		return "not a regular file";
 	if (!image_suffix_len(name))
 		return "not named .png, .jpg, .jpeg or .webp";
+	if (image_is_recon_name(name))
+		return "an export's reconstruction (name the file alone to "
+		       "submit it)";
 	return NULL;
 }
 

@@ -1,7 +1,10 @@
 /*
  * plot-summary.c - a batch's summary as one picture (`vkinrctl plot
  * --summary`): above, the PSNR (the model's) over epochs as the mean of
- * the jobs that reached each epoch, a band of one standard deviation
+ * the jobs at each epoch (a job that had ended counts after its last
+ * epoch at its final PSNR: a batch whose best jobs stop early at
+ * --target-psnr does not seem to fall as they leave, and the curve ends
+ * at the final PSNRs' mean), a band of one standard deviation
  * either side and thin lines at the least and the most; below, a
  * histogram of the jobs' final PSNRs (as list and show give them: the
  * exported model's once a job is done); and a line
@@ -61,8 +64,9 @@ void plot_final_stats(const struct history *h, int n, struct plot_stats *s)
 	s->sd = s->n > 1 ? sqrt(sq / (s->n - 1)) : 0;
 }
 
-/* Per epoch (1..epochs): how many jobs reached it, the mean, standard
- * deviation, least and most of their PSNRs. */
+/* Per epoch (1..epochs): how many jobs count there (those that reached
+ * it, and those ended before it), the mean, standard deviation, least
+ * and most of their PSNRs. */
 struct by_epoch {
 	int epochs;
 	int *count;
@@ -86,10 +90,15 @@ static int gather(const struct history *h, int n, struct by_epoch *e)
 	for (size_t i = 0; i < len; i++)
 		e->min[i] = INFINITY, e->max[i] = -INFINITY;
 	for (int pass = 0; pass < 2; pass++) /* sums, then deviations */
-		for (int j = 0; j < n; j++)
-			for (int i = 0; i < h[j].n; i++) {
-				int k = h[j].rows[i].epoch;
-				double v = h[j].rows[i].psnr;
+		for (int j = 0; j < n; j++) {
+			int last = h[j].n ? h[j].rows[h[j].n - 1].epoch : 0;
+			int tail = h[j].ended ? e->epochs - last : 0;
+			for (int i = 0; i < h[j].n + tail; i++) {
+				int row = i < h[j].n,
+				    k = row ? h[j].rows[i].epoch
+					    : last + 1 + i - h[j].n;
+				double v =
+				    row ? h[j].rows[i].psnr : final_psnr(&h[j]);
 				if (k < 1 || k > e->epochs || !isfinite(v))
 					continue;
 				if (pass) {
@@ -102,6 +111,7 @@ static int gather(const struct history *h, int n, struct by_epoch *e)
 				e->min[k] = fmin(e->min[k], v);
 				e->max[k] = fmax(e->max[k], v);
 			}
+		}
 	for (int k = 1; k <= e->epochs; k++) {
 		int c = e->count[k];
 		if (!c)
@@ -161,8 +171,9 @@ static int draw_curve(const struct plot_canvas *cv, const struct by_epoch *e,
 		return ERR_NOMEM;
 	mid = xy + 2 * cap, lo = mid + cap, hi = lo + cap;
 	snprintf(title, sizeof(title),
-		 "psnr (dB) of %d jobs over epochs: the mean, a band of one "
-		 "standard deviation, the least and the most",
+		 "psnr (dB) of %d jobs over epochs (an ended job at its "
+		 "final one): the mean, one standard deviation, the least and "
+		 "the most",
 		 jobs);
 	cv->text(cv->ctx, PLOT_LEFT, p.top - 6, PLOT_START, PLOT_FONT,
 		 PLOT_BLACK, title);

@@ -371,20 +371,40 @@ static void plain_catch_up(struct watch *w, int force)
 	}
 }
 
+/* A notification as one --json line: its params under "event": the
+ * method. A job.progress's PSNRs are named as in every other output of
+ * vkinrctl (job objects, metrics --json): "psnr" the model's (the
+ * notification's psnr_best, kept too) and "live_psnr" the epoch's own
+ * (the notification's psnr), so a script reads one name one way. */
 static void json_event(const cJSON *msg)
 {
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	const cJSON *best =
+	    cJSON_GetObjectItemCaseSensitive(params, "psnr_best");
 	cJSON *event = cJSON_CreateObject(), *field;
+	int rename = cJSON_IsString(method) &&
+		     !strcmp(method->valuestring, N_JOB_PROGRESS) &&
+		     cJSON_IsNumber(best);
 
 	if (!event)
 		return;
 	cJSON_AddStringToObject(
 	    event, "event", cJSON_IsString(method) ? method->valuestring : "?");
-	cJSON_ArrayForEach(field, params) if (field->string &&
-					      strcmp(field->string, "event"))
-	    cJSON_AddItemToObject(event, field->string,
-				  cJSON_Duplicate(field, 1));
+	cJSON_ArrayForEach(field, params)
+	{
+		if (!field->string || !strcmp(field->string, "event"))
+			continue;
+		if (rename && !strcmp(field->string, "psnr")) {
+			cJSON_AddItemToObject(event, "psnr",
+					      cJSON_Duplicate(best, 1));
+			cJSON_AddItemToObject(event, "live_psnr",
+					      cJSON_Duplicate(field, 1));
+			continue;
+		}
+		cJSON_AddItemToObject(event, field->string,
+				      cJSON_Duplicate(field, 1));
+	}
 	client_print_json(event);
 	cJSON_Delete(event);
 }

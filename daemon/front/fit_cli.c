@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,43 @@ static const struct option fit_options[] = {
 	{ 0, 0, 0, 0 },
 };
 
+/* A flag typed right after --fit, where getopt takes it for --fit's
+ * value (`vkinrd --fit -r photos/ --out fitted/`, as cp -r and rsync -r
+ * are typed): it is applied and the first image named after the options
+ * stands for --fit's; 0 when value was such a flag, -2 (said) when it is
+ * another option, 1 when it is no option. A file of that name is taken
+ * as the image, as getopt gave it. */
+static int fit_flag_first(struct fit_options *o, const char *value)
+{
+	static const struct {
+		const char *s, *l;
+		size_t off;
+	} flags[] = {
+		{ "-r", "--recursive",
+		  offsetof(struct fit_options, recursive) },
+		{ "-f", "--force", offsetof(struct fit_options, force) },
+		{ "-y", "--yes", offsetof(struct fit_options, yes) },
+		{ "-q", "--quiet", offsetof(struct fit_options, quiet) },
+		{ "--json", "--json", offsetof(struct fit_options, json) },
+		{ "--timings", "--timings",
+		  offsetof(struct fit_options, timings) },
+	};
+	struct stat st;
+
+	if (value[0] != '-' || !value[1] || stat(value, &st) == 0)
+		return 1;
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!strcmp(value, flags[i].s) || !strcmp(value, flags[i].l)) {
+			*(int *)((char *)o + flags[i].off) = 1;
+			return 0;
+		}
+	fprintf(stderr,
+		"vkinrd: --fit takes the image or folder first, not %s: "
+		"vkinrd --fit IMG|DIR [options]\n",
+		value);
+	return -2;
+}
+
 /* One of --fit's own options (fit_args.h). */
 static int fit_option(void *ctx, int c, const char *value)
 {
@@ -152,6 +190,8 @@ static int fit_option(void *ctx, int c, const char *value)
 	int v;
 	switch (c) {
 	case O_FIT:
+		if ((v = fit_flag_first(o, value)) <= 0)
+			return v;
 		o->image = value;
 		break;
 	case O_INIT:
@@ -241,6 +281,11 @@ static int parse_args(int argc, char **argv, struct fit_options *o)
 	o->epochs_given = !!(given & ((uint64_t)1 << PARAM_EPOCHS));
 	o->more = argv + optind;
 	o->nmore = argc - optind;
+	if (!o->image && o->nmore) { /* --fit -r DIR */
+		o->image = o->more[0];
+		o->more++;
+		o->nmore--;
+	}
 	struct stat st;
 	int folder =
 	    o->image && stat(o->image, &st) == 0 && S_ISDIR(st.st_mode);
@@ -513,11 +558,20 @@ static int write_interrupted(const struct fit_options *o, struct nn_fit *fit,
 				break;
 		}
 	}
+	/* the hint names the scaling too: the checkpoint is for the image
+	 * at the size it trained at, which the plain image is not */
+	char scaled[64] = "";
+	if (o->resize.max_side)
+		snprintf(scaled, sizeof(scaled), " --max-side %d",
+			 o->resize.max_side);
+	else if (o->resize.width)
+		snprintf(scaled, sizeof(scaled), " --resize %dx%d",
+			 o->resize.width, o->resize.height);
 	if (*ckpt && !(failed = write_checkpoint(o, ckpt, fit)))
-		snprintf(
-		    said, sizeof(said),
-		    "; the checkpoint %.500s (continue with --resume %.500s)",
-		    ckpt, ckpt);
+		snprintf(said, sizeof(said),
+			 "; the checkpoint %.500s (continue with vkinrd --fit "
+			 "%.500s --resume %.500s%s)",
+			 ckpt, o->image, ckpt, scaled);
 	if ((o->model_out || o->recon_out) && !write_outputs(o, fit, &psnr)) {
 		size_t n = strlen(said);
 		snprintf(said + n, sizeof(said) - n,

@@ -127,18 +127,23 @@ int fit_cost_check(const struct nn_fit *fit, const struct gpu_context *gpu,
 	    target->width > target->height ? target->width : target->height;
 	int suggest = (int)(side * sqrt(FIT_COST_GOOD_EPOCH_S / epoch_s));
 	suggest = suggest >= 32 ? suggest / 16 * 16 : 16;
-	char each[32], all[32];
+	char each[32], all[32], small[32];
+	double small_s =
+	    epoch_s * ((double)suggest * suggest) / ((double)side * side);
+	/* the run's time at that size too: a photo wants thousands of
+	 * epochs, and 2 s an epoch is then hours */
 	fprintf(stderr,
 		"vkinrd: this fit would be slow on %s, a CPU device: about %s "
 		"an epoch, %s for %d epochs (%.1f GFLOP an epoch for %dx%d "
 		"pixels, at about %.1f GFLOP/s on %d cores).\n"
 		"Run it anyway with --yes, or scale the image down first: "
-		"--max-side %d takes about %.0f s an epoch.\n",
+		"--max-side %d takes about %.0f s an epoch (%s for the %d).\n",
 		gpu_info(gpu)->name, duration(epoch_s, each, sizeof(each)),
 		duration(epoch_s * epochs_left, all, sizeof(all)), epochs_left,
 		info.gflop_per_epoch, target->width, target->height, rate,
-		cores, suggest,
-		epoch_s * ((double)suggest * suggest) / ((double)side * side));
+		cores, suggest, small_s,
+		duration(small_s * epochs_left, small, sizeof(small)),
+		epochs_left);
 	return 2;
 }
 

@@ -126,6 +126,14 @@ static int gather_folder(struct fit_many_images *im, const char *dir,
 		size_t suffix = image_suffix_len(e->d_name);
 		if (!suffix || !is_regular(path))
 			continue;
+		if (image_is_recon_name(e->d_name)) { /* an export's */
+			fprintf(stderr,
+				"vkinrd: %s: left out: an export's "
+				"reconstruction (name the file alone to fit "
+				"it)\n",
+				path);
+			continue;
+		}
 		rc = images_add(im, path, name, (int)(strlen(name) - suffix));
 	}
 	closedir(d);

@@ -66,7 +66,9 @@ int fit_out_write(struct st_file *model, struct image *recon,
 	if (model) {
 		model_new = outfile_check(model_path, 0, NULL, 0) == 0;
 		rc = st_encode(model, &bytes, &size);
-		rc = write_encoded(model_path, rc, bytes, size, 0600, force,
+		/* a result, as the reconstruction and vkinrctl export's
+		 * package are (0644 less the umask); checkpoints stay 0600 */
+		rc = write_encoded(model_path, rc, bytes, size, 0644, force,
 				   err, errlen);
 		free(bytes);
 		bytes = NULL;

@@ -92,7 +92,7 @@ sigterm_run() (
 	cat t.err
 	local last
 	last=$(tail -1 t.json | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p')
-	[ $rc = 143 ] && grep -q "SIGTERM at epoch $last of 1000000: stopped; wrote the checkpoint a.checkpoint.safetensors (continue with --resume a.checkpoint.safetensors)" t.err &&
+	[ $rc = 143 ] && grep -q "SIGTERM at epoch $last of 1000000: stopped; wrote the checkpoint a.checkpoint.safetensors (continue with vkinrd --fit ../in/a.png --resume a.checkpoint.safetensors)" t.err &&
 		"$VKINRD" --fit ../in/a.png --resume a.checkpoint.safetensors --epochs $((last + 2)) --json -q >r.json &&
 		[ "$(head -1 r.json | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p')" = $((last + 1)) ] || return 1
 	# stopped again: the first checkpoint stays, the new one beside it
