@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench_dataset_pair.sh NEW BASE DATA32 DATA256 - the dataset figures of
 # one run on a GPU, a build beside an earlier one (each folder holds
-# vkinrd and vkinrctl), for tests/bench-h200.md:
+# vkinrd and vkinrctl), for tests/bench-h200/:
 #   1. 1000 of 32x32 at width 32, 300 epochs, `vkinrd --fit DIR`: NEW,
 #      BASE (tests/bench_dataset.sh, mode engine)
 #   2. the same through the daemon (mode daemon): NEW, then BASE
@@ -23,7 +23,7 @@ bench() { timeout "$limit" "$here/bench_dataset.sh" "$@" || echo "(ended: $?)"; 
 
 # a warm-up of each build, so that the driver's pipeline cache holds what
 # each will compile: a fresh machine's first run pays for that otherwise
-# (calls 42 and 43 of bench-h200.md)
+# (calls 42 and 43, tests/bench-h200/2026-12-02-third.md)
 wt=$(mktemp -d)
 files=("$d32"/*.png)
 mkdir -p "$wt/in"

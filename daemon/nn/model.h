@@ -74,7 +74,8 @@ enum nn_precision {
 	/* fp16 where the device has tensor cores, with the last
 	 * NN_FP32_FINISH of the epochs in fp32 (which keeps the end within
 	 * 0.2 dB of an fp32 run or above it, for 7.5% more time than fp16
-	 * throughout; a tenth cost 15%: tests/bench-h200.md, calls 37, 38);
+	 * throughout; a tenth cost 15%: tests/bench-h200/2026-12-02-second.md,
+	 * calls 37, 38);
 	 * fp32 elsewhere */
 	NN_PRECISION_AUTO = 0,
 	NN_PRECISION_FP32 = 1,
@@ -84,8 +85,8 @@ enum nn_precision {
 /* Fits of at most this many pixels and this width skip auto's fp32
  * finish: at 32x32 (width 32) and 256x256 (width 128) fp16 throughout
  * ended 0.00-0.02 dB above it at 300 and 2000 epochs, and the rebuild is
- * most of such a job's host time in a dataset (tests/bench-h200.md, call
- * 41). */
+ * most of such a job's host time in a dataset (tests/bench-h200/2026-12-02-third.md,
+ * call 41). */
 #define NN_FP16_ONLY_PIXELS (256 * 256)
 #define NN_FP16_ONLY_WIDTH 128
 #define NN_EARLY_CYCLE_RATIO 7.5
