@@ -345,10 +345,13 @@ fuzz-check:
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man8
+		$(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 man/vkinrctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/vkinrd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	@# the man pages by section: vkinrctl(1) and its command pages,
+	@# vkinrd-fit(1), vkinrd-env(7), vkinrd(8)
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(wildcard man/*.7) $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 644 $(wildcard man/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
 	@# shell completion, made from vkinrctl's own command table
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \

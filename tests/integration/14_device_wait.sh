@@ -1,7 +1,7 @@
 #!/bin/bash
 # 14_device_wait.sh - the first requests after a start wait for the device
 # that is still opening, instead of "no device is available". The test
-# switch VKINRD_OPEN_DELAY_MS (vkinrd(8)) makes each worker wait that long
+# switch VKINRD_OPEN_DELAY_MS (vkinrd-env(7)) makes each worker wait that long
 # before it opens its device, as a slow driver would.
 #   1. A model (from a done job) and a paused job with a checkpoint are
 #      made; the daemon restarts with a 4 s device opening; right after its

@@ -17,7 +17,8 @@
 #     file that exists (exit 3, untouched) unless --force, and its PNG,
 #     written without PIL, is vkinrctl infer's within a step of 255;
 #   - man/vkinrctl.1 used a glyph groff does not know (the ellipsis of
-#     watch's example): both pages render without such warnings;
+#     watch's example, now in vkinrctl-jobs.1): every page in man/
+#     renders without such warnings;
 #   - ^C of `vkinrd --fit photo --max-side N` said "continue with
 #     --resume CKPT", which, typed with the photo, was refused (the
 #     checkpoint is for the scaled size): the hint is now the whole
@@ -137,7 +138,7 @@ fi
 stop_daemon
 
 if command -v man >/dev/null && command -v groff >/dev/null; then
-	for m in "$ROOT/man/vkinrd.8" "$ROOT/man/vkinrctl.1"; do
+	for m in "$ROOT"/man/*.[1-8]; do
 		LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null |
 			grep -v 'cannot adjust line\|cannot break line'
 	done >"$T/man.err"

@@ -8,7 +8,7 @@
 # half of LIMIT_SUBSCRIBER_BYTES its requests are no longer read, so what
 # waits for it stays bounded, and it is dropped when its output has not
 # moved for VKINRD_STALL_SECONDS (3 here). The job and connection limits are
-# lowered here through the test-only variables of vkinrd(8); the second
+# lowered here through the test-only variables of vkinrd-env(7); the second
 # uid is nobody (65534, through setpriv).
 . "$(dirname "$0")/lib.bash"
 tap_plan 11

@@ -1,6 +1,6 @@
 #!/bin/bash
 # 83_device_faults.sh - device loss and out-of-device-memory, injected with
-# the test switch VKINR_FAULT (vkinrd(8)): the Nth submission (or
+# the test switch VKINR_FAULT (vkinrd-env(7)): the Nth submission (or
 # allocation) of each device context fails.
 #   1. Two workers on the one device, device_lost:N: job A loses its
 #      device mid-fit; its worker reopens the device and resumes it from
