@@ -102,11 +102,15 @@ static int view_geometry(const struct nn_view *v, int w0, int h0,
 		g->cw = v->crop_w;
 		g->ch = v->crop_h;
 		if (g->cw < 1 || g->ch < 1 || g->cx < 0 || g->cy < 0 ||
-		    g->cx > g->ow - g->cw || g->cy > g->oh - g->ch)
-			return fail(err, errlen, ERR_INVALID,
-				    "the region %dx%d at %d,%d is not within "
-				    "the render",
-				    g->cw, g->ch, g->cx, g->cy);
+		    g->cx > g->ow - g->cw || g->cy > g->oh - g->ch) {
+			/* the render's size, not only the model's: at
+			 * --scale 8 a 48x30 model renders 384x240 */
+			snprintf(err, errlen,
+				 "the region %dx%d at %d,%d is not within "
+				 "the render, %dx%d",
+				 g->cw, g->ch, g->cx, g->cy, g->ow, g->oh);
+			return ERR_INVALID;
+		}
 	} else {
 		g->cw = g->ow;
 		g->ch = g->oh;
