@@ -375,6 +375,10 @@ install: $(PROGS)
 	done
 	install -m 644 systemd/vkinrd.sysusers \
 		$(DESTDIR)$(PREFIX)/lib/sysusers.d/vkinrd.conf
+	@# the Python loader, outside any one Python's site-packages: a
+	@# script puts the folder on sys.path (or PYTHONPATH), or runs it
+	install -d $(DESTDIR)$(PREFIX)/share/vkinrd/python
+	install -m 755 python/vkinr.py $(DESTDIR)$(PREFIX)/share/vkinrd/python/
 
 clean:
 	rm -rf build build-asan build-fuzz
