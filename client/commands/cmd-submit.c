@@ -73,6 +73,7 @@ static const struct option submit_options[] = {
 	{ "max-side", required_argument, NULL, OPT_MAX_SIDE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "recursive", no_argument, NULL, 'r' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "yes", no_argument, NULL, 'y' },
 	CMD_COMMON_OPTIONS,
 };
@@ -145,7 +146,7 @@ static int parse_options(struct submit *s, int argc, char **argv,
 	const char *lists[argc + 1]; /* --from-file, in order */
 	int nlists = 0;
 
-	while ((c = cmd_getopt(argc, argv, "hqry", opts)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hqrvy", opts)) != -1) {
 		rc = 0;
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_param(s, c, optarg))) {
@@ -185,6 +186,9 @@ static int parse_options(struct submit *s, int argc, char **argv,
 			break;
 		case 'r':
 			s->in.recursive = 1;
+			break;
+		case 'v':
+			s->in.verbose = 1;
 			break;
 		case 'y': /* run even if slow on a CPU device */
 			if (!cJSON_HasObjectItem(s->common, "yes"))
@@ -395,6 +399,9 @@ const struct cmd_entry cmd_submit_entry = {
 	    "subfolders; each job\n"
 	    "                       is named by its path below the folder "
 	    "(sub/a)\n"
+	    "  -v, --verbose        name every entry of a folder left out "
+	    "(more than two\n"
+	    "                       of one reason are counted on one line)\n"
 	    "  --watch              follow the jobs live until they end\n"
 	    "  --wait               wait silently until they end\n"
 	    "  --after JOB[,JOB]    start only once these jobs are done "

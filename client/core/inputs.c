@@ -109,11 +109,92 @@ static const char *left_out_why(const struct inputs *in, const char *name,
 	return NULL;
 }
 
-/* A folder's images found so far: their paths and names. */
+/* The reasons a folder's entries are left out: at most this many kinds
+ * (left_out_why's sentences), each its count and its first entries. */
+#define INPUTS_REASONS 12
+#define INPUTS_SHOWN 2
+
+struct left_out {
+	const char *why; /* one of left_out_why's sentences */
+	int n;
+	char *first[INPUTS_SHOWN];
+};
+
+/* A folder's images found so far: their paths and names; what is left
+ * out, by reason. */
 struct found {
 	char **paths, **names;
 	size_t n, cap;
+	struct left_out out[INPUTS_REASONS];
+	int nout;
 };
+
+/* An entry left out: named at once with -v (in->verbose), else counted
+ * under its reason to be said once (say_left_out). */
+static void note_left_out(const struct inputs *in, struct found *f,
+			  const char *path, const char *why)
+{
+	int i = 0;
+	while (i < f->nout && f->out[i].why != why)
+		i++;
+	if (in->verbose || (i == f->nout && i == INPUTS_REASONS)) {
+		client_warn("left out %s: %s", path, why);
+		return;
+	}
+	if (i == f->nout)
+		f->out[f->nout++] = (struct left_out){ .why = why };
+	struct left_out *o = &f->out[i];
+	char *keep = strdup(path); /* the first by name are kept */
+	for (int k = 0; keep && k < INPUTS_SHOWN; k++)
+		if (k >= o->n || !o->first[k] ||
+		    strcmp(keep, o->first[k]) < 0) {
+			char *t = k < o->n ? o->first[k] : NULL;
+			o->first[k] = keep;
+			keep = t;
+		}
+	free(keep);
+	o->n++;
+}
+
+/* path below dir (its subfolders' entries with -r): "sub/x.txt". */
+static const char *below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (!path)
+		return "?";
+	if (strncmp(path, dir, n) || !path[n])
+		return path;
+	return path + n + (path[n] == '/' && dir[n - 1] != '/');
+}
+
+/* What a folder left out: each entry named where its reason has at most
+ * INPUTS_FEW of them, else one line with the count and the first ones
+ * (a folder exported into holds a NAME.safetensors for every photo). */
+#define INPUTS_FEW 2
+static void say_left_out(const struct inputs *in, struct found *f,
+			 const char *dir)
+{
+	for (int i = 0; i < f->nout; i++) {
+		struct left_out *o = &f->out[i];
+		if (o->n <= INPUTS_FEW) {
+			for (int k = 0; k < o->n; k++)
+				client_warn("left out %s: %s",
+					    o->first[k] ? o->first[k] : "?",
+					    o->why);
+		} else {
+			client_warn("left out %d entries of %s%s, %s: %s, %s "
+				    "and %d more (-v names each)",
+				    o->n, dir,
+				    in->recursive ? " and its subfolders" : "",
+				    o->why, below(o->first[0], dir),
+				    below(o->first[1], dir),
+				    o->n - INPUTS_SHOWN);
+		}
+		for (int k = 0; k < INPUTS_SHOWN; k++)
+			free(o->first[k]);
+	}
+	f->nout = 0;
+}
 
 static int found_add(struct found *f, char *path, char *name)
 {
@@ -167,7 +248,7 @@ static int search_folder(struct inputs *in, struct found *f, const char *dir,
 			break;
 		}
 		if ((why = left_out_why(in, de->d_name, path, depth, &sub))) {
-			client_warn("left out %s: %s", path, why);
+			note_left_out(in, f, path, why);
 			free(path);
 			continue;
 		}
@@ -215,6 +296,7 @@ static int add_folder(struct inputs *in, const char *dir)
 
 	in->expanded = 1;
 	rc = search_folder(in, &f, dir, "", 0);
+	say_left_out(in, &f, dir);
 	if (rc == 0 && f.n == 0 && in->nbad == nbad)
 		refuse(in, dir,
 		       in->recursive

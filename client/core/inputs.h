@@ -3,7 +3,9 @@
  * `vkinrctl submit` (to the daemon) and `submit --slurm` (a job array):
  * files as given, a folder for its *.png, *.jpg, *.jpeg and *.webp files
  * (sorted by name; every other entry, hidden files and subfolders
- * included, named on stderr with the reason it is left out; with
+ * included, named on stderr with the reason it is left out, or, where
+ * more than two share a reason, counted on one line that names the first
+ * two, unless `verbose`; with
  * `recursive` (-r) the subfolders are searched too, hidden ones and links
  * to folders left out, and each image is named by its path below the
  * folder named: sub/a of DIR/sub/a.png), and --from-file lists (one path
@@ -25,6 +27,8 @@ struct inputs {
 	int absolute;  /* set by the caller: keep each path resolved
 			   * (realpath); one that cannot be is refused */
 	int expanded;  /* a folder or a list was named */
+	int verbose;   /* set by the caller (-v): name every entry left
+			* out */
 	int nbad;      /* inputs refused (a folder that cannot be
 			   * opened or holds no image, a list that cannot
 			   * be read, an absolute path not found) */

@@ -344,6 +344,7 @@ static const struct option submit_options[] = {
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "recursive", no_argument, NULL, 'r' },
+	{ "verbose", no_argument, NULL, 'v' },
 	CMD_COMMON_OPTIONS,
 };
 #define SUBMIT_OPTION_COUNT (sizeof(submit_options) / sizeof(submit_options[0]))
@@ -414,6 +415,9 @@ static int parse_submit_option(struct submission *s, int c, char *arg,
 		break;
 	case 'r':
 		s->in.recursive = 1;
+		break;
+	case 'v':
+		s->in.verbose = 1;
 		break;
 	default:
 		return cmd_common_option(s->cl, e, c);
@@ -505,7 +509,7 @@ static int parse_submit(struct submission *s, int argc, char **argv)
 
 	memcpy(opts, submit_options, sizeof(submit_options));
 	fit_options_table(opts + SUBMIT_OPTION_COUNT, OPT_PARAM);
-	while ((c = cmd_getopt(argc, argv, "hqr", opts)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "hqrv", opts)) != -1) {
 		if (fit_option_is(c, OPT_PARAM)) {
 			if ((rc = parse_fit_param(s, c, optarg)))
 				return rc;
