@@ -43,7 +43,7 @@ struct submit {
 	int nskipped;
 	cJSON *skipped; /* [{"file","job","state","batch"}] */
 
-	cJSON *done;   /* [{"job","file","name"}] */
+	cJSON *done;   /* [{"job","file","name","width","height"}] */
 	cJSON *errors; /* [{"file","error"}] */
 };
 

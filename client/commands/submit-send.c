@@ -133,16 +133,26 @@ static char *job_name(const struct submit *s, size_t i)
 	return name_within_limit(strndup(base, n));
 }
 
-static void record(struct submit *s, const cJSON *id, const char *path,
-		   const char *name)
+/* A job made: kept for the summary, and said. The daemon's answer gives
+ * the size the job fits (after --resize or --max-side: the photo's size
+ * otherwise), said then; an older daemon's does not. */
+static void record(struct submit *s, const cJSON *id, const cJSON *result,
+		   const char *path, const char *name)
 {
 	char text[128];
 	cJSON *e = cJSON_CreateObject();
+	const cJSON *img = cJSON_GetObjectItemCaseSensitive(result, "image");
+	int w = (int)job_num(img, "width", 0),
+	    h = (int)job_num(img, "height", 0);
 
 	if (e) {
 		cJSON_AddItemToObject(e, "job", cJSON_Duplicate(id, 1));
 		cJSON_AddStringToObject(e, "file", path);
 		cJSON_AddStringToObject(e, "name", name);
+		if (w > 0 && h > 0) {
+			cJSON_AddNumberToObject(e, "width", w);
+			cJSON_AddNumberToObject(e, "height", h);
+		}
 		cJSON_AddItemToArray(s->done, e);
 	}
 	job_id_text(id, text, sizeof(text));
@@ -150,6 +160,10 @@ static void record(struct submit *s, const cJSON *id, const char *path,
 		return;
 	if (s->quiet)
 		printf("%s\n", text);
+	else if (w > 0 && h > 0 && cJSON_HasObjectItem(s->common, "resize"))
+		client_say(s->cl,
+			   "job %s submitted: %s (name %s), fitted at %dx%d\n",
+			   text, path, name, w, h);
 	else
 		client_say(s->cl, "job %s submitted: %s (name %s)\n", text,
 			   path, name);
@@ -285,7 +299,7 @@ static int submit_answered(struct submit *s, size_t i, const char *name,
 		const cJSON *id =
 		    cJSON_GetObjectItemCaseSensitive(result, "job");
 		if (id)
-			record(s, id, path, name);
+			record(s, id, result, path, name);
 		else
 			submit_refuse(s, path,
 				      "the daemon's answer has no job id");

@@ -441,6 +441,10 @@ static int store_job(struct request *rq, struct pending *pd, cJSON **result)
 	cJSON_AddStringToObject(*result, "job", job->id);
 	if (job->p.batch[0])
 		cJSON_AddStringToObject(*result, "batch", job->p.batch);
+	/* the size kept, after "resize": the client says it at submission */
+	cJSON *size = cJSON_AddObjectToObject(*result, "image");
+	cJSON_AddNumberToObject(size, "width", job->img_w);
+	cJSON_AddNumberToObject(size, "height", job->img_h);
 	schedule_jobs(svc);
 	return 0;
 }
