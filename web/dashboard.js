@@ -474,6 +474,34 @@ function valueAt(h, epoch) { /* the model's PSNR after that epoch, if it has it 
 	return null;
 }
 
+/*
+ * A batch's mean and spread of the PSNR over epochs 1..last (a point
+ * every last/300 epochs): members are job objects, hist their histories
+ * by id. A job that has ended (done, failed, cancelled) counts after its
+ * last epoch at its final PSNR (the job's, else its history's last), as
+ * in `vkinrctl plot --summary`: a batch whose best jobs stop early at
+ * --target-psnr does not seem to fall as they leave, and the curve ends
+ * at the final PSNRs' mean. Pure, so tests run it on the server's data.
+ */
+function batchBand(members, hist, last) {
+	const ended = (j) => j.state === 'done' || j.state === 'failed' || j.state === 'cancelled';
+	const series = members.map((j) => {
+		const h = hist.get(String(j.id));
+		if (!h || !h.epoch.length) return null;
+		const fin = j.psnr !== null && j.psnr !== undefined && isFinite(j.psnr) ? j.psnr : h.psnr[h.psnr.length - 1];
+		return { h, end: h.epoch[h.epoch.length - 1], fin: ended(j) ? fin : null };
+	}).filter((s) => s);
+	const step = Math.max(1, Math.ceil(last / 300)), mean = [], lo = [], hi = [];
+	for (let e = step; e <= last; e += step) {
+		const v = series.map((s) => (e > s.end ? s.fin : valueAt(s.h, e))).filter((y) => y !== null && isFinite(y));
+		if (!v.length) continue;
+		const m = v.reduce((a, y) => a + y, 0) / v.length;
+		const sd = Math.sqrt(v.reduce((a, y) => a + (y - m) * (y - m), 0) / v.length);
+		mean.push({ x: e, y: m }); lo.push({ x: e, y: m - sd }); hi.push({ x: e, y: m + sd });
+	}
+	return { mean, lo, hi };
+}
+
 function drawBatch() {
 	fillBatches($('b-select'), false);
 	const b = $('b-select').value;
@@ -486,14 +514,7 @@ function drawBatch() {
 	$('b-summary').textContent = b ? `${members.length} jobs, ${done} done, ${pct.toFixed(1)}% of the epochs` : 'no batch';
 
 	/* mean and spread of the PSNR over the epochs */
-	const step = Math.max(1, Math.ceil(last / 300)), mean = [], lo = [], hi = [];
-	for (let e = step; e <= last; e += step) {
-		const v = members.map((j) => hist.get(String(j.id))).filter((h) => h).map((h) => valueAt(h, e)).filter((y) => y !== null && isFinite(y));
-		if (!v.length) continue;
-		const m = v.reduce((a, y) => a + y, 0) / v.length;
-		const sd = Math.sqrt(v.reduce((a, y) => a + (y - m) * (y - m), 0) / v.length);
-		mean.push({ x: e, y: m }); lo.push({ x: e, y: m - sd }); hi.push({ x: e, y: m + sd });
-	}
+	const { mean, lo, hi } = batchBand(members, hist, last);
 	const band = charts.band;
 	band.data.datasets = [
 		{ label: 'mean - sd', data: lo, borderColor: '#1a73e833', backgroundColor: '#1a73e822', fill: false },
