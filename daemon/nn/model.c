@@ -209,10 +209,12 @@ void nn_resolve_auto(int *nf, int cpu_device, double *lr,
  * took the live PSNR to about 27 dB by epoch 13, then knocked it back to
  * 21-27 dB for the rest of the run (Path, at widths 32 and 64, every
  * seed tried), and half of it ended 4 to 33 dB higher on every photo; at
- * 1440 pixels (48x30) the two are within 2 dB either way. */
-double nn_lr_pixel_scale(int64_t pixels)
+ * 1440 pixels (48x30) the two are within 2 dB either way. At width 16
+ * (whose warmup is 50 epochs and whose Muon step is the smallest) the
+ * width's rate did not stall, and half of it ended 3 to 4 dB lower. */
+double nn_lr_pixel_scale(int nf, int64_t pixels)
 {
-	if (pixels >= NN_LR_FULL_PIXELS)
+	if (nf <= NN_LR_SCALE_FROM_WIDTH || pixels >= NN_LR_FULL_PIXELS)
 		return 1;
 	double s = sqrt((double)pixels / NN_LR_FULL_PIXELS);
 	return s > NN_LR_LEAST_SCALE ? s : NN_LR_LEAST_SCALE;

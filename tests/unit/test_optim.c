@@ -411,7 +411,7 @@ static int check_best(enum nn_average average, double lr)
 	recipe_config(&cfg, 16, NN_OPTIMIZER_ADAM, average);
 	cfg.epochs = 200;
 	/* the rate the fit takes: a small image's scale undone */
-	cfg.lr = lr / nn_lr_pixel_scale(20 * 16);
+	cfg.lr = lr / nn_lr_pixel_scale(cfg.nf, 20 * 16);
 	cfg.recipe.warmup = 0;
 	struct image *img = test_image(20, 16, 7);
 	struct nn_fit *fit = create_fit(&cfg, img);
