@@ -560,7 +560,9 @@ int nn_step_begin(struct nn_fit *fit, struct nn_step *st)
 {
 	nn_fit_drop_read_ahead(fit); /* the step changes what it holds */
 	st->t = fit->epoch + 1;
-	st->lr = nn_lr_at(&fit->cfg, st->t);
+	st->lr =
+	    nn_lr_at(&fit->cfg, st->t) *
+	    nn_lr_pixel_scale(fit->cfg.nf, (int64_t)fit->width * fit->height);
 	st->start_ms = now_ms();
 	st->keep = 0;
 	st->packed = 0;

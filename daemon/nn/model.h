@@ -265,7 +265,17 @@ int nn_default_warmup(int nf);
 void nn_resolve_auto(int *nf, int cpu_device, double *lr,
 		     struct nn_recipe *recipe);
 
-/* Learning rate for the absolute epoch (1-based) of a job. */
+/* Small images want smaller steps: a fit of fewer than
+ * NN_LR_FULL_PIXELS pixels at a width above NN_LR_SCALE_FROM_WIDTH
+ * multiplies every epoch's rate by sqrt(pixels / NN_LR_FULL_PIXELS), at
+ * least NN_LR_LEAST_SCALE (the measurements behind it are in model.c). */
+#define NN_LR_FULL_PIXELS 1440
+#define NN_LR_LEAST_SCALE 0.5
+#define NN_LR_SCALE_FROM_WIDTH 16
+double nn_lr_pixel_scale(int nf, int64_t pixels);
+
+/* Learning rate for the absolute epoch (1-based) of a job (before the
+ * image's scale, nn_lr_pixel_scale). */
 double nn_lr_at(const struct nn_config *cfg, int epoch);
 /* The epoch that ends the early cycle (recipe.early_cycle) when this job
  * takes one, else 0. */

@@ -376,6 +376,26 @@ static void test_recipe_keys_round_trip(void **state)
 			 ERR_INVALID);
 }
 
+/* Small images take a smaller rate above width 16: the square root of
+ * their share of NN_LR_FULL_PIXELS, never under NN_LR_LEAST_SCALE, 1 from
+ * there up. */
+static void test_lr_pixel_scale(void **state)
+{
+	(void)state;
+	assert_true(nn_lr_pixel_scale(32, NN_LR_FULL_PIXELS) == 1);
+	assert_true(nn_lr_pixel_scale(32, 512 * 512) == 1);
+	assert_true(fabs(nn_lr_pixel_scale(32, NN_LR_FULL_PIXELS / 4) - 0.5) <
+		    1e-15);
+	assert_true(nn_lr_pixel_scale(32, 16 * 10) == NN_LR_LEAST_SCALE);
+	assert_true(nn_lr_pixel_scale(32, 1) == NN_LR_LEAST_SCALE);
+	assert_true(fabs(nn_lr_pixel_scale(32, 720) - sqrt(0.5)) < 1e-15);
+	for (int64_t p = 2; p <= 2 * NN_LR_FULL_PIXELS; p++)
+		assert_true(nn_lr_pixel_scale(32, p) >=
+			    nn_lr_pixel_scale(32, p - 1));
+	assert_true(nn_lr_pixel_scale(16, 16 * 10) == 1);
+	assert_true(nn_lr_pixel_scale(64, 16 * 10) == NN_LR_LEAST_SCALE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_lr_plateau_linear),
 		cmocka_unit_test(test_lr_exp),
 		cmocka_unit_test(test_lr_early_cycle),
+		cmocka_unit_test(test_lr_pixel_scale),
 		cmocka_unit_test(test_recipe_keys_round_trip),
 	};
 

@@ -291,7 +291,8 @@ static void check_step(enum nn_optimizer optimizer, enum nn_average average,
 				   : NULL,
 			       avg0 ? test_to_double(avg0, l->total) : NULL };
 	double *grad = test_to_double(gradf, l->total);
-	ref_optim_step(&cfg, l, 5, nn_lr_at(&cfg, 5), grad, &s);
+	/* the rate the fit took, its image's scale included */
+	ref_optim_step(&cfg, l, 5, m.lr, grad, &s);
 
 	/* the change of each weight, relative to the largest change */
 	float *p1 = download(&fit->params);
@@ -409,7 +410,8 @@ static int check_best(enum nn_average average, double lr)
 	struct nn_config cfg;
 	recipe_config(&cfg, 16, NN_OPTIMIZER_ADAM, average);
 	cfg.epochs = 200;
-	cfg.lr = lr;
+	/* the rate the fit takes: a small image's scale undone */
+	cfg.lr = lr / nn_lr_pixel_scale(cfg.nf, 20 * 16);
 	cfg.recipe.warmup = 0;
 	struct image *img = test_image(20, 16, 7);
 	struct nn_fit *fit = create_fit(&cfg, img);
