@@ -13,6 +13,7 @@
 struct gpu_pipeline {
 	struct gpu_pipeline *next; /* the context's cache list */
 	char variant[64];
+	const struct shader_blob *blob; /* compiled from, when first used */
 	uint32_t spec[GPU_MAX_SPEC];
 	int nspec, nbindings;
 	uint32_t push_bytes;
@@ -73,6 +74,10 @@ struct gpu_context {
 	/* test switches (VKINR_FAULT) */
 	long fault_lost_at, fault_oom_at, runs, allocations;
 };
+
+/* pipeline.c: compiles p's shader if it is not yet (a program does, as it
+ * records p into its commands). */
+int gpu_pipeline_ready(struct gpu_context *ctx, struct gpu_pipeline *p);
 
 const char *gpu_result_name(VkResult r);
 /* Maps a failed VkResult to the project's error code, and remembers loss. */

@@ -277,9 +277,10 @@ int gpu_program_dispatch(struct gpu_program *prog, struct gpu_pipeline *pipe,
 static int replay_dispatch(struct gpu_program *prog,
 			   const struct program_op *op)
 {
-	const struct gpu_pipeline *pipe = op->pipe;
+	struct gpu_pipeline *pipe = op->pipe;
 	VkDescriptorSet set;
-	int rc = allocate_set(prog, pipe->set_layout, &set);
+	int rc = gpu_pipeline_ready(prog->ctx, pipe);
+	rc = rc ? rc : allocate_set(prog, pipe->set_layout, &set);
 	if (rc)
 		return rc;
 	VkDescriptorBufferInfo infos[GPU_MAX_BINDINGS];
@@ -566,6 +567,7 @@ static int record_packed_dispatch(struct gpu_program *out, int *chunk,
 		return 0;
 	struct gpu_pipeline *pipe;
 	int rc = packed_pipeline(out->ctx, slot_pipe, &pipe);
+	rc = rc ? rc : gpu_pipeline_ready(out->ctx, pipe);
 	if (rc)
 		return rc;
 	uint32_t per = slots_a_dispatch(out->ctx, gmax[2]);
