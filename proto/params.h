@@ -96,6 +96,11 @@ enum {
 	  "cosine, linear: in jobs of 7.5 N epochs or more, a first decay "    \
 	  "by epoch N, then the main one (0: none)",                           \
 	  REC_INT(early_cycle))                                                \
+	X(DECAY, "decay", "--decay", PARAM_INT, 0, LIMIT_EPOCHS, 1, NULL,      \
+	  "2000", "2000",                                                      \
+	  "cosine, linear: the main decay reaches the floor N epochs after "   \
+	  "its start, then falls to a tenth of it by the end (0: the job)",    \
+	  REC_INT(decay))                                                      \
 	X(EMA_DECAY, "ema_decay", "--ema-decay", PARAM_OPEN, 0, 1, 0, NULL,    \
 	  "0.99", "0.99", "the average's decay an epoch", REC_REAL(ema_decay)) \
 	X(SSIM, "ssim", "--ssim", 0, 0, LIMIT_LOSS_WEIGHT, 0, NULL, "0.1",     \

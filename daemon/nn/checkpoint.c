@@ -46,6 +46,8 @@ static int get_recipe(const struct st_file *f, struct nn_config *cfg, char *err,
 	    cfg->recipe.loss_chroma = 0;
 	/* and one without early_cycle had no early cycle */
 	cfg->recipe.early_cycle = 0;
+	/* nor a decay shorter than the job */
+	cfg->recipe.decay = 0;
 	for (int i = 0; nn_recipe_key(i); i++) {
 		const char *v = st_get_meta(f, nn_recipe_key(i));
 		if (v && nn_recipe_set(&cfg->recipe, nn_recipe_key(i), v, err,

@@ -232,6 +232,15 @@ int nn_early_cycle(const struct nn_config *cfg)
 	return e;
 }
 
+/* The decay's shape at t in [0, 1]: from 1 to 0. */
+static double decay_shape(enum nn_schedule schedule, double t)
+{
+	if (t > 1)
+		t = 1;
+	return schedule == NN_SCHEDULE_LINEAR ? 1 - t
+					      : 0.5 * (1 + cos(M_PI * t));
+}
+
 double nn_lr_at(const struct nn_config *cfg, int epoch)
 {
 	if (cfg->recipe.schedule == NN_SCHEDULE_CONSTANT)
@@ -257,12 +266,20 @@ double nn_lr_at(const struct nn_config *cfg, int epoch)
 		return floor +
 		       (cfg->lr - floor) *
 			   pow(0.5, (double)(e - hold) / cfg->recipe.half_life);
-	int span = end - start - hold;
+	/* the main decay ends at the floor after recipe.decay epochs; the
+	 * tail after it falls from the floor to a tenth of it (a tail held
+	 * at the floor ended 19-27 dB lower at 6000 epochs and width 256:
+	 * tests/bench-h200/2026-12-07-eleventh.md, call 67) */
+	int decay_end = end;
+	if (start == early && cfg->recipe.decay > 0 &&
+	    (int64_t)start + cfg->recipe.decay < end)
+		decay_end = start + cfg->recipe.decay;
+	if (epoch > decay_end && decay_end < end) {
+		double t = (double)(epoch - decay_end) / (end - decay_end);
+		return floor *
+		       (0.1 + 0.9 * decay_shape(cfg->recipe.schedule, t));
+	}
+	int span = decay_end - start - hold;
 	double t = span > 0 ? (double)(e - hold) / span : 1;
-	if (t > 1)
-		t = 1;
-	double shape = cfg->recipe.schedule == NN_SCHEDULE_LINEAR
-			   ? 1 - t
-			   : 0.5 * (1 + cos(M_PI * t));
-	return floor + (cfg->lr - floor) * shape;
+	return floor + (cfg->lr - floor) * decay_shape(cfg->recipe.schedule, t);
 }

@@ -108,6 +108,13 @@ struct nn_recipe {
 	 * (the best one is kept) from early on. 0: none. Taken only when the
 	 * job is at least NN_EARLY_CYCLE_RATIO times as long. */
 	int early_cycle;
+	/* cosine and linear: the main decay reaches the floor this many
+	 * epochs after its start (or at the job's end, if sooner), then the
+	 * rate falls on, by the same shape, to a tenth of the floor at the
+	 * end. A longer job then trains as a shorter one and goes on from
+	 * the floor, where a decay spread over the whole job held the rate
+	 * high for thousands of epochs and ended lower. 0: the whole job. */
+	int decay;
 	enum nn_average average;
 	double ema_decay; /* (0, 1): the average's decay an epoch */
 	/* The loss: the mean squared error of the image (what mse and psnr

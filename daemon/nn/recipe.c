@@ -59,6 +59,7 @@ static const enum param_id recipe_order[] = {
 	PARAM_OPTIMIZER, PARAM_SCHEDULE,  PARAM_WARMUP,      PARAM_PLATEAU,
 	PARAM_LR_MIN,    PARAM_HALF_LIFE, PARAM_EARLY_CYCLE, PARAM_AVERAGE,
 	PARAM_EMA_DECAY, PARAM_SSIM,      PARAM_GRAD,        PARAM_CHROMA,
+	PARAM_DECAY,
 };
 #define RECIPE_COUNT ((int)(sizeof(recipe_order) / sizeof(recipe_order[0])))
 

@@ -71,8 +71,9 @@ badw = [("schedule", "--schedule", "step"), ("precision", "--precision", "fp8"),
         ("optimizer", "--optimizer", "sgd"), ("average", "--average", "swa"),
         ("plateau", "--plateau", "-1"), ("lr_min", "--lr-min", "1.5"),
         ("ema_decay", "--ema-decay", "1"), ("half_life", "--half-life", "0"),
-        ("early_cycle", "--early-cycle", "-1")]
-numw = ("warmup", "plateau", "lr_min", "ema_decay", "half_life", "early_cycle")
+        ("early_cycle", "--early-cycle", "-1"), ("decay", "--decay", "-1")]
+numw = ("warmup", "plateau", "lr_min", "ema_decay", "half_life", "early_cycle",
+        "decay")
 outw = []
 for key, opt, v in badw:
     r = ctl("submit", "-q", opt, v, img)

@@ -23,7 +23,7 @@ settings() {
 import json, sys
 j = json.load(sys.stdin)
 for k in ("width", "lr", "seed", "epochs", "optimizer", "schedule", "warmup",
-          "plateau", "lr_min", "half_life", "early_cycle", "average",
+          "plateau", "lr_min", "half_life", "early_cycle", "decay", "average",
           "ema_decay", "ssim", "grad", "chroma", "precision", "dilations"):
     print(k, json.dumps(j.get(k)))'
 }

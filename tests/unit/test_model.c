@@ -242,6 +242,46 @@ static void test_lr_cosine(void **state)
 		    nn_lr_at(&cfg, 1001) < cfg.lr);
 }
 
+/* recipe.decay: a job longer than it trains as a job of that length to
+ * the floor, then its rate falls on, by the same shape, to a tenth of the
+ * floor at its end; a job no longer than it decays over the whole job. */
+static void test_lr_decay(void **state)
+{
+	struct nn_config short_job, long_job;
+
+	(void)state;
+	nn_config_defaults(&short_job, 1);
+	short_job.lr = 1e-3;
+	short_job.recipe.warmup = 10;
+	short_job.recipe.early_cycle = 0;
+	short_job.recipe.decay = 2000;
+	short_job.epochs = 2000;
+	long_job = short_job;
+	long_job.epochs = 6000;
+	double floor = short_job.lr * short_job.recipe.lr_min_ratio;
+	for (int e = 1; e <= 2000; e++)
+		assert_true(nn_lr_at(&long_job, e) == nn_lr_at(&short_job, e));
+	assert_true(fabs(nn_lr_at(&long_job, 2000) - floor) < 1e-12);
+	for (int e = 2001; e <= 6000; e++) {
+		assert_true(nn_lr_at(&long_job, e) <
+			    nn_lr_at(&long_job, e - 1));
+		assert_true(nn_lr_at(&long_job, e) >= 0.1 * floor - 1e-18);
+	}
+	assert_true(fabs(nn_lr_at(&long_job, 6000) - 0.1 * floor) < 1e-12);
+	assert_true(fabs(nn_lr_at(&long_job, 9000) - 0.1 * floor) < 1e-12);
+	/* 0: the decay spans the job, as before the key */
+	long_job.recipe.decay = 0;
+	assert_true(nn_lr_at(&long_job, 2000) > 0.7 * long_job.lr);
+	assert_true(fabs(nn_lr_at(&long_job, 6000) - floor) < 1e-12);
+	/* with the early cycle, the main decay counts from the cycle's end */
+	long_job.recipe.early_cycle = 400;
+	long_job.recipe.decay = 2000;
+	assert_true(fabs(nn_lr_at(&long_job, 400) - floor) < 1e-12);
+	assert_true(fabs(nn_lr_at(&long_job, 2400) - floor) < 1e-12);
+	assert_true(nn_lr_at(&long_job, 2399) > floor);
+	assert_true(nn_lr_at(&long_job, 2401) < floor);
+}
+
 /* Warmup, then the plateau at the peak, then a straight line to the floor
  * at the last epoch; by absolute epoch, so a resume never warms up. */
 static void test_lr_plateau_linear(void **state)
@@ -406,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_lr_constant),
 		cmocka_unit_test(test_lr_cosine),
 		cmocka_unit_test(test_lr_plateau_linear),
+		cmocka_unit_test(test_lr_decay),
 		cmocka_unit_test(test_lr_exp),
 		cmocka_unit_test(test_lr_early_cycle),
 		cmocka_unit_test(test_lr_pixel_scale),

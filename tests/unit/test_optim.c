@@ -590,7 +590,8 @@ static void test_old_and_new_checkpoint_versions(void **state)
 	for (int i = 0; i < ck->nmeta; i++) {
 		const char *key = ck->meta[i].key;
 		if (strcmp(key, "ssim") && strcmp(key, "grad") &&
-		    strcmp(key, "chroma") && strcmp(key, "early_cycle"))
+		    strcmp(key, "chroma") && strcmp(key, "early_cycle") &&
+		    strcmp(key, "decay"))
 			assert_int_equal(
 			    st_set_meta(v2, key, ck->meta[i].value), 0);
 	}
@@ -599,6 +600,8 @@ static void test_old_and_new_checkpoint_versions(void **state)
 		    got.recipe.loss_chroma == 0);
 	/* nor the early cycle's key: it had none */
 	assert_int_equal(got.recipe.early_cycle, 0);
+	/* nor the decay's: its decay spanned the job */
+	assert_int_equal(got.recipe.decay, 0);
 	/* and one written since keeps what it says */
 	assert_int_equal(st_set_meta(v2, "chroma", "0.5"), 0);
 	assert_int_equal(st_set_meta(v2, "early_cycle", "400"), 0);
