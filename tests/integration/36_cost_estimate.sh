@@ -17,6 +17,7 @@
 # Skipped when the device is not a CPU one (a GPU is not estimated).
 # The sanitizer build (VKINR_SANITIZED) skips the speed check: it runs the
 # host code several times slower than the estimate assumes.
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 tap_plan 8
 need_device

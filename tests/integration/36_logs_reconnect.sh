@@ -6,6 +6,7 @@
 # the cancellation) with none of the earlier ones twice, and exits 0 once
 # the job has ended. With the daemon gone for good, `logs -f --timeout 1`
 # gives up after about a second with exit 69.
+# run.sh: light
 . "$(dirname "$0")/lib.bash"
 tap_plan 5
 need_device

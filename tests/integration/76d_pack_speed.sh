@@ -9,6 +9,7 @@
 # 2-core machine shared with the other tests the ratio also moves with the
 # load (0.8x to 1.3x), so the test prints it, with the CPU seconds of each
 # run, and asserts the models alone.
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 tap_plan 2
 need_device
