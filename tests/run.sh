@@ -15,7 +15,16 @@
 # integration test starts its own daemon on a private socket and state
 # folder (lib.bash), so they share nothing. A script with the line
 # "# run.sh: alone" runs with no other test beside it (it measures time or
-# load). A script with the line "# run.sh: slow" belongs to `make
+# load); "# run.sh: alone (normal build)" is alone in the normal build
+# only, its sanitizer run skipping the timing checks. The alone ones start
+# first, one by one, then those with "# run.sh: long" (the longest, so
+# that the run does not end on one of them by itself), then the rest in
+# order. A script with "# run.sh: light" mostly waits (timers, restarts,
+# a device that opens late): up to TEST_LIGHT_JOBS of those (as many as
+# TEST_JOBS unless set; none when TEST_JOBS=1) run beside the TEST_JOBS
+# others. Each log's .end file has the test's exit status, wall time and
+# the CPU seconds of what it ran and waited for (the slowest list shows
+# both, so the waiting ones show). A script with the line "# run.sh: slow" belongs to `make
 # check-slow`: it runs with SLOW=1 (everything) or SLOW=only (those alone),
 # or when TESTS names it, and otherwise is named at the end as not run.
 # Each test's line (in the order of the list, whatever order they
@@ -119,15 +128,63 @@ launch() {
 		rc=$?
 		end=$(date +%s%N)
 		ms=$(((end - start) / 1000000))
-		echo "$rc $((ms / 1000)).$((ms % 1000 / 100))" >"$log.end"
+		# the CPU the test and what it ran used (children reaped), so
+		# that the waiting tests show (the light candidates)
+		times >"$log.times" # a builtin: no subshell of its own
+		cpu=$(tail -1 "$log.times" | awk '{ n = 0
+			for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
+			printf "%.1f", n }')
+		rm -f "$log.times"
+		echo "$rc $((ms / 1000)).$((ms % 1000 / 100)) $cpu" >"$log.end"
 	) &
 	pids[$1]=$!
 }
-alone() {
-	local kind t
-	IFS=$'\t' read -r _ kind t <<<"${list[$1]}"
-	[ "$kind" = script ] && grep -q '^# run.sh: alone' "$t"
-}
+# each entry's class, from its script's "# run.sh:" lines: alone (runs
+# with nothing beside it; "alone (normal build)": the sanitizer build,
+# which skips the test's timing checks, runs it as a long one), long (started before the others, so that the
+# end is not one long test running by itself), light (it mostly waits on
+# timers or other processes: it runs beside the TEST_JOBS others), or
+# plain; unit tests are plain
+n=${#list[@]}
+class=() endf=()
+for ((i = 0; i < n; i++)); do
+	IFS=$'\t' read -r b kind t <<<"${list[$i]}"
+	c=plain
+	if [ "$kind" = script ]; then
+		if grep -q '^# run.sh: alone (normal build)' "$t" &&
+			[[ $(basename "$b") == *asan* ]]; then
+			c=long # the sanitizer build skips its timings
+		elif grep -q '^# run.sh: alone' "$t"; then
+			c=alone
+		elif grep -q '^# run.sh: long' "$t"; then
+			c=long
+		elif grep -q '^# run.sh: light' "$t"; then
+			c=light
+		fi
+	fi
+	class[$i]=$c
+	endf[$i]=${list[$i]%%$'\t'*}/test-logs/$(basename "$t").log.end
+done
+# the order they start in: the alone ones first, one by one (none waits
+# for others to drain), then the long ones of every build, then the rest
+# in the list's order
+pending=()
+for c in alone long other; do
+	for ((i = 0; i < n; i++)); do
+		case $c in
+		other) [[ ${class[$i]} == alone || ${class[$i]} == long ]] && continue ;;
+		*) [ "${class[$i]}" = "$c" ] || continue ;;
+		esac
+		pending+=("$i")
+	done
+done
+# light tests beyond TEST_JOBS: as many again (none when TEST_JOBS=1,
+# which runs everything one by one); once those are taken they wait for
+# a plain slot like the others
+light_max=${TEST_LIGHT_JOBS:-$jobs_max}
+[ "$jobs_max" -eq 1 ] && light_max=0
+[[ $light_max =~ ^[0-9]+$ ]] || light_max=$jobs_max
+
 stop_all() {
 	local p
 	for p in "${pids[@]+"${pids[@]}"}"; do
@@ -138,41 +195,62 @@ stop_all() {
 }
 trap stop_all INT TERM
 
-n=${#list[@]}
-next=0 shown=0 lone=0
+shown=0 lone=0
 cur_build=
 times=()
+launched=() as_light=() live=()
 while [ "$shown" -lt "$n" ]; do
 	# what still runs: entries started and not yet ended
-	running=0
-	for ((i = shown; i < next; i++)); do
-		IFS=$'\t' read -r b _ t <<<"${list[$i]}"
-		[ -f "$b/test-logs/$(basename "$t").log.end" ] || running=$((running + 1))
+	running=0 lights=0 still=()
+	for i in "${live[@]+"${live[@]}"}"; do
+		[ -f "${endf[$i]}" ] && continue
+		still+=("$i") running=$((running + 1))
+		[ -n "${as_light[$i]:-}" ] && lights=$((lights + 1))
 	done
+	live=("${still[@]+"${still[@]}"}")
 	[ "$running" -eq 0 ] && lone=0
-	while [ "$next" -lt "$n" ] && [ "$lone" -eq 0 ] && [ "$running" -lt "$jobs_max" ]; do
-		if alone "$next"; then
-			[ "$running" -gt 0 ] && break
-			lone=1
+	left=()
+	hold=$lone # an alone test runs, or one waits for the others to end
+	for i in "${pending[@]+"${pending[@]}"}"; do
+		if [ "$hold" -eq 0 ] && [ "${class[$i]}" = alone ]; then
+			if [ "$running" -gt 0 ]; then
+				hold=1
+			else
+				lone=1 hold=1
+				launch "$i"
+				launched[$i]=1 running=1 live+=("$i")
+				continue
+			fi
 		fi
-		launch "$next"
-		next=$((next + 1)) running=$((running + 1))
+		if [ "$hold" -eq 1 ]; then
+			left+=("$i")
+			continue
+		fi
+		if [ "${class[$i]}" = light ] && [ "$lights" -lt "$light_max" ]; then
+			as_light[$i]=1 lights=$((lights + 1))
+		elif [ $((running - lights)) -ge "$jobs_max" ]; then
+			left+=("$i")
+			continue
+		fi
+		launch "$i"
+		launched[$i]=1 running=$((running + 1)) live+=("$i")
 	done
+	pending=("${left[@]+"${left[@]}"}")
 	# report the entries that have ended, in the order of the list
 	progressed=0
-	while [ "$shown" -lt "$next" ]; do
+	while [ "$shown" -lt "$n" ] && [ -n "${launched[$shown]:-}" ]; do
 		IFS=$'\t' read -r b kind t <<<"${list[$shown]}"
 		log=$b/test-logs/$(basename "$t").log
 		[ -f "$log.end" ] || break
 		wait "${pids[$shown]}" 2>/dev/null
-		read -r rc secs <"$log.end"
+		read -r rc secs cpu <"$log.end"
 		if [ "$b" != "$cur_build" ]; then
 			cur_build=$b
 			echo "== $(basename "$b")"
 		fi
 		name=$(basename "$b")/$(basename "$t")
 		count_tap "$log" "$name" "$rc" "$secs"
-		times+=("$secs $name")
+		times+=("$secs $name (${cpu:-?} s of CPU)")
 		shown=$((shown + 1)) progressed=1
 	done
 	[ "$progressed" -eq 0 ] && sleep 0.2

@@ -14,6 +14,7 @@
 #      it is up the same render is made.
 #   3. A render waiting for the device when SIGTERM comes is refused at
 #      once, the daemon stopping (-32008), and the daemon exits cleanly.
+# run.sh: light
 . "$(dirname "$0")/lib.bash"
 tap_plan 7
 need_device

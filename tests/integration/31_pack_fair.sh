@@ -23,7 +23,7 @@
 #     pack's jobs leave, and nothing joins it while it runs.
 #  3. SIGTERM with A's 30 jobs queued and in the pack stops the daemon in
 #     under 5 s.
-# run.sh: alone
+# run.sh: alone (normal build)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
 tap_plan 9

@@ -23,7 +23,7 @@
 # long jobs of another uid took 0.9 s before, 0.02-0.14 s now), so
 # "within one pack epoch" is printed, not asserted. The sanitizer build
 # prints the figures and skips the timing checks.
-# run.sh: alone
+# run.sh: alone (normal build)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
 tap_plan 3

@@ -17,6 +17,7 @@
 #     the pack would admit, waits too, and the pack drains;
 #   - when A's and C's large jobs are cancelled, B's job starts first,
 #     and every job waiting ends done.
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
 tap_plan 5

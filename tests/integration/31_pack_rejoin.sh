@@ -27,7 +27,7 @@
 #     jobs fill, the victim rejoins all the same: the memory of the jobs
 #     sent back counts as free (the pack frees their fits before it loads
 #     a joiner), and the device memory stays within the budget.
-# run.sh: alone
+# run.sh: alone (normal build)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
 tap_plan 8

@@ -8,6 +8,7 @@
 # the same fits end at 57.3 and 70.4 dB on lavapipe. The sanitizer build
 # (VKINR_SANITIZED) fits the 300 epochs alone: the figures are the normal
 # build's, and what it adds is the memory checks of the same path.
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 tap_plan 2
 need_device

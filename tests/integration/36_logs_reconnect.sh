@@ -6,6 +6,7 @@
 # the cancellation) with none of the earlier ones twice, and exits 0 once
 # the job has ended. With the daemon gone for good, `logs -f --timeout 1`
 # gives up after about a second with exit 69.
+# run.sh: light
 . "$(dirname "$0")/lib.bash"
 tap_plan 5
 need_device
@@ -15,10 +16,13 @@ export VKINR_SOCKET=$SOCK
 "$MKSAMPLE" "$T/r.png" 16 16 >/dev/null
 JOB=$("$CTL" submit -q --epochs 100000 --width 16 "$T/r.png")
 "$CTL" logs -f "$JOB" >"$T/logs.out" 2>"$T/logs.err" & FOLLOWER=$!
+# the daemon's event is "starting on DEVICE"; a pattern that never
+# matched made this wait run its whole minute
 for _ in $(seq 600); do
-	grep -q "started" "$T/logs.out" && break
+	grep -q "starting on" "$T/logs.out" && break
 	sleep 0.1
 done
+grep -q "starting on" "$T/logs.out" || echo "# logs -f showed no start in a minute"
 before=$(wc -l <"$T/logs.out")
 stop_daemon
 sleep 1

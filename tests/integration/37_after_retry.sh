@@ -10,6 +10,7 @@
 # it. retry: a cancelled job runs again from scratch as a new job with the
 # same settings (retry_of names the old one, which stays); a done or
 # running job is refused; -q prints the new id alone.
+# run.sh: light
 . "$(dirname "$0")/lib.bash"
 tap_plan 11
 need_device

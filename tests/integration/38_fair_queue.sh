@@ -13,6 +13,7 @@
 # refused on B's job. A batch id names one uid's jobs: B's submission into
 # A's batch is refused naming A, and A's `vkinrctl wait BATCH` returns.
 # Then, with packs of 2, a renice orders what the pack admits next.
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/users.bash"
 tap_plan 9

@@ -9,6 +9,7 @@
 # leave mid-way cost nothing; a daemon restart is said and then followed
 # again, as is a failed job that is resumed; SIGTERM ends it with exit 0. The browser's side is
 # 47_dashboard_browser.sh.
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 tap_plan 27
 need_device

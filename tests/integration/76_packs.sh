@@ -6,6 +6,7 @@
 # killed (kill -9) and restarted while the pack trains: every job resumes
 # from its checkpoint and finishes. The two runs' times are printed (on
 # lavapipe a job's time is its arithmetic, which a pack does not shrink).
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 tap_plan 7
 need_device

@@ -7,6 +7,7 @@
 # daemon is killed (kill -9) and restarted mid-way, and every model equals,
 # byte for byte, the same job trained alone (--pack 1); each job's history
 # has every epoch once, and the last checkpoint is of the last epoch.
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 tap_plan 6
 need_device

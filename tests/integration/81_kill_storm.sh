@@ -9,6 +9,7 @@
 # Then a checkpoint corrupted on purpose (one byte of its data flipped) is
 # refused on resume with a message, not trained on. The random moments
 # come from a seed printed as a TAP comment (KILL_SEED=N repeats a run).
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 tap_plan 7
 need_device

@@ -12,6 +12,7 @@
 #   3. One worker, oom:30: an allocation in the second job's setup
 #      fails; the worker reopens its device, resumes from the checkpoint,
 #      and both jobs end done.
+# run.sh: long
 . "$(dirname "$0")/lib.bash"
 tap_plan 8
 need_device
