@@ -20,12 +20,7 @@ sleep 2.2 # the second job's epochs two seconds later on the clock
 B=$("$CTL" submit -q --epochs 1 --width 16 --name one "$T/a.png")
 "$CTL" wait "$B" >/dev/null
 
-"$CTL" dashboard --port 0 >"$T/dash.out" 2>"$T/dash.err" &
-DASH=$!
-for _ in $(seq 300); do grep -q token= "$T/dash.out" 2>/dev/null && break; sleep 0.1; done
-URL=$(grep -o 'http://127.0.0.1:[0-9]*/?token=[0-9a-f]*' "$T/dash.out")
-BASE=${URL%%/\?*}
-TOKEN=${URL##*token=}
+start_dashboard
 "$CTL" --json metrics "$A" >"$T/metrics.json"
 for _ in $(seq 100); do
 	curl -s "$BASE/api/history?job=$A&token=$TOKEN" >"$T/hist.json"

@@ -38,12 +38,7 @@ for name, seed, epochs, lr in (("good", "1", 60, None), ("slow", "2", 120, 1e-5)
 ctl("wait", *ids, timeout=600)
 open(os.path.join(T, "ids"), "w").write(" ".join(ids))
 EOF_PY
-"$CTL" dashboard --port 0 >"$T/dash.out" 2>"$T/dash.err" &
-DASH=$!
-for _ in $(seq 300); do grep -q token= "$T/dash.out" 2>/dev/null && break; sleep 0.1; done
-URL=$(grep -o 'http://127.0.0.1:[0-9]*/?token=[0-9a-f]*' "$T/dash.out")
-TOKEN=${URL##*token=}
-BASE=${URL%/\?token=*}
+start_dashboard
 # the jobs and their whole histories, once the dashboard has read them
 for _ in $(seq 300); do
 	n=0

@@ -23,12 +23,7 @@ export VKINR_SOCKET=$SOCK
 "$MKSAMPLE" "$T/a.png" 16 16 >/dev/null
 JOB=$("$CTL" submit -q --epochs 100000 --width 16 "$T/a.png")
 
-"$CTL" dashboard --port 0 >"$T/dash.out" 2>"$T/dash.err" &
-DASH=$!
-for _ in $(seq 300); do grep -q token= "$T/dash.out" 2>/dev/null && break; sleep 0.1; done
-URL=$(grep -o 'http://127.0.0.1:[0-9]*/?token=[0-9a-f]*' "$T/dash.out")
-TOKEN=${URL##*token=}
-BASE=${URL%/\?token=*}
+start_dashboard
 WRONG=$(echo "$TOKEN" | tr 0-9a-f 1-9a-f0)
 
 code() { curl -s -o "$T/body" -D "$T/headers" -w '%{http_code}' "$@"; }

@@ -27,10 +27,7 @@ for i in 1 2 3 4 5 6; do "$MKSAMPLE" "$T/img$i.png" 32 32 "$i" >/dev/null; done
 LONG=$("$CTL" submit -q --epochs 100000 --width 16 --name long "$T/img1.png")
 "$CTL" submit -q --epochs ${BATCH_EPOCHS:-300} --width 16 "$T"/img[2-6].png >"$T/batch.ids"
 
-"$CTL" dashboard --port 0 >"$T/dash.out" 2>"$T/dash.err" &
-DASH=$!
-for _ in $(seq 300); do grep -q token= "$T/dash.out" 2>/dev/null && break; sleep 0.1; done
-URL=$(grep -o 'http://127.0.0.1:[0-9]*/?token=[0-9a-f]*' "$T/dash.out")
+start_dashboard
 check "a request without the token is refused (403)" \
 	eval '[ "$(curl -s -o /dev/null -w "%{http_code}" "${URL%%\?*}")" = 403 ]'
 

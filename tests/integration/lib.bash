@@ -29,6 +29,18 @@ trap cleanup EXIT
 
 tap_plan() { TAP_PLAN=$1; echo "1..$1"; }
 
+# start_dashboard: `$CTL dashboard --port 0` in the background (its pid in
+# DASH), then, once it has printed its address: URL (with the token),
+# BASE (without it) and TOKEN
+start_dashboard() {
+	"$CTL" dashboard --port 0 >"$T/dash.out" 2>"$T/dash.err" &
+	DASH=$!
+	for _ in $(seq 300); do grep -q token= "$T/dash.out" 2>/dev/null && break; sleep 0.1; done
+	URL=$(grep -o 'http://127.0.0.1:[0-9]*/?token=[0-9a-f]*' "$T/dash.out")
+	TOKEN=${URL##*token=}
+	BASE=${URL%/\?token=*}
+}
+
 # Skips every planned test when there is no Vulkan device.
 need_device() {
 	if [ ! -x "$VKINRD" ] || ! "$VKINRD" --devices 2>/dev/null | grep -q '^[0-9]'; then
