@@ -182,8 +182,8 @@ done
 # which runs everything one by one); once those are taken they wait for
 # a plain slot like the others
 light_max=${TEST_LIGHT_JOBS:-$jobs_max}
-[ "$jobs_max" -eq 1 ] && light_max=0
 [[ $light_max =~ ^[0-9]+$ ]] || light_max=$jobs_max
+[ "$jobs_max" -eq 1 ] && light_max=0
 
 stop_all() {
 	local p

@@ -249,8 +249,9 @@ double nn_lr_at(const struct nn_config *cfg, int epoch)
 	/* A cycle runs from start to end; the main one (the only one without
 	 * an early cycle) warms up from the early cycle's floor. */
 	int start = 0, end = cfg->epochs, early = nn_early_cycle(cfg);
+	int in_early_cycle = early && epoch <= early;
 	double rise_from = 0;
-	if (early && epoch <= early)
+	if (in_early_cycle)
 		end = early;
 	else if (early)
 		start = early, rise_from = floor;
@@ -271,13 +272,14 @@ double nn_lr_at(const struct nn_config *cfg, int epoch)
 	 * at the floor ended 19-27 dB lower at 6000 epochs and width 256:
 	 * tests/bench-h200/2026-12-07-eleventh.md, call 67) */
 	int decay_end = end;
-	if (start == early && cfg->recipe.decay > 0 &&
+	if (!in_early_cycle && cfg->recipe.decay > 0 &&
 	    (int64_t)start + cfg->recipe.decay < end)
 		decay_end = start + cfg->recipe.decay;
 	if (epoch > decay_end && decay_end < end) {
 		double t = (double)(epoch - decay_end) / (end - decay_end);
-		return floor *
-		       (0.1 + 0.9 * decay_shape(cfg->recipe.schedule, t));
+		return floor * (NN_DECAY_TAIL_RATIO +
+				(1 - NN_DECAY_TAIL_RATIO) *
+				    decay_shape(cfg->recipe.schedule, t));
 	}
 	int span = decay_end - start - hold;
 	double t = span > 0 ? (double)(e - hold) / span : 1;

@@ -90,6 +90,8 @@ enum nn_precision {
 #define NN_FP16_ONLY_PIXELS (256 * 256)
 #define NN_FP16_ONLY_WIDTH 128
 #define NN_EARLY_CYCLE_RATIO 7.5
+/* a job longer than recipe.decay ends at this fraction of the floor */
+#define NN_DECAY_TAIL_RATIO 0.1
 const char *nn_precision_name(enum nn_precision p);
 /* Parses "auto", "fp32" or "fp16"; returns 0 or ERR_INVALID. */
 int nn_precision_parse(const char *text, enum nn_precision *out);
